@@ -1,0 +1,73 @@
+"""The pipeline, in order: specialize -> trace -> verify -> lower -> emit.
+
+    arguments --intake--> ArrayInfo/values --Kernel.specialize--> params (cache key)
+      --Kernel.trace--> Tile IR module --verify--> --dce--> --emit_kernel--> CUDA C++
+
+The order matters: the verifier runs on the traced module exactly as printed by `kernel.mlir()`
+(what the user reads is what was checked); dead-code elimination runs before emission so the
+C++ only has ops that contribute; the emitter needs a verified module because it trusts types.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import TileError, TileInternalError
+from .ir import Module, verify
+from .ir.printer import print_module
+from .launch.intake import intake
+
+
+@dataclass
+class CompiledKernel:
+    name: str
+    key: tuple
+    params: list                 # frontend params (ArrayParam / ScalarParam / ConstParam)
+    module: Module
+    mlir: str
+    emitted: object              # cuda_c.emitter.EmittedKernel
+
+    @property
+    def cuda_source(self) -> str:
+        return self.emitted.source(line_directives=False)
+
+    def compile_source(self) -> str:
+        """The source given to compilers: #line directives point errors at the user's code."""
+        return self.emitted.source(line_directives=True)
+
+
+def infos_for(args) -> list:
+    out = []
+    for a in args:
+        info = intake(a)
+        out.append(a if info is None else info)
+    return out
+
+
+def compile_for_args(kernel, args) -> CompiledKernel:
+    try:
+        key, params = kernel.specialize(infos_for(args))
+        return compile_specialization(kernel, key, params)
+    except TileError as e:
+        raise e.with_traceback(None) from None
+
+
+def compile_specialization(kernel, key, params) -> CompiledKernel:
+    hit = kernel.cache.get(key)
+    if hit is not None:
+        return hit
+    from .cuda_c.emitter import emit_kernel
+    from .lowering.dce import dce
+    module = kernel.trace(params)
+    verify(module)
+    mlir = print_module(module)
+    dce(module)
+    try:
+        emitted = emit_kernel(module)
+    except TileError:
+        raise
+    except Exception as e:
+        raise TileInternalError(f"internal error while emitting C++ for '{kernel.name}': "
+                                f"{type(e).__name__}: {e}") from e
+    ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted)
+    kernel.cache[key] = ck
+    return ck

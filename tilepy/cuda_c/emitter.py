@@ -1,0 +1,490 @@
+"""Tile IR -> CUDA C++: one emitted line per op, calling templates of tilepy/runtime.h.
+
+The emitter is a table from op name to a small function; element-wise ops are a second table
+from op name to the runtime functor that computes one element. Everything about *how* a tile op
+runs lives in the runtime header; this file only spells the calls. Emission state (names, the
+writer, shared-memory size, constant tables) travels in an explicit `EmitContext`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import TileUnsupportedFeatureError, at
+from ..ir import Module, Operation, Value
+from ..lowering import layout
+from ..lowering.barriers import loads_after_stores
+from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
+from .writer import Writer
+
+RUNTIME_INCLUDE = '#include "tilepy/runtime.h"'
+
+_CPP_RESERVED = set("""alignas alignof and asm auto bool break case catch char class const constexpr
+const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
+false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
+private protected public register reinterpret_cast return short signed sizeof static static_assert
+static_cast struct switch template this throw true try typedef typeid typename union unsigned using
+virtual void volatile wchar_t while xor threadIdx blockIdx blockDim gridDim tp dim3 main std
+""".split())
+
+
+@dataclass
+class EmitContext:
+    w: Writer = field(default_factory=Writer)
+    names: dict[int, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    pviews: dict[int, PartitionViewType] = field(default_factory=dict)
+    tables: list[str] = field(default_factory=list)
+    smem_bytes: int = 0
+    barrier_loads: set[int] = field(default_factory=set)
+    counter: int = 0
+
+    def fresh(self, hint: str | None) -> str:
+        base = re.sub(r"\W", "_", hint) if hint else ""
+        if not base or base[0].isdigit() or base in _CPP_RESERVED or base.startswith("tp_"):
+            base = f"v{self.counter}" + (f"_{base}" if base else "")
+            self.counter += 1
+        name, i = base, 1
+        while name in self.used:
+            name, i = f"{base}_{i}", i + 1
+        self.used.add(name)
+        return name
+
+    def define(self, v: Value, name: str | None = None) -> str:
+        n = name or self.fresh(v.hint)
+        self.names[id(v)] = n
+        return n
+
+    def alias(self, v: Value, other: Value):
+        self.names[id(v)] = self.names[id(other)]
+
+    def __call__(self, v: Value) -> str:
+        return self.names[id(v)]
+
+    def need_smem(self, nbytes: int):
+        self.smem_bytes = max(self.smem_bytes, nbytes)
+
+
+# ---------------------------------------------------------------------------- C++ spelling
+def ctype(t) -> str:
+    """The C++ type of a value of Tile IR type `t`."""
+    if isinstance(t, TileType):
+        e = t.elem
+        scalar = f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e]
+        return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
+    if isinstance(t, TensorViewType):
+        return f"tp::View<{CPP_TYPE[t.elem]}, {t.rank}>"
+    raise TileUnsupportedFeatureError(f"values of type {t} are not supported by the CUDA C++ backend yet")
+
+
+def elem_ctype(t: TileType) -> str:
+    e = t.elem
+    return f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e]
+
+
+def shape_t(shape) -> str:
+    return f"tp::Shape<{', '.join(map(str, shape))}>"
+
+
+def literal(elem, value) -> str:
+    """A C++ expression of element type `elem` with exactly `value`."""
+    c = CPP_TYPE[elem]
+    if elem == I1:
+        return "true" if bool(value) else "false"
+    if elem.is_int:
+        v = int(value)
+        if v == -(1 << (elem.bits - 1)):
+            return f"({c})(-{(1 << (elem.bits - 1)) - 1}LL - 1)"
+        return f"({c}){v}" + ("LL" if elem.bits == 64 else "")
+    f = float(value)
+    if np.isnan(f):
+        core = "tp::nan_f32()"
+    elif np.isinf(f):
+        core = "tp::inf_f32()" if f > 0 else "(-tp::inf_f32())"
+    elif elem.bits == 64:
+        return f"{f.hex()}"
+    else:
+        core = f"{np.float32(f).item().hex()}f"
+    if elem.bits == 64:
+        return f"(double){core}"
+    if elem in (F16, BF16):
+        return f"tp::cvt<{c}>({core})"
+    return core
+
+
+# ---------------------------------------------------------------------------- element-wise
+_PRED = {"equal": 0, "not_equal": 1, "less_than": 2, "less_than_or_equal": 3, "greater_than": 4,
+         "greater_than_or_equal": 5}
+
+
+def _signed(op) -> str:
+    return "true" if op.attrs.get("signedness") == "signed" else "false"
+
+
+def _functor(op: Operation) -> str:
+    n = op.name
+    rt = op.results[0].type
+    simple = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
+              "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil",
+              "absf", "negf", "addi", "subi", "muli", "andi", "ori", "xori", "negi", "absi", "shli",
+              "select"}
+    if n in simple:
+        return f"tp::op::{n}{{}}"
+    if n in ("maxf", "minf"):
+        return f"tp::op::{n}<{'true' if op.attrs.get('propagate_nan') else 'false'}>{{}}"
+    if n in ("maxi", "mini", "remi", "shri"):
+        return f"tp::op::{n}<{_signed(op)}>{{}}"
+    if n == "divi":
+        rnd = {None: 0, "zero": 0, "negative_inf": 1, "positive_inf": 2}[op.attrs.get("rounding")]
+        return f"tp::op::divi<{_signed(op)}, {rnd}>{{}}"
+    if n == "cmpf":
+        ordered = "true" if op.comparison_ordering == "ordered" else "false"
+        return f"tp::op::cmpf<{_PRED[op.comparison_predicate]}, {ordered}>{{}}"
+    if n == "cmpi":
+        return f"tp::op::cmpi<{_PRED[op.comparison_predicate]}, {_signed(op)}>{{}}"
+    to = elem_ctype(rt)
+    if n == "ftof":
+        return f"tp::op::ftof<{to}>{{}}"
+    if n in ("itof", "ftoi", "exti"):
+        return f"tp::op::{n}<{to}, {_signed(op)}>{{}}"
+    if n in ("trunci", "bitcast"):
+        return f"tp::op::{n}<{to}>{{}}"
+    raise TileUnsupportedFeatureError(f"'{n}' is not supported by the CUDA C++ backend yet")
+
+
+ELEMENTWISE_UNSUPPORTED_ATTRS = ("rounding_mode", "flush_to_zero")
+
+
+def emit_elementwise(ctx: EmitContext, op: Operation):
+    for a in ELEMENTWISE_UNSUPPORTED_ATTRS:
+        if op.attrs.get(a) not in (None, False, "nearest_even"):
+            raise TileUnsupportedFeatureError(f"{op.name} with {a}={op.attrs[a]} is not supported by "
+                                              f"the CUDA C++ backend yet")
+    if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
+            any(str(getattr(v.type, "elem", "")) in ("e4m3", "e5m2", "tf32") for v in [*op.operands, op.result]):
+        raise TileUnsupportedFeatureError(f"{op.name} on tf32/fp8 types is not supported by the CUDA "
+                                          f"C++ backend yet")
+    args = ", ".join(ctx(v) for v in op.operands)
+    r = op.result
+    name = ctx.define(r)
+    ctx.w.line(f"const {ctype(r.type)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
+
+
+# ---------------------------------------------------------------------------- other ops
+def emit_constant(ctx, op):
+    t, v = op.result.type, op.value
+    name = ctx.define(op.result)
+    if v.is_splat:
+        lit = literal(t.elem, v.array[()])
+        init = lit if t.numel == 1 else f"tp::splat<{t.numel}>({lit})"
+    else:
+        if t.elem in (F16, BF16):
+            raise TileUnsupportedFeatureError("dense f16/bf16 constants are not supported by the "
+                                              "CUDA C++ backend yet")
+        table = f"tp_const_{len(ctx.tables)}"
+        vals = ", ".join(literal(t.elem, x) for x in np.asarray(v.array).reshape(-1))
+        ctx.tables.append(f"__device__ const {CPP_TYPE[t.elem]} {table}[{t.numel}] = {{{vals}}};")
+        init = (f"{table}[0]" if t.numel == 1
+                else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}>({table})")
+    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+
+
+def emit_grid(ctx, op):
+    src = "blockIdx" if op.name == "get_tile_block_id" else "gridDim"
+    for r, axis in zip(op.results, "xyz"):
+        ctx.w.line(f"const int32_t {ctx.define(r)} = (int32_t){src}.{axis};", op.loc)
+
+
+def emit_iota(ctx, op):
+    t = op.result.type
+    name = ctx.define(op.result)
+    init = f"({CPP_TYPE[t.elem]})0" if t.numel == 1 else f"tp::iota<{CPP_TYPE[t.elem]}, {t.numel}>()"
+    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+
+
+def emit_make_tensor_view(ctx, op):
+    t = op.result.type
+    dyn_shape, dyn_strides = iter(op.dynamicShape), iter(op.dynamicStrides)
+    shape = ", ".join(f"(int64_t){ctx(next(dyn_shape))}" if d is None else str(d) for d in t.shape)
+    strides = ", ".join(f"(int64_t){ctx(next(dyn_strides))}" if s is None else str(s)
+                        for s in t.strides)
+    name = ctx.define(op.result)
+    ctx.w.line(f"const {ctype(t)} {name}{{{ctx(op.base)}, {{{shape}}}, {{{strides}}}}};", op.loc)
+
+
+def emit_make_partition_view(ctx, op):
+    ctx.alias(op.result, op.tensor_view)
+    ctx.pviews[id(op.result)] = op.result.type
+
+
+_PAD = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"),
+        "neg_inf": float("-inf")}
+
+
+def _view_args(ctx, op):
+    pv: PartitionViewType = op.view.type
+    dm = ", ".join(map(str, pv.effective_dim_map))
+    idx = ", ".join(f"(int64_t){ctx(i)}" for i in op.index)
+    return f"{shape_t(pv.tile_shape)}, tp::DimMap<{dm}>", ctx(op.view), idx
+
+
+def _check_weak(op):
+    if op.attrs.get("memory_ordering_semantics") != "weak":
+        raise TileUnsupportedFeatureError(f"{op.name} with memory ordering "
+                                          f"{op.memory_ordering_semantics} is not supported by the "
+                                          f"CUDA C++ backend yet")
+
+
+def emit_load_view(ctx, op):
+    _check_weak(op)
+    targs, view, idx = _view_args(ctx, op)
+    t = op.tile.type
+    pad = literal(t.elem, _PAD[op.view.type.padding_value])
+    if id(op) in ctx.barrier_loads:
+        ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
+    fn = "load_scalar" if t.numel == 1 else "load"
+    name = ctx.define(op.tile)
+    ctx.w.line(f"const {ctype(t)} {name} = tp::{fn}<{targs}>({view}, {{{idx}}}, {pad});", op.loc)
+
+
+def emit_store_view(ctx, op):
+    _check_weak(op)
+    targs, view, idx = _view_args(ctx, op)
+    fn = "store_scalar" if op.tile.type.numel == 1 else "store"
+    ctx.w.line(f"tp::{fn}<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+
+
+def emit_reshape(ctx, op):
+    ctx.alias(op.result, op.source)     # row-major linear order is the layout: nothing moves
+
+
+def emit_broadcast(ctx, op):
+    s, t = op.source.type, op.result.type
+    name = ctx.define(op.result)
+    if t.numel == 1:
+        init = ctx(op.source)
+    elif s.numel == 1:
+        init = f"tp::splat<{t.numel}>({ctx(op.source)})"
+    else:
+        ctx.need_smem(s.numel * _bytes(s))
+        init = f"tp::broadcast<{shape_t(s.shape)}, {shape_t(t.shape)}>({ctx(op.source)}, tp_smem)"
+    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+
+
+def emit_permute(ctx, op):
+    s, t = op.source.type, op.result.type
+    if s.numel == 1:
+        ctx.alias(op.result, op.source)
+        return
+    ctx.need_smem(s.numel * _bytes(s))
+    name = ctx.define(op.result)
+    perm = ", ".join(map(str, op.permutation))
+    ctx.w.line(f"const {ctype(t)} {name} = tp::permute<{shape_t(s.shape)}, tp::DimMap<{perm}>, "
+               f"{shape_t(t.shape)}>({ctx(op.source)}, tp_smem);", op.loc)
+
+
+def _bytes(t: TileType) -> int:
+    return 8 if isinstance(t.elem, PtrType) else t.elem.storage_bytes
+
+
+def emit_mmaf(ctx, op):
+    a, b, c = op.lhs.type, op.rhs.type, op.acc.type
+    if a.rank != 2:
+        raise TileUnsupportedFeatureError("batched (3-d) mma is not supported by the CUDA C++ "
+                                          "backend yet")
+    if min(a.numel, b.numel, c.numel) == 1:
+        raise TileUnsupportedFeatureError("mma with single-element operands is not supported by the "
+                                          "CUDA C++ backend yet")
+    for v in (a, c):
+        if str(v.elem) in ("tf32", "e4m3", "e5m2"):
+            raise TileUnsupportedFeatureError(f"mma on {v.elem} is not supported by the CUDA C++ "
+                                              f"backend yet")
+    (m, k), n = a.shape, b.shape[1]
+    ctx.need_smem((a.numel + b.numel) * _bytes(a))
+    name = ctx.define(op.result)
+    ctx.w.line(f"const {ctype(c)} {name} = tp::mma<{m}, {n}, {k}>({ctx(op.lhs)}, {ctx(op.rhs)}, "
+               f"{ctx(op.acc)}, tp_smem);", op.loc)
+
+
+def emit_reduce(ctx, op):
+    if len(op.operands) != 1:
+        raise TileUnsupportedFeatureError("reduce over several tiles is not supported by the CUDA "
+                                          "C++ backend yet")
+    src, res = op.operands[0], op.results[0]
+    s = src.type
+    T = elem_ctype(s)
+    ident = literal(s.elem, op.identities[0].array[()])
+    lam = _lambda(ctx, op.body.block, T)
+    name = ctx.define(res)
+    if s.numel == 1:
+        init = f"({lam})({ctx(src)}, {ident})"
+    else:
+        ctx.need_smem(s.numel * _bytes(s))
+        init = f"tp::reduce<{shape_t(s.shape)}, {op.dim}>({ctx(src)}, {ident}, tp_smem, {lam})"
+    ctx.w.line(f"const {ctype(res.type)} {name} = {init};", op.loc)
+
+
+def _lambda(ctx, block, T) -> str:
+    """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan)."""
+    inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
+                        counter=ctx.counter)
+    params = ", ".join(f"{T} {inner.define(a, inner.fresh(a.hint or 'a'))}" for a in block.args)
+    for o in block.ops:
+        emit_op(inner, o)
+    ctx.counter = inner.counter
+    body = " ".join(text for _, text, _ in inner.w.lines)
+    return f"[&]({params}) -> {T} {{ {body} }}"
+
+
+def emit_yield_in_lambda(ctx, op):
+    ctx.w.line(f"return {ctx(op.operands[0])};")
+
+
+# ---------------------------------------------------------------------------- control flow
+def emit_for(ctx, op):
+    blk = op.body.block
+    iv, carried = blk.args[0], blk.args[1:]
+    for arg, init, res in zip(carried, op.initValues, op.results):
+        if isinstance(arg.type, TileType):
+            n = ctx.define(arg)
+            ctx.alias(res, arg)
+            ctx.w.line(f"{ctype(arg.type)} {n} = {ctx(init)};", op.loc)
+    ivn = ctx.define(iv)
+    it = CPP_TYPE[iv.type.elem]
+    with ctx.w.indent(f"for ({it} {ivn} = {ctx(op.lowerBound)}; {ivn} < {ctx(op.upperBound)}; "
+                      f"{ivn} += {ctx(op.step)}) {{", loc=op.loc):
+        for o in blk.ops:
+            emit_op(ctx, o)
+
+
+def _assign_results(ctx, targets, values, loc):
+    pairs = [(t, v) for t, v in zip(targets, values) if isinstance(t.type, TileType)]
+    if len(pairs) == 1:
+        t, v = pairs[0]
+        if ctx(t) != ctx(v):
+            ctx.w.line(f"{ctx(t)} = {ctx(v)};", loc)
+    elif pairs:      # parallel assignment: values may read targets
+        tmps = [ctx.fresh("tmp") for _ in pairs]
+        for tmp, (t, v) in zip(tmps, pairs):
+            ctx.w.line(f"const {ctype(t.type)} {tmp} = {ctx(v)};", loc)
+        for tmp, (t, _) in zip(tmps, pairs):
+            ctx.w.line(f"{ctx(t)} = {tmp};", loc)
+
+
+def emit_continue(ctx, op):
+    loop = _enclosing_loop(op)
+    _assign_results(ctx, loop.body.block.args[1 if loop.name == "for" else 0:], op.operands, op.loc)
+    if op.parent is not loop.body.block:
+        ctx.w.line("continue;", op.loc)
+
+
+def _enclosing_loop(op):
+    o = op.parent.parent_op
+    while o.name not in ("for", "loop"):
+        o = o.parent.parent_op
+    return o
+
+
+def emit_if(ctx, op):
+    for r in op.results:
+        if isinstance(r.type, TileType):
+            ctx.w.line(f"{ctype(r.type)} {ctx.define(r)};", op.loc)
+    with ctx.w.indent(f"if ({ctx(op.condition)}) {{", closer=None, loc=op.loc):
+        for o in op.thenRegion.block.ops:
+            emit_op(ctx, o)
+    if op.elseRegion.blocks and op.elseRegion.block.ops and not (
+            len(op.elseRegion.block.ops) == 1 and not op.elseRegion.block.ops[0].operands):
+        with ctx.w.indent("} else {"):
+            for o in op.elseRegion.block.ops:
+                emit_op(ctx, o)
+    else:
+        ctx.w.line("}")
+
+
+def emit_yield(ctx, op):
+    parent = op.parent.parent_op
+    if parent.name == "if":
+        _assign_results(ctx, parent.results, op.operands, op.loc)
+    else:
+        emit_yield_in_lambda(ctx, op)
+
+
+def emit_nothing(ctx, op):
+    pass
+
+
+def emit_return(ctx, op):
+    if op.parent.parent_op.name != "entry" or op is not op.parent.ops[-1]:
+        ctx.w.line("return;", op.loc)
+
+
+EMIT = {
+    "constant": emit_constant, "get_tile_block_id": emit_grid, "get_num_tile_blocks": emit_grid,
+    "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
+    "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
+    "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
+    "permute": emit_permute, "mmaf": emit_mmaf, "reduce": emit_reduce, "for": emit_for,
+    "continue": emit_continue, "if": emit_if, "yield": emit_yield, "return": emit_return,
+    "make_token": emit_nothing, "join_tokens": emit_nothing,
+}
+ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
+               "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
+               "ceil", "absf", "negf", "maxf", "minf", "addi", "subi", "muli", "divi", "remi",
+               "maxi", "mini", "negi", "absi", "andi", "ori", "xori", "shli", "shri", "cmpf", "cmpi",
+               "select", "ftof", "itof", "ftoi", "exti", "trunci", "bitcast"}
+
+
+def emit_op(ctx: EmitContext, op: Operation):
+    with at(op.loc):
+        fn = EMIT.get(op.name)
+        if fn is None and op.name in ELEMENTWISE:
+            fn = emit_elementwise
+        if fn is None:
+            raise TileUnsupportedFeatureError(f"'{op.name}' is not supported by the CUDA C++ "
+                                              f"backend yet")
+        fn(ctx, op)
+
+
+# ---------------------------------------------------------------------------- kernel
+@dataclass
+class EmittedKernel:
+    name: str
+    params: list[tuple[str, str]]      # (C++ type, name) in launch order
+    body: Writer
+    tables: list[str]
+    smem_bytes: int
+    nt: int
+
+    def source(self, line_directives: bool = False) -> str:
+        head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
+                "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
+        head += self.tables + ([""] if self.tables else [])
+        params = ", ".join(f"{t} {n}" for t, n in self.params)
+        head.append(f'extern "C" __global__ void __launch_bounds__(TP_NT) {self.name}({params}) {{')
+        body = self.body.render(line_directives)
+        return "\n".join(head) + "\n" + body
+
+
+def emit_kernel(module: Module, nt: int = 128) -> EmittedKernel:
+    entry = module.entry()
+    ctx = EmitContext()
+    ctx.barrier_loads = loads_after_stores(module)
+    params = []
+    for a in entry.body.block.args:
+        n = ctx.define(a)
+        params.append((ctype(a.type), n))
+    ctx.w.depth = 1
+    for op in entry.body.block.ops:
+        emit_op(ctx, op)
+    ctx.w.depth = 0
+    ctx.w.line("}")
+    if ctx.smem_bytes:
+        smem = (ctx.smem_bytes + 15) // 16 * 16
+        if smem > 48 * 1024:
+            raise TileUnsupportedFeatureError(
+                f"kernel '{entry.sym_name}' needs {smem} bytes of shared memory for its data "
+                f"movement; more than 48 KiB is not supported yet (use smaller tiles)")
+        ctx.w.lines.insert(0, (1, f"__shared__ __align__(16) unsigned char tp_smem[{smem}];", None))
+    return EmittedKernel(entry.sym_name, params, ctx.w, ctx.tables, ctx.smem_bytes, nt)

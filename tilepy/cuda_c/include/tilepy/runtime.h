@@ -1,0 +1,540 @@
+// tilepy/runtime.h -- the C++ that emitted tile kernels call.
+//
+// One source, two compilers:
+//   * NVRTC (device): __CUDACC_RTC__ is defined; CUDA's cuda_fp16.h / cuda_bf16.h give the half types.
+//   * g++ (CPU):      tilepy/cpu_shim.h makes the same source a host program (threadIdx, __shared__,
+//                     __syncthreads, half types) so the kernel can be checked without a GPU.
+//
+// Execution model: one tile block = one CUDA thread block of TP_NT threads. A tile of N elements
+// (row-major linear index e) is distributed cyclically: element e lives in thread e % TP_NT, slot
+// e / TP_NT of a `Tile<T, N>`. A tile with one element (0-d and 1x1.. tiles) is a plain scalar held
+// by every thread. Element-wise ops are thread-local loops; ops that move data between threads
+// (broadcast, permute, reduce, mma) go through shared memory between __syncthreads().
+#pragma once
+
+#ifndef TP_NT
+#define TP_NT 128
+#endif
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define TP_GPU 1
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define TP_DEV __device__ __forceinline__
+#define TP_UNROLL _Pragma("unroll")
+#else
+#include "tilepy/cpu_shim.h"
+#define TP_DEV inline
+#define TP_UNROLL
+#endif
+
+namespace tp {
+
+constexpr int NT = TP_NT;
+
+// ------------------------------------------------------------------------------ small traits
+template <bool B, class A, class C> struct cond { typedef A type; };
+template <class A, class C> struct cond<false, A, C> { typedef C type; };
+template <class A, class B> struct same { static constexpr bool value = false; };
+template <class A> struct same<A, A> { static constexpr bool value = true; };
+template <class T> struct unsigned_of;
+template <> struct unsigned_of<bool> { typedef bool type; };
+template <> struct unsigned_of<int8_t> { typedef uint8_t type; };
+template <> struct unsigned_of<int16_t> { typedef uint16_t type; };
+template <> struct unsigned_of<int32_t> { typedef uint32_t type; };
+template <> struct unsigned_of<int64_t> { typedef uint64_t type; };
+
+TP_DEV int tid() { return (int)threadIdx.x; }
+
+// ------------------------------------------------------------------------------ conversions
+// Every conversion goes through `cvt<To>(from)`; half types travel through float (exact).
+template <class T> struct is_half { static constexpr bool value = false; };
+template <> struct is_half<__half> { static constexpr bool value = true; };
+template <> struct is_half<__nv_bfloat16> { static constexpr bool value = true; };
+
+TP_DEV float to_f32(__half x) { return __half2float(x); }
+TP_DEV float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> TP_DEV T from_f32(float x);
+template <> TP_DEV __half from_f32<__half>(float x) { return __float2half_rn(x); }
+template <> TP_DEV __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+template <class To, class From> TP_DEV To cvt(From x) {
+  if constexpr (same<To, From>::value) {
+    return x;
+  } else if constexpr (is_half<From>::value) {
+    return cvt<To>(to_f32(x));
+  } else if constexpr (is_half<To>::value) {
+    if constexpr (same<From, double>::value) {
+      return from_f32<To>(cvt<float>(x));  // f64 -> f16 through f32 (rare; double rounding noted)
+    } else {
+      return from_f32<To>((float)x);
+    }
+  } else {
+    return (To)x;
+  }
+}
+
+// ------------------------------------------------------------------------------ tiles
+template <class T, int N> struct Tile {
+  static constexpr int K = (N + NT - 1) / NT;
+  T v[K];
+  TP_DEV static bool valid(int s) { return N % NT == 0 || s * NT + tid() < N; }
+  TP_DEV static int elem(int s) { return s * NT + tid(); }
+};
+
+// Element-wise application over tiles (or over scalars: one-element tiles).
+template <class F, class T, int N, class... Ts>
+TP_DEV auto ew(F f, const Tile<T, N>& a, const Tile<Ts, N>&... b) {
+  typedef decltype(f(a.v[0], b.v[0]...)) R;
+  Tile<R, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s)) r.v[s] = f(a.v[s], b.v[s]...);
+  return r;
+}
+template <class F, class... Ts> TP_DEV auto ew(F f, const Ts&... x) { return f(x...); }
+
+template <int N, class T> TP_DEV Tile<T, N> splat(T x) {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s) r.v[s] = x;
+  return r;
+}
+
+template <class T, int N> TP_DEV Tile<T, N> iota() {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s) r.v[s] = (T)Tile<T, N>::elem(s);
+  return r;
+}
+
+// A constant table (emitted at file scope) as a tile.
+template <class T, int N> TP_DEV Tile<T, N> from_table(const T* table) {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s)) r.v[s] = table[Tile<T, N>::elem(s)];
+  return r;
+}
+
+// ------------------------------------------------------------------------------ shapes
+template <int... S> struct Shape {
+  static constexpr int rank = sizeof...(S);
+  static constexpr int numel = (1 * ... * S);
+  static constexpr int dims[rank > 0 ? rank : 1] = {S...};
+};
+template <int... M> struct DimMap {
+  static constexpr int map[sizeof...(M) > 0 ? sizeof...(M) : 1] = {M...};
+};
+
+// Row-major unravel of linear index e into coordinates of shape S.
+template <class S> TP_DEV void unravel(int e, int (&c)[S::rank > 0 ? S::rank : 1]) {
+  TP_UNROLL
+  for (int i = S::rank - 1; i >= 0; --i) {
+    c[i] = e % S::dims[i];
+    e /= S::dims[i];
+  }
+}
+
+// ------------------------------------------------------------------------------ memory
+template <class T, int R> struct View {
+  T* base;
+  int64_t shape[R];
+  int64_t stride[R];
+};
+
+// Offset of element `e` of the tile at tile-space index `idx` of a partition view, or -1 when
+// the element is outside the tensor (padding on load, masked on store).
+template <class S, class DM, class T, int R>
+TP_DEV int64_t part_offset(const View<T, R>& v, const int64_t (&idx)[R], int e) {
+  int c[S::rank > 0 ? S::rank : 1];
+  unravel<S>(e, c);
+  int64_t off = 0;
+  TP_UNROLL
+  for (int i = 0; i < S::rank; ++i) {
+    const int d = DM::map[i];
+    const int64_t g = idx[i] * (int64_t)S::dims[i] + c[i];
+    if (g >= v.shape[d]) return -1;
+    off += g * v.stride[d];
+  }
+  return off;
+}
+
+template <class S, class DM, class T, int R>
+TP_DEV Tile<T, S::numel> load(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+  Tile<T, S::numel> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, S::numel>::K; ++s) {
+    if (!Tile<T, S::numel>::valid(s)) continue;
+    const int64_t off = part_offset<S, DM>(v, idx, Tile<T, S::numel>::elem(s));
+    r.v[s] = off >= 0 ? v.base[off] : pad;
+  }
+  return r;
+}
+
+template <class S, class DM, class T, int R>
+TP_DEV T load_scalar(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+  const int64_t off = part_offset<S, DM>(v, idx, 0);
+  return off >= 0 ? v.base[off] : pad;
+}
+
+template <class S, class DM, class T, int R>
+TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel>& x) {
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, S::numel>::K; ++s) {
+    if (!Tile<T, S::numel>::valid(s)) continue;
+    const int64_t off = part_offset<S, DM>(v, idx, Tile<T, S::numel>::elem(s));
+    if (off >= 0) v.base[off] = x.v[s];
+  }
+}
+
+template <class S, class DM, class T, int R>
+TP_DEV void store_scalar(const View<T, R>& v, const int64_t (&idx)[R], T x) {
+  if (tid() != 0) return;
+  const int64_t off = part_offset<S, DM>(v, idx, 0);
+  if (off >= 0) v.base[off] = x;
+}
+
+// ------------------------------------------------------------------------------ shared memory
+// Each op below starts with a barrier (the previous user of the buffer is done reading), writes
+// its operand, synchronizes, and reads what the calling thread needs.
+template <class T, int N> TP_DEV void to_smem(T* buf, const Tile<T, N>& x) {
+  __syncthreads();
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s)) buf[Tile<T, N>::elem(s)] = x.v[s];
+  __syncthreads();
+}
+
+// broadcast: size-1 source dimensions are repeated to the result's extent.
+template <class Src, class Dst, class T>
+TP_DEV Tile<T, Dst::numel> broadcast(const Tile<T, Src::numel>& x, unsigned char* smem) {
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  Tile<T, Dst::numel> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, Dst::numel>::K; ++s) {
+    if (!Tile<T, Dst::numel>::valid(s)) continue;
+    int c[Dst::rank];
+    unravel<Dst>(Tile<T, Dst::numel>::elem(s), c);
+    int src = 0;
+    TP_UNROLL
+    for (int i = 0; i < Dst::rank; ++i) src = src * Src::dims[i] + (Src::dims[i] == 1 ? 0 : c[i]);
+    r.v[s] = buf[src];
+  }
+  return r;
+}
+
+// permute: result dim i is source dim P[i].
+template <class Src, class P, class Dst, class T>
+TP_DEV Tile<T, Dst::numel> permute(const Tile<T, Src::numel>& x, unsigned char* smem) {
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  Tile<T, Dst::numel> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, Dst::numel>::K; ++s) {
+    if (!Tile<T, Dst::numel>::valid(s)) continue;
+    int c[Dst::rank], sc[Src::rank];
+    unravel<Dst>(Tile<T, Dst::numel>::elem(s), c);
+    TP_UNROLL
+    for (int i = 0; i < Dst::rank; ++i) sc[P::map[i]] = c[i];
+    int src = 0;
+    TP_UNROLL
+    for (int i = 0; i < Src::rank; ++i) src = src * Src::dims[i] + sc[i];
+    r.v[s] = buf[src];
+  }
+  return r;
+}
+
+// reduce along dimension D of shape Src with combiner f(element, accumulator) -> accumulator.
+// The result has Src::numel / Src::dims[D] elements: a scalar (every thread folds the whole
+// tile) when that is 1, else a distributed tile.
+template <class Src, int D, class T, class F>
+TP_DEV T reduce_one(const T* buf, int out_e, T ident, F f) {
+  constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
+  const int outer = out_e / inner_n, inner = out_e % inner_n;
+  const int base = outer * Src::dims[D] * inner_n + inner;
+  T acc = ident;
+  for (int k = 0; k < Src::dims[D]; ++k) acc = f(buf[base + k * inner_n], acc);
+  return acc;
+}
+
+template <class Src, int D, class T, class F>
+TP_DEV auto reduce(const Tile<T, Src::numel>& x, T ident, unsigned char* smem, F f) {
+  constexpr int M = Src::numel / Src::dims[D];
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  if constexpr (M == 1) {
+    return reduce_one<Src, D>(buf, 0, ident, f);
+  } else {
+    Tile<T, M> r;
+    TP_UNROLL
+    for (int s = 0; s < Tile<T, M>::K; ++s)
+      if (Tile<T, M>::valid(s)) r.v[s] = reduce_one<Src, D>(buf, Tile<T, M>::elem(s), ident, f);
+    return r;
+  }
+}
+
+// C[MxN] = A[MxK] @ B[KxN] + C, products and sums in float (double for f64).
+template <int M, int N, int K, class TA, class TC>
+TP_DEV Tile<TC, M * N> mma(const Tile<TA, M * K>& a, const Tile<TA, K * N>& b,
+                           const Tile<TC, M * N>& c, unsigned char* smem) {
+  typedef typename cond<same<TC, double>::value, double, float>::type Acc;
+  TA* A = (TA*)smem;
+  TA* B = A + M * K;
+  __syncthreads();
+  TP_UNROLL
+  for (int s = 0; s < Tile<TA, M * K>::K; ++s)
+    if (Tile<TA, M * K>::valid(s)) A[Tile<TA, M * K>::elem(s)] = a.v[s];
+  TP_UNROLL
+  for (int s = 0; s < Tile<TA, K * N>::K; ++s)
+    if (Tile<TA, K * N>::valid(s)) B[Tile<TA, K * N>::elem(s)] = b.v[s];
+  __syncthreads();
+  Tile<TC, M * N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<TC, M * N>::K; ++s) {
+    if (!Tile<TC, M * N>::valid(s)) continue;
+    const int e = Tile<TC, M * N>::elem(s), m = e / N, n = e % N;
+    Acc acc = cvt<Acc>(c.v[s]);
+    for (int k = 0; k < K; ++k) acc += cvt<Acc>(A[m * K + k]) * cvt<Acc>(B[k * N + n]);
+    r.v[s] = cvt<TC>(acc);
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------------------ scalar ops
+// Functors applied element-wise by ew(). Half types compute in float and round once, which is
+// exactly what IEEE f16/bf16 arithmetic gives for + - * / and sqrt.
+template <class T> TP_DEV auto wide(T x) {
+  if constexpr (is_half<T>::value) return to_f32(x); else return x;
+}
+template <class T, class W> TP_DEV T narrow(W x) {
+  if constexpr (is_half<T>::value) return from_f32<T>(x); else return (T)x;
+}
+TP_DEV bool is_nan(float x) { return x != x; }
+TP_DEV bool is_nan(double x) { return x != x; }
+
+namespace op {
+#define TP_FBIN(NAME, EXPR)                                                           \
+  struct NAME {                                                                       \
+    template <class T> TP_DEV T operator()(T a_, T b_) const {                        \
+      auto a = wide(a_); auto b = wide(b_); return narrow<T>(EXPR);                   \
+    }                                                                                 \
+  };
+#define TP_FUN(NAME, F32, F64)                                                        \
+  struct NAME {                                                                       \
+    template <class T> TP_DEV T operator()(T a_) const {                              \
+      auto a = wide(a_);                                                              \
+      if constexpr (same<decltype(a), double>::value) return F64(a);                  \
+      else return narrow<T>(F32(a));                                                  \
+    }                                                                                 \
+  };
+TP_FBIN(addf, a + b)
+TP_FBIN(subf, a - b)
+TP_FBIN(mulf, a * b)
+TP_FBIN(divf, a / b)
+TP_FBIN(remf, fmod(a, b))
+TP_FBIN(pow, ::pow(a, b))
+TP_FBIN(atan2, ::atan2(a, b))
+struct fma {
+  template <class T> TP_DEV T operator()(T a, T b, T c) const {
+    return narrow<T>(::fma(wide(a), wide(b), wide(c)));
+  }
+};
+TP_FUN(exp, expf, ::exp)
+TP_FUN(exp2, exp2f, ::exp2)
+TP_FUN(log, logf, ::log)
+TP_FUN(log2, log2f, ::log2)
+TP_FUN(sqrt, sqrtf, ::sqrt)
+TP_FUN(rsqrt, rsqrtf, 1.0 / ::sqrt)
+TP_FUN(sin, sinf, ::sin)
+TP_FUN(cos, cosf, ::cos)
+TP_FUN(tan, tanf, ::tan)
+TP_FUN(sinh, sinhf, ::sinh)
+TP_FUN(cosh, coshf, ::cosh)
+TP_FUN(tanh, tanhf, ::tanh)
+TP_FUN(floor, floorf, ::floor)
+TP_FUN(ceil, ceilf, ::ceil)
+TP_FUN(absf, fabsf, ::fabs)
+struct negf {
+  template <class T> TP_DEV T operator()(T a) const { return narrow<T>(-wide(a)); }
+};
+// maxf/minf: IEEE 754-2019 maximumNumber (NaN-ignoring) or maximum (propagate_nan); +0 > -0.
+template <bool Max, bool PropagateNan> struct minmaxf {
+  template <class T> TP_DEV T operator()(T a_, T b_) const {
+    auto a = wide(a_), b = wide(b_);
+    if (is_nan(a) || is_nan(b)) {
+      if (PropagateNan || (is_nan(a) && is_nan(b))) return narrow<T>(is_nan(a) ? a : b);
+      return is_nan(a) ? b_ : a_;
+    }
+    if (a == b) return (signbit(a) == Max) ? b_ : a_;
+    return (Max ? a > b : a < b) ? a_ : b_;
+  }
+};
+template <bool N> using maxf = minmaxf<true, N>;
+template <bool N> using minf = minmaxf<false, N>;
+
+// Integers are signless: signedness is a template argument; wrap-around arithmetic is done in
+// the unsigned type (signed overflow is undefined in C++).
+#define TP_IBIN(NAME, EXPR)                                                           \
+  struct NAME {                                                                       \
+    template <class T> TP_DEV T operator()(T a_, T b_) const {                        \
+      typedef typename unsigned_of<T>::type U; U a = (U)a_, b = (U)b_; return (T)(EXPR); \
+    }                                                                                 \
+  };
+TP_IBIN(addi, a + b)
+TP_IBIN(subi, a - b)
+TP_IBIN(muli, a * b)
+TP_IBIN(andi, a & b)
+TP_IBIN(ori, a | b)
+TP_IBIN(xori, a ^ b)
+struct negi {
+  template <class T> TP_DEV T operator()(T a) const {
+    typedef typename unsigned_of<T>::type U; return (T)(U(0) - (U)a);
+  }
+};
+struct absi {
+  template <class T> TP_DEV T operator()(T a) const { return a < 0 ? negi{}(a) : a; }
+};
+struct shli {
+  template <class T> TP_DEV T operator()(T a, T b) const {
+    typedef typename unsigned_of<T>::type U;
+    return (U)b >= sizeof(T) * 8 ? T(0) : (T)((U)a << (U)b);
+  }
+};
+template <bool Signed> struct shri {
+  template <class T> TP_DEV T operator()(T a, T b) const {
+    typedef typename unsigned_of<T>::type U;
+    if ((U)b >= sizeof(T) * 8) return (Signed && a < 0) ? T(-1) : T(0);
+    return Signed ? (T)(a >> (U)b) : (T)((U)a >> (U)b);
+  }
+};
+// Rounding: 0 toward zero, 1 toward -inf (floor division), 2 toward +inf (ceiling division).
+// Division by zero is undefined in Tile IR; here it gives 0 instead of trapping on the CPU.
+template <bool Signed, int Rounding> struct divi {
+  template <class T> TP_DEV T operator()(T a, T b) const {
+    typedef typename unsigned_of<T>::type U;
+    if (b == 0) return T(0);
+    if (!Signed) {
+      U q = (U)a / (U)b, r = (U)a % (U)b;
+      return (T)((Rounding == 2 && r) ? q + 1 : q);
+    }
+    if (b == T(-1)) return negi{}(a);
+    T q = a / b, r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) { if (Rounding == 1) q -= 1; }
+    else if (r != 0 && Rounding == 2) q += 1;
+    return q;
+  }
+};
+template <bool Signed> struct remi {
+  template <class T> TP_DEV T operator()(T a, T b) const {
+    typedef typename unsigned_of<T>::type U;
+    if (b == 0) return T(0);
+    if (!Signed) return (T)((U)a % (U)b);
+    if (b == T(-1)) return T(0);
+    return a % b;
+  }
+};
+template <bool Max, bool Signed> struct minmaxi {
+  template <class T> TP_DEV T operator()(T a, T b) const {
+    typedef typename unsigned_of<T>::type U;
+    const bool less = Signed ? a < b : (U)a < (U)b;
+    return (less == Max) ? b : a;
+  }
+};
+template <bool S> using maxi = minmaxi<true, S>;
+template <bool S> using mini = minmaxi<false, S>;
+
+// Comparisons. Predicates: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >=.
+template <int P, bool Ordered> struct cmpf {
+  template <class T> TP_DEV bool operator()(T a_, T b_) const {
+    auto a = wide(a_), b = wide(b_);
+    if (is_nan(a) || is_nan(b)) return !Ordered;
+    switch (P) {
+      case 0: return a == b; case 1: return a != b; case 2: return a < b;
+      case 3: return a <= b; case 4: return a > b; default: return a >= b;
+    }
+  }
+};
+template <int P, bool Signed> struct cmpi {
+  template <class T> TP_DEV bool operator()(T a, T b) const {
+    typedef typename unsigned_of<T>::type U;
+    if (!Signed) { U x = (U)a, y = (U)b; return cmp(x, y); }
+    return cmp(a, b);
+  }
+  template <class V> TP_DEV static bool cmp(V a, V b) {
+    switch (P) {
+      case 0: return a == b; case 1: return a != b; case 2: return a < b;
+      case 3: return a <= b; case 4: return a > b; default: return a >= b;
+    }
+  }
+};
+struct select {
+  template <class T> TP_DEV T operator()(bool c, T a, T b) const { return c ? a : b; }
+};
+
+// Conversions (signless integers carry signedness in the template argument).
+template <class To> struct ftof {
+  template <class T> TP_DEV To operator()(T a) const { return cvt<To>(wide(a)); }
+};
+template <class To, bool Signed> struct itof {
+  template <class T> TP_DEV To operator()(T a) const {
+    typedef typename unsigned_of<T>::type U;
+    if constexpr (same<T, bool>::value) return cvt<To>((float)a);
+    else if (Signed) return cvt<To>(wide_int(a)); else return cvt<To>(wide_int((U)a));
+  }
+  template <class V> TP_DEV static auto wide_int(V v) {
+    if constexpr (sizeof(V) == 8) return (double)v; else return (double)v;
+  }
+};
+// ftoi: round toward zero, saturate to the target range, NaN -> 0 (spec 8.4.4).
+template <class To, bool Signed> struct ftoi {
+  template <class T> TP_DEV To operator()(T a_) const {
+    typedef typename unsigned_of<To>::type U;
+    double a = (double)wide(a_);
+    if (a != a) return To(0);
+    const double lo = Signed ? -(double)((U)1 << (sizeof(To) * 8 - 1)) : 0.0;
+    const double hi = Signed ? (double)((U)1 << (sizeof(To) * 8 - 1)) : 2.0 * (double)((U)1 << (sizeof(To) * 8 - 1));
+    if (a <= lo) return Signed ? (To)((U)1 << (sizeof(To) * 8 - 1)) : To(0);
+    if (a >= hi) return Signed ? (To)(((U)1 << (sizeof(To) * 8 - 1)) - 1) : (To)(U)~(U)0;
+    return Signed ? (To)(int64_t)a : (To)(U)(uint64_t)a;
+  }
+};
+template <class To, bool Signed> struct exti {
+  template <class T> TP_DEV To operator()(T a) const {
+    typedef typename unsigned_of<T>::type U;
+    if constexpr (same<T, bool>::value) return (To)(a ? 1 : 0);
+    else return Signed ? (To)a : (To)(U)a;
+  }
+};
+template <class To> struct trunci {
+  template <class T> TP_DEV To operator()(T a) const {
+    typedef typename unsigned_of<T>::type U;
+    if constexpr (same<To, bool>::value) return ((U)a & 1) != 0; else return (To)(U)a;
+  }
+};
+template <class To> struct bitcast {
+  template <class T> TP_DEV To operator()(T a) const {
+    static_assert(sizeof(T) == sizeof(To), "bitcast needs equal sizes");
+    To r; memcpy(&r, &a, sizeof(To)); return r;
+  }
+};
+}  // namespace op
+
+// Padding values of partition views.
+template <class T> TP_DEV T pad_value(float x) {
+  if constexpr (is_half<T>::value) return from_f32<T>(x);
+  else return (T)x;
+}
+TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
+TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
+
+}  // namespace tp

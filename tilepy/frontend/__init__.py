@@ -1,0 +1,1 @@
+"""The kernel language: decorator, builtins, tracing of Python functions into Tile IR."""

@@ -1,0 +1,289 @@
+"""Element-wise arithmetic, comparisons, math functions, astype and where.
+
+`BINARY` and `UNARY` are the tables from builtin to Tile IR op (float op, integer op); the few
+builtins whose meaning is more than one op (floor division, modulo, bitwise not, ...) have a
+function of their own. All-constant operands fold in Python.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from ...errors import TileTypeError, TileUnsupportedFeatureError
+from ...ir import OPS
+from ...types import DType
+from ...types import dtype as D
+from .. import api
+from ..values import Tile, type_name
+from .registry import impl
+from .semantics import (as_tile, broadcast, broadcast_shapes, check_dtype, constant, convert,
+                        emit, is_number, operands, signedness)
+
+
+def _mode(m) -> str | None:
+    if m is None:
+        return None
+    if isinstance(m, api.RoundingMode):
+        return m.value
+    raise TileTypeError(f"rounding_mode must be a tilepy.RoundingMode (got {type_name(m)})")
+
+
+def _float_modifiers(opname, dtype, rounding_mode=None, flush_to_zero=False, propagate_nan=False):
+    attrs = {}
+    rm = _mode(rounding_mode)
+    if rm is not None and rm != "nearest_even":
+        attrs["rounding_mode"] = rm
+    if flush_to_zero:
+        if dtype != D.float32:
+            raise TileTypeError(f"flush_to_zero is only supported for float32 (got {dtype.name})")
+        attrs["flush_to_zero"] = True
+    if propagate_nan:
+        attrs["propagate_nan"] = True
+    return attrs
+
+
+# builtin -> (python fold, float op, integer op, integer op needs signedness)
+BINARY = {
+    api.add: (operator.add, "addf", "addi", False),
+    api.sub: (operator.sub, "subf", "subi", False),
+    api.mul: (operator.mul, "mulf", "muli", False),
+    api.maximum: (max, "maxf", "maxi", True),
+    api.minimum: (min, "minf", "mini", True),
+    api.bitwise_and: (operator.and_, None, "andi", False),
+    api.bitwise_or: (operator.or_, None, "ori", False),
+    api.bitwise_xor: (operator.xor, None, "xori", False),
+    api.bitwise_lshift: (operator.lshift, None, "shli", False),
+    api.bitwise_rshift: (operator.rshift, None, "shri", True),
+    api.atan2: (math.atan2, "atan2", None, False),
+}
+
+
+def _make_binary(stub, fold, fop, iop, signed):
+    def fn(ctx, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_nan=False):
+        if is_number(x) and is_number(y):
+            return fold(x, y)
+        (a, b), d = operands(ctx, x, y)
+        if d.is_float:
+            if fop is None:
+                raise TileTypeError(f"{stub.__name__} needs integer or bool operands (got {d.name})")
+            return emit(ctx, fop, a, b, dtype=d, **_float_modifiers(
+                fop, d, rounding_mode, flush_to_zero, propagate_nan))
+        if iop is None:
+            raise TileTypeError(f"{stub.__name__} needs floating-point operands (got {d.name})")
+        if rounding_mode is not None or flush_to_zero:
+            raise TileTypeError(f"rounding_mode and flush_to_zero apply to floating-point operands "
+                                f"only (got {d.name})")
+        attrs = {"signedness": signedness(d)} if signed else {}
+        return emit(ctx, iop, a, b, dtype=d, **attrs)
+    return fn
+
+
+for _stub, _row in BINARY.items():
+    impl(_stub)(_make_binary(_stub, *_row))
+
+
+@impl(api.truediv)
+def truediv(ctx, x, y, *, rounding_mode=None, flush_to_zero=False):
+    if is_number(x) and is_number(y):
+        return x / y
+    (a, b), d = operands(ctx, x, y)
+    if not d.is_float:
+        d = D.float32
+        a, b = convert(ctx, a, d), convert(ctx, b, d)
+    return emit(ctx, "divf", a, b, dtype=d, **_float_modifiers("divf", d, rounding_mode,
+                                                               flush_to_zero))
+
+
+@impl(api.floordiv)
+def floordiv(ctx, x, y):
+    if is_number(x) and is_number(y):
+        return x // y
+    (a, b), d = operands(ctx, x, y)
+    if d.is_float:
+        return emit(ctx, "floor", emit(ctx, "divf", a, b, dtype=d), dtype=d)
+    if d.is_bool:
+        raise TileTypeError("// is not defined for bool tiles")
+    rounding = "negative_inf" if d.signed else None
+    return emit(ctx, "divi", a, b, dtype=d, signedness=signedness(d), rounding=rounding)
+
+
+@impl(api.mod)
+def mod(ctx, x, y):
+    """Python's modulo: the result has the sign of the divisor."""
+    if is_number(x) and is_number(y):
+        return x % y
+    (a, b), d = operands(ctx, x, y)
+    if d.is_bool:
+        raise TileTypeError("% is not defined for bool tiles")
+    if d.is_float:
+        r = emit(ctx, "remf", a, b, dtype=d)
+    else:
+        r = emit(ctx, "remi", a, b, dtype=d, signedness=signedness(d))
+        if not d.signed:
+            return r
+    zero = broadcast(ctx, constant(ctx, 0, d), a.shape)
+    # r != 0 and (r < 0) != (b < 0)  ->  r + b
+    cmp = "cmpf" if d.is_float else "cmpi"
+    extra = {"comparison_ordering": "ordered"} if d.is_float else {"signedness": "signed"}
+    def c(pred, p, q):
+        return emit(ctx, cmp, p, q, dtype=D.bool_, comparison_predicate=pred, **extra)
+    fix = emit(ctx, "andi", c("not_equal", r, zero),
+               emit(ctx, "xori", c("less_than", r, zero), c("less_than", b, zero), dtype=D.bool_),
+               dtype=D.bool_)
+    adjusted = emit(ctx, "addf" if d.is_float else "addi", r, b, dtype=d)
+    return emit(ctx, "select", fix, adjusted, r, dtype=d)
+
+
+@impl(api.pow)
+def pow_(ctx, x, y):
+    if is_number(x) and is_number(y):
+        return x ** y
+    (a, b), d = operands(ctx, x, y)
+    if not d.is_float:
+        raise TileUnsupportedFeatureError(f"** on integer tiles is not supported yet (got "
+                                          f"{d.name}); convert with astype(tilepy.float32)")
+    return emit(ctx, "pow", a, b, dtype=d)
+
+
+# ----------------------------------------------------------------------------- comparisons
+COMPARE = {
+    api.equal: (operator.eq, "equal"), api.not_equal: (operator.ne, "not_equal"),
+    api.less: (operator.lt, "less_than"), api.less_equal: (operator.le, "less_than_or_equal"),
+    api.greater: (operator.gt, "greater_than"),
+    api.greater_equal: (operator.ge, "greater_than_or_equal"),
+}
+
+
+def _make_compare(fold, pred):
+    def fn(ctx, x, y):
+        if is_number(x) and is_number(y):
+            return fold(x, y)
+        (a, b), d = operands(ctx, x, y)
+        if d.is_float:
+            # Python semantics: every comparison with NaN is false, except != which is true.
+            order = "unordered" if pred == "not_equal" else "ordered"
+            return emit(ctx, "cmpf", a, b, dtype=D.bool_, comparison_predicate=pred,
+                        comparison_ordering=order)
+        return emit(ctx, "cmpi", a, b, dtype=D.bool_, comparison_predicate=pred,
+                    signedness=signedness(d))
+    return fn
+
+
+for _stub, (_fold, _pred) in COMPARE.items():
+    impl(_stub)(_make_compare(_fold, _pred))
+
+
+# --------------------------------------------------------------------------------- unary
+def _float_operand(ctx, x) -> Tile:
+    """Math functions take floats; integer and bool tiles are converted to float32 first."""
+    t = as_tile(ctx, x)
+    return t if t.dtype.is_float else convert(ctx, t, D.float32)
+
+
+UNARY_MATH = {
+    api.exp: (math.exp, "exp"), api.exp2: (lambda v: 2.0 ** v, "exp2"), api.log: (math.log, "log"),
+    api.log2: (math.log2, "log2"), api.sqrt: (math.sqrt, "sqrt"), api.rsqrt: (lambda v: 1 / math.sqrt(v), "rsqrt"),
+    api.sin: (math.sin, "sin"), api.cos: (math.cos, "cos"), api.tan: (math.tan, "tan"),
+    api.sinh: (math.sinh, "sinh"), api.cosh: (math.cosh, "cosh"), api.tanh: (math.tanh, "tanh"),
+    api.floor: (math.floor, "floor"), api.ceil: (math.ceil, "ceil"),
+}
+
+
+def _make_unary(stub, fold, opname):
+    def fn(ctx, x, *, rounding_mode=None, flush_to_zero=False):
+        if is_number(x):
+            return fold(x)
+        if opname in ("floor", "ceil") and isinstance(x, Tile) and not x.dtype.is_float:
+            raise TileTypeError(f"{stub.__name__} needs a floating-point tile (got {x.dtype.name})")
+        t = _float_operand(ctx, x)
+        rm = _mode(rounding_mode)
+        attrs = {}
+        if rm in ("full", "approx") and opname in ("exp", "tanh"):
+            rm = None   # the precise result is a valid implementation of both
+        if rm is not None and rm != "nearest_even":
+            if not any(a.name == "rounding_mode" for a in OPS[opname].attrs):
+                raise TileTypeError(f"{stub.__name__} does not take rounding_mode {rm}")
+            attrs["rounding_mode"] = rm
+        if flush_to_zero:
+            attrs.update(_float_modifiers(opname, t.dtype, flush_to_zero=True))
+        return emit(ctx, opname, t, dtype=t.dtype, **attrs)
+    return fn
+
+
+for _stub, (_fold, _op) in UNARY_MATH.items():
+    impl(_stub)(_make_unary(_stub, _fold, _op))
+
+
+@impl(api.negative)
+def negative(ctx, x):
+    if is_number(x):
+        return -x
+    t = as_tile(ctx, x)
+    if t.dtype.is_bool:
+        t = convert(ctx, t, D.int32)
+    if t.dtype.is_float:
+        return emit(ctx, "negf", t, dtype=t.dtype)
+    return emit(ctx, "negi", t, dtype=t.dtype)
+
+
+@impl(api.abs)
+def abs_(ctx, x):
+    if is_number(x):
+        return abs(x)
+    t = as_tile(ctx, x)
+    if t.dtype.is_float:
+        return emit(ctx, "absf", t, dtype=t.dtype)
+    if t.dtype.is_bool or not t.dtype.signed:
+        return t
+    return emit(ctx, "absi", t, dtype=t.dtype)
+
+
+@impl(api.bitwise_not)
+def bitwise_not(ctx, x):
+    if is_number(x):
+        return (not x) if isinstance(x, bool) else ~x
+    t = as_tile(ctx, x)
+    if t.dtype.is_float:
+        raise TileTypeError(f"~ needs an integer or bool tile (got {t.dtype.name})")
+    ones = broadcast(ctx, constant(ctx, True if t.dtype.is_bool else -1 if t.dtype.signed
+                                   else np.iinfo(t.dtype.numpy).max, t.dtype), t.shape)
+    return emit(ctx, "xori", t, ones, dtype=t.dtype)
+
+
+@impl(api.isnan)
+def isnan(ctx, x):
+    if is_number(x):
+        return math.isnan(x)
+    t = as_tile(ctx, x)
+    if not t.dtype.is_float:
+        return broadcast(ctx, constant(ctx, False, D.bool_), t.shape)
+    return emit(ctx, "cmpf", t, t, dtype=D.bool_, comparison_predicate="not_equal",
+                comparison_ordering="unordered")
+
+
+# --------------------------------------------------------------------------- conversions
+@impl(api.astype)
+def astype(ctx, x, dtype, *, rounding_mode=None):
+    dtype = check_dtype(dtype, "astype() dtype")
+    t = as_tile(ctx, x, dtype)
+    return convert(ctx, t, dtype, _mode(rounding_mode))
+
+
+@impl(api.where)
+def where(ctx, cond, x, y):
+    c = as_tile(ctx, cond)
+    if not c.dtype.is_bool:
+        c = convert(ctx, c, D.bool_)
+    (a, b), d = operands(ctx, x, y)
+    shape = broadcast_shapes(c.shape, a.shape)
+    c, a, b = broadcast(ctx, c, shape), broadcast(ctx, a, shape), broadcast(ctx, b, shape)
+    return emit(ctx, "select", c, a, b, dtype=d)
+
+
+def dtype_call(ctx, dtype: DType, value):
+    """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile)."""
+    if isinstance(value, Tile):
+        return convert(ctx, value, dtype)
+    return constant(ctx, value, dtype)

@@ -1,0 +1,166 @@
+"""Reductions (sum, prod, max, min) as Tile IR `reduce` ops with a combiner region, and mma."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import TileTypeError, TileValueError
+from ...ir import Block, DenseValue, Region
+from ...ir.ops import MMAF_TYPES
+from ...types import DType, scalar_tile
+from ...types import dtype as D
+from .. import api
+from ..values import Tile, type_name
+from .arith import _float_modifiers
+from .registry import impl, require_constant
+from ..promotion import promote
+from .semantics import as_tile, broadcast, constant, convert, emit, literal_array, reshape
+
+
+def reduce_dim(ctx, t: Tile, dim: int, combine, identity) -> Tile:
+    """One `reduce` op over `dim`; `combine(elem, acc)` builds the combiner on 0-d tiles."""
+    blk = Block([scalar_tile(t.dtype.elem)] * 2, ["x", "acc"])
+    with ctx.b.at_end(blk):
+        r = combine(Tile(blk.args[0], t.dtype), Tile(blk.args[1], t.dtype))
+        ctx.b.create("yield", [r.value])
+    op = ctx.b.create("reduce", [t.value], dim=dim,
+                      identities=[DenseValue(t.dtype.elem, literal_array(identity, t.dtype))],
+                      regions=[Region([blk])])
+    return Tile(op.results[0], t.dtype)
+
+
+def _axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for a in axes:
+        a = require_constant(a, "axis")
+        if not -ndim <= a < ndim:
+            raise TileValueError(f"axis {a} is out of range for a tile of rank {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise TileValueError(f"repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+def reduce_axes(ctx, x, axis, keepdims, combine, identity_of) -> Tile:
+    t = as_tile(ctx, x)
+    shape = t.shape
+    axes = _axes(axis, t.ndim)
+    if not axes:
+        return t
+    for a in reversed(axes):                   # highest first keeps lower axis numbers valid
+        t = reduce_dim(ctx, t, a, combine, identity_of(t.dtype))
+    if keepdims:
+        t = reshape(ctx, t, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return t
+
+
+def _check_kind(t: Tile, fn: str):
+    if t.dtype.is_bool:
+        raise TileTypeError(f"{fn}() of a bool tile: convert it first with astype()")
+
+
+def _extreme(dtype: DType, largest: bool):
+    if dtype.is_float:
+        return float("inf") if largest else float("-inf")
+    info = np.iinfo(dtype.numpy)
+    return int(info.max if largest else info.min)
+
+
+@impl(api.sum)
+def sum_(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
+    t = as_tile(ctx, x)
+    _check_kind(t, "sum")
+    def add(a, b):
+        if a.dtype.is_float:
+            return emit(ctx, "addf", a, b, dtype=a.dtype,
+                        **_float_modifiers("addf", a.dtype, rounding_mode, flush_to_zero))
+        return emit(ctx, "addi", a, b, dtype=a.dtype)
+    return reduce_axes(ctx, t, axis, keepdims, add, lambda d: 0)
+
+
+@impl(api.prod)
+def prod(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
+    t = as_tile(ctx, x)
+    _check_kind(t, "prod")
+    def mul(a, b):
+        if a.dtype.is_float:
+            return emit(ctx, "mulf", a, b, dtype=a.dtype,
+                        **_float_modifiers("mulf", a.dtype, rounding_mode, flush_to_zero))
+        return emit(ctx, "muli", a, b, dtype=a.dtype)
+    return reduce_axes(ctx, t, axis, keepdims, mul, lambda d: 1)
+
+
+def _minmax(ctx, x, axis, keepdims, flush_to_zero, propagate_nan, largest):
+    t = as_tile(ctx, x)
+    _check_kind(t, "max" if largest else "min")
+    fop, iop = ("maxf", "maxi") if largest else ("minf", "mini")
+    def comb(a, b):
+        if a.dtype.is_float:
+            return emit(ctx, fop, a, b, dtype=a.dtype, **_float_modifiers(
+                fop, a.dtype, None, flush_to_zero, propagate_nan))
+        return emit(ctx, iop, a, b, dtype=a.dtype,
+                    signedness="signed" if a.dtype.signed else "unsigned")
+    return reduce_axes(ctx, t, axis, keepdims, comb, lambda d: _extreme(d, not largest))
+
+
+@impl(api.max)
+def max_(ctx, x, axis=None, *, keepdims=False, flush_to_zero=False, propagate_nan=False):
+    return _minmax(ctx, x, axis, keepdims, flush_to_zero, propagate_nan, True)
+
+
+@impl(api.min)
+def min_(ctx, x, axis=None, *, keepdims=False, flush_to_zero=False, propagate_nan=False):
+    return _minmax(ctx, x, axis, keepdims, flush_to_zero, propagate_nan, False)
+
+
+# ---------------------------------------------------------------------------------- matmul
+def _mm_tile(x, what) -> Tile:
+    if not isinstance(x, Tile):
+        raise TileTypeError(f"mma(): {what} must be a tile (got {type_name(x)})")
+    if x.ndim not in (2, 3):
+        raise TileTypeError(f"mma(): {what} must be a 2-d or 3-d (batched) tile (got shape {x.shape})")
+    return x
+
+
+@impl(api.mma)
+def mma(ctx, x, y, acc, *, use_fast_acc=False):
+    a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
+    if not (a.ndim == b.ndim == c.ndim):
+        raise TileTypeError(f"mma(): x, y and acc must have the same rank (got shapes {a.shape}, "
+                            f"{b.shape}, {c.shape})")
+    if a.shape[-1] != b.shape[-2] or c.shape[-2:] != (a.shape[-2], b.shape[-1]) or \
+            a.shape[:-2] != b.shape[:-2] or a.shape[:-2] != c.shape[:-2]:
+        raise TileTypeError(f"mma(): shapes {a.shape} @ {b.shape} + {c.shape} do not form a matrix "
+                            f"multiplication (expected MxK @ KxN + MxN)")
+    if a.dtype.is_int and b.dtype.is_int and a.dtype.bits == b.dtype.bits == 8:
+        if c.dtype != D.int32:
+            raise TileTypeError(f"mma(): int8 inputs accumulate into int32 (got {c.dtype.name})")
+        v = ctx.b.value("mmai", a.value, b.value, c.value,
+                        signedness_lhs="signed" if a.dtype.signed else "unsigned",
+                        signedness_rhs="signed" if b.dtype.signed else "unsigned")
+        return Tile(v, c.dtype)
+    if a.dtype != b.dtype:
+        raise TileTypeError(f"mma(): x and y must have the same dtype (got {a.dtype.name} and "
+                            f"{b.dtype.name})")
+    allowed = MMAF_TYPES.get(a.dtype.elem)
+    if allowed is None or not a.dtype.is_float:
+        raise TileTypeError(f"mma(): {a.dtype.name} inputs are not supported")
+    if c.dtype.elem not in allowed:
+        names = " or ".join(str(D.default_signed(e)) for e in allowed)
+        raise TileTypeError(f"mma(): {a.dtype.name} inputs accumulate into {names} "
+                            f"(got acc of {c.dtype.name})")
+    return Tile(ctx.b.value("mmaf", a.value, b.value, c.value), c.dtype)
+
+
+@impl(api.matmul)
+def matmul(ctx, x, y):
+    a, b = _mm_tile(x, "x"), _mm_tile(y, "y")
+    d = promote(a.dtype, b.dtype)
+    if not d.is_float:
+        raise TileTypeError(f"matmul() of {d.name} tiles: use mma() with an int32 accumulator")
+    a, b = convert(ctx, a, d), convert(ctx, b, d)
+    acc_dtype = d if d.elem in MMAF_TYPES.get(d.elem, ()) else D.float32
+    acc = broadcast(ctx, constant(ctx, 0, acc_dtype), a.shape[:-1] + (b.shape[-1],))
+    return convert(ctx, mma(ctx, a, b, acc), d)

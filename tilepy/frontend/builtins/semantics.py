@@ -1,0 +1,200 @@
+"""Shared meaning of the kernel language: literals, conversions, broadcasting, promotion.
+
+Tile IR has no implicit conversion or broadcast (spec 8.2.1); these helpers insert the explicit
+`constant`, `exti`/`itof`/`ftof`/..., `reshape` and `broadcast` ops that user expressions imply.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import TileTypeError, TileValueError
+from ...ir import DenseValue
+from ...types import DType, TileType
+from ..promotion import literal_dtype, promote
+from ..values import Tile, type_name
+
+Number = (bool, int, float, np.number, np.bool_)
+
+
+# ------------------------------------------------------------------------------ constants
+def literal_array(value, dtype: DType) -> np.ndarray:
+    """`value` as a 0-d array of dtype's signless storage type, checking integer range."""
+    if isinstance(value, (np.number, np.bool_)):
+        value = value.item()
+    if dtype.is_bool:
+        return np.array(bool(value))
+    if dtype.is_int:
+        if isinstance(value, float):
+            if not np.isfinite(value):
+                raise TileValueError(f"cannot convert {value} to {dtype.name}")
+            value = int(value)
+        info = np.iinfo(dtype.numpy)
+        if not info.min <= int(value) <= info.max:
+            raise TileValueError(f"integer constant {value} is out of range of {dtype.name} "
+                                 f"[{info.min}, {info.max}]")
+        return np.array(int(value), dtype=dtype.numpy).view(np.dtype(f"i{dtype.itemsize}"))
+    return np.array(value, dtype=dtype.numpy)
+
+
+def constant(ctx, value, dtype: DType, shape=()) -> Tile:
+    arr = literal_array(value, dtype)
+    v = ctx.b.value("constant", value=DenseValue(dtype.elem, arr),
+                    result_types=[TileType(tuple(shape), dtype.elem)])
+    return Tile(v, dtype)
+
+
+def is_number(x) -> bool:
+    return isinstance(x, Number)
+
+
+def as_tile(ctx, x, like: DType | None = None) -> Tile:
+    """A Tile for `x`: tiles pass through, Python numbers become 0-d constants."""
+    if isinstance(x, Tile):
+        return x
+    if is_number(x):
+        return constant(ctx, x, literal_dtype(_py(x), like))
+    raise TileTypeError(f"expected a tile or a number (got {type_name(x)})")
+
+
+def _py(x):
+    return x.item() if isinstance(x, (np.number, np.bool_)) else x
+
+
+# ---------------------------------------------------------------------------- conversions
+def convert(ctx, t: Tile, dtype: DType, rounding_mode: str | None = None) -> Tile:
+    """Numeric conversion of a tile to `dtype` (Python/numpy `astype` meaning)."""
+    src = t.dtype
+    if src == dtype:
+        return t
+    b = ctx.b
+    out_t = t.type.with_elem(dtype.elem)
+    se, de = src.elem, dtype.elem
+    if dtype.is_bool:
+        zero = constant(ctx, 0, src, t.shape) if t.shape == () else broadcast(ctx, constant(ctx, 0, src), t.shape)
+        if src.is_float:
+            v = b.value("cmpf", t.value, zero.value, comparison_predicate="not_equal",
+                        comparison_ordering="unordered")
+        else:
+            v = b.value("cmpi", t.value, zero.value, comparison_predicate="not_equal",
+                        signedness="signed")
+        return Tile(v, dtype)
+    if src.is_float and dtype.is_float:
+        v = b.value("ftof", t.value, rounding_mode=rounding_mode, result_types=[out_t])
+    elif src.is_float:
+        v = b.value("ftoi", t.value, signedness=_sign(dtype), result_types=[out_t])
+    elif dtype.is_float:
+        v = b.value("itof", t.value, signedness=_sign(src), rounding_mode=rounding_mode,
+                    result_types=[out_t])
+    elif se == de:
+        return Tile(t.value, dtype)            # signedness change only: same bits
+    elif de.bits > se.bits:
+        v = b.value("exti", t.value, signedness=_sign(src), result_types=[out_t])
+    else:
+        v = b.value("trunci", t.value, result_types=[out_t])
+    return Tile(v, dtype)
+
+
+def _sign(d: DType) -> str:
+    return "signed" if d.signed and not d.is_bool else "unsigned"
+
+
+def signedness(d: DType) -> str:
+    return _sign(d)
+
+
+# --------------------------------------------------------------------------- broadcasting
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0} - {1}
+        if len(dims) > 1:
+            raise TileTypeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                                f"broadcast together")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def reshape(ctx, t: Tile, shape) -> Tile:
+    shape = tuple(shape)
+    if t.shape == shape:
+        return t
+    v = ctx.b.value("reshape", t.value, result_types=[t.type.with_shape(shape)])
+    return Tile(v, t.dtype)
+
+
+def broadcast(ctx, t: Tile, shape) -> Tile:
+    """numpy-style broadcast of `t` to `shape`: reshape to the rank, then `broadcast`."""
+    shape = tuple(shape)
+    if t.shape == shape:
+        return t
+    if len(t.shape) > len(shape) or broadcast_shapes(t.shape, shape) != shape:
+        raise TileTypeError(f"cannot broadcast a tile of shape {t.shape} to shape {shape}")
+    t = reshape(ctx, t, (1,) * (len(shape) - len(t.shape)) + t.shape)
+    if t.shape == shape:
+        return t
+    v = ctx.b.value("broadcast", t.value, result_types=[t.type.with_shape(shape)])
+    return Tile(v, t.dtype)
+
+
+# ------------------------------------------------------------------------------ operands
+def common_dtype(xs) -> DType:
+    """Promotion of the operands: tiles by the table, literals adapt to the tiles (cuTile)."""
+    tiles = [x for x in xs if isinstance(x, Tile)]
+    if not tiles:
+        d = None
+        for x in xs:
+            ld = literal_dtype(_py(x), None)
+            d = ld if d is None else promote(d, ld)
+        return d
+    d = tiles[0].dtype
+    for t in tiles[1:]:
+        d = promote(d, t.dtype)
+    for x in xs:
+        if not isinstance(x, Tile):
+            d = promote(d, literal_dtype(_py(x), d))
+    return d
+
+
+def operands(ctx, *xs, dtype: DType | None = None) -> tuple[list[Tile], DType]:
+    """Promote and broadcast `xs` to a common dtype (or `dtype`) and shape."""
+    for x in xs:
+        if not isinstance(x, Tile) and not is_number(x):
+            raise TileTypeError(f"expected a tile or a number (got {type_name(x)})")
+    d = dtype or common_dtype(xs)
+    tiles = [convert(ctx, x, d) if isinstance(x, Tile) else constant(ctx, x, d) for x in xs]
+    shape = broadcast_shapes(*(t.shape for t in tiles))
+    return [broadcast(ctx, t, shape) for t in tiles], d
+
+
+def emit(ctx, opname: str, *tiles: Tile, dtype: DType, **attrs) -> Tile:
+    v = ctx.b.value(opname, *(t.value for t in tiles), **attrs)
+    return Tile(v, dtype)
+
+
+def check_dtype(x, what: str) -> DType:
+    if not isinstance(x, DType):
+        raise TileTypeError(f"{what} must be a tilepy dtype such as tilepy.float32 "
+                            f"(got {type_name(x)})")
+    return x
+
+
+def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:
+    """A constant shape: an int or a tuple of ints."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        x = (x,)
+    if not isinstance(x, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in x):
+        kind = "a runtime tile" if isinstance(x, Tile) else type_name(x)
+        raise TileTypeError(f"{what} must be a compile-time constant tuple of ints (got {kind})")
+    return x
+
+
+def tile_shape(x, what: str = "shape") -> tuple[int, ...]:
+    """A constant shape for a tile: ints, powers of two."""
+    shape = shape_tuple(x, what)
+    bad = [d for d in shape if d <= 0 or d & (d - 1)]
+    if bad:
+        raise TileTypeError(f"{what} {shape} is not a valid tile shape: every dimension must be a "
+                            f"power of two (got {bad[0]})")
+    return shape
+

@@ -1,0 +1,129 @@
+"""Tile factories (full, zeros, ones, arange) and shape manipulation."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import TileTypeError, TileValueError
+from ...types import TileType
+from ...types import dtype as D
+from .. import api
+from ..values import Tile, type_name
+from .registry import call_builtin, impl, require_constant
+from .semantics import (as_tile, broadcast, check_dtype, constant, convert, emit, is_number,
+                        reshape as reshape_to, shape_tuple, tile_shape)
+
+
+def _filled(ctx, shape, value, dtype) -> Tile:
+    with ctx.arg("shape"):
+        shp = tile_shape(shape)
+    dtype = check_dtype(dtype, "dtype")
+    if isinstance(value, Tile):
+        return broadcast(ctx, convert(ctx, value, dtype), shp)
+    if not is_number(value):
+        raise TileTypeError(f"fill_value must be a number or a scalar tile (got {type_name(value)})")
+    return broadcast(ctx, constant(ctx, value, dtype), shp)
+
+
+@impl(api.full)
+def full(ctx, shape, fill_value, dtype):
+    return _filled(ctx, shape, fill_value, dtype)
+
+
+@impl(api.zeros)
+def zeros(ctx, shape, dtype):
+    return _filled(ctx, shape, 0, dtype)
+
+
+@impl(api.ones)
+def ones(ctx, shape, dtype):
+    return _filled(ctx, shape, 1, dtype)
+
+
+@impl(api.arange)
+def arange(ctx, size, *, dtype, start=0, step=1):
+    with ctx.arg("size"):
+        n = require_constant(size, "arange() size")
+        tile_shape((n,), "arange() size")
+    dtype = check_dtype(dtype, "arange() dtype")
+    idt = dtype if dtype.is_int else D.int32
+    it = Tile(ctx.b.value("iota", result_types=[TileType((n,), idt.elem)]), idt)
+    it = convert(ctx, it, dtype)
+    if not (isinstance(step, int) and step == 1):
+        it = call_builtin(ctx, api.mul, [it, step], {})
+    if not (isinstance(start, int) and start == 0):
+        it = call_builtin(ctx, api.add, [it, start], {})
+    return it
+
+
+def _tile(ctx, x, fn) -> Tile:
+    if not isinstance(x, Tile):
+        if is_number(x):
+            return as_tile(ctx, x)
+        raise TileTypeError(f"{fn}() expects a tile (got {type_name(x)})")
+    return x
+
+
+@impl(api.reshape)
+def reshape(ctx, x, shape):
+    t = _tile(ctx, x, "reshape")
+    with ctx.arg("shape"):
+        shp = list(shape_tuple(shape, "reshape() shape"))
+        if shp.count(-1) > 1:
+            raise TileValueError("reshape(): at most one extent may be -1")
+        if -1 in shp:
+            rest = int(np.prod([d for d in shp if d != -1])) if len(shp) > 1 else 1
+            numel = t.type.numel
+            if rest == 0 or numel % rest:
+                raise TileValueError(f"reshape(): cannot reshape {t.shape} into {tuple(shape)}")
+            shp[shp.index(-1)] = numel // rest
+        shp = tile_shape(tuple(shp), "reshape() shape")
+        if int(np.prod(shp)) != t.type.numel:
+            raise TileValueError(f"reshape(): cannot reshape a tile of shape {t.shape} "
+                                 f"({t.type.numel} elements) into {shp}")
+    return reshape_to(ctx, t, shp)
+
+
+@impl(api.permute)
+def permute(ctx, x, axes):
+    t = _tile(ctx, x, "permute")
+    axes = shape_tuple(axes, "permute() axes")
+    if sorted(a % t.ndim if t.ndim else a for a in axes) != list(range(t.ndim)):
+        raise TileValueError(f"permute(): axes {axes} is not a permutation of {tuple(range(t.ndim))}")
+    axes = tuple(a % t.ndim for a in axes)
+    if axes == tuple(range(t.ndim)):
+        return t
+    return Tile(ctx.b.value("permute", t.value, permutation=axes), t.dtype)
+
+
+@impl(api.transpose)
+def transpose(ctx, x, axis0=None, axis1=None):
+    t = _tile(ctx, x, "transpose")
+    if t.ndim < 2:
+        raise TileTypeError(f"transpose() needs a tile of rank >= 2 (got shape {t.shape})")
+    if axis0 is None and axis1 is None:
+        axis0, axis1 = t.ndim - 2, t.ndim - 1
+    elif axis0 is None or axis1 is None:
+        raise TileValueError("transpose(): give both axes or neither")
+    a0 = require_constant(axis0, "transpose() axis0") % t.ndim
+    a1 = require_constant(axis1, "transpose() axis1") % t.ndim
+    perm = list(range(t.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    return permute(ctx, t, tuple(perm))
+
+
+@impl(api.broadcast_to)
+def broadcast_to(ctx, x, shape):
+    t = _tile(ctx, x, "broadcast_to")
+    with ctx.arg("shape"):
+        shp = tile_shape(shape, "broadcast_to() shape")
+    return broadcast(ctx, t, shp)
+
+
+@impl(api.expand_dims)
+def expand_dims(ctx, x, axis):
+    t = _tile(ctx, x, "expand_dims")
+    axis = require_constant(axis, "expand_dims() axis")
+    if not -t.ndim - 1 <= axis <= t.ndim:
+        raise TileValueError(f"expand_dims(): axis {axis} is out of range for a {t.ndim}-d tile")
+    axis %= t.ndim + 1
+    return reshape_to(ctx, t, t.shape[:axis] + (1,) + t.shape[axis:])

@@ -1,0 +1,131 @@
+"""Per-kernel trace state: the module being built, the entry's parameters, the memory token.
+
+`KernelContext.begin(params)` creates the `entry` op with one block argument per scalar that
+crosses the kernel boundary (an array is a base pointer plus its dynamic shape and strides),
+builds each array's `tensor_view` in the prologue, and returns the values the kernel's
+parameter names are bound to.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from ..errors import Loc, at
+from ..ir import Block, Builder, Module, Region, Value, make_op
+from ..types import I32, PartitionViewType, PtrType, TensorViewType, TileType, DType, scalar_tile
+from .values import Array, Tile
+
+
+@dataclass(frozen=True)
+class ArrayParam:
+    name: str
+    dtype: DType
+    ndim: int
+    unit_stride: tuple[bool, ...]       # per dim: stride specialized to 1
+
+    def c_params(self) -> list[tuple[str, object]]:
+        """The scalar kernel parameters this array becomes, in order: (name, tile type)."""
+        out = [(self.name, scalar_tile(PtrType(self.dtype.elem)))]
+        out += [(f"{self.name}_shape_{i}", scalar_tile(I32)) for i in range(self.ndim)]
+        out += [(f"{self.name}_stride_{i}", scalar_tile(I32))
+                for i in range(self.ndim) if not self.unit_stride[i]]
+        return out
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    name: str
+    dtype: DType
+
+    def c_params(self):
+        return [(self.name, scalar_tile(self.dtype.elem))]
+
+
+@dataclass(frozen=True)
+class ConstParam:
+    name: str
+    value: object
+
+    def c_params(self):
+        return []
+
+
+@dataclass
+class KernelContext:
+    name: str
+    module: Module = field(default_factory=Module)
+    b: Builder = field(default_factory=Builder)
+    token: Value | None = None
+    entry_block: Block | None = None
+    prologue_end: int = 0                        # ops before this index form the prologue
+    call_stack: list = field(default_factory=list)
+    arg_locs: list[dict[str, Loc]] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ entry and prologue
+    def begin(self, params) -> dict[str, object]:
+        types, hints = [], []
+        for p in params:
+            for n, t in p.c_params():
+                types.append(t)
+                hints.append(n)
+        blk = Block(types, hints)
+        entry = make_op("entry", regions=[Region([blk])], sym_name=self.name)
+        self.module.append(entry)
+        self.entry_block = blk
+        self.b.block = blk
+        bound: dict[str, object] = {}
+        args = iter(blk.args)
+        for p in params:
+            if isinstance(p, ArrayParam):
+                bound[p.name] = self._array(p, args)
+            elif isinstance(p, ScalarParam):
+                bound[p.name] = Tile(next(args), p.dtype)
+            else:
+                bound[p.name] = p.value
+        self.token = self.b.value("make_token")
+        self.prologue_end = len(blk.ops)
+        return bound
+
+    def _array(self, p: ArrayParam, args) -> Array:
+        base = next(args)
+        shape = tuple(next(args) for _ in range(p.ndim))
+        strides = tuple(1 if p.unit_stride[i] else next(args) for i in range(p.ndim))
+        tv_type = TensorViewType(p.dtype.elem, (None,) * p.ndim,
+                                 tuple(1 if s == 1 else None for s in strides))
+        view = self.b.value("make_tensor_view", base, list(shape),
+                            [s for s in strides if s != 1], result_types=[tv_type])
+        view.hint = f"{p.name}_view"
+        return Array(p.name, p.dtype, p.ndim, base, shape, strides, view)
+
+    def partition_view(self, a: Array, shape, dim_map, padding) -> Value:
+        """The partition view of `a` with this tile shape, made once, in the prologue."""
+        key = (tuple(shape), dim_map, padding)
+        hit = a.partitions.get(key)
+        if hit is not None:
+            return hit
+        pv_type = PartitionViewType(tuple(shape), a.view.type, dim_map, padding)
+        op = make_op("make_partition_view", a.view, result_types=[pv_type])
+        self.entry_block.ops.insert(self.prologue_end, op)
+        op.parent = self.entry_block
+        self.prologue_end += 1
+        op.result.hint = f"{a.name}_tiles"
+        a.partitions[key] = op.result
+        return op.result
+
+    def finish(self):
+        self.b.block = self.entry_block
+        self.b.create("return")
+
+    # ------------------------------------------------------------------ argument locations
+    @contextlib.contextmanager
+    def call_args(self, locs: dict[str, Loc]):
+        self.arg_locs.append(locs)
+        try:
+            yield
+        finally:
+            self.arg_locs.pop()
+
+    def arg(self, name: str):
+        """Ambient location of a builtin's argument `name` (the call's, when unknown)."""
+        loc = self.arg_locs[-1].get(name) if self.arg_locs else None
+        return at(loc)

@@ -1,0 +1,82 @@
+"""Finding and parsing the source of a kernel function, with locations in the user's file.
+
+Works for functions defined in files, in Jupyter/IPython cells (their source is registered in
+`linecache` under a synthetic file name) and in `python -c`-less scripts. Functions built with
+`exec`/`compile` from a string have no retrievable source: that is a clear TileSyntaxError.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass
+
+from ..errors import Loc, TileSyntaxError
+
+
+@dataclass
+class ParsedFunction:
+    func: object
+    tree: ast.FunctionDef
+    file: str
+    first_line: int          # line number of the `def` (or first decorator) in `file`
+    col_offset: int          # indentation removed by dedent
+    lines: list[str]         # the file's lines (1-based via index - 1)
+
+    def loc(self, node: ast.AST) -> Loc:
+        line = getattr(node, "lineno", 1) + self.first_line - 1
+        end_line = getattr(node, "end_lineno", None)
+        end_line = end_line + self.first_line - 1 if end_line is not None else None
+        col = getattr(node, "col_offset", 0) + self.col_offset
+        end_col = getattr(node, "end_col_offset", None)
+        end_col = end_col + self.col_offset if end_col is not None else None
+        src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return Loc(self.file, line, col, end_line, end_col, src, self.tree.name)
+
+
+_CACHE: dict[object, ParsedFunction] = {}
+
+
+def parse_function(func) -> ParsedFunction:
+    """Parse `func`'s source into a FunctionDef whose nodes map back to the user's file."""
+    code = getattr(func, "__code__", None)
+    key = code if code is not None else func
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    name = getattr(func, "__qualname__", repr(func))
+    if code is None:
+        raise TileSyntaxError(f"{name} is not a Python function; kernels must be plain functions")
+    file = code.co_filename
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        raise TileSyntaxError(
+            f"cannot find the source code of '{name}' (defined in {file!r}). tilepy compiles the "
+            f"function's source text, so kernels must be defined in a file, a Jupyter/IPython "
+            f"cell or a module, not built with exec() or compile() from a string.") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+    if dedented and len(text) - len(dedented) == 0:
+        indent = 0
+    try:
+        module = ast.parse(dedented)
+    except SyntaxError as e:
+        line = (e.lineno or 1) + first - 1
+        raise TileSyntaxError(f"cannot parse the kernel source: {e.msg}",
+                              Loc(file, line, max(0, (e.offset or 1) - 1))) from None
+    fdefs = [n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not fdefs:
+        raise TileSyntaxError(f"the source of '{name}' is not a function definition "
+                              f"(lambdas cannot be kernels)", Loc(file, first, 0))
+    tree = fdefs[0]
+    if isinstance(tree, ast.AsyncFunctionDef):
+        raise TileSyntaxError("async functions cannot be kernels", Loc(file, first, 0))
+    all_lines = linecache.getlines(file) or lines
+    if len(all_lines) < first + len(lines) - 1:
+        all_lines = [""] * (first - 1) + list(lines)
+    parsed = ParsedFunction(func, tree, file, first, indent, all_lines)
+    _CACHE[key] = parsed
+    return parsed

@@ -1,0 +1,68 @@
+"""What names are bound to while a kernel is traced.
+
+- `Tile`: an IR value plus its user dtype (signedness lives here, IR types are signless).
+- `Array`: a kernel array parameter: base pointer, shape and strides (IR values or static ints)
+  and the tensor_view built from them.
+- Python objects (ints, floats, tuples, dtypes, functions, modules) stay Python objects: they
+  are compile-time constants and fold in Python until they meet a Tile.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import Value
+from ..types import DType, TileType
+
+
+@dataclass(eq=False)
+class Tile:
+    value: Value
+    dtype: DType
+
+    @property
+    def type(self) -> TileType:
+        return self.value.type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.type.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.value.type.shape)
+
+    def __repr__(self) -> str:
+        return f"Tile[{self.dtype.name},{self.shape}]"
+
+    def __bool__(self):
+        from ..errors import TileTypeError
+        raise TileTypeError("a tile's truth value is only known when the kernel runs; "
+                            "use it as an `if`/`while` condition or with ct.where()")
+
+
+@dataclass(eq=False)
+class Array:
+    name: str
+    dtype: DType
+    ndim: int
+    base: Value                           # tile<ptr<E>>
+    shape: tuple                          # per dim: Value (tile<i32>) or int (static)
+    strides: tuple                        # per dim: Value or int (1 when specialized unit stride)
+    view: Value | None = None             # tensor_view, built in the kernel prologue
+    partitions: dict = field(default_factory=dict)   # (tile shape, dim_map, padding) -> Value
+
+    def __repr__(self) -> str:
+        return f"Array[{self.dtype.name},{self.ndim}d]"
+
+
+def type_name(v) -> str:
+    """How a value's type is named in error messages."""
+    if isinstance(v, (Tile, Array)):
+        return repr(v)
+    if isinstance(v, bool):
+        return "bool constant"
+    if isinstance(v, int):
+        return "int constant"
+    if isinstance(v, float):
+        return "float constant"
+    return type(v).__name__

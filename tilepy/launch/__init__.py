@@ -1,0 +1,1 @@
+"""Running compiled kernels: argument intake, the CPU backend, NVRTC, launching."""

@@ -1,0 +1,1 @@
+"""Passes from the traced Tile IR to what the C++ emitter prints."""
