@@ -44,11 +44,8 @@ def infos_for(args) -> list:
 
 
 def compile_for_args(kernel, args) -> CompiledKernel:
-    try:
-        key, params = kernel.specialize(infos_for(args))
-        return compile_specialization(kernel, key, params)
-    except TileError as e:
-        raise e.with_traceback(None) from None
+    key, params = kernel.specialize(infos_for(args))
+    return compile_specialization(kernel, key, params)
 
 
 def compile_specialization(kernel, key, params) -> CompiledKernel:

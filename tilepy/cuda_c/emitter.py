@@ -39,6 +39,7 @@ class EmitContext:
     tables: list[str] = field(default_factory=list)
     smem_bytes: int = 0
     barrier_loads: set[int] = field(default_factory=set)
+    used_values: set[int] = field(default_factory=set)
     counter: int = 0
 
     def fresh(self, hint: str | None) -> str:
@@ -104,14 +105,20 @@ def literal(elem, value) -> str:
     elif np.isinf(f):
         core = "tp::inf_f32()" if f > 0 else "(-tp::inf_f32())"
     elif elem.bits == 64:
-        return f"{f.hex()}"
+        return _shortest(np.float64(f))
     else:
-        core = f"{np.float32(f).item().hex()}f"
+        core = _shortest(np.float32(f)) + "f"
     if elem.bits == 64:
         return f"(double){core}"
     if elem in (F16, BF16):
         return f"tp::cvt<{c}>({core})"
     return core
+
+
+def _shortest(x) -> str:
+    """The shortest decimal that reads back as exactly x in x's own precision."""
+    s = str(x)
+    return s if ("." in s or "e" in s) else s + ".0"
 
 
 # ---------------------------------------------------------------------------- element-wise
@@ -194,7 +201,8 @@ def emit_constant(ctx, op):
 def emit_grid(ctx, op):
     src = "blockIdx" if op.name == "get_tile_block_id" else "gridDim"
     for r, axis in zip(op.results, "xyz"):
-        ctx.w.line(f"const int32_t {ctx.define(r)} = (int32_t){src}.{axis};", op.loc)
+        if id(r) in ctx.used_values:
+            ctx.w.line(f"const int32_t {ctx.define(r)} = (int32_t){src}.{axis};", op.loc)
 
 
 def emit_iota(ctx, op):
@@ -471,6 +479,7 @@ def emit_kernel(module: Module, nt: int = 128) -> EmittedKernel:
     entry = module.entry()
     ctx = EmitContext()
     ctx.barrier_loads = loads_after_stores(module)
+    ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
     params = []
     for a in entry.body.block.args:
         n = ctx.define(a)

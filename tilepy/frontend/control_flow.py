@@ -59,7 +59,8 @@ def _wrap(v_template, value: Value):
 # -------------------------------------------------------------------------------- if
 def trace_if(tr, node: ast.If, cond: Tile):
     from .tracer import Undefined
-    cond = _scalar_bool(tr, cond, "if")
+    with at(tr.loc(node.test)):
+        cond = _scalar_bool(tr, cond, "if")
     before = get_state(tr)
     branches = []
     for stmts in (node.body, node.orelse):
@@ -223,7 +224,8 @@ def trace_for(tr, node: ast.For):
             if _ir_value(new) is arg:
                 outs.append(None)                  # pass-through: not loop-carried after all
                 continue
-            fixed = _fit_carried(tr, n, init, new, state[n], blk, overrides)
+            with at(tr.def_locs.get(n)):
+                fixed = _fit_carried(tr, n, init, new, state[n], blk, overrides)
             if fixed is None:
                 retry = True
             outs.append(fixed)

@@ -72,12 +72,18 @@ class Kernel:
     def mlir(self, *args) -> str:
         """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""
         from ..compiler import compile_for_args
-        return compile_for_args(self, args).mlir
+        try:
+            return compile_for_args(self, args).mlir
+        except TileError as e:
+            raise e.with_traceback(None) from None     # the user's line is in the message
 
     def cuda_source(self, *args) -> str:
         """The CUDA C++ this kernel becomes for `args`."""
         from ..compiler import compile_for_args
-        return compile_for_args(self, args).cuda_source
+        try:
+            return compile_for_args(self, args).cuda_source
+        except TileError as e:
+            raise e.with_traceback(None) from None
 
     # ------------------------------------------------------------------ specialization
     def specialize(self, infos) -> tuple[tuple, list]:

@@ -37,6 +37,9 @@ def _closure() -> dict[DType, set[DType]]:
 
 UPPER = _closure()   # dtype -> every dtype it promotes to (itself included)
 
+# Pairs that share upper bounds but must not mix implicitly (cuTile: f16 + bf16 is an error).
+INCOMPATIBLE = {frozenset((D.float16, D.bfloat16))}
+
 
 def promote(a: DType, b: DType) -> DType:
     """The common dtype of two tile dtypes, or TileTypeError."""
@@ -50,7 +53,7 @@ def promote(a: DType, b: DType) -> DType:
     if ca != cb:
         return a if ca > cb else b
     common = UPPER[a] & UPPER[b]
-    if not common:
+    if not common or frozenset((a, b)) in INCOMPATIBLE:
         raise TileTypeError(f"implicit promotion of {a.name} and {b.name} is not supported "
                             f"(no common type; convert one of them with astype())")
     # least upper bound: the common upper bound below every other one (it has the most bounds)

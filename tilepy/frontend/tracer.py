@@ -15,7 +15,7 @@ import inspect
 import operator
 
 from ..errors import TileError, TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, \
-    TileValueError, at
+    TileValueError, at, current_loc
 from ..types import DType
 from . import api
 from .builtins import call_builtin, is_builtin
@@ -69,6 +69,7 @@ class FunctionTracer:
         self.parsed = parsed
         self.env = env                 # closure + globals of the Python function
         self.scope: dict[str, object] = {}
+        self.def_locs: dict[str, object] = {}   # name -> location of its latest assignment
         self.runtime_depth = 0         # > 0 inside runtime if/for bodies
 
     # ------------------------------------------------------------------ driving
@@ -103,12 +104,12 @@ class FunctionTracer:
     def stmt_Assign(self, node):
         value = self.expr(node.value)
         for target in node.targets:
-            self.assign(target, value)
+            self.assign(target, value, node.value)
 
     def stmt_AnnAssign(self, node):
         if node.value is None:
             return
-        self.assign(node.target, self.expr(node.value))
+        self.assign(node.target, self.expr(node.value), node.value)
 
     def stmt_AugAssign(self, node):
         if not isinstance(node.target, ast.Name):
@@ -116,14 +117,16 @@ class FunctionTracer:
                                   "(tiles are immutable; arrays are written with tilepy.store)")
         current = self.lookup(node.target.id, node.target)
         value = self.expr(node.value)
-        self.assign(node.target, self.binop(node.op, current, value))
+        self.assign(node.target, self.binop(node.op, current, value), node)
 
-    def assign(self, target, value):
+    def assign(self, target, value, value_node=None):
         with at(self.loc(target)):
             if isinstance(target, ast.Name):
                 if isinstance(value, Tile) and value.value.hint is None:
                     value.value.hint = target.id
                 self.scope[target.id] = value
+                self.def_locs[target.id] = self.loc(value_node if value_node is not None
+                                                    else target)
             elif isinstance(target, (ast.Tuple, ast.List)):
                 if not isinstance(value, tuple):
                     raise TileTypeError(f"cannot unpack {type_name(value)}: only tuples unpack")
@@ -131,7 +134,7 @@ class FunctionTracer:
                     raise TileValueError(f"cannot unpack {len(value)} values into "
                                          f"{len(target.elts)} names")
                 for t, v in zip(target.elts, value):
-                    self.assign(t, v)
+                    self.assign(t, v, value_node)
             elif isinstance(target, ast.Subscript):
                 raise TileTypeError("tiles are immutable and arrays are written with tilepy.store(); "
                                     "item assignment is not supported")
@@ -446,10 +449,16 @@ def inline_function(ctx: KernelContext, fn, args, kwargs):
     tracer = FunctionTracer(ctx, parsed, function_env(fn))
     tracer.scope.update(_bind_params(None, inspect.signature(fn), args, kwargs, fn.__name__))
     ctx.call_stack.append(code)
+    call_loc = current_loc()
     try:
         tracer.run(parsed.tree.body)
     except ReturnSignal as r:
         return r.value
+    except TileError as e:
+        if call_loc is not None and e.loc is not None and e.loc.file == parsed.file \
+                and e.loc.function == parsed.tree.name:
+            e.notes.append(f"in {fn.__name__}(), called from {call_loc}")
+        raise
     finally:
         ctx.call_stack.pop()
     return None

@@ -229,7 +229,7 @@ def _print_reduce_like(p: Printer, op: Operation):
              f"{', '.join(str(r.type) for r in op.results)}")
     p.emit(head)
     args = ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args)
-    p.region_body(f"  ({args})", blk, "  }")
+    p.region_body(f"({args})", blk)
 
 
 def _print_make_tensor_view(p: Printer, op: Operation):

@@ -67,14 +67,14 @@ def _terminator_check(op: Operation) -> str | None:
     allowed = _TERMINATORS.get(op.name)
     if not allowed:
         return None
+    want = " or ".join(sorted(allowed))
     for name, region in zip(op.opdef.regions, op.regions):
         for b in region.blocks:
             term = b.ops[-1] if b.ops else None
             if term is None or not term.opdef.terminator:
-                return f"region '{name}' must end with one of {', '.join(sorted(allowed))}"
+                return f"region '{name}' must end with {want}"
             if term.name not in allowed:
-                return (f"region '{name}' must end with one of {', '.join(sorted(allowed))} "
-                        f"(got {term.name})")
+                return f"region '{name}' must end with {want} (got {term.name})"
     return None
 
 

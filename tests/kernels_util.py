@@ -1,0 +1,33 @@
+"""Helpers shared by the tests: locating expected error positions in this repo's test sources."""
+import inspect
+import re
+
+
+def marker_loc(func_or_module_file, marker: str, snippet: str):
+    """(line, col) of `snippet` on the source line that carries the comment `# <marker>`."""
+    path = func_or_module_file if isinstance(func_or_module_file, str) else \
+        inspect.getsourcefile(func_or_module_file)
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if line.rstrip().endswith(f"# {marker}"):
+                pat = re.escape(snippet)
+                if snippet[:1].isalnum() or snippet[:1] == "_":
+                    pat = r"\b" + pat
+                if snippet[-1:].isalnum() or snippet[-1:] == "_":
+                    pat = pat + r"\b"
+                return i, re.search(pat, line).start()
+    raise AssertionError(f"marker {marker} not found in {path}")
+
+
+def assert_located(err, marker: str, snippet: str, path: str):
+    line, col = marker_loc(path, marker, snippet)
+    assert err.loc is not None, f"error has no location: {err}"
+    assert (err.loc.file, err.loc.line, err.loc.col) == (path, line, col), \
+        f"expected {path}:{line}:{col + 1}, got {err.loc}\n{err}"
+    text = str(err)
+    assert f"{path}:{line}:{col + 1}" in text
+    caret_line = [l for l in text.splitlines() if l.strip().startswith("|") and "^" in l]
+    assert caret_line, text
+    # the caret starts under the snippet
+    src_line = [l for l in text.splitlines() if l.lstrip().startswith(f"{line} |")][0]
+    assert caret_line[0].index("^") == src_line.index(" | ") + 3 + col, text

@@ -1,0 +1,205 @@
+"""Numerics of the emitted C++ run on the CPU backend, against numpy."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+
+rng = np.random.default_rng(1234)
+
+
+def run(kernel, grid, *args):
+    ct.launch(None, grid, kernel, args)
+
+
+@ct.kernel
+def vadd(a, b, c, TILE: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(c, (i,), ct.load(a, (i,), (TILE,)) + ct.load(b, (i,), (TILE,)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.float64])
+@pytest.mark.parametrize("n", [1, 100, 1024])
+def test_vector_add_ragged(dtype, n):
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    b = (rng.standard_normal(n) * 10).astype(dtype)
+    c = np.zeros_like(a)
+    run(vadd, (ct.cdiv(n, 128),), a, b, c, 128)
+    np.testing.assert_array_equal(c, a + b)
+
+
+@ct.kernel
+def elementwise(x, y, out):
+    i = ct.bid(0)
+    a = ct.load(x, (i,), (64,))
+    b = ct.load(y, (i,), (64,))
+    r = ct.exp(a) * 0.5 - ct.maximum(a, b) / (ct.abs(b) + 1.0)
+    r = ct.where(a > b, r, ct.sqrt(ct.abs(a)) + ct.floor(b))
+    ct.store(out, (i,), r)
+
+
+def test_elementwise_math():
+    x = rng.standard_normal(200).astype(np.float32)
+    y = rng.standard_normal(200).astype(np.float32)
+    out = np.zeros_like(x)
+    run(elementwise, (ct.cdiv(200, 64),), x, y, out)
+    r = np.exp(x) * 0.5 - np.maximum(x, y) / (np.abs(y) + 1)
+    ref = np.where(x > y, r, np.sqrt(np.abs(x)) + np.floor(y))
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
+@ct.kernel
+def int_ops(x, y, out_div, out_mod, out_shift):
+    a = ct.load(x, (0,), (256,))
+    b = ct.load(y, (0,), (256,))
+    ct.store(out_div, (0,), a // b)
+    ct.store(out_mod, (0,), a % b)
+    ct.store(out_shift, (0,), (a >> 2) ^ (b << 1))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.int8])
+def test_integer_semantics_follow_python(dtype):
+    info = np.iinfo(dtype)
+    lo = max(info.min, -1000)
+    x = rng.integers(lo, min(info.max, 1000), 256).astype(dtype)
+    y = rng.integers(1, min(info.max, 50), 256).astype(dtype)
+    if info.min < 0:
+        y = (y * rng.choice([-1, 1], 256)).astype(dtype)
+    d, m, s = (np.zeros_like(x) for _ in range(3))
+    run(int_ops, (1,), x, y, d, m, s)
+    np.testing.assert_array_equal(d, x // y)
+    np.testing.assert_array_equal(m, x % y)
+    np.testing.assert_array_equal(s, (x >> 2) ^ (y << 1))
+
+
+@ct.kernel
+def softmax(x, y, BLOCK: ct.Constant[int]):
+    row = ct.bid(0)
+    t = ct.load(x, (row, 0), (1, BLOCK), padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
+    e = ct.exp(t - ct.max(t, axis=1, keepdims=True))
+    ct.store(y, (row, 0), (e / ct.sum(e, axis=1, keepdims=True)).astype(y.dtype))
+
+
+@pytest.mark.parametrize("cols", [1, 7, 64, 300])
+def test_softmax_rows(cols):
+    x = rng.standard_normal((9, cols)).astype(np.float32)
+    y = np.zeros_like(x)
+    block = 1 << max(0, (cols - 1).bit_length())
+    run(softmax, (9,), x, y, block)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@ct.kernel
+def matmul(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+    bm, bn = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+        a = ct.load(A, (bm, k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, (k, bn), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(C, (bm, bn), acc.astype(C.dtype))
+
+
+@pytest.mark.parametrize("dtype,out,rtol", [(np.float32, np.float32, 1e-5),
+                                            (np.float16, np.float32, 1e-5),
+                                            (np.float16, np.float16, 1e-2)])
+@pytest.mark.parametrize("mnk", [(33, 17, 50), (64, 64, 64), (1, 100, 3)])
+def test_matmul_ragged(dtype, out, rtol, mnk):
+    M, N, K = mnk
+    A = rng.standard_normal((M, K)).astype(dtype)
+    B = rng.standard_normal((K, N)).astype(dtype)
+    C = np.zeros((M, N), out)
+    run(matmul, (ct.cdiv(M, 32), ct.cdiv(N, 16)), A, B, C, 32, 16, 16)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    err = np.abs(C.astype(np.float64) - A64 @ B64) / (np.abs(A64) @ np.abs(B64) + 1e-30)
+    assert err.max() <= rtol
+
+
+@ct.kernel
+def transpose_sum(x, y, col_sums):
+    t = ct.load(x, (0, 0), (16, 32))
+    ct.store(y, (0, 0), ct.transpose(t))
+    ct.store(col_sums, (0,), ct.sum(t, axis=0))
+
+
+def test_transpose_and_reduction_axis0():
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    y = np.zeros((32, 16), np.float32)
+    s = np.zeros(32, np.float32)
+    run(transpose_sum, (1,), x, y, s)
+    np.testing.assert_array_equal(y, x.T)
+    np.testing.assert_allclose(s, x.sum(0), rtol=1e-5)
+
+
+@ct.kernel
+def loop_if(x, out, n):
+    acc = ct.zeros((16,), ct.float32)
+    count = 0
+    for i in range(n):
+        t = ct.load(x, (i,), (16,), padding_mode=ct.PaddingMode.ZERO)
+        if i % 2 == 0:
+            acc = acc + t
+        else:
+            acc = acc - t
+        count += 1
+    ct.store(out, (0,), acc * count)
+
+
+def test_loop_with_runtime_branch():
+    x = rng.standard_normal(100).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    run(loop_if, (1,), x, out, 7)
+    xs = np.pad(x, (0, 12)).reshape(-1, 16)
+    ref = sum((xs[i] if i % 2 == 0 else -xs[i]) for i in range(7)) * 7
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+
+
+@ct.kernel
+def conversions(x, f16, i32, u8, b):
+    t = ct.load(x, (0,), (32,))
+    ct.store(f16, (0,), t.astype(ct.float16))
+    ct.store(i32, (0,), t.astype(ct.int32))
+    ct.store(u8, (0,), t.astype(ct.uint8))
+    ct.store(b, (0,), t.astype(ct.bool_))
+
+
+def test_conversions_round_and_saturate():
+    x = np.array([0.0, -0.0, 1.5, -1.5, 2.5, 65519.0, 65520.0, 1e10, -1e10, np.nan, 300.7, -3.2,
+                  1e-8, 0.333333, 255.9, 256.0] * 2, np.float32)
+    f16, i32 = np.zeros(32, np.float16), np.zeros(32, np.int32)
+    u8, b = np.zeros(32, np.uint8), np.zeros(32, np.bool_)
+    run(conversions, (1,), x, f16, i32, u8, b)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(f16, x.astype(np.float16))
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        ref_i = np.where(np.isnan(x64), 0, np.clip(np.trunc(x64), -2**31, 2**31 - 1)).astype(np.int64)
+        ref_u = np.where(np.isnan(x64), 0, np.clip(np.trunc(x64), 0, 255)).astype(np.int64)
+    np.testing.assert_array_equal(i32, ref_i)
+    np.testing.assert_array_equal(u8, ref_u)
+    np.testing.assert_array_equal(b, x != 0)
+
+
+def test_readonly_output_is_rejected():
+    a = np.zeros(16, np.float32)
+    c = np.zeros(16, np.float32)
+    c.setflags(write=False)
+    with pytest.raises(ct.TileValueError, match="read-only"):
+        run(vadd, (1,), a, a, c, 16)
+
+
+def test_grid_validation():
+    a = np.zeros(16, np.float32)
+    with pytest.raises(ct.TileValueError, match="grid"):
+        run(vadd, (2**24,), a, a, a, 16)
+    with pytest.raises(ct.TileValueError, match="grid"):
+        run(vadd, (1, 1, 1, 1), a, a, a, 16)
+    run(vadd, (0,), a, a, a, 16)     # an empty grid launches nothing
+
+
+def test_torch_cpu_tensors_if_available():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(300)
+    c = torch.zeros(300)
+    run(vadd, (3,), a, a, c, 128)
+    assert torch.equal(c, a + a)
