@@ -14,7 +14,6 @@ import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module, Operation, Value
-from ..lowering import layout
 from ..lowering.barriers import loads_after_stores
 from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
 from .writer import Writer

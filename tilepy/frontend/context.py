@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..errors import Loc, at
 from ..ir import Block, Builder, Module, Region, Value, make_op
-from ..types import I32, PartitionViewType, PtrType, TensorViewType, TileType, DType, scalar_tile
+from ..types import I32, PartitionViewType, PtrType, TensorViewType, DType, scalar_tile
 from .values import Array, Tile
 
 

@@ -12,11 +12,10 @@ import ast
 
 from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, at
 from ..ir import Block, Region, Value
-from ..types import TileType, TokenType
+from ..types import TileType
 from ..types import dtype as D
 from . import api
-from .builtins import call_builtin
-from .builtins.semantics import as_tile, broadcast, convert, is_number, literal_array
+from .builtins.semantics import as_tile, broadcast, convert, is_number
 from .promotion import can_cast_implicitly, literal_dtype, promote
 from .values import Tile, type_name
 

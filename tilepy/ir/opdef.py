@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..types import ElementType, PtrType, TileType, Type, element_type
+from ..types import ElementType, TileType, Type
 from ..types import element as E
 
 

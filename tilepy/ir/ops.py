@@ -8,9 +8,9 @@ function in cuda_c/ and its custom syntax).
 from __future__ import annotations
 
 from ..types import (ARITH_FLOAT_TYPES, E4M3, E5M2, F16, F32, F64, BF16, FLOAT_TYPES, I1, I8, I32,
-                     I64, INT_TYPES, TF32, TOKEN, PartitionViewType, PtrType, TensorViewType,
+                     INT_TYPES, TF32, TOKEN, PartitionViewType, PtrType, TensorViewType,
                      TileType, TokenType, scalar_tile)
-from .constraints import (all_tiles, elem_in, elem_is_ptr, member_types, rank_in, same_elem,
+from .constraints import (all_tiles, elem_in, same_elem,
                           same_rank, same_shape, same_type, scalar)
 from .opdef import (CMP_ORDERING, CMP_PREDICATE, MEMORY_ORDERING, MEMORY_SCOPE, OVERFLOW, ROUNDING,
                     SIGNEDNESS, AttrSpec, OpDef, OperandSpec, ResultSpec)
@@ -55,7 +55,6 @@ def float_op(name, arity, *modifiers, types=ARITH_FLOAT_TYPES):
     attrs = tuple(_FLOAT_MODIFIERS[m][0] for m in modifiers)
     mods = " ".join(_FLOAT_MODIFIERS[m][1] for m in modifiers)
     syntax = ", ".join(f"${n}" for n in names) + (f" {mods}" if mods else "") + " : type($result)"
-    all_names = (*names, "result")
     return op(OpDef(name, operands=tuple(O(n) for n in names), attrs=attrs, results=(R("result"),),
                     syntax=syntax, infer=same_as(0), elementwise=True, category="float",
                     constraints=(all_tiles(*names), same_shape(*names), same_elem(*names),
@@ -72,7 +71,6 @@ def int_op(name, arity, signedness=False, overflow=False, types=INT_TYPES):
         attrs.append(A("overflow", OVERFLOW))
         mods.append("?( overflow<$overflow> )?")
     syntax = ", ".join(f"${n}" for n in names) + "".join(" " + m for m in mods) + " : type($result)"
-    all_names = (*names, "result")
     return op(OpDef(name, operands=tuple(O(n) for n in names), attrs=tuple(attrs),
                     results=(R("result"),), syntax=syntax, infer=same_as(0), elementwise=True,
                     category="integer",

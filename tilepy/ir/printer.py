@@ -8,11 +8,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-import numpy as np
 
-from ..types import TileType
 from .core import Block, Module, Operation, Value
-from .opdef import DenseValue, EnumKind, format_scalar
+from .opdef import EnumKind, format_scalar
 
 
 class Namer:

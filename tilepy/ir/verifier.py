@@ -6,11 +6,10 @@ source location, with the module printed and the message under the failing op.
 from __future__ import annotations
 
 from ..errors import TileVerificationError
-from ..types import I1, PtrType, TileType, TokenType, scalar_tile
+from ..types import TileType, TokenType, scalar_tile
 from .constraints import check_all
 from .core import Block, Module, Operation
 from .opdef import EnumKind
-from .ops import OPS
 
 # Which terminators may end the body of each region-holding op.
 _TERMINATORS = {

@@ -9,7 +9,7 @@ import ctypes
 
 import numpy as np
 
-from ..errors import (TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError,
+from ..errors import (TileError, TileTypeError, TileUnsupportedFeatureError,
                       TileValueError)
 from ..frontend.context import ArrayParam, ScalarParam
 from ..types import dtype as D

@@ -7,14 +7,13 @@ program keeps the order the user wrote.
 """
 from __future__ import annotations
 
-from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ...types import I32, PartitionViewType, TileType
+from ...errors import TileTypeError, TileValueError
 from ...types import dtype as D
 from .. import api
 from ..promotion import can_cast_implicitly
 from ..values import Array, Tile, type_name
 from .registry import impl, require_constant
-from .semantics import as_tile, broadcast, constant, convert, emit, tile_shape
+from .semantics import as_tile, broadcast, convert, emit, tile_shape
 
 
 def _axis(axis, what="axis") -> int:
@@ -40,7 +39,6 @@ def num_blocks(ctx, axis):
 def cdiv(ctx, x, y):
     if isinstance(x, int) and isinstance(y, int):
         return -((-x) // y)
-    from .arith import floordiv
     from .semantics import operands
     (a, b), d = operands(ctx, x, y)
     if not d.is_int:

@@ -9,7 +9,7 @@ from ...types import dtype as D
 from .. import api
 from ..values import Tile, type_name
 from .registry import call_builtin, impl, require_constant
-from .semantics import (as_tile, broadcast, check_dtype, constant, convert, emit, is_number,
+from .semantics import (as_tile, broadcast, check_dtype, constant, convert, is_number,
                         reshape as reshape_to, shape_tuple, tile_shape)
 
 
