@@ -8,12 +8,12 @@ function in cuda_c/ and its custom syntax).
 from __future__ import annotations
 
 from ..types import (ARITH_FLOAT_TYPES, E4M3, E5M2, F16, F32, F64, BF16, FLOAT_TYPES, I1, I8, I32,
-                     INT_TYPES, TF32, TOKEN, PartitionViewType, PtrType, TensorViewType,
+                     I64, INT_TYPES, TF32, TOKEN, PartitionViewType, PtrType, TensorViewType,
                      TileType, TokenType, scalar_tile)
-from .constraints import (all_tiles, elem_in, same_elem,
+from .constraints import (all_tiles, elem_in, elem_is_ptr, same_elem,
                           same_rank, same_shape, same_type, scalar)
 from .opdef import (CMP_ORDERING, CMP_PREDICATE, MEMORY_ORDERING, MEMORY_SCOPE, OVERFLOW, ROUNDING,
-                    SIGNEDNESS, AttrSpec, OpDef, OperandSpec, ResultSpec)
+                    SIGNEDNESS, AttrSpec, EnumKind, OpDef, OperandSpec, ResultSpec)
 
 OPS: dict[str, OpDef] = {}
 
@@ -558,3 +558,120 @@ op(OpDef("get_index_space_shape", operands=(O("src"),), results=(R("result", var
 op(OpDef("get_tensor_shape", operands=(O("src"),), results=(R("result", variadic=True),),
          syntax="$src : type($src) -> type1($result)", category="view",
          constraints=(_shape_query_ok,)))
+
+
+# ------------------------------------------------------------------------- pointers, memory
+def _ptr_of(ptr_name, value_name):
+    def check(o):
+        p, v = getattr(o, ptr_name).type, getattr(o, value_name).type
+        if not (isinstance(p, TileType) and isinstance(p.elem, PtrType)):
+            return f"{ptr_name} must be a tile of pointers (got {p})"
+        if not isinstance(v, TileType) or v.elem != p.elem.pointee or v.shape != p.shape:
+            return (f"{ptr_name} must point to the element type of {value_name} and have its "
+                    f"shape (got {p} and {v})")
+    return check
+
+
+def _mask_ok(o):
+    m = o.mask
+    if m is not None:
+        ref = o.operands[0].type
+        if not (isinstance(m.type, TileType) and m.type.elem == I1 and m.type.shape == ref.shape):
+            return f"mask must be a tile of i1 with the shape of the pointers {ref.shape_str()} (got {m.type})"
+
+
+op(OpDef("load_ptr_tko", operands=(O("source"), O("mask", optional=True),
+                                   O("paddingValue", optional=True), O("token", optional=True)),
+         attrs=_MEM_ATTRS, results=(R("result"), R("result_token")), category="memory", pure=False,
+         infer=lambda t, a: [t[0].with_elem(t[0].elem.pointee), TOKEN],
+         syntax="$memory_ordering_semantics ?( $memory_scope )? $source ?( , $mask )? "
+                "?( , $paddingValue )? ?( token = $token )? : type($source) ?( , type($mask) )? "
+                "?( , type($paddingValue) )? -> type($result), type($result_token)",
+         constraints=(_ptr_of("source", "result"), _mask_ok, _token_ok)))
+op(OpDef("store_ptr_tko", operands=(O("destination"), O("value"), O("mask", optional=True),
+                                    O("token", optional=True)),
+         attrs=_MEM_ATTRS, results=(R("result_token"),), category="memory", pure=False,
+         infer=lambda t, a: [TOKEN],
+         syntax="$memory_ordering_semantics ?( $memory_scope )? $destination, $value ?( , $mask )? "
+                "?( token = $token )? : type($destination), type($value) ?( , type($mask) )? "
+                "-> type($result_token)",
+         constraints=(_ptr_of("destination", "value"), _mask_ok, _token_ok)))
+
+ATOMIC_MODE = EnumKind("AtomicRMWMode", ("and", "or", "xor", "add", "addf", "max", "min", "umax",
+                                         "umin", "xchg"))
+_ATOMIC_ATTRS = (A("memory_ordering_semantics", MEMORY_ORDERING, False),
+                 A("memory_scope", MEMORY_SCOPE, False))
+op(OpDef("atomic_cas_tko", operands=(O("pointers"), O("cmp"), O("val"), O("mask", optional=True),
+                                     O("token", optional=True)),
+         attrs=_ATOMIC_ATTRS, results=(R("result"), R("result_token")), category="atomic",
+         pure=False, infer=lambda t, a: [t[1], TOKEN],
+         syntax="$memory_ordering_semantics $memory_scope $pointers, $cmp, $val ?( , $mask )? "
+                "?( token = $token )? : type($pointers), type($cmp) ?( , type($mask) )? "
+                "-> type($result), type($result_token)",
+         constraints=(_ptr_of("pointers", "cmp"), same_type("cmp", "val", "result"),
+                      elem_in((I32, I64, F32, F64), "cmp"), _mask_ok, _token_ok)))
+op(OpDef("atomic_rmw_tko", operands=(O("pointers"), O("arg"), O("mask", optional=True),
+                                     O("token", optional=True)),
+         attrs=_ATOMIC_ATTRS + (A("mode", ATOMIC_MODE, False),),
+         results=(R("result"), R("result_token")), category="atomic", pure=False,
+         infer=lambda t, a: [t[1], TOKEN],
+         syntax="$memory_ordering_semantics $memory_scope $pointers, $mode, $arg ?( , $mask )? "
+                "?( token = $token )? : type($pointers), type($arg) ?( , type($mask) )? "
+                "-> type($result), type($result_token)",
+         constraints=(_ptr_of("pointers", "arg"), same_type("arg", "result"), _mask_ok,
+                      _token_ok)))
+
+
+def _ptr_cast(name, src_ok, dst_ok, what):
+    def check(o):
+        s, r = o.source.type, o.result.type
+        if s.shape != r.shape:
+            return f"source and result must have the same shape (got {s.shape_str()}, {r.shape_str()})"
+        if not src_ok(s.elem):
+            return f"source must be {what[0]} (got {s})"
+        if not dst_ok(r.elem):
+            return f"result must be {what[1]} (got {r})"
+    return op(OpDef(name, operands=(O("source"),), results=(R("result"),), category="conversion",
+                    syntax="$source : type($source) -> type($result)", elementwise=True,
+                    constraints=(all_tiles("source", "result"), check)))
+
+
+_is_ptr = lambda e: isinstance(e, PtrType)  # noqa: E731
+_ptr_cast("int_to_ptr", lambda e: e == I64, _is_ptr, ("a tile of i64", "a tile of pointers"))
+_ptr_cast("ptr_to_int", _is_ptr, lambda e: e == I64, ("a tile of pointers", "a tile of i64"))
+_ptr_cast("ptr_to_ptr", _is_ptr, _is_ptr, ("a tile of pointers", "a tile of pointers"))
+
+
+def _packing(o):
+    s, r = o.source.type, o.result.type
+    if s.rank != 1 or r.rank != 1:
+        return f"source and result must be 1-d tiles (got {s}, {r})"
+    if s.numel * s.elem.bits != r.numel * r.elem.bits:
+        return (f"source and result must hold the same number of bytes "
+                f"(got {s.numel * s.elem.bits // 8} and {r.numel * r.elem.bits // 8})")
+
+
+op(OpDef("pack", operands=(O("source"),), results=(R("result"),),
+         syntax="$source : type($source) -> type($result)",
+         constraints=(all_tiles("source", "result"), elem_in((I8,), "result"), _packing)))
+op(OpDef("unpack", operands=(O("source"),), results=(R("result"),),
+         syntax="$source : type($source) -> type($result)",
+         constraints=(all_tiles("source", "result"), elem_in((I8,), "source"), _packing)))
+
+# ---------------------------------------------------------------------------- module items
+op(OpDef("module", attrs=(A("sym_name", "symbol", False),), regions=("body",), pure=False))
+op(OpDef("global", attrs=(A("sym_name", "symbol", False), A("value", "dense", False),
+                          A("alignment", "int")), pure=False))
+op(OpDef("get_global", attrs=(A("name", "symbol", False),), results=(R("result"),),
+         syntax="$name : type($result)",
+         constraints=(elem_is_ptr("result"), scalar("result"))))
+
+# ---------------------------------------------------------------------------- miscellaneous
+op(OpDef("assume", operands=(O("value"),), attrs=(A("predicate", "predicate", False),),
+         results=(R("result"),), infer=same_as(0), syntax="$predicate, $value : type($value)",
+         constraints=(same_type("value", "result"),)))
+op(OpDef("print_tko", operands=(O("args", variadic=True), O("token", optional=True)),
+         attrs=(A("str", "string", False),), results=(R("result_token"),), category="misc",
+         pure=False, infer=lambda t, a: [TOKEN],
+         syntax="$str ?( , $args )? ?( token = $token )? ?( : type($args) )? -> type($result_token)",
+         constraints=(all_tiles("args"), _token_ok)))
