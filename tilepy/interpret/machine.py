@@ -1,0 +1,267 @@
+"""The abstract machine of spec chapter 6: a grid of tile blocks executing the entry's body.
+
+Tile blocks run one after another in grid order (x fastest), each with its own register file;
+one valid schedule of the unspecified one (6.8.2). Within a block, ops run in program order and
+memory ops take effect immediately (6.8.3). Structured control flow follows 8.5: `for`, `loop`,
+`if`, and the terminators continue/break/yield/return, which may sit inside nested `if`s.
+
+Weak (non-atomic, `weak`-ordered) accesses of different tile blocks to the same bytes, one of
+them a store, are a data race (8.6: weak assumes no concurrent access); with `check_races` the
+interpreter reports them after the launch.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import TileLaunchError, TileUnsupportedFeatureError, TileValueError, at
+from ..ir import Block, Operation
+from ..ir.printer import print_op
+from .arith import HANDLERS
+from .memory import Memory
+from .printf import format_print
+
+
+@dataclass
+class OpEvent:
+    """What the `on_op` hook receives after each op runs: the op (with `.loc`, the user's source
+    line), the tile block, and the concrete operand and result values (numpy arrays for tiles).
+    Inside reduce/scan bodies the values hold all positions being folded at once."""
+    op: Operation
+    block: tuple[int, int, int]
+    inputs: list
+    outputs: list
+
+    @property
+    def loc(self):
+        return self.op.loc
+
+    def __str__(self) -> str:
+        head = print_op(self.op).split("\n")[0]
+        where = f"  ({self.loc})" if self.loc else ""
+        vals = "".join(f"\n    -> {_short(v)}" for v in self.outputs)
+        return f"[block {self.block}] {head}{where}{vals}"
+
+
+def _short(v) -> str:
+    if isinstance(v, np.ndarray):
+        body = np.array2string(v, threshold=16, edgeitems=3, max_line_width=100)
+        return f"{v.dtype}{list(v.shape)} {body}"
+    return repr(v)
+
+
+def print_ops(event: OpEvent):
+    """A ready-made `on_op` hook: print every op with its results."""
+    print(event, file=sys.stdout)
+
+
+class KernelAssertionError(TileLaunchError):
+    """A `cuda_tile.assert` failed in the interpreter."""
+
+
+@dataclass
+class Signal:
+    kind: str          # "yield", "continue", "break", "return"
+    values: list
+
+
+CONTROL: dict[str, Callable] = {}
+
+
+def control(name):
+    def deco(fn):
+        CONTROL[name] = fn
+        return fn
+    return deco
+
+
+@dataclass
+class Machine:
+    memory: Memory
+    grid: tuple[int, int, int]
+    globals: dict[str, int] = field(default_factory=dict)
+    on_op: Callable[[OpEvent], Any] | None = None
+    max_loop_iterations: int = 1 << 24
+    check_races: bool = True
+    accesses: list = field(default_factory=list)     # (block linear id, byte addresses, store)
+
+
+class BlockExec:
+    """One tile block: its register file and the statement being executed."""
+
+    def __init__(self, machine: Machine, block: tuple[int, int, int], linear: int):
+        self.m = machine
+        self.block = block
+        self.linear = linear
+        self.grid = machine.grid
+        self.memory = machine.memory
+        self.globals = machine.globals
+        self.env: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------------ running
+    def run_block(self, block: Block, batched: bool = False) -> Signal:
+        for op in block.ops:
+            if op.opdef.terminator:
+                return Signal(op.name, [self.env[id(v)] for v in op.operands])
+            sig = self.exec_op(op, batched)
+            if sig is not None:
+                return sig
+        return Signal("yield", [])
+
+    def exec_op(self, op: Operation, batched: bool = False) -> Signal | None:
+        inputs = [self.env[id(v)] for v in op.operands]
+        with at(op.loc):
+            ctl = CONTROL.get(op.name)
+            if ctl is not None:
+                outputs, sig = ctl(self, op, inputs)
+                if sig is not None:
+                    return sig
+            else:
+                args = _broadcast(inputs) if (batched and op.opdef.elementwise) else inputs
+                outputs = HANDLERS[op.name](self, op, args)
+        for r, v in zip(op.results, outputs):
+            self.env[id(r)] = v
+        if self.m.on_op is not None:
+            self.m.on_op(OpEvent(op, self.block, inputs, list(outputs)))
+        return None
+
+    def call_region(self, block: Block, inputs: list, batched: bool = False) -> list:
+        """Bind a region's arguments, run it, return what its `yield` gives."""
+        for a, v in zip(block.args, inputs):
+            self.env[id(a)] = v
+        sig = self.run_block(block, batched)
+        if sig.kind != "yield":
+            raise TileValueError(f"a {sig.kind} cannot leave this region")
+        return sig.values
+
+    def note_access(self, op: Operation, addr: np.ndarray, store: bool):
+        if not self.m.check_races or op.attrs.get("memory_ordering_semantics") != "weak":
+            return
+        nbytes = _access_bytes(op)
+        a = np.asarray(addr, dtype=np.uint64).reshape(-1)
+        if a.size:
+            spread = (a[:, None] + np.arange(nbytes, dtype=np.uint64)[None, :]).reshape(-1)
+            self.m.accesses.append((self.linear, spread, store))
+
+
+def _access_bytes(op) -> int:
+    if op.name in ("load_view_tko", "store_view_tko"):
+        return op.view.type.view.elem.storage_bytes
+    if op.name == "load_ptr_tko":
+        return op.source.type.elem.pointee.storage_bytes
+    return op.destination.type.elem.pointee.storage_bytes
+
+
+def _broadcast(values):
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    if len(arrays) < 2:
+        return values
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    return [np.broadcast_to(v, shape) if isinstance(v, np.ndarray) else v for v in values]
+
+
+# ------------------------------------------------------------------------------ control flow
+@control("for")
+def _for(ex: BlockExec, op: Operation, inputs):
+    lb, ub, step, *carried = inputs
+    elem = op.lowerBound.type.elem
+    from .values import as_signed, as_unsigned, wrap
+    read = as_unsigned if op.attrs.get("unsignedCmp") else as_signed
+    i, hi, st = int(read(lb, elem)), int(read(ub, elem)), int(as_signed(step, elem))
+    if st <= 0 and i < hi:
+        raise TileValueError(f"for: the step must be positive (got {st})")
+    body = op.body.block
+    count = 0
+    while i < hi:
+        count += 1
+        if count > ex.m.max_loop_iterations:
+            raise TileValueError(f"for: more than {ex.m.max_loop_iterations} iterations")
+        ex.env[id(body.args[0])] = wrap(np.array(i % (1 << 64), dtype=np.uint64), elem)
+        for a, v in zip(body.args[1:], carried):
+            ex.env[id(a)] = v
+        sig = ex.run_block(body)
+        if sig.kind == "return":
+            return None, sig
+        carried = sig.values
+        i += st
+    return carried, None
+
+
+@control("loop")
+def _loop(ex: BlockExec, op: Operation, inputs):
+    body = op.body.block
+    carried = inputs
+    for _ in range(ex.m.max_loop_iterations):
+        for a, v in zip(body.args, carried):
+            ex.env[id(a)] = v
+        sig = ex.run_block(body)
+        if sig.kind == "break":
+            return sig.values, None
+        if sig.kind == "return":
+            return None, sig
+        carried = sig.values
+    raise TileValueError(f"loop: no break after {ex.m.max_loop_iterations} iterations")
+
+
+@control("if")
+def _if(ex: BlockExec, op: Operation, inputs):
+    taken = op.thenRegion if bool(np.asarray(inputs[0])) else op.elseRegion
+    if not taken.blocks:
+        return [], None
+    sig = ex.run_block(taken.block)
+    if sig.kind == "yield":
+        return sig.values, None
+    return None, sig            # continue/break/return leave the enclosing loop or kernel
+
+
+@control("assert")
+def _assert(ex: BlockExec, op: Operation, inputs):
+    cond = np.asarray(inputs[0], dtype=bool)
+    if not cond.all():
+        bad = [tuple(int(i) for i in ix) for ix in np.argwhere(~cond)[:8]]
+        raise KernelAssertionError(f"assertion failed in tile block {ex.block}: {op.message} "
+                                   f"(at element{'s' if len(bad) > 1 else ''} "
+                                   f"{', '.join(map(str, bad))})")
+    return [], None
+
+
+@control("print_tko")
+def _print(ex: BlockExec, op: Operation, inputs):
+    args = inputs[:len(op.args)]
+    elems = [v.type.elem for v in op.args]
+    sys.stdout.write(format_print(op.attrs["str"], args, elems))
+    from .values import TOKEN
+    return [TOKEN], None
+
+
+def unsupported_ops(entry: Operation) -> list[Operation]:
+    return [o for o in entry.walk() if o is not entry and o.name not in HANDLERS
+            and o.name not in CONTROL and not o.opdef.terminator]
+
+
+def race_report(m: Machine) -> str | None:
+    """The first byte address two tile blocks accessed with weak ordering, one of them storing."""
+    if not m.accesses:
+        return None
+    addr = np.concatenate([a for _, a, _ in m.accesses])
+    blk = np.concatenate([np.full(a.size, b, dtype=np.int64) for b, a, _ in m.accesses])
+    st = np.concatenate([np.full(a.size, s, dtype=bool) for _, a, s in m.accesses])
+    order = np.lexsort((blk, addr))
+    addr, blk, st = addr[order], blk[order], st[order]
+    # per address: more than one block, and at least one store
+    new = np.r_[True, addr[1:] != addr[:-1]]
+    group = np.cumsum(new) - 1
+    first_blk = blk[new][group]
+    multi = np.zeros(group[-1] + 1, dtype=bool)
+    np.logical_or.at(multi, group, blk != first_blk)
+    stores = np.zeros(group[-1] + 1, dtype=bool)
+    np.logical_or.at(stores, group, st)
+    bad = np.nonzero(multi & stores)[0]
+    if not bad.size:
+        return None
+    a = int(addr[new][bad[0]])
+    blocks = sorted(set(int(b) for b in blk[group == bad[0]]))
+    return f"address 0x{a:x} (tile blocks {blocks[:4]})"
