@@ -68,3 +68,39 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted)
     kernel.cache[key] = ck
     return ck
+
+
+@dataclass
+class CompiledModule:
+    """A Tile IR module built directly (not traced from Python), compiled to C++."""
+    name: str
+    module: Module
+    mlir: str
+    emitted: object              # cuda_c.emitter.EmittedKernel
+
+    @property
+    def cuda_source(self) -> str:
+        return self.emitted.source(line_directives=False)
+
+    def compile_source(self) -> str:
+        return self.emitted.source(line_directives=True)
+
+
+def compile_module(module: Module) -> CompiledModule:
+    """verify -> dce -> emit for a module built with tilepy.ir (dce edits `module` in place).
+
+    The entry's parameters are the kernel's C parameters in order (no Python-level
+    specialization); run it on the CPU with `launch.cpu.build` and `launch.cpu.run`."""
+    from .cuda_c.emitter import emit_kernel
+    from .lowering.dce import dce
+    verify(module)
+    mlir = print_module(module)
+    dce(module)
+    try:
+        emitted = emit_kernel(module)
+    except TileError:
+        raise
+    except Exception as e:
+        raise TileInternalError(f"internal error while emitting C++ for module '{module.name}': "
+                                f"{type(e).__name__}: {e}") from e
+    return CompiledModule(module.entry().sym_name, module, mlir, emitted)

@@ -68,14 +68,23 @@ class EmitContext:
 
 
 # ---------------------------------------------------------------------------- C++ spelling
+_NO_CPP_TYPE = ("e4m3", "e5m2")      # runtime.h has no fp8 types yet
+
+
+def _cpp(e) -> str:
+    if e.name in _NO_CPP_TYPE:
+        raise TileUnsupportedFeatureError(f"{e} values are not supported by the CUDA C++ backend yet")
+    return CPP_TYPE[e]
+
+
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
         e = t.elem
-        scalar = f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e]
+        scalar = f"{_cpp(e.pointee)}*" if isinstance(e, PtrType) else _cpp(e)
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
     if isinstance(t, TensorViewType):
-        return f"tp::View<{CPP_TYPE[t.elem]}, {t.rank}>"
+        return f"tp::View<{_cpp(t.elem)}, {t.rank}>"
     raise TileUnsupportedFeatureError(f"values of type {t} are not supported by the CUDA C++ backend yet")
 
 

@@ -38,8 +38,9 @@ def _elem(op, i=0):
     return op.results[i].type.elem
 
 
-def _ub(op, what: str):
-    raise TileValueError(f"{op.name}: {what} (undefined behavior in Tile IR)")
+def _ub(ex, op, mask, what: str):
+    """Lanes where the spec leaves the result undefined: marked, not an error until observed."""
+    ex.poison(op, mask, f"{what} (undefined behavior in Tile IR)")
 
 
 # ------------------------------------------------------------------------------ floats
@@ -191,17 +192,15 @@ def _signed_attr(op) -> bool:
     return op.attrs.get("signedness") == "signed"
 
 
-def _check_overflow(op, elem, exact_signed, exact_unsigned):
-    """UB check of the `overflow` assumption: exact results must fit when promised."""
+def _check_overflow(ex, op, elem, exact_signed, exact_unsigned):
+    """The `overflow` assumption: lanes whose exact result does not fit are undefined."""
     ov = op.attrs.get("overflow") or "none"
     checks = {"no_signed_wrap": (True,), "no_unsigned_wrap": (False,), "no_wrap": (True, False)}
     for signed in checks.get(ov, ()):
-        vals = exact_signed if signed else exact_unsigned
-        if vals is None:
-            continue
+        vals = np.asarray(exact_signed if signed else exact_unsigned, dtype=object)
         lo, hi = int_range(elem, signed)
-        if any(not lo <= int(v) <= hi for v in np.asarray(vals, dtype=object).reshape(-1)):
-            _ub(op, f"the result wraps around although the op says overflow<{ov}>")
+        bad = np.array([not lo <= int(v) <= hi for v in vals.reshape(-1)]).reshape(vals.shape)
+        _ub(ex, op, bad, f"the result wraps around although the op says overflow<{ov}>")
 
 
 def _pyints(a, elem, signed):
@@ -224,7 +223,7 @@ def int_arith(ex, op, args):
     elem = _elem(op)
     f = _IARITH[op.name]
     if (op.attrs.get("overflow") or "none") != "none":
-        _check_overflow(op, elem, f(*(_pyints(a, elem, True) for a in args)),
+        _check_overflow(ex, op, elem, f(*(_pyints(a, elem, True) for a in args)),
                         f(*(_pyints(a, elem, False) for a in args)))
     return [wrap(f(*(as_unsigned(a, elem) for a in args)), elem)]
 
@@ -233,7 +232,7 @@ def int_arith(ex, op, args):
 def int_neg(ex, op, args):
     elem = _elem(op)
     if (op.attrs.get("overflow") or "none") != "none":
-        _check_overflow(op, elem, -_pyints(args[0], elem, True), -_pyints(args[0], elem, False))
+        _check_overflow(ex, op, elem, -_pyints(args[0], elem, True), -_pyints(args[0], elem, False))
     return [wrap(np.uint64(0) - as_unsigned(args[0], elem), elem)]
 
 
@@ -265,7 +264,7 @@ def int_shl(ex, op, args):
         xs = _pyints(args[0], elem, True)
         ex_s = np.array([int(a) << int(min(b, 64)) for a, b in zip(xs.reshape(-1), y.reshape(-1))],
                         dtype=object).reshape(x.shape)
-        _check_overflow(op, elem, ex_s, exact)
+        _check_overflow(ex, op, elem, ex_s, exact)
     return [_from_pyints(np.where(y >= elem.bits, 0, exact), elem)]
 
 
@@ -297,15 +296,16 @@ def int_div(ex, op, args):
         raise TileValueError("divi: rounding<negative_inf> with unsigned is not a valid "
                              "combination (spec 8.8.4)")
     a, b = (_pyints(x, elem, signed) for x in args)
-    out = []
+    out, zero, over = [], [], []
     lo, hi = int_range(elem, signed)
     for x, y in zip(a.reshape(-1), b.reshape(-1)):
-        if y == 0:
-            _ub(op, "division by zero")
-        q = {"zero": _trunc_div(x, y), "negative_inf": x // y, "positive_inf": -((-x) // y)}[rnd]
-        if not lo <= q <= hi:
-            _ub(op, f"signed division overflow ({x} / {y})")
+        q = 0 if y == 0 else {"zero": _trunc_div(x, y) if y else 0, "negative_inf": x // y,
+                              "positive_inf": -((-x) // y)}[rnd]
+        zero.append(y == 0)
+        over.append(not lo <= q <= hi)
         out.append(q)
+    _ub(ex, op, np.array(zero).reshape(a.shape), "division by zero")
+    _ub(ex, op, np.array(over).reshape(a.shape), "signed division overflow")
     return [_from_pyints(np.array(out, dtype=object).reshape(a.shape), elem)]
 
 
@@ -315,11 +315,8 @@ def int_rem(ex, op, args):
     elem = _elem(op)
     signed = _signed_attr(op)
     a, b = (_pyints(x, elem, signed) for x in args)
-    out = []
-    for x, y in zip(a.reshape(-1), b.reshape(-1)):
-        if y == 0:
-            _ub(op, "remainder by zero")
-        out.append(x - _trunc_div(x, y) * y)
+    out = [x - _trunc_div(x, y) * y if y else 0 for x, y in zip(a.reshape(-1), b.reshape(-1))]
+    _ub(ex, op, (b == 0).astype(bool), "remainder by zero")
     return [_from_pyints(np.array(out, dtype=object).reshape(a.shape), elem)]
 
 
@@ -409,10 +406,9 @@ def ftoi(ex, op, args):
     elem = _elem(op)
     signed = _signed_attr(op)
     x = F.to_f64(args[0])
-    if np.isinf(x).any():
-        _ub(op, "converting Inf to an integer")
+    _ub(ex, op, np.isinf(x), "converting Inf to an integer")
     lo, hi = int_range(elem, signed)
-    t = np.trunc(np.nan_to_num(x, nan=0.0))
+    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0))
     vals = [min(max(int(v), lo), hi) for v in t.reshape(-1)]
     return [_from_pyints(np.array(vals, dtype=object).reshape(x.shape), elem)]
 
@@ -428,7 +424,7 @@ def exti(ex, op, args):
 def trunci(ex, op, args):
     src, elem = op.source.type.elem, _elem(op)
     if (op.attrs.get("overflow") or "none") != "none":
-        _check_overflow(op, elem, _pyints(args[0], src, True), _pyints(args[0], src, False))
+        _check_overflow(ex, op, elem, _pyints(args[0], src, True), _pyints(args[0], src, False))
     return [wrap(as_unsigned(args[0], src), elem)]
 
 

@@ -90,7 +90,8 @@ def round_f64(x, elem, mode: str = "nearest_even", satfinite: bool | None = None
             up = (frac > 0) & ng
         else:
             raise ValueError(mode)
-        v = np.ldexp(r + up, q)
+        with np.errstate(over="ignore"):
+            v = np.ldexp(r + up, q)
         big = v > fmt.max
         if big.any():
             v[big] = _overflow(ng[big], fmt, mode, sat)

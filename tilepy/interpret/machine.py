@@ -22,7 +22,13 @@ from ..ir import Block, Operation
 from ..ir.printer import print_op
 from .arith import HANDLERS
 from .memory import Memory
+from .poison import Undef, describe, merge, propagate, require
 from .printf import format_print
+
+MOVES = {"reshape", "broadcast", "permute", "cat", "extract", "select", "reduce", "scan", "mmaf",
+         "mmai", "assume", "pack", "unpack"}
+# Memory ops that check the lanes they use themselves (masked or out-of-bounds lanes don't count).
+SELF_CHECKED = {"load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko"}
 
 
 @dataclass
@@ -34,6 +40,7 @@ class OpEvent:
     block: tuple[int, int, int]
     inputs: list
     outputs: list
+    undefined: list = field(default_factory=list)    # per output: bool mask of undefined lanes
 
     @property
     def loc(self):
@@ -66,6 +73,7 @@ class KernelAssertionError(TileLaunchError):
 class Signal:
     kind: str          # "yield", "continue", "break", "return"
     values: list
+    undefs: list = field(default_factory=list)
 
 
 CONTROL: dict[str, Callable] = {}
@@ -100,12 +108,23 @@ class BlockExec:
         self.memory = machine.memory
         self.globals = machine.globals
         self.env: dict[int, Any] = {}
+        self.undef: dict[int, Undef] = {}       # id(Value) -> its undefined lanes
+        self.op_undefs: list = []               # per input of the op running now
+        self.pending: dict[int, Undef] = {}     # result index -> lanes the op made undefined
 
     # ------------------------------------------------------------------------ running
+    def bind(self, v, value, undef: Undef | None = None):
+        self.env[id(v)] = value
+        if undef is None:
+            self.undef.pop(id(v), None)
+        else:
+            self.undef[id(v)] = undef
+
     def run_block(self, block: Block, batched: bool = False) -> Signal:
         for op in block.ops:
             if op.opdef.terminator:
-                return Signal(op.name, [self.env[id(v)] for v in op.operands])
+                return Signal(op.name, [self.env[id(v)] for v in op.operands],
+                              [self.undef.get(id(v)) for v in op.operands])
             sig = self.exec_op(op, batched)
             if sig is not None:
                 return sig
@@ -113,28 +132,55 @@ class BlockExec:
 
     def exec_op(self, op: Operation, batched: bool = False) -> Signal | None:
         inputs = [self.env[id(v)] for v in op.operands]
+        undefs = [self.undef.get(id(v)) for v in op.operands]
+        self.op_undefs, self.pending = undefs, {}
         with at(op.loc):
             ctl = CONTROL.get(op.name)
             if ctl is not None:
-                outputs, sig = ctl(self, op, inputs)
+                outputs, out_undefs, sig = ctl(self, op, inputs, undefs)
                 if sig is not None:
                     return sig
             else:
-                args = _broadcast(inputs) if (batched and op.opdef.elementwise) else inputs
-                outputs = HANDLERS[op.name](self, op, args)
-        for r, v in zip(op.results, outputs):
-            self.env[id(r)] = v
+                outputs, out_undefs = self._compute(op, inputs, undefs, batched)
+        for i, (r, v) in enumerate(zip(op.results, outputs)):
+            u = out_undefs[i] if out_undefs else None
+            if i in self.pending:
+                u = merge(u, self.pending[i], np.shape(v))
+            self.bind(r, v, u)
         if self.m.on_op is not None:
-            self.m.on_op(OpEvent(op, self.block, inputs, list(outputs)))
+            und = [self.undef[id(r)].mask if id(r) in self.undef else None for r in op.results]
+            self.m.on_op(OpEvent(op, self.block, inputs, list(outputs), und))
         return None
 
+    def _compute(self, op: Operation, inputs, undefs, batched):
+        moves = op.opdef.elementwise or op.name in MOVES
+        if not moves and op.name not in SELF_CHECKED:
+            for u, v in zip(undefs, op.operands):
+                require(u, f"{op.name} (operand {v.hint or ''}: {v.type})")
+        args = _broadcast(inputs) if (batched and op.opdef.elementwise) else inputs
+        outputs = HANDLERS[op.name](self, op, args)
+        return outputs, (propagate(self, op, args, undefs, outputs) if moves else None)
+
+    def poison(self, op: Operation, mask, what: str, result: int = 0):
+        """Mark lanes of the running op's result undefined (undefined behavior made them so)."""
+        mask = np.asarray(mask, dtype=bool)
+        if mask.any():
+            u = Undef(mask.copy(), describe(op, what))
+            self.pending[result] = merge(self.pending.get(result), u, mask.shape)
+
+    def require_lanes(self, i: int, lanes, what: str):
+        """Operand i must be defined where `lanes` is true (memory ops check only what they use)."""
+        require(self.op_undefs[i], what, lanes)
+
     def call_region(self, block: Block, inputs: list, batched: bool = False) -> list:
-        """Bind a region's arguments, run it, return what its `yield` gives."""
+        """Bind a region's arguments, run it, return what its `yield` gives (reduce/scan)."""
         for a, v in zip(block.args, inputs):
-            self.env[id(a)] = v
+            self.bind(a, v)
         sig = self.run_block(block, batched)
         if sig.kind != "yield":
             raise TileValueError(f"a {sig.kind} cannot leave this region")
+        for u in sig.undefs:
+            require(u, "the reduce/scan body")
         return sig.values
 
     def note_access(self, op: Operation, addr: np.ndarray, store: bool):
@@ -165,8 +211,11 @@ def _broadcast(values):
 
 # ------------------------------------------------------------------------------ control flow
 @control("for")
-def _for(ex: BlockExec, op: Operation, inputs):
+def _for(ex: BlockExec, op: Operation, inputs, undefs):
+    for u in undefs[:3]:
+        require(u, "for (loop bound)")
     lb, ub, step, *carried = inputs
+    cu = undefs[3:]
     elem = op.lowerBound.type.elem
     from .values import as_signed, as_unsigned, wrap
     read = as_unsigned if op.attrs.get("unsignedCmp") else as_signed
@@ -179,62 +228,64 @@ def _for(ex: BlockExec, op: Operation, inputs):
         count += 1
         if count > ex.m.max_loop_iterations:
             raise TileValueError(f"for: more than {ex.m.max_loop_iterations} iterations")
-        ex.env[id(body.args[0])] = wrap(np.array(i % (1 << 64), dtype=np.uint64), elem)
-        for a, v in zip(body.args[1:], carried):
-            ex.env[id(a)] = v
+        ex.bind(body.args[0], wrap(np.array(i % (1 << 64), dtype=np.uint64), elem))
+        for a, v, u in zip(body.args[1:], carried, cu):
+            ex.bind(a, v, u)
         sig = ex.run_block(body)
         if sig.kind == "return":
-            return None, sig
-        carried = sig.values
+            return None, None, sig
+        carried, cu = sig.values, sig.undefs
         i += st
-    return carried, None
+    return carried, cu, None
 
 
 @control("loop")
-def _loop(ex: BlockExec, op: Operation, inputs):
+def _loop(ex: BlockExec, op: Operation, inputs, undefs):
     body = op.body.block
-    carried = inputs
+    carried, cu = inputs, undefs
     for _ in range(ex.m.max_loop_iterations):
-        for a, v in zip(body.args, carried):
-            ex.env[id(a)] = v
+        for a, v, u in zip(body.args, carried, cu):
+            ex.bind(a, v, u)
         sig = ex.run_block(body)
         if sig.kind == "break":
-            return sig.values, None
+            return sig.values, sig.undefs, None
         if sig.kind == "return":
-            return None, sig
-        carried = sig.values
+            return None, None, sig
+        carried, cu = sig.values, sig.undefs
     raise TileValueError(f"loop: no break after {ex.m.max_loop_iterations} iterations")
 
 
 @control("if")
-def _if(ex: BlockExec, op: Operation, inputs):
+def _if(ex: BlockExec, op: Operation, inputs, undefs):
+    require(undefs[0], "if (condition)")
     taken = op.thenRegion if bool(np.asarray(inputs[0])) else op.elseRegion
     if not taken.blocks:
-        return [], None
+        return [], [], None
     sig = ex.run_block(taken.block)
     if sig.kind == "yield":
-        return sig.values, None
-    return None, sig            # continue/break/return leave the enclosing loop or kernel
+        return sig.values, sig.undefs, None
+    return None, None, sig      # continue/break/return leave the enclosing loop or kernel
 
 
 @control("assert")
-def _assert(ex: BlockExec, op: Operation, inputs):
+def _assert(ex: BlockExec, op: Operation, inputs, undefs):
+    require(undefs[0], "assert (condition)")
     cond = np.asarray(inputs[0], dtype=bool)
     if not cond.all():
         bad = [tuple(int(i) for i in ix) for ix in np.argwhere(~cond)[:8]]
         raise KernelAssertionError(f"assertion failed in tile block {ex.block}: {op.message} "
                                    f"(at element{'s' if len(bad) > 1 else ''} "
                                    f"{', '.join(map(str, bad))})")
-    return [], None
+    return [], [], None
 
 
 @control("print_tko")
-def _print(ex: BlockExec, op: Operation, inputs):
+def _print(ex: BlockExec, op: Operation, inputs, undefs):
     args = inputs[:len(op.args)]
     elems = [v.type.elem for v in op.args]
     sys.stdout.write(format_print(op.attrs["str"], args, elems))
     from .values import TOKEN
-    return [TOKEN], None
+    return [TOKEN], [None], None
 
 
 def unsupported_ops(entry: Operation) -> list[Operation]:

@@ -63,8 +63,10 @@ def shape_query(ex, op, args):
     return [wrap(np.array(d, dtype=np.uint64), r.type.elem) for d, r in zip(dims, op.results)]
 
 
-def _tile_addresses(pv: PartitionView, index, what: str):
-    """(addresses, in-bounds mask) of every element of the tile at `index`."""
+def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
+    """(addresses, in-bounds mask) of every element of the tile at `index` (operands first...)."""
+    for k in range(len(index)):
+        ex.require_lanes(first + k, None, f"{what} (index)")
     t = pv.type
     tv = pv.view
     idx = [_u(i) for i in index]
@@ -110,9 +112,11 @@ def _write(ex, addr, values, elem, what):
 def load_view(ex, op, args):
     pv = args[0]
     elem = pv.view.elem
-    addr, inb = _tile_addresses(pv, args[1:1 + len(op.index)], op.name)
+    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name)
     out = np.empty(addr.shape, dtype=E.NUMPY_DTYPE[elem])
     out[...] = F.encode(np.array(_padding(pv, elem)), elem) if elem.is_float else 0
+    if pv.type.padding_value is None:
+        ex.poison(op, ~inb, "an element past the tensor's edge read without a padding value")
     if inb.any():
         out[inb] = _read(ex, addr[inb], elem, op.name)
     ex.note_access(op, addr[inb], store=False)
@@ -122,28 +126,36 @@ def load_view(ex, op, args):
 @handler("store_view_tko")
 def store_view(ex, op, args):
     tile, pv = args[0], args[1]
-    addr, inb = _tile_addresses(pv, args[2:2 + len(op.index)], op.name)
+    addr, inb = _tile_addresses(ex, pv, args[2:2 + len(op.index)], 2, op.name)
+    ex.require_lanes(0, inb, "store_view_tko (stored value)")
     if inb.any():
         _write(ex, addr[inb], np.asarray(tile)[inb], pv.view.elem, op.name)
     ex.note_access(op, addr[inb], store=True)
     return [TOKEN]
 
 
-def _mask(op, args, shape):
+def _mask(ex, op, args, shape):
     m = op.mask
     if m is None:
         return np.ones(shape, dtype=bool)
-    return np.asarray(args[op.operands.index(m)], dtype=bool)
+    i = op.operands.index(m)
+    ex.require_lanes(i, None, f"{op.name} (mask)")
+    return np.asarray(args[i], dtype=bool)
 
 
 @handler("load_ptr_tko")
 def load_ptr(ex, op, args):
     elem = op.result.type.elem
     addr = np.asarray(args[0])
-    mask = _mask(op, args, addr.shape)
+    mask = _mask(ex, op, args, addr.shape)
+    ex.require_lanes(0, mask, "load_ptr_tko (pointer)")
     out = np.zeros(addr.shape, dtype=E.NUMPY_DTYPE[elem])
     if op.paddingValue is not None:
-        out[...] = args[op.operands.index(op.paddingValue)]
+        i = op.operands.index(op.paddingValue)
+        ex.require_lanes(i, ~mask, "load_ptr_tko (padding value)")
+        out[...] = args[i]
+    else:
+        ex.poison(op, ~mask, "a masked-off element loaded without a padding value")
     if mask.any():
         out[mask] = _read(ex, addr[mask], elem, op.name)
     ex.note_access(op, addr[mask], store=False)
@@ -153,7 +165,9 @@ def load_ptr(ex, op, args):
 @handler("store_ptr_tko")
 def store_ptr(ex, op, args):
     addr = np.asarray(args[0])
-    mask = _mask(op, args, addr.shape)
+    mask = _mask(ex, op, args, addr.shape)
+    ex.require_lanes(0, mask, "store_ptr_tko (pointer)")
+    ex.require_lanes(1, mask, "store_ptr_tko (stored value)")
     if mask.any():
         _write(ex, addr[mask], np.asarray(args[1])[mask], op.value.type.elem, op.name)
     ex.note_access(op, addr[mask], store=True)
@@ -216,8 +230,9 @@ def atomic_rmw(ex, op, args):
         raise TileUnsupportedFeatureError(f"atomic_rmw_tko: mode {op.mode} does not support {elem} "
                                           f"(spec 8.10.2)")
     addr, arg = np.asarray(args[0]), np.asarray(args[1])
-    mask = _mask(op, args, addr.shape)
+    mask = _mask(ex, op, args, addr.shape)
     out = np.zeros(addr.shape, dtype=arg.dtype)
+    ex.poison(op, ~mask, "a masked-off atomic_rmw_tko result (implementation-defined)")
     for pos in np.ndindex(*addr.shape):
         if mask[pos]:
             old = _read(ex, addr[pos], elem, op.name)
@@ -232,7 +247,7 @@ def atomic_cas(ex, op, args):
     _weak_atomic(op)
     elem = op.cmp.type.elem
     addr, cmp, val = (np.asarray(a) for a in args[:3])
-    mask = _mask(op, args, addr.shape)
+    mask = _mask(ex, op, args, addr.shape)
     out = cmp.copy()
     for pos in np.ndindex(*addr.shape):
         if mask[pos]:

@@ -89,4 +89,5 @@ def flat_span(arr: np.ndarray) -> np.ndarray:
         return arr.reshape(-1)[:0]
     item = arr.dtype.itemsize
     span = 1 + sum((d - 1) * (s // item) for d, s in zip(arr.shape, arr.strides))
-    return np.lib.stride_tricks.as_strided(arr, shape=(span,), strides=(item,))
+    raw = arr.view(f"u{item}")           # as_strided needs a builtin dtype (not bf16/fp8)
+    return np.lib.stride_tricks.as_strided(raw, shape=(span,), strides=(item,)).view(arr.dtype)

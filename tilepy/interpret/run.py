@@ -114,7 +114,7 @@ def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
                 for x in range(g[0]):
                     ex = BlockExec(m, (x, y, z), linear)
                     for a, v in zip(body.args, values):
-                        ex.env[id(a)] = v
+                        ex.bind(a, v)
                     ex.run_block(body)
                     linear += 1
         race = race_report(m) if check_races else None

@@ -1,0 +1,76 @@
+"""Drawing whole cases: inputs, a random op sequence, outputs."""
+from __future__ import annotations
+
+from tilepy.types import TileType, element_type
+
+from . import genops as O
+from . import genregions as R
+from .case import ArraySpec, Case
+from .gen import ALL, FLOATS, INTS, PADS, Draw, Gen, V
+
+COMMON = FLOATS + INTS      # element types of most arrays (fp8/tf32 in 30% of draws)
+
+KINDS = (  # (generator, weight)
+    (O.float_binary, 10), (O.float_unary, 6), (O.fma, 3), (O.int_binary, 8), (O.int_unary, 2),
+    (lambda g: O.compare(g) is not None, 5), (O.select, 5), (O.convert, 8), (O.reshape, 4),
+    (O.broadcast, 4), (O.permute, 3), (O.extract, 2), (O.cat, 2), (O.iota, 1),
+    (lambda g: R.reduce_or_scan(g, "reduce"), 5), (lambda g: R.reduce_or_scan(g, "scan"), 2),
+    (R.mma, 4), (R.for_loop, 4), (R.if_else, 3), (R.block_scalar, 2),
+)
+_TABLE = [k for k, w in KINDS for _ in range(w)]
+
+
+def _tile_shape(d: Draw, rank: int) -> tuple[int, ...]:
+    if rank == 1:
+        return (1 << d.int(0, 7),)
+    a = d.int(0, 5)
+    return (1 << a, 1 << d.int(0, min(5, 7 - a)))
+
+
+def _array(d: Draw, name: str, elem: str, tile, grid, role: str) -> ArraySpec:
+    rank = len(tile)
+    dim_map = (1, 0) if rank == 2 and d.chance(25) else None
+    blocks = (grid[0] * grid[1],) if rank == 1 else grid
+    shape = [0] * rank
+    ragged = False
+    dm = dim_map or tuple(range(rank))
+    for i, t in enumerate(tile):
+        r = d.int(0, t - 1) if d.chance(40) else 0
+        ragged |= r > 0
+        shape[dm[i]] = blocks[i] * t - r
+    el = element_type(elem)
+    padding = None
+    if role == "in" and (ragged or d.chance(30)):
+        padding = d.choice(PADS) if el.is_float else "zero"
+    return ArraySpec(name, elem, tuple(shape), tuple(tile), role, dim_map,
+                     col_major=rank == 2 and d.chance(30), pad=d.choice((0, 0, 1, 3)),
+                     padding=padding, flip=tuple(d.chance(25) for _ in tile))
+
+
+def _output(g: Gen, v: V, k: int) -> tuple[int, ArraySpec]:
+    if v.type.rank in (0, 3):
+        shape = (v.type.numel,) if v.type.rank == 0 else (v.shape[0] * v.shape[1], v.shape[2])
+        v = g.one("reshape", [v], [v.type.with_shape(shape)], exact=v.exact)
+    spec = _array(g.d, f"out{k}", v.elem.name, v.shape, g.grid, "out")
+    return v.id, spec
+
+
+def draw_case(d: Draw, grid: tuple[int, int]) -> Case:
+    g = Gen(d, grid)
+    arrays, loads = [], []
+    for k in range(d.int(1, 3)):
+        elem = d.choice(ALL) if d.chance(30) else d.choice(COMMON)
+        spec = _array(d, f"in{k}", elem, _tile_shape(d, d.int(1, 2)), grid, "in")
+        arrays.append(spec)
+        loads.append((g.fresh(TileType(spec.tile, element_type(elem)), True).id, k))
+    for _ in range(d.int(2, 12)):
+        d.choice(_TABLE)(g)
+    top = [v for v in g.scopes[0] if not isinstance(v.elem, type(None))]
+    made = [v for v in top if v.id not in {i for i, _ in loads}] or top
+    stores = []
+    for k in range(d.int(1, min(3, len(made)))):
+        v = made[-1 - k] if d.chance(70) else d.choice(made)
+        vid, spec = _output(g, v, k)
+        arrays.append(spec)
+        stores.append((vid, len(arrays) - 1))
+    return Case(arrays, loads, g.steps_stack[0], stores, grid, set(g.inexact), {"err": g.err})
