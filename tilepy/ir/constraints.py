@@ -170,9 +170,15 @@ def count_is(name: str, want, what: str):
     return check
 
 
-def check_all(op, constraints) -> str | None:
+def first_failure(op, constraints) -> tuple[str, str] | None:
+    """(rule id, message) of the first constraint `op` breaks, or None."""
     for c in constraints:
         msg = c(op)
         if msg:
-            return msg
+            return c.rule, msg
     return None
+
+
+def check_all(op, constraints) -> str | None:
+    failure = first_failure(op, constraints)
+    return failure[1] if failure else None

@@ -165,16 +165,22 @@ def tokenize_syntax(fmt: str) -> list[tuple[str, bool]]:
     return out
 
 
-def check_attrs(opdef: "OpDef", attrs: dict) -> str | None:
-    """Missing required attributes and enum values outside what this op accepts."""
+def attr_failure(opdef: "OpDef", attrs: dict) -> tuple[str, str] | None:
+    """(rule id, message) of a missing required attribute or an enum value outside what this
+    op accepts; None when the attributes are fine."""
     for spec in opdef.attrs:
         v = attrs.get(spec.name)
         if v is None:
             if not spec.optional:
-                return f"missing attribute '{spec.name}'"
+                return "structure", f"missing attribute '{spec.name}'"
         elif isinstance(spec.kind, EnumKind) and v not in spec.values:
-            return f"{attr_phrase(spec.name)} {', '.join(spec.values)} (got {v})"
+            return f"attr:{spec.name}", f"{attr_phrase(spec.name)} {', '.join(spec.values)} (got {v})"
     return None
+
+
+def check_attrs(opdef: "OpDef", attrs: dict) -> str | None:
+    failure = attr_failure(opdef, attrs)
+    return failure[1] if failure else None
 
 
 # ---------------------------------------------------------------------------- the registry

@@ -38,6 +38,11 @@ def _rounding_for_type(table: dict):
     return check
 
 
+def _same(operands):
+    """Operands of one shape and element type (nothing to check for a single operand)."""
+    return (same_shape(*operands), same_elem(*operands)) if len(operands) > 1 else ()
+
+
 # ------------------------------------------------------------------------------ floating point
 def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False):
     """An element-wise float op; `rounding` maps each accepted mode to the types supporting it."""
@@ -45,7 +50,8 @@ def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False)
     if rounding:
         attrs.append(A("rounding_mode", ROUNDING, allowed=tuple(rounding)))
         mods.append("?( rounding<$rounding_mode> )?")
-        extra.append(_rounding_for_type(rounding))
+        if any(set(ts) != set(_ALL) for ts in rounding.values()):
+            extra.append(_rounding_for_type(rounding))
     if nan:
         attrs.append(A("propagate_nan", "flag"))
         mods.append("?( propagate_nan$propagate_nan )?")
@@ -57,9 +63,9 @@ def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False)
     return op(OpDef(name, operands=tuple(O(n) for n in operands), attrs=tuple(attrs),
                     results=(R("result"),), syntax=syntax + " : type($result)", infer=same_as(0),
                     elementwise=True, category="float",
-                    constraints=(all_tiles(*operands, "result"), same_shape(*operands),
-                                 same_elem(*operands), elem_in(_ALL, operands[0]),
-                                 same_type(operands[0], "result"), *extra)))
+                    constraints=(all_tiles(*operands, "result"), *_same(operands),
+                                 elem_in(_ALL, operands[0]), same_type(operands[0], "result"),
+                                 *extra)))
 
 
 _IEEE_ALL = {m: _ALL for m in IEEE}
@@ -99,9 +105,9 @@ def int_op(name, operands=("lhs", "rhs"), signedness=False, overflow=False, extr
     return op(OpDef(name, operands=tuple(O(n) for n in operands), attrs=tuple(attrs),
                     results=(R("result"),), syntax=syntax + " : type($result)", infer=same_as(0),
                     elementwise=True, category=category,
-                    constraints=(all_tiles(*operands, "result"), same_shape(*operands),
-                                 same_elem(*operands), elem_in(INT_TYPES, operands[0]),
-                                 same_type(operands[0], "result"), *extra)))
+                    constraints=(all_tiles(*operands, "result"), *_same(operands),
+                                 elem_in(INT_TYPES, operands[0]), same_type(operands[0], "result"),
+                                 *extra)))
 
 
 for _name in ("addi", "subi", "muli", "shli"):

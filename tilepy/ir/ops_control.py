@@ -193,12 +193,16 @@ def _reduce_infer(types, attrs):
     return [t.with_shape(t.shape[:d] + t.shape[d + 1:]) for t in types]
 
 
-@rule("identities", "identity per operand")
-def _identities(o):
+@rule("identities_count", "one identity per operand")
+def _identities_count(o):
     ins, ids = o.operands, o.identities or ()
     if len(ids) != len(ins):
-        return f"expected one identity per operand ({len(ins)}, got {len(ids)})"
-    for v, ident in zip(ins, ids):
+        return f"expected one identity per operand ({len(ins)} operands, got {len(ids)})"
+
+
+@rule("identities_type", "must be a scalar of the operand element type")
+def _identities_type(o):
+    for v, ident in zip(o.operands, o.identities or ()):
         if ident.elem != v.type.elem or not ident.is_splat:
             return f"identity {ident} must be a scalar of the operand element type {v.type.elem}"
 
@@ -251,7 +255,8 @@ op(OpDef("reduce", operands=(O("operands", variadic=True),),
          attrs=(A("dim", "int", False), A("identities", "identities", False)),
          results=(R("results", variadic=True),), regions=("body",), infer=_reduce_infer,
          terminators=("yield",),
-         constraints=(all_tiles("operands"), same_shape("operands"), _reduce_dim, _identities,
+         constraints=(all_tiles("operands"), same_shape("operands"), _reduce_dim, _identities_count,
+                      _identities_type,
                       _reduce_results),
          region_rules=_COMBINER))
 op(OpDef("scan", operands=(O("operands", variadic=True),),
@@ -259,8 +264,8 @@ op(OpDef("scan", operands=(O("operands", variadic=True),),
                 A("identities", "identities", False)),
          results=(R("results", variadic=True),), regions=("body",),
          infer=lambda types, attrs: list(types), terminators=("yield",),
-         constraints=(all_tiles("operands"), _scan_single, same_shape("operands"), _reduce_dim,
-                      _identities, _reduce_results),
+         constraints=(all_tiles("operands"), same_shape("operands"), _scan_single, _reduce_dim,
+                      _identities_count, _identities_type, _reduce_results),
          region_rules=_COMBINER))
 
 

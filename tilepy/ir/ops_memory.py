@@ -8,7 +8,7 @@ from .constraints import (member_types, all_tiles, elem_in, elem_is_ptr, is_tens
 from .opdef import (ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule)
 
 _TOKENS = ("token", "result_token")
-_HINTS = "?( optimization_hints = $optimization_hints )?"
+_HINTS = "?( optimization_hints=$optimization_hints )?"
 
 
 def _mem_attrs(orderings, scope_optional=True, hints=True):

@@ -1,22 +1,23 @@
 """The verifier: every rule of an op's row, region structure, terminators and SSA scoping.
 
 A broken rule raises `TileVerificationError("<op>: <rule> (got ...)")` located at the op's
-source location, with the module printed and the message under the failing op. The rules
+source location, with the module printed and the message under the failing op; the error's
+`rule` attribute is the id of the broken rule (see `opdef.rule`). The rules
 themselves live in the rows (`constraints`, then `region_rules` once the op's regions have
 been checked); this file only walks the module and checks what is common to all ops.
 """
 from __future__ import annotations
 
 from ..errors import TileVerificationError
-from .constraints import check_all
+from .constraints import first_failure
 from .core import Block, Module, Operation
-from .opdef import check_attrs
+from .opdef import attr_failure
 from .ops import MODULE_RULES
 
 
 class _Fail(Exception):
-    def __init__(self, op, msg):
-        self.op, self.msg = op, msg
+    def __init__(self, op, msg, rule="structure"):
+        self.op, self.msg, self.rule = op, msg, rule
 
 
 def _structure(op: Operation) -> str | None:
@@ -27,9 +28,6 @@ def _structure(op: Operation) -> str | None:
     for spec, n in zip(specs, op.segments):
         if not spec.variadic and not (n == 1 or (spec.optional and n == 0)):
             return f"operand '{spec.name}' must be given exactly once (got {n})"
-    msg = check_attrs(d, op.attrs)
-    if msg:
-        return msg
     nfixed = sum(1 for r in d.results if not r.variadic)
     if len(op.results) < nfixed or (len(op.results) != nfixed
                                     and not any(r.variadic for r in d.results)):
@@ -53,17 +51,20 @@ def _verify_block(block: Block, visible: set[int]):
                                 f"defined or outside its scope")
         if op.opdef.terminator and i != len(block.ops) - 1:
             raise _Fail(op, "a terminator must be the last op of its block")
-        msg = _structure(op) or check_all(op, op.opdef.constraints)
+        msg = _structure(op)
         if msg:
             raise _Fail(op, msg)
+        failure = attr_failure(op.opdef, op.attrs) or first_failure(op, op.opdef.constraints)
+        if failure:
+            raise _Fail(op, failure[1], failure[0])
         # Regions are isolated from above for module items (entry), open for the others.
         inner = set() if op.name in ("entry", "global", "module") else visible
         for r in op.regions:
             for b in r.blocks:
                 _verify_block(b, inner)
-        msg = check_all(op, op.opdef.region_rules)
-        if msg:
-            raise _Fail(op, msg)
+        failure = first_failure(op, op.opdef.region_rules)
+        if failure:
+            raise _Fail(op, failure[1], failure[0])
         visible |= {id(r) for r in op.results}
 
 
@@ -71,9 +72,9 @@ def verify(module: Module) -> Module:
     """Check the module; raise TileVerificationError naming the op and the rule."""
     from .printer import print_module
     try:
-        msg = check_all(module, MODULE_RULES)
-        if msg:
-            raise _Fail(None, msg)
+        failure = first_failure(module, MODULE_RULES)
+        if failure:
+            raise _Fail(None, failure[1], failure[0])
         for item in module.items:
             top = Block()
             top.ops = [item]
@@ -81,6 +82,7 @@ def verify(module: Module) -> Module:
     except _Fail as f:
         prefix = f"{f.op.name}: " if f.op is not None else "module: "
         err = TileVerificationError(prefix + f.msg, f.op.loc if f.op is not None else None)
+        err.rule = f.rule
         marks = {id(f.op): prefix + f.msg} if f.op is not None else {}
         try:
             err.notes.append("in this module:\n" + print_module(module, marks))
