@@ -82,3 +82,50 @@ def test_skipped_examples_are_rejected(name):
 def test_every_listing_is_classified():
     assert len(EXAMPLES) == 69
     assert set(SKIP) <= set(EXAMPLES) and set(FREE) <= set(EXAMPLES)
+
+
+def test_listings_are_the_spec_text():
+    """The .mlir files are exactly what extract.py finds in the chapter (when it is available)."""
+    from spec_examples import extract
+    path = extract.spec_path()
+    if path is None:
+        pytest.skip("spec text not available")
+    with open(path, encoding="utf-8") as f:
+        found = extract.listings(f.read())
+    assert sorted(found) == EXAMPLES
+    for name, code in found.items():
+        with open(os.path.join(HERE, name + ".mlir"), encoding="utf-8") as f:
+            assert f.read() == code, name
+
+
+# The chapter 5 type examples (5.3.1-5.3.3), with their spellings.
+TYPE_EXAMPLES = [
+    ("tile<2x8xf32>", "tile<2x8xf32>"), ("tile<f32>", "tile<f32>"), ("tile<ptr<f32>>", "tile<ptr<f32>>"),
+    ("tile<4x8xptr<f32>>", "tile<4x8xptr<f32>>"),
+    ("!cuda_tile.tensor_view<1024x1024xf16, strides=[1024,1]>", "tensor_view<1024x1024xf16, "
+                                                                "strides=[1024,1]>"),
+    ("!cuda_tile.tensor_view<32x16x32xf16, strides=[512,1,16]>", "tensor_view<32x16x32xf16, "
+                                                                 "strides=[512,1,16]>"),
+    ("!cuda_tile.tensor_view<?x?xf16, strides=[?,1]>", "tensor_view<?x?xf16, strides=[?,1]>"),
+    ("!cuda_tile.tensor_view<?x16xf32, strides=[1,?]>", "tensor_view<?x16xf32, strides=[1,?]>"),
+    ("!cuda_tile.partition_view<\n  tile=(2),\n  view=!cuda_tile.tensor_view<16xf32, strides=[1]>\n>",
+     "partition_view<tile=(2), tensor_view<16xf32, strides=[1]>>"),
+    ("!cuda_tile.partition_view<\n  tile=(2x2),\n  view=!cuda_tile.tensor_view<16x16xf32, strides=[16,1]>\n>",
+     "partition_view<tile=(2x2), tensor_view<16x16xf32, strides=[16,1]>>"),
+    ("!cuda_tile.partition_view<\n  tile=(2x2),\n  view=!cuda_tile.tensor_view<16x16xf32, strides=[16,1]>,\n"
+     "  dim_map=[1, 0]\n>", "partition_view<tile=(2x2), tensor_view<16x16xf32, strides=[16,1]>, dim_map=[1, "
+                            "0]>"),
+    ("!cuda_tile.partition_view<\n  tile=(32x32),\n  view=!cuda_tile.tensor_view<16x16xf32, "
+     "strides=[16,1]>,\n"
+     "  padding_value=zero\n>", "partition_view<tile=(32x32), tensor_view<16x16xf32, strides=[16,1]>, "
+                                "padding_value=zero>"),
+    ("!cuda_tile.tile<128x!cuda_tile.ptr<f32>>", "tile<128xptr<f32>>"),
+    ("tile<4xf8E4M3FN>", "tile<4xe4m3>"), ("token", "token"),
+]
+
+
+@pytest.mark.parametrize("text,canonical", TYPE_EXAMPLES)
+def test_type_examples_parse_and_print(text, canonical):
+    from tilepy.ir import parse_type
+    t = parse_type(text)
+    assert str(t) == canonical and parse_type(canonical) == t

@@ -38,7 +38,8 @@ def listings(text: str) -> dict[str, str]:
         if line[:1] in (" ", "(") and "•" not in line:      # indented continuation lines
             return True
         m = _CODE.match(line)
-        return bool(m) and (m.group(3) is None or m.group(3) in ops or line.lstrip().startswith("experimental"))
+        word = m.group(3) if m else None
+        return bool(m) and (word is None or word in ops or line.lstrip().startswith("experimental"))
 
     for i, line in enumerate(lines):
         m = _MARKER.match(line)

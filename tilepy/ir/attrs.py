@@ -96,7 +96,7 @@ class DenseValue:
     def __eq__(self, other):
         return (isinstance(other, DenseValue) and self.elem == other.elem
                 and self.array.shape == other.array.shape
-                and np.array_equal(self.array.view(np.uint8), other.array.view(np.uint8)))
+                and self.array.tobytes() == np.asarray(other.array, self.array.dtype).tobytes())
 
     def __hash__(self):
         return hash((self.elem, self.array.shape, self.array.tobytes()))

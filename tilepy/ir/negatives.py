@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..types import I32, I64, scalar_tile
 from .core import Module
 from .ops import OPS
-from .samples import _PTR, _PTRS, _PV, _PV_T, _TV, _VIEW_PARAMS, Sample
+from .samples import _PTR, Sample
 
 
 @dataclass(frozen=True)
@@ -62,8 +61,9 @@ def _elementwise(name):
     n = len(names)
     case(tiles, ["token"] + [f"4x{ok}"] * (n - 1), f"tile<4x{ok}>")
     if n > 1:
-        case(f"same_shape({','.join(names)})", [f"4x{ok}", f"8x{ok}"] + [f"4x{ok}"] * (n - 2), f"tile<4x{ok}>")
-        case(f"same_elem({','.join(names)})", [f"4x{ok}", f"4x{other}"] + [f"4x{ok}"] * (n - 2), f"tile<4x{ok}>")
+        rest = [f"4x{ok}"] * (n - 2)
+        case(f"same_shape({','.join(names)})", [f"4x{ok}", f"8x{ok}"] + rest, f"tile<4x{ok}>")
+        case(f"same_elem({','.join(names)})", [f"4x{ok}", f"4x{other}"] + rest, f"tile<4x{ok}>")
     case(f"elem_in({names[0]})", [f"4x{bad}"] * n, f"tile<4x{bad}>")
     case(f"same_type({names[0]},result)", [f"4x{ok}"] * n, f"tile<8x{ok}>")
     rules = d.rules()
@@ -87,7 +87,8 @@ for _name, _d in OPS.items():
         _elementwise(_name)
 
 # ------------------------------------------------------------------------ compare, select
-for _cmp, _t, _bad, _mid in (("cmpf", "f32", "i32", "less_than ordered"), ("cmpi", "i32", "f32", "less_than")):
+for _cmp, _t, _bad, _mid in (("cmpf", "f32", "i32", "less_than ordered"),
+                             ("cmpi", "i32", "f32", "less_than")):
     _sfx = "" if _cmp == "cmpf" else ", signed"
 
     def _c(rule, a, b, r, cmp=_cmp, mid=_mid, sfx=_sfx):
@@ -117,15 +118,18 @@ neg("select", "same_elem(val_if_true,val_if_false,result)",
 
 # ------------------------------------------------------------------------------ conversions
 def _conv(op, rule, src, dst, mods=""):
-    decl = "%s = make_token : token" if src == "token" else f"%s = constant <{src.split('x')[-1]}: 1> : tile<{src}>"
+    elem = src.split("x")[-1]
+    decl = "%s = make_token : token" if src == "token" else f"%s = constant <{elem}: 1> : tile<{src}>"
     st = "token" if src == "token" else f"tile<{src}>"
     neg(op, rule, f"{decl}\n%r = {op} %s{mods} : {st} -> tile<{dst}>")
 
 
 _SIGNED = " signed"
 for _op, _src, _dst, _bad_src, _bad_dst, _m in (
-        ("exti", "4xi8", "4xi32", "4xf32", "4xf32", _SIGNED), ("trunci", "4xi32", "4xi8", "4xf32", "4xf16", ""),
-        ("ftof", "4xf32", "4xf16", "4xi32", "4xi16", ""), ("ftoi", "4xf32", "4xi32", "4xi32", "4xf16", _SIGNED),
+        ("exti", "4xi8", "4xi32", "4xf32", "4xf32", _SIGNED),
+        ("trunci", "4xi32", "4xi8", "4xf32", "4xf16", ""),
+        ("ftof", "4xf32", "4xf16", "4xi32", "4xi16", ""),
+        ("ftoi", "4xf32", "4xi32", "4xi32", "4xf16", _SIGNED),
         ("itof", "4xi32", "4xf32", "4xf32", "4xi16", _SIGNED)):
     _conv(_op, "tiles(source,result)", "token", _dst, _m)
     _conv(_op, "same_shape(source,result)", _src, "8x" + _dst.split("x")[1], _m)
@@ -147,12 +151,15 @@ neg("int_to_ptr", "same_shape(source,result)", "%a = constant <i64: 0> : tile<4x
     "%r = int_to_ptr %a : tile<4xi64> -> tile<8xptr<f32>>")
 neg("int_to_ptr", "elem_in(source)", "%a = constant <i32: 0> : tile<4xi32>\n"
     "%r = int_to_ptr %a : tile<4xi32> -> tile<4xptr<f32>>")
-neg("int_to_ptr", "ptr(result)", "%a = constant <i64: 0> : tile<4xi64>\n%r = int_to_ptr %a : tile<4xi64> -> tile<4xi64>")
+neg("int_to_ptr", "ptr(result)", "%a = constant <i64: 0> : tile<4xi64>\n%r = int_to_ptr %a : tile<4xi64> -> "
+                                 "tile<4xi64>")
 neg("ptr_to_int", "same_shape(source,result)", "%r = ptr_to_int %p : tile<ptr<f32>> -> tile<2xi64>", _PTR)
-neg("ptr_to_int", "ptr(source)", "%a = constant <i64: 0> : tile<4xi64>\n%r = ptr_to_int %a : tile<4xi64> -> tile<4xi64>")
+neg("ptr_to_int", "ptr(source)", "%a = constant <i64: 0> : tile<4xi64>\n%r = ptr_to_int %a : tile<4xi64> -> "
+                                 "tile<4xi64>")
 neg("ptr_to_int", "elem_in(result)", "%r = ptr_to_int %p : tile<ptr<f32>> -> tile<i32>", _PTR)
 neg("ptr_to_ptr", "same_shape(source,result)", "%r = ptr_to_ptr %p : tile<ptr<f32>> -> tile<2xptr<i8>>", _PTR)
-neg("ptr_to_ptr", "ptr(source)", "%a = constant <i64: 0> : tile<4xi64>\n%r = ptr_to_ptr %a : tile<4xi64> -> tile<4xptr<f32>>")
+neg("ptr_to_ptr", "ptr(source)", "%a = constant <i64: 0> : tile<4xi64>\n%r = ptr_to_ptr %a : tile<4xi64> -> "
+                                 "tile<4xptr<f32>>")
 neg("ptr_to_ptr", "ptr(result)", "%r = ptr_to_ptr %p : tile<ptr<f32>> -> tile<i64>", _PTR)
 
 from . import negatives_more  # noqa: E402,F401  (the other ops; appends to NEGATIVES)

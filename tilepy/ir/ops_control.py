@@ -164,7 +164,8 @@ op(OpDef("if", operands=(O("condition"),), results=(R("results", variadic=True),
 def _loop_body_args(o):
     inits = _types(o.initValues)
     if _types(o.body.block.args) != inits:
-        return f"body arguments must match the iter_values {_fmt(inits)} (got {_fmt(_types(o.body.block.args))})"
+        return (f"body arguments must match the iter_values {_fmt(inits)} "
+                f"(got {_fmt(_types(o.body.block.args))})")
 
 
 @rule("break_types", "break must yield the result types")

@@ -342,7 +342,8 @@ def _same_value(o, p):
 def _same_rank(o, p):
     t = o.value.type
     if isinstance(t, TileType) and (len(p.values) != t.rank or any(v <= 0 for v in p.values)):
-        return f"same_elements needs one group size per dimension, all positive (got {list(p.values)} for {t})"
+        return (f"same_elements needs one group size per dimension, all positive "
+                f"(got {list(p.values)} for {t})")
 
 
 op(OpDef("assume", operands=(O("value"),), attrs=(A("predicate", "predicate", False),),

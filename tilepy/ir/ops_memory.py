@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..types import (F16, F32, F64, I1, I32, I64, TOKEN, PartitionViewType, PtrType,
-                     TensorViewType, TileType)
+                     TileType)
 from .constraints import (member_types, all_tiles, elem_in, elem_is_ptr, is_tensor_view, is_token, same_type,
                           scalar_int)
 from .opdef import (ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule)

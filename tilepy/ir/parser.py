@@ -58,6 +58,7 @@ class Parser(Scanner):
         return dims
 
     def elem(self) -> ElementType:
+        self.skip()
         start = self.pos
         name = self.expect_re(IDENT, "an element type")
         try:
@@ -140,6 +141,7 @@ class Parser(Scanner):
         self.expect("<")
         elem = self.elem()
         self.expect(":")
+        self.skip()
         start = self.pos
         nested = self._nested()
         self.expect(">")
@@ -149,6 +151,7 @@ class Parser(Scanner):
             raise self.error(e.message, start) from None
 
     def identity(self) -> DenseValue:
+        self.skip()
         start = self.pos
         lit = self.literal()
         self.expect(":")
@@ -204,6 +207,7 @@ class Parser(Scanner):
 
     def attr(self, kind):
         if isinstance(kind, EnumKind):
+            self.skip()
             start = self.pos
             word = self.expect_re(IDENT, f"a {kind.name}")
             if word not in kind.values:
@@ -222,6 +226,7 @@ class Parser(Scanner):
 
     # ================================================================== values
     def use(self) -> Value:
+        self.skip()
         start = self.pos
         name = self.expect_re(VALUE, "an SSA value")
         for scope in reversed(self.scopes):
@@ -236,6 +241,7 @@ class Parser(Scanner):
         self.scopes[-1][name] = v
 
     def typed_arg(self, block: Block):
+        self.skip()
         start = self.pos
         name = self.expect_re(VALUE, "an argument name")
         self.expect(":")
@@ -249,6 +255,7 @@ class Parser(Scanner):
         if self.peek_re(VALUE):
             names = self.comma_list(lambda: self.expect_re(VALUE, "a result name"))
             self.expect("=")
+        self.skip()
         op_pos = self.pos
         word = self.expect_re(IDENT, "an op name")
         name = word[len("cuda_tile."):] if word.startswith("cuda_tile.") else word
@@ -339,21 +346,39 @@ class Parser(Scanner):
                 anchor = syntax_anchor(toks[i + 1:j - 1])
                 known = self._present(opdef, anchor, st) if anchor else None
                 if known is None:
-                    self._try_group(opdef, toks, i + 1, j - 1, st, nres)
-                elif known:
+                    known = self._group_starts(opdef, toks[i + 1:j - 1])
+                if known:
                     self._format(opdef, toks, i + 1, j - 1, st, nres)
                 i = j
                 continue
             self._token(opdef, tok, st, nres)
             i += 1
 
-    def _try_group(self, opdef, toks, i, end, st, nres):
-        saved = self.pos, {k: dict(v) for k, v in st.items()}
+    def _group_starts(self, opdef, toks) -> bool:
+        """Whether the text continues with the optional group `toks`: its first two tokens
+        match (two, because `?( , $mask )?` and `?( , token = $token )?` both start with `,`)."""
+        saved = self.pos
         try:
-            self._format(opdef, toks, i, end, st, nres)
-        except TileSyntaxError:
-            self.pos = saved[0]
-            st.update(saved[1])
+            if toks and toks[0][0].startswith(("$", "type")):
+                toks = toks[:1]         # a value, type or attribute first: one token decides
+            for tok, _ in toks[:2]:
+                if tok.startswith("$"):
+                    name = tok[1:]
+                    if opdef.member_kind(name) == "operand":
+                        ok = self.peek_re(VALUE) is not None
+                    else:
+                        kind = opdef.attr_spec(name).kind
+                        ok = kind == "flag" or not isinstance(kind, EnumKind) or \
+                            self.peek_re(IDENT) in kind.values
+                elif tok.startswith("type") or tok in ("?(", ")?"):
+                    ok = True
+                else:
+                    ok = self.accept(tok)
+                if not ok:
+                    return False
+            return True
+        finally:
+            self.pos = saved
 
     def _token(self, opdef, tok, st, nres):
         if tok.startswith("$"):
@@ -381,6 +406,7 @@ class Parser(Scanner):
             st["types"][name] = [self.type()] + [self.expect(",") or self.type() for _ in range(n - 1)]
             return
         vals = st["operands"].get(name, [])
+        self.skip()
         start = self.pos
         n = 1 if one else len(vals)
         types = [self.type()] + [self.expect(",") or self.type() for _ in range(n - 1)]

@@ -11,7 +11,6 @@ from typing import Callable
 
 from .attrs import escape_string, format_scalar
 from .core import Block, Module, Operation, Value
-from .opdef import EnumKind
 
 
 class Namer:
