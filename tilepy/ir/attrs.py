@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import TileTypeError
-from ..types import F64, I1, ElementType
+from ..types import F64, I1, TF32, ElementType
 from ..types import element as E
-from ..types.convert import round_float, to_storage
+from ..types.convert import round_float, to_storage, to_tf32
 
 
 # ----------------------------------------------------------------------------- scalars
@@ -88,6 +88,10 @@ class DenseValue:
     """A DenseConstant: element type plus a numpy array (0-d for a splat) of storage values."""
     elem: ElementType
     array: np.ndarray = field(compare=False)
+
+    def __post_init__(self):
+        if self.elem == TF32:     # a tf32 constant holds tf32 values (float32 storage, 10-bit mantissa)
+            object.__setattr__(self, "array", to_tf32(np.asarray(self.array, np.float32)))
 
     @property
     def is_splat(self) -> bool:

@@ -14,6 +14,7 @@ from ..errors import TileTypeError, current_loc
 from ..types import Type
 from .constraints import check_all
 from .core import Block, Operation, Region, Value
+from .attrs import OptimizationHints
 from .opdef import check_attrs
 from .ops import OPS
 
@@ -52,6 +53,8 @@ def make_op(name: str, /, *operands, result_types: Sequence[Type] | None = None,
     unknown = set(attrs) - {a.name for a in opdef.attrs}
     if unknown:
         raise TileTypeError(f"{name}: unknown attribute(s) {sorted(unknown)}")
+    if isinstance(attrs.get("optimization_hints"), dict):
+        attrs["optimization_hints"] = OptimizationHints.of(attrs["optimization_hints"])
     flags = {a.name for a in opdef.attrs if a.kind == "flag"}
     attrs = {k: v for k, v in attrs.items() if v is not None and not (k in flags and v is False)}
     msg = check_attrs(opdef, attrs) if check else None
