@@ -149,3 +149,63 @@ def test_for_with_mismatched_continue_is_rejected():
     b.create("return")
     with pytest.raises(TileVerificationError, match="continue must yield the iter_values types"):
         verify(m)
+
+
+def test_builder_checks_op_specific_attribute_values():
+    m, b, _ = kernel_module()
+    x = const(b, F32, (4,))
+    h = const(b, F16, (4,))
+    b.value("divf", x, x, rounding_mode="approx")               # approx: f32 only
+    with pytest.raises(TileTypeError, match=r"divf: rounding<approx> is not supported for f16"):
+        b.value("divf", h, h, rounding_mode="approx")
+    with pytest.raises(TileTypeError, match=r"addf: attribute 'rounding_mode' must be one of "
+                                            r"nearest_even, zero, negative_inf, positive_inf \(got full\)"):
+        b.value("addf", x, x, rounding_mode="full")
+    with pytest.raises(TileTypeError, match=r"addf: flush_to_zero is only supported for f32 \(got f16\)"):
+        b.value("addf", h, h, flush_to_zero=True)
+    with pytest.raises(TileTypeError, match=r"ftof: attribute 'rounding_mode' must be one of nearest_even"):
+        b.value("ftof", x, rounding_mode="zero", result_types=[h.type])
+    i = const(b, I32, (4,))
+    with pytest.raises(TileTypeError, match="negative_inf rounding is not valid with unsigned"):
+        b.value("divi", i, i, signedness="unsigned", rounding="negative_inf")
+    with pytest.raises(TileTypeError, match="unknown Tile IR op 'addx'"):
+        b.value("addx", x, x)
+
+
+def test_multi_result_ops_expose_their_result_and_get_global_resolves_symbols():
+    from tilepy.ir import parse_module
+    m = parse_module("""
+      global @g <f32: [1.0, 2.0]> : tile<2xf32>
+      entry @k() {
+        %p = get_global @g : tile<ptr<f32>>
+        %v, %t = load_ptr_tko weak %p : tile<ptr<f32>> -> tile<f32>, token
+      }""")
+    verify(m)
+    load = next(o for o in m.walk() if o.name == "load_ptr_tko")
+    assert load.result is load.results[0] and load.result_token is load.results[1]
+    gg = next(o for o in m.walk() if o.name == "get_global")
+    assert gg.name == "get_global" and gg.attrs["name"] == "g"
+    gg.attrs["name"] = "nope"
+    with pytest.raises(TileVerificationError, match="@nope does not name a global") as e:
+        verify(m)
+    assert e.value.rule == "global_symbol"
+
+
+def test_hints_from_a_dict_and_tf32_constants_print_and_parse():
+    from tilepy.ir import OptimizationHints, parse_module
+    from tilepy.types import TF32
+    m, b, blk = kernel_module([scalar_tile(PtrType(F32)), scalar_tile(I32)], ["x", "n"])
+    tv = b.value("make_tensor_view", blk.args[0], [blk.args[1]], [],
+                 result_types=[TensorViewType(F32, (None,), (1,))])
+    pv = b.value("make_partition_view", tv, result_types=[PartitionViewType((16,), tv.type)])
+    t, _ = b.create("load_view_tko", pv, [blk.args[1]], memory_ordering_semantics="weak",
+                    optimization_hints={"sm_90": {"latency": 2}}).results
+    c = b.value("constant", value=DenseValue(TF32, np.array(1 + 2 ** -12, np.float32)),
+                result_types=[TileType((), TF32)])
+    b.create("return")
+    text = print_module(verify(m))
+    assert "optimization_hints=<sm_90 = {latency = 2}>" in text and "<tf32: 1.0>" in text
+    again = parse_module(text)
+    load = next(o for o in again.walk() if o.name == "load_view_tko")
+    assert load.optimization_hints == OptimizationHints.of({"sm_90": {"latency": 2}})
+    assert print_module(again) == text and c.op.value.array == np.float32(1.0)

@@ -14,6 +14,8 @@ from ..errors import TileTypeError, current_loc
 from ..types import Type
 from .constraints import check_all
 from .core import Block, Operation, Region, Value
+from .attrs import OptimizationHints
+from .opdef import check_attrs
 from .ops import OPS
 
 
@@ -42,19 +44,22 @@ def group_operands(opdef, args: Sequence[Any]) -> tuple[list[Value], list[int]]:
     return flat, segments
 
 
-def make_op(name: str, *operands, result_types: Sequence[Type] | None = None,
+def make_op(name: str, /, *operands, result_types: Sequence[Type] | None = None,
             regions: Sequence[Region] = (), check: bool = True, **attrs) -> Operation:
-    opdef = OPS[name]
+    opdef = OPS.get(name)
+    if opdef is None:
+        raise TileTypeError(f"unknown Tile IR op '{name}'")
     flat, segments = group_operands(opdef, operands)
-    for spec in opdef.attrs:
-        if not spec.optional and attrs.get(spec.name) is None:
-            raise TileTypeError(f"{name}: missing attribute '{spec.name}'")
     unknown = set(attrs) - {a.name for a in opdef.attrs}
     if unknown:
         raise TileTypeError(f"{name}: unknown attribute(s) {sorted(unknown)}")
+    if isinstance(attrs.get("optimization_hints"), dict):
+        attrs["optimization_hints"] = OptimizationHints.of(attrs["optimization_hints"])
     flags = {a.name for a in opdef.attrs if a.kind == "flag"}
-    attrs = {k: v for k, v in attrs.items()
-             if v is not None and not (v is False and k in flags)}   # a bool attr keeps False
+    attrs = {k: v for k, v in attrs.items() if v is not None and not (k in flags and v is False)}
+    msg = check_attrs(opdef, attrs) if check else None
+    if msg:
+        raise TileTypeError(f"{name}: {msg}")
     if result_types is None and not opdef.results:
         result_types = []
     if result_types is None:
@@ -88,10 +93,10 @@ class Builder:
         assert self.block is not None, "builder has no insertion block"
         return self.block.append(op)
 
-    def create(self, name: str, *operands, result_types=None, regions=(), **attrs) -> Operation:
+    def create(self, name: str, /, *operands, result_types=None, regions=(), **attrs) -> Operation:
         return self.insert(make_op(name, *operands, result_types=result_types, regions=regions,
                                    **attrs))
 
-    def value(self, name: str, *operands, **kw) -> Value:
+    def value(self, name: str, /, *operands, **kw) -> Value:
         """Create a single-result op and return its result."""
         return self.create(name, *operands, **kw).result

@@ -107,6 +107,7 @@ class Operation:
             r.parent = self
         self.loc = loc
         self.parent: Block | None = None
+        self.owner: Module | None = None     # the module of a module-level item
 
     @property
     def name(self) -> str:
@@ -157,6 +158,9 @@ class Operation:
 
     @property
     def result(self) -> OpResult:
+        """The single result, or the result declared as `result` (load_ptr_tko, atomics)."""
+        if len(self.results) != 1 and any(r.name == "result" for r in self.opdef.results):
+            return self.result_group("result")[0]
         assert len(self.results) == 1, f"{self.name} has {len(self.results)} results"
         return self.results[0]
 
@@ -180,6 +184,7 @@ class Module:
         self.items: list[Operation] = []
 
     def append(self, op: Operation) -> Operation:
+        op.owner = self
         self.items.append(op)
         return op
 

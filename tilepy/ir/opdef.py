@@ -1,26 +1,30 @@
 """How an op is declared: operands, attributes, results, regions, syntax, type rule, constraints.
 
 An `OpDef` row is all the rest of the compiler knows about an op: the builder infers result
-types with `infer` and checks `constraints`, the verifier re-checks the same constraints, the
-printer (and parser) follow `syntax`, and the CUDA emitter looks the op up by name.
+types with `infer` and checks `constraints`, the verifier re-checks the same constraints (plus
+`region_rules` once regions are built), the printer and the parser follow `syntax`, and the
+CUDA emitter looks the op up by name. Rows live in `ops_*.py` and register into `OPS`.
 
 Syntax strings use a small format language, read in both directions:
   $x            an operand (variadic: comma list), an attribute, or a flag (prints nothing)
-  type($x)      the type(s) of operand or result x
+  type($x)      the type(s) of operand or result x; type1($x): one type shared by all of x
   ?( ... )?     an optional group, present when its first $-reference is present
   anything else a literal; whitespace in the format is whitespace in the output, so
                 "$view[$index]" prints "%v[%a, %b]" and "rounding<$rounding_mode>" "rounding<zero>".
+
+Every constraint is a function `op -> None | str` tagged with a rule id and a phrase (`rule`):
+the phrase is a fixed part of the message it returns, so tests and `tilepy.ir.coverage` can
+check that an invalid instance is rejected by the very rule it breaks.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
-from ..types import ElementType, TileType, Type
-from ..types import element as E
+from ..types import TileType, Type
+from .attrs import (AssumePredicate, DenseValue, OptimizationHints, format_elements,  # noqa: F401
+                    format_scalar)
 
 
 # ---------------------------------------------------------------------------- attribute kinds
@@ -41,48 +45,13 @@ MEMORY_ORDERING = EnumKind("MemoryOrderingSemantics", ("weak", "relaxed", "acqui
                                                        "acq_rel"))
 MEMORY_SCOPE = EnumKind("MemoryScope", ("tl_blk", "device", "sys"))
 OVERFLOW = EnumKind("IntegerOverflow", ("none", "no_signed_wrap", "no_unsigned_wrap", "no_wrap"))
+ATOMIC_MODE = EnumKind("AtomicRMWMode", ("and", "or", "xor", "add", "addf", "max", "min", "umax",
+                                         "umin", "xchg"))
 
-
-@dataclass(frozen=True)
-class DenseValue:
-    """A DenseConstant: element type plus a numpy array (0-d for a splat) of storage values."""
-    elem: ElementType
-    array: np.ndarray = field(compare=False)
-
-    @property
-    def is_splat(self) -> bool:
-        return self.array.ndim == 0
-
-    def __eq__(self, other):
-        return (isinstance(other, DenseValue) and self.elem == other.elem
-                and self.array.shape == other.array.shape
-                and np.array_equal(self.array.view(np.uint8), other.array.view(np.uint8)))
-
-    def __hash__(self):
-        return hash((self.elem, self.array.shape, self.array.tobytes()))
-
-    def __str__(self) -> str:
-        return f"<{self.elem}: {format_elements(self.array, self.elem)}>"
-
-
-def format_scalar(v, elem: ElementType) -> str:
-    if elem == E.I1:
-        return "true" if bool(v) else "false"
-    if elem.is_int:
-        return str(int(v))
-    f = float(v)
-    if np.isfinite(f):
-        r = repr(f)
-        return r if ("." in r or "e" in r) else r + ".0"
-    # Inf/NaN have no decimal spelling: print the bit pattern (MLIR style).
-    bits = np.asarray(v, dtype=E.NUMPY_DTYPE[elem]).view(f"u{elem.storage_bytes}")
-    return f"0x{int(bits):0{2 * elem.storage_bytes}X}"
-
-
-def format_elements(arr: np.ndarray, elem: ElementType) -> str:
-    if arr.ndim == 0:
-        return format_scalar(arr[()], elem)
-    return "[" + ", ".join(format_elements(a, elem) for a in arr) + "]"
+# Non-enum attribute kinds: "flag", "int", "ints", "dense", "string", "symbol", "identities",
+# "type", "bool", "hints", "predicate".
+ATTR_KINDS = ("flag", "int", "ints", "dense", "string", "symbol", "identities", "type", "bool",
+              "hints", "predicate")
 
 
 # ---------------------------------------------------------------------------- declarations
@@ -96,9 +65,18 @@ class OperandSpec:
 @dataclass(frozen=True)
 class AttrSpec:
     name: str
-    kind: Any            # EnumKind, or one of "flag", "int", "ints", "dense", "string",
-    #                      "symbol", "identities", "type", "bool", "hints"
+    kind: Any                 # an EnumKind or one of ATTR_KINDS
     optional: bool = True
+    allowed: tuple[str, ...] | None = None   # the enum values this op accepts (None: all)
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return self.allowed if self.allowed is not None else self.kind.values
+
+    @property
+    def rule(self) -> str | None:
+        """Rule id of the op-specific restriction of an enum attribute, if there is one."""
+        return f"attr:{self.name}" if self.allowed is not None else None
 
 
 @dataclass(frozen=True)
@@ -108,7 +86,19 @@ class ResultSpec:
 
 
 # A constraint returns None when satisfied, else the broken rule as text (no op name prefix).
-Constraint = Callable[["Operation"], "str | None"]  # noqa: F821
+Constraint = Callable[[Any], "str | None"]
+
+
+def rule(rule_id: str, phrase: str):
+    """Tag a constraint function with its rule id and the fixed phrase of its message."""
+    def deco(fn):
+        fn.rule, fn.phrase = rule_id, phrase
+        return fn
+    return deco
+
+
+def attr_phrase(name: str) -> str:
+    return f"attribute '{name}' must be one of"
 
 
 @dataclass
@@ -122,10 +112,12 @@ class OpDef:
     infer: Callable | None = None      # (operand types, attrs) -> result types
     constraints: tuple[Constraint, ...] = ()
     region_rules: tuple[Constraint, ...] = ()   # checked by the verifier once regions are built
+    terminators: tuple[str, ...] = ()  # ops that may end the blocks of this op's regions
     terminator: bool = False
     pure: bool = True
     elementwise: bool = False
     category: str = "core"
+    section: str = ""                  # spec section, e.g. "8.7.4"
     tokens: Any = None                 # parsed syntax, filled in lazily
 
     def member_kind(self, name: str) -> str | None:
@@ -151,6 +143,13 @@ class OpDef:
             self.tokens = tokenize_syntax(self.syntax or "")
         return self.tokens
 
+    def rules(self) -> dict[str, str]:
+        """rule id -> phrase, for every rule of this op (constraints, region rules, attributes)."""
+        out = {a.rule: attr_phrase(a.name) for a in self.attrs if a.rule}
+        for c in (*self.constraints, *self.region_rules):
+            out[c.rule] = c.phrase
+        return out
+
 
 _SYNTAX_TOKEN = re.compile(r"\s*(\?\(|\)\?|type1?\(\$\w+\)|\$\w+|->|[A-Za-z_][\w.]*|\S)")
 
@@ -164,6 +163,52 @@ def tokenize_syntax(fmt: str) -> list[tuple[str, bool]]:
         out.append((m.group(1), m.start(1) > pos))
         pos = m.end()
     return out
+
+
+def attr_failure(opdef: "OpDef", attrs: dict) -> tuple[str, str] | None:
+    """(rule id, message) of a missing required attribute or an enum value outside what this
+    op accepts; None when the attributes are fine."""
+    for spec in opdef.attrs:
+        v = attrs.get(spec.name)
+        if v is None:
+            if not spec.optional:
+                return "structure", f"missing attribute '{spec.name}'"
+        elif isinstance(spec.kind, EnumKind) and v not in spec.values:
+            return f"attr:{spec.name}", f"{attr_phrase(spec.name)} {', '.join(spec.values)} (got {v})"
+    return None
+
+
+def check_attrs(opdef: "OpDef", attrs: dict) -> str | None:
+    failure = attr_failure(opdef, attrs)
+    return failure[1] if failure else None
+
+
+# ---------------------------------------------------------------------------- the registry
+OPS: dict[str, OpDef] = {}
+
+
+def op(opdef: OpDef) -> OpDef:
+    assert opdef.name not in OPS, opdef.name
+    for c in (*opdef.constraints, *opdef.region_rules):
+        assert hasattr(c, "rule"), f"{opdef.name}: constraint {c} has no rule tag"
+    OPS[opdef.name] = opdef
+    return opdef
+
+
+def O(name, variadic=False, optional=False):  # noqa: E743
+    return OperandSpec(name, variadic, optional)
+
+
+def A(name, kind, optional=True, allowed=None):
+    return AttrSpec(name, kind, optional, tuple(allowed) if allowed is not None else None)
+
+
+def R(name, variadic=False):
+    return ResultSpec(name, variadic)
+
+
+def same_as(operand_index=0):
+    return lambda types, attrs: [types[operand_index]]
 
 
 # ---------------------------------------------------------------------------- type predicates

@@ -1,25 +1,27 @@
 """The textual `cuda_tile` syntax (spec chapter 8 examples).
 
 Generic ops follow the `syntax` of their row; ops with regions (entry, for, if, loop, reduce,
-scan) and make_tensor_view (mixed static/dynamic lists) have a printer function here.
+scan), module items (global) and make_tensor_view (mixed static/dynamic lists) have a printer
+function here. `parser.py` reads everything printed here back.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable
 
-
+from .attrs import escape_string, format_scalar
 from .core import Block, Module, Operation, Value
-from .opdef import EnumKind, format_scalar
 
 
 class Namer:
-    """Deterministic SSA names: the value's hint when it has one (made unique), else a number."""
+    """Deterministic SSA names: the value's hint when it has one (made unique), else a number.
+    Names are scoped like the regions: a name defined in a region is free again after it."""
 
     def __init__(self):
         self.names: dict[int, str] = {}
         self.used: set[str] = set()
         self.counter = 0
+        self._saved: list[set[str]] = []
 
     def __call__(self, v: Value) -> str:
         key = id(v)
@@ -27,8 +29,17 @@ class Namer:
             self.names[key] = self._fresh(v.hint)
         return self.names[key]
 
+    def push(self):
+        self._saved.append(set(self.used))
+
+    def pop(self):
+        self.used = self._saved.pop()
+
     def _fresh(self, hint: str | None) -> str:
-        if hint:
+        name = None
+        if hint and hint.isdigit():
+            name = hint if hint not in self.used else None
+        elif hint:
             base = re.sub(r"[^A-Za-z0-9_$.]", "_", hint)
             if base[0].isdigit():
                 base = "_" + base
@@ -36,13 +47,48 @@ class Namer:
             while name in self.used:
                 i += 1
                 name = f"{base}_{i}"
-        else:
+        if name is None:
             while str(self.counter) in self.used:
                 self.counter += 1
             name = str(self.counter)
             self.counter += 1
         self.used.add(name)
         return "%" + name
+
+
+def syntax_anchor(toks) -> str | None:
+    """The member an optional group depends on: its first `$x`, `type($x)` or `type1($x)`."""
+    for t, _ in toks:
+        if t.startswith("$"):
+            return t[1:]
+        if t.startswith("type"):
+            return t[t.index("$") + 1:-1]
+    return None
+
+
+def group_end(toks, i: int) -> int:
+    """Index just past the `)?` closing the optional group opened at `i`."""
+    j, depth = i + 1, 1
+    while depth:
+        depth += {"?(": 1, ")?": -1}.get(toks[j][0], 0)
+        j += 1
+    return j
+
+
+def attr_text(kind, v) -> str:
+    if kind == "flag":
+        return ""
+    if kind == "bool":
+        return "true" if v else "false"
+    if kind == "ints":
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    if kind == "string":
+        return escape_string(str(v))
+    if kind == "symbol":
+        return "@" + str(v)
+    if kind == "identities":
+        return "[" + ", ".join(f"{format_scalar(d.array[()], d.elem)} : {d.elem}" for d in v) + "]"
+    return str(v)      # enums, ints, dense, types, predicates, hints
 
 
 class Printer:
@@ -56,32 +102,14 @@ class Printer:
         for line in text.split("\n"):
             self.lines.append("  " * self.indent + line)
 
-    # ------------------------------------------------------------------ values, types, attrs
     def vals(self, vs) -> str:
         return ", ".join(self.name(v) for v in vs)
 
-    def attr(self, kind, v) -> str:
-        if isinstance(kind, EnumKind) or kind == "symbol_ref":
-            return str(v)
-        if kind == "flag":
-            return ""
-        if kind in ("int",):
-            return str(v)
-        if kind == "bool":
-            return "true" if v else "false"
-        if kind == "ints":
-            return "[" + ", ".join(str(x) for x in v) + "]"
-        if kind == "string":
-            return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
-        if kind == "symbol":
-            return "@" + str(v)
-        if kind == "dense":
-            return str(v)
-        if kind == "identities":
-            return "[" + ", ".join(f"{format_scalar(d.array[()], d.elem)} : {d.elem}" for d in v) + "]"
-        if kind == "type":
-            return str(v)
-        return str(v)
+    def types(self, vs) -> str:
+        return ", ".join(str(v.type) for v in vs)
+
+    def results(self, op: Operation) -> str:
+        return f"{self.vals(op.results)} = " if op.results else ""
 
     # ------------------------------------------------------------------ generic syntax
     def generic(self, op: Operation) -> str:
@@ -90,9 +118,8 @@ class Printer:
         self._format(op, toks, 0, len(toks), pieces)
         out = ""
         for text, space in pieces:
-            if not text:
-                continue
-            out += (" " if space and out else "") + text
+            if text:
+                out += (" " if space and out else "") + text
         return out
 
     def _present(self, op, name) -> bool:
@@ -108,36 +135,31 @@ class Printer:
         if kind == "operand":
             return self.vals(op.operand_group(name))
         if kind == "attr":
-            return self.attr(op.opdef.attr_spec(name).kind, op.attrs[name])
+            return attr_text(op.opdef.attr_spec(name).kind, op.attrs[name])
         raise KeyError(f"{op.name}: syntax refers to unknown member ${name}")
 
     def _types(self, op, name, first_only=False) -> str:
         kind = op.opdef.member_kind(name)
         vs = op.operand_group(name) if kind == "operand" else op.result_group(name)
-        if first_only:
-            vs = vs[:1]
-        return ", ".join(str(v.type) for v in vs)
+        return self.types(vs[:1] if first_only else vs)
 
     def _format(self, op, toks, i, end, pieces):
         while i < end:
             tok, space = toks[i]
             if tok == "?(":
-                j, depth = i + 1, 1
-                while depth:
-                    depth += {"?(": 1, ")?": -1}.get(toks[j][0], 0)
-                    j += 1
-                anchor = next((t[1:] for t, _ in toks[i + 1:j] if t.startswith("$")), None)
+                j = group_end(toks, i)
+                anchor = syntax_anchor(toks[i + 1:j - 1])
                 if anchor is None or self._present(op, anchor):
                     self._format(op, toks, i + 1, j - 1, pieces)
                 i = j
                 continue
             if tok.startswith("$"):
                 pieces.append((self._ref(op, tok[1:]), space))
-            elif tok.startswith("type(") or tok.startswith("type1("):
-                name = tok[tok.index("$") + 1:-1]
-                pieces.append((self._types(op, name, tok.startswith("type1")), space))
+            elif tok.startswith("type"):
+                pieces.append((self._types(op, tok[tok.index("$") + 1:-1], tok.startswith("type1")),
+                               space))
             else:
-                pieces.append((tok, space))
+                pieces.append((tok, space and tok != ","))    # "x , y" prints "x, y"
             i += 1
 
     # ------------------------------------------------------------------ ops and blocks
@@ -146,9 +168,8 @@ class Printer:
         if custom is not None:
             custom(self, op)
         else:
-            lhs = f"{self.vals(op.results)} = " if op.results else ""
             body = self.generic(op)
-            self.emit(f"{lhs}{op.name}{' ' + body if body else ''}")
+            self.emit(f"{self.results(op)}{op.name}{' ' + body if body else ''}")
         if id(op) in self.marks:
             self.emit("// error: " + self.marks[id(op)])
 
@@ -158,92 +179,112 @@ class Printer:
             self.op(o)
         self.indent -= 1
 
-    def region_body(self, header: str, block: Block, trailer: str = "}"):
-        self.emit(header + " {")
+    def region(self, header: Callable[[], str], block: Block, trailer: str = "}"):
+        """Print `header {`, the block, `trailer`; names made in `header()` are scoped inside."""
+        self.name.push()
+        self.emit(header() + " {")
         self.block(block)
+        self.name.pop()
         self.emit(trailer)
 
 
 # ---------------------------------------------------------------------- custom printers
 def _print_entry(p: Printer, op: Operation):
     blk = op.body.block
-    args = ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args)
-    p.region_body(f"entry @{op.sym_name}({args})", blk)
+
+    def head():
+        args = ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args)
+        hints = op.attrs.get("optimization_hints")
+        return f"entry @{op.sym_name}({args})" + (f" optimization_hints={hints}" if hints else "")
+    p.region(head, blk)
+
+
+def _print_global(p: Printer, op: Operation):
+    align = f" alignment = {op.alignment}" if op.alignment is not None else ""
+    p.emit(f"global @{op.sym_name}{align} {op.value} : {op.type}")
 
 
 def _print_for(p: Printer, op: Operation):
     blk = op.body.block
-    iv, carried = blk.args[0], blk.args[1:]
-    lhs = f"{p.vals(op.results)} = " if op.results else ""
-    head = (f"{lhs}for {p.name(iv)} in ({p.name(op.lowerBound)} to {p.name(op.upperBound)}, "
-            f"step {p.name(op.step)}) : {op.lowerBound.type}")
-    if op.attrs.get("unsignedCmp"):
-        head += " unsigned"
-    if carried:
-        inits = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(carried, op.initValues))
-        head += f" iter_values({inits}) -> ({', '.join(str(r.type) for r in op.results)})"
-    p.region_body(head, blk)
+    lhs = p.results(op)
+    bounds = (f"({p.name(op.lowerBound)} to {p.name(op.upperBound)}, step {p.name(op.step)})"
+              f" : {op.lowerBound.type}")
+
+    def head():
+        iv, carried = blk.args[0], blk.args[1:]
+        text = f"{lhs}for {p.name(iv)} in {bounds}"
+        if op.attrs.get("unsignedCmp"):
+            text += " unsigned"
+        if carried:
+            inits = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(carried, op.initValues))
+            text += f" iter_values({inits}) -> ({p.types(op.results)})"
+        return text
+    p.region(head, blk)
 
 
 def _print_loop(p: Printer, op: Operation):
     blk = op.body.block
-    lhs = f"{p.vals(op.results)} = " if op.results else ""
-    head = f"{lhs}loop"
-    if blk.args:
-        inits = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(blk.args, op.initValues))
-        head += (f" iter_values({inits}) : {', '.join(str(v.type) for v in op.initValues)}"
-                 f" -> {', '.join(str(r.type) for r in op.results)}")
-    elif op.results:
-        head += f" : -> {', '.join(str(r.type) for r in op.results)}"
-    p.region_body(head, blk)
+    lhs = p.results(op)
+
+    def head():
+        text = f"{lhs}loop"
+        if blk.args:
+            inits = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(blk.args, op.initValues))
+            text += f" iter_values({inits}) : {p.types(op.initValues)}"
+        if op.results:
+            text += f"{'' if blk.args else ' :'} -> {p.types(op.results)}"
+        return text
+    p.region(head, blk)
 
 
 def _print_if(p: Printer, op: Operation):
-    lhs = f"{p.vals(op.results)} = " if op.results else ""
-    head = f"{lhs}if {p.name(op.condition)}"
+    head = f"{p.results(op)}if {p.name(op.condition)}"
     if op.results:
-        head += f" -> ({', '.join(str(r.type) for r in op.results)})"
-    then_b = op.thenRegion.block
+        head += f" -> ({p.types(op.results)})"
     else_r = op.elseRegion
-    has_else = bool(else_r.blocks) and (else_r.block.ops and not (
+    has_else = bool(else_r.blocks) and not (
         len(else_r.block.ops) == 1 and else_r.block.ops[0].name == "yield"
-        and not else_r.block.ops[0].operands))
-    p.emit(head + " {")
-    p.block(then_b)
-    if has_else:
-        p.emit("} else {")
-        p.block(else_r.block)
+        and not else_r.block.ops[0].operands)
+    if not has_else:
+        p.region(lambda: head, op.thenRegion.block)
+        return
+    p.region(lambda: head, op.thenRegion.block, trailer="} else {")
+    p.name.push()
+    p.block(else_r.block)
+    p.name.pop()
     p.emit("}")
 
 
 def _print_reduce_like(p: Printer, op: Operation):
-    lhs = f"{p.vals(op.results)} = " if op.results else ""
     blk = op.body.block
-    head = f"{lhs}{op.name} {p.vals(op.operands)} dim={op.dim}"
+    head = f"{p.results(op)}{op.name} {p.vals(op.operands)} dim={op.dim}"
     if op.name == "scan":
         head += f" reverse={'true' if op.reverse else 'false'}"
-    head += (f" identities={p.attr('identities', op.identities)} : "
-             f"{', '.join(str(v.type) for v in op.operands)} -> "
-             f"{', '.join(str(r.type) for r in op.results)}")
+    head += (f" identities={attr_text('identities', op.identities)} : "
+             f"{p.types(op.operands)} -> {p.types(op.results)}")
     p.emit(head)
-    args = ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args)
-    p.region_body(f"({args})", blk)
+    p.region(lambda: "(" + ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args) + ")", blk)
 
 
 def _print_make_tensor_view(p: Printer, op: Operation):
     t = op.result.type
-    dyn_shape, dyn_strides = iter(op.dynamicShape), iter(op.dynamicStrides)
-    shape = ", ".join(p.name(next(dyn_shape)) if d is None else str(d) for d in t.shape)
-    strides = ", ".join(p.name(next(dyn_strides)) if s is None else str(s) for s in t.strides)
+    shape_t, strides_t = (t.shape, t.strides) if hasattr(t, "strides") else ((), ())
+
+    def items(static, dynamic):
+        dyn = iter(dynamic)         # a malformed op (too few operands) prints `?`, never fails
+        return ", ".join(str(d) if d is not None else
+                         (p.name(v) if (v := next(dyn, None)) is not None else "?") for d in static)
+    shape = items(shape_t, op.dynamicShape)
+    strides = items(strides_t, op.dynamicStrides)
     dyn = list(op.dynamicShape) + list(op.dynamicStrides)
     types = f"{dyn[0].type} -> {t}" if dyn else str(t)
-    p.emit(f"{p.name(op.result)} = make_tensor_view {p.name(op.base)}, shape = [{shape}], "
+    p.emit(f"{p.results(op)}make_tensor_view {p.name(op.base)}, shape = [{shape}], "
            f"strides = [{strides}] : {types}")
 
 
 CUSTOM: dict[str, Callable[[Printer, Operation], None]] = {
-    "entry": _print_entry, "for": _print_for, "loop": _print_loop, "if": _print_if,
-    "reduce": _print_reduce_like, "scan": _print_reduce_like,
+    "entry": _print_entry, "global": _print_global, "for": _print_for, "loop": _print_loop,
+    "if": _print_if, "reduce": _print_reduce_like, "scan": _print_reduce_like,
     "make_tensor_view": _print_make_tensor_view,
 }
 

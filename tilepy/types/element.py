@@ -1,7 +1,8 @@
 """Tile IR element types (spec 5.1) and their mappings to numpy, DLPack, torch and C++.
 
 Element types are signless: i32 is "32 bits interpreted by the op", signedness lives on the ops
-that need it (cmpi, divi, exti, ...). The user-facing dtypes with signedness are in `dtype.py`.
+that need it (cmpi, divi, exti, ...). The user-facing dtypes with signedness are in `dtype.py`;
+the conversion semantics (rounding, saturation) are in `convert.py`.
 """
 from __future__ import annotations
 
@@ -16,13 +17,16 @@ from ..errors import TileTypeError
 @dataclass(frozen=True)
 class ElementType:
     name: str            # spec spelling: "f32", "i1", "e4m3", ...
-    bits: int            # size in bits (i1 is 1 bit, stored in one byte)
+    bits: int            # size in bits (spec 5.1); i1 is 1 bit, stored in one byte
     kind: str            # "int" or "float"
     storage_bytes: int   # bytes per element in memory (spec 6.3.1 data layout)
-    # Floating-point format parameters (0 for integers): exponent and explicit mantissa bits.
+    # Floating-point format (0 for integers): exponent bits and explicit mantissa bits.
     exp_bits: int = 0
     mant_bits: int = 0
     alternative: bool = field(default=False, compare=False)   # spec 5.1.2 restricted types
+    # Float encodings without infinities use the all-ones exponent for finite values (e4m3fn:
+    # only S.1111.111 is NaN), which moves the largest finite value up.
+    has_inf: bool = field(default=True, compare=False)
 
     def __str__(self) -> str:
         return self.name
@@ -38,6 +42,49 @@ class ElementType:
     def is_int(self) -> bool:
         return self.kind == "int"
 
+    # ------------------------------------------------------------------ float format
+    @property
+    def bias(self) -> int:
+        return (1 << (self.exp_bits - 1)) - 1
+
+    @property
+    def min_exp(self) -> int:
+        """Exponent of the smallest normal number."""
+        return 1 - self.bias
+
+    @property
+    def max_exp(self) -> int:
+        """Exponent of the largest finite number."""
+        return self.bias + (0 if self.has_inf else 1)
+
+    @property
+    def max_finite(self) -> float:
+        """MAX_NORM: the largest finite value (spec 5.1.3)."""
+        if self.is_int:
+            raise TileTypeError(f"{self} is not a floating-point type")
+        frac = 2.0 - 2.0 ** -self.mant_bits
+        if not self.has_inf:           # the all-ones mantissa of the top exponent is NaN
+            frac -= 2.0 ** -self.mant_bits
+        return frac * 2.0 ** self.max_exp
+
+    @property
+    def smallest_subnormal(self) -> float:
+        return 2.0 ** (self.min_exp - self.mant_bits)
+
+    @property
+    def satfinite(self) -> bool:
+        """Conversions to this type saturate to +-MAX_NORM instead of producing Inf (5.1.3)."""
+        return self.name in ("e4m3", "e5m2")
+
+    # ------------------------------------------------------------------ integer ranges
+    def int_range(self, signed: bool) -> tuple[int, int]:
+        """[min, max] of the signed or unsigned interpretation (i1: 0/-1 signed, 0/1 unsigned)."""
+        if not self.is_int:
+            raise TileTypeError(f"{self} is not an integer type")
+        if signed:
+            return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        return 0, (1 << self.bits) - 1
+
 
 I1 = ElementType("i1", 1, "int", 1)
 I8 = ElementType("i8", 8, "int", 1)
@@ -49,7 +96,7 @@ BF16 = ElementType("bf16", 16, "float", 2, 8, 7, alternative=True)
 F32 = ElementType("f32", 32, "float", 4, 8, 23)
 F64 = ElementType("f64", 64, "float", 8, 11, 52)
 TF32 = ElementType("tf32", 32, "float", 4, 8, 10, alternative=True)
-E4M3 = ElementType("e4m3", 8, "float", 1, 4, 3, alternative=True)
+E4M3 = ElementType("e4m3", 8, "float", 1, 4, 3, alternative=True, has_inf=False)
 E5M2 = ElementType("e5m2", 8, "float", 1, 5, 2, alternative=True)
 
 ELEMENT_TYPES: dict[str, ElementType] = {
@@ -61,39 +108,78 @@ FLOAT_TYPES = (F16, BF16, F32, F64, TF32, E4M3, E5M2)
 ARITH_FLOAT_TYPES = (F16, BF16, F32, F64)
 
 # Alternative spellings accepted when parsing (the spec uses both, e.g. in mmaf and pack).
-_ALIASES = {"f8E4M3FN": E4M3, "fp8e4m3fn": E4M3, "f8E5M2": E5M2, "fp8e5m2": E5M2}
+ALIASES = {"f8E4M3FN": E4M3, "fp8e4m3fn": E4M3, "f8E5M2": E5M2, "fp8e5m2": E5M2}
 
 
 def element_type(name: str) -> ElementType:
     try:
-        return ELEMENT_TYPES.get(name) or _ALIASES[name]
+        return ELEMENT_TYPES.get(name) or ALIASES[name]
     except KeyError:
         raise TileTypeError(f"unknown element type '{name}' (expected one of "
                             f"{', '.join(ELEMENT_TYPES)})") from None
 
 
-# ----------------------------------------------------------------------------- mappings
-# Storage numpy dtype of each element type (spec 6.3.1 table; ml_dtypes for the low-precision
-# floats). tf32 is stored as a 4-byte float.
-NUMPY_DTYPE: dict[ElementType, np.dtype] = {
-    I1: np.dtype(np.bool_), I8: np.dtype(np.int8), I16: np.dtype(np.int16),
-    I32: np.dtype(np.int32), I64: np.dtype(np.int64), F16: np.dtype(np.float16),
-    BF16: np.dtype(ml_dtypes.bfloat16), F32: np.dtype(np.float32), F64: np.dtype(np.float64),
-    TF32: np.dtype(np.float32), E4M3: np.dtype(ml_dtypes.float8_e4m3fn),
-    E5M2: np.dtype(ml_dtypes.float8_e5m2),
+# ----------------------------------------------------------------------------- data layout
+@dataclass(frozen=True)
+class Layout:
+    """One row of the spec's data-layout table (6.3.1): how an allocation of E is encoded."""
+    dlpack_code: int          # DLDataTypeCode (dlpack.h)
+    dlpack_bits: int
+    dlpack_lanes: int
+    numpy: np.dtype
+    torch: str | None         # torch dtype name; None where the spec says N/A
+
+
+# DLPack type codes (dlpack.h v1.1): kDLInt=0, kDLFloat=2, kDLBfloat=4, kDLBool=6,
+# kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12. The spec lists i1 as 8-bit storage with no torch type.
+DATA_LAYOUT: dict[ElementType, Layout] = {
+    I1: Layout(6, 8, 1, np.dtype(np.bool_), None),
+    I8: Layout(0, 8, 1, np.dtype(np.int8), "int8"),
+    I16: Layout(0, 16, 1, np.dtype(np.int16), "int16"),
+    I32: Layout(0, 32, 1, np.dtype(np.int32), "int32"),
+    I64: Layout(0, 64, 1, np.dtype(np.int64), "int64"),
+    F16: Layout(2, 16, 1, np.dtype(np.float16), "float16"),
+    F32: Layout(2, 32, 1, np.dtype(np.float32), "float32"),
+    F64: Layout(2, 64, 1, np.dtype(np.float64), "float64"),
+    BF16: Layout(4, 16, 1, np.dtype(ml_dtypes.bfloat16), "bfloat16"),
+    E4M3: Layout(10, 8, 1, np.dtype(ml_dtypes.float8_e4m3fn), "float8_e4m3fn"),
+    E5M2: Layout(12, 8, 1, np.dtype(ml_dtypes.float8_e5m2), "float8_e5m2"),
 }
 
-# DLPack (type code, bits): kDLInt=0, kDLUInt=1, kDLFloat=2, kDLBfloat=4, kDLBool=6,
-# kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12 (dlpack.h v1.0+).
+# Storage numpy dtype of each element type. tf32 has no row in the spec's table: it is stored
+# in 4 bytes (5.1.2), as a float32 whose low 13 mantissa bits are zero.
+NUMPY_DTYPE: dict[ElementType, np.dtype] = {e: row.numpy for e, row in DATA_LAYOUT.items()}
+NUMPY_DTYPE[TF32] = np.dtype(np.float32)
+
 DLPACK_CODE: dict[ElementType, tuple[int, int]] = {
-    I1: (6, 8), I8: (0, 8), I16: (0, 16), I32: (0, 32), I64: (0, 64),
-    F16: (2, 16), F32: (2, 32), F64: (2, 64), BF16: (4, 16), E4M3: (10, 8), E5M2: (12, 8),
-}
+    e: (row.dlpack_code, row.dlpack_bits) for e, row in DATA_LAYOUT.items()}
 
 TORCH_DTYPE_NAME: dict[ElementType, str] = {
-    I1: "bool", I8: "int8", I16: "int16", I32: "int32", I64: "int64", F16: "float16",
-    BF16: "bfloat16", F32: "float32", F64: "float64", E4M3: "float8_e4m3fn", E5M2: "float8_e5m2",
-}
+    e: row.torch for e, row in DATA_LAYOUT.items() if row.torch is not None}
+
+_FROM_DLPACK = {(row.dlpack_code, row.dlpack_bits, row.dlpack_lanes): e
+                for e, row in DATA_LAYOUT.items()}
+_FROM_NUMPY = {row.numpy: e for e, row in DATA_LAYOUT.items()}
+
+
+def elem_from_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType:
+    try:
+        return _FROM_DLPACK[(code, bits, lanes)]
+    except KeyError:
+        raise TileTypeError(f"no Tile IR element type for DLPack dtype (code={code}, bits={bits}, "
+                            f"lanes={lanes})") from None
+
+
+def elem_from_numpy(dt) -> ElementType:
+    """The element type stored as numpy dtype `dt` (unsigned ints map to their signless type)."""
+    dt = np.dtype(dt)
+    if dt.kind == "u" and dt.itemsize in (1, 2, 4, 8):
+        dt = np.dtype(f"i{dt.itemsize}")
+    try:
+        return _FROM_NUMPY[dt]
+    except KeyError:
+        raise TileTypeError(f"no Tile IR element type for numpy dtype {dt}") from None
+
 
 # C++ spelling used by the emitted code (types defined by the tilepy runtime header).
 CPP_TYPE: dict[ElementType, str] = {

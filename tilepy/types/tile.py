@@ -44,6 +44,8 @@ class TileType:
 
     def __post_init__(self):
         object.__setattr__(self, "shape", tuple(self.shape))
+        if not isinstance(self.elem, (ElementType, PtrType)):
+            raise TileTypeError(f"tile element type must be an element type or ptr<E> (got {self.elem})")
         bad = [d for d in self.shape if not is_power_of_two(d)]
         if bad:
             raise TileTypeError(f"tile shape must have power-of-two extents in every dimension "
@@ -99,6 +101,12 @@ class TensorViewType:
                                 f"(got {len(self.shape)} and {len(self.strides)})")
         if not isinstance(self.elem, ElementType):
             raise TileTypeError(f"tensor_view element type must be an element type (got {self.elem})")
+        if any(not (d is None or (isinstance(d, int) and 0 <= d < 2 ** 63)) for d in self.shape):
+            raise TileTypeError(f"tensor_view extents must be non-negative 64-bit integers or ? "
+                                f"(got {self.shape})")
+        if any(not (d is None or (isinstance(d, int) and -2 ** 63 <= d < 2 ** 63))
+               for d in self.strides):
+            raise TileTypeError(f"tensor_view strides must be 64-bit integers or ? (got {self.strides})")
 
     @property
     def rank(self) -> int:

@@ -1,0 +1,1 @@
+assert %arg0, "assertion failed" : tile<i1>

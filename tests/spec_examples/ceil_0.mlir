@@ -1,0 +1,1 @@
+%result = ceil %source : tile<f32>

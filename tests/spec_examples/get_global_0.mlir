@@ -1,0 +1,6 @@
+global @val <f32: [0.1, 0.2, 0.3, 0.4]> : tile<4xf32>
+
+entry @example() {
+  %ptr = get_global @val : tile<ptr<f32>>
+  return
+}

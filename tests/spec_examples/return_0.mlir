@@ -1,0 +1,6 @@
+experimental$func @foo() -> (tile<i32>, tile<f16>) {
+  %0 = constant <i32: 0> : tile<i32>
+  %1 = constant <f16: 0.0> : tile<f16>
+  // ...
+  return %0, %1 : tile<i32>, tile<f16>
+}
