@@ -4,6 +4,7 @@ TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tile
                    "off" disables the disk cache.
 TILEPY_CPU_WORKERS number of OS threads the CPU backend spreads blocks over (default: all cores).
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
+TILEPY_INTERPRET   "1" runs every tilepy.launch in the reference interpreter (tilepy.interpret).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class Settings:
     cache_dir: str | None
     cpu_workers: int
     cxx: str | None
+    interpret: bool = False
 
 
 def _default_cache_dir() -> str:
@@ -36,4 +38,5 @@ def settings() -> Settings:
         n = int(workers) if workers else (os.cpu_count() or 1)
     except ValueError:
         n = os.cpu_count() or 1
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None)
+    interpret = os.environ.get("TILEPY_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
+    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, interpret)

@@ -79,6 +79,8 @@ def _ftz(op, elem) -> bool:
 def _sqrt_exact(a: Fraction) -> Fraction:
     """sqrt(a) to 200 bits, with a sticky half-unit when inexact (rounds correctly after)."""
     from math import isqrt
+    if not isinstance(a, Fraction):
+        return np.sqrt(a)                          # float path: specials and the zero's sign
     if a < 0:
         return Fraction(float("nan"))
     n, d = a.numerator, a.denominator
@@ -331,10 +333,9 @@ def int_minmax(ex, op, args):
 
 @handler("mulhii")
 def int_mulhi(ex, op, args):
-    """High N bits of the 2N-bit product (unsigned, or signed when the op says so)."""
+    """High N bits of the 2N-bit unsigned product (spec 8.8.8: defined for unsigned only)."""
     elem = _elem(op)
-    signed = _signed_attr(op)
-    a, b = (_pyints(x, elem, signed) for x in args)
+    a, b = (_pyints(x, elem, False) for x in args)
     return [_from_pyints((a * b) >> elem.bits, elem)]
 
 

@@ -47,6 +47,14 @@ def run_compiled(module, grid, params, infos, **kw):
     run(module, grid, flat_args(params, infos), **kw)
 
 
+def launch_interpreted(kernel, key, params, infos, grid, **kw):
+    """tilepy.launch's hook (backend="interpret" / TILEPY_INTERPRET=1)."""
+    if {i.device for i in infos if isinstance(i, ArrayInfo)} - {"cpu"}:
+        raise TileValueError("the interpreter runs on the CPU: pass CPU arrays (numpy, torch CPU "
+                             "tensors)")
+    run_compiled(traced_module(kernel, key, params), grid, params, infos, **kw)
+
+
 def launch(grid, kernel, args, **kw):
     """Like `tilepy.launch(None, grid, kernel, args)`, interpreted (keywords go to `run`)."""
     from ..compiler import infos_for
@@ -58,11 +66,7 @@ def launch(grid, kernel, args, **kw):
             raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
                                 f"{type(args).__name__})")
         infos = infos_for(args)
-        devices = {i.device for i in infos if isinstance(i, ArrayInfo)}
-        if devices - {"cpu"}:
-            raise TileValueError("the interpreter runs on the CPU: pass CPU arrays (numpy, torch "
-                                 "CPU tensors)")
         key, params = kernel.specialize(infos)
-        run_compiled(traced_module(kernel, key, params), grid, params, infos, **kw)
+        launch_interpreted(kernel, key, params, infos, grid, **kw)
     except TileError as e:
         raise e.with_traceback(None) from None

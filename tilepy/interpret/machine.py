@@ -22,7 +22,7 @@ from ..ir import Block, Operation
 from ..ir.printer import print_op
 from .arith import HANDLERS
 from .memory import Memory
-from .poison import Undef, describe, merge, propagate, require
+from .poison import Undef, describe, make, merge, propagate, require
 from .printf import format_print
 
 MOVES = {"reshape", "broadcast", "permute", "cat", "extract", "select", "reduce", "scan", "mmaf",
@@ -92,7 +92,7 @@ class Machine:
     grid: tuple[int, int, int]
     globals: dict[str, int] = field(default_factory=dict)
     on_op: Callable[[OpEvent], Any] | None = None
-    max_loop_iterations: int = 1 << 24
+    max_loop_iterations: int = 1 << 20
     check_races: bool = True
     accesses: list = field(default_factory=list)     # (block linear id, byte addresses, store)
 
@@ -163,10 +163,9 @@ class BlockExec:
 
     def poison(self, op: Operation, mask, what: str, result: int = 0):
         """Mark lanes of the running op's result undefined (undefined behavior made them so)."""
-        mask = np.asarray(mask, dtype=bool)
-        if mask.any():
-            u = Undef(mask.copy(), describe(op, what))
-            self.pending[result] = merge(self.pending.get(result), u, mask.shape)
+        u = make(mask, describe(op, what))
+        if u is not None:
+            self.pending[result] = merge(self.pending.get(result), u, u.mask.shape)
 
     def require_lanes(self, i: int, lanes, what: str):
         """Operand i must be defined where `lanes` is true (memory ops check only what they use)."""

@@ -80,14 +80,16 @@ def _globals(memory: Memory, module: Module) -> dict[str, int]:
     for item in module.items:
         if item.name == "global":
             dv = item.value
-            arr = dense_storage(dv, dv.elem, np.shape(dv.array)).reshape(-1)
+            shape = item.type.shape if isinstance(item.attrs.get("type"), TileType) else \
+                np.shape(dv.array)
+            arr = dense_storage(dv, dv.elem, shape).reshape(-1)
             out[item.sym_name] = memory.add(f"@{item.sym_name}", arr.copy())
     return out
 
 
 def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
         on_op: Callable[[OpEvent], Any] | None = None, check_races: bool = True,
-        max_loop_iterations: int = 1 << 24) -> None:
+        max_loop_iterations: int = 1 << 20) -> None:
     """Execute `module`'s entry over `grid` with `args`, one per entry parameter: a numpy array
     (or `(array, element offset)`) for each tile<ptr<E>>, a Python/numpy scalar otherwise.
     Stores land in the given arrays. See the package docstring for the semantics."""

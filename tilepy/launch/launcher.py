@@ -33,9 +33,9 @@ def normalize_grid(grid) -> tuple[int, int, int]:
     for g in grid:
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise TileValueError(f"grid extents must be ints (got {grid!r})")
-        if not 0 <= int(g) <= GRID_LIMIT:
+        if not 1 <= int(g) <= GRID_LIMIT:
             raise TileValueError(f"grid extent {int(g)} is out of range: each of the 3 grid "
-                                 f"dimensions must be in [0, {GRID_LIMIT}]")
+                                 f"dimensions must be in [1, {GRID_LIMIT}]")
         out.append(int(g))
     return tuple(out + [1] * (3 - len(out)))
 
@@ -68,8 +68,9 @@ def pack_args(params, infos) -> list:
     return values
 
 
-def launch(stream, grid, kernel, args):
-    """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments."""
+def launch(stream, grid, kernel, args, *, backend=None):
+    """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
+    `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter."""
     from ..compiler import compile_specialization, infos_for
     from ..frontend.kernel import Kernel
     try:
@@ -86,9 +87,10 @@ def launch(stream, grid, kernel, args):
             raise TileValueError("kernel arguments are on different devices (CPU and CUDA arrays "
                                  "mixed); move them to one device")
         key, params = kernel.specialize(infos)
+        if _interpret(backend):
+            from ..interpret.kernel import launch_interpreted
+            return launch_interpreted(kernel, key, params, infos, g)
         ck = compile_specialization(kernel, key, params)
-        if g[0] * g[1] * g[2] == 0:
-            return
         if devices == {"cuda"}:
             from .gpu import launch_gpu
             return launch_gpu(stream, g, ck, infos)
@@ -98,6 +100,13 @@ def launch(stream, grid, kernel, args):
         cpu.run(lib, g, pack_args(params, infos))
     except TileError as e:
         raise e.with_traceback(None) from None
+
+
+def _interpret(backend) -> bool:
+    if backend not in (None, "interpret"):
+        raise TileValueError(f"backend must be None or 'interpret' (got {backend!r})")
+    from ..settings import settings
+    return backend == "interpret" or settings().interpret
 
 
 def stored_arrays(module) -> set[str]:
