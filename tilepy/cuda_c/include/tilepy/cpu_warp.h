@@ -20,19 +20,20 @@ namespace tp { namespace cpu {
 struct Coord { int r, c; };
 inline Coord c_coord(int l, int i) { return {l / 4 + 8 * (i >> 1), 2 * (l % 4) + (i & 1)}; }
 
-inline double half_value(uint32_t x) { __half h; h.x = (uint16_t)x; return __half2float(h); }
-inline double bf16_value(uint32_t x) { return f32_from_bits(x << 16); }
+// Operand values: every element type here is exact in float (products of two are exact too).
+inline float half_value(uint32_t x) { __half h; h.x = (uint16_t)x; return __half2float(h); }
+inline float bf16_value(uint32_t x) { return f32_from_bits(x << 16); }
 
-struct F16 { static constexpr int bits = 16, code = 1; static double value(uint32_t x) { return half_value(x); } };
-struct BF16 { static constexpr int bits = 16, code = 2; static double value(uint32_t x) { return bf16_value(x); } };
+struct F16 { static constexpr int bits = 16, code = 1; static float value(uint32_t x) { return half_value(x); } };
+struct BF16 { static constexpr int bits = 16, code = 2; static float value(uint32_t x) { return bf16_value(x); } };
 struct TF32 {   // the tensor cores read the upper 19 bits (sign, exponent, 10 mantissa bits)
   static constexpr int bits = 32, code = 3;
-  static double value(uint32_t x) { return f32_from_bits(x & 0xffffe000u); }
+  static float value(uint32_t x) { return f32_from_bits(x & 0xffffe000u); }
 };
-struct S8 { static constexpr int bits = 8, code = 4; static double value(uint32_t x) { return (int8_t)(uint8_t)x; } };
-struct U8 { static constexpr int bits = 8, code = 5; static double value(uint32_t x) { return (uint8_t)x; } };
-struct E4M3 { static constexpr int bits = 8, code = 6; static double value(uint32_t x) { return e4m3_to_f32((uint8_t)x); } };
-struct E5M2 { static constexpr int bits = 8, code = 7; static double value(uint32_t x) { return e5m2_to_f32((uint8_t)x); } };
+struct S8 { static constexpr int bits = 8, code = 4; static float value(uint32_t x) { return (float)(int8_t)(uint8_t)x; } };
+struct U8 { static constexpr int bits = 8, code = 5; static float value(uint32_t x) { return (float)(uint8_t)x; } };
+struct E4M3 { static constexpr int bits = 8, code = 6; static float value(uint32_t x) { return e4m3_to_f32((uint8_t)x); } };
+struct E5M2 { static constexpr int bits = 8, code = 7; static float value(uint32_t x) { return e5m2_to_f32((uint8_t)x); } };
 
 struct M16N8K16 {   // .f16 / .bf16
   static constexpr int K = 16, NA = 8, NB = 4;
@@ -68,16 +69,18 @@ struct Mma : Shape {
   static uint32_t element(const uint32_t* regs, int i, int bits) {
     return (regs[i * bits / 32] >> (i * bits % 32)) & (bits == 32 ? ~0u : (1u << bits) - 1u);
   }
-  static uint32_t finish(double c, const double* a, const double (*b)[8], int n) {
-    if constexpr (Integer) {
-      int64_t acc = (int64_t)c;
-      for (int k = 0; k < Shape::K; ++k) acc += (int64_t)a[k] * (int64_t)b[k][n];
-      if (Satfinite) acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
-      return (uint32_t)acc;
+  // Floats are summed in double and rounded once; integers in int64 (products of 8-bit values
+  // are exact in float), then wrapped or saturated to 32 bits.
+  typedef typename cond<Integer, int64_t, double>::type Sum;
+  static Sum load_c(uint32_t c) {
+    if constexpr (Integer) return (int32_t)c; else return f32_from_bits(c);
+  }
+  static uint32_t store_d(Sum d) {
+    if constexpr (!Integer) {
+      return f32_bits((float)d);
     } else {
-      double acc = c;
-      for (int k = 0; k < Shape::K; ++k) acc += a[k] * b[k][n];
-      return f32_bits((float)acc);
+      if (Satfinite) d = d > INT32_MAX ? INT32_MAX : d < INT32_MIN ? INT32_MIN : d;
+      return (uint32_t)(uint64_t)d;
     }
   }
 };
@@ -197,8 +200,9 @@ inline void ldmatrix(uint32_t* r, int num, bool trans, const void* row) {
 
 // ---------------------------------------------------------------------------- mma.sync
 template <class Spec> inline void mma_complete(Warp& W, uint32_t) {
-  double A[16][32], B[32][8], C[16][8];
-  constexpr int ar = Spec::a_regs, br = Spec::b_regs;
+  constexpr int K = Spec::K, ar = Spec::a_regs, br = Spec::b_regs;
+  float A[16][K], B[K][8];
+  typename Spec::Sum D[16][8];
   for (int l = 0; l < 32; ++l) {
     const uint32_t* in = W.slot[l].in;
     for (int i = 0; i < Spec::NA; ++i) {
@@ -211,14 +215,16 @@ template <class Spec> inline void mma_complete(Warp& W, uint32_t) {
     }
     for (int i = 0; i < 4; ++i) {
       const Coord p = c_coord(l, i);
-      const uint32_t x = in[ar + br + i];
-      C[p.r][p.c] = Spec::integer ? (double)(int32_t)x : (double)__uint_as_float(x);
+      D[p.r][p.c] = Spec::load_c(in[ar + br + i]);
     }
   }
+  for (int r = 0; r < 16; ++r)        // D[r][n] = C[r][n] + sum over k in order, products exact
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < 8; ++n) D[r][n] += (typename Spec::Sum)(A[r][k] * B[k][n]);
   for (int l = 0; l < 32; ++l)
     for (int i = 0; i < 4; ++i) {
       const Coord p = c_coord(l, i);
-      W.slot[l].out[i] = Spec::finish(C[p.r][p.c], A[p.r], B, p.c);
+      W.slot[l].out[i] = Spec::store_d(D[p.r][p.c]);
     }
 }
 
