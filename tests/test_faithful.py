@@ -115,6 +115,14 @@ def test_dynamic_shared_memory_per_block_over_many_blocks():
     np.testing.assert_array_equal(results[0], results[1])      # deterministic across workers
 
 
+def test_portable_fiber_switch_gives_the_same_results():
+    k = build("#define TP_FIBER_UCONTEXT 1\n" + DYN_SRC, "dyn_sum", threads=64)
+    x = rng.standard_normal((4, 100)).astype(np.float32)
+    out = np.zeros(4 + 4 * 64, np.float32)
+    k((4,), x, out, 100, smem=65 * 4)
+    np.testing.assert_allclose(out[:4], x.sum(1), rtol=1e-5)
+
+
 def test_dynamic_shared_memory_starts_poisoned():
     k = build(DYN_SRC, "dyn_peek", threads=32)
     out = np.zeros(4 * 32, np.uint32)

@@ -99,8 +99,7 @@ def flags(mode: str = "fast", threads: int = 1) -> list[str]:
     if mode == "fast":
         f.append("-DTP_NT=1")
     else:
-        # fibers switch stacks with _longjmp, which _FORTIFY_SOURCE's checked longjmp rejects
-        f += ["-DTP_FAITHFUL", f"-DTP_NT={threads}", "-U_FORTIFY_SOURCE"]
+        f += ["-DTP_FAITHFUL", f"-DTP_NT={threads}"]
     if platform.machine() in ("x86_64", "AMD64"):
         f.append("-mf16c")             # hardware f16 conversions
     return f

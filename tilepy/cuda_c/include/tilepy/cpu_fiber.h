@@ -1,8 +1,9 @@
 // tilepy/cpu_fiber.h -- the faithful CPU mode: every thread of a block is a fiber.
 //
 // A worker (one OS thread) runs one block at a time: TP_NT fibers on their own stacks, switched
-// cooperatively with _setjmp/_longjmp (a fiber is entered the first time with setcontext). A
-// fiber runs until it waits -- at __syncthreads(), in a warp-level operation -- or exits.
+// cooperatively (tilepy/cpu_context.h) to and from the worker's scheduler. A fiber runs until it
+// waits -- at __syncthreads(), in a warp-level operation -- or exits; it is never preempted, so
+// a thread that spins on shared memory waiting for another thread hangs the launch.
 //
 // Scheduling is deterministic and chosen to expose missing barriers: warps are visited in order
 // (reversed every other round), and a warp's fibers are resumed until all of them wait, so one
@@ -15,11 +16,11 @@
 // (tilepy/cpu_warp.h) and releases them. Errors (undefined behavior that is detected, such as a
 // lane calling a shuffle with a mask without itself) end the launch with a message for Python.
 #pragma once
-#include <csetjmp>
 #include <string>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
+
+#include "tilepy/cpu_context.h"
 
 namespace tp { namespace cpu {
 
@@ -50,10 +51,8 @@ struct Warp {
 
 struct Fiber {
   Ctx ctx;
-  std::jmp_buf jb;
-  ucontext_t uc;
+  Context context;
   State state = State::runnable;
-  bool started = false;
 };
 
 struct Worker {
@@ -65,7 +64,7 @@ struct Worker {
   std::unique_ptr<Warp[]> warps{new Warp[(TP_NT + 31) / 32]};
   char* stacks = nullptr;
   size_t stack_bytes = 0, stride = 0;
-  std::jmp_buf sched_jb;
+  Context scheduler;
   int running = -1;
   int bar_arrived = 0;
   long block = 0;
@@ -89,7 +88,8 @@ inline std::string where_str(const Worker& w) {
   Worker* w = worker;
   set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg);
   w->aborted = true;
-  _longjmp(w->sched_jb, 1);
+  context_switch(cur->fiber->context, w->scheduler);   // never resumed
+  __builtin_unreachable();
 }
 
 inline std::string hex(uint32_t x) {
@@ -98,11 +98,7 @@ inline std::string hex(uint32_t x) {
   return buf;
 }
 
-__attribute__((noinline)) inline void suspend() {
-  Worker* w = worker;
-  Fiber* f = cur->fiber;
-  if (!_setjmp(f->jb)) _longjmp(w->sched_jb, 1);
-}
+inline void suspend() { context_switch(cur->fiber->context, worker->scheduler); }
 
 // ---------------------------------------------------------------------------- barriers
 inline void block_barrier() {
@@ -188,7 +184,7 @@ inline void fiber_main() {
   for (;;) {
     w->entry(w->closure);
     lane_exit(self);
-    if (!_setjmp(self->jb)) _longjmp(w->sched_jb, 1);
+    context_switch(self->context, w->scheduler);       // resumed for the next block
   }
 }
 
@@ -208,11 +204,7 @@ inline void init_fibers(Worker& w) {
     f.ctx.lane = t % 32;
     f.ctx.warp = t / 32;
     f.ctx.tid = index3(t, block_dim);
-    getcontext(&f.uc);
-    f.uc.uc_stack.ss_sp = w.stacks + t * w.stride + page;
-    f.uc.uc_stack.ss_size = w.stack_bytes;
-    f.uc.uc_link = nullptr;
-    makecontext(&f.uc, (void (*)())fiber_main, 0);
+    context_init(f.context, w.stacks + t * w.stride + page, w.stack_bytes, fiber_main);
   }
   for (int i = 0; i < w.nwarps; ++i) w.warps[i].index = i;
 }
@@ -226,10 +218,7 @@ inline void resume(Worker& w, int t) {
   Fiber& f = w.fibers[t];
   w.running = t;
   cur = &f.ctx;
-  if (!_setjmp(w.sched_jb)) {
-    if (!f.started) { f.started = true; setcontext(&f.uc); }
-    _longjmp(f.jb, 1);
-  }
+  context_switch(w.scheduler, f.context);
   cur = nullptr;
 }
 
