@@ -33,9 +33,8 @@ def test_mode_comes_from_env_and_context_manager(monkeypatch):
 
 
 def test_bad_mode_is_rejected(monkeypatch):
-    with pytest.raises(ct.TileValueError, match="fast, faithful"):
-        with ct.cpu_mode("threads"):
-            pass
+    with pytest.raises(ct.TileValueError, match="fast, faithful"), ct.cpu_mode("threads"):
+        pass
     monkeypatch.setenv("TILEPY_CPU_MODE", "fibres")
     with pytest.raises(ct.TileValueError, match="'fibres'"):
         cpu.current_mode()

@@ -14,7 +14,8 @@ CORPUS = sorted(glob.glob(os.path.join(BROKEN_KERNELS, "*.cu")))
 
 
 def header(path):
-    text = open(path).read()
+    with open(path) as f:
+        text = f.read()
     meta = dict(re.findall(r"^// (kernel|shape|expect): (.+)$", text, flags=re.M))
     return meta["kernel"].strip(), tuple(map(int, meta["shape"].split())), meta["expect"].strip()
 

@@ -104,7 +104,7 @@ def random_operand(dtype, shape):
 
 
 def run_mma(kernel, name, A, B, C):
-    variant, k, _, _, ta, tb, na, nb = VARIANTS[name]
+    variant, _, _, _, ta, tb, na, nb = VARIANTS[name]
     a_regs = np.zeros((WARPS * 32, 4), np.uint32)
     b_regs = np.zeros((WARPS * 32, 2), np.uint32)
     a_regs[:, :na] = pack(A, ta, na)

@@ -1,9 +1,11 @@
-// Every tp:: warp wrapper once, so NVRTC must assemble all their inline PTX (tests/test_warp_nvrtc.py)
-// and the faithful CPU mode must compile them. fp8 mma.sync needs sm_89: define TP_WITH_FP8 there.
+// Every tp:: warp wrapper once, so NVRTC must assemble all their inline PTX
+// (tests/test_warp_nvrtc.py) and the faithful CPU mode must compile them. fp8 mma.sync needs
+// sm_89: define TP_WITH_FP8 there.
 #include "tilepy/runtime.h"
-extern "C" __global__ void __launch_bounds__(128) allops(const __half* A, float* out, int* iout, unsigned char* q) {
+extern "C" __global__ void __launch_bounds__(128)
+allops(const __half* A, float* out, int* iout, unsigned char* q) {
   __shared__ __align__(16) __half sm[64 * 8];
-  tp::cp_async<16>(&sm[threadIdx.x * 4 % 512], A + threadIdx.x * 4);
+  tp::cp_async<16>(&sm[threadIdx.x * 8 % 512], A + threadIdx.x * 8);
   tp::cp_async_zfill<8>(&sm[(threadIdx.x * 4 + 4) % 512], A, 0);
   tp::cp_async<4>(&sm[0], A);
   tp::cp_async_commit();
@@ -44,6 +46,7 @@ extern "C" __global__ void __launch_bounds__(128) allops(const __half* A, float*
   unsigned b = tp::ballot_sync(0xffffffffu, v > 0);
   bool an = tp::any_sync(0xffffffffu, v > 0), al = tp::all_sync(0xffffffffu, v > 0);
   q[threadIdx.x] = tp::e4m3_from_f32(v) ^ tp::e5m2_from_f32(v);
-  out[threadIdx.x] = v + (float)dv + __half2float(hv) + tp::e4m3_to_f32(q[0]) + tp::e5m2_to_f32(q[1]) + (float)tp::pack_half2(hv, hv);
+  out[threadIdx.x] = v + (float)dv + __half2float(hv) + tp::e4m3_to_f32(q[0]) +
+                     tp::e5m2_to_f32(q[1]) + (float)tp::pack_half2(hv, hv);
   iout[threadIdx.x] = di[0] + di[3] + (int)b + an + al;
 }

@@ -24,20 +24,22 @@ inline Coord c_coord(int l, int i) { return {l / 4 + 8 * (i >> 1), 2 * (l % 4) +
 inline float half_value(uint32_t x) { __half h; h.x = (uint16_t)x; return __half2float(h); }
 inline float bf16_value(uint32_t x) { return f32_from_bits(x << 16); }
 
-struct F16 { static constexpr int bits = 16, code = 1; static float value(uint32_t x) { return half_value(x); } };
-struct BF16 { static constexpr int bits = 16, code = 2; static float value(uint32_t x) { return bf16_value(x); } };
-struct TF32 {   // the tensor cores read the upper 19 bits (sign, exponent, 10 mantissa bits)
-  static constexpr int bits = 32, code = 3;
-  static float value(uint32_t x) { return f32_from_bits(x & 0xffffe000u); }
-};
-struct S8 { static constexpr int bits = 8, code = 4; static float value(uint32_t x) { return (float)(int8_t)(uint8_t)x; } };
-struct U8 { static constexpr int bits = 8, code = 5; static float value(uint32_t x) { return (float)(uint8_t)x; } };
-struct E4M3 { static constexpr int bits = 8, code = 6; static float value(uint32_t x) { return e4m3_to_f32((uint8_t)x); } };
-struct E5M2 { static constexpr int bits = 8, code = 7; static float value(uint32_t x) { return e5m2_to_f32((uint8_t)x); } };
+#define TP_ELEM(NAME, BITS, CODE, VALUE) \
+  struct NAME { static constexpr int bits = BITS, code = CODE; static float value(uint32_t x) { return VALUE; } };
+TP_ELEM(F16, 16, 1, half_value(x))
+TP_ELEM(BF16, 16, 2, bf16_value(x))
+TP_ELEM(TF32, 32, 3, f32_from_bits(x & 0xffffe000u))   // tensor cores read the upper 19 bits
+TP_ELEM(S8, 8, 4, (float)(int8_t)(uint8_t)x)
+TP_ELEM(U8, 8, 5, (float)(uint8_t)x)
+TP_ELEM(E4M3, 8, 6, e4m3_to_f32((uint8_t)x))
+TP_ELEM(E5M2, 8, 7, e5m2_to_f32((uint8_t)x))
+#undef TP_ELEM
 
 struct M16N8K16 {   // .f16 / .bf16
   static constexpr int K = 16, NA = 8, NB = 4;
-  static Coord a(int l, int i) { return {l / 4 + 8 * ((i >> 1) & 1), 2 * (l % 4) + (i & 1) + 8 * (i >> 2)}; }
+  static Coord a(int l, int i) {
+    return {l / 4 + 8 * ((i >> 1) & 1), 2 * (l % 4) + (i & 1) + 8 * (i >> 2)};
+  }
   static Coord b(int l, int i) { return {2 * (l % 4) + (i & 1) + 8 * (i >> 1), l / 4}; }
 };
 struct M16N8K8 {    // .f16 / .bf16
@@ -52,7 +54,9 @@ struct M16N8K8Tf32 {
 };
 struct M16N8K32 {   // .s8 / .u8 / .e4m3 / .e5m2
   static constexpr int K = 32, NA = 16, NB = 8;
-  static Coord a(int l, int i) { return {l / 4 + 8 * ((i >> 2) & 1), 4 * (l % 4) + (i & 3) + 16 * (i >> 3)}; }
+  static Coord a(int l, int i) {
+    return {l / 4 + 8 * ((i >> 2) & 1), 4 * (l % 4) + (i & 3) + 16 * (i >> 3)};
+  }
   static Coord b(int l, int i) { return {4 * (l % 4) + (i & 3) + 16 * (i >> 2), l / 4}; }
 };
 

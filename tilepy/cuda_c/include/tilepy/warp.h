@@ -375,10 +375,18 @@ TP_DEV void cp_async_wait_all() {
 
 #if !defined(TP_GPU)
 // ------------------------------------------------------------------------------ CUDA names (CPU)
-template <class T> inline T __shfl_sync(unsigned m, T v, int src, int w = 32) { return tp::shfl_sync(m, v, src, w); }
-template <class T> inline T __shfl_up_sync(unsigned m, T v, unsigned d, int w = 32) { return tp::shfl_up_sync(m, v, d, w); }
-template <class T> inline T __shfl_down_sync(unsigned m, T v, unsigned d, int w = 32) { return tp::shfl_down_sync(m, v, d, w); }
-template <class T> inline T __shfl_xor_sync(unsigned m, T v, int lm, int w = 32) { return tp::shfl_xor_sync(m, v, lm, w); }
+template <class T> inline T __shfl_sync(unsigned m, T v, int src, int w = 32) {
+  return tp::shfl_sync(m, v, src, w);
+}
+template <class T> inline T __shfl_up_sync(unsigned m, T v, unsigned d, int w = 32) {
+  return tp::shfl_up_sync(m, v, d, w);
+}
+template <class T> inline T __shfl_down_sync(unsigned m, T v, unsigned d, int w = 32) {
+  return tp::shfl_down_sync(m, v, d, w);
+}
+template <class T> inline T __shfl_xor_sync(unsigned m, T v, int lm, int w = 32) {
+  return tp::shfl_xor_sync(m, v, lm, w);
+}
 inline void __syncwarp(unsigned m = 0xffffffffu) { tp::syncwarp(m); }
 inline unsigned __ballot_sync(unsigned m, int p) { return tp::ballot_sync(m, p != 0); }
 inline int __any_sync(unsigned m, int p) { return tp::any_sync(m, p != 0); }
