@@ -185,6 +185,31 @@ extern "C" __global__ void half_barrier(float* out) {
 """
 
 
+RACE_SRC = r"""
+#include "tilepy/runtime.h"
+// Warp 0 produces, warp 1 consumes: without the barrier, warp 1 may read before warp 0 wrote.
+extern "C" __global__ void producer_consumer(const float* x, float* y, int fixed) {
+  __shared__ float buf[32];
+  const int t = threadIdx.x;
+  if (t < 32) buf[t] = x[blockIdx.x * 32 + t] * 2.0f;
+  if (fixed) __syncthreads();
+  if (t >= 32) y[blockIdx.x * 32 + t - 32] = buf[63 - t];
+}
+"""
+
+
+def test_schedule_exposes_a_missing_barrier_in_either_direction():
+    k = build(RACE_SRC, "producer_consumer", threads=64)
+    x = rng.standard_normal(2 * 32).astype(np.float32)
+    want = (x.reshape(2, 32)[:, ::-1] * 2).reshape(-1)
+    y = np.zeros_like(x)
+    k((2,), x, y, 1)
+    np.testing.assert_array_equal(y, want)
+    y[:] = 0
+    k((2,), x, y, 0)          # block 1 runs warp 1 first: it reads before warp 0 wrote
+    assert not np.array_equal(y, want)
+
+
 def test_deadlock_report_says_what_each_thread_waits_at():
     k = build(DEADLOCK_SRC, "half_barrier", threads=128)
     with pytest.raises(ct.TileLaunchError) as e:

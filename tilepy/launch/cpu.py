@@ -244,8 +244,8 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
                                  workers or settings().cpu_workers)
     if rc != 0:
         msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
-        raise TileLaunchError(f"the CPU launch of kernel '{lib.name}' ({lib.mode} mode) failed: "
-                              f"{msg or f'code {rc}'}")
+        raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
+                              f"{msg or f'kernel {lib.name!r}: code {rc}'}")
 
 
 # ---------------------------------------------------------------------------- hand-written kernels

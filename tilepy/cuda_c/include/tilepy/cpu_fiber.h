@@ -6,9 +6,10 @@
 // a thread that spins on shared memory waiting for another thread hangs the launch.
 //
 // Scheduling is deterministic and chosen to expose missing barriers: warps are visited in order
-// (reversed every other round), and a warp's fibers are resumed until all of them wait, so one
-// warp runs as far ahead of the others as the barriers allow. The last thread to reach a barrier
-// continues first. A round in which no fiber can run while some have not exited is a deadlock,
+// (and their lanes), reversed every other round and in every other block, and a warp's fibers
+// are resumed until all of them wait, so one warp runs as far ahead of the others as the barriers
+// allow, first the lowest warp, in the next block the highest. The last thread to reach a
+// barrier continues first. A round in which no fiber can run while some have not exited is a deadlock,
 // reported with what every thread waits at (e.g. a __syncthreads() inside a divergent branch).
 //
 // Warp-level operations are collectives over the lanes of a mask: each lane deposits its
@@ -274,12 +275,14 @@ inline void run_block(Worker& w, long b, size_t smem) {
   int alive = w.nthreads;
   for (unsigned round = 0; alive > 0; ++round) {
     bool ran_round = false;
+    const bool reverse = (round + (unsigned)b) & 1;   // odd blocks start with the last warp
     for (int wi = 0; wi < w.nwarps; ++wi) {
-      const int wp = (round & 1) ? w.nwarps - 1 - wi : wi;
-      const int t0 = wp * 32, t1 = t0 + 32 < w.nthreads ? t0 + 32 : w.nthreads;
+      const int wp = reverse ? w.nwarps - 1 - wi : wi;
+      const int t0 = wp * 32, n = (t0 + 32 < w.nthreads ? t0 + 32 : w.nthreads) - t0;
       for (bool ran = true; ran;) {
         ran = false;
-        for (int t = t0; t < t1; ++t) {
+        for (int i = 0; i < n; ++i) {
+          const int t = t0 + (reverse ? n - 1 - i : i);
           if (w.fibers[t].state != State::runnable) continue;
           resume(w, t);
           if (w.aborted) return;

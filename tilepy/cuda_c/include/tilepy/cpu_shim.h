@@ -7,10 +7,12 @@
 //             fiber with deterministic scheduling (tilepy/cpu_fiber.h); __syncthreads() is a real
 //             barrier, warp-level operations are emulated from the PTX ISA (tilepy/cpu_warp.h).
 // In both modes `__shared__` variables are thread_local storage of the OS worker running the
-// block (a worker runs one block at a time, all its fibers on that one OS thread), and
-// `extern __shared__` arrays (rewritten by cpu.py into `tp::cpu::dynamic_smem()`) point at the
-// worker's dynamic shared memory. CUDA's built-in index variables read a thread-local context;
-// the half types are 2-byte structs converted with correctly rounded host code.
+// block (a worker runs one block at a time, all its fibers on that one OS thread; a block finds
+// what the worker's previous block left there, as undefined as on a GPU), and `extern __shared__`
+// arrays (rewritten by cpu.py into `tp::cpu::dynamic_smem()`) point at the worker's dynamic
+// shared memory, which every block finds filled with 0xff bytes (NaN, -1). CUDA's built-in index
+// variables read a thread-local context; the half types are 2-byte structs converted with
+// correctly rounded host code.
 #pragma once
 #include <atomic>
 #include <cmath>
