@@ -3,6 +3,9 @@
 TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tilepy/<version>);
                    "off" disables the disk cache.
 TILEPY_CPU_WORKERS number of OS threads the CPU backend spreads blocks over (default: all cores).
+TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread per block) or
+                   "faithful" (the block's real threads as fibers: barriers, warps, tensor-core
+                   fragments); `tilepy.cpu_mode(...)` overrides it for a `with` block.
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ class Settings:
     cache_dir: str | None
     cpu_workers: int
     cxx: str | None
+    cpu_mode: str = "fast"
 
 
 def _default_cache_dir() -> str:
@@ -36,4 +40,5 @@ def settings() -> Settings:
         n = int(workers) if workers else (os.cpu_count() or 1)
     except ValueError:
         n = os.cpu_count() or 1
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None)
+    mode = (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
+    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode)

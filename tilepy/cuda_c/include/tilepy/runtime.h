@@ -538,3 +538,6 @@ TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
 TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
 
 }  // namespace tp
+
+// Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
+#include "tilepy/warp.h"
