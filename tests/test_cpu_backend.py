@@ -7,6 +7,14 @@ import tilepy as ct
 rng = np.random.default_rng(1234)
 
 
+@pytest.fixture(autouse=True, params=["fast", "faithful"])
+def cpu_mode(request):
+    """Every kernel here runs in both CPU modes: faithful runs the real 128 threads per block
+    (shared memory, barriers) as the GPU would."""
+    with ct.cpu_mode(request.param):
+        yield request.param
+
+
 def run(kernel, grid, *args):
     ct.launch(None, grid, kernel, args)
 

@@ -13,3 +13,4 @@ from .frontend.kernel import Kernel, kernel, function
 
 __version__ = "0.1.0"
 from .launch.launcher import launch
+from .launch.cpu import cpu_mode

@@ -3,6 +3,9 @@
 TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tilepy/<version>);
                    "off" disables the disk cache.
 TILEPY_CPU_WORKERS number of OS threads the CPU backend spreads blocks over (default: all cores).
+TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread per block) or
+                   "faithful" (the block's real threads as fibers: barriers, warps, tensor-core
+                   fragments); `tilepy.cpu_mode(...)` overrides it for a `with` block.
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
 TILEPY_INTERPRET   "1" runs every tilepy.launch in the reference interpreter (tilepy.interpret).
 """
@@ -17,6 +20,7 @@ class Settings:
     cache_dir: str | None
     cpu_workers: int
     cxx: str | None
+    cpu_mode: str = "fast"
     interpret: bool = False
 
 
@@ -38,5 +42,6 @@ def settings() -> Settings:
         n = int(workers) if workers else (os.cpu_count() or 1)
     except ValueError:
         n = os.cpu_count() or 1
+    mode = (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
     interpret = os.environ.get("TILEPY_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, interpret)
+    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode, interpret)

@@ -1,28 +1,80 @@
-"""The CPU backend: the emitted CUDA C++ compiled by the host C++ compiler and run with ctypes.
+"""The CPU backend: CUDA C++ compiled by the host C++ compiler and run with ctypes.
 
 The kernel source is the very text NVRTC compiles; tilepy/cpu_shim.h maps CUDA's keywords and
 built-ins to host C++. A small host entry point, appended here, unpacks the launch parameters
-(an array of pointers to argument values, like cuLaunchKernel's) and runs every block. Built
-libraries are cached on disk by content (source, compiler, flags).
+(an array of pointers to argument values, like cuLaunchKernel's) and runs every block.
+
+Two modes (TILEPY_CPU_MODE, or `with tilepy.cpu_mode(...)` for one block of code):
+
+* ``fast``: one thread per block (the source is compiled with TP_NT=1), blocks spread over
+  worker threads. Quick, but it cannot run warp-level code and cannot see races between threads.
+* ``faithful``: the block's real thread count (TP_NT of the emitted source) runs as fibers with
+  deterministic scheduling: ``__syncthreads`` is a real barrier, shuffles / ldmatrix / mma.sync /
+  cp.async follow the PTX ISA, and a barrier that not all threads reach is reported as a deadlock
+  (TileLaunchError naming the kernel), not a hang.
+
+`compile_kernel` builds a hand-written CUDA C++ kernel the same way (tests, benchmarks).
+Built libraries are cached on disk by content (source, compiler, flags, headers).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import functools
+import glob
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..cuda_c import INCLUDE_DIR
-from ..errors import TileCompileError, TileLaunchError
+from ..errors import TileCompileError, TileLaunchError, TileValueError
 from ..settings import settings
 from . import cache
 
 ENTRY = "tp_cpu_launch"
+MODES = ("fast", "faithful")
+MAX_DYNAMIC_SMEM = 227 * 1024
+
+_mode_override: contextvars.ContextVar[str | None] = contextvars.ContextVar("tilepy_cpu_mode",
+                                                                             default=None)
 
 
+def _check_mode(mode) -> str:
+    if mode not in MODES:
+        raise TileValueError(f"the CPU mode must be one of {', '.join(MODES)} (got {mode!r}; set "
+                             f"TILEPY_CPU_MODE or call tilepy.cpu_mode(...) with one of them)")
+    return mode
+
+
+@contextlib.contextmanager
+def cpu_mode(mode: str):
+    """Run CPU launches inside the ``with`` block in `mode`: ``"fast"`` or ``"faithful"``.
+
+        with tilepy.cpu_mode("faithful"):
+            tilepy.launch(None, grid, kernel, args)
+
+    It overrides TILEPY_CPU_MODE for the current thread (and asyncio task) only.
+    """
+    token = _mode_override.set(_check_mode(mode))
+    try:
+        yield
+    finally:
+        _mode_override.reset(token)
+
+
+def current_mode() -> str:
+    """The CPU mode a launch made now would use."""
+    return _check_mode(_mode_override.get() or settings().cpu_mode)
+
+
+# ---------------------------------------------------------------------------- compiling
 @functools.lru_cache(maxsize=None)
 def host_compiler() -> str:
     cxx = settings().cxx
@@ -42,40 +94,79 @@ def compiler_id(cxx: str) -> str:
         return cxx
 
 
-def flags() -> list[str]:
-    f = ["-O2", "-std=c++17", "-shared", "-fPIC", "-pthread", "-DTP_NT=1", f"-I{INCLUDE_DIR}",
-         "-w"]
+def flags(mode: str = "fast", threads: int = 1) -> list[str]:
+    f = ["-O2", "-std=c++17", "-shared", "-fPIC", "-pthread", f"-I{INCLUDE_DIR}", "-w"]
+    if mode == "fast":
+        f.append("-DTP_NT=1")
+    else:
+        f += ["-DTP_FAITHFUL", f"-DTP_NT={threads}"]
     if platform.machine() in ("x86_64", "AMD64"):
         f.append("-mf16c")             # hardware f16 conversions
     return f
 
 
-def host_entry(emitted) -> str:
-    """C++ that calls the kernel for every block: params[i] points at the i-th argument."""
-    args = ", ".join(f"*({t}*)params[{i}]" for i, (t, _) in enumerate(emitted.params))
+def _headers() -> list[str]:
+    out = []
+    for path in sorted(glob.glob(os.path.join(INCLUDE_DIR, "tilepy", "*.h"))):
+        with open(path) as f:
+            out.append(f.read())
+    return out
+
+
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+([^;{}()\[\]]*(?:\([^)]*\)[^;{}()\[\]]*)*?)"
+                            r"\b([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+_ALIGN = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\)")
+
+
+def rewrite_dynamic_smem(source: str) -> str:
+    """`extern __shared__ T name[];` -> a per-thread pointer to the worker's dynamic shared memory
+    (one line, so #line numbering is kept)."""
+    def repl(m):
+        ty = _ALIGN.sub("", m.group(1)).strip()
+        return f"thread_local {ty}* const {m.group(2)} = ({ty}*)tp::cpu::dynamic_smem();"
+    return _EXTERN_SHARED.sub(repl, source)
+
+
+def host_entry(name: str, param_types: list[str]) -> str:
+    """C++ that runs kernel `name` over a grid: params[i] points at the i-th argument."""
+    args = ", ".join(f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types))
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
-            f"int workers) {{\n"
-            f"  return tp::cpu::launch(dim3(gx, gy, gz), workers, [&] {{ {emitted.name}({args}); }});\n"
-            f"}}\n")
+            f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers) {{\n"
+            f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
+            f"workers, [&] {{ {name}({args}); }});\n}}\n"
+            f'extern "C" const char* tp_cpu_error() {{ return tp::cpu::error_text.c_str(); }}\n')
 
 
-_LOADED: dict[str, ctypes.CDLL] = {}
+def _plain(ctype: str) -> str:
+    return re.sub(r"\b__restrict__\b|\b__restrict\b", "", ctype).strip()
 
 
-def build(emitted, source: str) -> ctypes.CDLL:
-    """Compile (or find in the cache) and load the CPU library of one kernel."""
-    full = source + host_entry(emitted)
+@dataclass
+class CpuLibrary:
+    """One kernel built for the CPU in one mode; `threads` per block (1 in fast mode)."""
+    lib: ctypes.CDLL
+    name: str
+    mode: str
+    threads: int
+
+
+_LOADED: dict[str, CpuLibrary] = {}
+
+
+def build_source(source: str, name: str, param_types: list[str], mode: str, threads: int) -> CpuLibrary:
+    """Compile (or find in the cache) and load `source` with a host entry for kernel `name`."""
+    _check_mode(mode)
+    threads = 1 if mode == "fast" else threads
+    full = rewrite_dynamic_smem(source) + host_entry(name, param_types)
     cxx = host_compiler()
-    fl = flags()
-    headers = [open(os.path.join(INCLUDE_DIR, "tilepy", h)).read()
-               for h in ("runtime.h", "cpu_shim.h")]
-    key = cache.key_of("cpu", compiler_id(cxx), fl, headers, full)
+    fl = flags(mode, threads)
+    key = cache.key_of("cpu", compiler_id(cxx), fl, _headers(), full)
     hit = _LOADED.get(key)
     if hit is not None:
         return hit
     path = cache.cache_path("cpu", key, ".so")
     if path is None or not _valid_library(path):
-        data = _compile(cxx, fl, full, emitted.name)
+        data = _compile(cxx, fl, full, name)
         if path is None:
             path = _scratch_file(data)
         else:
@@ -83,10 +174,18 @@ def build(emitted, source: str) -> ctypes.CDLL:
     lib = ctypes.CDLL(path)
     fn = getattr(lib, ENTRY)
     fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
-                   ctypes.c_int]
-    _LOADED[key] = lib
-    return lib
+    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 + [ctypes.c_ulonglong,
+                                                                             ctypes.c_int]
+    lib.tp_cpu_error.restype = ctypes.c_char_p
+    out = CpuLibrary(lib, name, mode, threads)
+    _LOADED[key] = out
+    return out
+
+
+def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
+    """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
+    return build_source(source, emitted.name, [t for t, _ in emitted.params],
+                        mode or current_mode(), emitted.nt)
 
 
 def _valid_library(path: str) -> bool:
@@ -125,14 +224,90 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
 
 def _gcc_to_nvrtc(log: str) -> str:
     """g++ reports `file.py:12:5: error:`; reuse the NVRTC locator's `file.py(12): error`."""
-    import re
     return re.sub(r"^(.+?\.py):(\d+):(?:\d+:)? (?:fatal )?error", r"\1(\2): error", log, flags=re.M)
 
 
-def run(lib: ctypes.CDLL, grid: tuple[int, int, int], values: list, workers: int | None = None):
-    """Launch on the CPU. `values` are ctypes scalars, one per kernel parameter."""
+# ---------------------------------------------------------------------------- launching
+def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int | None = None,
+        block: tuple[int, int, int] | None = None, smem: int = 0):
+    """Launch on the CPU. `values` are ctypes scalars, one per kernel parameter; `block` defaults
+    to the library's threads per block; `smem` is the dynamic shared memory in bytes."""
+    bx, by, bz = block or (lib.threads, 1, 1)
+    if lib.mode == "fast":
+        bx, by, bz = 1, 1, 1
+    if not 0 <= smem <= MAX_DYNAMIC_SMEM:
+        raise TileValueError(f"dynamic shared memory of {smem} bytes is out of range [0, "
+                             f"{MAX_DYNAMIC_SMEM}]")
     ptrs = (ctypes.c_void_p * max(1, len(values)))(
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-    rc = getattr(lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], workers or settings().cpu_workers)
+    rc = getattr(lib.lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], bx, by, bz, smem,
+                                 workers or settings().cpu_workers)
     if rc != 0:
-        raise TileLaunchError(f"the CPU launch failed with code {rc}")
+        msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
+        raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
+                              f"{msg or f'kernel {lib.name!r}: code {rc}'}")
+
+
+# ---------------------------------------------------------------------------- hand-written kernels
+_SCALARS = {
+    "bool": ctypes.c_bool, "char": ctypes.c_char, "signed char": ctypes.c_int8, "int8_t": ctypes.c_int8,
+    "unsigned char": ctypes.c_uint8, "uint8_t": ctypes.c_uint8, "short": ctypes.c_int16,
+    "int16_t": ctypes.c_int16, "unsigned short": ctypes.c_uint16, "uint16_t": ctypes.c_uint16,
+    "int": ctypes.c_int32, "int32_t": ctypes.c_int32, "unsigned": ctypes.c_uint32,
+    "unsigned int": ctypes.c_uint32, "uint32_t": ctypes.c_uint32, "long": ctypes.c_long,
+    "unsigned long": ctypes.c_ulong, "long long": ctypes.c_int64, "int64_t": ctypes.c_int64,
+    "unsigned long long": ctypes.c_uint64, "uint64_t": ctypes.c_uint64, "size_t": ctypes.c_size_t,
+    "float": ctypes.c_float, "double": ctypes.c_double,
+}
+
+
+def kernel_params(source: str, name: str) -> list[str]:
+    """The C++ parameter types of `__global__` kernel `name` in `source`."""
+    m = re.search(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?" + re.escape(name) +
+                  r"\s*\(([^)]*)\)", source)
+    if m is None:
+        raise TileValueError(f"no `__global__ void {name}(...)` in the kernel source")
+    params = [p.strip() for p in m.group(1).split(",") if p.strip() and p.strip() != "void"]
+    return [re.sub(r"\s*\b[A-Za-z_]\w*$", "", p) for p in params]
+
+
+class CpuKernel:
+    """A hand-written CUDA C++ kernel built for the CPU: ``k(grid, *args, block=, smem=)``.
+
+    Pointer parameters take numpy arrays (or ints holding addresses), scalar parameters Python
+    numbers; `block` is the CUDA block shape (its size must be the `threads` it was built for;
+    the fast mode always runs one thread per block).
+    """
+
+    def __init__(self, source: str, name: str, threads: int = 128, mode: str | None = None):
+        self.params = kernel_params(source, name)
+        self.mode = _check_mode(mode or current_mode())
+        self.threads = threads
+        self.library = build_source(source, name, self.params, self.mode, threads)
+
+    def _value(self, ctype: str, arg):
+        if "*" in ctype:
+            if isinstance(arg, np.ndarray):
+                return ctypes.c_void_p(arg.ctypes.data)
+            return ctypes.c_void_p(int(arg))
+        scalar = _SCALARS.get(" ".join(_plain(ctype).replace("const", "").split()))
+        if scalar is None:
+            raise TileValueError(f"kernel parameter type '{ctype}' is not supported by the CPU "
+                                 f"kernel helper")
+        return scalar(arg)
+
+    def __call__(self, grid, *args, block=None, smem: int = 0, workers: int | None = None):
+        if len(args) != len(self.params):
+            raise TileValueError(f"kernel '{self.library.name}' takes {len(self.params)} arguments "
+                                 f"(got {len(args)})")
+        g = tuple(grid) + (1,) * (3 - len(grid)) if isinstance(grid, tuple) else (int(grid), 1, 1)
+        b = block if block is not None else (self.threads,)
+        b = tuple(b) + (1,) * (3 - len(b))
+        run(self.library, g, [self._value(t, a) for t, a in zip(self.params, args)], workers,
+            b, smem)
+
+
+def compile_kernel(source: str, name: str, threads: int = 128, mode: str | None = None) -> CpuKernel:
+    """Build hand-written CUDA C++ (which includes "tilepy/runtime.h") for the CPU in `mode`
+    (default: the current CPU mode) with `threads` threads per block."""
+    return CpuKernel(source, name, threads, mode)

@@ -16,7 +16,7 @@ from ..cuda_c import INCLUDE_DIR
 from ..errors import Loc, TileCompileError
 from . import cache
 
-HEADERS = ("tilepy/runtime.h",)
+HEADERS = ("tilepy/runtime.h", "tilepy/warp.h")
 
 
 @dataclass

@@ -1,21 +1,38 @@
-// tilepy/cpu_shim.h -- compile tilepy's emitted CUDA C++ with a host C++ compiler.
+// tilepy/cpu_shim.h -- compile tilepy's CUDA C++ with a host C++ compiler.
 //
-// Fast mode (TP_NT == 1): one thread per block, __syncthreads() is a no-op, blocks are spread over
-// worker threads; `__shared__` is thread_local storage of the worker running the block.
-// CUDA's keywords become host C++, the built-in index variables read a thread-local context, and
-// the half types are 2-byte structs converted with correctly rounded host code.
+// Two modes, chosen when the library is built (tilepy/launch/cpu.py):
+//   fast      (TP_NT == 1): one thread per block, __syncthreads() is a no-op, blocks are spread
+//             over worker threads. Warp-level operations cannot run (a compile error says so).
+//   faithful  (TP_FAITHFUL, TP_NT = the block's real thread count): every thread of a block is a
+//             fiber with deterministic scheduling (tilepy/cpu_fiber.h); __syncthreads() is a real
+//             barrier, warp-level operations are emulated from the PTX ISA (tilepy/cpu_warp.h).
+// In both modes `__shared__` variables are thread_local storage of the OS worker running the
+// block (a worker runs one block at a time, all its fibers on that one OS thread; a block finds
+// what the worker's previous block left there, as undefined as on a GPU), and `extern __shared__`
+// arrays (rewritten by cpu.py into `tp::cpu::dynamic_smem()`) point at the worker's dynamic
+// shared memory, which every block finds filled with 0xff bytes (NaN, -1). CUDA's built-in index
+// variables read a thread-local context; the half types are 2-byte structs converted with
+// correctly rounded host code.
 #pragma once
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
 #include <thread>
 #include <vector>
 
-#if TP_NT != 1
-#error "the CPU fast mode runs one thread per block: compile with -DTP_NT=1"
+#if defined(TP_FAITHFUL)
+#if TP_NT < 1 || TP_NT > 1024
+#error "a CUDA thread block has 1 to 1024 threads (TP_NT)"
+#endif
+#elif TP_NT != 1
+#error "the CPU fast mode runs one thread per block: compile with -DTP_NT=1 (or -DTP_FAITHFUL)"
 #endif
 
 // ---------------------------------------------------------------------------- CUDA keywords
@@ -27,6 +44,7 @@
 #define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static thread_local
 #define __restrict__ __restrict
+#define __constant__
 
 struct dim3 {
   unsigned x, y, z;
@@ -34,26 +52,64 @@ struct dim3 {
 };
 
 namespace tp { namespace cpu {
+struct Fiber;
+struct CpAsync { void* dst; const void* src; int bytes, src_bytes; };
+
+// What one CUDA thread sees: its indices, and (faithful mode) its fiber and pending cp.async.
 struct Ctx {
   dim3 tid{0, 0, 0};
   dim3 bid{0, 0, 0};
+  int lin = 0, lane = 0, warp = 0;       // linear thread index in the block, lane, warp
+  Fiber* fiber = nullptr;
+  std::vector<CpAsync> cp_pending;       // issued, not yet committed
+  std::vector<std::vector<CpAsync>> cp_groups;   // committed groups, oldest first
 };
-inline thread_local Ctx* cur = nullptr;
-inline dim3 grid_dim, block_dim;
+inline thread_local Ctx* cur = nullptr;  // faithful mode: rewritten by the scheduler on each switch
+inline dim3 grid_dim, block_dim;         // of the running launch (launches are serialized)
+inline std::mutex launch_mutex;
+
+inline dim3 index3(long i, dim3 g) {
+  return dim3(unsigned(i % g.x), unsigned((i / g.x) % g.y), unsigned(i / ((long)g.x * g.y)));
+}
+
+// Dynamic shared memory: one buffer per OS thread, allocated on first use and kept for the
+// thread's life (so a pointer to it taken once per thread stays valid).
+constexpr size_t kMaxDynamicSmem = 227 * 1024;
+struct alignas(128) DynSmem { unsigned char bytes[kMaxDynamicSmem]; };
+inline unsigned char* dynamic_smem() {
+  static thread_local std::unique_ptr<DynSmem> buf;
+  if (!buf) buf.reset(new DynSmem);
+  return buf->bytes;
+}
+
+// The first error of a launch, reported to Python by tp_cpu_error().
+inline std::mutex error_mutex;
+inline std::string error_text;
+inline std::atomic<bool> failed{false};
+inline void set_error(const std::string& msg) {
+  std::lock_guard<std::mutex> g(error_mutex);
+  if (!failed.exchange(true)) error_text = msg;
+}
+inline void clear_error() {
+  std::lock_guard<std::mutex> g(error_mutex);
+  failed = false;
+  error_text.clear();
+}
 }}  // namespace tp::cpu
 
 #define threadIdx (tp::cpu::cur->tid)
 #define blockIdx (tp::cpu::cur->bid)
 #define blockDim (tp::cpu::block_dim)
 #define gridDim (tp::cpu::grid_dim)
-
-static inline void __syncthreads() {}
+#define warpSize 32
 
 // ---------------------------------------------------------------------------- math
 using std::signbit;
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 static inline int __float_as_int(float f) { int x; std::memcpy(&x, &f, 4); return x; }
+static inline float __uint_as_float(unsigned x) { float f; std::memcpy(&f, &x, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned x; std::memcpy(&x, &f, 4); return x; }
 
 // ---------------------------------------------------------------------------- half types
 // f16 and bf16 storage with round-to-nearest-even conversions from float (as __float2half_rn).
@@ -69,6 +125,7 @@ static inline __half __float2half_rn(float x) {
   const _Float16 f = (_Float16)x;
   __half h; std::memcpy(&h.x, &f, 2); return h;
 }
+static inline __half __float2half(float x) { return __float2half_rn(x); }
 
 static inline float __bfloat162float(__nv_bfloat16 b) {
   const uint32_t bits = (uint32_t)b.x << 16;
@@ -83,17 +140,27 @@ static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   b.x = (uint16_t)(x >> 16);
   return b;
 }
+static inline __nv_bfloat16 __float2bfloat16(float x) { return __float2bfloat16_rn(x); }
 
 // ---------------------------------------------------------------------------- launch
-namespace tp { namespace cpu {
-inline dim3 block_index(long b, dim3 g) {
-  return dim3(unsigned(b % g.x), unsigned((b / g.x) % g.y), unsigned(b / ((long)g.x * g.y)));
-}
+#if defined(TP_FAITHFUL)
+#include "tilepy/cpu_fiber.h"
+#else
+static inline void __syncthreads() {}
 
+namespace tp { namespace cpu {
 // Run every block of `grid` (one thread each) on `workers` OS threads.
-inline int launch(dim3 grid, int workers, const std::function<void()>& kernel) {
+template <class K>
+int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, const K& kernel) {
+  std::lock_guard<std::mutex> serial(launch_mutex);
+  clear_error();
+  if (block.x * block.y * block.z != 1) {
+    set_error(std::string("kernel '") + name + "' was built for the fast CPU mode (one thread "
+              "per block) but launched with more threads per block");
+    return -1;
+  }
   grid_dim = grid;
-  block_dim = dim3(1, 1, 1);
+  block_dim = block;
   const long nblocks = (long)grid.x * grid.y * grid.z;
   if (workers < 1) workers = 1;
   if (workers > nblocks) workers = (int)(nblocks > 0 ? nblocks : 1);
@@ -101,8 +168,10 @@ inline int launch(dim3 grid, int workers, const std::function<void()>& kernel) {
   auto worker = [&] {
     Ctx ctx;
     cur = &ctx;
+    unsigned char* dyn = smem ? dynamic_smem() : nullptr;
     for (long b; (b = next.fetch_add(1)) < nblocks;) {
-      ctx.bid = block_index(b, grid);
+      ctx.bid = index3(b, grid);
+      if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
       kernel();
     }
     cur = nullptr;
@@ -114,3 +183,4 @@ inline int launch(dim3 grid, int workers, const std::function<void()>& kernel) {
   return 0;
 }
 }}  // namespace tp::cpu
+#endif

@@ -607,3 +607,6 @@ template <class T> TP_DEV T pad_value(float x) {
 }
 
 }  // namespace tp
+
+// Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
+#include "tilepy/warp.h"
