@@ -32,6 +32,7 @@ class ArraySpec:
     pad: int = 0                     # extra elements per row/column of the allocation
     padding: str | None = None       # partition view padding_value (loads)
     flip: tuple[bool, ...] = ()      # per tile dim: index G-1-b instead of b
+    values: list | None = None       # inputs: these storage values (row-major) instead of random
 
 
 @dataclass

@@ -30,12 +30,21 @@ from .case import Case, materialize, parse_type
 from .values import random_values
 
 
-def _cpu_fast(lib, grid, values):
-    cpu.run(lib, grid, values)
+@dataclass(frozen=True)
+class CpuExecution:
+    """The emitted C++ built and run by the CPU backend in one mode."""
+    mode: str
+
+    def build(self, cm):
+        return cpu.build(cm.emitted, cm.compile_source(), mode=self.mode)
+
+    def run(self, lib, grid, values):
+        cpu.run(lib, grid, values)
 
 
-EXECUTIONS = {            # name -> run(library, grid, ctypes values); the interpreter is the reference
-    "cpu-fast": _cpu_fast,
+EXECUTIONS = {            # every execution compared with the interpreter (the reference)
+    "cpu-fast": CpuExecution("fast"),
+    "cpu-faithful": CpuExecution("faithful"),
 }
 
 
@@ -70,6 +79,8 @@ def make_arrays(case: Case, seed: int) -> Arrays:
             view = base[:, :a.shape[0]].T
         else:
             view = base[:, :a.shape[1]]
+        if a.values is not None:
+            view[...] = np.array(a.values).astype(base.dtype).reshape(a.shape)
         out.bases.append(base)
         out.views.append(view)
         out.params += [view, *a.shape]
@@ -200,13 +211,15 @@ def cpu_supported(case: Case) -> bool:
         return False
 
 
-def build(cases: list[Case]):
-    """(library, failures): one C++ build of all cases; on a compiler error, each case alone
-    finds the culprits (TileCompileError from g++ or NVRTC), and the rest is built again."""
+def build(cases: list[Case], executions) -> tuple[dict, dict]:
+    """({execution name: library}, failures): one build of all cases per execution (and one
+    NVRTC compile); on a compiler error each case alone finds the culprits, the rest is rebuilt."""
     def attempt(cs):
         cm = compile_module(materialize(cs, "fuzz_batch")[0])
         compile_cubin(cm.compile_source(), "sm_80", "fuzz_batch")    # the GPU compiler too
-        return cpu.build(cm.emitted, cm.compile_source())
+        return {name: ex.build(cm) for name, ex in executions.items()}
+    if not cases:
+        return {}, {}
     try:
         return attempt(cases), {}
     except TileCompileError:
@@ -218,7 +231,7 @@ def build(cases: list[Case]):
         except TileCompileError as e:
             failures[id(c)] = str(e)[-3000:]
     rest = [c for c in cases if id(c) not in failures]
-    return (attempt(rest) if rest else None), failures
+    return (attempt(rest) if rest else {}), failures
 
 
 def run_batch(cases: list[Case], seeds: list[int], executions=None) -> list[Outcome]:
@@ -226,7 +239,7 @@ def run_batch(cases: list[Case], seeds: list[int], executions=None) -> list[Outc
     executions = EXECUTIONS if executions is None else executions
     results = {id(c): Outcome(c, "agree" if cpu_supported(c) else "interpreter-only")
                for c in cases}
-    lib, failures = build([c for c in cases if results[id(c)].status == "agree"])
+    libs, failures = build([c for c in cases if results[id(c)].status == "agree"], executions)
     for cid, log in failures.items():
         results[cid].status, results[cid].detail = "compile-error", log
     batch = [c for c in cases if results[id(c)].status == "agree"]
@@ -241,7 +254,7 @@ def run_batch(cases: list[Case], seeds: list[int], executions=None) -> list[Outc
             continue
         for name, execute in executions.items():
             got = [copy_arrays(arrs[id(c)], c) for c in batch]
-            execute(lib, grid, ctypes_values([p for g in got for p in g.params]))
+            execute.run(libs[name], grid, ctypes_values([p for g in got for p in g.params]))
             for c, g in zip(batch, got):
                 msg = compare(c, refs[id(c)], g, mags[id(c)])
                 if msg and results[id(c)].status == "agree":

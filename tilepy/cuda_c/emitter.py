@@ -123,6 +123,13 @@ def literal(elem, value) -> str:
     return core
 
 
+def _float_bits(elem, x) -> str:
+    """A float constant from its exact bit pattern (keeps NaN payloads)."""
+    nbytes = elem.storage_bytes
+    b = int(np.asarray(x).view(f"u{nbytes}"))
+    return f"tp::from_bits<{CPP_TYPE[elem]}>((uint{8 * nbytes}_t){b}ull)"
+
+
 def _shortest(x) -> str:
     """The shortest decimal that reads back as exactly x in x's own precision."""
     s = str(x)
@@ -192,16 +199,23 @@ def emit_constant(ctx, op):
     t, v = op.result.type, op.value
     name = ctx.define(op.result)
     if v.is_splat:
-        lit = literal(t.elem, v.array[()])
+        x = v.array[()]
+        lit = _float_bits(t.elem, x) if t.elem.is_float and np.isnan(x) else literal(t.elem, x)
         init = lit if t.numel == 1 else f"tp::splat<{t.numel}>({lit})"
     else:
-        if t.elem in (F16, BF16):
-            raise TileUnsupportedFeatureError("dense f16/bf16 constants are not supported by the "
-                                              "CUDA C++ backend yet")
+        # Float tables hold bit patterns: exact for every value (NaN payloads, f16/bf16) and a
+        # constant initializer (NVRTC rejects dynamic initialization of __device__ variables).
         table = f"tp_const_{len(ctx.tables)}"
-        vals = ", ".join(literal(t.elem, x) for x in np.asarray(v.array).reshape(-1))
-        ctx.tables.append(f"__device__ const {CPP_TYPE[t.elem]} {table}[{t.numel}] = {{{vals}}};")
-        init = (f"{table}[0]" if t.numel == 1
+        arr = np.asarray(v.array).reshape(-1)
+        if t.elem.is_float:
+            nbytes = t.elem.storage_bytes
+            ct = f"uint{8 * nbytes}_t"
+            vals = ", ".join(f"{int(b)}ull" for b in arr.view(f"u{nbytes}"))
+        else:
+            ct = CPP_TYPE[t.elem]
+            vals = ", ".join(literal(t.elem, x) for x in arr)
+        ctx.tables.append(f"__device__ const {ct} {table}[{t.numel}] = {{{vals}}};")
+        init = (f"tp::from_bits<{CPP_TYPE[t.elem]}>({table}[0])" if t.numel == 1
                 else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}>({table})")
     ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
 

@@ -174,12 +174,24 @@ template <class T, int N> TP_DEV Tile<T, N> iota() {
   return r;
 }
 
-// A constant table (emitted at file scope) as a tile.
-template <class T, int N> TP_DEV Tile<T, N> from_table(const T* table) {
+// A value from its storage bits (float constants are emitted as bit patterns).
+template <class T, class B> TP_DEV T from_bits(B b) {
+  if constexpr (same<T, B>::value) {
+    return b;
+  } else {
+    static_assert(sizeof(T) == sizeof(B), "from_bits needs equal sizes");
+    T r;
+    memcpy(&r, &b, sizeof(T));
+    return r;
+  }
+}
+
+// A constant table (emitted at file scope, values or bit patterns) as a tile.
+template <class T, int N, class B> TP_DEV Tile<T, N> from_table(const B* table) {
   Tile<T, N> r;
   TP_UNROLL
   for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) r.v[s] = table[Tile<T, N>::elem(s)];
+    if (Tile<T, N>::valid(s)) r.v[s] = from_bits<T>(table[Tile<T, N>::elem(s)]);
   return r;
 }
 
