@@ -77,9 +77,16 @@ def _cpp(e) -> str:
     return CPP_TYPE[e]
 
 
+MAX_TILE_ELEMENTS = 1 << 16     # per tile; its elements live in registers (or on a CPU stack)
+
+
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
+        if t.numel > MAX_TILE_ELEMENTS:
+            raise TileUnsupportedFeatureError(
+                f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
+                f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
         e = t.elem
         scalar = f"{_cpp(e.pointee)}*" if isinstance(e, PtrType) else _cpp(e)
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"

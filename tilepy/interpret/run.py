@@ -14,6 +14,16 @@ from .memory import Memory, flat_span
 from .tileops import dense_storage
 
 GRID_LIMIT = 2**24 - 1      # spec 8.3.9/8.3.10: per grid dimension
+MAX_TILE_ELEMENTS = 1 << 24  # the interpreter's own limit (a tile is a numpy array)
+
+
+def _check_sizes(entry: Operation):
+    for op in entry.walk():
+        for v in op.results:
+            if isinstance(v.type, TileType) and v.type.numel > MAX_TILE_ELEMENTS:
+                raise TileValueError(f"{op.name}: a tile of {v.type.numel} elements ({v.type}) is "
+                                     f"too large for the interpreter (at most {MAX_TILE_ELEMENTS})",
+                                     op.loc)
 
 
 def check_grid(grid) -> tuple[int, int, int]:
@@ -101,6 +111,7 @@ def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
             ent = module.entry(entry)
         except KeyError:
             raise TileValueError(f"the module has no entry named {entry!r}") from None
+        _check_sizes(ent)
         bad = unsupported_ops(ent)
         if bad:
             raise TileUnsupportedFeatureError(f"'{bad[0].name}' is not supported by the interpreter",
