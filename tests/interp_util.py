@@ -6,7 +6,7 @@ import numpy as np
 import tilepy.interpret as interp
 from tilepy.ir import Block, Builder, Module, Region, make_op
 from tilepy.ir.opdef import DenseValue
-from tilepy.types import (I32, NUMPY_DTYPE, PartitionViewType, PtrType, TensorViewType, TileType,
+from tilepy.types import (NUMPY_DTYPE, PartitionViewType, PtrType, TensorViewType, TileType,
                           element_type, scalar_tile)
 
 

@@ -16,6 +16,7 @@ KINDS = (  # (generator, weight)
     (O.broadcast, 4), (O.permute, 3), (O.extract, 2), (O.cat, 2), (O.iota, 1),
     (lambda g: R.reduce_or_scan(g, "reduce"), 5), (lambda g: R.reduce_or_scan(g, "scan"), 2),
     (R.mma, 4), (R.for_loop, 4), (R.if_else, 3), (R.block_scalar, 2),
+    (lambda g: reload(g), 3),
 )
 _TABLE = [k for k, w in KINDS for _ in range(w)]
 
@@ -55,9 +56,26 @@ def _output(g: Gen, v: V, k: int) -> tuple[int, ArraySpec]:
     return v.id, spec
 
 
+def reload(g: Gen) -> bool:
+    """Store a 2-d value to a new scratch output and read it back transposed (case.py)."""
+    if len(g.scopes) > 1:
+        return False
+    v = g.pick(lambda w: w.type.rank == 2 and w.type.numel > 1, recent=4)
+    if v is None:
+        return False
+    spec = _array(g.d, f"scratch{len(g.arrays)}", v.elem.name, v.shape, g.grid, "out")
+    spec.dim_map, spec.flip, spec.padding = None, (), None
+    m, n = v.shape
+    spec.shape = (g.grid[0] * m - g.d.int(0, m - 1), g.grid[1] * n - g.d.int(0, n - 1))
+    g.arrays.append(spec)
+    g.one("reload", [v], [v.type.with_shape((n, m))], {"array": len(g.arrays) - 1},
+          exact=v.exact)
+    return True
+
+
 def draw_case(d: Draw, grid: tuple[int, int]) -> Case:
     g = Gen(d, grid)
-    arrays, loads = [], []
+    arrays, loads = g.arrays, []
     for k in range(d.int(1, 3)):
         elem = d.choice(ALL) if d.chance(30) else d.choice(COMMON)
         spec = _array(d, f"in{k}", elem, _tile_shape(d, d.int(1, 2)), grid, "in")

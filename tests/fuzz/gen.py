@@ -19,10 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from tilepy.ir.ops import MMAF_TYPES
-from tilepy.types import I1, TileType, element_type
+from tilepy.types import TileType, element_type
 
-from .case import ArraySpec, Case, Step, dense_literal
+from .case import Step, dense_literal
 from .values import random_values
 
 FLOATS = ("f16", "bf16", "f32", "f64")
@@ -110,6 +109,7 @@ class Gen:
         self.scopes: list[list[V]] = [[]]
         self.steps_stack: list[list[Step]] = [[]]
         self.inexact: set[int] = set()
+        self.arrays: list = []       # the case's arrays (reload steps add scratch outputs)
         self.err = 0                 # total error weight in ulps of the inexact values
 
     # ------------------------------------------------------------------ bookkeeping

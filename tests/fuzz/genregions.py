@@ -5,7 +5,9 @@ import numpy as np
 
 from tilepy.types import I1, I8, I32, TileType
 
-from .gen import MMAF_TYPES, Gen, V, is_arith_float, is_int, tt
+from tilepy.ir.ops import MMAF_TYPES
+
+from .gen import Gen, V, is_arith_float, is_int, tt
 from .genops import PREDS, SIGN
 
 # combiner -> (identity for floats/ints by signedness, order-independent?)

@@ -237,6 +237,8 @@ def build(cases: list[Case], executions) -> tuple[dict, dict]:
 def run_batch(cases: list[Case], seeds: list[int], executions=None) -> list[Outcome]:
     """Every case through the interpreter and every execution, for each input seed."""
     executions = EXECUTIONS if executions is None else executions
+    if len({c.grid for c in cases}) != 1:
+        raise ValueError("the cases of a batch run in one launch: they must share their grid")
     results = {id(c): Outcome(c, "agree" if cpu_supported(c) else "interpreter-only")
                for c in cases}
     libs, failures = build([c for c in cases if results[id(c)].status == "agree"], executions)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import TileLaunchError, TileUnsupportedFeatureError, TileValueError, at
+from ..errors import TileLaunchError, TileValueError, at
 from ..ir import Block, Operation
 from ..ir.printer import print_op
 from .arith import HANDLERS

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, TileValueError
-from ..types import PtrType
 from ..types import element as E
 from . import floats as F
 from .arith import handler
