@@ -27,5 +27,6 @@ def test_random_kernels_agree_with_the_interpreter():
                                     for o in bad)
 
     one_batch()
+    print(f"\ndifferential fuzzing: {dict(seen)} ({', '.join(['interpreter', *EXECUTIONS])})")
     assert seen["agree"] >= MIN_COMPARED, seen
     assert len(EXECUTIONS) >= 2

@@ -164,7 +164,11 @@ def _walk(steps):
 # ------------------------------------------------------------------------------ comparison
 def compare(case: Case, ref: Arrays, got: Arrays, mag: float) -> str | None:
     """None when `got` agrees with the reference, else what differs."""
-    exact_out = {ai: vid not in case.inexact for vid, ai in case.stores}
+    stored = list(case.stores) + [(st.args[0], st.attrs["array"]) for st in _walk(case.steps)
+                                  if st.op == "reload"]
+    exact_out = {}
+    for vid, ai in stored:
+        exact_out[ai] = exact_out.get(ai, True) and vid not in case.inexact
     tol = 2 * case.weights.get("err", 0) * _eps(case) * mag
     for ai, a in enumerate(case.arrays):
         if a.role != "out":

@@ -6,10 +6,21 @@
 
 It follows spec chapter 6 (a grid of tile blocks, each a single thread of execution with its own
 registers, memory ops in an order the tokens allow) and each op's semantics in chapter 8. It never
-guesses: an op it does not execute raises TileUnsupportedFeatureError naming the op, and
-undefined behavior the spec names (division by zero, an index outside a partition view's index
-space, an access outside every allocation, a broken `overflow` promise, a data race between tile
-blocks on weak memory accesses) raises TileValueError.
+guesses: an op or modifier it does not execute raises TileUnsupportedFeatureError naming it, and
+undefined behavior raises TileValueError naming the op and the user's line: an index outside a
+partition view's index space, an access outside every allocation or misaligned, a data race
+between tile blocks on weak memory accesses, an infinite `loop` (after `max_loop_iterations`).
+Lanes whose value the spec leaves undefined (past a view's edge without a padding value, masked
+pointer loads without one, division by zero, ftoi of Inf, a broken `overflow` promise) are
+tracked instead and only an error once observed: stored, used as a pointer, index, loop bound or
+branch condition (see poison.py): padded lanes of a ragged tile may hold garbage, as on a GPU.
+
+Choices where the spec is silent (documented, and what the CUDA C++ runtime does too): shift
+amounts >= the bit width clamp like PTX shl/shr (0, or the sign for signed shri); tile blocks run
+in order x fastest; duplicate addresses in one pointer store keep the last element's value;
+masked-off atomic_rmw results are undefined lanes; partition-view indices are per tile dimension
+(tile dimension i indexes view dimension dim_map[i], as cuTile's `order`); itof into e4m3/e5m2
+saturates (spec 5.1.3's table; 8.4.5's warning says NaN) .
 
 Arguments are bound like the CPU backend binds them: one value per entry parameter, an array being
 a base pointer (a numpy array, or `(array, element offset)`) followed by its int32 shapes and
