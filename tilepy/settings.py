@@ -4,6 +4,8 @@ TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tile
                    "off" disables the disk cache.
 TILEPY_CPU_WORKERS number of OS threads the CPU backend spreads blocks over (default: all cores).
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
+TILEPY_LOG         comma-separated topics logged to stderr: "recompile" (every recompilation of a
+                   kernel says which argument property changed), or "all".
 """
 from __future__ import annotations
 
@@ -16,6 +18,10 @@ class Settings:
     cache_dir: str | None
     cpu_workers: int
     cxx: str | None
+    log: frozenset[str] = frozenset()
+
+    def logs(self, topic: str) -> bool:
+        return topic in self.log or "all" in self.log
 
 
 def _default_cache_dir() -> str:
@@ -36,4 +42,5 @@ def settings() -> Settings:
         n = int(workers) if workers else (os.cpu_count() or 1)
     except ValueError:
         n = os.cpu_count() or 1
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None)
+    log = frozenset(t.strip().lower() for t in os.environ.get("TILEPY_LOG", "").split(",") if t.strip())
+    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, log)

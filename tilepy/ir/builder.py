@@ -52,7 +52,8 @@ def make_op(name: str, *operands, result_types: Sequence[Type] | None = None,
     unknown = set(attrs) - {a.name for a in opdef.attrs}
     if unknown:
         raise TileTypeError(f"{name}: unknown attribute(s) {sorted(unknown)}")
-    attrs = {k: v for k, v in attrs.items() if v is not None and v is not False}
+    flags = {a.name for a in opdef.attrs if a.kind == "flag"}    # False = absent for flags only
+    attrs = {k: v for k, v in attrs.items() if v is not None and not (v is False and k in flags)}
     if result_types is None and not opdef.results:
         result_types = []
     if result_types is None:

@@ -562,8 +562,11 @@ op(OpDef("get_tensor_shape", operands=(O("src"),), results=(R("result", variadic
 
 # ------------------------------------------------------------------------- pointers, memory
 def _ptr_of(ptr_name, value_name):
+    def member(o, name):     # a result named "result" is shadowed by Operation.result
+        return o.result_group(name)[0] if o.opdef.member_kind(name) == "result" else getattr(o, name)
+
     def check(o):
-        p, v = getattr(o, ptr_name).type, getattr(o, value_name).type
+        p, v = member(o, ptr_name).type, member(o, value_name).type
         if not (isinstance(p, TileType) and isinstance(p.elem, PtrType)):
             return f"{ptr_name} must be a tile of pointers (got {p})"
         if not isinstance(v, TileType) or v.elem != p.elem.pointee or v.shape != p.shape:

@@ -136,3 +136,10 @@ def run(lib: ctypes.CDLL, grid: tuple[int, int, int], values: list, workers: int
     rc = getattr(lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], workers or settings().cpu_workers)
     if rc != 0:
         raise TileLaunchError(f"the CPU launch failed with code {rc}")
+    status = getattr(lib, "tp_assert_status", None)      # tilepy.assert_ failures (runtime.h)
+    if status is not None:
+        status.restype, status.argtypes = ctypes.c_int, [ctypes.c_int]
+        failed = status(1)
+        if failed:
+            raise TileLaunchError(f"{failed} tile assertion(s) failed in the kernel (the messages "
+                                  f"are on stderr)")

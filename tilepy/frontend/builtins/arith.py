@@ -136,6 +136,13 @@ def mod(ctx, x, y):
     return emit(ctx, "select", fix, adjusted, r, dtype=d)
 
 
+@impl(api.divmod)
+def divmod_(ctx, x, y):
+    if is_number(x) and is_number(y):
+        return divmod(x, y)
+    return floordiv(ctx, x, y), mod(ctx, x, y)
+
+
 @impl(api.pow)
 def pow_(ctx, x, y):
     if is_number(x) and is_number(y):
