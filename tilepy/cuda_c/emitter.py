@@ -71,8 +71,7 @@ class EmitContext:
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
-        e = t.elem
-        scalar = f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e]
+        scalar = elem_ctype(t)
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
     if isinstance(t, TensorViewType):
         return f"tp::View<{CPP_TYPE[t.elem]}, {t.rank}>"
@@ -81,7 +80,8 @@ def ctype(t) -> str:
 
 def elem_ctype(t: TileType) -> str:
     e = t.elem
-    return f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e]
+    # tp::ptr<T> is T*: `const tp::ptr<T> p` is a constant pointer to writable memory
+    return f"tp::ptr<{CPP_TYPE[e.pointee]}>" if isinstance(e, PtrType) else CPP_TYPE[e]
 
 
 def shape_t(shape) -> str:

@@ -545,6 +545,10 @@ TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
 // ==============================================================================================
 
 // ------------------------------------------------------------------------------ pointers
+// Pointer values are spelled tp::ptr<T> so that `const tp::ptr<T> p` (how the emitter declares
+// values) is a constant pointer to writable memory, not a pointer to const.
+template <class T> using ptr = T*;
+
 // Loading i1 reads a byte (nonzero is true); storing writes 0 or 1 (spec 8.6.2).
 template <class T> TP_DEV T ld(const T* p) {
   if constexpr (same<T, bool>::value) return *(const unsigned char*)p != 0; else return *p;
