@@ -191,9 +191,9 @@ def call_combiner(ctx, fn, args, what: str):
     may use only its arguments and compile-time constants, not tiles or arrays of the kernel."""
     if isinstance(fn, LocalFunction):
         why = (f"the combiner function of {what}() cannot use '{{}}' from the enclosing kernel "
-               f"(it captures a {{}}); a combiner can use only its arguments and constants")
-        scope = {k: Captured(why.format(k, type_name(v))) if _has_runtime(v) else v
-                 for k, v in fn.scope.items()}
+               f"(it captures {{}}); a combiner can use only its arguments and constants")
+        scope = {k: Captured(why.format(k, "an array" if isinstance(v, Array) else "a tile"))
+                 if _has_runtime(v) else v for k, v in fn.scope.items()}
         return inline_call(ctx.tracer, fn, scope, args, {})
     return call(ctx.tracer, fn, args, {})
 

@@ -216,6 +216,9 @@ class Merge:
 
     def _unify(self, what, vals):
         """The branch values of one leaf, converted to one type (in their blocks)."""
+        if any(v is None for v in vals) and what == "the returned value":
+            raise TileTypeError("the function returns a value on some paths and None on others "
+                                "(through this runtime `if`)")
         for v in vals:
             if not (isinstance(v, (Tile, Value)) or is_number(v)):
                 raise TileUnsupportedFeatureError(

@@ -99,8 +99,10 @@ def trace_for(tr, node: ast.For):
         return static_for(tr, node)
     if fn is not range:
         with at(tr.loc(it)):
-            raise TileTypeError("for loops iterate over range(...) or tilepy.static_iter(...) in "
-                                "tile kernels")
+            hint = "" if fn is not None else " (to unroll over a tuple, write " \
+                "`for v in tilepy.static_iter(...)`)"
+            raise TileTypeError(f"for loops iterate over range(...) or tilepy.static_iter(...) in "
+                                f"tile kernels{hint}")
     if not isinstance(node.target, ast.Name):
         with at(tr.loc(node.target)):
             raise TileSyntaxError("the loop variable of a range loop must be a single name")

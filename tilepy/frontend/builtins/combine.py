@@ -7,9 +7,11 @@ use only its arguments and constants). Combiners are called as `func(*accumulato
 """
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
-from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
+from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError, at
 from ...ir import Block, DenseValue, Region
 from ...types import TileType, scalar_tile
 from ...types import dtype as D
@@ -56,10 +58,11 @@ def region_op(ctx, name, tiles, combine, identities, what, **attrs) -> list[Tile
         accs = [Tile(blk.args[2 * i + 1], t.dtype) for i, t in enumerate(tiles)]
         rs = combine(accs, elems)
         rs = list(rs) if isinstance(rs, (tuple, list)) else [rs]
-        if len(rs) != len(tiles):
-            raise TileTypeError(f"the combiner of {what}() must return {len(tiles)} value(s) "
-                                f"(got {len(rs)})")
-        rs = [_fit_result(ctx, r, t, what) for r, t in zip(rs, tiles)]
+        with at(getattr(combine, "loc", None)):      # a lambda's errors point at its body
+            if len(rs) != len(tiles):
+                raise TileTypeError(f"the combiner of {what}() must return {len(tiles)} value(s) "
+                                    f"(got {len(rs)})")
+            rs = [_fit_result(ctx, r, t, what) for r, t in zip(rs, tiles)]
         ctx.b.create("yield", [r.value for r in rs])
     op = ctx.b.create(name, [t.value for t in tiles], identities=identities,
                       regions=[Region([blk])], **attrs)
@@ -93,7 +96,13 @@ def _identities(tiles, identity, what):
 
 def _user_combiner(ctx, func, what):
     from ..calls import call_combiner
-    return lambda accs, elems: call_combiner(ctx, func, [*accs, *elems], what)
+    from ..tracer import LocalFunction
+
+    def combine(accs, elems):
+        return call_combiner(ctx, func, [*accs, *elems], what)
+    if isinstance(func, LocalFunction) and isinstance(func.node, ast.Lambda):
+        combine.loc = func.tracer.loc(func.node.body)
+    return combine
 
 
 @impl(api.reduce)
