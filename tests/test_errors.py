@@ -1,4 +1,6 @@
 """User mistakes give located errors: file, line, column and a caret under the expression."""
+import traceback
+
 import numpy as np
 import pytest
 
@@ -322,13 +324,26 @@ def test_located_error(kernel, args, exc, marker, snippet, message):
     assert_located(info.value, marker, snippet, HERE)
 
 
-def test_error_shows_no_compiler_frames():
+@pytest.mark.parametrize("kernel,args,exc,marker,snippet,message", CASES,
+                         ids=[c[3] for c in CASES])
+@pytest.mark.parametrize("entry", ["mlir", "launch"])
+def test_errors_show_no_compiler_frames(kernel, args, exc, marker, snippet, message, entry):
+    with pytest.raises(exc) as info:
+        if entry == "mlir":
+            kernel.mlir(*args)
+        else:
+            ct.launch(None, (1,), kernel, args)
+    frames = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+    internal = [f for f in frames if "/tilepy/" in f]
+    # only the public entry point (kernel.mlir, launch) appears; no tracer/builtin/compiler frames
+    assert len(internal) <= 1, frames
+    assert all(f.endswith(("frontend/kernel.py", "launch/launcher.py")) for f in internal), frames
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_error_notes_name_the_call_site_only_in_helpers():
     with pytest.raises(ct.TileTypeError) as info:
         non_pow2_shape.mlir(F32, F32)
-    frames = [f.filename for f in __import__("traceback").extract_tb(info.value.__traceback__)]
-    internal = [f for f in frames if "/tilepy/" in f]
-    # only the public entry point (kernel.mlir) appears; no tracer/builtin/compiler frames
-    assert len(internal) <= 1 and not any("tracer" in f or "builtins" in f for f in internal), frames
     assert "called from" not in str(info.value)
 
 

@@ -382,3 +382,34 @@ def test_every_cutile_builtin_exists_and_is_implemented():
                  "TileRecursionError", "TileStaticAssertionError", "TileStaticEvalError",
                  "bool_", "int8", "uint64", "bfloat16", "tfloat32", "float8_e4m3fn", "float8_e5m2"):
         assert hasattr(ct, name), name
+
+
+def test_if_whose_branches_both_leave_the_loop(check):
+    @ct.kernel
+    def k(x, y, n):
+        acc = ct.zeros((16,), ct.float32)
+        for i in range(n):
+            t = ct.load(x, (i,), (16,))
+            if ct.sum(t) > 0.0:
+                if i > 2:
+                    continue
+                else:
+                    break
+            acc = acc + t
+        ct.store(y, (0,), acc)
+    check(k.mlir(V32, V32, 4), """
+# CHECK: loop iter_values
+# CHECK: break %i
+# CHECK: cmpf greater_than
+# CHECK: if %{{.*}} {
+# CHECK: if %{{.*}} {
+# CHECK: continue
+# CHECK: } else {
+# CHECK: break
+# CHECK: }
+# CHECK-NEXT: addi %i
+# CHECK-NEXT: continue
+# CHECK: }
+# CHECK: addf
+# CHECK: continue
+""")

@@ -99,7 +99,7 @@ def test_gather_scatter_on_strided_views():
 
 
 @ct.kernel
-def shapes(x, out_ext, out_cat, out_const, out_bits, out_div, out_mod):
+def shapes(x, out_ext, out_cat, out_const, out_bits, out_div, out_mod, out_pow):
     t = ct.load(x, (0, 0), (4, 8))
     ct.store(out_ext, (0, 0), ct.extract(t, (1, 0), (2, 8)))
     ct.store(out_cat, (0, 0), ct.cat((t, t * 2), 1))
@@ -108,14 +108,15 @@ def shapes(x, out_ext, out_cat, out_const, out_bits, out_div, out_mod):
     q, r = divmod(t.astype(ct.int32), 3)
     ct.store(out_div, (0, 0), q)
     ct.store(out_mod, (0, 0), r)
+    ct.store(out_pow, (0, 0), t.astype(ct.int32) ** 3 + t.astype(ct.int32) ** 0)
 
 
 def test_extract_cat_astile_bitcast_divmod():
     x = (rng.standard_normal((4, 8)) * 10).astype(np.float32)
     ext, cat = np.zeros((2, 8), np.float32), np.zeros((4, 16), np.float32)
     const, bits = np.zeros((2, 2), np.int32), np.zeros((4, 8), np.int32)
-    div, mod = np.zeros((4, 8), np.int32), np.zeros((4, 8), np.int32)
-    run(shapes, (1,), x, ext, cat, const, bits, div, mod)
+    div, mod, pw = (np.zeros((4, 8), np.int32) for _ in range(3))
+    run(shapes, (1,), x, ext, cat, const, bits, div, mod, pw)
     np.testing.assert_array_equal(ext, x[2:4])
     np.testing.assert_array_equal(cat, np.concatenate([x, x * 2], 1))
     np.testing.assert_array_equal(const, [[1, 2], [3, 4]])
@@ -123,6 +124,7 @@ def test_extract_cat_astile_bitcast_divmod():
     xi = np.trunc(x).astype(np.int32)
     np.testing.assert_array_equal(div, xi // 3)
     np.testing.assert_array_equal(mod, xi % 3)
+    np.testing.assert_array_equal(pw, xi ** 3 + 1)
 
 
 def _argmax_pair(a_val, a_idx, b_val, b_idx):

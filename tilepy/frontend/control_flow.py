@@ -113,6 +113,9 @@ def _trace_branch(tr, stmts, before, catch_return=False):
             if not catch_return:
                 raise
             value = r.value
+        if tr.terminated:
+            from .loops import seal
+            seal(tr)
     return blk, get_state(tr), tr.terminated, value
 
 

@@ -242,8 +242,7 @@ def _trace_body(tr, node, frame: LoopFrame, bounds, target) -> Block:
             elif kind == "while":
                 _while_test(tr, node, frame)
             tr.run(node.body)
-            if not tr.terminated:
-                _exit(tr, frame, "continue")
+            seal(tr, force=True)
     finally:
         tr.loops.pop()
         tr.terminated = saved
@@ -275,6 +274,16 @@ def _break_unless(tr, frame, cond: Tile):
 
 
 # ---------------------------------------------------------------------- leaving the body
+def seal(tr, force=False):
+    """End the current block of a loop body with `continue` unless it already ends with a
+    terminator: at the end of the body (`force`), or after an `if` whose branches both left the
+    loop (the rest is unreachable, but every Tile IR block needs its terminator)."""
+    blk = tr.ctx.b.block
+    ends = bool(blk.ops) and blk.ops[-1].opdef.terminator
+    if tr.loops and tr.loops[-1].kind != "static" and not ends and (force or tr.terminated):
+        _exit(tr, tr.loops[-1], "continue")
+
+
 def leave_loop(tr, how: str):
     """A `break` or `continue` statement."""
     if not tr.loops:
