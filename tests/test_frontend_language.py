@@ -183,7 +183,7 @@ def test_static_eval_with_proxies_and_static_assert():
 def test_ensure_constant():
     @ct.kernel
     def k(x):
-        n = ct.ensure_constant(ct.bid(0))
+        ct.ensure_constant(ct.bid(0))
     with pytest.raises(ct.TileStaticAssertionError, match="not a compile-time constant"):
         k.mlir(V32)
 
@@ -308,7 +308,7 @@ def test_kernel_in_a_nested_scope_keeps_file_positions():
     def make():
         @ct.kernel
         def inner(x):
-            u = ct.load(x, (0,), (16,)) + missing_name  # noqa: F821
+            ct.store(x, (0,), ct.load(x, (0,), (16,)) + missing_name)  # noqa: F821
         return inner
     with pytest.raises(ct.TileSyntaxError) as info:
         make().mlir(V32)
@@ -343,9 +343,9 @@ def test_promotion_table(a, b, want):
 
 @ct.kernel
 def promoted(x16, xi, n, f, EXPR: ct.Constant[str], DT: ct.Constant):
-    t16 = ct.load(x16, (0,), (16,))
+    t16 = ct.load(x16, (0,), (16,))  # noqa: F841  (names the expression uses)
     ti = ct.load(xi, (0,), (16,))
-    tb = ti > 0
+    tb = ti > 0  # noqa: F841
     r = ct.static_eval(eval(EXPR))           # the expression, traced with tile semantics
     ct.static_assert(r.dtype == DT, r.dtype)
 

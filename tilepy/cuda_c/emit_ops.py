@@ -10,7 +10,7 @@ import re
 from ..errors import TileUnsupportedFeatureError
 from ..types import TileType
 from .emitter import (EmitContext, _assign_results, _bytes, _enclosing_loop, _lambda, ctype,
-                      elem_ctype, emit_op, literal, shape_t)
+                      emit_op, literal, shape_t)
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
 _SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
@@ -211,5 +211,3 @@ EMIT_MORE = {
     "cat": emit_cat, "scan": emit_scan, "loop": emit_loop, "break": emit_break,
     "print_tko": emit_print, "assert": emit_assert,
 }
-
-_ = elem_ctype

@@ -398,7 +398,6 @@ class Scalar:
 
 
 from .api_elementwise import *  # noqa: E402,F401,F403  (element-wise builtins are part of the API)
-from . import api_elementwise as _ew  # noqa: E402
 
 __all__ = sorted(
     [n for n, v in dict(globals()).items()

@@ -10,7 +10,6 @@ A call's callee decides what it means:
 from __future__ import annotations
 
 import ast
-import builtins as py_builtins
 import inspect
 import operator
 
@@ -269,5 +268,3 @@ def _py_builtin(fn):
         return None
     return None
 
-
-_ = py_builtins

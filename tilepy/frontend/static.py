@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
-import operator
 
 from ..errors import TileStaticAssertionError, TileStaticEvalError, TileTypeError
 from . import api
@@ -22,9 +21,6 @@ MAX_STATIC_ITER = 1000
 
 class Proxy:
     """A runtime value (tile, array or symbolic expression over them) seen at compile time."""
-
-    def _sym(self, stub, *args):
-        return Sym(stub, args)
 
 
 def _binary(stub, swap=False):
@@ -181,5 +177,3 @@ def ensure_constant(value):
 
 # Builtins the tracer handles as keywords: they receive the call's argument *nodes*.
 SPECIAL_FORMS = {api.static_eval: static_eval, api.static_assert: static_assert}
-
-_ = operator  # (operator is used by callers importing this module's tables)
