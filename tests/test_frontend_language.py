@@ -413,3 +413,12 @@ def test_if_whose_branches_both_leave_the_loop(check):
 # CHECK: addf
 # CHECK: continue
 """)
+
+
+def test_system_scope_atomics_are_rejected_by_the_backend():
+    @ct.kernel
+    def k(x):
+        ct.atomic_add(x, 0, 1.0, memory_scope=ct.MemoryScope.SYS)
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as info:
+        k.cuda_source(V32)
+    assert "ct.atomic_add(x, 0, 1.0" in str(info.value)       # located at the user's call

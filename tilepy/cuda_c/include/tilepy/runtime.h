@@ -585,8 +585,10 @@ template <class T> TP_DEV void store_ptr(T* p, T v, bool m) { if (tid() == 0 && 
 
 // ------------------------------------------------------------------------------ atomics
 // Modes (atomic_rmw_tko): 0 and, 1 or, 2 xor, 3 add, 4 addf, 5 max, 6 min, 7 umax, 8 umin, 9 xchg.
-// Orders: 0 relaxed, 1 acquire, 2 release, 3 acq_rel. Scopes: 0 tile block, 1 device, 2 system
-// (device-scope atomics are used for all three; they are at least as strong as block scope).
+// Orders: 0 relaxed, 1 acquire, 2 release, 3 acq_rel. Scopes: 0 tile block, 1 device (device-scope
+// atomics serve both: they are at least as strong as block scope; the emitter rejects system scope).
+// On the GPU an ordering is the relaxed atomic plus __threadfence() before (release) / after
+// (acquire), the PTX memory model's fence-based release and acquire patterns.
 template <int S> struct bits_of;
 template <> struct bits_of<2> { typedef uint16_t type; };
 template <> struct bits_of<4> { typedef uint32_t type; };
