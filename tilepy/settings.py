@@ -7,6 +7,8 @@ TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread
                    "faithful" (the block's real threads as fibers: barriers, warps, tensor-core
                    fragments); `tilepy.cpu_mode(...)` overrides it for a `with` block.
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
+TILEPY_LOG         comma-separated topics logged to stderr: "recompile" (every recompilation of a
+                   kernel says which argument property changed), or "all".
 """
 from __future__ import annotations
 
@@ -20,6 +22,10 @@ class Settings:
     cpu_workers: int
     cxx: str | None
     cpu_mode: str = "fast"
+    log: frozenset[str] = frozenset()
+
+    def logs(self, topic: str) -> bool:
+        return topic in self.log or "all" in self.log
 
 
 def _default_cache_dir() -> str:
@@ -41,4 +47,5 @@ def settings() -> Settings:
     except ValueError:
         n = os.cpu_count() or 1
     mode = (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode)
+    log = frozenset(t.strip().lower() for t in os.environ.get("TILEPY_LOG", "").split(",") if t.strip())
+    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode, log)
