@@ -256,10 +256,13 @@ def early_return_and_static_iter():
     return control.early_exit, (4,), (x, y, 2, 16), check
 
 
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
 @pytest.mark.parametrize("name", list(CASES))
-def test_cutile_kernel_matches_numpy(name):
+def test_cutile_kernel_matches_numpy(name, mode):
+    """fast: one thread per block; faithful: the block's 128 threads with real barriers."""
     kernel, grid, args, check = CASES[name]()
-    ct.launch(None, grid, kernel, args)
+    with ct.cpu_mode(mode):
+        ct.launch(None, grid, kernel, args)
     check()
 
 

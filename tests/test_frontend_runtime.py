@@ -9,6 +9,13 @@ import tilepy as ct
 rng = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True, params=["fast", "faithful"])
+def cpu_mode(request):
+    """Every kernel here runs in both CPU modes (faithful: 128 threads per block, real barriers)."""
+    with ct.cpu_mode(request.param):
+        yield request.param
+
+
 def run(kernel, grid, *args):
     ct.launch(None, grid, kernel, args)
 

@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from ..errors import Loc, at
-from ..ir import Block, Builder, Module, Region, Value, make_op
+from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import I32, PartitionViewType, PtrType, TensorViewType, DType, scalar_tile
 from .values import Array, Tile
 
@@ -110,7 +110,7 @@ class KernelContext:
         """`v` with the specialization's fact "divisible by 16" attached (an `assume` op)."""
         if not holds:
             return v
-        r = self.b.value("assume", v, predicate="div_by<16>")
+        r = self.b.value("assume", v, predicate=AssumePredicate("div_by", divisor=16))
         r.hint = hint or f"{v.hint}_div16"
         return r
 

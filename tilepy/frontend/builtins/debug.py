@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ...errors import TileSyntaxError, TileTypeError
+from ...ir import AssumePredicate
 from ...types import dtype as D
 from .. import api
 from ..values import Array, Tile, type_name
@@ -224,4 +225,4 @@ def assume_divisible_by(ctx, x, divisor):
         raise TileTypeError(f"assume_divisible_by() needs an integer tile (got {x.dtype.name})")
     if divisor & (divisor - 1):
         return x              # Tile IR's div_by takes powers of two; nothing to record
-    return Tile(ctx.b.value("assume", x.value, predicate=f"div_by<{divisor}>"), x.dtype)
+    return Tile(ctx.b.value("assume", x.value, predicate=AssumePredicate("div_by", divisor=divisor)), x.dtype)
