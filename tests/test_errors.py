@@ -1,4 +1,6 @@
 """User mistakes give located errors: file, line, column and a caret under the expression."""
+import traceback
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,178 @@ def store_wrong_rank(x):
     ct.store(x, (0, 0), ct.load(x, (0, 0), (1, 16)).reshape((16,)))  # E14
 
 
+I32 = np.zeros(64, np.int32)
+U32 = np.zeros(64, np.uint32)
+I8 = np.zeros(64, np.int8)
+
+
+@ct.kernel
+def with_statement(x):
+    with open("f"):  # E15
+        pass
+
+
+@ct.kernel
+def combiner_captures_array(x, weights):
+    t = ct.load(x, (0,), (16,))
+    m = ct.reduce(t, 0, lambda a, b: a + b * ct.sum(ct.load(weights, (0,), (16,))), 0.0)  # E16
+    ct.store(x, (0,), m)
+
+
+@ct.kernel
+def too_many_indices(x):
+    t = ct.load(x, (0,), (16,))
+    u = t[:, :]  # E17
+
+
+@ct.kernel
+def constant_out_of_range(x):
+    t = ct.load(x, (0,), (16,))
+    ct.store(x, (0,), t + 1000)  # E18
+
+
+@ct.kernel
+def static_assertion(x):
+    t = ct.load(x, (0,), (16,))
+    ct.static_assert(t.shape[0] == 32, f"expected 32 elements, got {t.shape[0]}")  # E19
+
+
+@ct.kernel
+def bitcast_width(x):
+    t = ct.load(x, (0,), (16,))
+    u = ct.bitcast(t, ct.float16)  # E20
+
+
+@ct.kernel
+def signed_unsigned_mix(a, b):
+    ct.store(a, (0,), ct.load(a, (0,), (16,)) + ct.load(b, (0,), (16,)))  # E21
+
+
+@ct.kernel
+def return_in_loop(x, n):
+    for i in range(n):
+        return  # E22
+
+
+@ct.kernel
+def break_in_static_iter(x):
+    for i in ct.static_iter((1, 2)):
+        break  # E23
+
+
+@ct.kernel
+def for_over_tuple(x):
+    for v in (1, 2, 3):  # E24
+        pass
+
+
+@ct.kernel
+def branch_type_differs(x, y, n):
+    t = ct.load(x, (0,), (16,))
+    if n > 0:  # E25
+        t = t.astype(ct.float16)
+    else:
+        t = t * 2
+    ct.store(y, (0,), t)
+
+
+@ct.kernel
+def tile_item_assignment(x):
+    t = ct.load(x, (0,), (16,))
+    t[0] = 1.0  # E26
+
+
+@ct.kernel
+def gather_index_count(x):
+    i = ct.arange(16, dtype=ct.int32)
+    v = ct.gather(x, (i, i))  # E27
+
+
+@ct.kernel
+def atomic_on_float(x):
+    old = ct.atomic_and(x, ct.arange(16, dtype=ct.int32), 1)  # E28
+
+
+@ct.kernel
+def cat_mismatch(x):
+    t = ct.load(x, (0,), (16,))
+    u = ct.cat((t, ct.extract(t, (0,), (8,))), 0)  # E29
+
+
+@ct.kernel
+def for_else(x):
+    for i in range(4):  # E30
+        pass
+    else:
+        pass
+
+
+@ct.kernel
+def printf_arg_count(x):
+    t = ct.load(x, (0,), (16,))
+    ct.printf("%d %f\n", ct.sum(t))  # E31
+
+
+@ct.kernel
+def plain_raise(x):
+    raise ValueError("not allowed")  # E32
+
+
+@ct.kernel
+def static_exception_raised(x, MODE: ct.Constant[int]):
+    if MODE != 1:
+        raise ct.static_exception(ValueError(f"unsupported mode {MODE}"))  # E33
+
+
+def _half_returns(t, n):
+    if n > 0:  # E34
+        return t
+    u = t + 1
+
+
+@ct.kernel
+def helper_returns_on_one_path(x, n):
+    v = _half_returns(ct.load(x, (0,), (16,)), n)  # E34-call
+
+
+@ct.kernel
+def mma_dtype_mismatch(a, b):
+    acc = ct.mma(ct.load(a, (0, 0), (16, 16)), ct.load(b, (0, 0), (16, 16)), ct.zeros((16, 16), ct.float32))  # E35
+
+
+@ct.kernel
+def arange_not_pow2(x):
+    r = ct.arange(10, dtype=ct.int32)  # E36
+
+
+@ct.kernel
+def reshape_numel(x):
+    t = ct.load(x, (0,), (16,)).reshape((8, 4))  # E37
+
+
+@ct.kernel
+def used_after_loop(x, n):
+    for i in range(n):
+        t = ct.load(x, (i,), (16,))
+    ct.store(x, (0,), t)  # E38
+
+
+@ct.kernel
+def while_tile_condition(x):
+    t = ct.load(x, (0,), (16,))
+    while t < 10.0:  # E39
+        t = t + 1.0
+
+
+@ct.kernel
+def combiner_wrong_result(x):
+    t = ct.load(x, (0,), (16,))
+    s = ct.reduce(t, 0, lambda a, b: ct.full((2,), 0.0, ct.float32), 0.0)  # E40
+
+
+F16M = np.zeros((16, 16), np.float16)
+F32M = np.zeros((16, 16), np.float32)
+
 CASES = [
     (non_pow2_shape, (F32, F32), ct.TileTypeError, "E1", "(1, 100)", "power of two"),
     (undefined_name, (V32,), ct.TileSyntaxError, "E2", "scale", "name 'scale' is not defined"),
@@ -113,6 +287,32 @@ CASES = [
     (loop_type_change, (V32, V16), ct.TileTypeError, "E12", "acc + ct.load(x, (i,), (16,))", "changes in the loop"),
     (maybe_undefined, (V32, 1), ct.TileSyntaxError, "E13", "t", "not defined on every path"),
     (store_wrong_rank, (F32,), ct.TileTypeError, "E14", "ct.load(x, (0, 0), (1, 16)).reshape((16,))", "rank"),
+    (with_statement, (V32,), ct.TileSyntaxError, "E15", "with", "with is not supported"),
+    (combiner_captures_array, (V32, V32), ct.TileSyntaxError, "E16", "weights", "cannot use 'weights'"),
+    (too_many_indices, (V32,), ct.TileTypeError, "E17", "t[:, :]", "too many indices"),
+    (constant_out_of_range, (I8,), ct.TileValueError, "E18", "t + 1000", "out of range of int8"),
+    (static_assertion, (V32,), ct.TileStaticAssertionError, "E19", "ct.static_assert", "expected 32 elements, got 16"),
+    (bitcast_width, (V32,), ct.TileTypeError, "E20", "ct.bitcast(t, ct.float16)", "same bit width"),
+    (signed_unsigned_mix, (I32, U32), ct.TileTypeError, "E21", "ct.load(a, (0,), (16,)) + ct.load(b, (0,), (16,))", "int32 and uint32"),
+    (return_in_loop, (V32, 4), ct.TileUnsupportedFeatureError, "E22", "return", "return inside a loop"),
+    (break_in_static_iter, (V32,), ct.TileSyntaxError, "E23", "break", "static_iter"),
+    (for_over_tuple, (V32,), ct.TileTypeError, "E24", "(1, 2, 3)", "range"),
+    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on the branch"),
+    (tile_item_assignment, (V32,), ct.TileTypeError, "E26", "t[0]", "immutable"),
+    (gather_index_count, (V32,), ct.TileTypeError, "E27", "(i, i)", "2 index tile"),
+    (atomic_on_float, (V32,), ct.TileTypeError, "E28", "ct.atomic_and", "float32"),
+    (cat_mismatch, (V32,), ct.TileTypeError, "E29", "ct.cat", "same shape"),
+    (for_else, (V32,), ct.TileSyntaxError, "E30", "for", "for ... else"),
+    (printf_arg_count, (V32,), ct.TileTypeError, "E31", "ct.printf", "2 conversion"),
+    (plain_raise, (V32,), ct.TileSyntaxError, "E32", "raise", "static_exception"),
+    (static_exception_raised, (V32, 2), ct.StaticException, "E33", "raise", "unsupported mode 2"),
+    (helper_returns_on_one_path, (V32, 1), ct.TileTypeError, "E34", "if", "returns a value on some paths"),
+    (mma_dtype_mismatch, (F16M, F32M), ct.TileTypeError, "E35", "ct.mma", "same dtype"),
+    (arange_not_pow2, (V32,), ct.TileTypeError, "E36", "10", "power of two"),
+    (reshape_numel, (V32,), ct.TileValueError, "E37", "(8, 4)", "cannot reshape"),
+    (used_after_loop, (V32, 2), ct.TileSyntaxError, "E38", "t", "only inside a loop"),
+    (while_tile_condition, (V32,), ct.TileTypeError, "E39", "t < 10.0", "must be a scalar"),
+    (combiner_wrong_result, (V32,), ct.TileTypeError, "E40", "ct.full((2,), 0.0, ct.float32)", "must return 0-d tiles"),
 ]
 
 
@@ -124,13 +324,26 @@ def test_located_error(kernel, args, exc, marker, snippet, message):
     assert_located(info.value, marker, snippet, HERE)
 
 
-def test_error_shows_no_compiler_frames():
+@pytest.mark.parametrize("kernel,args,exc,marker,snippet,message", CASES,
+                         ids=[c[3] for c in CASES])
+@pytest.mark.parametrize("entry", ["mlir", "launch"])
+def test_errors_show_no_compiler_frames(kernel, args, exc, marker, snippet, message, entry):
+    with pytest.raises(exc) as info:
+        if entry == "mlir":
+            kernel.mlir(*args)
+        else:
+            ct.launch(None, (1,), kernel, args)
+    frames = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
+    internal = [f for f in frames if "/tilepy/" in f]
+    # only the public entry point (kernel.mlir, launch) appears; no tracer/builtin/compiler frames
+    assert len(internal) <= 1, frames
+    assert all(f.endswith(("frontend/kernel.py", "launch/launcher.py")) for f in internal), frames
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_error_notes_name_the_call_site_only_in_helpers():
     with pytest.raises(ct.TileTypeError) as info:
         non_pow2_shape.mlir(F32, F32)
-    frames = [f.filename for f in __import__("traceback").extract_tb(info.value.__traceback__)]
-    internal = [f for f in frames if "/tilepy/" in f]
-    # only the public entry point (kernel.mlir) appears; no tracer/builtin/compiler frames
-    assert len(internal) <= 1 and not any("tracer" in f or "builtins" in f for f in internal), frames
     assert "called from" not in str(info.value)
 
 

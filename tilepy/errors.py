@@ -127,5 +127,21 @@ class TileInternalError(TileError):
     """A bug in tilepy; the location says which user line was being compiled."""
 
 
+class TileRecursionError(TileUnsupportedFeatureError):
+    """A kernel helper calls itself (helpers are inlined, so recursion cannot compile)."""
+
+
+class TileStaticEvalError(TileError):
+    """A compile-time (`static_eval`, `static_iter`, ...) evaluation failed."""
+
+
+class StaticException(TileStaticEvalError):
+    """Raised by `raise tilepy.static_exception(exc)` when the tracer reaches it."""
+
+
+class TileStaticAssertionError(TileError):
+    """`tilepy.static_assert` found its condition false."""
+
+
 class TileVerificationError(TileError):
     """A Tile IR module broke a rule of the spec; the message names the op and the rule."""

@@ -7,6 +7,8 @@ TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread
                    "faithful" (the block's real threads as fibers: barriers, warps, tensor-core
                    fragments); `tilepy.cpu_mode(...)` overrides it for a `with` block.
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
+TILEPY_LOG         comma-separated topics logged to stderr: "recompile" (every recompilation of a
+                   kernel says which argument property changed), or "all".
 TILEPY_INTERPRET   "1" runs every tilepy.launch in the reference interpreter (tilepy.interpret).
 """
 from __future__ import annotations
@@ -21,7 +23,11 @@ class Settings:
     cpu_workers: int
     cxx: str | None
     cpu_mode: str = "fast"
+    log: frozenset[str] = frozenset()
     interpret: bool = False
+
+    def logs(self, topic: str) -> bool:
+        return topic in self.log or "all" in self.log
 
 
 def _default_cache_dir() -> str:
@@ -43,5 +49,7 @@ def settings() -> Settings:
     except ValueError:
         n = os.cpu_count() or 1
     mode = (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
+    log = frozenset(t.strip().lower() for t in os.environ.get("TILEPY_LOG", "").split(",") if t.strip())
     interpret = os.environ.get("TILEPY_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode, interpret)
+    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode, log,
+                    interpret)

@@ -83,12 +83,16 @@ MAX_TILE_ELEMENTS = 1 << 16     # per tile; its elements live in registers (or o
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
+<<<<<<< HEAD
         if t.numel > MAX_TILE_ELEMENTS:
             raise TileUnsupportedFeatureError(
                 f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
                 f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
         e = t.elem
         scalar = f"{_cpp(e.pointee)}*" if isinstance(e, PtrType) else _cpp(e)
+=======
+        scalar = elem_ctype(t)
+>>>>>>> main
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
     if isinstance(t, TensorViewType):
         return f"tp::View<{_cpp(t.elem)}, {t.rank}>"
@@ -97,7 +101,8 @@ def ctype(t) -> str:
 
 def elem_ctype(t: TileType) -> str:
     e = t.elem
-    return f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e]
+    # tp::ptr<T> is T*: `const tp::ptr<T> p` is a constant pointer to writable memory
+    return f"tp::ptr<{CPP_TYPE[e.pointee]}>" if isinstance(e, PtrType) else CPP_TYPE[e]
 
 
 def shape_t(shape) -> str:
@@ -158,7 +163,7 @@ def _functor(op: Operation) -> str:
     simple = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
               "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil",
               "absf", "negf", "addi", "subi", "muli", "andi", "ori", "xori", "negi", "absi", "shli",
-              "select"}
+              "select", "offset"}
     if n in simple:
         return f"tp::op::{n}{{}}"
     if n in ("maxf", "minf"):
@@ -346,14 +351,16 @@ def emit_mmaf(ctx, op):
 
 
 def emit_reduce(ctx, op):
+    if len(op.operands) == 2:
+        from .emit_ops import emit_reduce2
+        return emit_reduce2(ctx, op)
     if len(op.operands) != 1:
-        raise TileUnsupportedFeatureError("reduce over several tiles is not supported by the CUDA "
-                                          "C++ backend yet")
+        raise TileUnsupportedFeatureError("reduce over more than two tiles is not supported by the "
+                                          "CUDA C++ backend yet")
     src, res = op.operands[0], op.results[0]
     s = src.type
-    T = elem_ctype(s)
     ident = literal(s.elem, op.identities[0].array[()])
-    lam = _lambda(ctx, op.body.block, T)
+    lam = _lambda(ctx, op.body.block)
     name = ctx.define(res)
     if s.numel == 1:
         init = f"({lam})({ctx(src)}, {ident})"
@@ -363,20 +370,25 @@ def emit_reduce(ctx, op):
     ctx.w.line(f"const {ctype(res.type)} {name} = {init};", op.loc)
 
 
-def _lambda(ctx, block, T) -> str:
-    """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan)."""
+def _lambda(ctx, block) -> str:
+    """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan). A region yielding two
+    values returns a tp::Pair."""
     inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
                         counter=ctx.counter)
-    params = ", ".join(f"{T} {inner.define(a, inner.fresh(a.hint or 'a'))}" for a in block.args)
+    params = ", ".join(f"{elem_ctype(a.type)} {inner.define(a, inner.fresh(a.hint or 'a'))}"
+                       for a in block.args)
     for o in block.ops:
         emit_op(inner, o)
     ctx.counter = inner.counter
     body = " ".join(text for _, text, _ in inner.w.lines)
-    return f"[&]({params}) -> {T} {{ {body} }}"
+    types = [elem_ctype(v.type) for v in block.ops[-1].operands]
+    ret = types[0] if len(types) == 1 else f"tp::Pair<{', '.join(types)}>"
+    return f"[&]({params}) -> {ret} {{ {body} }}"
 
 
 def emit_yield_in_lambda(ctx, op):
-    ctx.w.line(f"return {ctx(op.operands[0])};")
+    vals = [ctx(v) for v in op.operands]
+    ctx.w.line(f"return {vals[0]};" if len(vals) == 1 else f"return {{{', '.join(vals)}}};")
 
 
 # ---------------------------------------------------------------------------- control flow
@@ -397,7 +409,8 @@ def emit_for(ctx, op):
 
 
 def _assign_results(ctx, targets, values, loc):
-    pairs = [(t, v) for t, v in zip(targets, values) if isinstance(t.type, TileType)]
+    pairs = [(t, v) for t, v in zip(targets, values)
+             if isinstance(t.type, TileType) and ctx(t) != ctx(v)]
     if len(pairs) == 1:
         t, v = pairs[0]
         if ctx(t) != ctx(v):
@@ -470,7 +483,13 @@ ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "e
                "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
                "ceil", "absf", "negf", "maxf", "minf", "addi", "subi", "muli", "divi", "remi",
                "maxi", "mini", "negi", "absi", "andi", "ori", "xori", "shli", "shri", "cmpf", "cmpi",
-               "select", "ftof", "itof", "ftoi", "exti", "trunci", "bitcast"}
+               "select", "ftof", "itof", "ftoi", "exti", "trunci", "bitcast", "offset"}
+
+
+def _register_more():
+    """The ops of emit_ops.py (it imports this module's helpers, so it is loaded here)."""
+    from .emit_ops import EMIT_MORE
+    EMIT.update(EMIT_MORE)
 
 
 def emit_op(ctx: EmitContext, op: Operation):
@@ -526,3 +545,6 @@ def emit_kernel(module: Module, nt: int = 128) -> EmittedKernel:
                 f"movement; more than 48 KiB is not supported yet (use smaller tiles)")
         ctx.w.lines.insert(0, (1, f"__shared__ __align__(16) unsigned char tp_smem[{smem}];", None))
     return EmittedKernel(entry.sym_name, params, ctx.w, ctx.tables, ctx.smem_bytes, nt)
+
+
+_register_more()

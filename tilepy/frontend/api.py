@@ -1,35 +1,17 @@
 """The kernel language's public names: stubs with cuTile's signatures and meaning.
 
-Each stub documents one builtin. Calling a stub outside a kernel is an error; inside a kernel
-the tracer binds the call's arguments against the stub's signature and runs the builtin's
-implementation registered with `@impl(stub)` (see `builtins/`). A stub with no implementation
-yet raises TileUnsupportedFeatureError at the user's line.
+Each stub documents one builtin (see stubs.py for how stubs work); the element-wise ones are in
+api_elementwise.py and re-exported here, so `tilepy.<name>` is the whole language.
 """
 from __future__ import annotations
 
 import enum
 import typing
 
-from ..errors import TileSyntaxError
+from .stubs import stub
 
 
-def _stub(fn=None, *, host=None):
-    """Declare a builtin. `host` is what the name does when called outside a kernel."""
-    if fn is None:
-        return lambda f: _stub(f, host=host)
-
-    def outside(*args, **kwargs):
-        if host is not None:
-            return host(*args, **kwargs)
-        raise TileSyntaxError(f"tilepy.{fn.__name__}() can only be called inside a @tilepy.kernel "
-                              f"or @tilepy.function")
-    outside.__name__ = fn.__name__
-    outside.__qualname__ = fn.__qualname__
-    outside.__doc__ = fn.__doc__
-    outside.__wrapped__ = fn
-    outside.__tilepy_builtin__ = True
-    outside.__signature_source__ = fn
-    return outside
+_stub = stub
 
 
 # ------------------------------------------------------------------------------------ enums
@@ -273,219 +255,68 @@ def matmul(x, y, /):
     """x @ y in the promoted dtype of the inputs."""
 
 
-# ---------------------------------------------------------------------------- element-wise
-@_stub
-def add(x, y, /, *, rounding_mode=None, flush_to_zero=False):
-    """x + y"""
-
-
-@_stub
-def sub(x, y, /, *, rounding_mode=None, flush_to_zero=False):
-    """x - y"""
-
-
-@_stub
-def mul(x, y, /, *, rounding_mode=None, flush_to_zero=False):
-    """x * y"""
-
-
-@_stub
-def truediv(x, y, /, *, rounding_mode=None, flush_to_zero=False):
-    """x / y (always floating point)"""
-
-
-@_stub
-def floordiv(x, y, /):
-    """x // y"""
-
-
-@_stub
-def mod(x, y, /):
-    """x % y (sign of y, as in Python)"""
-
-
-@_stub
-def pow(x, y, /):
-    """x ** y"""
-
-
-@_stub
-def atan2(x1, x2, /):
-    """atan2(x1, x2)"""
-
-
-@_stub
-def minimum(x, y, /, *, flush_to_zero=False, propagate_nan=False):
-    """Element-wise minimum."""
-
-
-@_stub
-def maximum(x, y, /, *, flush_to_zero=False, propagate_nan=False):
-    """Element-wise maximum."""
-
-
-@_stub
-def negative(x, /):
-    """-x"""
-
-
-@_stub
-def abs(x, /):
-    """|x|"""
-
-
-@_stub
-def bitwise_and(x, y, /):
-    """x & y"""
-
-
-@_stub
-def bitwise_or(x, y, /):
-    """x | y"""
-
-
-@_stub
-def bitwise_xor(x, y, /):
-    """x ^ y"""
-
-
-@_stub
-def bitwise_lshift(x, y, /):
-    """x << y"""
-
-
-@_stub
-def bitwise_rshift(x, y, /):
-    """x >> y (arithmetic for signed, logical for unsigned dtypes)"""
-
-
-@_stub
-def bitwise_not(x, /):
-    """~x"""
-
-
-@_stub
-def equal(x, y, /):
-    """x == y"""
-
-
-@_stub
-def not_equal(x, y, /):
-    """x != y"""
-
-
-@_stub
-def less(x, y, /):
-    """x < y"""
-
-
-@_stub
-def less_equal(x, y, /):
-    """x <= y"""
-
-
-@_stub
-def greater(x, y, /):
-    """x > y"""
-
-
-@_stub
-def greater_equal(x, y, /):
-    """x >= y"""
-
-
-@_stub
-def exp(x, /, *, rounding_mode=None):
-    """e ** x"""
-
-
-@_stub
-def exp2(x, /, *, flush_to_zero=False):
-    """2 ** x"""
-
-
-@_stub
-def log(x, /):
-    """Natural logarithm."""
-
-
-@_stub
-def log2(x, /):
-    """Base-2 logarithm."""
-
-
-@_stub
-def sqrt(x, /, *, rounding_mode=None, flush_to_zero=False):
-    """Square root."""
-
-
-@_stub
-def rsqrt(x, /, *, flush_to_zero=False):
-    """1 / sqrt(x)"""
-
-
-@_stub
-def sin(x, /):
-    """Sine."""
-
-
-@_stub
-def cos(x, /):
-    """Cosine."""
-
-
-@_stub
-def tan(x, /):
-    """Tangent."""
-
-
-@_stub
-def sinh(x, /):
-    """Hyperbolic sine."""
-
-
-@_stub
-def cosh(x, /):
-    """Hyperbolic cosine."""
-
-
-@_stub
-def tanh(x, /, *, rounding_mode=None):
-    """Hyperbolic tangent."""
-
-
-@_stub
-def floor(x, /):
-    """Round down to an integral value."""
-
-
-@_stub
-def ceil(x, /):
-    """Round up to an integral value."""
-
-
-@_stub
-def isnan(x, /):
-    """x != x"""
-
-
 # ------------------------------------------------------------------------------- atomics
+# Element-space indices like gather/scatter; every atomic returns the values held before it.
+_ACQ_REL, _DEVICE = MemoryOrder.ACQ_REL, MemoryScope.DEVICE
+
+
 @_stub
-def atomic_add(array, indices, update, /, *, check_bounds=True, memory_order=MemoryOrder.ACQ_REL,
-               memory_scope=MemoryScope.DEVICE):
-    """Atomically add `update` at element-space `indices`; returns the old values."""
+def atomic_add(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+               memory_scope=_DEVICE):
+    """Atomically add `update` at element-space `indices`."""
+
+
+@_stub
+def atomic_and(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+               memory_scope=_DEVICE):
+    """Atomic bitwise and at element-space `indices`."""
+
+
+@_stub
+def atomic_or(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+              memory_scope=_DEVICE):
+    """Atomic bitwise or at element-space `indices`."""
+
+
+@_stub
+def atomic_xor(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+               memory_scope=_DEVICE):
+    """Atomic bitwise xor at element-space `indices`."""
+
+
+@_stub
+def atomic_max(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+               memory_scope=_DEVICE):
+    """Atomic maximum at element-space `indices`."""
+
+
+@_stub
+def atomic_min(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+               memory_scope=_DEVICE):
+    """Atomic minimum at element-space `indices`."""
+
+
+@_stub
+def atomic_xchg(array, indices, update, /, *, check_bounds=True, memory_order=_ACQ_REL,
+                memory_scope=_DEVICE):
+    """Atomic exchange at element-space `indices`."""
 
 
 @_stub
 def atomic_cas(array, indices, expected, desired, /, *, check_bounds=True,
-               memory_order=MemoryOrder.ACQ_REL, memory_scope=MemoryScope.DEVICE):
-    """Atomic compare-and-swap at element-space `indices`; returns the old values."""
+               memory_order=_ACQ_REL, memory_scope=_DEVICE):
+    """Atomic compare-and-swap at element-space `indices` (masked-off elements return `expected`)."""
 
 
 # ---------------------------------------------------------------------------- debugging
 @_stub
 def printf(format, *args):
-    """C-style formatted print from the kernel."""
+    """C-style formatted print from the kernel (`%d`, `%f`, ...; one conversion per argument)."""
+
+
+@_stub
+def print(*args, sep=" ", end="\n"):
+    """Python-style print from the kernel (the builtin `print` means the same in kernels)."""
 
 
 @_stub
@@ -493,16 +324,83 @@ def assert_(cond, /, message=None):
     """Fail the launch when any element of `cond` is false."""
 
 
+# ------------------------------------------------------------------------- compile time
 @_stub
 def static_assert(condition, message=None, /):
-    """Compile-time assertion on a constant condition."""
+    """Compile-time assertion on a constant condition (TileStaticAssertionError when false)."""
 
 
 @_stub
 def static_eval(expr, /):
-    """Evaluate `expr` as plain Python at compile time."""
+    """Evaluate `expr` as plain Python at compile time (tiles show their shape and dtype)."""
 
 
 @_stub(host=iter)
 def static_iter(iterable):
-    """Unroll a `for` loop over a compile-time iterable."""
+    """Unroll a `for` loop over a compile-time iterable (at most 1000 items)."""
+
+
+class _StaticExceptionRequest:
+    def __init__(self, exc):
+        self.exc = exc
+
+
+@_stub(host=_StaticExceptionRequest)
+def static_exception(exc, /):
+    """`raise tilepy.static_exception(exc)` fails the compilation with `exc`'s message."""
+
+
+@_stub
+def ensure_constant(value, /):
+    """`value` itself; a TileTypeError when it is not a compile-time constant."""
+
+
+@_stub
+def assume_divisible_by(x, divisor, /):
+    """`x`, with the promise that it is divisible by the constant `divisor` (unchecked)."""
+
+
+@_stub
+def _tile_item(x, /):
+    """`t.item()`: the single element of a one-element tile, as a 0-d tile."""
+
+
+# ------------------------------------------------------------------- annotations, options
+class ByTarget:
+    """A kernel option that depends on the GPU architecture: `ByTarget(sm_90=2, default=1)`."""
+
+    def __init__(self, *, default=None, **value_by_target):
+        self.default = default
+        self.values = value_by_target
+
+    def __repr__(self):
+        items = [f"{k}={v!r}" for k, v in self.values.items()]
+        return f"ByTarget({', '.join(items + [f'default={self.default!r}'])})"
+
+    def __eq__(self, other):
+        return isinstance(other, ByTarget) and (self.default, self.values) == (other.default,
+                                                                              other.values)
+
+    def __hash__(self):
+        return hash((self.default, tuple(sorted(self.values.items()))))
+
+
+class Array:
+    """Annotation for an array parameter (any array-like argument becomes one)."""
+
+
+class Tile:
+    """Annotation for tile values."""
+
+
+class Scalar:
+    """Annotation for a runtime scalar parameter (Python int -> int32, float -> float32)."""
+
+
+from .api_elementwise import *  # noqa: E402,F401,F403  (element-wise builtins are part of the API)
+
+__all__ = sorted(
+    [n for n, v in dict(globals()).items()
+     if getattr(v, "__tilepy_builtin__", False) and not n.startswith("_")]
+    + ["PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope", "Constant",
+       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar"])

@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from ..errors import Loc, at
-from ..ir import Block, Builder, Module, Region, Value, make_op
+from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import I32, PartitionViewType, PtrType, TensorViewType, DType, scalar_tile
 from .values import Array, Tile
 
@@ -22,6 +22,9 @@ class ArrayParam:
     dtype: DType
     ndim: int
     unit_stride: tuple[bool, ...]       # per dim: stride specialized to 1
+    aligned16: bool = False             # base address divisible by 16 bytes
+    shape_div16: tuple[bool, ...] = ()  # per dim: extent divisible by 16
+    stride_div16: tuple[bool, ...] = ()  # per dim: stride (in elements) divisible by 16
 
     def c_params(self) -> list[tuple[str, object]]:
         """The scalar kernel parameters this array becomes, in order: (name, tile type)."""
@@ -50,6 +53,10 @@ class ConstParam:
         return []
 
 
+def _at(flags: tuple, i: int) -> bool:
+    return flags[i] if i < len(flags) else False
+
+
 @dataclass
 class KernelContext:
     name: str
@@ -60,6 +67,7 @@ class KernelContext:
     prologue_end: int = 0                        # ops before this index form the prologue
     call_stack: list = field(default_factory=list)
     arg_locs: list[dict[str, Loc]] = field(default_factory=list)
+    tracer: object = None                        # the kernel's FunctionTracer (calls combiners)
 
     # ------------------------------------------------------------------ entry and prologue
     def begin(self, params) -> dict[str, object]:
@@ -87,15 +95,24 @@ class KernelContext:
         return bound
 
     def _array(self, p: ArrayParam, args) -> Array:
-        base = next(args)
-        shape = tuple(next(args) for _ in range(p.ndim))
-        strides = tuple(1 if p.unit_stride[i] else next(args) for i in range(p.ndim))
+        base = self._assume16(next(args), p.aligned16, f"{p.name}_aligned")
+        shape = tuple(self._assume16(next(args), _at(p.shape_div16, i)) for i in range(p.ndim))
+        strides = tuple(1 if p.unit_stride[i] else self._assume16(next(args), _at(p.stride_div16, i))
+                        for i in range(p.ndim))
         tv_type = TensorViewType(p.dtype.elem, (None,) * p.ndim,
                                  tuple(1 if s == 1 else None for s in strides))
         view = self.b.value("make_tensor_view", base, list(shape),
                             [s for s in strides if s != 1], result_types=[tv_type])
         view.hint = f"{p.name}_view"
         return Array(p.name, p.dtype, p.ndim, base, shape, strides, view)
+
+    def _assume16(self, v: Value, holds: bool, hint: str | None = None) -> Value:
+        """`v` with the specialization's fact "divisible by 16" attached (an `assume` op)."""
+        if not holds:
+            return v
+        r = self.b.value("assume", v, predicate=AssumePredicate("div_by", divisor=16))
+        r.hint = hint or f"{v.hint}_div16"
+        return r
 
     def partition_view(self, a: Array, shape, dim_map, padding) -> Value:
         """The partition view of `a` with this tile shape, made once, in the prologue."""
@@ -111,6 +128,18 @@ class KernelContext:
         op.result.hint = f"{a.name}_tiles"
         a.partitions[key] = op.result
         return op.result
+
+    # ------------------------------------------------------------------ retracing
+    def checkpoint(self):
+        """The current block's ops, to drop what a failed attempt (a loop retrace) added."""
+        blk = self.b.block
+        return blk, {id(o) for o in blk.ops}
+
+    def rollback(self, checkpoint):
+        blk, keep = checkpoint
+        prologue = {id(o) for o in self.entry_block.ops[:self.prologue_end]} \
+            if blk is self.entry_block else set()
+        blk.ops = [o for o in blk.ops if id(o) in keep or id(o) in prologue]
 
     def finish(self):
         self.b.block = self.entry_block

@@ -1,10 +1,14 @@
-"""Python control flow on runtime values -> structured Tile IR `if` and `for`.
+"""Python `if` on runtime values -> structured Tile IR `if`; tile subscripts.
 
 State that flows through control flow is the tracer's variable scope plus the memory token
 (under the name "$token"). An `if` traces both branches into their own blocks and yields every
-variable whose value differs between them. A `for` carries every variable the body assigns
-(found by AST analysis, since the body's block arguments must exist before it is traced) and
-the token as `iter_values`; pass-through values are dropped by tracing the body again.
+variable whose value differs between the branches that reach its end; a branch that ends in
+`break`/`continue` does not reach it. An `if` on a compile-time constant is folded: only the
+taken branch is traced.
+
+`return` inside a runtime `if` (in helpers, and early exits of kernels) is traced by giving each
+branch the rest of the function: both branches then end by returning, and the `if` yields the
+returned value (and the memory token).
 """
 from __future__ import annotations
 
@@ -12,14 +16,13 @@ import ast
 
 from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, at
 from ..ir import Block, Region, Value
-from ..types import TileType
 from ..types import dtype as D
-from . import api
-from .builtins.semantics import as_tile, broadcast, convert, is_number
-from .promotion import can_cast_implicitly, literal_dtype, promote
+from .builtins.semantics import broadcast, constant, convert, is_number
+from .promotion import literal_dtype, promote
 from .values import Tile, type_name
 
 TOKEN = "$token"
+MISSING = object()
 
 
 # ------------------------------------------------------------------------ state handling
@@ -35,7 +38,7 @@ def set_state(tr, state: dict):
     tr.scope = state
 
 
-def _ir_value(v):
+def ir_value(v):
     """The IR value behind a flowing value (a Tile or the token), else None."""
     if isinstance(v, Tile):
         return v.value
@@ -44,102 +47,14 @@ def _ir_value(v):
     return None
 
 
-def _carry_type(v):
-    return v.type if isinstance(v, Tile) else v.type
-
-
-def _wrap(v_template, value: Value):
+def wrap(template, value: Value):
     """Rewrap an IR value like the flowing value it stands for."""
-    if isinstance(v_template, Tile):
-        return Tile(value, v_template.dtype)
+    if isinstance(template, Tile):
+        return Tile(value, template.dtype)
     return value
 
 
-# -------------------------------------------------------------------------------- if
-def trace_if(tr, node: ast.If, cond: Tile):
-    from .tracer import Undefined
-    with at(tr.loc(node.test)):
-        cond = _scalar_bool(tr, cond, "if")
-    before = get_state(tr)
-    branches = []
-    for stmts in (node.body, node.orelse):
-        set_state(tr, before)
-        blk = Block()
-        with tr.ctx.b.at_end(blk):
-            tr.runtime_depth += 1
-            try:
-                tr.run(stmts)
-            finally:
-                tr.runtime_depth -= 1
-        branches.append((blk, get_state(tr)))
-    (then_blk, then_s), (else_blk, else_s) = branches
-    names, yields = [], ([], [])
-    after = dict(before)
-    for name in list(dict.fromkeys([*then_s, *else_s])):
-        tv, ev = then_s.get(name, _MISSING), else_s.get(name, _MISSING)
-        if tv is ev or (_is_const(tv) and _is_const(ev) and type(tv) is type(ev) and tv == ev):
-            if tv is not _MISSING:
-                after[name] = tv
-            continue
-        if tv is _MISSING or ev is _MISSING or isinstance(tv, Undefined) or isinstance(ev, Undefined):
-            after[name] = Undefined("is not defined on every path through the `if` at line "
-                                    f"{tr.loc(node).line}")
-            continue
-        t_val, e_val = _unify_branches(tr, name, tv, ev, then_blk, else_blk)
-        names.append((name, t_val))
-        yields[0].append(t_val)
-        yields[1].append(e_val)
-    for blk, ys in zip((then_blk, else_blk), yields):
-        with tr.ctx.b.at_end(blk):
-            tr.ctx.b.create("yield", [_ir_value(y) for y in ys])
-    op = tr.ctx.b.create("if", cond.value, result_types=[_carry_type(y) for y in yields[0]],
-                         regions=[Region([then_blk]), Region([else_blk])])
-    for (name, template), res in zip(names, op.results):
-        res.hint = name if not name.startswith("$") else None
-        after[name] = _wrap(template, res)
-    set_state(tr, after)
-
-
-_MISSING = object()
-
-
-def _is_const(v) -> bool:
-    return is_number(v)
-
-
-def _unify_branches(tr, name, tv, ev, then_blk, else_blk):
-    """Values of `name` at the end of both branches, made the same type (in their blocks)."""
-    for v in (tv, ev):
-        if not (isinstance(v, (Tile, Value)) or is_number(v)):
-            raise TileUnsupportedFeatureError(
-                f"variable '{name}' is assigned a {type_name(v)} in a runtime `if`; only tiles and "
-                f"numbers can differ between the branches")
-    if isinstance(tv, Value) or isinstance(ev, Value):
-        return tv, ev
-    # Numbers take the dtype of the tile in the other branch (or their literal dtype).
-    tdt = tv.dtype if isinstance(tv, Tile) else None
-    edt = ev.dtype if isinstance(ev, Tile) else None
-    if tdt is not None and edt is not None and (tdt != edt or tv.shape != ev.shape):
-        raise TileTypeError(f"the type of '{name}' depends on the branch taken: {tv} in the `if` "
-                            f"branch, {ev} in the `else` branch; convert one with astype()")
-    dt = tdt or edt or promote(literal_dtype(tv, None), literal_dtype(ev, None))
-    shape = tv.shape if isinstance(tv, Tile) else ev.shape if isinstance(ev, Tile) else ()
-    out = []
-    for v, blk in ((tv, then_blk), (ev, else_blk)):
-        if isinstance(v, Tile):
-            out.append(v)
-        else:
-            with tr.ctx.b.at_end(blk):
-                out.append(broadcast(tr.ctx, _const(tr, v, dt), shape))
-    return out[0], out[1]
-
-
-def _const(tr, v, dt):
-    from .builtins.semantics import constant
-    return constant(tr.ctx, v, dt)
-
-
-def _scalar_bool(tr, cond: Tile, what: str) -> Tile:
+def scalar_bool(tr, cond: Tile, what: str) -> Tile:
     if cond.ndim != 0:
         raise TileTypeError(f"the condition of {what} must be a scalar (got a tile of shape "
                             f"{cond.shape}); reduce it or use tilepy.where()")
@@ -148,172 +63,200 @@ def _scalar_bool(tr, cond: Tile, what: str) -> Tile:
     return cond
 
 
-# ------------------------------------------------------------------------------- for
-def assigned_names(stmts) -> list[str]:
-    """Names a statement list stores to (not inside nested defs), in first-store order."""
-    out: dict[str, None] = {}
-
-    class V(ast.NodeVisitor):
-        def visit_Name(self, n):
-            if isinstance(n.ctx, ast.Store):
-                out.setdefault(n.id)
-
-        def visit_FunctionDef(self, n):
-            out.setdefault(n.name)
-
-        def visit_Lambda(self, n):
-            pass
-
-    for s in stmts:
-        V().visit(s)
-    return list(out)
+def returns_inside(node) -> ast.Return | None:
+    """The first `return` in the statement's body (not in nested functions), if any."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop(0)
+        if isinstance(n, ast.Return):
+            return n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return None
 
 
-def _range_args(tr, it: ast.expr):
-    if not (isinstance(it, ast.Call) and not it.keywords):
-        raise TileSyntaxError("for loops must iterate over range(...) in tile kernels")
-    fn = tr.expr(it.func)
-    if fn is not range:
-        if fn is api.static_iter:
-            raise TileUnsupportedFeatureError("tilepy.static_iter() is not supported yet")
-        raise TileSyntaxError("for loops must iterate over range(...) in tile kernels")
-    args = [tr.expr(a) for a in it.args]
-    if not 1 <= len(args) <= 3:
-        raise TileTypeError(f"range() takes 1 to 3 arguments (got {len(args)})")
-    if len(args) == 1:
-        args = [0, args[0], 1]
-    elif len(args) == 2:
-        args.append(1)
-    for a in args:
-        if not (isinstance(a, int) or isinstance(a, Tile) and a.ndim == 0 and
-                (a.dtype.is_int or a.dtype.is_bool)):
-            raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)})")
-    if isinstance(args[2], int) and args[2] <= 0:
-        raise TileUnsupportedFeatureError(f"range() with a step of {args[2]} is not supported: "
-                                          f"the step must be positive")
-    return args
-
-
-def trace_for(tr, node: ast.For):
-    from .tracer import Undefined
-    if node.orelse:
-        raise TileSyntaxError("for ... else is not supported in tile kernels")
-    if not isinstance(node.target, ast.Name):
-        raise TileSyntaxError("the loop variable must be a single name")
-    start, stop, step = _range_args(tr, node.iter)
-    dt = D.int32
-    for a in (start, stop, step):
-        if isinstance(a, Tile):
-            dt = promote(dt, a.dtype if not a.dtype.is_bool else D.int32)
-    lb, ub, st = (convert(tr.ctx, as_tile(tr.ctx, a, dt), dt) for a in (start, stop, step))
-    state = get_state(tr)
-    assigned = assigned_names(node.body)
-    candidates = [n for n in assigned if n in state and n != node.target.id] + [TOKEN]
-    carried = [n for n in candidates if _carriable(state[n], n, n in assigned)]
-    overrides: dict[str, object] = {}
-    for _ in range(4):
-        inits = [_init_value(tr, state[n], overrides.get(n)) for n in carried]
-        blk, new_state = _trace_body(tr, node, state, carried, inits, dt)
-        retry = False
-        outs = []
-        for n, init, arg in zip(carried, inits, blk.args[1:]):
-            new = new_state.get(n)
-            if isinstance(new, Undefined):
-                raise TileSyntaxError(f"variable '{n}' {new.why}")
-            if _ir_value(new) is arg:
-                outs.append(None)                  # pass-through: not loop-carried after all
-                continue
-            with at(tr.def_locs.get(n)):
-                fixed = _fit_carried(tr, n, init, new, state[n], blk, overrides)
-            if fixed is None:
-                retry = True
-            outs.append(fixed)
-        if retry:
-            continue
-        if any(o is None for o in outs):
-            carried = [n for n, o in zip(carried, outs) if o is not None]
-            continue
-        break
-    else:
-        raise TileTypeError("the loop-carried variables' types did not settle")  # pragma: no cover
-    with tr.ctx.b.at_end(blk):
-        tr.ctx.b.create("continue", [_ir_value(o) for o in outs])
-    op = tr.ctx.b.create("for", lb.value, ub.value, st.value, [_ir_value(i) for i in inits],
-                         result_types=[_carry_type(i) for i in inits], regions=[Region([blk])])
-    after = dict(state)
-    for n, init, res in zip(carried, inits, op.results):
-        res.hint = n if not n.startswith("$") else None
-        after[n] = _wrap(init, res)
-    for n in assigned:
-        if n not in state or n == node.target.id:
-            after[n] = Undefined("is assigned only inside a loop and is not defined after it")
-    set_state(tr, after)
-
-
-def _carriable(v, name, assigned) -> bool:
-    if isinstance(v, (Tile, Value)) or is_number(v):
+# -------------------------------------------------------------------------------- if
+def stmt_if(tr, node: ast.If, rest) -> bool:
+    """Trace `node`; True when it also traced `rest` (the statements after it)."""
+    cond = tr.expr(node.test)
+    if not isinstance(cond, Tile):
+        from .tracer import _truth
+        with at(tr.loc(node.test)):
+            taken = node.body if _truth(cond) else node.orelse
+        tr.run(list(taken) + list(rest))      # folded: the taken branch, then what follows
         return True
-    if assigned:
-        raise TileUnsupportedFeatureError(f"variable '{name}' holds a {type_name(v)} and is "
-                                          f"reassigned in a loop; only tiles and numbers can change "
-                                          f"across iterations")
+    with at(tr.loc(node)):
+        ret = returns_inside(node)
+        if ret is not None:
+            if tr.loops:
+                with at(tr.loc(ret)):
+                    raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile "
+                                                      "IR loops cannot return); break out of the "
+                                                      "loop first")
+            trace_if_returning(tr, node, cond, rest)
+        trace_if(tr, node, cond)
     return False
 
 
-def _init_value(tr, v, dtype_override):
-    if isinstance(v, (Tile, Value)):
-        if dtype_override is not None and isinstance(v, Tile):
-            return convert(tr.ctx, v, dtype_override)
-        return v
-    dt = dtype_override or literal_dtype(v, None)
-    return _const(tr, v, dt)
-
-
-def _trace_body(tr, node, state, carried, inits, dt):
-    blk = Block([TileType((), dt.elem)] + [_carry_type(i) for i in inits],
-                [node.target.id] + [None if n.startswith("$") else n for n in carried])
-    body_state = dict(state)
-    body_state[node.target.id] = Tile(blk.args[0], dt)
-    for n, init, arg in zip(carried, inits, blk.args[1:]):
-        body_state[n] = _wrap(init, arg)
-    set_state(tr, body_state)
+def _trace_branch(tr, stmts, before, catch_return=False):
+    """Trace `stmts` into a new block from state `before`: (block, end state, terminated,
+    returned value)."""
+    from .tracer import ReturnSignal
+    set_state(tr, before)
+    tr.terminated = False
+    blk = Block()
+    value = None
     with tr.ctx.b.at_end(blk):
-        tr.runtime_depth += 1
         try:
-            tr.run(node.body)
-        finally:
-            tr.runtime_depth -= 1
-    new_state = get_state(tr)
-    set_state(tr, state)
-    return blk, new_state
+            tr.run(stmts)
+        except ReturnSignal as r:
+            if not catch_return:
+                raise
+            value = r.value
+        if tr.terminated:
+            from .loops import seal
+            seal(tr)
+    return blk, get_state(tr), tr.terminated, value
 
 
-def _fit_carried(tr, name, init, new, original, blk, overrides):
-    """The value to `continue` with for `name`, converted to the init's type; None = retry."""
-    if isinstance(init, Value):                   # the token
-        return new
-    if is_number(new):
-        with tr.ctx.b.at_end(blk):
-            return broadcast(tr.ctx, _const(tr, new, init.dtype), init.shape)
-    if not isinstance(new, Tile):
-        raise TileUnsupportedFeatureError(f"variable '{name}' becomes a {type_name(new)} in the loop; "
-                                          f"only tiles and numbers can be loop-carried")
-    if new.type == init.type and new.dtype == init.dtype:
-        return new
-    if new.shape != init.shape:
-        if is_number(original) and new.shape != ():
-            overrides[name] = new.dtype
-            return None
-        raise TileTypeError(f"the shape of '{name}' changes in the loop: {init} before the loop, "
-                            f"{new} after an iteration; loop-carried tiles keep their shape")
-    if is_number(original) and overrides.get(name) is None:
-        overrides[name] = new.dtype              # `acc = 0` then a float tile: retrace as float
-        return None
-    if can_cast_implicitly(new.dtype, init.dtype):
-        with tr.ctx.b.at_end(blk):
-            return convert(tr.ctx, new, init.dtype)
-    raise TileTypeError(f"the type of '{name}' changes in the loop: {init} before the loop, {new} "
-                        f"after an iteration; convert it with astype({init.dtype.name})")
+def _make_if(tr, cond, blocks, yields):
+    for blk, ys in zip(blocks, yields):
+        if ys is not None:
+            with tr.ctx.b.at_end(blk):
+                tr.ctx.b.create("yield", [ir_value(y) for y in ys])
+    types = [y.type for y in next((ys for ys in yields if ys is not None), [])]
+    return tr.ctx.b.create("if", cond.value, result_types=types,
+                           regions=[Region([blocks[0]]), Region([blocks[1]])])
+
+
+def trace_if(tr, node: ast.If, cond: Tile):
+    with at(tr.loc(node.test)):
+        cond = scalar_bool(tr, cond, "if")
+    before = get_state(tr)
+    branches = [_trace_branch(tr, stmts, before) for stmts in (node.body, node.orelse)]
+    live = [i for i, b in enumerate(branches) if not b[2]]
+    blocks = [b[0] for b in branches]
+    if not live:                                  # both branches break/continue
+        _make_if(tr, cond, blocks, [None, None])
+        set_state(tr, before)
+        tr.terminated = True
+        return
+    merge = Merge(tr, [blocks[i] for i in live], node)
+    after = dict(before)
+    rebuild = {}
+    for name in dict.fromkeys(k for i in live for k in branches[i][1]):
+        vals = [branches[i][1].get(name, MISSING) for i in live]
+        rebuild[name] = merge.add(f"variable '{name}'", vals, before.get(name, MISSING))
+    yields = [None, None]
+    for j, i in enumerate(live):
+        yields[i] = merge.yields[j]
+    op = _make_if(tr, cond, blocks, yields)
+    results = iter(op.results)
+    for name, rb in rebuild.items():
+        after[name] = rb(results)
+        if isinstance(after[name], Tile) and after[name].value.hint is None and \
+                not name.startswith("$"):
+            after[name].value.hint = name
+    set_state(tr, after)
+    tr.terminated = False
+
+
+def trace_if_returning(tr, node: ast.If, cond: Tile, rest):
+    """An `if` with a `return` inside: each branch continues with `rest`, and returns."""
+    from .tracer import ReturnSignal
+    with at(tr.loc(node.test)):
+        cond = scalar_bool(tr, cond, "if")
+    before = get_state(tr)
+    paths = [_trace_branch(tr, list(stmts) + list(rest), before, catch_return=True)
+             for stmts in (node.body, node.orelse)]
+    merge = Merge(tr, [p[0] for p in paths], node)
+    rb_value = merge.add("the returned value", [p[3] for p in paths], MISSING)
+    rb_token = merge.add("the memory token", [p[1][TOKEN] for p in paths], MISSING)
+    op = _make_if(tr, cond, [p[0] for p in paths], merge.yields)
+    results = iter(op.results)
+    value, token = rb_value(results), rb_token(results)
+    set_state(tr, before)
+    tr.ctx.token = token
+    raise ReturnSignal(value)
+
+
+class Merge:
+    """Builds what an `if` yields: for each flowing value, the leaves that differ between the
+    live branches (made the same type), and a function rebuilding the value after the `if`."""
+
+    def __init__(self, tr, blocks, node):
+        self.tr, self.blocks, self.node = tr, blocks, node
+        self.yields = [[] for _ in blocks]
+
+    def add(self, what, vals, before):
+        from .tracer import Undefined
+        first = vals[0]
+        if all(v is first for v in vals) and (len(vals) > 1 or first is before):
+            return lambda results: first
+        if any(v is MISSING or isinstance(v, Undefined) for v in vals):
+            why = Undefined(f"is not defined on every path through the `if` at line "
+                            f"{self.tr.loc(self.node).line}")
+            return lambda results: why
+        if all(isinstance(v, tuple) for v in vals):
+            if len({len(v) for v in vals}) != 1:
+                raise TileTypeError(f"{what} is a tuple of different lengths in the branches of "
+                                    f"the `if`")
+            parts = [self.add(f"{what}[{k}]", [v[k] for v in vals],
+                              before[k] if isinstance(before, tuple) and k < len(before) else MISSING)
+                     for k in range(len(first))]
+            return lambda results: tuple(p(results) for p in parts)
+        if len(vals) == 1:
+            if not isinstance(first, (Tile, Value)):
+                return lambda results: first          # a constant: only one path gets here
+            self.yields[0].append(first)
+            return lambda results: wrap(first, next(results))
+        if not any(isinstance(v, (Tile, Value)) for v in vals) and _all_equal(vals):
+            return lambda results: first
+        leaves = self._unify(what, vals)
+        for ys, leaf in zip(self.yields, leaves):
+            ys.append(leaf)
+        return lambda results: wrap(leaves[0], next(results))
+
+    def _unify(self, what, vals):
+        """The branch values of one leaf, converted to one type (in their blocks)."""
+        if any(v is None for v in vals) and what == "the returned value":
+            raise TileTypeError("the function returns a value on some paths and None on others "
+                                "(through this runtime `if`)")
+        for v in vals:
+            if not (isinstance(v, (Tile, Value)) or is_number(v)):
+                raise TileUnsupportedFeatureError(
+                    f"{what} is {type_name(v)} in one branch of a runtime `if` and differs in the "
+                    f"other; only tiles and numbers can differ between the branches")
+        tiles = [v for v in vals if isinstance(v, Tile)]
+        if any(isinstance(v, Value) for v in vals):
+            return vals
+        for t in tiles[1:]:
+            if t.dtype != tiles[0].dtype or t.shape != tiles[0].shape:
+                raise TileTypeError(f"the type of {what} depends on the branch taken: {tiles[0]} "
+                                    f"in the `if` branch, {t} in the `else` branch; convert one "
+                                    f"with astype()")
+        if tiles:
+            dt, shape = tiles[0].dtype, tiles[0].shape
+        else:
+            dt, shape = None, ()
+            for v in vals:
+                ld = literal_dtype(v, None)
+                dt = ld if dt is None else promote(dt, ld)
+        out = []
+        for v, blk in zip(vals, self.blocks):
+            if isinstance(v, Tile):
+                out.append(v)
+            else:
+                with self.tr.ctx.b.at_end(blk):
+                    out.append(broadcast(self.tr.ctx, constant(self.tr.ctx, v, dt), shape))
+        return out
+
+
+def _all_equal(vals) -> bool:
+    try:
+        return all(type(v) is type(vals[0]) and bool(v == vals[0]) for v in vals)
+    except Exception:
+        return False
 
 
 # ---------------------------------------------------------------------------- subscripts
@@ -321,21 +264,25 @@ def tile_subscript(tr, t: Tile, slice_node):
     """`t[:, None]`-style indexing: full slices keep a dimension, None inserts one."""
     items = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
     keys = [tr.expr(i) for i in items]
+    if any(k is Ellipsis for k in keys):
+        i = keys.index(Ellipsis)
+        n_real = sum(1 for k in keys if k is not None and k is not Ellipsis)
+        keys = keys[:i] + [slice(None)] * max(0, t.ndim - n_real) + keys[i + 1:]
     shape, dim = [], 0
     for k in keys:
         if k is None:
             shape.append(1)
         elif isinstance(k, slice) and k == slice(None):
             if dim >= t.ndim:
-                raise TileTypeError(f"too many indices for a tile of rank {t.ndim}")
+                raise TileTypeError(f"too many indices for a tile of rank {t.ndim} (shape "
+                                    f"{t.shape})")
             shape.append(t.shape[dim])
             dim += 1
         elif k is Ellipsis:
-            raise TileUnsupportedFeatureError("... in tile subscripts is not supported yet")
+            raise TileSyntaxError("only one ... is allowed in a tile subscript")
         else:
             raise TileUnsupportedFeatureError("tiles can only be subscripted with ':' and None "
                                               "(to insert dimensions); use tilepy.extract()")
-    if dim != t.ndim:
-        shape.extend(t.shape[dim:])
+    shape.extend(t.shape[dim:])
     from .builtins.semantics import reshape
     return reshape(tr.ctx, t, tuple(shape))

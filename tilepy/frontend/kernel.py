@@ -1,8 +1,8 @@
 """`@tilepy.kernel`: the kernel object, its specialization on arguments, and tracing.
 
-A kernel is compiled once per *specialization*: the dtype and rank of each array argument and
-which of its dimensions have unit stride, the kind of each scalar argument, and the value of
-each `Constant` parameter. `trace()` turns one specialization into a Tile IR module.
+A kernel is compiled once per *specialization* (specialize.py: dtypes, ranks, strides,
+alignment, divisibility, constant values); compiled specializations live in `kernel.cache`,
+in memory. `trace()` turns one specialization into a Tile IR module.
 """
 from __future__ import annotations
 
@@ -10,16 +10,34 @@ import functools
 import inspect
 import typing
 
-import numpy as np
-
 from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at
 from ..ir import Module
-from ..types import DType
-from ..types import dtype as D
-from .api import ConstantAnnotation
-from .context import ArrayParam, ConstParam, KernelContext, ScalarParam
+from ..settings import settings
+from .api import ByTarget, ConstantAnnotation
+from .context import KernelContext
 from .source import parse_function
-from .tracer import FunctionTracer, ReturnSignal, function_env
+from .specialize import key_of, log_recompile, param_for
+from .tracer import FunctionTracer, ReturnSignal
+
+# cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
+OPTIONS = {
+    "num_ctas": lambda v: v in (1, 2, 4, 8, 16),
+    "occupancy": lambda v: isinstance(v, int) and 1 <= v <= 32,
+    "opt_level": lambda v: v in (0, 1, 2, 3),
+    "num_worker_warps": lambda v: v in (1, 2, 4, 8, 16, 32),
+}
+
+
+def _check_options(options: dict):
+    for name, value in options.items():
+        ok = OPTIONS.get(name)
+        if ok is None:
+            raise TileValueError(f"unknown kernel option '{name}' (known: {', '.join(OPTIONS)})")
+        values = [value] if not isinstance(value, ByTarget) else \
+            [v for v in [value.default, *value.values.values()] if v is not None]
+        for v in values:
+            if v is not None and not ok(v):
+                raise TileValueError(f"invalid value {v!r} for kernel option '{name}'")
 
 
 def _constant_params(func) -> set[str]:
@@ -27,13 +45,16 @@ def _constant_params(func) -> set[str]:
     try:
         hints = typing.get_type_hints(func, include_extras=True)
     except Exception:
-        hints = {k: v for k, v in getattr(func, "__annotations__", {}).items()}
+        hints = dict(getattr(func, "__annotations__", {}))
     out = set()
     for name, h in hints.items():
         if isinstance(h, str):
             if "Constant" in h:
                 out.add(name)
             continue
+        if h is not None and getattr(h, "__name__", None) == "Constant" and \
+                getattr(h, "__module__", "").startswith("tilepy"):
+            out.add(name)                    # bare `ct.Constant`
         meta = getattr(h, "__metadata__", ())
         if any(isinstance(m, ConstantAnnotation) for m in meta):
             out.add(name)
@@ -46,6 +67,7 @@ class Kernel:
     def __init__(self, func, **options):
         if not inspect.isfunction(func):
             raise TileSyntaxError(f"@tilepy.kernel decorates functions (got {type(func).__name__})")
+        _check_options(options)
         self.func = func
         self.options = options
         self.signature = inspect.signature(func)
@@ -55,6 +77,7 @@ class Kernel:
                                       f"keyword-only parameters are not supported")
         self.constants = _constant_params(func)
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
+        self.keys: list[tuple] = []      # keys in the order they were first seen
         functools.update_wrapper(self, func)
 
     @property
@@ -67,6 +90,10 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<tilepy.kernel {self.name}>"
+
+    def replace_hints(self, **options) -> "Kernel":
+        """A new kernel with the same function and these options changed (cuTile API)."""
+        return Kernel(self.func, **{**self.options, **options})
 
     # ------------------------------------------------------------------ views for users
     def mlir(self, *args) -> str:
@@ -92,19 +119,22 @@ class Kernel:
         if len(infos) != len(names):
             raise TileTypeError(f"kernel '{self.name}' takes {len(names)} argument(s) "
                                 f"({', '.join(names)}) but {len(infos)} were given")
-        key, params = [], []
-        for name, info in zip(names, infos):
-            p = param_for(name, info, name in self.constants)
-            params.append(p)
-            key.append(_param_key(p))
-        return tuple(key), params
+        params = [param_for(name, info, name in self.constants) for name, info in zip(names, infos)]
+        key = key_of(params)
+        if key not in self.cache and key not in self.keys:
+            if settings().logs("recompile"):
+                log_recompile(self.name, self.keys, key)
+            self.keys.append(key)
+        return key, params
 
     def trace(self, params) -> Module:
         """Run the kernel's Python body on tracing values: the Tile IR module."""
         parsed = parse_function(self.func)
         ctx = KernelContext(self.name)
         ctx.module.name = self.name
+        from .calls import function_env
         tracer = FunctionTracer(ctx, parsed, function_env(self.func))
+        ctx.tracer = tracer
         ctx.call_stack.append(self.func.__code__)
         with at(parsed.loc(parsed.tree)):
             try:
@@ -122,49 +152,6 @@ class Kernel:
                                         f"{type(e).__name__}: {e}") from e
         ctx.finish()
         return ctx.module
-
-
-def _param_key(p):
-    if isinstance(p, ArrayParam):
-        return ("array", p.dtype.name, p.ndim, p.unit_stride)
-    if isinstance(p, ScalarParam):
-        return ("scalar", p.dtype.name)
-    return ("const", type(p.value).__name__, _hashable(p.value))
-
-
-def _hashable(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return repr(v)
-
-
-def param_for(name: str, info, constant: bool):
-    from ..launch.intake import ArrayInfo
-    if isinstance(info, ArrayInfo):
-        if constant:
-            raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
-        unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
-        return ArrayParam(name, info.dtype, len(info.shape), unit)
-    if constant:
-        return ConstParam(name, info)
-    if isinstance(info, bool):
-        return ScalarParam(name, D.bool_)
-    if isinstance(info, int):
-        if not -2**31 <= info < 2**31:
-            raise TileValueError(f"argument '{name}' = {info} does not fit in int32 (kernel int "
-                                 f"arguments are int32); pass it as a Constant or an array")
-        return ScalarParam(name, D.int32)
-    if isinstance(info, float):
-        return ScalarParam(name, D.float32)
-    if isinstance(info, (np.number, np.bool_)):
-        return ScalarParam(name, D.from_numpy(info.dtype))
-    if isinstance(info, (DType, str, type(None))):
-        return ConstParam(name, info)
-    raise TileTypeError(f"argument '{name}' of type {type(info).__name__} is not supported: "
-                        f"pass arrays (numpy, torch, DLPack), Python numbers, or mark the "
-                        f"parameter tilepy.Constant[...]")
 
 
 def kernel(func=None, /, **options):

@@ -41,7 +41,8 @@ _CACHE: dict[object, ParsedFunction] = {}
 def parse_function(func) -> ParsedFunction:
     """Parse `func`'s source into a FunctionDef whose nodes map back to the user's file."""
     code = getattr(func, "__code__", None)
-    key = code if code is not None else func
+    # Code objects compare equal across files (co_filename is not compared): key on the file too.
+    key = (code, code.co_filename) if code is not None else func
     hit = _CACHE.get(key)
     if hit is not None:
         return hit

@@ -246,6 +246,13 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
         msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
         raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
                               f"{msg or f'kernel {lib.name!r}: code {rc}'}")
+    status = getattr(lib.lib, "tp_assert_status", None)   # tilepy.assert_ failures (runtime.h)
+    if status is not None:
+        status.restype, status.argtypes = ctypes.c_int, [ctypes.c_int]
+        failed = status(1)
+        if failed:
+            raise TileLaunchError(f"{failed} tile assertion(s) failed in kernel {lib.name!r} (the "
+                                  f"messages are on stderr)")
 
 
 # ---------------------------------------------------------------------------- hand-written kernels

@@ -109,13 +109,20 @@ def _interpret(backend) -> bool:
     return backend == "interpret" or settings().interpret
 
 
+_WRITES = {"store_view_tko": "view", "store_ptr_tko": "destination", "atomic_rmw_tko": "pointers",
+           "atomic_cas_tko": "pointers"}
+
+
 def stored_arrays(module) -> set[str]:
-    """Names of the array parameters the kernel stores to (store -> partition -> tensor view)."""
+    """Names of the array parameters the kernel writes to: the entry argument each written
+    view or pointer tile derives from (through views, offset/broadcast/reshape and assume)."""
     out = set()
     for op in module.walk():
-        if op.name == "store_view_tko":
-            tv = op.view.op.tensor_view
-            out.add(tv.op.base.hint)
+        if op.name in _WRITES:
+            v = getattr(op, _WRITES[op.name])
+            while getattr(v, "op", None) is not None and v.op.operands:
+                v = v.op.operands[0]
+            out.add(v.hint)
     return out
 
 

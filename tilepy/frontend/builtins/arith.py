@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ...errors import TileTypeError, TileUnsupportedFeatureError
+from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ...ir import OPS
 from ...types import DType
 from ...types import dtype as D
@@ -136,15 +136,38 @@ def mod(ctx, x, y):
     return emit(ctx, "select", fix, adjusted, r, dtype=d)
 
 
+@impl(api.divmod)
+def divmod_(ctx, x, y):
+    if is_number(x) and is_number(y):
+        return divmod(x, y)
+    return floordiv(ctx, x, y), mod(ctx, x, y)
+
+
 @impl(api.pow)
 def pow_(ctx, x, y):
     if is_number(x) and is_number(y):
         return x ** y
     (a, b), d = operands(ctx, x, y)
-    if not d.is_float:
-        raise TileUnsupportedFeatureError(f"** on integer tiles is not supported yet (got "
-                                          f"{d.name}); convert with astype(tilepy.float32)")
-    return emit(ctx, "pow", a, b, dtype=d)
+    if d.is_float:
+        return emit(ctx, "pow", a, b, dtype=d)
+    if not (isinstance(y, int) and not isinstance(y, bool)):
+        raise TileUnsupportedFeatureError(f"** on integer tiles needs a constant exponent (got a "
+                                          f"{d.name} tile); convert with astype(tilepy.float32)")
+    if y < 0:
+        raise TileValueError(f"integer ** with a negative exponent ({y}) is not an integer")
+    return _int_power(ctx, a, y, d)
+
+
+def _int_power(ctx, base: Tile, n: int, d) -> Tile:
+    """base ** n by repeated squaring (wrap-around integer multiplication)."""
+    result, sq = broadcast(ctx, constant(ctx, 1, d), base.shape), base
+    while n:
+        if n & 1:
+            result = emit(ctx, "muli", result, sq, dtype=d)
+        n >>= 1
+        if n:
+            sq = emit(ctx, "muli", sq, sq, dtype=d)
+    return result
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -1,4 +1,5 @@
-"""Tile factories (full, zeros, ones, arange) and shape manipulation."""
+"""Tile factories (full, zeros, ones, arange, astile) and shape manipulation (reshape, permute,
+transpose, broadcast_to, expand_dims, extract, cat, bitcast, item)."""
 from __future__ import annotations
 
 import numpy as np
@@ -127,3 +128,117 @@ def expand_dims(ctx, x, axis):
         raise TileValueError(f"expand_dims(): axis {axis} is out of range for a {t.ndim}-d tile")
     axis %= t.ndim + 1
     return reshape_to(ctx, t, t.shape[:axis] + (1,) + t.shape[axis:])
+
+
+@impl(api.extract)
+def extract(ctx, x, index, shape):
+    t = _tile(ctx, x, "extract")
+    with ctx.arg("shape"):
+        shp = tile_shape(shape, "extract() shape")
+        if len(shp) != t.ndim:
+            raise TileTypeError(f"extract(): shape {shp} has rank {len(shp)} but the tile has rank "
+                                f"{t.ndim}")
+        for d, (a, b) in enumerate(zip(t.shape, shp)):
+            if a % b:
+                raise TileValueError(f"extract(): shape {shp} does not divide the tile's shape "
+                                     f"{t.shape} (dimension {d})")
+    idx = index if isinstance(index, tuple) else (index,)
+    with ctx.arg("index"):
+        if len(idx) != t.ndim:
+            raise TileTypeError(f"extract(): index has {len(idx)} element(s) but the tile has rank "
+                                f"{t.ndim}")
+        vals = []
+        for d, i in enumerate(idx):
+            if isinstance(i, int) and not 0 <= i < t.shape[d] // shp[d]:
+                raise TileValueError(f"extract(): index {i} is out of range for dimension {d} "
+                                     f"({t.shape[d] // shp[d]} sub-tiles)")
+            it = as_tile(ctx, i, D.int32)
+            if it.ndim != 0 or not (it.dtype.is_int or it.dtype.is_bool):
+                raise TileTypeError(f"extract(): index elements must be integer scalars (got {it})")
+            vals.append(convert(ctx, it, D.int32).value)
+    v = ctx.b.value("extract", t.value, vals, result_types=[t.type.with_shape(shp)])
+    return Tile(v, t.dtype)
+
+
+@impl(api.cat)
+def cat(ctx, tiles, axis):
+    if not (isinstance(tiles, tuple) and len(tiles) == 2):
+        raise TileTypeError(f"cat() takes a pair of tiles (got {type_name(tiles)})")
+    from .semantics import operands
+    a, b = (_tile(ctx, x, "cat") for x in tiles)
+    (a, b), d = operands(ctx, a, b) if a.dtype != b.dtype else ((a, b), a.dtype)
+    if a.ndim == 0:
+        raise TileTypeError("cat() needs tiles of rank >= 1")
+    ax = require_constant(axis, "cat() axis")
+    if not -a.ndim <= ax < a.ndim:
+        raise TileValueError(f"cat(): axis {ax} is out of range for tiles of rank {a.ndim}")
+    ax %= a.ndim
+    if a.shape != b.shape:
+        raise TileTypeError(f"cat(): the tiles must have the same shape (got {a.shape} and "
+                            f"{b.shape})")
+    shape = list(a.shape)
+    shape[ax] *= 2
+    v = ctx.b.value("cat", a.value, b.value, dim=ax, result_types=[a.type.with_shape(tuple(shape))])
+    return Tile(v, d)
+
+
+def _nested_array(value, dtype):
+    try:
+        arr = np.array(value, dtype=object)
+    except ValueError:
+        raise TileValueError("astile(): the nested tuples must be rectangular") from None
+    if arr.dtype != object or arr.size == 0:
+        raise TileValueError("astile(): the nested tuples must be rectangular and non-empty")
+    flat = arr.reshape(-1).tolist()
+    if any(isinstance(v, Tile) for v in flat):
+        raise TileTypeError("astile() takes compile-time constants (use reshape/cat for tiles)")
+    if not all(is_number(v) for v in flat):
+        raise TileTypeError("astile() takes numbers or nested tuples of numbers")
+    if dtype is None:
+        from ..promotion import literal_dtype, promote
+        dtype = literal_dtype(flat[0], None)
+        for v in flat[1:]:
+            dtype = promote(dtype, literal_dtype(v, None))
+    from .semantics import literal_array
+    data = np.array([literal_array(v, dtype) for v in flat]).reshape(arr.shape)
+    return data, dtype
+
+
+@impl(api.astile)
+def astile(ctx, value, *, dtype=None):
+    if dtype is not None:
+        dtype = check_dtype(dtype, "astile() dtype")
+    if isinstance(value, Tile):
+        return value if dtype is None else convert(ctx, value, dtype)
+    if is_number(value):
+        return as_tile(ctx, value) if dtype is None else constant(ctx, value, dtype)
+    if not isinstance(value, tuple):
+        raise TileTypeError(f"astile() takes a number or nested tuples of numbers (got "
+                            f"{type_name(value)})")
+    data, dt = _nested_array(value, dtype)
+    with ctx.arg("value"):
+        shp = tile_shape(tuple(data.shape), "astile() shape")
+    from ...ir import DenseValue
+    v = ctx.b.value("constant", value=DenseValue(dt.elem, data),
+                    result_types=[TileType(shp, dt.elem)])
+    return Tile(v, dt)
+
+
+@impl(api.bitcast)
+def bitcast(ctx, x, dtype):
+    t = _tile(ctx, x, "bitcast")
+    dtype = check_dtype(dtype, "bitcast() dtype")
+    if t.dtype.bits != dtype.bits or t.dtype.is_bool or dtype.is_bool:
+        raise TileTypeError(f"bitcast() needs dtypes of the same bit width (got {t.dtype.name} and "
+                            f"{dtype.name})")
+    if t.dtype.elem == dtype.elem:
+        return Tile(t.value, dtype)
+    return Tile(ctx.b.value("bitcast", t.value, result_types=[t.type.with_elem(dtype.elem)]), dtype)
+
+
+@impl(api._tile_item)
+def tile_item(ctx, x):
+    t = _tile(ctx, x, "item")
+    if t.type.numel != 1:
+        raise TileTypeError(f"item() needs a tile with one element (got shape {t.shape})")
+    return reshape_to(ctx, t, ())

@@ -618,7 +618,452 @@ template <class T> TP_DEV T pad_value(float x) {
   else return (T)x;
 }
 
+// ==============================================================================================
+// The sections below serve the rest of the kernel language: element-space memory (gather /
+// scatter through tiles of pointers), atomics, extract / cat, scan, reductions of two tiles
+// (argmax), printing and assertions. Like the ops above they work for any TP_NT: data moves
+// between threads only through shared memory, between barriers that every thread reaches.
+// ==============================================================================================
+
+// ------------------------------------------------------------------------------ pointers
+// Pointer values are spelled tp::ptr<T> so that `const tp::ptr<T> p` (how the emitter declares
+// values) is a constant pointer to writable memory, not a pointer to const.
+template <class T> using ptr = T*;
+
+// Loading i1 reads a byte (nonzero is true); storing writes 0 or 1 (spec 8.6.2).
+template <class T> TP_DEV T ld(const T* p) {
+  if constexpr (same<T, bool>::value) return *(const unsigned char*)p != 0; else return *p;
+}
+template <class T> TP_DEV void st(T* p, T v) {
+  if constexpr (same<T, bool>::value) *(unsigned char*)p = v ? 1 : 0; else *p = v;
+}
+
+namespace op {
+struct offset {  // ptr + offset elements
+  template <class P, class I> TP_DEV P operator()(P p, I o) const { return p + (int64_t)o; }
+};
+struct load_ptr {  // masked-off elements take the padding value
+  template <class T> TP_DEV T operator()(T* p) const { return ld(p); }
+  template <class T> TP_DEV T operator()(T* p, bool m) const { return m ? ld(p) : T(); }
+  template <class T> TP_DEV T operator()(T* p, bool m, T pad) const { return m ? ld(p) : pad; }
+};
+}  // namespace op
+
+// store_ptr: each thread stores its own elements; a one-element tile is stored by thread 0.
+template <class T, int N> TP_DEV void store_ptr(const Tile<T*, N>& p, const Tile<T, N>& v) {
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s)) st(p.v[s], v.v[s]);
+}
+template <class T, int N>
+TP_DEV void store_ptr(const Tile<T*, N>& p, const Tile<T, N>& v, const Tile<bool, N>& m) {
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s) && m.v[s]) st(p.v[s], v.v[s]);
+}
+template <class T> TP_DEV void store_ptr(T* p, T v) { if (tid() == 0) st(p, v); }
+template <class T> TP_DEV void store_ptr(T* p, T v, bool m) { if (tid() == 0 && m) st(p, v); }
+
+// ------------------------------------------------------------------------------ atomics
+// Modes (atomic_rmw_tko): 0 and, 1 or, 2 xor, 3 add, 4 addf, 5 max, 6 min, 7 umax, 8 umin, 9 xchg.
+// Orders: 0 relaxed, 1 acquire, 2 release, 3 acq_rel. Scopes: 0 tile block, 1 device (device-scope
+// atomics serve both: they are at least as strong as block scope; the emitter rejects system scope).
+// On the GPU an ordering is the relaxed atomic plus __threadfence() before (release) / after
+// (acquire), the PTX memory model's fence-based release and acquire patterns.
+template <int S> struct bits_of;
+template <> struct bits_of<2> { typedef uint16_t type; };
+template <> struct bits_of<4> { typedef uint32_t type; };
+template <> struct bits_of<8> { typedef uint64_t type; };
+
+template <int Mode, class T> TP_DEV T rmw_apply(T x, T v) {
+  typedef typename bits_of<sizeof(T)>::type U;
+  if constexpr (Mode == 4) {
+    return narrow<T>(wide(x) + wide(v));
+  } else if constexpr (Mode == 9) {
+    return v;
+  } else {
+    const U a = (U)x, b = (U)v;
+    switch (Mode) {
+      case 0: return (T)(a & b);
+      case 1: return (T)(a | b);
+      case 2: return (T)(a ^ b);
+      case 3: return (T)(a + b);
+      case 5: return x > v ? x : v;
+      case 6: return x < v ? x : v;
+      case 7: return a > b ? x : v;
+      default: return a < b ? x : v;
+    }
+  }
+}
+
+#ifdef TP_GPU
+template <int Order> TP_DEV void fence_before() { if (Order == 2 || Order == 3) __threadfence(); }
+template <int Order> TP_DEV void fence_after() { if (Order == 1 || Order == 3) __threadfence(); }
+
+template <int Mode, class T> TP_DEV T gpu_rmw(T* p, T v) {
+  typedef unsigned long long ull;
+  if constexpr (same<T, int32_t>::value) {
+    unsigned* u = (unsigned*)p;
+    switch (Mode) {
+      case 0: return atomicAnd(p, v);
+      case 1: return atomicOr(p, v);
+      case 2: return atomicXor(p, v);
+      case 3: return atomicAdd(p, v);
+      case 5: return atomicMax(p, v);
+      case 6: return atomicMin(p, v);
+      case 7: return (T)atomicMax(u, (unsigned)v);
+      case 8: return (T)atomicMin(u, (unsigned)v);
+      default: return atomicExch(p, v);
+    }
+  } else if constexpr (same<T, int64_t>::value) {
+    ull* u = (ull*)p;
+    switch (Mode) {
+      case 0: return (T)atomicAnd(u, (ull)v);
+      case 1: return (T)atomicOr(u, (ull)v);
+      case 2: return (T)atomicXor(u, (ull)v);
+      case 3: return (T)atomicAdd(u, (ull)v);
+      case 5: return (T)atomicMax((long long*)p, (long long)v);
+      case 6: return (T)atomicMin((long long*)p, (long long)v);
+      case 7: return (T)atomicMax(u, (ull)v);
+      case 8: return (T)atomicMin(u, (ull)v);
+      default: return (T)atomicExch(u, (ull)v);
+    }
+  } else if constexpr (same<T, double>::value) {
+    if constexpr (Mode == 4) return atomicAdd(p, v);
+    else return __longlong_as_double((long long)atomicExch((ull*)p, (ull)__double_as_longlong(v)));
+  } else {
+    static_assert(Mode == 4 || Mode == 9, "atomic mode not supported for this type");
+    if constexpr (Mode == 4) return atomicAdd(p, v);      // float, __half
+    else return atomicExch(p, v);                           // float
+  }
+}
+
+template <class T> TP_DEV T gpu_cas(T* p, T cmp, T val) {
+  typedef unsigned long long ull;
+  if constexpr (same<T, int32_t>::value) return atomicCAS(p, cmp, val);
+  else if constexpr (same<T, int64_t>::value) return (T)atomicCAS((ull*)p, (ull)cmp, (ull)val);
+  else if constexpr (same<T, float>::value)
+    return __int_as_float(atomicCAS((int*)p, __float_as_int(cmp), __float_as_int(val)));
+  else
+    return __longlong_as_double((long long)atomicCAS((ull*)p, (ull)__double_as_longlong(cmp),
+                                                     (ull)__double_as_longlong(val)));
+}
+#else
+constexpr int cpu_order(int o) {
+  return o == 1 ? __ATOMIC_ACQUIRE : o == 2 ? __ATOMIC_RELEASE : o == 3 ? __ATOMIC_ACQ_REL
+                                                                        : __ATOMIC_RELAXED;
+}
+constexpr int cpu_fail_order(int o) { return (o == 1 || o == 3) ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED; }
+
+// Compare-and-swap on the bits; returns the value found. (Bitwise compare, as the spec asks for
+// floats.)
+template <int Order, class T> inline T cpu_cas(T* p, T cmp, T val) {
+  typedef typename bits_of<sizeof(T)>::type U;
+  U expected, desired;
+  memcpy(&expected, &cmp, sizeof(T));
+  memcpy(&desired, &val, sizeof(T));
+  __atomic_compare_exchange_n((U*)p, &expected, desired, false, cpu_order(Order),
+                              cpu_fail_order(Order));
+  T found;
+  memcpy(&found, &expected, sizeof(T));
+  return found;
+}
+
+template <int Mode, int Order, class T> inline T cpu_rmw(T* p, T v) {
+  typedef typename bits_of<sizeof(T)>::type U;
+  U old = __atomic_load_n((U*)p, __ATOMIC_RELAXED);
+  for (;;) {
+    T x, y;
+    memcpy(&x, &old, sizeof(T));
+    y = rmw_apply<Mode>(x, v);
+    U nb;
+    memcpy(&nb, &y, sizeof(T));
+    if (__atomic_compare_exchange_n((U*)p, &old, nb, false, cpu_order(Order), __ATOMIC_RELAXED))
+      return x;
+  }
+}
+#endif
+
+template <int Mode, int Order, int Scope, class T> TP_DEV T atomic_rmw1(T* p, T v) {
+#ifdef TP_GPU
+  fence_before<Order>();
+  const T r = gpu_rmw<Mode>(p, v);
+  fence_after<Order>();
+  return r;
+#else
+  return cpu_rmw<Mode, Order>(p, v);
+#endif
+}
+
+template <int Order, int Scope, class T> TP_DEV T atomic_cas1(T* p, T cmp, T val) {
+#ifdef TP_GPU
+  fence_before<Order>();
+  const T r = gpu_cas(p, cmp, val);
+  fence_after<Order>();
+  return r;
+#else
+  return cpu_cas<Order>(p, cmp, val);
+#endif
+}
+
+// Tiles: each thread updates its own elements. Masked-off elements return 0 (rmw) or the
+// compared value (cas), as the spec allows.
+template <int Mode, int Order, int Scope, class T, int N>
+TP_DEV Tile<T, N> atomic_rmw(const Tile<T*, N>& p, const Tile<T, N>& v) {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s)) r.v[s] = atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]);
+  return r;
+}
+template <int Mode, int Order, int Scope, class T, int N>
+TP_DEV Tile<T, N> atomic_rmw(const Tile<T*, N>& p, const Tile<T, N>& v, const Tile<bool, N>& m) {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s))
+      r.v[s] = m.v[s] ? atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]) : T();
+  return r;
+}
+template <int Order, int Scope, class T, int N>
+TP_DEV Tile<T, N> atomic_cas(const Tile<T*, N>& p, const Tile<T, N>& c, const Tile<T, N>& v) {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s)) r.v[s] = atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]);
+  return r;
+}
+template <int Order, int Scope, class T, int N>
+TP_DEV Tile<T, N> atomic_cas(const Tile<T*, N>& p, const Tile<T, N>& c, const Tile<T, N>& v,
+                             const Tile<bool, N>& m) {
+  Tile<T, N> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, N>::K; ++s)
+    if (Tile<T, N>::valid(s))
+      r.v[s] = m.v[s] ? atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]) : c.v[s];
+  return r;
+}
+
+// One-element atomics: thread 0 does the update; every thread gets the old value (a scalar is
+// uniform) through shared memory.
+template <class T> TP_DEV T share_from_thread0(T x, bool mine, unsigned char* smem) {
+  T* buf = (T*)smem;
+  __syncthreads();
+  if (mine) buf[0] = x;
+  __syncthreads();
+  return buf[0];
+}
+template <int Mode, int Order, int Scope, class T>
+TP_DEV T atomic_rmw_s(T* p, T v, bool m, unsigned char* smem) {
+  T r = T();
+  if (tid() == 0 && m) r = atomic_rmw1<Mode, Order, Scope>(p, v);
+  return share_from_thread0(r, tid() == 0, smem);
+}
+template <int Order, int Scope, class T>
+TP_DEV T atomic_cas_s(T* p, T c, T v, bool m, unsigned char* smem) {
+  T r = c;
+  if (tid() == 0 && m) r = atomic_cas1<Order, Scope>(p, c, v);
+  return share_from_thread0(r, tid() == 0, smem);
+}
+
+// ------------------------------------------------------------------------------ extract / cat
+// extract: the sub-tile of shape Dst at sub-tile grid index idx (a one-element result is a scalar).
+template <class Src, class Dst, class T>
+TP_DEV auto extract(const Tile<T, Src::numel>& x, const int (&idx)[Src::rank], unsigned char* smem) {
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  auto src_of = [&](int e) {
+    int c[Dst::rank];
+    unravel<Dst>(e, c);
+    int src = 0;
+    for (int i = 0; i < Src::rank; ++i) src = src * Src::dims[i] + idx[i] * Dst::dims[i] + c[i];
+    return src;
+  };
+  if constexpr (Dst::numel == 1) {
+    return buf[src_of(0)];
+  } else {
+    Tile<T, Dst::numel> r;
+    TP_UNROLL
+    for (int s = 0; s < Tile<T, Dst::numel>::K; ++s)
+      if (Tile<T, Dst::numel>::valid(s)) r.v[s] = buf[src_of(Tile<T, Dst::numel>::elem(s))];
+    return r;
+  }
+}
+
+// cat: a and b (shape Src) joined along dimension D into shape Dst.
+template <class Src, class Dst, int D, class T>
+TP_DEV Tile<T, Dst::numel> cat(const Tile<T, Src::numel>& a, const Tile<T, Src::numel>& b,
+                               unsigned char* smem) {
+  T* buf = (T*)smem;
+  __syncthreads();
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, Src::numel>::K; ++s) {
+    if (!Tile<T, Src::numel>::valid(s)) continue;
+    buf[Tile<T, Src::numel>::elem(s)] = a.v[s];
+    buf[Src::numel + Tile<T, Src::numel>::elem(s)] = b.v[s];
+  }
+  __syncthreads();
+  Tile<T, Dst::numel> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, Dst::numel>::K; ++s) {
+    if (!Tile<T, Dst::numel>::valid(s)) continue;
+    int c[Dst::rank];
+    unravel<Dst>(Tile<T, Dst::numel>::elem(s), c);
+    const bool second = c[D] >= Src::dims[D];
+    if (second) c[D] -= Src::dims[D];
+    int src = 0;
+    for (int i = 0; i < Src::rank; ++i) src = src * Src::dims[i] + c[i];
+    r.v[s] = buf[(second ? Src::numel : 0) + src];
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------------------ scan
+// Inclusive scan along dimension D: r[j] = f(x[j], r[j-1]) with r[-1] = ident (f(element,
+// accumulator), as in the reduce combiner); Reverse runs from the last index down.
+template <class Src, int D, bool Reverse, class T, class F>
+TP_DEV Tile<T, Src::numel> scan(const Tile<T, Src::numel>& x, T ident, unsigned char* smem, F f) {
+  constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
+  constexpr int n = Src::dims[D];
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  Tile<T, Src::numel> r;
+  TP_UNROLL
+  for (int s = 0; s < Tile<T, Src::numel>::K; ++s) {
+    if (!Tile<T, Src::numel>::valid(s)) continue;
+    const int e = Tile<T, Src::numel>::elem(s);
+    const int outer = e / (n * inner_n), inner = e % inner_n, j = (e / inner_n) % n;
+    const int base = outer * n * inner_n + inner;
+    T acc = ident;
+    if (Reverse) {
+      for (int k = n - 1; k >= j; --k) acc = f(buf[base + k * inner_n], acc);
+    } else {
+      for (int k = 0; k <= j; ++k) acc = f(buf[base + k * inner_n], acc);
+    }
+    r.v[s] = acc;
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------------------ reduce of two tiles
+// Like reduce() for a pair of tiles reduced together (argmax: values and indices); the combiner
+// takes (x0, acc0, x1, acc1) and returns Pair{acc0, acc1}.
+template <class A, class B> struct Pair { A a; B b; };
+
+template <class Src, int D, class T0, class T1, class F>
+TP_DEV auto reduce2(const Tile<T0, Src::numel>& x0, const Tile<T1, Src::numel>& x1, T0 id0, T1 id1,
+                    unsigned char* smem, F f) {
+  constexpr int N = Src::numel, M = N / Src::dims[D];
+  constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
+  T0* buf0 = (T0*)smem;
+  T1* buf1 = (T1*)(smem + (N * (int)sizeof(T0) + 15) / 16 * 16);
+  __syncthreads();
+  TP_UNROLL
+  for (int s = 0; s < Tile<T0, N>::K; ++s) {
+    if (!Tile<T0, N>::valid(s)) continue;
+    buf0[Tile<T0, N>::elem(s)] = x0.v[s];
+    buf1[Tile<T0, N>::elem(s)] = x1.v[s];
+  }
+  __syncthreads();
+  auto fold = [&](int out_e) {
+    const int outer = out_e / inner_n, inner = out_e % inner_n;
+    const int base = outer * Src::dims[D] * inner_n + inner;
+    Pair<T0, T1> acc{id0, id1};
+    for (int k = 0; k < Src::dims[D]; ++k)
+      acc = f(buf0[base + k * inner_n], acc.a, buf1[base + k * inner_n], acc.b);
+    return acc;
+  };
+  if constexpr (M == 1) {
+    return fold(0);
+  } else {
+    Pair<Tile<T0, M>, Tile<T1, M>> r;
+    TP_UNROLL
+    for (int s = 0; s < Tile<T0, M>::K; ++s) {
+      if (!Tile<T0, M>::valid(s)) continue;
+      const Pair<T0, T1> p = fold(Tile<T0, M>::elem(s));
+      r.a.v[s] = p.a;
+      r.b.v[s] = p.b;
+    }
+    return r;
+  }
+}
+
+// ------------------------------------------------------------------------------ printing
+// Thread 0 prints; arguments travel as printf's types (ints as int / long long, floats as double).
+TP_DEV int pcast(bool x) { return x ? 1 : 0; }
+TP_DEV int pcast(int32_t x) { return x; }
+TP_DEV long long pcast(int64_t x) { return (long long)x; }
+TP_DEV double pcast(float x) { return x; }
+TP_DEV double pcast(double x) { return x; }
+TP_DEV double pcast(__half x) { return to_f32(x); }
+TP_DEV double pcast(__nv_bfloat16 x) { return to_f32(x); }
+
+TP_DEV void print_flush() {
+#ifndef TP_GPU
+  fflush(stdout);
+#endif
+}
+
+template <class... A> TP_DEV void print_scalars(const char* fmt, A... args) {
+  if (tid() == 0) {
+    printf(fmt, args...);
+    print_flush();
+  }
+}
+
+// A tile prints like a nested Python list: [[a, b], [c, d]].
+template <class S, class T>
+TP_DEV void print_tile(const char* spec, const Tile<T, S::numel>& x, unsigned char* smem) {
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  if (tid() != 0) return;
+  for (int e = 0; e < S::numel; ++e) {
+    int c[S::rank];
+    unravel<S>(e, c);
+    if (e) printf(", ");
+    for (int i = S::rank - 1; i >= 0 && (e == 0 || c[i] == 0); --i) printf("[");
+    printf(spec, pcast(buf[e]));
+    for (int i = S::rank - 1; i >= 0 && c[i] == S::dims[i] - 1; --i) printf("]");
+  }
+  print_flush();
+}
+
+// ------------------------------------------------------------------------------ assertions
+#ifndef TP_GPU
+inline std::atomic<int> assert_failures{0};
+#endif
+
+TP_DEV void assert_fail(const char* msg, int e) {
+#ifdef TP_GPU
+  printf("tilepy assertion failed: %s (tile element %d, block (%d, %d, %d))\n", msg, e,
+         (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z);
+  __trap();
+#else
+  fprintf(stderr, "tilepy assertion failed: %s (tile element %d, block (%d, %d, %d))\n", msg, e,
+          (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z);
+  assert_failures.fetch_add(1);
+#endif
+}
+
+template <int N> TP_DEV void tile_assert(const Tile<bool, N>& c, const char* msg) {
+  TP_UNROLL
+  for (int s = 0; s < Tile<bool, N>::K; ++s)
+    if (Tile<bool, N>::valid(s) && !c.v[s]) assert_fail(msg, Tile<bool, N>::elem(s));
+}
+TP_DEV void tile_assert(bool c, const char* msg) {
+  if (tid() == 0 && !c) assert_fail(msg, 0);
+}
+
 }  // namespace tp
+
+#ifndef TP_GPU
+// The CPU runner reads (and resets) the number of failed assertions after a launch.
+extern "C" int tp_assert_status(int reset) {
+  const int n = tp::assert_failures.load();
+  if (reset) tp::assert_failures.store(0);
+  return n;
+}
+#endif
 
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"

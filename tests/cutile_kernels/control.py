@@ -1,0 +1,83 @@
+"""Loops with runtime branches: for / while / break / continue, if-elif-else on runtime values,
+helpers that return from inside a runtime `if`, tuples, module constants, static_iter."""
+import tilepy as ct
+
+SCALE = 0.5                     # module-level constants are compile-time values
+STEPS = (1, 2, 3)
+
+
+def sign_or_zero(t, limit):
+    """A helper with returns inside runtime branches (inlined into the kernel)."""
+    s = ct.sum(t)
+    if s > limit:
+        return t * SCALE
+    elif s < -limit:
+        return -t
+    return ct.zeros(t.shape, dtype=t.dtype)
+
+
+def minmax(t):
+    return ct.min(t), ct.max(t)
+
+
+@ct.kernel
+def branchy(x, out, stats, n, limit, TILE: ct.Constant[int]):
+    acc = ct.zeros((TILE,), dtype=ct.float32)
+    count = 0
+    for i in range(n):
+        t = ct.load(x, (i,), (TILE,), padding_mode=ct.PaddingMode.ZERO)
+        if i % 4 == 3:
+            continue                      # skip every 4th tile
+        if i == 0:
+            acc = acc + t
+        elif i % 2 == 0:
+            acc = acc - t * 2
+        else:
+            acc = acc + sign_or_zero(t, limit)
+        count += 1
+    lo, hi = minmax(acc)
+    ct.store(out, (0,), acc)
+    ct.store(stats, (0,), ct.cat((ct.full((1,), lo, ct.float32), ct.full((1,), hi, ct.float32)), 0))
+    ct.store(stats, (1,), ct.full((2,), count, ct.float32))
+
+
+@ct.kernel
+def find_first_above(x, out, threshold, TILE: ct.Constant[int]):
+    """Index of the first tile whose maximum exceeds threshold (-1 if none): while + break."""
+    i = 0
+    found = -1
+    n = ct.num_tiles(x, axis=0, shape=(TILE,))
+    while i < n:
+        t = ct.load(x, (i,), (TILE,), padding_mode=ct.PaddingMode.NEG_INF)
+        if ct.max(t) > threshold:
+            found = i
+            break
+        i += 1
+    ct.store(out, (0,), ct.full((1,), found, ct.int32))
+
+
+@ct.kernel
+def collatz_steps(x, out, TILE: ct.Constant[int]):
+    """Per block: the number of Collatz steps of a scalar start value (a data-dependent while)."""
+    b = ct.bid(0)
+    v = ct.load(x, (b,), (1,)).item()
+    steps = 0
+    while v != 1:
+        if v % 2 == 0:
+            v = v // 2
+        else:
+            v = 3 * v + 1
+        steps += 1
+    ct.store(out, (b,), ct.full((1,), steps, ct.int32))
+
+
+@ct.kernel
+def early_exit(x, y, n, TILE: ct.Constant[int]):
+    """Blocks past n return early; the others scale by a static_iter-unrolled product."""
+    b = ct.bid(0)
+    if b >= n:
+        return
+    t = ct.load(x, (b,), (TILE,))
+    for s in ct.static_iter(STEPS):
+        t = t * s
+    ct.store(y, (b,), t)

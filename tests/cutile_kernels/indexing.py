@@ -1,0 +1,47 @@
+"""Element-space access: gather / scatter with masks and padding, an atomic histogram, and a
+spin lock built from atomic_cas / atomic_xchg (the pattern of cuTile's LayerNorm backward)."""
+import tilepy as ct
+
+
+@ct.kernel
+def embedding(table, ids, out, D: ct.Constant[int], TILE: ct.Constant[int]):
+    """out[i, :] = table[ids[i], :]; ids out of range give zeros; the ragged end is masked."""
+    b = ct.bid(0)
+    rows = b * TILE + ct.arange(TILE, dtype=ct.int32)
+    n = ids.shape[0]
+    idx = ct.gather(ids, rows, mask=rows < n, padding_value=-1)
+    cols = ct.arange(D, dtype=ct.int32)
+    vals = ct.gather(table, (idx[:, None], cols[None, :]), padding_value=0)
+    ct.scatter(out, (rows[:, None], cols[None, :]), vals)
+
+
+@ct.kernel
+def scatter_add_permuted(x, perm, y, TILE: ct.Constant[int]):
+    """y[perm[i]] = 2 * x[i] where x[i] > 0; other entries of y keep their value."""
+    b = ct.bid(0)
+    i = b * TILE + ct.arange(TILE, dtype=ct.int32)
+    t = ct.gather(x, i, padding_value=0.0)
+    p = ct.gather(perm, i, padding_value=-1)
+    ct.scatter(y, p, t * 2, mask=t > 0)
+
+
+@ct.kernel
+def histogram(x, hist, TILE: ct.Constant[int]):
+    b = ct.bid(0)
+    v = ct.load(x, (b,), (TILE,), padding_mode=ct.PaddingMode.ZERO)
+    valid = b * TILE + ct.arange(TILE, dtype=ct.int32) < x.shape[0]
+    bins = ct.where(valid, v, -1)          # out-of-range bins are skipped by the bounds check
+    ct.atomic_add(hist, bins, 1)
+
+
+@ct.kernel
+def locked_accumulate(x, acc, locks, GROUPS: ct.Constant[int], TILE: ct.Constant[int]):
+    """Every block adds its tile into acc[g] under a spin lock (g = block % GROUPS)."""
+    b = ct.bid(0)
+    g = b % GROUPS
+    t = ct.load(x, (b, 0), (1, TILE))
+    while ct.atomic_cas(locks, g, 0, 1, memory_order=ct.MemoryOrder.ACQUIRE) == 1:
+        pass
+    cur = ct.load(acc, (g, 0), (1, TILE))
+    ct.store(acc, (g, 0), cur + t)
+    ct.atomic_xchg(locks, g, 0, memory_order=ct.MemoryOrder.RELEASE)

@@ -1,0 +1,33 @@
+"""Tiled matmul as in cuTile's samples/MatMul.py (f16 inputs, f32 accumulation)."""
+import tilepy as ct
+
+
+@ct.kernel(num_ctas=ct.ByTarget(sm_100=2))
+def matmul(A, B, C, tm: ct.Constant[int], tn: ct.Constant[int], tk: ct.Constant[int]):
+    bidx = ct.bid(0)
+    bidy = ct.bid(1)
+    num_tiles_k = ct.num_tiles(A, axis=1, shape=(tm, tk))
+    accumulator = ct.full((tm, tn), 0, dtype=ct.float32)
+    zero_pad = ct.PaddingMode.ZERO
+    dtype = ct.tfloat32 if A.dtype == ct.float32 else A.dtype     # folded at compile time
+    for k in range(num_tiles_k):
+        a = ct.load(A, index=(bidx, k), shape=(tm, tk), padding_mode=zero_pad).astype(dtype)
+        b = ct.load(B, index=(k, bidy), shape=(tk, tn), padding_mode=zero_pad).astype(dtype)
+        accumulator = ct.mma(a, b, accumulator)
+    accumulator = ct.astype(accumulator, C.dtype)
+    ct.store(C, index=(bidx, bidy), tile=accumulator)
+
+
+@ct.kernel
+def matmul_operator(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+    """The same with `@` (matmul: result in the inputs' dtype) and a persistent grid loop."""
+    tiles_m = ct.num_tiles(C, axis=0, shape=(TM, TN))
+    tiles_n = ct.num_tiles(C, axis=1, shape=(TM, TN))
+    for t in range(ct.bid(0), tiles_m * tiles_n, ct.num_blocks(0)):
+        bm, bn = t // tiles_n, t % tiles_n
+        acc = ct.zeros((TM, TN), dtype=ct.float32)
+        for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+            a = ct.load(A, (bm, k), (TM, TK), padding_mode=ct.PaddingMode.ZERO)
+            b = ct.load(B, (k, bn), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
+            acc += (a @ b).astype(ct.float32)
+        ct.store(C, (bm, bn), acc.astype(C.dtype))

@@ -1,0 +1,276 @@
+"""The cuTile compatibility suite: kernels written as cuTile code (tests/cutile_kernels/, where
+`import tilepy as ct` is the only change) run on the CPU backend and match numpy; every one also
+compiles with NVRTC for sm_80 and sm_90."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from cutile_kernels import (control, elementwise, indexing, layernorm, matmul, reductions,
+                            softmax, transpose)
+from tilepy.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+
+rng = np.random.default_rng(2024)
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def next_pow2(n):
+    return 1 << max(0, (n - 1).bit_length())
+
+
+# Each case returns (kernel, grid, args, check): check() compares the outputs with numpy after
+# the launch.
+@case
+def vector_add():
+    a, b = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+    c = np.zeros_like(a)
+    return elementwise.vector_add, (ct.cdiv(1000, 128),), (a, b, c, 128), \
+        lambda: np.testing.assert_array_equal(c, a + b)
+
+
+@case
+def saxpy():
+    x, y = rng.standard_normal(777).astype(np.float32), rng.standard_normal(777).astype(np.float32)
+    out = np.zeros_like(x)
+    return elementwise.saxpy, (ct.cdiv(777, 256),), (2.5, x, y, out, 256), \
+        lambda: np.testing.assert_allclose(out, np.float32(2.5) * x + y, rtol=1e-6)
+
+
+@case
+def transpose_ragged():
+    x = rng.standard_normal((37, 70)).astype(np.float32)
+    y = np.zeros((70, 37), np.float32)
+    return transpose.transpose, (ct.cdiv(37, 16), ct.cdiv(70, 32)), (x, y, 16, 32), \
+        lambda: np.testing.assert_array_equal(y, x.T)
+
+
+@case
+def transpose_order():
+    x = rng.standard_normal((64, 48)).astype(np.float16)
+    y = np.zeros((48, 64), np.float16)
+    return transpose.transpose_by_order, (ct.cdiv(64, 32), ct.cdiv(48, 16)), (x, y, 32, 16), \
+        lambda: np.testing.assert_array_equal(y, x.T)
+
+
+@case
+def softmax_f16():
+    x = (rng.standard_normal((13, 300)) * 4).astype(np.float16)
+    y = np.zeros_like(x)
+
+    def check():
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(1, keepdims=True))
+        np.testing.assert_allclose(y.astype(np.float64), e / e.sum(1, keepdims=True),
+                                   rtol=2e-3, atol=1e-4)
+    return softmax.softmax, (13,), (x, y, next_pow2(300)), check
+
+
+@case
+def layer_norm():
+    M, N = 9, 300
+    X = rng.standard_normal((M, N)).astype(np.float32) * 2 + 1
+    W, B = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    Y, mean, rstd = np.zeros_like(X), np.zeros(M, np.float32), np.zeros(M, np.float32)
+
+    def check():
+        mu = X.astype(np.float64).mean(1)
+        var = X.astype(np.float64).var(1)
+        r = 1 / np.sqrt(var + 1e-5)
+        np.testing.assert_allclose(mean, mu, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(rstd, r, rtol=1e-5)
+        np.testing.assert_allclose(Y, (X - mu[:, None]) * r[:, None] * W + B, rtol=1e-4, atol=1e-5)
+    return layernorm.layer_norm_fwd, (M,), (X, W, B, Y, mean, rstd, 1e-5, 128), check
+
+
+def _mm_check(A, B, C, rtol):
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    err = np.abs(C.astype(np.float64) - A64 @ B64) / (np.abs(A64) @ np.abs(B64) + 1e-30)
+    assert err.max() <= rtol, err.max()
+
+
+@case
+def matmul_f16():
+    A = rng.standard_normal((100, 70)).astype(np.float16)
+    B = rng.standard_normal((70, 90)).astype(np.float16)
+    C = np.zeros((100, 90), np.float32)
+    return matmul.matmul, (ct.cdiv(100, 32), ct.cdiv(90, 32)), (A, B, C, 32, 32, 16), \
+        lambda: _mm_check(A, B, C, 1e-5)
+
+
+@case
+def matmul_persistent():
+    A = rng.standard_normal((64, 96)).astype(np.float16)
+    B = rng.standard_normal((96, 48)).astype(np.float16)
+    C = np.zeros((64, 48), np.float16)
+    return matmul.matmul_operator, (3,), (A, B, C, 16, 16, 32), lambda: _mm_check(A, B, C, 5e-3)
+
+
+@case
+def argmax_rows():
+    x = rng.integers(-4, 5, (11, 50)).astype(np.float32)      # many ties: first index wins
+    x[3, :] = -np.inf
+    imax, imin = np.zeros(11, np.int32), np.zeros(11, np.int32)
+
+    def check():
+        np.testing.assert_array_equal(imax, x.argmax(1))
+        np.testing.assert_array_equal(imin, x.argmin(1))
+    return reductions.row_argmax, (11,), (x, imax, imin, 64), check
+
+
+@case
+def cumsum_rows():
+    x = rng.integers(-9, 10, (20, 30)).astype(np.int32)
+    y = np.zeros_like(x)
+    return reductions.cumsum_rows, (ct.cdiv(20, 8),), (x, y, 8, 32), \
+        lambda: np.testing.assert_array_equal(y, np.cumsum(x, 1))
+
+
+@case
+def cumsum_whole_array():
+    x = rng.integers(-100, 100, 1000).astype(np.int64)
+    y = np.zeros_like(x)
+    return reductions.cumsum_1d, (ct.cdiv(1000, 128),), (x, y, 128), \
+        lambda: np.testing.assert_array_equal(y, np.cumsum(x))
+
+
+@case
+def custom_reduce_and_reverse_cumprod():
+    x = rng.uniform(-1.5, 1.5, (5, 8)).astype(np.float32)
+    absmax, rev = np.zeros(5, np.float32), np.zeros_like(x)
+
+    def check():
+        np.testing.assert_array_equal(absmax, np.abs(x).max(1))
+        np.testing.assert_allclose(rev, np.cumprod(x[:, ::-1], 1)[:, ::-1], rtol=1e-5)
+    return reductions.custom_reduce, (5,), (x, absmax, rev, 8), check
+
+
+@case
+def embedding_gather_scatter():
+    table = rng.standard_normal((40, 16)).astype(np.float32)
+    ids = rng.integers(-3, 45, 50).astype(np.int32)               # some out of range
+    out = np.full((50, 16), 9.0, np.float32)
+
+    def check():
+        ok = (ids >= 0) & (ids < 40)
+        ref = np.where(ok[:, None], table[np.clip(ids, 0, 39)], 0)
+        np.testing.assert_array_equal(out, ref)
+    return indexing.embedding, (ct.cdiv(50, 32),), (table, ids, out, 16, 32), check
+
+
+@case
+def masked_scatter():
+    x = rng.standard_normal(100).astype(np.float32)
+    perm = rng.permutation(100).astype(np.int32)
+    y = np.full(100, -7.0, np.float32)
+
+    def check():
+        ref = np.full(100, -7.0, np.float32)
+        ref[perm[x > 0]] = 2 * x[x > 0]
+        np.testing.assert_array_equal(y, ref)
+    return indexing.scatter_add_permuted, (ct.cdiv(100, 64),), (x, perm, y, 64), check
+
+
+@case
+def atomic_histogram():
+    x = rng.integers(0, 20, 5000).astype(np.int32)
+    hist = np.zeros(20, np.int32)
+    return indexing.histogram, (ct.cdiv(5000, 256),), (x, hist, 256), \
+        lambda: np.testing.assert_array_equal(hist, np.bincount(x, minlength=20))
+
+
+@case
+def spin_lock():
+    x = rng.integers(-5, 6, (64, 32)).astype(np.float32)
+    acc = np.zeros((4, 32), np.float32)
+    locks = np.zeros(4, np.int32)
+
+    def check():
+        np.testing.assert_array_equal(acc, np.stack([x[g::4].sum(0) for g in range(4)]))
+        np.testing.assert_array_equal(locks, 0)
+    return indexing.locked_accumulate, (64,), (x, acc, locks, 4, 32), check
+
+
+@case
+def loops_with_runtime_branches():
+    x = rng.standard_normal(16 * 11).astype(np.float32) * 3
+    out, stats = np.zeros(16, np.float32), np.zeros(4, np.float32)
+    n, limit = 11, 2.0
+
+    def check():
+        tiles = x.reshape(-1, 16)
+        acc, count = np.zeros(16, np.float64), 0
+        for i in range(n):
+            t = tiles[i].astype(np.float64)
+            if i % 4 == 3:
+                continue
+            if i == 0:
+                acc += t
+            elif i % 2 == 0:
+                acc -= 2 * t
+            else:
+                s = t.sum()
+                acc += t * 0.5 if s > limit else -t if s < -limit else 0
+            count += 1
+        np.testing.assert_allclose(out, acc, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(stats, [acc.min(), acc.max(), count, count], rtol=1e-5)
+    return control.branchy, (1,), (x, out, stats, n, limit, 16), check
+
+
+@case
+def while_break():
+    x = rng.uniform(0, 1, 200).astype(np.float32)
+    x[130] = 5.0
+    out = np.zeros(1, np.int32)
+    return control.find_first_above, (1,), (x, out, 2.0, 16), \
+        lambda: np.testing.assert_array_equal(out, [130 // 16])
+
+
+@case
+def data_dependent_while():
+    starts = np.array([1, 6, 7, 27, 97, 871], np.int32)
+    out = np.zeros(6, np.int32)
+
+    def steps(v):
+        k = 0
+        while v != 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            k += 1
+        return k
+    return control.collatz_steps, (6,), (starts, out, 1), \
+        lambda: np.testing.assert_array_equal(out, [steps(int(v)) for v in starts])
+
+
+@case
+def early_return_and_static_iter():
+    x = rng.standard_normal(64).astype(np.float32)
+    y = np.full(64, 3.0, np.float32)
+
+    def check():
+        np.testing.assert_allclose(y[:32], x[:32] * 6, rtol=1e-6)
+        np.testing.assert_array_equal(y[32:], 3.0)
+    return control.early_exit, (4,), (x, y, 2, 16), check
+
+
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_cutile_kernel_matches_numpy(name, mode):
+    """fast: one thread per block; faithful: the block's 128 threads with real barriers."""
+    kernel, grid, args, check = CASES[name]()
+    with ct.cpu_mode(mode):
+        ct.launch(None, grid, kernel, args)
+    check()
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_cutile_kernel_compiles_with_nvrtc(name, arch):
+    kernel, grid, args, _ = CASES[name]()
+    ck = compile_for_args(kernel, args)
+    cubin = compile_cubin(ck.compile_source(), arch, ck.name)
+    assert cubin.data[:4] == b"\x7fELF"
+    assert cubin.resource_usage().get("registers", 0) > 0, cubin.log

@@ -1,0 +1,424 @@
+"""The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
+specialization, the recompile log, source retrieval and the promotion table."""
+import linecache
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tilepy.frontend.promotion import promote
+
+V32 = np.zeros(64, np.float32)
+V16 = np.zeros(64, np.float16)
+
+SCALE = 3.0                  # module constants are compile-time values
+AXES = (1, 0)
+
+
+# ------------------------------------------------------------------------------- loops
+def test_while_with_break_and_continue_is_a_loop(check):
+    @ct.kernel
+    def k(x, y, n):
+        i = 0
+        acc = ct.zeros((16,), ct.float32)
+        while i < n:
+            t = ct.load(x, (i,), (16,))
+            i += 1
+            if ct.max(t) > 10.0:
+                break
+            if i % 2 == 0:
+                continue
+            acc = acc + t
+        ct.store(y, (0,), acc)
+    check(k.mlir(V32, V32, 4), """
+# CHECK: %i{{.*}}, %acc{{.*}}, %{{.*}} = loop iter_values(%i{{.*}} = %{{.*}}, %acc{{.*}} = %acc, %{{.*}} = %{{.*}}) : tile<i32>, tile<16xf32>, token -> tile<i32>, tile<16xf32>, token {
+# CHECK: cmpi less_than %i{{.*}}, %n, signed
+# CHECK: xori
+# CHECK: if %{{.*}} {
+# CHECK-NEXT: break %i{{.*}}, %acc{{.*}}, %{{.*}} : tile<i32>, tile<16xf32>, token
+# CHECK: load_view_tko
+# CHECK: %i_[[N:[0-9]+]] = addi
+# CHECK: cmpf greater_than ordered
+# CHECK: if %{{.*}} {
+# CHECK-NEXT: break %i_[[N]], %acc
+# CHECK: if %{{.*}} {
+# CHECK-NEXT: continue %i_[[N]], %acc
+# CHECK: %acc_{{[0-9]+}} = addf
+# CHECK: continue %i_[[N]], %acc_{{[0-9]+}}
+# CHECK: store_view_tko weak %acc
+""")
+
+
+def test_for_with_continue_stays_a_for_and_break_makes_a_loop(check):
+    @ct.kernel
+    def cont(x, y, n):
+        acc = ct.zeros((16,), ct.float32)
+        for i in range(n):
+            if i == 2:
+                continue
+            acc = acc + ct.load(x, (i,), (16,))
+        ct.store(y, (0,), acc)
+
+    @ct.kernel
+    def brk(x, y, n):
+        acc = ct.zeros((16,), ct.float32)
+        for i in range(1, n, 2):
+            if i > 5:
+                break
+            acc = acc + ct.load(x, (i,), (16,))
+        ct.store(y, (0,), acc)
+    check(cont.mlir(V32, V32, 4), """
+# CHECK: = for %i in
+# CHECK: if %{{.*}} {
+# CHECK-NEXT: continue %acc
+# CHECK: continue %acc
+""")
+    check(brk.mlir(V32, V32, 4), """
+# CHECK: loop iter_values(%i = %{{.*}}, %acc{{.*}} = %acc
+# CHECK: cmpi less_than %i, %n, signed
+# CHECK: break %i, %acc
+# CHECK: break %i, %acc
+# CHECK: %[[NEXT:.*]] = addi %i, %{{.*}} : tile<i32>
+# CHECK: continue %[[NEXT]], %acc
+""")
+
+
+def test_loop_carried_number_widens_to_the_tile_type(check):
+    @ct.kernel
+    def k(x, y, n):
+        s = 0
+        for i in range(n):
+            s = s + ct.sum(ct.load(x, (i,), (16,)))
+        ct.store(y, (0,), ct.full((16,), s, ct.float32))
+    check(k.mlir(V32, V32, 4), """
+# CHECK: constant <f32: 0.0> : tile<f32>
+# CHECK: %s{{.*}} = for %i in {{.*}} iter_values(%s{{.*}} = %{{.*}}, {{.*}}) -> (tile<f32>, token)
+""")
+
+
+def test_static_iter_unrolls_and_builds_tuples(check):
+    @ct.kernel
+    def k(x, y):
+        t = ct.load(x, (0,), (16,))
+        parts = ()
+        for s in ct.static_iter((1.0, 2.0, 4.0)):
+            parts += (t * s,)
+        a, b, *rest = parts
+        ct.store(y, (0,), a + b + rest[0])
+    text = k.mlir(V32, V32)
+    assert text.count("mulf") == 3 and " for " not in text and "loop" not in text
+
+
+# ------------------------------------------------------------------------------- functions
+def clipped(t, lo):
+    if ct.min(t) < lo:
+        return ct.maximum(t, lo)
+    return t
+
+
+def test_return_inside_runtime_if_of_a_helper_yields_the_value(check):
+    @ct.kernel
+    def k(x, y):
+        ct.store(y, (0,), clipped(ct.load(x, (0,), (16,)), 0.0))
+    check(k.mlir(V32, V32), """
+# CHECK: %[[R:.*]] = if %{{.*}} -> (tile<16xf32>) {
+# CHECK: maxf
+# CHECK: yield
+# CHECK: } else {
+# CHECK: yield %{{[0-9]+}}
+# CHECK: store_view_tko weak %[[R]]
+""")
+
+
+def test_kernel_early_return(check):
+    @ct.kernel
+    def k(x, y, n):
+        if ct.bid(0) >= n:
+            return
+        ct.store(y, (ct.bid(0),), ct.load(x, (ct.bid(0),), (16,)))
+    check(k.mlir(V32, V32, 2), """
+# CHECK: cmpi greater_than_or_equal
+# CHECK: if %{{.*}} -> (token) {
+# CHECK: yield %{{.*}} : token
+# CHECK: } else {
+# CHECK: load_view_tko
+# CHECK: store_view_tko
+# CHECK: yield %{{.*}} : token
+""")
+
+
+def test_tuples_unpacking_module_constants_and_scalar_arguments(check):
+    @ct.kernel
+    def k(x, y, n, f, flag):
+        a, (b, c) = ct.load(x, (0, 0), (4, 8)), (n, f)
+        a, b = a.permute(AXES), b + 1            # swap-like multiple assignment
+        t = a * SCALE + c * b
+        if flag:
+            t = -t
+        ct.store(y, (0, 0), t)
+    x = np.zeros((4, 8), np.float32)
+    y = np.zeros((8, 4), np.float32)
+    check(k.mlir(x, y, 3, 1.5, True), """
+# CHECK: entry @k({{.*}}, %n: tile<i32>, %f: tile<f32>, %flag: tile<i1>)
+# CHECK: permute %{{.*}} [1, 0] : tile<4x8xf32> -> tile<8x4xf32>
+# CHECK: constant <f32: 3.0>
+# CHECK: if %flag
+""")
+
+
+# ------------------------------------------------------------------------------- static
+def test_static_eval_with_proxies_and_static_assert():
+    @ct.kernel
+    def k(x, y, N: ct.Constant[int]):
+        t = ct.load(x, (0,), (16,))
+        ct.static_assert(t.shape == (16,) and t.dtype == ct.float32, "shape")
+        widths = ct.static_eval(tuple(2 ** i for i in range(3)))     # full Python syntax
+        u = ct.static_eval(t + widths[2] if N % 2 == 0 else t - 1)
+        ct.store(y, (0,), u)
+    even, odd = k.mlir(V32, V32, 2), k.mlir(V32, V32, 3)
+    assert "constant <f32: 4.0>" in even and "addf" in even
+    assert "subf" in odd and "addf" not in odd
+
+
+def test_ensure_constant():
+    @ct.kernel
+    def k(x):
+        ct.ensure_constant(ct.bid(0))
+    with pytest.raises(ct.TileStaticAssertionError, match="not a compile-time constant"):
+        k.mlir(V32)
+
+
+# ------------------------------------------------------------------------------- specialization
+def _aligned(n, dtype=np.float32, offset=0):
+    """A 1-d array whose base address is 16-byte aligned (plus `offset` elements)."""
+    item = np.dtype(dtype).itemsize
+    buf = np.zeros(n + 64, dtype)
+    start = (-buf.ctypes.data % 16) // item + offset
+    return buf[start:start + n]
+
+
+@ct.kernel
+def copy(x, y, TILE: ct.Constant[int]):
+    ct.store(y, (ct.bid(0),), ct.load(x, (ct.bid(0),), (TILE,)))
+
+
+def test_alignment_and_divisibility_become_assumes(check):
+    check(copy.mlir(_aligned(64), _aligned(60, offset=1), 16), """
+# CHECK: %x_aligned = assume div_by<16>, %x : tile<ptr<f32>>
+# CHECK: %x_shape_0_div16 = assume div_by<16>, %x_shape_0 : tile<i32>
+# CHECK-NOT: assume
+# CHECK: make_tensor_view %y, shape = [%y_shape_0]
+""")
+    m = np.zeros((32, 50), np.float32)[:, ::3]              # strides 50, 3: not divisible by 16
+    m2 = np.zeros((32, 64), np.float32)[:, :16]             # stride 64: divisible by 16
+    text = ct.kernel(copy2d_body).mlir(m, m2)
+    assert "%b_stride_0_div16 = assume div_by<16>, %b_stride_0" in text
+    assert "assume div_by<16>, %a_stride" not in text
+
+
+def copy2d_body(a, b):
+    ct.store(b, (0, 0), ct.load(a, (0, 0), (16, 16)))
+
+
+def test_specializations_keys_and_in_memory_cache():
+    @ct.kernel
+    def k(x, y, TILE: ct.Constant[int]):
+        ct.store(y, (0,), ct.load(x, (0,), (TILE,)))
+    a, b = _aligned(64), _aligned(64)
+    k.mlir(a, b, 16)
+    k.mlir(_aligned(64), _aligned(64), 16)                  # same properties: cached
+    assert len(k.cache) == 1
+    k.mlir(_aligned(64, offset=1), b, 16)                   # base alignment differs
+    k.mlir(_aligned(48), b, 16)                             # 48 is divisible by 16 too: cached
+    k.mlir(_aligned(50), b, 16)                             # shape not divisible by 16
+    k.mlir(a, b, 32)                                        # constant value
+    k.mlir(_aligned(64, np.float16), b, 16)                 # dtype
+    assert len(k.cache) == 5
+
+
+def test_recompile_log_names_the_changed_property(monkeypatch, capsys):
+    @ct.kernel
+    def k(x, y, n, TILE: ct.Constant[int]):
+        ct.store(y, (0,), ct.load(x, (0,), (TILE,)) * n)
+    a, b = _aligned(64), _aligned(64)
+    monkeypatch.setenv("TILEPY_LOG", "recompile")
+    k.mlir(a, b, 2, 16)
+    k.mlir(a, b, 3, 16)
+    assert capsys.readouterr().err == ""                    # first compile and a cache hit
+    k.mlir(a, b, 2, 32)
+    k.mlir(_aligned(64, np.float16), b, 2, 16)
+    k.mlir(_aligned(64, offset=1), b, 2, 16)
+    k.mlir(a, b, 2.0, 16)
+    k.mlir(a, _aligned(40), 2, 16)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "tilepy: recompiling kernel 'k' (specialization #2): argument 'TILE': constant value: 16 -> 32",
+        "tilepy: recompiling kernel 'k' (specialization #3): argument 'x': dtype: float32 -> float16",
+        "tilepy: recompiling kernel 'k' (specialization #4): argument 'x': 16-byte base alignment: "
+        "True -> False",
+        "tilepy: recompiling kernel 'k' (specialization #5): argument 'n': dtype: int32 -> float32",
+        "tilepy: recompiling kernel 'k' (specialization #6): argument 'y': shape divisible by 16: "
+        "dims 0 -> no dims",
+    ]
+    monkeypatch.delenv("TILEPY_LOG")
+    k.mlir(a, b, 2, 64)
+    assert capsys.readouterr().err == ""
+
+
+def test_kernel_options_are_validated():
+    ct.kernel(num_ctas=ct.ByTarget(sm_100=2), occupancy=2)(copy2d_body)
+    with pytest.raises(ct.TileValueError, match="num_ctas"):
+        ct.kernel(num_ctas=3)(copy2d_body)
+    with pytest.raises(ct.TileValueError, match="unknown kernel option"):
+        ct.kernel(num_warps=4)(copy2d_body)
+
+
+# ------------------------------------------------------------------------------- source
+CELL = """\
+import tilepy as ct
+
+@ct.kernel
+def double(x, y):
+    t = ct.load(x, (0,), (16,))
+    ct.store(y, (0,), t * 2 + offset)
+"""
+
+
+@pytest.mark.parametrize("filename", ["<ipython-input-7-3f2a9c1b0d4e>",
+                                      "/tmp/ipykernel_4242/1234567890.py"])
+def test_kernels_defined_in_ipython_and_jupyter_cells(filename):
+    # IPython (and ipykernel for Jupyter) compile each cell under a synthetic file name and put
+    # the cell's text in linecache with no mtime, so it is never checked against the disk.
+    linecache.cache[filename] = (len(CELL), None, CELL.splitlines(True), filename)
+    try:
+        ns = {"__name__": "__main__"}
+        exec(compile(CELL, filename, "exec"), ns)
+        with pytest.raises(ct.TileSyntaxError) as info:
+            ns["double"].mlir(V32, V32)
+        col = CELL.splitlines()[5].index("offset")
+        assert (info.value.loc.file, info.value.loc.line, info.value.loc.col) == (filename, 6, col)
+        assert "t * 2 + offset" in str(info.value)
+        ns["offset"] = 1.0
+        assert "addf" in ns["double"].mlir(V32, V32)
+    finally:
+        del linecache.cache[filename]
+
+
+def test_kernel_in_a_nested_scope_keeps_file_positions():
+    def make():
+        @ct.kernel
+        def inner(x):
+            ct.store(x, (0,), ct.load(x, (0,), (16,)) + missing_name)  # noqa: F821
+        return inner
+    with pytest.raises(ct.TileSyntaxError) as info:
+        make().mlir(V32)
+    line, text = [(i, t) for i, t in enumerate(open(__file__), 1) if "+ missing_name" in t][0]
+    assert (info.value.loc.line, info.value.loc.col) == (line, text.index("missing_name"))
+
+
+# ------------------------------------------------------------------------------- promotion
+# cuTile's tile-tile promotion table (notes/cutile_api.md section 4): None = error.
+B, I8, I16, I32, I64 = ct.bool_, ct.int8, ct.int16, ct.int32, ct.int64
+U8, U16, U32, U64 = ct.uint8, ct.uint16, ct.uint32, ct.uint64
+F16, BF16, F32, F64 = ct.float16, ct.bfloat16, ct.float32, ct.float64
+PROMOTIONS = [
+    (B, I8, I8), (B, U32, U32), (B, F16, F16), (B, B, B),
+    (I8, I16, I16), (I8, I64, I64), (I32, I64, I64), (U8, U16, U16), (U16, U64, U64),
+    (I8, U8, None), (I32, U32, None), (I64, U8, None),
+    (I64, F16, F16), (U32, BF16, BF16), (I8, F64, F64),
+    (F16, F32, F32), (F16, F64, F64), (BF16, F32, F32), (BF16, F64, F64), (F32, F64, F64),
+    (F16, BF16, None), (ct.tfloat32, F32, None), (ct.float8_e4m3fn, F16, None),
+]
+
+
+@pytest.mark.parametrize("a,b,want", PROMOTIONS, ids=[f"{a.name}-{b.name}" for a, b, _ in PROMOTIONS])
+def test_promotion_table(a, b, want):
+    for x, y in ((a, b), (b, a)):
+        if want is None:
+            with pytest.raises(ct.TileTypeError, match="implicit promotion"):
+                promote(x, y)
+        else:
+            assert promote(x, y) == want
+
+
+@ct.kernel
+def promoted(x16, xi, n, f, EXPR: ct.Constant[str], DT: ct.Constant):
+    t16 = ct.load(x16, (0,), (16,))  # noqa: F841  (names the expression uses)
+    ti = ct.load(xi, (0,), (16,))
+    tb = ti > 0  # noqa: F841
+    r = ct.static_eval(eval(EXPR))           # the expression, traced with tile semantics
+    ct.static_assert(r.dtype == DT, r.dtype)
+
+
+@pytest.mark.parametrize("expr,dtype", [("t16 + 1", F16), ("t16 + 1.5", F16), ("ti + 1.5", F32),
+                                        ("tb + 1", I32), ("ti / 2", F32), ("ti // 2", I32),
+                                        ("t16 * n", F16), ("t16 * f", F32), ("n / 2", F32)])
+def test_literals_and_scalars_promote_like_cutile(expr, dtype):
+    promoted.mlir(V16, np.zeros(64, np.int32), 3, 1.5, expr, dtype)
+
+
+# ------------------------------------------------------------------------------- API surface
+CUTILE_NAMES = """bid num_blocks num_tiles load store gather scatter atomic_add atomic_and atomic_cas
+atomic_max atomic_min atomic_or atomic_xchg atomic_xor arange full ones zeros astile astype bitcast
+reshape permute transpose broadcast_to expand_dims extract cat where sum prod max min argmax argmin
+reduce cumsum cumprod scan mma matmul add sub mul truediv floordiv mod divmod pow atan2 minimum
+maximum negative abs bitwise_and bitwise_or bitwise_xor bitwise_lshift bitwise_rshift bitwise_not
+equal not_equal less less_equal greater greater_equal exp exp2 log log2 sqrt rsqrt sin cos tan sinh
+cosh tanh floor ceil isnan cdiv printf print assert_ static_assert static_eval static_iter
+static_exception ensure_constant assume_divisible_by""".split()
+
+
+def test_every_cutile_builtin_exists_and_is_implemented():
+    from tilepy.frontend.builtins import IMPLS
+    from tilepy.frontend.static import SPECIAL_FORMS
+    missing = [n for n in CUTILE_NAMES if not hasattr(ct, n)]
+    assert not missing
+    unimplemented = [n for n in CUTILE_NAMES if getattr(ct, n) not in IMPLS
+                     and getattr(ct, n) not in SPECIAL_FORMS and n != "static_iter"]
+    assert not unimplemented
+    for name in ("kernel", "function", "launch", "Constant", "PaddingMode", "MemoryOrder",
+                 "MemoryScope", "RoundingMode", "ByTarget", "TileSyntaxError", "TileTypeError",
+                 "TileValueError", "TileUnsupportedFeatureError", "TileInternalError",
+                 "TileRecursionError", "TileStaticAssertionError", "TileStaticEvalError",
+                 "bool_", "int8", "uint64", "bfloat16", "tfloat32", "float8_e4m3fn", "float8_e5m2"):
+        assert hasattr(ct, name), name
+
+
+def test_if_whose_branches_both_leave_the_loop(check):
+    @ct.kernel
+    def k(x, y, n):
+        acc = ct.zeros((16,), ct.float32)
+        for i in range(n):
+            t = ct.load(x, (i,), (16,))
+            if ct.sum(t) > 0.0:
+                if i > 2:
+                    continue
+                else:
+                    break
+            acc = acc + t
+        ct.store(y, (0,), acc)
+    check(k.mlir(V32, V32, 4), """
+# CHECK: loop iter_values
+# CHECK: break %i
+# CHECK: cmpf greater_than
+# CHECK: if %{{.*}} {
+# CHECK: if %{{.*}} {
+# CHECK: continue
+# CHECK: } else {
+# CHECK: break
+# CHECK: }
+# CHECK-NEXT: addi %i
+# CHECK-NEXT: continue
+# CHECK: }
+# CHECK: addf
+# CHECK: continue
+""")
+
+
+def test_system_scope_atomics_are_rejected_by_the_backend():
+    @ct.kernel
+    def k(x):
+        ct.atomic_add(x, 0, 1.0, memory_scope=ct.MemoryScope.SYS)
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as info:
+        k.cuda_source(V32)
+    assert "ct.atomic_add(x, 0, 1.0" in str(info.value)       # located at the user's call

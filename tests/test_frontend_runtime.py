@@ -1,0 +1,219 @@
+"""Numerics of the kernel language's builtins on the CPU backend, against numpy: atomics,
+gather/scatter on strided arrays, extract/cat/astile/bitcast, tuple reductions, scans, printing
+and assertions."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+
+rng = np.random.default_rng(7)
+
+
+@pytest.fixture(autouse=True, params=["fast", "faithful"])
+def cpu_mode(request):
+    """Every kernel here runs in both CPU modes (faithful: 128 threads per block, real barriers)."""
+    with ct.cpu_mode(request.param):
+        yield request.param
+
+
+def run(kernel, grid, *args):
+    ct.launch(None, grid, kernel, args)
+
+
+@ct.kernel
+def atomics_unique(a, add_old, and_old, or_old, xor_old, max_old, min_old, xchg_old, cas_old):
+    """Every element touches its own address once: old values are deterministic."""
+    i = ct.arange(16, dtype=ct.int32)
+    ct.store(add_old, (0,), ct.atomic_add(a, i, 5))
+    ct.store(and_old, (0,), ct.atomic_and(a, i + 16, 6))
+    ct.store(or_old, (0,), ct.atomic_or(a, i + 32, 6))
+    ct.store(xor_old, (0,), ct.atomic_xor(a, i + 48, 6))
+    ct.store(max_old, (0,), ct.atomic_max(a, i + 64, 3))
+    ct.store(min_old, (0,), ct.atomic_min(a, i + 80, 3))
+    ct.store(xchg_old, (0,), ct.atomic_xchg(a, i + 96, i.astype(a.dtype)))
+    ct.store(cas_old, (0,), ct.atomic_cas(a, i + 112, 2, 100))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.uint64])
+def test_atomic_modes_return_old_values(dtype):
+    signed = np.dtype(dtype).kind == "i"
+    a0 = rng.integers(-9 if signed else 0, 10, 128).astype(dtype)
+    a = a0.copy()
+    olds = [np.zeros(16, dtype) for _ in range(8)]
+    run(atomics_unique, (1,), a, *olds)
+    seg = [a0[k * 16:(k + 1) * 16] for k in range(8)]
+    for got, want in zip(olds, seg):
+        np.testing.assert_array_equal(got, want)
+    i = np.arange(16).astype(dtype)
+    three = dtype(3)
+    want = np.concatenate([seg[0] + dtype(5), seg[1] & dtype(6), seg[2] | dtype(6),
+                           seg[3] ^ dtype(6), np.maximum(seg[4], three), np.minimum(seg[5], three),
+                           i, np.where(seg[7] == 2, dtype(100), seg[7])]).astype(dtype)
+    np.testing.assert_array_equal(a, want)
+
+
+@ct.kernel
+def atomic_collisions(x, total, hi, lo, counts, TILE: ct.Constant[int]):
+    b = ct.bid(0)
+    t = ct.load(x, (b,), (TILE,), padding_mode=ct.PaddingMode.ZERO)
+    zero = ct.zeros((TILE,), ct.int32)
+    ct.atomic_add(total, zero, t)                        # every element into total[0]
+    ct.atomic_max(hi, zero, t.astype(ct.int32))
+    ct.atomic_min(lo, zero, t.astype(ct.int32))
+    old = ct.atomic_add(counts, 0, 1)                     # 0-d atomic: old value to every thread
+    ct.atomic_add(counts, 1, old)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_atomic_collisions_from_many_blocks(dtype):
+    x = rng.integers(-50, 50, 640).astype(dtype)
+    total = np.zeros(1, dtype)
+    hi, lo = np.full(1, -1000, np.int32), np.full(1, 1000, np.int32)
+    counts = np.zeros(2, np.int64)
+    run(atomic_collisions, (10,), x, total, hi, lo, counts, 64)
+    assert total[0] == x.astype(np.float64).sum()
+    assert hi[0] == x.max() and lo[0] == x.min()
+    assert counts[0] == 10 and counts[1] == sum(range(10))   # the old values 0..9, once each
+
+
+@ct.kernel
+def strided_gather_scatter(src, dst, rows, cols):
+    r = ct.arange(8, dtype=ct.int32)
+    c = ct.arange(4, dtype=ct.int32)
+    i, j = r[:, None], c[None, :]
+    v = ct.gather(src, (i * 2, j + 1), mask=(i + j) % 3 != 0, padding_value=-1.0)
+    ct.scatter(dst, (j, i), v, mask=i < rows, check_bounds=True)
+    ct.scatter(dst, (j + cols, i), v + 100)               # rows past dst's end are dropped
+
+
+def test_gather_scatter_on_strided_views():
+    base = rng.standard_normal((20, 12)).astype(np.float32)
+    src = base[::2, ::3]                                  # strides (24, 3) elements
+    dst_base = np.full((6, 16), 9.0, np.float32)
+    dst = dst_base[:, ::2]                                # shape (6, 8), stride 2
+    run(strided_gather_scatter, (1,), src, dst, 5, 4)
+    ref = np.full((6, 8), 9.0, np.float32)
+    for i in range(8):
+        for j in range(4):
+            ok = (i + j) % 3 != 0 and 2 * i < src.shape[0] and j + 1 < src.shape[1]
+            v = src[2 * i, j + 1] if ok else -1.0
+            if i < 5:
+                ref[j, i] = v
+            if j + 4 < 6:
+                ref[j + 4, i] = v + 100
+    np.testing.assert_array_equal(dst, ref)
+    assert (dst_base[:, 1::2] == 9.0).all()               # untouched gaps of the view
+
+
+@ct.kernel
+def shapes(x, out_ext, out_cat, out_const, out_bits, out_div, out_mod, out_pow):
+    t = ct.load(x, (0, 0), (4, 8))
+    ct.store(out_ext, (0, 0), ct.extract(t, (1, 0), (2, 8)))
+    ct.store(out_cat, (0, 0), ct.cat((t, t * 2), 1))
+    ct.store(out_const, (0, 0), ct.astile(((1, 2), (3, 4)), dtype=ct.int32))
+    ct.store(out_bits, (0, 0), ct.bitcast(t, ct.int32))
+    q, r = divmod(t.astype(ct.int32), 3)
+    ct.store(out_div, (0, 0), q)
+    ct.store(out_mod, (0, 0), r)
+    ct.store(out_pow, (0, 0), t.astype(ct.int32) ** 3 + t.astype(ct.int32) ** 0)
+
+
+def test_extract_cat_astile_bitcast_divmod():
+    x = (rng.standard_normal((4, 8)) * 10).astype(np.float32)
+    ext, cat = np.zeros((2, 8), np.float32), np.zeros((4, 16), np.float32)
+    const, bits = np.zeros((2, 2), np.int32), np.zeros((4, 8), np.int32)
+    div, mod, pw = (np.zeros((4, 8), np.int32) for _ in range(3))
+    run(shapes, (1,), x, ext, cat, const, bits, div, mod, pw)
+    np.testing.assert_array_equal(ext, x[2:4])
+    np.testing.assert_array_equal(cat, np.concatenate([x, x * 2], 1))
+    np.testing.assert_array_equal(const, [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(bits, x.view(np.int32))
+    xi = np.trunc(x).astype(np.int32)
+    np.testing.assert_array_equal(div, xi // 3)
+    np.testing.assert_array_equal(mod, xi % 3)
+    np.testing.assert_array_equal(pw, xi ** 3 + 1)
+
+
+def _argmax_pair(a_val, a_idx, b_val, b_idx):
+    better = (b_val > a_val) | ((b_val == a_val) & (b_idx < a_idx))
+    return ct.where(better, b_val, a_val), ct.where(better, b_idx, a_idx)
+
+
+@ct.kernel
+def tuple_reduce_and_scans(x, out_v, out_i, out_scan, out_rev):
+    t = ct.load(x, (0, 0), (4, 16))
+    idx = ct.arange(16, dtype=ct.int32)[None, :]
+    v, i = ct.reduce((t, idx), 1, _argmax_pair, (-1e30, 1 << 30))
+    ct.store(out_v, (0,), v)
+    ct.store(out_i, (0,), i)
+    ct.store(out_scan, (0, 0), ct.scan(t, 1, lambda acc, e: acc * 0.5 + e, 0.0))
+    ct.store(out_rev, (0, 0), ct.cumsum(t, axis=0, reverse=True))
+
+
+def test_tuple_reduce_custom_scan_and_reverse_cumsum():
+    x = rng.integers(-3, 4, (4, 16)).astype(np.float32)
+    v, i = np.zeros(4, np.float32), np.zeros(4, np.int32)
+    sc, rev = np.zeros_like(x), np.zeros_like(x)
+    run(tuple_reduce_and_scans, (1,), x, v, i, sc, rev)
+    np.testing.assert_array_equal(v, x.max(1))
+    np.testing.assert_array_equal(i, x.argmax(1))
+    ref = np.zeros_like(x)
+    acc = np.zeros(4, np.float32)
+    for k in range(16):
+        acc = acc * np.float32(0.5) + x[:, k]
+        ref[:, k] = acc
+    np.testing.assert_allclose(sc, ref, rtol=1e-6)
+    np.testing.assert_array_equal(rev, np.cumsum(x[::-1], 0)[::-1])
+
+
+@ct.kernel
+def printing(x, n):
+    t = ct.load(x, (0, 0), (2, 4))
+    ct.printf("n=%d first=%.2f\n", n, ct.sum(t))
+    ct.print("tile:", t.astype(ct.int32), sep=" ")
+    print(f"scaled={t * 0.5:.1f} n={n} const={n.dtype}")
+
+
+def test_printf_print_and_fstrings(capfd):
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    run(printing, (1,), x, 7)
+    out = capfd.readouterr().out.splitlines()
+    assert out == ["n=7 first=28.00", "tile: [[0, 1, 2, 3], [4, 5, 6, 7]]",
+                   "scaled=[[0.0, 0.5, 1.0, 1.5], [2.0, 2.5, 3.0, 3.5]] n=7 const=tilepy.int32"]
+
+
+@ct.kernel
+def checked(x, limit):
+    t = ct.load(x, (0,), (16,))
+    ct.assert_(t < limit, "value too large")
+    assert ct.max(t) < limit + 1, "python assert on a runtime value"
+
+
+def test_assert_passes_and_fails(capfd):
+    x = np.arange(16, dtype=np.float32)
+    run(checked, (1,), x, 100.0)
+    with pytest.raises(ct.TileLaunchError, match="assertion"):
+        run(checked, (2,), x, 10.0)
+    err = capfd.readouterr().err
+    assert "value too large (tile element 10, block (0, 0, 0))" in err
+    assert "value too large (tile element 15, block (1, 0, 0))" in err
+    run(checked, (1,), x, 100.0)                          # the failure count was reset
+
+
+@ct.kernel
+def loop_with_memory(x, y, n):
+    """A while loop that loads and stores (the memory token is loop-carried)."""
+    i = 0
+    while i < n:
+        t = ct.load(x, (i,), (8,))
+        if i > 0:
+            t = t + ct.load(y, (i - 1,), (8,))
+        ct.store(y, (i,), t)
+        i += 1
+
+
+def test_loop_carried_memory_order():
+    x = rng.standard_normal(64).astype(np.float32)
+    y = np.zeros(64, np.float32)
+    run(loop_with_memory, (1,), x, y, 8)
+    np.testing.assert_allclose(y, np.cumsum(x.reshape(8, 8), 0).reshape(-1), rtol=1e-5)

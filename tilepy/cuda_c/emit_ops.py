@@ -1,0 +1,216 @@
+"""Emission of the ops the rest of the kernel language needs, beyond emitter.py's core set:
+element-space memory (load_ptr_tko / store_ptr_tko), atomics, extract / cat, scan, reduce of two
+tiles, `loop` / `break`, print_tko, assert and assume. Same rules as emitter.py: one line per
+op calling a `tp::` template of runtime.h; these functions are registered in its EMIT table.
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import TileUnsupportedFeatureError
+from ..types import TileType
+from .emitter import (EmitContext, _assign_results, _bytes, _enclosing_loop, _lambda, ctype,
+                      emit_op, literal, shape_t)
+
+_ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
+_SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
+_MODE = {"and": 0, "or": 1, "xor": 2, "add": 3, "addf": 4, "max": 5, "min": 6, "umax": 7,
+         "umin": 8, "xchg": 9}
+
+
+def _one(ctx, v) -> str:
+    """A value as a `Tile<T, 1>` when a template wants a tile but the value is a scalar."""
+    return f"tp::splat<1>({ctx(v)})" if v.type.numel == 1 else ctx(v)
+
+
+def _barrier_unless_first(ctx, op):
+    """Memory ops that write: the other threads' earlier accesses (in token order) must be done."""
+    tok = op.token
+    first = tok is None or getattr(getattr(tok, "op", None), "name", None) == "make_token"
+    if not first:
+        ctx.w.line("__syncthreads();  // earlier memory accesses of the block come first", op.loc)
+
+
+def _check_order(op):
+    if op.memory_ordering_semantics != "weak":
+        raise TileUnsupportedFeatureError(f"{op.name} with memory ordering "
+                                          f"{op.memory_ordering_semantics} is not supported by the "
+                                          f"CUDA C++ backend yet")
+
+
+# ----------------------------------------------------------------------------- pointers
+def emit_assume(ctx: EmitContext, op):
+    ctx.alias(op.result, op.value)      # a fact for the optimizer; the value is unchanged
+
+
+def emit_load_ptr(ctx, op):
+    _check_order(op)
+    if id(op) in ctx.barrier_loads:
+        ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
+    args = ", ".join(ctx(v) for v in [op.source, op.mask, op.paddingValue] if v is not None)
+    r = op.results[0]
+    ctx.w.line(f"const {ctype(r.type)} {ctx.define(r)} = tp::ew(tp::op::load_ptr{{}}, {args});",
+               op.loc)
+
+
+def emit_store_ptr(ctx, op):
+    _check_order(op)
+    _barrier_unless_first(ctx, op)
+    args = ", ".join(ctx(v) for v in [op.destination, op.value, op.mask] if v is not None)
+    ctx.w.line(f"tp::store_ptr({args});", op.loc)
+
+
+def emit_atomic(ctx, op):
+    if op.memory_scope == "sys":
+        raise TileUnsupportedFeatureError(f"{op.name} with system scope is not supported by the CUDA "
+                                          f"C++ backend yet (use MemoryScope.DEVICE)")
+    _barrier_unless_first(ctx, op)
+    order, scope = _ORDER[op.memory_ordering_semantics], _SCOPE[op.memory_scope]
+    r = op.results[0]
+    cas = op.name == "atomic_cas_tko"
+    vals = [op.pointers, op.cmp, op.val] if cas else [op.pointers, op.arg]
+    targs = f"{order}, {scope}" if cas else f"{_MODE[op.mode]}, {order}, {scope}"
+    fn = "atomic_cas" if cas else "atomic_rmw"
+    if r.type.numel == 1:
+        ctx.need_smem(8)
+        mask = ctx(op.mask) if op.mask is not None else "true"
+        args = ", ".join(ctx(v) for v in vals)
+        init = f"tp::{fn}_s<{targs}>({args}, {mask}, tp_smem)"
+    else:
+        args = ", ".join(ctx(v) for v in vals + ([op.mask] if op.mask is not None else []))
+        init = f"tp::{fn}<{targs}>({args})"
+    ctx.w.line(f"const {ctype(r.type)} {ctx.define(r)} = {init};", op.loc)
+
+
+# ------------------------------------------------------------------------- data movement
+def emit_extract(ctx, op):
+    s, t = op.source.type, op.result.type
+    if s.numel == 1:
+        ctx.alias(op.result, op.source)
+        return
+    ctx.need_smem(s.numel * _bytes(s))
+    idx = ", ".join(f"(int){ctx(i)}" for i in op.indices)
+    name = ctx.define(op.result)
+    ctx.w.line(f"const {ctype(t)} {name} = tp::extract<{shape_t(s.shape)}, {shape_t(t.shape)}>("
+               f"{ctx(op.source)}, {{{idx}}}, tp_smem);", op.loc)
+
+
+def emit_cat(ctx, op):
+    s, t = op.lhs.type, op.result.type
+    ctx.need_smem(2 * s.numel * _bytes(s))
+    name = ctx.define(op.result)
+    ctx.w.line(f"const {ctype(t)} {name} = tp::cat<{shape_t(s.shape)}, {shape_t(t.shape)}, "
+               f"{op.dim}>({_one(ctx, op.lhs)}, {_one(ctx, op.rhs)}, tp_smem);", op.loc)
+
+
+def emit_scan(ctx, op):
+    if len(op.operands) != 1:
+        raise TileUnsupportedFeatureError("scan over several tiles is not supported")
+    src, res = op.operands[0], op.results[0]
+    s = src.type
+    ident = literal(s.elem, op.identities[0].array[()])
+    lam = _lambda(ctx, op.body.block)
+    name = ctx.define(res)
+    if s.numel == 1:
+        ctx.w.line(f"const {ctype(s)} {name} = ({lam})({ctx(src)}, {ident});", op.loc)
+        return
+    ctx.need_smem(s.numel * _bytes(s))
+    rev = "true" if op.reverse else "false"
+    ctx.w.line(f"const {ctype(s)} {name} = tp::scan<{shape_t(s.shape)}, {op.dim}, {rev}>("
+               f"{ctx(src)}, {ident}, tp_smem, {lam});", op.loc)
+
+
+def emit_reduce2(ctx, op):
+    """reduce of two tiles (argmax): one tp::reduce2 call, its Pair unpacked."""
+    (x0, x1), (r0, r1) = op.operands, op.results
+    s = x0.type
+    ids = [literal(v.type.elem, d.array[()]) for v, d in zip(op.operands, op.identities)]
+    lam = _lambda(ctx, op.body.block)
+    pair = ctx.fresh("pair")
+    if s.numel == 1:
+        init = f"({lam})({ctx(x0)}, {ids[0]}, {ctx(x1)}, {ids[1]})"
+    else:
+        ctx.need_smem((s.numel * _bytes(s) + 15) // 16 * 16 + s.numel * _bytes(x1.type))
+        init = (f"tp::reduce2<{shape_t(s.shape)}, {op.dim}>({ctx(x0)}, {ctx(x1)}, {ids[0]}, "
+                f"{ids[1]}, tp_smem, {lam})")
+    ctx.w.line(f"const auto {pair} = {init};", op.loc)
+    ctx.w.line(f"const {ctype(r0.type)} {ctx.define(r0)} = {pair}.a;", op.loc)
+    ctx.w.line(f"const {ctype(r1.type)} {ctx.define(r1)} = {pair}.b;", op.loc)
+
+
+# ------------------------------------------------------------------------------- loops
+def emit_loop(ctx, op):
+    blk = op.body.block
+    for arg, init, res in zip(blk.args, op.initValues, op.results):
+        if isinstance(arg.type, TileType):
+            n = ctx.define(arg)
+            ctx.alias(res, arg)
+            ctx.w.line(f"{ctype(arg.type)} {n} = {ctx(init)};", op.loc)
+    with ctx.w.indent("while (true) {", loc=op.loc):
+        for o in blk.ops:
+            emit_op(ctx, o)
+
+
+def emit_break(ctx, op):
+    loop = _enclosing_loop(op)
+    _assign_results(ctx, loop.body.block.args, op.operands, op.loc)
+    ctx.w.line("break;", op.loc)
+
+
+# ------------------------------------------------------------------------- print, assert
+_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:ll)?[diouxXeEfFgGaAc]|%%")
+
+
+def c_string(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode())
+    return '"' + "".join(out) + '"'
+
+
+def emit_print(ctx, op):
+    fmt, args = op.attrs["str"], list(op.args)
+    if all(a.type.numel == 1 for a in args):
+        vals = "".join(f", tp::pcast({ctx(a)})" for a in args)
+        ctx.w.line(f"tp::print_scalars({c_string(fmt)}{vals});", op.loc)
+        return
+    it, pos = iter(args), 0
+    for m in _SPEC.finditer(fmt):
+        text = fmt[pos:m.start()]
+        pos = m.end()
+        if m.group() == "%%":
+            text += "%"
+        if text:
+            ctx.w.line(f"tp::print_scalars(\"%s\", {c_string(text)});", op.loc)
+        if m.group() == "%%":
+            continue
+        a = next(it)
+        if a.type.numel == 1:
+            ctx.w.line(f"tp::print_scalars({c_string(m.group())}, tp::pcast({ctx(a)}));", op.loc)
+        else:
+            ctx.need_smem(a.type.numel * _bytes(a.type))
+            ctx.w.line(f"tp::print_tile<{shape_t(a.type.shape)}>({c_string(m.group())}, {ctx(a)}, "
+                       f"tp_smem);", op.loc)
+    if fmt[pos:]:
+        ctx.w.line(f"tp::print_scalars(\"%s\", {c_string(fmt[pos:])});", op.loc)
+
+
+def emit_assert(ctx, op):
+    ctx.w.line(f"tp::tile_assert({ctx(op.condition)}, {c_string(op.message)});", op.loc)
+
+
+EMIT_MORE = {
+    "assume": emit_assume, "load_ptr_tko": emit_load_ptr, "store_ptr_tko": emit_store_ptr,
+    "atomic_rmw_tko": emit_atomic, "atomic_cas_tko": emit_atomic, "extract": emit_extract,
+    "cat": emit_cat, "scan": emit_scan, "loop": emit_loop, "break": emit_break,
+    "print_tko": emit_print, "assert": emit_assert,
+}

@@ -1,0 +1,209 @@
+"""Element-space memory access: gather, scatter and the atomics, through tiles of pointers.
+
+`indices` is one integer tile (or scalar) per array dimension; they broadcast together (with the
+mask and the value) to the shape of the access. The element pointers are the array's base
+pointer `offset` by sum(index_d * stride_d). With `check_bounds`, elements whose index is outside
+the array (negative or past the extent) are masked off: a gather gives them `padding_value`, a
+scatter and an atomic skip them. Accesses are ordered on the memory token like loads and stores.
+"""
+from __future__ import annotations
+
+from ...errors import TileTypeError, TileValueError
+from ...types import dtype as D
+from .. import api
+from ..promotion import can_cast_implicitly
+from ..values import Array, Tile, type_name
+from .registry import impl
+from .semantics import as_tile, broadcast, broadcast_shapes, constant, convert, emit
+
+
+def _array(x, fn: str) -> Array:
+    if not isinstance(x, Array):
+        raise TileTypeError(f"{fn}() expects an array argument of the kernel (got {type_name(x)})")
+    return x
+
+
+def _indices(ctx, a: Array, indices, fn: str) -> list[Tile]:
+    idx = indices if isinstance(indices, tuple) else (indices,)
+    if len(idx) != a.ndim:
+        raise TileTypeError(f"{fn}(): {len(idx)} index tile(s) given for an array of rank {a.ndim} "
+                            f"(one integer tile per dimension)")
+    out = []
+    for i in idx:
+        t = as_tile(ctx, i, D.int32)
+        if not (t.dtype.is_int or t.dtype.is_bool):
+            raise TileTypeError(f"{fn}(): indices must be integer tiles (got {t})")
+        out.append(t)
+    return out
+
+
+def _mask(ctx, mask, fn: str) -> Tile | None:
+    if mask is None:
+        return None
+    m = as_tile(ctx, mask)
+    if not m.dtype.is_bool:
+        raise TileTypeError(f"{fn}(): mask must be a bool tile (got {m})")
+    return m
+
+
+def _value(ctx, a: Array, value, fn: str, what: str) -> Tile:
+    """`value` as a tile of the array's dtype (implicit casts only where they lose nothing)."""
+    t = as_tile(ctx, value, a.dtype)
+    if t.dtype != a.dtype:
+        if not can_cast_implicitly(t.dtype, a.dtype):
+            raise TileTypeError(f"{fn}(): the {what}'s dtype {t.dtype.name} cannot be implicitly "
+                                f"cast to the array's dtype {a.dtype.name}; use "
+                                f".astype(tilepy.{a.dtype.name})")
+        t = convert(ctx, t, a.dtype)
+    return t
+
+
+def _as_index(ctx, v, dt) -> Tile:
+    """An array extent or stride (IR value or static int) as a scalar of dtype `dt`."""
+    if isinstance(v, int):
+        return constant(ctx, v, dt)
+    return convert(ctx, Tile(v, D.int32), dt)
+
+
+def element_pointers(ctx, a: Array, idx: list[Tile], shape, check_bounds: bool, mask: Tile | None):
+    """(pointer tile, mask or None) for elements `idx` (broadcast to `shape`) of `a`."""
+    wide = a.ndim > 1 or any(t.dtype.bits == 64 for t in idx)
+    dt = D.int64 if wide else D.int32
+    idx = [broadcast(ctx, convert(ctx, t, dt), shape) for t in idx]
+    m = broadcast(ctx, mask, shape) if mask is not None else None
+    if check_bounds:
+        zero = broadcast(ctx, constant(ctx, 0, dt), shape)
+        for t, ext in zip(idx, a.shape):
+            e = broadcast(ctx, _as_index(ctx, ext, dt), shape)
+            ok = emit(ctx, "andi",
+                      emit(ctx, "cmpi", t, zero, dtype=D.bool_, comparison_predicate=
+                           "greater_than_or_equal", signedness="signed"),
+                      emit(ctx, "cmpi", t, e, dtype=D.bool_, comparison_predicate="less_than",
+                           signedness="signed"), dtype=D.bool_)
+            m = ok if m is None else emit(ctx, "andi", m, ok, dtype=D.bool_)
+    off = None
+    for t, stride in zip(idx, a.strides):
+        term = t if isinstance(stride, int) and stride == 1 else \
+            emit(ctx, "muli", t, broadcast(ctx, _as_index(ctx, stride, dt), shape), dtype=dt)
+        off = term if off is None else emit(ctx, "addi", off, term, dtype=dt)
+    if m is not None:      # masked-off elements point at the base: never an invalid address
+        off = emit(ctx, "select", m, off, broadcast(ctx, constant(ctx, 0, dt), shape), dtype=dt)
+    ptrs = broadcast(ctx, Tile(a.base, a.dtype), shape)     # (the dtype is unused here)
+    p = ctx.b.value("offset", ptrs.value, off.value)
+    return p, m
+
+
+@impl(api.gather)
+def gather(ctx, array, indices, *, mask=None, padding_value=0, check_bounds=True, latency=None):
+    a = _array(array, "gather")
+    with ctx.arg("indices"):
+        idx = _indices(ctx, a, indices, "gather")
+    with ctx.arg("mask"):
+        m = _mask(ctx, mask, "gather")
+    shape = broadcast_shapes(*(t.shape for t in idx), *((m.shape,) if m is not None else ()))
+    ptrs, m = element_pointers(ctx, a, idx, shape, bool(check_bounds), m)
+    pad = None
+    if m is not None:
+        with ctx.arg("padding_value"):
+            if isinstance(padding_value, Tile):
+                pad = broadcast(ctx, _value(ctx, a, padding_value, "gather", "padding value"), shape)
+            else:
+                pad = broadcast(ctx, constant(ctx, padding_value, a.dtype), shape)
+    op = ctx.b.create("load_ptr_tko", ptrs, m.value if m is not None else None,
+                      pad.value if pad is not None else None, ctx.token,
+                      memory_ordering_semantics="weak")
+    ctx.token = op.results[1]
+    return Tile(op.results[0], a.dtype)
+
+
+@impl(api.scatter)
+def scatter(ctx, array, indices, value, *, mask=None, check_bounds=True, latency=None):
+    a = _array(array, "scatter")
+    with ctx.arg("indices"):
+        idx = _indices(ctx, a, indices, "scatter")
+    with ctx.arg("mask"):
+        m = _mask(ctx, mask, "scatter")
+    with ctx.arg("value"):
+        v = _value(ctx, a, value, "scatter", "value")
+    shape = broadcast_shapes(*(t.shape for t in idx), v.shape,
+                             *((m.shape,) if m is not None else ()))
+    ptrs, m = element_pointers(ctx, a, idx, shape, bool(check_bounds), m)
+    v = broadcast(ctx, v, shape)
+    op = ctx.b.create("store_ptr_tko", ptrs, v.value, m.value if m is not None else None,
+                      ctx.token, memory_ordering_semantics="weak")
+    ctx.token = op.results[0]
+    return None
+
+
+# ------------------------------------------------------------------------------ atomics
+# builtin -> (mode for signed ints, mode for unsigned ints, mode for floats); None: not allowed.
+ATOMIC_MODES = {
+    api.atomic_add: ("add", "add", "addf"), api.atomic_and: ("and", "and", None),
+    api.atomic_or: ("or", "or", None), api.atomic_xor: ("xor", "xor", None),
+    api.atomic_max: ("max", "umax", None), api.atomic_min: ("min", "umin", None),
+    api.atomic_xchg: ("xchg", "xchg", "xchg"),
+}
+# Element types Tile IR atomics take (spec 8.10): 32/64-bit ints; addf also f16; xchg/cas f32/f64.
+FLOAT_TYPES = {"addf": (D.float16, D.float32, D.float64), "xchg": (D.float32, D.float64)}
+
+
+def _atomic_attrs(memory_order, memory_scope, fn):
+    if not isinstance(memory_order, api.MemoryOrder) or memory_order == api.MemoryOrder.WEAK:
+        raise TileValueError(f"{fn}(): memory_order must be RELAXED, ACQUIRE, RELEASE or ACQ_REL "
+                             f"(got {memory_order})")
+    if not isinstance(memory_scope, api.MemoryScope) or memory_scope == api.MemoryScope.NONE:
+        raise TileValueError(f"{fn}(): memory_scope must be BLOCK, DEVICE or SYS (got {memory_scope})")
+    return {"memory_ordering_semantics": memory_order.value, "memory_scope": memory_scope.value}
+
+
+def _atomic_access(ctx, fn, array, indices, values, check_bounds):
+    a = _array(array, fn)
+    with ctx.arg("indices"):
+        idx = _indices(ctx, a, indices, fn)
+    vals = []
+    for name, v in values:
+        with ctx.arg(name):
+            vals.append(_value(ctx, a, v, fn, name))
+    shape = broadcast_shapes(*(t.shape for t in idx), *(v.shape for v in vals))
+    ptrs, m = element_pointers(ctx, a, idx, shape, bool(check_bounds), None)
+    return a, ptrs, m, [broadcast(ctx, v, shape) for v in vals]
+
+
+def _make_atomic(stub, modes):
+    fn = stub.__name__
+
+    def atomic(ctx, array, indices, update, *, check_bounds=True, memory_order, memory_scope):
+        attrs = _atomic_attrs(memory_order, memory_scope, fn)
+        a, ptrs, m, (v,) = _atomic_access(ctx, fn, array, indices, [("update", update)],
+                                          check_bounds)
+        d = a.dtype
+        mode = modes[2] if d.is_float else modes[0] if d.signed else modes[1]
+        ok = d in FLOAT_TYPES.get(mode, ()) if d.is_float else (d.is_int and d.bits in (32, 64))
+        if mode is None or not ok:
+            raise TileTypeError(f"{fn}() is not supported on {d.name} arrays (Tile IR atomics take "
+                                f"32- and 64-bit integers{', and floats for add/xchg' if modes[2] else ''})")
+        op = ctx.b.create("atomic_rmw_tko", ptrs, v.value, m.value if m is not None else None,
+                          ctx.token, mode=mode, **attrs)
+        ctx.token = op.results[1]
+        return Tile(op.results[0], d)
+    return atomic
+
+
+for _stub, _modes in ATOMIC_MODES.items():
+    impl(_stub)(_make_atomic(_stub, _modes))
+
+
+@impl(api.atomic_cas)
+def atomic_cas(ctx, array, indices, expected, desired, *, check_bounds=True, memory_order,
+               memory_scope):
+    attrs = _atomic_attrs(memory_order, memory_scope, "atomic_cas")
+    a, ptrs, m, (e, d) = _atomic_access(ctx, "atomic_cas", array, indices,
+                                        [("expected", expected), ("desired", desired)], check_bounds)
+    if a.dtype.bits not in (32, 64) or a.dtype.is_bool:
+        raise TileTypeError(f"atomic_cas() is not supported on {a.dtype.name} arrays (Tile IR "
+                            f"takes 32- and 64-bit ints and floats)")
+    op = ctx.b.create("atomic_cas_tko", ptrs, e.value, d.value, m.value if m is not None else None,
+                      ctx.token, **attrs)
+    ctx.token = op.results[1]
+    return Tile(op.results[0], a.dtype)
+

@@ -1,0 +1,270 @@
+"""Calls inside kernels: builtins, helper functions (inlined), Python builtins, constants.
+
+A call's callee decides what it means:
+- a tilepy builtin (a stub of api.py): its implementation runs with the bound arguments;
+- a keyword-like builtin (`static_eval`, `static_assert`): its argument is plain Python (static.py);
+- a Python function or a `def`/`lambda` of the kernel: its body is traced in place (inlined);
+- a Python builtin or `operator` function: mapped to the matching tile builtin on tiles;
+- anything else on compile-time constants: called at compile time.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import operator
+
+from ..errors import TileError, TileRecursionError, TileSyntaxError, TileTypeError, \
+    TileUnsupportedFeatureError, TileValueError, current_loc
+from ..types import DType
+from . import api
+from .builtins import call_builtin, is_builtin
+from .builtins.arith import dtype_call
+from .source import parse_function
+from .static import SPECIAL_FORMS
+from .tracer import BoundBuiltin, Captured, FunctionTracer, LocalFunction, ReturnSignal
+from .values import Array, Tile, type_name
+
+
+def expr_call(tr: FunctionTracer, node: ast.Call):
+    fn = tr.expr(node.func)
+    special = SPECIAL_FORMS.get(fn)
+    if special is not None:
+        return special(tr, node.args, node.keywords)
+    if fn is api.static_iter:
+        raise TileSyntaxError("tilepy.static_iter() can only be the iterable of a for loop")
+    args, arg_nodes = [], []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            v = tr.expr(a.value)
+            if not isinstance(v, tuple):
+                raise TileTypeError(f"only tuples can be unpacked with * (got {type_name(v)})")
+            args.extend(v)
+            arg_nodes.extend([a] * len(v))
+        else:
+            args.append(tr.expr(a))
+            arg_nodes.append(a)
+    kwargs, kw_nodes = {}, {}
+    for k in node.keywords:
+        if k.arg is None:
+            raise TileSyntaxError("**kwargs in calls is not supported in tile kernels")
+        kwargs[k.arg] = tr.expr(k.value)
+        kw_nodes[k.arg] = k.value
+    return call(tr, fn, args, kwargs, arg_nodes, kw_nodes)
+
+
+def _arg_locs(tr, stub, arg_nodes, kw_nodes, first=()):
+    from .builtins.registry import signature_of
+    try:
+        bound = signature_of(stub).bind_partial(*first, *arg_nodes, **kw_nodes)
+    except TypeError:
+        return {}
+    return {k: tr.loc(v) for k, v in bound.arguments.items() if isinstance(v, ast.AST)}
+
+
+def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
+    kw_nodes = kw_nodes or {}
+    if isinstance(fn, BoundBuiltin):
+        with tr.ctx.call_args(_arg_locs(tr, fn.stub, arg_nodes, kw_nodes, (None,))):
+            return call_builtin(tr.ctx, fn.stub, [fn.first, *args], kwargs)
+    if is_builtin(fn):
+        with tr.ctx.call_args(_arg_locs(tr, fn, arg_nodes, kw_nodes)):
+            return call_builtin(tr.ctx, fn, args, kwargs)
+    if isinstance(fn, DType):
+        if len(args) != 1 or kwargs:
+            raise TileTypeError(f"{fn}(...) takes exactly one value")
+        return dtype_call(tr.ctx, fn, args[0])
+    if isinstance(fn, LocalFunction):
+        return inline_call(tr, fn, fn.scope, args, kwargs)
+    from .kernel import Kernel
+    if isinstance(fn, Kernel):
+        fn = fn.func
+    py = _py_builtin(fn)
+    if py is not None:
+        return py(tr, args, kwargs)
+    if inspect.isfunction(fn):
+        return inline_function(tr.ctx, fn, args, kwargs)
+    if any(_has_runtime(a) for a in [*args, *kwargs.values()]):
+        raise TileTypeError(f"{getattr(fn, '__name__', fn)!s}() cannot be called with tiles or "
+                            f"arrays inside a kernel")
+    if fn is range:
+        raise TileSyntaxError("range() can only be used as the iterable of a for loop")
+    try:
+        return fn(*args, **kwargs)     # compile-time evaluation of a constant call
+    except TileError:
+        raise
+    except Exception as e:
+        raise TileValueError(f"calling {getattr(fn, '__name__', fn)!s} at compile time "
+                             f"raised {type(e).__name__}: {e}") from None
+
+
+def _has_runtime(v) -> bool:
+    if isinstance(v, tuple):
+        return any(_has_runtime(x) for x in v)
+    return isinstance(v, (Tile, Array))
+
+
+# ---------------------------------------------------------------------- inlining
+def function_env(fn) -> dict:
+    env = dict(fn.__globals__)
+    code = fn.__code__
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return env
+
+
+def _bind(sig: inspect.Signature, args, kwargs, name) -> dict:
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _run_body(tracer: FunctionTracer, body, call_loc, name):
+    """Trace a helper's body; its value is what it returns (None when it falls off the end)."""
+    try:
+        tracer.run(body)
+    except ReturnSignal as r:
+        return r.value
+    except TileError as e:
+        if call_loc is not None and e.loc is not None and e.loc.file == tracer.parsed.file \
+                and e.loc.function == tracer.parsed.tree.name and e.loc != call_loc:
+            note = f"in {name}(), called from {call_loc}"
+            if note not in e.notes:
+                e.notes.append(note)
+        raise
+    return None
+
+
+def inline_function(ctx, fn, args, kwargs):
+    """Trace a Python helper function's body in place (helpers are always inlined)."""
+    code = fn.__code__
+    if code in ctx.call_stack:
+        raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
+                                 f"kernels (helpers are inlined)")
+    parsed = parse_function(fn)
+    tracer = FunctionTracer(ctx, parsed, function_env(fn))
+    tracer.scope.update(_bind(inspect.signature(fn), args, kwargs, fn.__name__))
+    ctx.call_stack.append(code)
+    try:
+        return _run_body(tracer, parsed.tree.body, current_loc(), fn.__name__)
+    finally:
+        ctx.call_stack.pop()
+
+
+def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
+    """Call a def/lambda written inside the kernel: it sees the defining scope."""
+    node, definer = fn.node, fn.tracer
+    tracer = FunctionTracer(caller.ctx, definer.parsed, definer.env)
+    tracer.scope = dict(scope)
+    name = getattr(node, "name", "lambda")
+    tracer.scope.update(_bind(_signature_of_node(node), args, kwargs, name))
+    if isinstance(node, ast.Lambda):
+        return tracer.expr(node.body)
+    key = ("local", id(node))
+    if key in caller.ctx.call_stack:
+        raise TileRecursionError(f"recursive call of '{node.name}' is not supported in tile kernels")
+    caller.ctx.call_stack.append(key)
+    try:
+        return _run_body(tracer, node.body, current_loc(), name)
+    finally:
+        caller.ctx.call_stack.pop()
+
+
+def _signature_of_node(node) -> inspect.Signature:
+    a = node.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+        raise TileUnsupportedFeatureError("functions defined inside kernels take plain positional "
+                                          "parameters only")
+    return inspect.Signature([inspect.Parameter(p.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                              for p in a.args])
+
+
+def call_combiner(ctx, fn, args, what: str):
+    """Call the combiner of reduce()/scan() on 0-d tiles. It runs inside the op's region, so it
+    may use only its arguments and compile-time constants, not tiles or arrays of the kernel."""
+    if isinstance(fn, LocalFunction):
+        why = (f"the combiner function of {what}() cannot use '{{}}' from the enclosing kernel "
+               f"(it captures {{}}); a combiner can use only its arguments and constants")
+        scope = {k: Captured(why.format(k, "an array" if isinstance(v, Array) else "a tile"))
+                 if _has_runtime(v) else v for k, v in fn.scope.items()}
+        return inline_call(ctx.tracer, fn, scope, args, {})
+    return call(ctx.tracer, fn, args, {})
+
+
+# ---------------------------------------------------------------------- Python builtins
+def _py_len(tr, args, kwargs):
+    (x,) = args
+    if isinstance(x, Tile):
+        if x.ndim == 0:
+            raise TileTypeError("len() of a 0-d tile")
+        return x.shape[0]
+    if isinstance(x, Array):
+        raise TileTypeError("len() of an array: use array.shape[0]")
+    return len(x)
+
+
+def _py_minmax(stub, pyfn):
+    def fn(tr, args, kwargs):
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = list(args[0])
+        if kwargs or len(args) < 2:
+            if not any(isinstance(a, Tile) for a in args):
+                return pyfn(*args, **kwargs)
+            raise TileTypeError(f"{pyfn.__name__}() of tiles takes two or more positional values")
+        acc = args[0]
+        for a in args[1:]:
+            acc = call_builtin(tr.ctx, stub, [acc, a], {})
+        return acc
+    return fn
+
+
+def _py_convert(pytype, dtype_name):
+    def fn(tr, args, kwargs):
+        if len(args) == 1 and isinstance(args[0], Tile):
+            from ..types import dtype as D
+            return call_builtin(tr.ctx, api.astype, [args[0], getattr(D, dtype_name)], {})
+        return pytype(*args, **kwargs)
+    return fn
+
+
+def _as_stub(stub):
+    """A Python function that means a tile builtin when one of its arguments is a tile."""
+    def fn(tr, args, kwargs):
+        return call_builtin(tr.ctx, stub, list(args), kwargs)
+    return fn
+
+
+_PY_BUILTINS = {
+    len: _py_len, min: _py_minmax(api.minimum, min), max: _py_minmax(api.maximum, max),
+    abs: _as_stub(api.abs), int: _py_convert(int, "int32"), float: _py_convert(float, "float32"),
+    bool: _py_convert(bool, "bool_"), divmod: _as_stub(api.divmod), print: _as_stub(api.print),
+    pow: _as_stub(api.pow),
+}
+_OPERATORS = {
+    operator.add: api.add, operator.sub: api.sub, operator.mul: api.mul,
+    operator.truediv: api.truediv, operator.floordiv: api.floordiv, operator.mod: api.mod,
+    operator.pow: api.pow, operator.and_: api.bitwise_and, operator.or_: api.bitwise_or,
+    operator.xor: api.bitwise_xor, operator.lshift: api.bitwise_lshift,
+    operator.rshift: api.bitwise_rshift, operator.neg: api.negative, operator.invert:
+    api.bitwise_not, operator.abs: api.abs, operator.lt: api.less, operator.le: api.less_equal,
+    operator.gt: api.greater, operator.ge: api.greater_equal, operator.eq: api.equal,
+    operator.ne: api.not_equal, operator.matmul: api.matmul,
+}
+
+
+def _py_builtin(fn):
+    try:
+        if fn in _PY_BUILTINS:
+            return _PY_BUILTINS[fn]
+        if fn in _OPERATORS:
+            return _as_stub(_OPERATORS[fn])
+    except TypeError:          # unhashable callee
+        return None
+    return None
+

@@ -1,0 +1,385 @@
+"""Loops: `for` over `range` (Tile IR `for`), `for` with `break` and `while` (Tile IR `loop`),
+`break`/`continue` at any depth of runtime `if`s, and `static_iter` unrolling.
+
+A loop carries every variable its body assigns that exists before it (found by AST analysis,
+since the body's block arguments must exist before it is traced) plus the memory token. Every
+place control leaves the body (`continue`, `break`, the end) passes the carried values, converted
+to their types before the loop; a carried variable that no exit changes is dropped and the body
+traced again, and so is one whose type must widen (`acc = 0` then a float tile).
+
+    for i in range(a, b, s)      ->  for %i in (a to b, step s) iter_values(...) { ... continue }
+    for i in range(a, b, s) with break  ->
+                                 loop iter_values(%i = a, ...) { if !(i < b) { break }
+                                                                 ... continue %i + s, ... }
+    while cond                   ->  loop iter_values(...) { if !cond { break } ... continue }
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, at
+from ..ir import Block, Region, Value
+from ..types import TileType
+from ..types import dtype as D
+from . import api
+from .builtins.semantics import as_tile, broadcast, constant, convert, emit, is_number
+from .control_flow import TOKEN, get_state, ir_value, scalar_bool, set_state, wrap
+from .promotion import can_cast_implicitly, literal_dtype, promote
+from .values import Tile, type_name
+
+MAX_RETRACES = 8
+
+
+@dataclass
+class LoopFrame:
+    kind: str                      # "for", "range_loop" (for with break), "while", "static"
+    carried: list[str] = field(default_factory=list)
+    inits: list = field(default_factory=list)
+    args: list = field(default_factory=list)         # the body's block args of the carried values
+    state: dict = field(default_factory=dict)        # the state before the loop
+    overrides: dict = field(default_factory=dict)    # name -> dtype its init is converted to
+    iv: Tile | None = None
+    step: Tile | None = None
+    exits: list = field(default_factory=list)        # carried values at each exit
+
+
+class _Retrace(Exception):
+    """A carried variable's type must change: trace the loop again."""
+
+
+class _NeverRuns(Exception):
+    """`while <constant false>`."""
+
+
+# ------------------------------------------------------------------------------- analysis
+def assigned_names(stmts) -> list[str]:
+    """Names a statement list stores to (not inside nested defs), in first-store order."""
+    out: dict[str, None] = {}
+
+    class V(ast.NodeVisitor):
+        def visit_Name(self, n):
+            if isinstance(n.ctx, ast.Store):
+                out.setdefault(n.id)
+
+        def visit_FunctionDef(self, n):
+            out.setdefault(n.name)
+
+        def visit_Lambda(self, n):
+            pass
+
+    for s in stmts:
+        V().visit(s)
+    return list(out)
+
+
+def has_break(stmts) -> bool:
+    """Whether a loop body breaks out of this loop (breaks of nested loops do not count)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, (ast.For, ast.While)):
+            stack.extend(n.orelse)
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+# ------------------------------------------------------------------------------- for / while
+def trace_for(tr, node: ast.For):
+    if node.orelse:
+        raise TileSyntaxError("'for ... else' is not supported in tile kernels")
+    it = node.iter
+    fn = tr.expr(it.func) if isinstance(it, ast.Call) else None
+    if fn is api.static_iter:
+        return static_for(tr, node)
+    if fn is not range:
+        with at(tr.loc(it)):
+            hint = "" if fn is not None else " (to unroll over a tuple, write " \
+                "`for v in tilepy.static_iter(...)`)"
+            raise TileTypeError(f"for loops iterate over range(...) or tilepy.static_iter(...) in "
+                                f"tile kernels{hint}")
+    if not isinstance(node.target, ast.Name):
+        with at(tr.loc(node.target)):
+            raise TileSyntaxError("the loop variable of a range loop must be a single name")
+    with at(tr.loc(it)):
+        lb, ub, st, dt = _range_bounds(tr, it)
+    kind = "range_loop" if has_break(node.body) else "for"
+    run_loop(tr, node, kind, (lb, ub, st, dt))
+
+
+def _range_bounds(tr, it: ast.Call):
+    if it.keywords:
+        raise TileTypeError("range() takes no keyword arguments")
+    args = [tr.expr(a) for a in it.args]
+    if not 1 <= len(args) <= 3:
+        raise TileTypeError(f"range() takes 1 to 3 arguments (got {len(args)})")
+    start, stop, step = ([0] + args + [1])[:3] if len(args) == 1 else (args + [1])[:3]
+    for a in (start, stop, step):
+        if not (isinstance(a, int) or isinstance(a, Tile) and a.ndim == 0 and
+                (a.dtype.is_int or a.dtype.is_bool)):
+            raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)})")
+    if isinstance(step, int) and step <= 0:
+        raise TileUnsupportedFeatureError(f"range() with a step of {step} is not supported: the "
+                                          f"step must be positive")
+    dt = D.int32
+    for a in (start, stop, step):
+        if isinstance(a, Tile):
+            dt = promote(dt, a.dtype if not a.dtype.is_bool else D.int32)
+        elif not -2**31 <= a < 2**31:
+            dt = promote(dt, D.int64)
+    lb, ub, st = (convert(tr.ctx, as_tile(tr.ctx, a, dt), dt) for a in (start, stop, step))
+    return lb, ub, st, dt
+
+
+def trace_while(tr, node: ast.While):
+    if node.orelse:
+        raise TileSyntaxError("'while ... else' is not supported in tile kernels")
+    run_loop(tr, node, "while", None)
+
+
+def run_loop(tr, node, kind, bounds):
+    state = get_state(tr)
+    target = node.target.id if kind in ("for", "range_loop") else None
+    assigned = assigned_names(node.body)
+    from .tracer import Undefined
+    carried = [n for n in assigned if n in state and n != target
+               and not isinstance(state[n], Undefined)] + [TOKEN]
+    carried = [n for n in carried if _carriable(state[n], n, n in assigned)]
+    overrides: dict = {}
+    checkpoint = tr.ctx.checkpoint()
+    for _ in range(MAX_RETRACES):
+        inits = [_init_value(tr, state[n], overrides.get(n)) for n in carried]
+        frame = LoopFrame(kind, carried, inits, state=state, overrides=overrides)
+        try:
+            blk = _trace_body(tr, node, frame, bounds, target)
+        except _Retrace:
+            set_state(tr, state)
+            tr.ctx.rollback(checkpoint)
+            continue
+        except _NeverRuns:
+            set_state(tr, state)
+            tr.ctx.rollback(checkpoint)
+            return
+        set_state(tr, state)
+        unchanged = {n for i, n in enumerate(carried)
+                     if all(ex[i] is frame.args[i] for ex in frame.exits)}
+        if unchanged:
+            carried = [n for n in carried if n not in unchanged]
+            tr.ctx.rollback(checkpoint)
+            continue
+        break
+    else:
+        raise TileTypeError("the types of the loop-carried variables did not settle")
+    _finish(tr, node, kind, bounds, frame, blk, state, assigned, target)
+
+
+def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
+    b = tr.ctx.b
+    init_vals = [ir_value(i) for i in frame.inits]
+    types = [_carry_type(i) for i in frame.inits]
+    if kind == "for":
+        lb, ub, st, _ = bounds
+        op = b.create("for", lb.value, ub.value, st.value, init_vals, result_types=types,
+                      regions=[Region([blk])])
+        results = op.results
+    elif kind == "range_loop":
+        lb = bounds[0]
+        op = b.create("loop", [lb.value] + init_vals, result_types=[lb.type] + types,
+                      regions=[Region([blk])])
+        results = op.results[1:]
+    else:
+        op = b.create("loop", init_vals, result_types=types, regions=[Region([blk])])
+        results = op.results
+    from .tracer import Undefined
+    after = dict(state)
+    for n, init, res in zip(frame.carried, frame.inits, results):
+        res.hint = None if n.startswith("$") else n
+        after[n] = wrap(init, res)
+    for n in assigned:
+        if n not in state or n == target:
+            after[n] = Undefined("is assigned only inside a loop and is not defined after it")
+    set_state(tr, after)
+
+
+def _carry_type(v):
+    return v.type
+
+
+def _trace_body(tr, node, frame: LoopFrame, bounds, target) -> Block:
+    kind = frame.kind
+    types = [_carry_type(i) for i in frame.inits]
+    hints = [None if n.startswith("$") else n for n in frame.carried]
+    counted = kind in ("for", "range_loop")
+    if counted:
+        dt = bounds[3]
+        blk = Block([TileType((), dt.elem)] + types, [target] + hints)
+        frame.args = blk.args[1:]
+        frame.iv, frame.step = Tile(blk.args[0], dt), bounds[2]
+    else:
+        blk = Block(types, hints)
+        frame.args = list(blk.args)
+    body_state = dict(frame.state)
+    for n, init, arg in zip(frame.carried, frame.inits, frame.args):
+        body_state[n] = wrap(init, arg)
+    if counted:
+        body_state[target] = frame.iv
+    set_state(tr, body_state)
+    saved = tr.terminated
+    tr.terminated = False
+    tr.loops.append(frame)
+    try:
+        with tr.ctx.b.at_end(blk):
+            if kind == "range_loop":
+                with at(tr.loc(node.iter)):
+                    more = emit(tr.ctx, "cmpi", frame.iv, bounds[1], dtype=D.bool_,
+                                comparison_predicate="less_than", signedness="signed")
+                    _break_unless(tr, frame, more)
+            elif kind == "while":
+                _while_test(tr, node, frame)
+            tr.run(node.body)
+            seal(tr, force=True)
+    finally:
+        tr.loops.pop()
+        tr.terminated = saved
+    return blk
+
+
+def _while_test(tr, node, frame):
+    cond = tr.expr(node.test)
+    with at(tr.loc(node.test)):
+        if isinstance(cond, Tile):
+            _break_unless(tr, frame, scalar_bool(tr, cond, "while"))
+        else:
+            from .tracer import _truth
+            if not _truth(cond):
+                raise _NeverRuns()
+
+
+def _break_unless(tr, frame, cond: Tile):
+    ctx = tr.ctx
+    true = constant(ctx, True, D.bool_)
+    stop = emit(ctx, "xori", cond, true, dtype=D.bool_)
+    then_blk, else_blk = Block(), Block()
+    with ctx.b.at_end(then_blk):
+        _exit(tr, frame, "break")
+    with ctx.b.at_end(else_blk):
+        ctx.b.create("yield", [])
+    ctx.b.create("if", stop.value, result_types=[], regions=[Region([then_blk]), Region([else_blk])])
+    tr.terminated = False
+
+
+# ---------------------------------------------------------------------- leaving the body
+def seal(tr, force=False):
+    """End the current block of a loop body with `continue` unless it already ends with a
+    terminator: at the end of the body (`force`), or after an `if` whose branches both left the
+    loop (the rest is unreachable, but every Tile IR block needs its terminator)."""
+    blk = tr.ctx.b.block
+    ends = bool(blk.ops) and blk.ops[-1].opdef.terminator
+    if tr.loops and tr.loops[-1].kind != "static" and not ends and (force or tr.terminated):
+        _exit(tr, tr.loops[-1], "continue")
+
+
+def leave_loop(tr, how: str):
+    """A `break` or `continue` statement."""
+    if not tr.loops:
+        raise TileSyntaxError(f"'{how}' outside a loop")
+    frame = tr.loops[-1]
+    if frame.kind == "static":
+        raise TileSyntaxError(f"'{how}' is not supported inside a static_iter loop (it is unrolled "
+                              f"at compile time)")
+    _exit(tr, frame, how)
+
+
+def _exit(tr, frame: LoopFrame, how: str):
+    values = _exit_values(tr, frame)
+    frame.exits.append(values)
+    ops = [ir_value(v) for v in values]
+    if frame.kind == "range_loop":
+        if how == "continue":
+            nxt = emit(tr.ctx, "addi", frame.iv, frame.step, dtype=frame.iv.dtype)
+            ops = [nxt.value] + ops
+        else:
+            ops = [frame.iv.value] + ops
+    tr.ctx.b.create(how, ops)
+    tr.terminated = True
+
+
+def _exit_values(tr, frame: LoopFrame) -> list:
+    from .tracer import Undefined
+    cur = get_state(tr)
+    out = []
+    for n, init, arg in zip(frame.carried, frame.inits, frame.args):
+        new = cur.get(n)
+        if isinstance(new, Undefined):
+            raise TileSyntaxError(f"variable '{n}' {new.why}")
+        with at(tr.def_locs.get(n)):
+            fixed = _fit(tr, n, init, new, frame.state[n], frame.overrides)
+        if fixed is None:
+            raise _Retrace()
+        out.append(arg if ir_value(fixed) is arg else ir_value(fixed))
+    return out
+
+
+def _carriable(v, name, assigned) -> bool:
+    if isinstance(v, (Tile, Value)) or is_number(v):
+        return True
+    if assigned:
+        raise TileUnsupportedFeatureError(f"variable '{name}' holds a {type_name(v)} and is "
+                                          f"reassigned in a loop; only tiles and numbers can change "
+                                          f"across iterations")
+    return False
+
+
+def _init_value(tr, v, dtype_override):
+    if isinstance(v, (Tile, Value)):
+        if dtype_override is not None and isinstance(v, Tile):
+            return convert(tr.ctx, v, dtype_override)
+        return v
+    dt = dtype_override or literal_dtype(v, None)
+    return constant(tr.ctx, v, dt)
+
+
+def _fit(tr, name, init, new, original, overrides):
+    """The value to pass on for `name`, converted to the init's type; None = trace again."""
+    if isinstance(init, Value):                   # the token
+        return new
+    if is_number(new):
+        return broadcast(tr.ctx, constant(tr.ctx, new, init.dtype), init.shape)
+    if not isinstance(new, Tile):
+        raise TileUnsupportedFeatureError(f"variable '{name}' becomes a {type_name(new)} in the loop; "
+                                          f"only tiles and numbers can be loop-carried")
+    if new.type == init.type and new.dtype == init.dtype:
+        return new
+    if new.shape != init.shape:
+        if is_number(original) and new.shape != () and overrides.get(name) != new.dtype:
+            overrides[name] = new.dtype
+            return None
+        raise TileTypeError(f"the shape of '{name}' changes in the loop: {init} before the loop, "
+                            f"{new} after an iteration; loop-carried tiles keep their shape")
+    if is_number(original) and overrides.get(name) is None:
+        overrides[name] = new.dtype              # `acc = 0` then a float tile: trace again
+        return None
+    if can_cast_implicitly(new.dtype, init.dtype):
+        return convert(tr.ctx, new, init.dtype)
+    raise TileTypeError(f"the type of '{name}' changes in the loop: {init} before the loop, {new} "
+                        f"after an iteration; convert it with astype({init.dtype.name})")
+
+
+# ------------------------------------------------------------------------------- static_iter
+def static_for(tr, node: ast.For):
+    from .static import static_items
+    with at(tr.loc(node.iter)):
+        items = static_items(tr, node.iter)
+    frame = LoopFrame("static")
+    tr.loops.append(frame)
+    try:
+        for item in items:
+            tr.assign(node.target, item, node.iter)
+            tr.run(node.body)
+    finally:
+        tr.loops.pop()

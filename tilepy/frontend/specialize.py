@@ -1,0 +1,108 @@
+"""Specialization: what a kernel is compiled for, per argument, and why it was compiled again.
+
+For an array: dtype, rank, which dimensions have unit stride (their stride is not passed),
+whether the base address is 16-byte aligned, and which extents and strides are divisible by 16
+(both become `assume div_by<16>` facts in the IR). For a Python scalar: its dtype (int -> int32,
+float -> float32, bool -> bool_). For a `Constant` parameter: its value. The key of a
+specialization is a tuple of one `(name, property, value)` triple per property, so a recompile
+can say which property of which argument changed.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..errors import TileTypeError, TileValueError
+from ..types import DType
+from ..types import dtype as D
+from .context import ArrayParam, ConstParam, ScalarParam
+
+ALIGN = 16
+
+
+def param_for(name: str, info, constant: bool):
+    from ..launch.intake import ArrayInfo
+    if isinstance(info, ArrayInfo):
+        if constant:
+            raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
+        unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
+        return ArrayParam(name, info.dtype, len(info.shape), unit,
+                          aligned16=info.ptr % ALIGN == 0,
+                          shape_div16=tuple(d % 16 == 0 for d in info.shape),
+                          stride_div16=tuple(s % 16 == 0 for s in info.strides))
+    if constant:
+        return ConstParam(name, info)
+    if isinstance(info, bool):
+        return ScalarParam(name, D.bool_)
+    if isinstance(info, int):
+        if not -2**31 <= info < 2**31:
+            raise TileValueError(f"argument '{name}' = {info} does not fit in int32 (kernel int "
+                                 f"arguments are int32); pass it as a Constant or an array")
+        return ScalarParam(name, D.int32)
+    if isinstance(info, float):
+        return ScalarParam(name, D.float32)
+    if isinstance(info, (np.number, np.bool_)):
+        return ScalarParam(name, D.from_numpy(info.dtype))
+    if isinstance(info, (DType, str, type(None))):
+        return ConstParam(name, info)
+    raise TileTypeError(f"argument '{name}' of type {type(info).__name__} is not supported: "
+                        f"pass arrays (numpy, torch, DLPack), Python numbers, or mark the "
+                        f"parameter tilepy.Constant[...]")
+
+
+def _flags(fl) -> str:
+    """(True, False, True) -> 'dims 0, 2' (which dimensions have the property)."""
+    dims = [str(i) for i, f in enumerate(fl) if f]
+    return f"dims {', '.join(dims)}" if dims else "no dims"
+
+
+def param_key(p) -> tuple:
+    """The specialization key of one parameter: (name, property, value) triples."""
+    if isinstance(p, ArrayParam):
+        return ((p.name, "kind", "array"), (p.name, "dtype", p.dtype.name),
+                (p.name, "rank", p.ndim), (p.name, "unit-stride", _flags(p.unit_stride)),
+                (p.name, "16-byte base alignment", p.aligned16),
+                (p.name, "shape divisible by 16", _flags(p.shape_div16)),
+                (p.name, "strides divisible by 16", _flags(p.stride_div16)))
+    if isinstance(p, ScalarParam):
+        return ((p.name, "kind", "scalar"), (p.name, "dtype", p.dtype.name))
+    return ((p.name, "kind", "constant"), (p.name, "constant type", type(p.value).__name__),
+            (p.name, "constant value", _hashable(p.value)))
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def key_of(params) -> tuple:
+    return tuple(param_key(p) for p in params)
+
+
+def changes(old_key: tuple, new_key: tuple) -> list[str]:
+    """What differs between two keys: ["argument 'a': dtype float32 -> float16", ...]."""
+    out = []
+    for old_p, new_p in zip(old_key, new_key):
+        name = new_p[0][0]
+        old, new = {k: v for _, k, v in old_p}, {k: v for _, k, v in new_p}
+        if old["kind"] != new["kind"]:
+            out.append(f"argument '{name}': {old['kind']} -> {new['kind']}")
+            continue
+        out += [f"argument '{name}': {k}: {old.get(k)} -> {v}" for k, v in new.items()
+                if old.get(k) != v]
+    return out
+
+
+def log_recompile(kernel_name: str, known: list[tuple], key: tuple):
+    """TILEPY_LOG=recompile: say which argument properties differ from the closest earlier
+    specialization."""
+    if not known:
+        return
+    best = min(reversed(known), key=lambda k: len(changes(k, key)))
+    diff = changes(best, key) or ["(options or target)"]
+    sys.stderr.write(f"tilepy: recompiling kernel '{kernel_name}' (specialization "
+                     f"#{len(known) + 1}): " + "; ".join(diff) + "\n")

@@ -1,0 +1,29 @@
+"""The `stub` decorator that declares a builtin of the kernel language.
+
+A stub is a Python function with cuTile's signature and docstring. Calling it outside a kernel
+is an error (or, for the few builtins that also work on the host, runs `host`). Inside a kernel
+the tracer binds the call against the stub's signature and runs the implementation registered
+with `@impl(stub)` in `builtins/`; a stub without one raises TileUnsupportedFeatureError.
+"""
+from __future__ import annotations
+
+from ..errors import TileSyntaxError
+
+
+def stub(fn=None, *, host=None):
+    """Declare a builtin. `host` is what the name does when called outside a kernel."""
+    if fn is None:
+        return lambda f: stub(f, host=host)
+
+    def outside(*args, **kwargs):
+        if host is not None:
+            return host(*args, **kwargs)
+        raise TileSyntaxError(f"tilepy.{fn.__name__}() can only be called inside a @tilepy.kernel "
+                              f"or @tilepy.function")
+    outside.__name__ = fn.__name__
+    outside.__qualname__ = fn.__qualname__
+    outside.__doc__ = fn.__doc__
+    outside.__wrapped__ = fn
+    outside.__tilepy_builtin__ = True
+    outside.__signature_source__ = fn
+    return outside
