@@ -83,16 +83,11 @@ MAX_TILE_ELEMENTS = 1 << 16     # per tile; its elements live in registers (or o
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
-<<<<<<< HEAD
         if t.numel > MAX_TILE_ELEMENTS:
             raise TileUnsupportedFeatureError(
                 f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
                 f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
-        e = t.elem
-        scalar = f"{_cpp(e.pointee)}*" if isinstance(e, PtrType) else _cpp(e)
-=======
         scalar = elem_ctype(t)
->>>>>>> main
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
     if isinstance(t, TensorViewType):
         return f"tp::View<{_cpp(t.elem)}, {t.rank}>"
@@ -102,7 +97,7 @@ def ctype(t) -> str:
 def elem_ctype(t: TileType) -> str:
     e = t.elem
     # tp::ptr<T> is T*: `const tp::ptr<T> p` is a constant pointer to writable memory
-    return f"tp::ptr<{CPP_TYPE[e.pointee]}>" if isinstance(e, PtrType) else CPP_TYPE[e]
+    return f"tp::ptr<{_cpp(e.pointee)}>" if isinstance(e, PtrType) else _cpp(e)
 
 
 def shape_t(shape) -> str:
