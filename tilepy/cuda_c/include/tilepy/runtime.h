@@ -66,7 +66,7 @@ template <class T> TP_DEV auto uread(T a) {   // at least 32 bits: no promotion 
   else if constexpr (sizeof(T) < 4) return (unsigned)(typename unsigned_of<T>::type)a;
   else return (typename unsigned_of<T>::type)a;
 }
-template <class T> TP_DEV constexpr int bits_of() { return same<T, bool>::value ? 1 : (int)sizeof(T) * 8; }
+template <class T> TP_DEV constexpr int int_bits() { return same<T, bool>::value ? 1 : (int)sizeof(T) * 8; }
 template <class T, class V> TP_DEV T wrap_to(V v) {
   if constexpr (same<T, bool>::value) return (v & 1) != 0; else return (T)v;
 }
@@ -499,13 +499,13 @@ struct absi {
 // Shift amounts are read unsigned; amounts >= the bit width clamp (as PTX shl/shr do).
 struct shli {
   template <class T> TP_DEV T operator()(T a, T b) const {
-    return uread(b) >= (unsigned)bits_of<T>() ? T(0) : wrap_to<T>(uread(a) << uread(b));
+    return uread(b) >= (unsigned)int_bits<T>() ? T(0) : wrap_to<T>(uread(a) << uread(b));
   }
 };
 template <bool Signed> struct shri {
   template <class T> TP_DEV T operator()(T a, T b) const {
-    const bool big = uread(b) >= (unsigned)bits_of<T>();
-    if (Signed) return wrap_to<T>(sread(a) >> (big ? bits_of<T>() - 1 : (int)uread(b)));
+    const bool big = uread(b) >= (unsigned)int_bits<T>();
+    if (Signed) return wrap_to<T>(sread(a) >> (big ? int_bits<T>() - 1 : (int)uread(b)));
     return big ? T(0) : wrap_to<T>(uread(a) >> uread(b));
   }
 };
@@ -583,7 +583,7 @@ template <class To, bool Signed> struct itof {
 // ftoi: round toward zero, saturate to the target range, NaN -> 0 (spec 8.4.4).
 template <class To, bool Signed> struct ftoi {
   template <class T> TP_DEV To operator()(T a_) const {
-    constexpr int B = bits_of<To>();
+    constexpr int B = int_bits<To>();
     const double a = (double)wide(a_);
     if (a != a) return To(0);
     const double lo = Signed ? -ldexp(1.0, B - 1) : 0.0;              // representable bounds
