@@ -18,6 +18,8 @@ from tilepy.ir.opdef import DenseValue
 from tilepy.types import (I32, PartitionViewType, PtrType, TensorViewType, TileType, TOKEN,
                           element_type, scalar_tile)
 
+from .memsteps import MEMORY_STEPS, MemorySteps
+
 
 @dataclass
 class ArraySpec:
@@ -111,10 +113,12 @@ def _attrs(step: Step) -> dict:
     return out
 
 
-def build_steps(b: Builder, env: _Env, steps, op_steps: dict, reload=None):
+def build_steps(b: Builder, env: _Env, steps, op_steps: dict, mem=None):
     for st in steps:
-        if st.op == "reload":
-            env[st.results[0][0]] = reload(st, env[st.args[0]])
+        if st.op in MEMORY_STEPS:          # pseudo-steps: several ops on the case's arrays
+            out = mem(st, [env[i] for i in st.args])
+            for (vid, _), v in zip(st.results, out):
+                env[vid] = v
             continue
         operands = [env[i] for i in st.args]
         rtypes = [parse_type(t) for _, t in st.results]
@@ -182,31 +186,12 @@ def materialize(cases: list[Case], name: str = "fuzz") -> tuple[Module, dict]:
             tile, state["tok"] = b.create("load_view_tko", vs[ai][1], idx(a), state["tok"],
                                           memory_ordering_semantics="weak").results
             env[vid] = tile
-        build_steps(b, env, c.steps, op_steps, _reloader(b, c, vs, idx, state))
+        build_steps(b, env, c.steps, op_steps, MemorySteps(b, c, vs, idx, state))
         for vid, ai in c.stores:
             state["tok"] = b.value("store_view_tko", env[vid], vs[ai][1], idx(c.arrays[ai]),
                                    state["tok"], memory_ordering_semantics="weak")
     b.create("return")
     return module, op_steps
-
-
-def _reloader(b: Builder, c: Case, vs, idx, state):
-    """A `reload` step: store the value to its scratch array, then load the same region back
-    through a transposed (dim_map=[1, 0]) view, token-ordered after the store: each element comes
-    back in another thread's place (the emitted code needs a barrier there)."""
-    def reload(st: Step, value):
-        k = st.attrs["array"]
-        tv, pv = vs[k]
-        ix = idx(c.arrays[k])
-        state["tok"] = b.value("store_view_tko", value, pv, ix, state["tok"],
-                               memory_ordering_semantics="weak")
-        m, n = value.type.shape
-        tpv = PartitionViewType((n, m), tv.type, (1, 0), "zero")
-        pv2 = b.value("make_partition_view", tv, result_types=[tpv])
-        tile, state["tok"] = b.create("load_view_tko", pv2, [ix[1], ix[0]], state["tok"],
-                                      memory_ordering_semantics="weak").results
-        return tile
-    return reload
 
 
 def _make_view(b: Builder, a: ArraySpec, args):
@@ -222,7 +207,7 @@ def _make_view(b: Builder, a: ArraySpec, args):
     view = b.value("make_tensor_view", base, shape, [stride] if stride is not None else [],
                    result_types=[tv])
     pv = PartitionViewType(tuple(a.tile), tv, a.dim_map, a.padding)
-    return view, b.value("make_partition_view", view, result_types=[pv])
+    return view, b.value("make_partition_view", view, result_types=[pv]), base, shape
 
 
 def _block_index(b: Builder, c: Case, bx, by):

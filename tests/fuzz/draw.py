@@ -1,11 +1,14 @@
 """Drawing whole cases: inputs, a random op sequence, outputs."""
 from __future__ import annotations
 
+import numpy as np
+
 from tilepy.types import TileType, element_type
 
 from . import genops as O
 from . import genregions as R
-from .case import ArraySpec, Case
+from .case import ArraySpec, Case, dense_literal
+from .values import random_values
 from .gen import ALL, FLOATS, INTS, PADS, Draw, Gen, V
 
 COMMON = FLOATS + INTS      # element types of most arrays (fp8/tf32 in 30% of draws)
@@ -16,7 +19,8 @@ KINDS = (  # (generator, weight)
     (O.broadcast, 4), (O.permute, 3), (O.extract, 2), (O.cat, 2), (O.iota, 1),
     (lambda g: R.reduce_or_scan(g, "reduce"), 5), (lambda g: R.reduce_or_scan(g, "scan"), 2),
     (R.mma, 4), (R.for_loop, 4), (R.if_else, 3), (R.block_scalar, 2),
-    (lambda g: reload(g), 3),
+    (lambda g: reload(g), 3), (lambda g: gather(g), 3), (lambda g: scatter(g), 2),
+    (lambda g: atomic(g), 2),
 )
 _TABLE = [k for k, w in KINDS for _ in range(w)]
 
@@ -70,6 +74,55 @@ def reload(g: Gen) -> bool:
     g.arrays.append(spec)
     g.one("reload", [v], [v.type.with_shape((n, m))], {"array": len(g.arrays) - 1},
           exact=v.exact)
+    return True
+
+
+def _index_tile(g: Gen) -> V:
+    """An i32 index tile: from the pool, or iota plus a (maybe negative) constant."""
+    v = g.pick(lambda w: w.elem.name == "i32" and w.exact and w.type.rank >= 1, recent=6)
+    if v is not None and g.d.chance(60):
+        return v
+    n = 1 << g.d.int(0, 6)
+    it = g.one("iota", [], [TileType((n,), element_type("i32"))])
+    return g.one("addi", [it, g.splat_like(it, g.d.int(-8, 40))], [it.type])
+
+
+def gather(g: Gen) -> bool:
+    ins = [k for k, a in enumerate(g.arrays) if a.role == "in" and len(a.shape) == 1]
+    if len(g.scopes) > 1 or not ins:
+        return False
+    k = g.d.choice(ins)
+    idx = _index_tile(g)
+    elem = element_type(g.arrays[k].elem)
+    pad = random_values(elem, (), np.random.default_rng(g.d.seed()))
+    g.one("gather", [idx], [idx.type.with_elem(elem)],
+          {"array": k, "pad": dense_literal(pad, elem)})
+    return True
+
+
+def _new_output(g: Gen, name: str, elem: str, n: int, length: int) -> int:
+    g.arrays.append(ArraySpec(f"{name}{len(g.arrays)}", elem, (length,), (n,), "out",
+                              pad=g.d.choice((0, 2))))
+    return len(g.arrays) - 1
+
+
+def scatter(g: Gen) -> bool:
+    v = g.pick(lambda w: w.type.rank >= 1, recent=4)
+    if len(g.scopes) > 1 or v is None:
+        return False
+    n = v.type.numel
+    k = _new_output(g, "scatter", v.elem.name, n, g.grid[0] * g.grid[1] * n - g.d.int(0, n - 1))
+    g.emit("scatter", [v], [], {"array": k})
+    return True
+
+
+def atomic(g: Gen) -> bool:
+    v = g.pick(lambda w: w.elem.name in ("i32", "i64") and w.exact and w.type.rank >= 1, recent=6)
+    if len(g.scopes) > 1 or v is None:
+        return False
+    k = _new_output(g, "atomic", v.elem.name, v.type.numel, v.type.numel)
+    mode = g.d.choice(("add", "max", "min", "umax", "umin", "and", "or", "xor"))
+    g.emit("atomic", [v], [], {"array": k, "mode": mode})
     return True
 
 

@@ -165,7 +165,7 @@ def _walk(steps):
 def compare(case: Case, ref: Arrays, got: Arrays, mag: float) -> str | None:
     """None when `got` agrees with the reference, else what differs."""
     stored = list(case.stores) + [(st.args[0], st.attrs["array"]) for st in _walk(case.steps)
-                                  if st.op == "reload"]
+                                  if st.op in ("reload", "scatter", "atomic")]
     exact_out = {}
     for vid, ai in stored:
         exact_out[ai] = exact_out.get(ai, True) and vid not in case.inexact
