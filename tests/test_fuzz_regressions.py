@@ -103,3 +103,18 @@ def test_nan_payloads_of_maxf_are_canonical_everywhere():
         got = copy_arrays(arrs, case)
         ex.run(libs[name], (1, 1, 1), ctypes_values(got.params))
         assert got.bases[0].view(np.uint32)[0] == 0x7FC00000 == ref.bases[0].view(np.uint32)[0]
+
+
+def test_the_harness_catches_a_wrong_execution():
+    """A deliberately wrong execution (one corrupted byte in the output) is reported."""
+    import ctypes
+    from fuzz.runner import CpuExecution
+
+    class Corrupting(CpuExecution):
+        def run(self, lib, grid, values):
+            super().run(lib, grid, values)
+            ctypes.memset(values[0].value, 0x11, 1)       # out0 is the case's only array
+
+    out = run_batch([FOUND["muli i16 wraps"]], [0], {"corrupt": Corrupting("fast")})[0]
+    assert out.status == "mismatch" and out.execution == "corrupt"
+    assert "out0 (i16, exact): 1 element(s) differ" in out.detail

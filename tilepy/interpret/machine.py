@@ -272,9 +272,9 @@ def _assert(ex: BlockExec, op: Operation, inputs, undefs):
     cond = np.asarray(inputs[0], dtype=bool)
     if not cond.all():
         bad = [tuple(int(i) for i in ix) for ix in np.argwhere(~cond)[:8]]
-        raise KernelAssertionError(f"assertion failed in tile block {ex.block}: {op.message} "
-                                   f"(at element{'s' if len(bad) > 1 else ''} "
-                                   f"{', '.join(map(str, bad))})")
+        where = (f" (at element{'s' if len(bad) > 1 else ''} {', '.join(map(str, bad))})"
+                 if cond.ndim else "")
+        raise KernelAssertionError(f"assertion failed in tile block {ex.block}: {op.message}{where}")
     return [], [], None
 
 
