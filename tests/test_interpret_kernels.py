@@ -116,14 +116,17 @@ def test_print_ops_and_print_tko_write_to_stdout(capsys):
                                        "block 1: [  0,   1,   2,   3] | 0.50 | 4294967295 %\n")
 
 
-def test_assert_names_the_block_and_elements():
+def test_assert_prints_every_failing_element_and_fails_the_launch(capfd):
     m = parse_module('cuda_tile.module @m {\nentry @k() {\n%t = iota : tile<4xi32>\n'
                      '%two = constant <i32: 2> : tile<4xi32>\n'
                      '%c = cmpi less_than %t, %two, signed : tile<4xi32> -> tile<4xi1>\n'
                      'assert %c, "small indices only" : tile<4xi1>\nreturn\n}\n}\n')
-    with pytest.raises(interp.KernelAssertionError, match=r"tile block \(0, 0, 0\): small "
-                                                          r"indices only \(at elements \(2,\), \(3,\)\)"):
-        interp.run(m, 1, [])
+    with pytest.raises(interp.KernelAssertionError, match=r"4 assertion failure\(s\); the first: "
+                                                          r"small indices only \(tile element 2, "
+                                                          r"tile block \(0, 0, 0\)\)"):
+        interp.run(m, 2, [])
+    err = capfd.readouterr().err
+    assert "small indices only (tile element 3, block (1, 0, 0))" in err
 
 
 LOOP = """cuda_tile.module @m {
@@ -184,3 +187,16 @@ def test_reductions_and_scans_match_numpy():
     out = np.zeros(8, np.int32)
     interp.run(scan, 1, [out])
     assert out.tolist() == np.cumsum(np.arange(8)[::-1])[::-1].tolist()
+
+
+def _cutile_cases():
+    from test_cutile_suite import CASES
+    return CASES
+
+
+@pytest.mark.parametrize("name", sorted(_cutile_cases()))
+def test_cutile_suite_in_the_interpreter(name):
+    """The cuTile compatibility kernels (tests/cutile_kernels) match numpy in the interpreter."""
+    kernel, grid, args, check = _cutile_cases()[name]()
+    interp.launch(grid, kernel, args)
+    check()

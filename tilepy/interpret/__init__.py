@@ -43,8 +43,10 @@ Debugging
   kernel's Python source line), `event.block` (tile block coordinates) and the concrete
   `event.inputs` / `event.outputs`; set a breakpoint in the callback, or pass
   `tilepy.interpret.print_ops` to print every op with its values.
-- `print_tko` (tilepy's printf) writes to stdout; `assert` raises KernelAssertionError naming the
-  tile block and the failing elements.
+- `print_tko` (tilepy's printf) writes to stdout; a failing `assert` prints each false element
+  to stderr (as the CUDA C++ runtime does) and the launch raises KernelAssertionError at its end.
+- The data-race check (weak accesses of two tile blocks to the same bytes, one a store) is
+  skipped for kernels with acquire/release memory ops: it does not model their happens-before.
 """
 from . import memops, tileops  # noqa: F401  (register their handlers)
 from .arith import HANDLERS, INEXACT_OPS

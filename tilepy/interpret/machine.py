@@ -95,6 +95,7 @@ class Machine:
     max_loop_iterations: int = 1 << 20
     check_races: bool = True
     accesses: list = field(default_factory=list)     # (block linear id, byte addresses, store)
+    assert_failures: list = field(default_factory=list)   # (assert op, block, tile element)
 
 
 class BlockExec:
@@ -268,13 +269,14 @@ def _if(ex: BlockExec, op: Operation, inputs, undefs):
 
 @control("assert")
 def _assert(ex: BlockExec, op: Operation, inputs, undefs):
+    """Each false element prints the message with its index (stderr, as the CUDA C++ runtime
+    does); the launch goes on and fails at its end (spec 8.5.1: the kernel may keep running)."""
     require(undefs[0], "assert (condition)")
     cond = np.asarray(inputs[0], dtype=bool)
-    if not cond.all():
-        bad = [tuple(int(i) for i in ix) for ix in np.argwhere(~cond)[:8]]
-        where = (f" (at element{'s' if len(bad) > 1 else ''} {', '.join(map(str, bad))})"
-                 if cond.ndim else "")
-        raise KernelAssertionError(f"assertion failed in tile block {ex.block}: {op.message}{where}")
+    for e in np.flatnonzero(~cond.reshape(-1)):
+        print(f"tilepy assertion failed: {op.message} (tile element {int(e)}, block "
+              f"({ex.block[0]}, {ex.block[1]}, {ex.block[2]}))", file=sys.stderr)
+        ex.m.assert_failures.append((op, ex.block, int(e)))
     return [], [], None
 
 
