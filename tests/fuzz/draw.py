@@ -116,13 +116,24 @@ def scatter(g: Gen) -> bool:
     return True
 
 
+_RMW = {"i32": ("add", "max", "min", "umax", "umin", "and", "or", "xor", "xchg"),
+        "f32": ("addf", "xchg"), "f64": ("addf", "xchg"), "f16": ("addf",)}
+_RMW["i64"] = _RMW["i32"]
+_SHARED = ("add", "max", "min", "umax", "umin", "and", "or", "xor")
+
+
 def atomic(g: Gen) -> bool:
-    v = g.pick(lambda w: w.elem.name in ("i32", "i64") and w.exact and w.type.rank >= 1, recent=6)
+    v = g.pick(lambda w: w.elem.name in _RMW and w.exact and w.type.rank >= 1, recent=6)
     if len(g.scopes) > 1 or v is None:
         return False
-    k = _new_output(g, "atomic", v.elem.name, v.type.numel, v.type.numel)
-    mode = g.d.choice(("add", "max", "min", "umax", "umin", "and", "or", "xor"))
-    g.emit("atomic", [v], [], {"array": k, "mode": mode})
+    n = v.type.numel
+    mode = g.d.choice(_RMW[v.elem.name])
+    if mode in _SHARED and g.d.chance(50):
+        k = _new_output(g, "atomic", v.elem.name, n, n)
+        g.emit("atomic", [v], [], {"array": k, "mode": mode})
+    else:
+        k = _new_output(g, "atomic", v.elem.name, n, g.grid[0] * g.grid[1] * n)
+        g.one("atomic", [v], [v.type], {"array": k, "mode": mode, "local": True})
     return True
 
 

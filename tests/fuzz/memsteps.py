@@ -7,9 +7,10 @@ gather   load_ptr_tko from a 1-d input at an i32 index tile: offset pointers, a 
          indices, a padding value for the rest
 scatter  store_ptr_tko of a value, flattened, into this block's own stretch of a 1-d output at a
          permuted position (a bijection: no duplicates), masked past the output's end
-atomic   atomic_rmw_tko (a commutative integer mode) of a value into a 1-d output shared by all
-         tile blocks; only the final memory is compared (the returned old values depend on the
-         order of the blocks)
+atomic   atomic_rmw_tko of a value into a 1-d output: shared by all tile blocks (a commutative
+         integer mode; only the final memory is compared, the old values depend on the order of
+         the blocks), or local to the block (any mode, addf and xchg too; the old values it
+         returns are a result)
 """
 from __future__ import annotations
 
@@ -109,10 +110,19 @@ class MemorySteps:
         return []
 
     def atomic(self, st, value):
+        """Shared: every block updates the same n elements. Local: this block's own stretch,
+        each element once, so the old values it returns are deterministic (a result)."""
         k = st.attrs["array"]
         n = value.type.numel
         flat = self.b.value("reshape", value, result_types=[value.type.with_shape((n,))])
-        self.tok(self.b.create("atomic_rmw_tko", self.pointers(k, self.permuted(n)), flat, None,
-                               self.state["tok"], memory_ordering_semantics="relaxed",
-                               memory_scope="device", mode=st.attrs["mode"]))
-        return []
+        pos = self.permuted(n)
+        if st.attrs.get("local"):
+            start = self.b.value("muli", self.linear_block(), self.const(I32, n),
+                                 result_types=[TileType((), I32)])
+            pos = self.b.value("addi", self.spread(start, (n,)), pos, result_types=[pos.type])
+        op = self.tok(self.b.create("atomic_rmw_tko", self.pointers(k, pos), flat, None,
+                                    self.state["tok"], memory_ordering_semantics="relaxed",
+                                    memory_scope="device", mode=st.attrs["mode"]))
+        if not st.results:
+            return []
+        return [self.b.value("reshape", op.results[0], result_types=[value.type])]

@@ -1,6 +1,8 @@
 """Interpreting @tilepy.kernel functions: their arguments become the entry's flat parameters."""
 from __future__ import annotations
 
+import weakref
+
 from ..errors import TileError, TileTypeError, TileValueError
 from ..frontend.context import ArrayParam, ScalarParam
 from ..launch.intake import ArrayInfo
@@ -22,18 +24,17 @@ def flat_args(params, infos) -> list:
     return out
 
 
-_MODULES: dict = {}      # (kernel, specialization key) -> verified traced module
+_MODULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # kernel -> {key: module}
 
 
 def traced_module(kernel, key, params):
     """The kernel's Tile IR for one specialization, traced and verified (no C++ emitted, so
     kernels the CUDA C++ backend cannot compile yet still run here)."""
     from ..ir import verify
-    hit = _MODULES.get((id(kernel), key))
-    if hit is None or hit[0] is not kernel:
-        hit = (kernel, verify(kernel.trace(params)))
-        _MODULES[(id(kernel), key)] = hit
-    return hit[1]
+    per_kernel = _MODULES.setdefault(kernel, {})
+    if key not in per_kernel:
+        per_kernel[key] = verify(kernel.trace(params))
+    return per_kernel[key]
 
 
 def run_compiled(module, grid, params, infos, **kw):
