@@ -43,6 +43,7 @@ FORMATS: dict[E.ElementType, Fmt] = {
 }
 
 MODES = ("nearest_even", "zero", "negative_inf", "positive_inf")
+_NUMPY_RNE = {E.F32: np.float32, E.F16: np.float16}
 
 
 def storage(elem) -> np.dtype:
@@ -68,6 +69,9 @@ def round_f64(x, elem, mode: str = "nearest_even", satfinite: bool | None = None
     fmt = FORMATS[elem]
     if elem == E.F64:
         return x.copy()
+    if elem in _NUMPY_RNE and mode == "nearest_even" and not satfinite:
+        with np.errstate(over="ignore"):      # numpy's float64 -> f32/f16 casts round once
+            return x.astype(_NUMPY_RNE[elem]).astype(np.float64)
     sat = fmt.satfinite if satfinite is None else satfinite
     out = np.array(x, dtype=np.float64, copy=True)
     a = np.abs(x)

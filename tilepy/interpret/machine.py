@@ -94,7 +94,7 @@ class Machine:
     on_op: Callable[[OpEvent], Any] | None = None
     max_loop_iterations: int = 1 << 20
     check_races: bool = True
-    accesses: list = field(default_factory=list)     # (block linear id, byte addresses, store)
+    accesses: list = field(default_factory=list)     # (block, addresses, store, element bytes)
     assert_failures: list = field(default_factory=list)   # (assert op, block, tile element)
 
 
@@ -186,11 +186,9 @@ class BlockExec:
     def note_access(self, op: Operation, addr: np.ndarray, store: bool):
         if not self.m.check_races or op.attrs.get("memory_ordering_semantics") != "weak":
             return
-        nbytes = _access_bytes(op)
         a = np.asarray(addr, dtype=np.uint64).reshape(-1)
         if a.size:
-            spread = (a[:, None] + np.arange(nbytes, dtype=np.uint64)[None, :]).reshape(-1)
-            self.m.accesses.append((self.linear, spread, store))
+            self.m.accesses.append((self.linear, a, store, _access_bytes(op)))
 
 
 def _access_bytes(op) -> int:
@@ -295,25 +293,26 @@ def unsupported_ops(entry: Operation) -> list[Operation]:
 
 
 def race_report(m: Machine) -> str | None:
-    """The first byte address two tile blocks accessed with weak ordering, one of them storing."""
+    """The first address two tile blocks accessed with weak ordering, one of them storing."""
     if not m.accesses:
         return None
-    addr = np.concatenate([a for _, a, _ in m.accesses])
-    blk = np.concatenate([np.full(a.size, b, dtype=np.int64) for b, a, _ in m.accesses])
-    st = np.concatenate([np.full(a.size, s, dtype=bool) for _, a, s in m.accesses])
+    sizes = {n for *_, n in m.accesses}
+    if len(sizes) == 1:          # one element size: overlapping accesses share their address
+        spans = [(b, a, s) for b, a, s, _ in m.accesses]
+    else:                        # mixed sizes: compare bytes
+        spans = [(b, (a[:, None] + np.arange(n, dtype=np.uint64)).reshape(-1), s)
+                 for b, a, s, n in m.accesses]
+    addr = np.concatenate([a for _, a, _ in spans])
+    blk = np.concatenate([np.full(a.size, b, dtype=np.int64) for b, a, _ in spans])
+    st = np.concatenate([np.full(a.size, s, dtype=np.int8) for _, a, s in spans])
     order = np.lexsort((blk, addr))
     addr, blk, st = addr[order], blk[order], st[order]
-    # per address: more than one block, and at least one store
-    new = np.r_[True, addr[1:] != addr[:-1]]
-    group = np.cumsum(new) - 1
-    first_blk = blk[new][group]
-    multi = np.zeros(group[-1] + 1, dtype=bool)
-    np.logical_or.at(multi, group, blk != first_blk)
-    stores = np.zeros(group[-1] + 1, dtype=bool)
-    np.logical_or.at(stores, group, st)
-    bad = np.nonzero(multi & stores)[0]
-    if not bad.size:
+    starts = np.flatnonzero(np.r_[True, addr[1:] != addr[:-1]])
+    bad = (np.maximum.reduceat(blk, starts) != np.minimum.reduceat(blk, starts)) & \
+        (np.maximum.reduceat(st, starts) > 0)
+    if not bad.any():
         return None
-    a = int(addr[new][bad[0]])
-    blocks = sorted(set(int(b) for b in blk[group == bad[0]]))
-    return f"address 0x{a:x} (tile blocks {blocks[:4]})"
+    g = int(np.flatnonzero(bad)[0])
+    end = starts[g + 1] if g + 1 < starts.size else addr.size
+    blocks = sorted(set(int(b) for b in blk[starts[g]:end]))
+    return f"address 0x{int(addr[starts[g]]):x} (tile blocks {blocks[:4]})"
