@@ -200,3 +200,23 @@ def test_cutile_suite_in_the_interpreter(name):
     kernel, grid, args, check = _cutile_cases()[name]()
     interp.launch(grid, kernel, args)
     check()
+
+
+def test_an_ir_module_runs_in_the_interpreter_and_on_the_cpu_backend():
+    """compiler.compile_module: a module built without Python goes to the CPU backend too."""
+    from tilepy.compiler import compile_module
+    text = ("cuda_tile.module @m {\nentry @k(%p: tile<ptr<f32>>, %s: tile<f32>) {\n"
+            "%tv = make_tensor_view %p, shape = [16], strides = [1] : tensor_view<16xf32, strides=[1]>\n"
+            "%pv = make_partition_view %tv : partition_view<tile=(16), tensor_view<16xf32, strides=[1]>>\n"
+            "%c0 = constant <i32: 0> : tile<i32>\n"
+            "%t, %k = load_view_tko weak %pv[%c0] : partition_view<tile=(16), tensor_view<16xf32, "
+            "strides=[1]>>, tile<i32> -> tile<16xf32>, token\n"
+            "%s1 = reshape %s : tile<f32> -> tile<1xf32>\n"
+            "%sb = broadcast %s1 : tile<1xf32> -> tile<16xf32>\n%r = fma %t, %sb, %t : tile<16xf32>\n"
+            "%k2 = store_view_tko weak %r, %pv[%c0] token = %k : tile<16xf32>, partition_view<tile=(16), "
+            "tensor_view<16xf32, strides=[1]>>, tile<i32> -> token\nreturn\n}\n}\n")
+    a = rng.standard_normal(16).astype(np.float32)
+    ref, got = a.copy(), a.copy()
+    interp.run(parse_module(text), 1, [ref, 0.5])
+    compile_module(parse_module(text)).run_cpu(1, [got, 0.5])
+    assert np.array_equal(ref, got) and np.array_equal(ref, (a * np.float32(1.5)).astype(np.float32))
