@@ -67,20 +67,23 @@ def build(emitted, source: str) -> ctypes.CDLL:
     full = source + host_entry(emitted)
     cxx = host_compiler()
     fl = flags()
-    headers = [open(os.path.join(INCLUDE_DIR, "tilepy", h)).read()
-               for h in ("runtime.h", "cpu_shim.h")]
-    key = cache.key_of("cpu", compiler_id(cxx), fl, headers, full)
+    from .. import __version__
+    key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), full)
     hit = _LOADED.get(key)
     if hit is not None:
         return hit
-    path = cache.cache_path("cpu", key, ".so")
-    if path is None or not _valid_library(path):
+    lib = None
+    entry = cache.get("cpu", key, ".so")
+    if entry is not None and entry.payload[:4] == b"\x7fELF":
+        lib = _load(entry.path)
+    if lib is None:
         data = _compile(cxx, fl, full, emitted.name)
-        if path is None:
-            path = _scratch_file(data)
-        else:
-            cache.write_atomic(path, data)
-    lib = ctypes.CDLL(path)
+        path = cache.put("cpu", key, data, {"kind": "cpu", "name": emitted.name,
+                                            "compiler": compiler_id(cxx), "tilepy": __version__},
+                         ".so") or _scratch_file(data)
+        lib = _load(path)
+        if lib is None:
+            raise TileCompileError(f"the CPU library of kernel '{emitted.name}' does not load")
     fn = getattr(lib, ENTRY)
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
@@ -89,15 +92,19 @@ def build(emitted, source: str) -> ctypes.CDLL:
     return lib
 
 
-def _valid_library(path: str) -> bool:
-    data = cache.read(path)
-    if data is None or data[:4] != b"\x7fELF":
-        return False
+@functools.lru_cache(maxsize=None)
+def _headers() -> tuple[str, ...]:
+    """Every tilepy header (the shim and the runtime include each other's neighbours)."""
+    d = os.path.join(INCLUDE_DIR, "tilepy")
+    return tuple(f"{h}\n" + open(os.path.join(d, h)).read() for h in sorted(os.listdir(d))
+                 if h.endswith(".h"))
+
+
+def _load(path: str) -> ctypes.CDLL | None:
     try:
-        ctypes.CDLL(path)
-        return True
+        return ctypes.CDLL(path)
     except OSError:
-        return False
+        return None
 
 
 def _scratch_file(data: bytes) -> str:
@@ -115,18 +122,11 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
             f.write(source)
         proc = subprocess.run([cxx, *fl, src, "-o", out], capture_output=True, text=True)
         if proc.returncode != 0:
-            from .nvrtc import _first_error_loc
-            log = proc.stderr
-            raise TileCompileError(f"the host C++ compiler could not build kernel '{name}' for the "
-                                   f"CPU backend", _first_error_loc(_gcc_to_nvrtc(log)), log=log)
+            from .diagnostics import compile_error
+            raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "
+                                f"CPU backend", proc.stderr)
         with open(out, "rb") as f:
             return f.read()
-
-
-def _gcc_to_nvrtc(log: str) -> str:
-    """g++ reports `file.py:12:5: error:`; reuse the NVRTC locator's `file.py(12): error`."""
-    import re
-    return re.sub(r"^(.+?\.py):(\d+):(?:\d+:)? (?:fatal )?error", r"\1(\2): error", log, flags=re.M)
 
 
 def run(lib: ctypes.CDLL, grid: tuple[int, int, int], values: list, workers: int | None = None):

@@ -1,0 +1,152 @@
+"""Which CUDA toolchain is installed: NVRTC's version, its supported archs, CUDA's headers.
+
+Finding out means importing cuda.pathfinder and loading libnvrtc (100-400 ms), which a process
+that only needs a cached cubin should not pay. So the answer is remembered in the cache dir
+(`toolchain.json`) together with a fingerprint of what decides it: the Python prefix, the
+library-search environment variables, the files of the installed `nvidia` wheels and the
+NVRTC library and header files found last time. A different fingerprint re-derives it.
+
+CUDA 12 and 13 (extras `cu12`, `cu13`): cuda.bindings loads the NVRTC of its own major version;
+the headers must come from the runtime wheel of that same major version.
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import importlib.util
+import json
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass
+
+from ..errors import TileCompileError
+from ..settings import settings
+
+MEMO = "toolchain.json"
+_ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    nvrtc_version: str            # "13.5"
+    runtime_version: str          # CUDART_VERSION of the headers, e.g. "13050"
+    include_dir: str
+    nvrtc_lib: str
+    supported_archs: tuple[int, ...]
+
+    @property
+    def major(self) -> int:
+        return int(self.nvrtc_version.split(".")[0])
+
+
+def _site_nvidia_dirs() -> list[str]:
+    """The `nvidia` folders of the wheels (nvidia/cu13/..., nvidia/cuda_nvrtc/...)."""
+    spec = importlib.util.find_spec("nvidia")
+    return sorted(spec.submodule_search_locations or []) if spec else []
+
+
+def _stat(path: str) -> list:
+    try:
+        st = os.stat(path)
+        return [st.st_size, st.st_mtime_ns]
+    except OSError:
+        return []
+
+
+def fingerprint(tc: Toolchain | None) -> list:
+    nv = [[d, sorted(os.listdir(d)) if os.path.isdir(d) else []] for d in _site_nvidia_dirs()]
+    bindings = importlib.util.find_spec("cuda.bindings")
+    files = [bindings.origin if bindings else ""]
+    if tc is not None:
+        files += [tc.nvrtc_lib, os.path.join(tc.include_dir, "cuda_runtime_api.h")]
+    return [sys.prefix, [os.environ.get(k) for k in _ENV], nv, [[f, _stat(f)] for f in files]]
+
+
+@functools.lru_cache(maxsize=None)
+def info() -> Toolchain:
+    """The installed toolchain (remembered across processes, see the module docstring)."""
+    d = settings().cache_dir
+    memo_path = os.path.join(d, MEMO) if d else None
+    if memo_path:
+        tc = _read_memo(memo_path)
+        if tc is not None:
+            return tc
+    tc = probe()
+    if memo_path:
+        _write_memo(memo_path, tc)
+    return tc
+
+
+def _read_memo(path: str) -> Toolchain | None:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        tc = Toolchain(**{**data["toolchain"],
+                          "supported_archs": tuple(data["toolchain"]["supported_archs"])})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return tc if data.get("fingerprint") == json.loads(json.dumps(fingerprint(tc))) else None
+
+
+def _write_memo(path: str, tc: Toolchain):
+    from . import cache
+    text = json.dumps({"toolchain": asdict(tc), "fingerprint": fingerprint(tc)})
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        import tempfile
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=cache.TMP_PREFIX)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def probe() -> Toolchain:
+    """Load NVRTC and look everything up (slow; needs no driver)."""
+    try:
+        import cuda.pathfinder
+        from cuda.bindings import nvrtc
+        _, major, minor = nvrtc.nvrtcVersion()
+        _, archs = nvrtc.nvrtcGetSupportedArchs()
+        lib = cuda.pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path or ""
+    except Exception as e:     # no wheel, or a library that does not load
+        raise TileCompileError(f"cannot load NVRTC ({type(e).__name__}: {e}); install tilepy with "
+                               f"the CUDA wheels: pip install 'tilepy[cu13]' (or [cu12])") from None
+    inc, rt = include_dir_for(major)
+    return Toolchain(f"{major}.{minor}", rt, inc, lib, tuple(int(a) for a in archs))
+
+
+def runtime_version(include_dir: str) -> str | None:
+    try:
+        with open(os.path.join(include_dir, "cuda_runtime_api.h"), errors="replace") as f:
+            m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def include_dir_for(major: int) -> tuple[str, str]:
+    """(include dir, CUDART_VERSION) of CUDA headers whose major version is NVRTC's."""
+    candidates = []
+    try:
+        import cuda.pathfinder
+        found = cuda.pathfinder.find_nvidia_header_directory("cudart")
+        if found:
+            candidates.append(found)
+    except Exception:
+        pass
+    for d in _site_nvidia_dirs():         # cu13 wheel layout, then the cu12 one
+        candidates += [os.path.join(d, f"cu{major}", "include"),
+                       os.path.join(d, "cuda_runtime", "include")]
+    candidates += glob.glob(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include"))
+    seen = []
+    for c in candidates:
+        rt = runtime_version(c)
+        seen.append(f"{c} ({rt or 'no cuda_runtime_api.h'})")
+        if rt and int(rt) // 1000 == major:
+            return c, rt
+    raise TileCompileError(f"cannot find CUDA {major} headers (cuda_fp16.h) for NVRTC {major}: "
+                           f"install the matching runtime wheel (pip install 'tilepy[cu{major}]'); "
+                           f"looked at: {'; '.join(seen) or 'nothing'}")
