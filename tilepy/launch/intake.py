@@ -208,6 +208,8 @@ def intake(obj, name: str = "") -> ArrayInfo | None:
     """ArrayInfo for an array-like argument, None for anything else (scalars, constants)."""
     if isinstance(obj, np.ndarray):
         return from_numpy(obj, obj, name)
+    if isinstance(obj, (np.generic, int, float, complex, str, bytes)) or obj is None:
+        return None                   # numpy scalars have __array_interface__ too
     if _is_torch(obj):
         return from_torch(obj, name)
     if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):

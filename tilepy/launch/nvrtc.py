@@ -108,14 +108,14 @@ def _valid(kind: str, data: bytes) -> bool:
 
 
 def _check(res, what, prog=None):
-    from cuda.bindings import nvrtc
+    nvrtc = toolchain.nvrtc_module()
     if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         msg = nvrtc.nvrtcGetErrorString(res)[1].decode()
         raise TileCompileError(f"NVRTC {what} failed: {msg}", log=_log(prog) if prog else "")
 
 
 def _log(prog) -> str:
-    from cuda.bindings import nvrtc
+    nvrtc = toolchain.nvrtc_module()
     err, n = nvrtc.nvrtcGetProgramLogSize(prog)
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS or n <= 1:
         return ""
@@ -125,7 +125,7 @@ def _log(prog) -> str:
 
 
 def _compile(source: str, arch: str, name: str, kind: str) -> Cubin:
-    from cuda.bindings import nvrtc
+    nvrtc = toolchain.nvrtc_module()
     hdrs = _headers()
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), len(hdrs),
                                          [v.encode() for v in hdrs.values()],

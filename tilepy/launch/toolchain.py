@@ -6,8 +6,11 @@ that only needs a cached cubin should not pay. So the answer is remembered in th
 library-search environment variables, the files of the installed `nvidia` wheels and the
 NVRTC library and header files found last time. A different fingerprint re-derives it.
 
-CUDA 12 and 13 (extras `cu12`, `cu13`): cuda.bindings loads the NVRTC of its own major version;
-the headers must come from the runtime wheel of that same major version.
+CUDA 12 and 13 (extras `cu12`, `cu13`): the CUDA major version is cuda-bindings' (the `cu12`
+extra pins it to 12.x). The CUDA 13 wheels stay installed beside the CUDA 12 ones, and
+cuda.pathfinder would load libnvrtc.so.13 first, so `load_nvrtc()` loads the NVRTC of the
+bindings' major version globally before cuda.bindings looks for one (it takes an already loaded
+library first); the headers come from the runtime wheel of that same major version.
 """
 from __future__ import annotations
 
@@ -103,14 +106,46 @@ def _write_memo(path: str, tc: Toolchain):
         pass
 
 
+def bindings_major() -> int:
+    import cuda.bindings
+    return int(cuda.bindings.__version__.split(".")[0])
+
+
+@functools.lru_cache(maxsize=None)
+def load_nvrtc() -> str | None:
+    """Load the wheel NVRTC of cuda-bindings' CUDA major version (RTLD_GLOBAL, so that
+    cuda.bindings uses it); its path, or None to leave the choice to cuda.pathfinder."""
+    import ctypes
+    major = bindings_major()
+    for d in _site_nvidia_dirs():
+        for sub in (f"cu{major}", "cuda_nvrtc"):
+            path = os.path.join(d, sub, "lib", f"libnvrtc.so.{major}")
+            if os.path.exists(path):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                    return path
+                except OSError:
+                    continue
+    return None
+
+
+def nvrtc_module():
+    """cuda.bindings.nvrtc, bound to the NVRTC of the right CUDA major version."""
+    load_nvrtc()
+    from cuda.bindings import nvrtc
+    return nvrtc
+
+
 def probe() -> Toolchain:
     """Load NVRTC and look everything up (slow; needs no driver)."""
     try:
-        import cuda.pathfinder
-        from cuda.bindings import nvrtc
+        lib = load_nvrtc()
+        nvrtc = nvrtc_module()
         _, major, minor = nvrtc.nvrtcVersion()
         _, archs = nvrtc.nvrtcGetSupportedArchs()
-        lib = cuda.pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path or ""
+        if lib is None:
+            import cuda.pathfinder
+            lib = cuda.pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path or ""
     except Exception as e:     # no wheel, or a library that does not load
         raise TileCompileError(f"cannot load NVRTC ({type(e).__name__}: {e}); install tilepy with "
                                f"the CUDA wheels: pip install 'tilepy[cu13]' (or [cu12])") from None
