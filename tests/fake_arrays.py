@@ -11,6 +11,7 @@ class FakeCAI:
 
     def __init__(self, shape, dtype=np.float32, readonly=False, strides=None, ptr=0x7f0000000000):
         self._host = np.zeros(shape, dtype)
+        self.shape = tuple(shape)
         self.__cuda_array_interface__ = {
             "shape": tuple(shape), "typestr": np.dtype(dtype).str, "data": (ptr, readonly),
             "strides": strides, "version": 3, "stream": None}

@@ -137,7 +137,7 @@ class Compiled:
             info = intake(a, pname)
             infos.append(a if info is None else info)
             if isinstance(spec, ArraySpec):
-                _check_array(self, pname, spec, info)
+                _check_array(self, pname, spec, info if info is not None else a)
             else:
                 if isinstance(info, ArrayInfo):
                     raise TileTypeError(f"argument '{pname}': kernel '{self.name}' was compiled "

@@ -2,7 +2,7 @@
 
 A launch that went through the full path (intake, specialization, compile, checks) leaves a
 `CpuPlan` behind, filed under the *call signature* of its arguments: per numpy array its dtype,
-shape, byte strides, writability and pointer alignment (mod 128); per scalar its type; per
+shape, byte strides, writability and pointer alignment (mod 16); per scalar its type; per
 Constant its value. Everything a specialization or an argument check can depend on is in the
 signature except the array pointers and scalar values, so a later call with the same signature
 needs only: the signature (a tuple and a dict lookup), the pointers (read from the numpy object,
@@ -23,7 +23,7 @@ from .intake import _DATA_OFFSET, numpy_ptr
 
 GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
-_ALIGN = 127
+_ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
 
 _ndarray = np.ndarray
 _from_address = ctypes.c_void_p.from_address
