@@ -141,7 +141,7 @@ def test_launch_errors_of_a_compiled_kernel():
         (host, (a, a, a, 128), ct.TileValueError, "const 256 \\(a Constant baked into the binary\\), got 128"),
         (host, (a, a), ct.TileTypeError, "compiled for 4 argument"),
         (host, (a, a, 1.0, 256), ct.TileTypeError, "got float"),
-        (host, (FakeCAI((1000,)), a, a, 256), ct.TileValueError, "CUDA arrays passed to a CPU launch"),
+        (host, (FakeCAI((1000,)), FakeCAI((1000,)), FakeCAI((1000,)), 256), ct.TileValueError, "CUDA arrays passed to a CPU launch"),
         (gpu, (a, a, a, 256), ct.TileValueError, "CPU arrays passed to a GPU launch: kernel "
                                                  "'vector_add' was compiled for sm_90"),
     ]
