@@ -1,16 +1,18 @@
-"""The per-call fast path of `tilepy.launch` on the CPU backend.
+"""The per-call fast path of `tilepy.launch`.
 
 A launch that went through the full path (intake, specialization, compile, checks) leaves a
-`CpuPlan` behind, filed under the *call signature* of its arguments: per numpy array its dtype,
-shape, byte strides, writability and pointer alignment (mod 16); per scalar its type; per
-Constant its value. Everything a specialization or an argument check can depend on is in the
-signature except the array pointers and scalar values, so a later call with the same signature
-needs only: the signature (a tuple and a dict lookup), the pointers (read from the numpy object,
-~0.2 us), the scalar values, and one ctypes call. The C argument block of a plan (a ctypes
-Structure with the shapes and strides already filled in, and the `void*[]` pointing into it)
-is taken from a per-plan pool for the duration of the call, so threads never share one.
+plan behind, filed under the *call signature* of its arguments: per array its dtype, shape,
+strides, writability (numpy) or device and negation bit (torch), and pointer alignment (mod
+16); per scalar its type; per Constant its value. Everything a specialization or an argument
+check can depend on is in the signature except the array pointers and scalar values, so a later
+call with the same signature needs only: the signature (a tuple and a dict lookup), the
+pointers (read from the numpy object in ~0.2 us), the scalar values, and one call.
 
-Anything else -- torch tensors, CUDA arrays, a stream, a new signature -- takes the full path.
+`CpuPlan`: the C argument block (a ctypes Structure with the shapes and strides filled in, and
+the `void*[]` pointing into it) is taken from a per-plan pool for the duration of the call, so
+threads never share one. `GpuPlan`: the cuda.core argument list with the pointers replaced.
+Anything else -- other array types, a new signature, a stream with CPU arrays -- takes the full
+path, which validates and explains.
 """
 from __future__ import annotations
 
@@ -31,6 +33,11 @@ _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, n
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
 _SCALAR_SET = frozenset(_SCALARS)
 _CONST_TYPES = frozenset((int, bool, str, type(None)))
+_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+
+
+def note_torch(tensor_type):
+    _torch_tensor[0] = tensor_type
 
 
 class KernelPlans:
@@ -67,6 +74,10 @@ def signature(args, consts):
         if t is _ndarray:
             p = (_from_address(id(a) + off).value or 0) if off is not None else numpy_ptr(a)
             sig.append((a.dtype, a.shape, a.strides, a.flags.writeable, p & _ALIGN))
+            vals.append(p)
+        elif t is _torch_tensor[0]:
+            p = a.data_ptr()
+            sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
             vals.append(p)
         elif c:
             if t in _CONST_TYPES:
@@ -127,6 +138,7 @@ def _half_bits(dtype):
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "struct", "fields", "template", "slots", "pool", "workers")
+    gpu = False
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn):
         """`values`: the packed ctypes values of one valid call (launcher.pack_args);
@@ -147,7 +159,7 @@ class CpuPlan:
         ptrs = (ctypes.c_void_p * n)(*[base + getattr(self.struct, f).offset for f in self.fields])
         return s, ptrs
 
-    def run(self, g, vals):
+    def run(self, g, vals, stream=None):
         pool = self.pool
         try:
             block = pool.pop()
@@ -165,3 +177,43 @@ class CpuPlan:
             pool.append(block)
         if rc != 0:
             raise TileLaunchError(f"the CPU launch failed with code {rc}")
+
+
+class GpuPlan:
+    """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
+    __slots__ = ("kernel", "dev", "block", "args", "slots", "configs", "infos")
+    gpu = True
+
+    def __init__(self, kernel, dev, block, values: list, slots: list, infos):
+        from .gpu import NP_SCALAR, gpu_arg
+        self.kernel, self.dev, self.block = kernel, dev, block
+        self.args = [gpu_arg(v) for v in values]
+        self.slots = [None if s is None else
+                      (s[0], s[1], None if s[1] is None else NP_SCALAR[type(values[s[0]])])
+                      for s in slots]
+        self.configs: dict = {}
+        self.infos = [_StreamHint(getattr(i, "source", "")) for i in infos]
+
+    def run(self, g, vals, stream=None):
+        from cuda.core import LaunchConfig, launch
+        from .gpu import resolve_stream
+        args = self.args.copy()
+        for slot, v in zip(self.slots, vals):
+            if slot is not None:
+                i, conv, wrap = slot
+                args[i] = v if conv is None else wrap(conv(v))
+        cfg = self.configs.get(g)
+        if cfg is None:
+            if len(self.configs) >= MAX_PLANS:
+                self.configs.clear()
+            cfg = self.configs[g] = LaunchConfig(grid=g, block=self.block)
+        self.dev.set_current()
+        launch(resolve_stream(stream, self.infos, self.dev), cfg, self.kernel, *args)
+
+
+class _StreamHint:
+    """What resolve_stream needs to know of an argument: was it a torch tensor."""
+    __slots__ = ("source",)
+
+    def __init__(self, source: str):
+        self.source = source

@@ -146,20 +146,22 @@ def loaded_kernel(ck, dev):
     return kern
 
 
-def launch_gpu(stream, grid, ck, infos, values):
-    """Launch `ck` on the GPU that holds the array arguments. `values` are the packed C
-    arguments (launcher.pack_args)."""
+def launch_gpu(stream, grid, ck, infos, values, slots):
+    """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
+    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
     if not driver_available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
                               "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
-    from cuda.core import Device, LaunchConfig, launch
+    from cuda.core import Device
+    from .dispatch import GpuPlan
     ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
     ids.discard(None)
     dev = Device(ids.pop() if ids else 0)
     dev.set_current()
-    kern = loaded_kernel(ck, dev)
-    config = LaunchConfig(grid=grid, block=(ck.emitted.nt, 1, 1))
-    launch(resolve_stream(stream, infos, dev), config, kern, *[gpu_arg(v) for v in values])
+    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos)
+    if grid[0] * grid[1] * grid[2]:
+        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
+    return plan
 
 
 def gpu_arg(v):
@@ -167,7 +169,7 @@ def gpu_arg(v):
     import ctypes
     if isinstance(v, ctypes.c_void_p):
         return int(v.value or 0)
-    return _NP[type(v)](v.value)
+    return NP_SCALAR[type(v)](v.value)
 
 
 def _np_table():
@@ -178,4 +180,4 @@ def _np_table():
             ctypes.c_double: np.float64, ctypes.c_bool: np.bool_}
 
 
-_NP = _np_table()
+NP_SCALAR = _np_table()

@@ -106,6 +106,8 @@ def _is_torch(obj) -> bool:
 
 
 def from_torch(t, name: str = "") -> ArrayInfo:
+    from .dispatch import note_torch
+    note_torch(sys.modules["torch"].Tensor)
     dev = t.device
     if t.layout is not sys.modules["torch"].strided:
         raise TileTypeError(f"{_arg(name)}{t.layout} tensors are not supported (only dense, "

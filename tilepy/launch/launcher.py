@@ -144,9 +144,11 @@ def check_devices(infos, names) -> tuple[str, int | None]:
     return "cuda", (ids.pop() if ids else None)
 
 
-def check_outputs(module, params, infos):
+def check_outputs(ck, params, infos):
     """Arrays the kernel writes must be writable and must not alias elements (stride 0)."""
-    stored = stored_arrays(module)
+    stored = ck.__dict__.get("_tp_stored")
+    if stored is None:
+        stored = ck.__dict__["_tp_stored"] = stored_arrays(ck.module)
     for p, info in zip(params, infos):
         if not isinstance(p, ArrayParam) or p.name not in stored:
             continue
@@ -162,16 +164,19 @@ def check_outputs(module, params, infos):
 # ----------------------------------------------------------------------------- launch
 def launch(stream, grid, kernel, args):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments."""
-    if stream is None and type(args) is tuple:
-        kp = getattr(kernel, "__dict__", {}).get("_tp_plans")
+    if type(args) is tuple:
+        try:
+            kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
+        except AttributeError:
+            kp = None
         if kp is not None:
             found = signature(args, kp.consts)
             if found is not None:
                 plan = kp.table.get(found[0])
                 g = grid3(grid)
-                if plan is not None and g is not None:
+                if plan is not None and g is not None and (stream is None or plan.gpu):
                     try:
-                        return plan.run(g, found[1])
+                        return plan.run(g, found[1], stream)
                     except TileError as e:
                         raise e.with_traceback(None) from None
     try:
@@ -202,23 +207,22 @@ def _launch(stream, grid, kernel, args):
                               "arrays (numpy, torch CPU) to run on the CPU backend")
     key, params = kernel.specialize(infos)
     ck = compile_specialization(kernel, key, params)
-    check_outputs(ck.module, params, infos)
+    check_outputs(ck, params, infos)
     slots: list = []
     values = pack_args(params, infos, slots)
     if device == "cuda":
         from .gpu import launch_gpu
+        plan = launch_gpu(stream, g, ck, infos, values, slots)
+    else:
+        from . import cpu
+        lib = cpu.build(ck.emitted, ck.compile_source())
+        plan = CpuPlan(lib, getattr(lib, cpu.ENTRY), values, slots, lambda: settings().cpu_workers)
         if g[0] * g[1] * g[2]:
-            launch_gpu(stream, g, ck, infos, values)
-        return
-    from . import cpu
-    lib = cpu.build(ck.emitted, ck.compile_source())
-    plan = CpuPlan(lib, getattr(lib, cpu.ENTRY), values, slots, lambda: settings().cpu_workers)
-    if stream is None and type(args) is tuple:
+            plan.run(g, [i.ptr if isinstance(i, ArrayInfo) else i for i in infos])
+    if type(args) is tuple:
         found = signature(args, plans_of(kernel).consts)
         if found is not None:
             plans_of(kernel).store(found[0], plan)
-    if g[0] * g[1] * g[2]:
-        plan.run(g, [i.ptr if isinstance(i, ArrayInfo) else i for i in infos])
 
 
 def _intake(a, name):
