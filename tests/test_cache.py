@@ -289,3 +289,13 @@ def test_headers_match_nvrtc_major():
     assert int(tc.runtime_version) // 1000 == tc.major
     assert os.path.exists(os.path.join(tc.include_dir, "cuda_fp16.h"))
     assert 80 in tc.supported_archs and 90 in tc.supported_archs
+
+
+def test_host_compiler_version_is_remembered(cache_dir, monkeypatch):
+    import shutil
+    import subprocess as sp
+    cxx = shutil.which("g++") or shutil.which("c++")
+    first = toolchain.compiler_version(cxx)
+    assert first and json.loads((cache_dir / toolchain.COMPILERS).read_text())
+    monkeypatch.setattr(sp, "run", lambda *a, **k: pytest.fail("ran the compiler again"))
+    assert toolchain.compiler_version(cxx) == first

@@ -36,10 +36,8 @@ def host_compiler() -> str:
 
 @functools.lru_cache(maxsize=None)
 def compiler_id(cxx: str) -> str:
-    try:
-        return subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
-    except OSError:
-        return cxx
+    from .toolchain import compiler_version
+    return compiler_version(cxx)
 
 
 def flags() -> list[str]:

@@ -93,17 +93,7 @@ def _read_memo(path: str) -> Toolchain | None:
 
 
 def _write_memo(path: str, tc: Toolchain):
-    from . import cache
-    text = json.dumps({"toolchain": asdict(tc), "fingerprint": fingerprint(tc)})
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        import tempfile
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=cache.TMP_PREFIX)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    _write_text(path, json.dumps({"toolchain": asdict(tc), "fingerprint": fingerprint(tc)}))
 
 
 def bindings_major() -> int:
@@ -153,10 +143,16 @@ def probe() -> Toolchain:
     return Toolchain(f"{major}.{minor}", rt, inc, lib, tuple(int(a) for a in archs))
 
 
+def _major_of(rt: str | None) -> int | None:
+    return int(rt) // 1000 if rt else None
+
+
+@functools.lru_cache(maxsize=None)
 def runtime_version(include_dir: str) -> str | None:
+    """CUDART_VERSION of the headers in `include_dir` (defined near the top of the file)."""
     try:
         with open(os.path.join(include_dir, "cuda_runtime_api.h"), errors="replace") as f:
-            m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", f.read())
+            m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", f.read(1 << 16))
     except OSError:
         return None
     return m.group(1) if m else None
@@ -165,23 +161,69 @@ def runtime_version(include_dir: str) -> str | None:
 def include_dir_for(major: int) -> tuple[str, str]:
     """(include dir, CUDART_VERSION) of CUDA headers whose major version is NVRTC's."""
     candidates = []
-    try:
-        import cuda.pathfinder
-        found = cuda.pathfinder.find_nvidia_header_directory("cudart")
-        if found:
-            candidates.append(found)
-    except Exception:
-        pass
     for d in _site_nvidia_dirs():         # cu13 wheel layout, then the cu12 one
         candidates += [os.path.join(d, f"cu{major}", "include"),
                        os.path.join(d, "cuda_runtime", "include")]
+    try:                                  # conda, CUDA_HOME, ... (slower to ask: imports ~50 ms)
+        if not any(_major_of(runtime_version(c)) == major for c in candidates):
+            import cuda.pathfinder
+            found = cuda.pathfinder.find_nvidia_header_directory("cudart")
+            if found:
+                candidates.append(found)
+    except Exception:
+        pass
     candidates += glob.glob(os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include"))
     seen = []
     for c in candidates:
         rt = runtime_version(c)
         seen.append(f"{c} ({rt or 'no cuda_runtime_api.h'})")
-        if rt and int(rt) // 1000 == major:
+        if _major_of(rt) == major:
             return c, rt
     raise TileCompileError(f"cannot find CUDA {major} headers (cuda_fp16.h) for NVRTC {major}: "
                            f"install the matching runtime wheel (pip install 'tilepy[cu{major}]'); "
                            f"looked at: {'; '.join(seen) or 'nothing'}")
+
+
+# ----------------------------------------------------------------------------- host compiler
+COMPILERS = "compilers.json"
+
+
+def compiler_version(cxx: str) -> str:
+    """`cxx --version`'s first line, remembered in the cache dir by the compiler binary's
+    identity (resolved path, size, mtime), so a process with a cached library runs no compiler."""
+    import subprocess
+    real = os.path.realpath(cxx)
+    ident = f"{real}:{_stat(real)}"
+    d = settings().cache_dir
+    memo_path = os.path.join(d, COMPILERS) if d else None
+    memo = {}
+    if memo_path:
+        try:
+            with open(memo_path) as f:
+                memo = json.load(f)
+            if ident in memo:
+                return memo[ident]
+        except (OSError, ValueError):
+            memo = {}
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+        version = out.split("\n")[0]
+    except OSError:
+        return cxx
+    if memo_path and isinstance(memo, dict):
+        memo[ident] = version
+        _write_text(memo_path, json.dumps(memo))
+    return version
+
+
+def _write_text(path: str, text: str):
+    from . import cache
+    import tempfile
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=cache.TMP_PREFIX)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
