@@ -299,3 +299,18 @@ def test_host_compiler_version_is_remembered(cache_dir, monkeypatch):
     assert first and json.loads((cache_dir / toolchain.COMPILERS).read_text())
     monkeypatch.setattr(sp, "run", lambda *a, **k: pytest.fail("ran the compiler again"))
     assert toolchain.compiler_version(cxx) == first
+
+
+def test_cache_off_cpu_backend_leaves_no_files(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+
+    @ct.kernel
+    def neg(a):
+        ct.store(a, (0,), -ct.load(a, (0,), (4,)))
+    a = np.arange(4, dtype=np.float32)
+    ct.launch(None, (1,), neg, (a,))
+    assert a.tolist() == [0, -1, -2, -3]
+    assert list(tmp_path.iterdir()) == []

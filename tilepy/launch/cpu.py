@@ -78,8 +78,13 @@ def build(emitted, source: str) -> ctypes.CDLL:
         data = _compile(cxx, fl, full, emitted.name)
         path = cache.put("cpu", key, data, {"kind": "cpu", "name": emitted.name,
                                             "compiler": compiler_id(cxx), "tilepy": __version__},
-                         ".so") or _scratch_file(data)
-        lib = _load(path)
+                         ".so")
+        if path is None:                    # no disk cache: load a scratch copy, then delete it
+            path = _scratch_file(data)
+            lib = _load(path)
+            os.unlink(path)
+        else:
+            lib = _load(path)
         if lib is None:
             raise TileCompileError(f"the CPU library of kernel '{emitted.name}' does not load")
     fn = getattr(lib, ENTRY)
