@@ -349,3 +349,19 @@ def test_host_compiler_error_points_at_the_user_line(code, prelude):
     assert_located(e.value, "BROKEN", "ct.store", __file__)
     assert "host C++ compiler could not build kernel 'victim'" in e.value.message
     assert e.value.message.split(": ", 1)[1] in e.value.log
+
+
+@ct.kernel
+def mul(x, out, s):
+    ct.store(out, (0,), ct.load(x, (0,), (8,)) * s)
+
+
+@pytest.mark.parametrize("dtype,s", [(np.float16, np.float16(1.5)), (np.float32, np.float32(-2.25)),
+                                     (np.int64, np.int64(-3)), (np.int32, 7),
+                                     (np.int16, np.int16(-3)), (np.uint8, np.uint8(2))])
+def test_scalar_kinds_on_both_paths(dtype, s):
+    x = np.arange(8).astype(dtype)
+    for _ in range(3):                      # the full path, then the fast path
+        out = np.zeros_like(x)
+        ct.launch(None, (1,), mul, (x, out, s))
+        assert out.tolist() == (x * s).astype(dtype).tolist()
