@@ -55,6 +55,13 @@ def test_cpu_arrays_to_a_gpu_launch(stream):
         launch_vadd(a, a, a, stream=stream)
 
 
+@pytest.mark.parametrize("stream", ["stream", 1.5, object()])
+def test_cpu_launch_rejects_other_streams(stream):
+    a = np.zeros(64, np.float32)
+    with pytest.raises(ct.TileValueError, match="as a stream: pass None for the CPU backend"):
+        launch_vadd(a, a, a, stream=stream)
+
+
 @no_driver
 @pytest.mark.parametrize("make", [lambda: FakeCAI((64,)), lambda: FakeDLPack((64,))])
 def test_cuda_arrays_without_a_driver(make):

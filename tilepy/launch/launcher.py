@@ -198,10 +198,13 @@ def _launch(stream, grid, kernel, args):
     names = list(kernel.signature.parameters)
     infos = [_intake(a, n) for a, n in zip(args, names)] + list(args[len(names):])
     device, _ = check_devices(infos, names)
-    if device == "cpu" and is_cuda_stream(stream):
-        raise TileValueError(f"CPU arrays passed to a GPU launch: the stream is a CUDA stream "
-                             f"({type(stream).__name__}) but the array arguments are in host memory; "
-                             f"pass CUDA arrays, or stream=None to run on the CPU backend")
+    if device == "cpu" and stream is not None:
+        if is_cuda_stream(stream):
+            raise TileValueError(f"CPU arrays passed to a GPU launch: the stream is a CUDA stream "
+                                 f"({type(stream).__name__}) but the array arguments are in host "
+                                 f"memory; pass CUDA arrays, or stream=None to run on the CPU backend")
+        raise TileValueError(f"cannot use a {type(stream).__name__} as a stream: pass None for the "
+                             f"CPU backend (or a CUDA stream with CUDA arrays)")
     if device == "cuda" and not driver_available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; pass CPU "
                               "arrays (numpy, torch CPU) to run on the CPU backend")
