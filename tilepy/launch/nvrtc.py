@@ -1,6 +1,6 @@
 """NVRTC: emitted CUDA C++ -> cubin (or PTX), without needing a GPU or a driver.
 
-tilepy's runtime header is passed to NVRTC from memory; CUDA's own headers (cuda_fp16.h, ...)
+NVRTC is called through ctypes (nvrtc_lib.py). tilepy's runtime header is passed to it from memory; CUDA's own headers (cuda_fp16.h, ...)
 come from the nvidia-cuda-runtime wheel of the same CUDA major version as NVRTC. The log
 (warnings and the `ptxas -v` resource report) is kept with the binary. Errors raise
 TileCompileError located at the user's line through the #line directives, with the raw log.
@@ -107,47 +107,9 @@ def _valid(kind: str, data: bytes) -> bool:
     return data[:4] == b"\x7fELF" if kind == "cubin" else data.lstrip()[:2] == b"//"
 
 
-def _check(res, what, prog=None):
-    nvrtc = toolchain.nvrtc_module()
-    if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        msg = nvrtc.nvrtcGetErrorString(res)[1].decode()
-        raise TileCompileError(f"NVRTC {what} failed: {msg}", log=_log(prog) if prog else "")
-
-
-def _log(prog) -> str:
-    nvrtc = toolchain.nvrtc_module()
-    err, n = nvrtc.nvrtcGetProgramLogSize(prog)
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS or n <= 1:
-        return ""
-    buf = bytearray(n)                       # never b" " * n: NVRTC writes into the buffer
-    nvrtc.nvrtcGetProgramLog(prog, buf)
-    return bytes(buf).rstrip(b"\0").decode(errors="replace")
-
-
 def _compile(source: str, arch: str, name: str, kind: str) -> Cubin:
-    nvrtc = toolchain.nvrtc_module()
-    hdrs = _headers()
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), len(hdrs),
-                                         [v.encode() for v in hdrs.values()],
-                                         [k.encode() for k in hdrs])
-    _check(err, "program creation")
-    try:
-        opts = [o.encode() for o in options(arch)]
-        opts.append(f"--include-path={cuda_include_dir()}".encode())
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise compile_error(f"NVRTC could not compile kernel '{name}' for {arch}", _log(prog))
-        log = _log(prog)
-        if kind == "cubin":
-            size_fn, get_fn = nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN
-        else:
-            size_fn, get_fn = nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX
-        err, n = size_fn(prog)
-        _check(err, f"{kind} size", prog)
-        buf = bytearray(n)
-        (err,) = get_fn(prog, buf)
-        _check(err, kind, prog)
-        data = bytes(buf).rstrip(b"\0") if kind == "ptx" else bytes(buf)
-        return Cubin(arch, data, log, kind)
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    opts = options(arch) + [f"--include-path={cuda_include_dir()}"]
+    ok, data, log = toolchain.nvrtc_lib().compile(source, f"{name}.cu", _headers(), opts, kind)
+    if not ok:
+        raise compile_error(f"NVRTC could not compile kernel '{name}' for {arch}", log)
+    return Cubin(arch, data, log, kind)

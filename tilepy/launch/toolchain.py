@@ -7,10 +7,10 @@ library-search environment variables, the files of the installed `nvidia` wheels
 NVRTC library and header files found last time. A different fingerprint re-derives it.
 
 CUDA 12 and 13 (extras `cu12`, `cu13`): the CUDA major version is cuda-bindings' (the `cu12`
-extra pins it to 12.x). The CUDA 13 wheels stay installed beside the CUDA 12 ones, and
-cuda.pathfinder would load libnvrtc.so.13 first, so `load_nvrtc()` loads the NVRTC of the
-bindings' major version globally before cuda.bindings looks for one (it takes an already loaded
-library first); the headers come from the runtime wheel of that same major version.
+extra pins it to 12.x, and the driver API then matches). The CUDA 13 wheels stay installed
+beside the CUDA 12 ones, and cuda.pathfinder would pick libnvrtc.so.13 first, so `find_nvrtc()`
+looks for the NVRTC of the bindings' major version itself; the headers come from the runtime
+wheel of that same major version.
 """
 from __future__ import annotations
 
@@ -97,45 +97,49 @@ def _write_memo(path: str, tc: Toolchain):
 
 
 def bindings_major() -> int:
+    """cuda-bindings' CUDA major version, read from its _version.py (importing the package
+    costs more than the rest of a cache hit)."""
+    spec = importlib.util.find_spec("cuda.bindings")
+    try:
+        with open(os.path.join(os.path.dirname(spec.origin), "_version.py")) as f:
+            m = re.search(r"""__version__\s*=\s*["'](\d+)\.""", f.read())
+        if m:
+            return int(m.group(1))
+    except (OSError, AttributeError, TypeError):
+        pass
     import cuda.bindings
     return int(cuda.bindings.__version__.split(".")[0])
 
 
-@functools.lru_cache(maxsize=None)
-def load_nvrtc() -> str | None:
-    """Load the wheel NVRTC of cuda-bindings' CUDA major version (RTLD_GLOBAL, so that
-    cuda.bindings uses it); its path, or None to leave the choice to cuda.pathfinder."""
-    import ctypes
+def find_nvrtc() -> str:
+    """Path of the NVRTC to use: the wheel of cuda-bindings' CUDA major version (the CUDA 13
+    wheel stays installed beside the `cu12` extra's), else what cuda.pathfinder finds."""
     major = bindings_major()
     for d in _site_nvidia_dirs():
         for sub in (f"cu{major}", "cuda_nvrtc"):
             path = os.path.join(d, sub, "lib", f"libnvrtc.so.{major}")
             if os.path.exists(path):
-                try:
-                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                    return path
-                except OSError:
-                    continue
-    return None
+                return path
+    import cuda.pathfinder
+    return cuda.pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path
 
 
-def nvrtc_module():
-    """cuda.bindings.nvrtc, bound to the NVRTC of the right CUDA major version."""
-    load_nvrtc()
-    from cuda.bindings import nvrtc
-    return nvrtc
+def nvrtc_lib():
+    """The loaded NVRTC (nvrtc_lib.NVRTC) of the current toolchain."""
+    from . import nvrtc_lib
+    return nvrtc_lib.load(info().nvrtc_lib)
 
 
 def probe() -> Toolchain:
     """Load NVRTC and look everything up (slow; needs no driver)."""
+    from . import nvrtc_lib
     try:
-        lib = load_nvrtc()
-        nvrtc = nvrtc_module()
-        _, major, minor = nvrtc.nvrtcVersion()
-        _, archs = nvrtc.nvrtcGetSupportedArchs()
-        if lib is None:
-            import cuda.pathfinder
-            lib = cuda.pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path or ""
+        lib = find_nvrtc()
+        nv = nvrtc_lib.load(lib)
+        major, minor = nv.version()
+        archs = nv.supported_archs()
+    except TileCompileError:
+        raise
     except Exception as e:     # no wheel, or a library that does not load
         raise TileCompileError(f"cannot load NVRTC ({type(e).__name__}: {e}); install tilepy with "
                                f"the CUDA wheels: pip install 'tilepy[cu13]' (or [cu12])") from None
