@@ -183,9 +183,10 @@ def include_dir_for(major: int) -> tuple[str, str]:
         seen.append(f"{c} ({rt or 'no cuda_runtime_api.h'})")
         if _major_of(rt) == major:
             return c, rt
+    fix = (f"install the matching runtime wheel (pip install 'tilepy[cu{major}]')" if major in (12, 13)
+           else "tilepy uses the CUDA 12 or 13 wheels (extras cu12, cu13)")
     raise TileCompileError(f"cannot find CUDA {major} headers (cuda_fp16.h) for NVRTC {major}: "
-                           f"install the matching runtime wheel (pip install 'tilepy[cu{major}]'); "
-                           f"looked at: {'; '.join(seen) or 'nothing'}")
+                           f"{fix}; looked at: {'; '.join(seen) or 'nothing'}")
 
 
 # ----------------------------------------------------------------------------- host compiler
