@@ -44,8 +44,8 @@ def test_missing_headers_of_the_major_version(two_layouts, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", str(two_layouts / "nowhere"))
     monkeypatch.setattr(cuda.pathfinder, "find_nvidia_header_directory", lambda name: None)
     shutil.rmtree(two_layouts / "cuda_runtime")
-    with pytest.raises(ct.TileCompileError, match=r"cannot find CUDA 12 headers .* "
-                                                  r"pip install 'tilepy\[cu12\]'"):
+    with pytest.raises(ct.TileCompileError, match=r"cannot find CUDA 12 headers .*"
+                                                  r"\(pip install 'tilepy\[cu12\]'\)"):
         toolchain.include_dir_for(12)
     with pytest.raises(ct.TileCompileError, match="CUDA 12 or 13 wheels"):
         toolchain.include_dir_for(11)
