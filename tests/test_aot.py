@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 import pytest
+from fake_arrays import FakeCAI
 
 import tilepy as ct
-from fake_arrays import FakeCAI
 from tilepy import aot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -135,13 +135,16 @@ def test_launch_errors_of_a_compiled_kernel():
     a = np.zeros(1000, np.float32)
     cases = [
         (host, (a.astype(np.float16), a, a, 256), ct.TileTypeError,
-         "compiled for float32\\[::1\\], got dtype float16: the kernel was not specialized for float16"),
+         "compiled for float32\\[::1\\], got dtype float16: "
+         "the kernel was not specialized for float16"),
         (host, (a.reshape(10, 100), a, a, 256), ct.TileTypeError, "got a 2-D array \\(wrong rank\\)"),
         (host, (a[::2], a, a, 256), ct.TileValueError, "dimension 0 must have unit stride"),
-        (host, (a, a, a, 128), ct.TileValueError, "const 256 \\(a Constant baked into the binary\\), got 128"),
+        (host, (a, a, a, 128), ct.TileValueError,
+         "const 256 \\(a Constant baked into the binary\\), got 128"),
         (host, (a, a), ct.TileTypeError, "compiled for 4 argument"),
         (host, (a, a, 1.0, 256), ct.TileTypeError, "got float"),
-        (host, (FakeCAI((1000,)), FakeCAI((1000,)), FakeCAI((1000,)), 256), ct.TileValueError, "CUDA arrays passed to a CPU launch"),
+        (host, (FakeCAI((1000,)), FakeCAI((1000,)), FakeCAI((1000,)), 256), ct.TileValueError,
+         "CUDA arrays passed to a CPU launch"),
         (gpu, (a, a, a, 256), ct.TileValueError, "CPU arrays passed to a GPU launch: kernel "
                                                  "'vector_add' was compiled for sm_90"),
     ]

@@ -2,9 +2,9 @@
 clear error for every array a kernel cannot take."""
 import numpy as np
 import pytest
+from fake_arrays import FakeCAI, FakeDLPack
 
 import tilepy as ct
-from fake_arrays import FakeCAI, FakeDLPack
 from tilepy.launch.intake import ArrayInfo, intake, numpy_ptr
 
 

@@ -35,6 +35,7 @@ def torch_cuda():
 
 def test_device_arch_is_compiled_exactly():
     from cuda.core import Device
+
     from tilepy.launch.gpu import device_target
     dev = Device(0)
     dev.set_current()

@@ -322,6 +322,7 @@ def _params(c: Compiled) -> list:
 def _run_cpu(c: Compiled, grid, values):
     import ctypes
     import tempfile
+
     from .launch import cpu
     if c._lib is None:
         fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-aot-")

@@ -196,6 +196,7 @@ class GpuPlan:
 
     def run(self, g, vals, stream=None):
         from cuda.core import LaunchConfig, launch
+
         from .gpu import resolve_stream
         args = self.args.copy()
         for slot, v in zip(self.slots, vals):

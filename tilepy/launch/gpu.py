@@ -135,6 +135,7 @@ def loaded_kernel(ck, dev):
     kern = _KERNELS.get(key)
     if kern is None:
         from cuda.core import ObjectCode
+
         from .nvrtc import compile_cubin
         target = device_target(dev)
         code = compile_cubin(ck.compile_source(), target, ck.name)
@@ -153,6 +154,7 @@ def launch_gpu(stream, grid, ck, infos, values, slots):
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
                               "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
     from cuda.core import Device
+
     from .dispatch import GpuPlan
     ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
     ids.discard(None)

@@ -15,8 +15,7 @@ import ctypes
 
 import numpy as np
 
-from ..errors import (TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError,
-                      TileValueError)
+from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ..frontend.context import ArrayParam, ScalarParam
 from ..settings import settings
 from ..types import dtype as D

@@ -1,7 +1,8 @@
 """NVRTC: emitted CUDA C++ -> cubin (or PTX), without needing a GPU or a driver.
 
-NVRTC is called through ctypes (nvrtc_lib.py). tilepy's runtime header is passed to it from memory; CUDA's own headers (cuda_fp16.h, ...)
-come from the nvidia-cuda-runtime wheel of the same CUDA major version as NVRTC. The log
+NVRTC is called through ctypes (nvrtc_lib.py). tilepy's runtime header is passed to it from
+memory; CUDA's own headers (cuda_fp16.h, ...) come from the nvidia-cuda-runtime wheel of the
+same CUDA major version as NVRTC. The log
 (warnings and the `ptxas -v` resource report) is kept with the binary. Errors raise
 TileCompileError located at the user's line through the #line directives, with the raw log.
 

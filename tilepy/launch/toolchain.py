@@ -222,8 +222,9 @@ def compiler_version(cxx: str) -> str:
 
 
 def _write_text(path: str, text: str):
-    from . import cache
     import tempfile
+
+    from . import cache
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=cache.TMP_PREFIX)
