@@ -137,13 +137,14 @@ def _half_bits(dtype):
 
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
-    __slots__ = ("fn", "lib", "struct", "fields", "template", "slots", "pool", "workers")
+    __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers")
     gpu = False
 
-    def __init__(self, lib, fn, values: list, slots: list, workers_fn):
-        """`values`: the packed ctypes values of one valid call (launcher.pack_args);
+    def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = ()):
+        """`fn(params, gx, gy, gz, *extra, workers)` is the library's entry point (cpu.py);
+        `values`: the packed ctypes values of one valid call (launcher.pack_args);
         `slots`: per kernel argument, (field index, converter) or None for constants."""
-        self.lib, self.fn = lib, fn
+        self.lib, self.fn, self.extra = lib, fn, extra
         fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
         self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
         self.fields = [f for f, _ in fields]
@@ -172,7 +173,8 @@ class CpuPlan:
                     field, conv = slot
                     setattr(s, field, v if conv is None else conv(v))
             gx, gy, gz = g
-            rc = self.fn(block[1], gx, gy, gz, 1 if gx * gy * gz == 1 else self.workers())
+            rc = self.fn(block[1], gx, gy, gz, *self.extra,
+                         1 if gx * gy * gz == 1 else self.workers())
         finally:
             pool.append(block)
         if rc != 0:

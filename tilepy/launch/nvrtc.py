@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError
 from . import cache, toolchain
-from .diagnostics import compile_error
+from .diagnostics import compile_error, user_loc
+
+_first_error_loc = user_loc      # the name cpu.py used before diagnostics.py (kept for merges)
 
 BASE_OPTIONS = ("--std=c++17", "-Xptxas=-v", "--generate-line-info", "-default-device")
 
