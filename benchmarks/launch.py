@@ -123,9 +123,12 @@ def tilepy_dispatch():
 
 
 def warp_dispatch():
-    import warp as wp
-    wp.config.quiet = True
-    wp.init()
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()):      # Warp's start-up banner
+        import warp as wp
+        wp.config.quiet = True
+        wp.init()
 
     @wp.kernel
     def bump(a: wp.array(dtype=wp.float32)):
@@ -191,6 +194,9 @@ def main(argv=None):
     rows = [] if args.skip_compile else compile_rows(1 if args.quick else 3)
     rows += dispatch_rows(7 if args.quick else 21, 2000 if args.quick else 10000)
     print(table(rows))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n{os.cpu_count()} CPUs, load average {load} (other processes inflate every time above; "
+          f"numpy's import time is a gauge)")
 
 
 if __name__ == "__main__":
