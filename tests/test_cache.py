@@ -314,3 +314,15 @@ def test_cache_off_cpu_backend_leaves_no_files(monkeypatch, tmp_path):
     ct.launch(None, (1,), neg, (a,))
     assert a.tolist() == [0, -1, -2, -3]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_settings_follow_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("TILEPY_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    for home in ("a", "b"):
+        monkeypatch.setenv("HOME", str(tmp_path / home))
+        assert settings().cache_dir == str(tmp_path / home / ".cache" / "tilepy" / ct.__version__)
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "3")
+    assert settings().cpu_workers == 3
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "x")
+    assert settings().cpu_workers == (os.cpu_count() or 1)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 DEFAULT_CACHE_SIZE = 2 << 30
 _VARS = ("TILEPY_CACHE_DIR", "TILEPY_CACHE_SIZE", "TILEPY_CPU_WORKERS", "TILEPY_CXX",
-         "XDG_CACHE_HOME")
+         "XDG_CACHE_HOME", "HOME")
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def settings() -> Settings:
 
 
 def _read(raw: tuple) -> Settings:
-    cache, size, workers, cxx, _ = raw
+    cache, size, workers, cxx = raw[:4]
     if cache is not None and cache.strip().lower() == "off":
         cache_dir = None
     else:
