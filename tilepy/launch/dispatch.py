@@ -137,14 +137,18 @@ def _half_bits(dtype):
 
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
-    __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers")
+    __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
+                 "mode", "error")
     gpu = False
 
-    def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = ()):
+    def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
+                 mode=None, error=None):
         """`fn(params, gx, gy, gz, *extra, workers)` is the library's entry point (cpu.py);
         `values`: the packed ctypes values of one valid call (launcher.pack_args);
-        `slots`: per kernel argument, (field index, converter) or None for constants."""
-        self.lib, self.fn, self.extra = lib, fn, extra
+        `slots`: per kernel argument, (field index, converter) or None for constants;
+        `mode()`: the CPU mode the library was built for, compared with the current one per
+        call (None: one mode only); `error()`: the library's text for a failed launch."""
+        self.lib, self.fn, self.extra, self.mode, self.error = lib, fn, extra, mode, error
         fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
         self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
         self.fields = [f for f, _ in fields]
@@ -152,6 +156,10 @@ class CpuPlan:
         self.slots = [None if s is None else (self.fields[s[0]], s[1]) for s in slots]
         self.pool: list = []
         self.workers = workers_fn
+
+    def accepts(self, stream, current_mode=None) -> bool:
+        """Can this plan run a call with `stream` now? (CPU launches take no stream.)"""
+        return stream is None and (self.mode is None or self.mode == current_mode())
 
     def _new_block(self):
         s = self.struct.from_buffer_copy(self.template) if self.template else self.struct()
@@ -178,13 +186,17 @@ class CpuPlan:
         finally:
             pool.append(block)
         if rc != 0:
-            raise TileLaunchError(f"the CPU launch failed with code {rc}")
+            text = self.error() if self.error is not None else ""
+            raise TileLaunchError(f"the CPU launch failed: {text or f'code {rc}'}")
 
 
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "dev", "block", "args", "slots", "configs", "infos")
     gpu = True
+
+    def accepts(self, stream, current_mode=None) -> bool:
+        return True
 
     def __init__(self, kernel, dev, block, values: list, slots: list, infos):
         from .gpu import NP_SCALAR, gpu_arg
