@@ -102,7 +102,7 @@ class Compiled:
     source: str = ""
     versions: dict = field(default_factory=dict)
     _specs: list = field(default_factory=list, repr=False)     # (parameter name, spec)
-    _lib: object = field(default=None, repr=False)              # the loaded CPU library
+    _lib: object = field(default=None, repr=False)   # the loaded CPU library / GPU kernels
 
     @property
     def metadata(self) -> dict:
@@ -300,8 +300,12 @@ def _run(c: Compiled, stream, grid, infos):
     ids = {i.device_id for i in infos if getattr(i, "device_id", None) is not None}
     dev = Device(ids.pop() if ids else 0)
     dev.set_current()
-    make = ObjectCode.from_cubin if c.kind == "cubin" else ObjectCode.from_ptx
-    kern = make(c.data, name=c.name).get_kernel(c.name)
+    kernels = c._lib if isinstance(c._lib, dict) else {}
+    kern = kernels.get(dev.device_id)
+    if kern is None:                      # loaded once per device
+        make = ObjectCode.from_cubin if c.kind == "cubin" else ObjectCode.from_ptx
+        kern = kernels[dev.device_id] = make(c.data, name=c.name).get_kernel(c.name)
+        c._lib = kernels
     launch(resolve_stream(stream, infos, dev), LaunchConfig(grid=grid, block=c.block), kern,
            *[gpu_arg(v) for v in values])
 
