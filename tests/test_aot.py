@@ -162,3 +162,15 @@ def test_bad_signatures():
         vector_add.compile("float32[:]")
     with pytest.raises(ct.TileCompileError, match="unknown target architecture 'gfx90a'"):
         vector_add.compile(*VADD_SIG, arch="gfx90a")
+
+
+@pytest.mark.parametrize("arch,cc,runs", [("sm_80", (8, 0), True), ("sm_80", (8, 6), True),
+                                          ("sm_86", (8, 0), False), ("sm_80", (9, 0), False),
+                                          ("sm_90", (9, 0), True), ("sm_90a", (9, 0), True),
+                                          ("sm_90a", (10, 0), False), ("sm_100a", (10, 3), False),
+                                          ("sm_120", (12, 1), True), ("sm_75", (7, 5), True)])
+def test_which_gpus_a_cubin_runs_on(arch, cc, runs):
+    why = aot.cubin_mismatch(arch, cc)
+    assert (why is None) == runs
+    if not runs:
+        assert f"compiled for {arch} and cannot run on this GPU (sm_{cc[0]}{cc[1]})" in why

@@ -300,6 +300,9 @@ def _run(c: Compiled, stream, grid, infos):
     ids = {i.device_id for i in infos if getattr(i, "device_id", None) is not None}
     dev = Device(ids.pop() if ids else 0)
     dev.set_current()
+    why = cubin_mismatch(c.arch, tuple(dev.compute_capability)) if c.kind == "cubin" else None
+    if why:
+        raise TileLaunchError(f"kernel '{c.name}': {why}")
     kernels = c._lib if isinstance(c._lib, dict) else {}
     kern = kernels.get(dev.device_id)
     if kern is None:                      # loaded once per device
@@ -308,6 +311,19 @@ def _run(c: Compiled, stream, grid, infos):
         c._lib = kernels
     launch(resolve_stream(stream, infos, dev), LaunchConfig(grid=grid, block=c.block), kern,
            *[gpu_arg(v) for v in values])
+
+
+def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:
+    """Why a cubin for `arch` cannot run on a device of compute capability `cc` (None if it
+    can): SASS runs on the same major version and an equal or newer minor; "a"/"f" variants
+    only on exactly their own arch."""
+    m = re.fullmatch(r"sm_(\d+?)(\d)([af]?)", arch)
+    if not m:
+        return f"cannot tell which GPUs a cubin for {arch} runs on"
+    major, minor, variant = int(m.group(1)), int(m.group(2)), m.group(3)
+    ok = (major, minor) == cc if variant else (major == cc[0] and minor <= cc[1])
+    return None if ok else (f"the cubin was compiled for {arch} and cannot run on this GPU "
+                            f"(sm_{cc[0]}{cc[1]}); compile it for sm_{cc[0]}{cc[1]}")
 
 
 def _params(c: Compiled) -> list:
