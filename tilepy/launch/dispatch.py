@@ -135,20 +135,26 @@ def _half_bits(dtype):
     return conv
 
 
+def _check_rc(rc: int):
+    if rc != 0:
+        raise TileLaunchError(f"the CPU launch failed with code {rc}")
+
+
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
-                 "mode", "error")
+                 "mode", "check")
     gpu = False
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
-                 mode=None, error=None):
+                 mode=None, check=None):
         """`fn(params, gx, gy, gz, *extra, workers)` is the library's entry point (cpu.py);
         `values`: the packed ctypes values of one valid call (launcher.pack_args);
         `slots`: per kernel argument, (field index, converter) or None for constants;
-        `mode()`: the CPU mode the library was built for, compared with the current one per
-        call (None: one mode only); `error()`: the library's text for a failed launch."""
-        self.lib, self.fn, self.extra, self.mode, self.error = lib, fn, extra, mode, error
+        `mode`: the CPU mode the library was built for, compared with the current one per call
+        (None: one mode only); `check(rc)`: what cpu.py checks after a launch (default: rc)."""
+        self.lib, self.fn, self.extra, self.mode = lib, fn, extra, mode
+        self.check = check or _check_rc
         fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
         self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
         self.fields = [f for f, _ in fields]
@@ -185,9 +191,7 @@ class CpuPlan:
                          1 if gx * gy * gz == 1 else self.workers())
         finally:
             pool.append(block)
-        if rc != 0:
-            text = self.error() if self.error is not None else ""
-            raise TileLaunchError(f"the CPU launch failed: {text or f'code {rc}'}")
+        self.check(rc)
 
 
 class GpuPlan:
