@@ -202,8 +202,7 @@ def test_grid_validation():
         run(vadd, (2**24,), a, a, a, 16)
     with pytest.raises(ct.TileValueError, match="grid"):
         run(vadd, (1, 1, 1, 1), a, a, a, 16)
-    with pytest.raises(ct.TileValueError, match=r"grid extent 0 .*\[1, 16777215\]"):
-        run(vadd, (0,), a, a, a, 16)     # CUDA rejects empty grids too
+    run(vadd, (0,), a, a, a, 16)     # an empty grid launches nothing
 
 
 def test_torch_cpu_tensors_if_available():

@@ -1,7 +1,9 @@
 """Every TILEPY_* environment variable, read in one place.
 
-TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tilepy/<version>);
-                   "off" disables the disk cache.
+TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tilepy/<version>,
+                   ~/.cache/tilepy/<version> without XDG_CACHE_HOME); "off" disables the disk cache.
+TILEPY_CACHE_SIZE  size cap of the disk cache: bytes, or a number with K/M/G (default 2G); the
+                   least recently used entries are evicted past it. "0" or "unlimited": no cap.
 TILEPY_CPU_WORKERS number of OS threads the CPU backend spreads blocks over (default: all cores).
 TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread per block) or
                    "faithful" (the block's real threads as fibers: barriers, warps, tensor-core
@@ -16,12 +18,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+DEFAULT_CACHE_SIZE = 2 << 30
+_VARS = ("TILEPY_CACHE_DIR", "TILEPY_CACHE_SIZE", "TILEPY_CPU_WORKERS", "TILEPY_CXX",
+         "TILEPY_CPU_MODE", "TILEPY_LOG", "TILEPY_INTERPRET", "XDG_CACHE_HOME", "HOME")
+
 
 @dataclass(frozen=True)
 class Settings:
-    cache_dir: str | None
+    cache_dir: str | None        # None: the disk cache is off
     cpu_workers: int
     cxx: str | None
+    cache_size: int | None = DEFAULT_CACHE_SIZE   # bytes; None: no cap
     cpu_mode: str = "fast"
     log: frozenset[str] = frozenset()
     interpret: bool = False
@@ -36,20 +43,57 @@ def _default_cache_dir() -> str:
     return os.path.join(base, "tilepy", __version__)
 
 
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+          "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_size(text: str | None) -> int | None:
+    """'500M' -> bytes; '0'/'unlimited' -> None (no cap); unset or unreadable -> the default."""
+    if text is None or not text.strip():
+        return DEFAULT_CACHE_SIZE
+    t = text.strip().upper()
+    if t in ("0", "UNLIMITED", "NONE", "OFF"):
+        return None
+    num = t.rstrip("KMGIB")
+    unit = t[len(num):]
+    try:
+        n = float(num) * _UNITS[unit]
+    except (ValueError, KeyError):
+        import warnings
+        warnings.warn(f"TILEPY_CACHE_SIZE={text!r} is not a size (e.g. 500M, 2G); using the default",
+                      stacklevel=3)
+        return DEFAULT_CACHE_SIZE
+    return int(n) if n > 0 else None
+
+
+_memo: tuple[tuple, Settings] | None = None
+
+
 def settings() -> Settings:
-    """The current settings (read on every call, so tests can change the environment)."""
-    cache = os.environ.get("TILEPY_CACHE_DIR")
+    """The current settings. The environment is read on every call (tests change it), but the
+    parsed result is reused while the variables are unchanged: launches call this per call."""
+    global _memo
+    env = os.environ
+    raw = tuple(env.get(k) for k in _VARS)
+    memo = _memo
+    if memo is not None and memo[0] == raw:
+        return memo[1]
+    s = _read(raw)
+    _memo = (raw, s)
+    return s
+
+
+def _read(raw: tuple) -> Settings:
+    cache, size, workers, cxx, mode, log = raw[:6]
     if cache is not None and cache.strip().lower() == "off":
         cache_dir = None
     else:
         cache_dir = cache or _default_cache_dir()
-    workers = os.environ.get("TILEPY_CPU_WORKERS")
     try:
         n = int(workers) if workers else (os.cpu_count() or 1)
     except ValueError:
         n = os.cpu_count() or 1
-    mode = (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
-    log = frozenset(t.strip().lower() for t in os.environ.get("TILEPY_LOG", "").split(",") if t.strip())
-    interpret = os.environ.get("TILEPY_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on")
-    return Settings(cache_dir, max(1, n), os.environ.get("TILEPY_CXX") or None, mode, log,
-                    interpret)
+    mode = (mode or "fast").strip().lower()
+    log = frozenset(t.strip().lower() for t in (log or "").split(",") if t.strip())
+    interp = (raw[6] or "").strip().lower() in ("1", "true", "yes", "on")
+    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log, interp)

@@ -112,6 +112,15 @@ class Kernel:
         except TileError as e:
             raise e.with_traceback(None) from None
 
+    def compile(self, *args, arch: str = "sm_90"):
+        """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
+        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
+        from ..aot import compile_kernel
+        try:
+            return compile_kernel(self, args, arch)
+        except TileError as e:
+            raise e.with_traceback(None) from None
+
     # ------------------------------------------------------------------ specialization
     def specialize(self, infos) -> tuple[tuple, list]:
         """(cache key, params) for per-argument infos (ArrayInfo or Python values)."""

@@ -43,9 +43,10 @@ def check_grid(grid) -> tuple[int, int, int]:
     for g in grid:
         if isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, np.integer)):
             raise TileValueError(f"grid extents must be ints (got {grid!r})")
-        if not 1 <= int(g) <= GRID_LIMIT:
+        if not 0 <= int(g) <= GRID_LIMIT:
             raise TileValueError(f"grid extent {int(g)} is out of range: each grid dimension must "
-                                 f"be in [1, {GRID_LIMIT}] (spec 8.3.10)")
+                                 f"be in [0, {GRID_LIMIT}] (spec 8.3.10; 0 launches nothing, as "
+                                 f"tilepy.launch does)")
         out.append(int(g))
     return tuple(out + [1] * (3 - len(out)))
 

@@ -22,7 +22,6 @@ import contextlib
 import contextvars
 import ctypes
 import functools
-import glob
 import os
 import platform
 import re
@@ -39,6 +38,7 @@ from ..settings import settings
 from . import cache
 
 ENTRY = "tp_cpu_launch"
+ASSERTS_FAILED = 2          # the entry point's return code when tile assertions failed
 MODES = ("fast", "faithful")
 MAX_DYNAMIC_SMEM = 227 * 1024
 
@@ -88,10 +88,8 @@ def host_compiler() -> str:
 
 @functools.lru_cache(maxsize=None)
 def compiler_id(cxx: str) -> str:
-    try:
-        return subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
-    except OSError:
-        return cxx
+    from .toolchain import compiler_version
+    return compiler_version(cxx)
 
 
 def flags(mode: str = "fast", threads: int = 1) -> list[str]:
@@ -103,14 +101,6 @@ def flags(mode: str = "fast", threads: int = 1) -> list[str]:
     if platform.machine() in ("x86_64", "AMD64"):
         f.append("-mf16c")             # hardware f16 conversions
     return f
-
-
-def _headers() -> list[str]:
-    out = []
-    for path in sorted(glob.glob(os.path.join(INCLUDE_DIR, "tilepy", "*.h"))):
-        with open(path) as f:
-            out.append(f.read())
-    return out
 
 
 _EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+([^;{}()\[\]]*(?:\([^)]*\)[^;{}()\[\]]*)*?)"
@@ -132,8 +122,9 @@ def host_entry(name: str, param_types: list[str]) -> str:
     args = ", ".join(f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types))
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
             f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers) {{\n"
-            f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
-            f"workers, [&] {{ {name}({args}); }});\n}}\n"
+            f'  const int rc = tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), '
+            f"(size_t)smem, workers, [&] {{ {name}({args}); }});\n"
+            f"  return rc == 0 && tp_assert_status(0) ? {ASSERTS_FAILED} : rc;\n}}\n"
             f'extern "C" const char* tp_cpu_error() {{ return tp::cpu::error_text.c_str(); }}\n')
 
 
@@ -160,23 +151,34 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     full = rewrite_dynamic_smem(source) + host_entry(name, param_types)
     cxx = host_compiler()
     fl = flags(mode, threads)
-    key = cache.key_of("cpu", compiler_id(cxx), fl, _headers(), full)
+    from .. import __version__
+    key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), full)
     hit = _LOADED.get(key)
     if hit is not None:
         return hit
-    path = cache.cache_path("cpu", key, ".so")
-    if path is None or not _valid_library(path):
+    lib = None
+    entry = cache.get("cpu", key, ".so")
+    if entry is not None and entry.payload[:4] == b"\x7fELF":
+        lib = _load(entry.path)
+    if lib is None:
         data = _compile(cxx, fl, full, name)
-        if path is None:
+        path = cache.put("cpu", key, data, {"kind": "cpu", "name": name, "mode": mode,
+                                            "compiler": compiler_id(cxx), "tilepy": __version__},
+                         ".so")
+        if path is None:                    # no disk cache: load a scratch copy, then delete it
             path = _scratch_file(data)
+            lib = _load(path)
+            os.unlink(path)
         else:
-            cache.write_atomic(path, data)
-    lib = ctypes.CDLL(path)
+            lib = _load(path)
+        if lib is None:
+            raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
     fn = getattr(lib, ENTRY)
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 + [ctypes.c_ulonglong,
                                                                              ctypes.c_int]
     lib.tp_cpu_error.restype = ctypes.c_char_p
+    lib.tp_assert_status.restype, lib.tp_assert_status.argtypes = ctypes.c_int, [ctypes.c_int]
     out = CpuLibrary(lib, name, mode, threads)
     _LOADED[key] = out
     return out
@@ -188,15 +190,19 @@ def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
                         mode or current_mode(), emitted.nt)
 
 
-def _valid_library(path: str) -> bool:
-    data = cache.read(path)
-    if data is None or data[:4] != b"\x7fELF":
-        return False
+@functools.lru_cache(maxsize=None)
+def _headers() -> tuple[str, ...]:
+    """Every tilepy header (the shim and the runtime include each other's neighbours)."""
+    d = os.path.join(INCLUDE_DIR, "tilepy")
+    return tuple(f"{h}\n" + open(os.path.join(d, h)).read() for h in sorted(os.listdir(d))
+                 if h.endswith(".h"))
+
+
+def _load(path: str) -> ctypes.CDLL | None:
     try:
-        ctypes.CDLL(path)
-        return True
+        return ctypes.CDLL(path)
     except OSError:
-        return False
+        return None
 
 
 def _scratch_file(data: bytes) -> str:
@@ -214,17 +220,11 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
             f.write(source)
         proc = subprocess.run([cxx, *fl, src, "-o", out], capture_output=True, text=True)
         if proc.returncode != 0:
-            from .nvrtc import _first_error_loc
-            log = proc.stderr
-            raise TileCompileError(f"the host C++ compiler could not build kernel '{name}' for the "
-                                   f"CPU backend", _first_error_loc(_gcc_to_nvrtc(log)), log=log)
+            from .diagnostics import compile_error
+            raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "
+                                f"CPU backend", proc.stderr)
         with open(out, "rb") as f:
             return f.read()
-
-
-def _gcc_to_nvrtc(log: str) -> str:
-    """g++ reports `file.py:12:5: error:`; reuse the NVRTC locator's `file.py(12): error`."""
-    return re.sub(r"^(.+?\.py):(\d+):(?:\d+:)? (?:fatal )?error", r"\1(\2): error", log, flags=re.M)
 
 
 # ---------------------------------------------------------------------------- launching
@@ -242,17 +242,21 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
     rc = getattr(lib.lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], bx, by, bz, smem,
                                  workers or settings().cpu_workers)
-    if rc != 0:
-        msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
-        raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
-                              f"{msg or f'kernel {lib.name!r}: code {rc}'}")
-    status = getattr(lib.lib, "tp_assert_status", None)   # tilepy.assert_ failures (runtime.h)
-    if status is not None:
-        status.restype, status.argtypes = ctypes.c_int, [ctypes.c_int]
-        failed = status(1)
-        if failed:
-            raise TileLaunchError(f"{failed} tile assertion(s) failed in kernel {lib.name!r} (the "
-                                  f"messages are on stderr)")
+    check_launch(lib, rc)
+
+
+def check_launch(lib: CpuLibrary, rc: int):
+    """After a launch: failed tile assertions (their messages are on stderr), the entry point's
+    error."""
+    if rc == 0:
+        return
+    if rc == ASSERTS_FAILED:
+        failed = lib.lib.tp_assert_status(1)
+        raise TileLaunchError(f"{failed} tile assertion(s) failed in kernel {lib.name!r} (the "
+                              f"messages are on stderr)")
+    msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
+    raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
+                          f"{msg or f'kernel {lib.name!r}: code {rc}'}")
 
 
 # ---------------------------------------------------------------------------- hand-written kernels

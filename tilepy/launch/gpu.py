@@ -1,21 +1,27 @@
 """Launching on an NVIDIA GPU through cuda.core (needs the driver; probed once per process).
 
 Without a driver, cuda.core calls that load modules fail and can leave the process unable to
-make any later driver call (ARCHITECTURE.md, facts), so nothing here touches the driver before
-`driver_available()` said yes.
+make any later driver call (../shared/ARCHITECTURE.md, facts; /work/notes: the get_kernel
+hang), so nothing here touches the driver before `driver_available()` said yes.
+
+Target: the device's exact arch as a cubin when NVRTC knows it; a device newer than NVRTC gets
+PTX for the newest arch NVRTC has, which the driver JIT-compiles (only if the driver is at least
+as new as NVRTC, or it rejects the PTX). A driver of an older CUDA major than NVRTC cannot load
+NVRTC's output at all: that asks for the `cu12` extra.
 """
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
-from ..errors import TileLaunchError
-from .nvrtc import compile_cubin
+from ..errors import TileLaunchError, TileValueError
 
 
 @functools.lru_cache(maxsize=None)
 def driver_available() -> bool:
+    """Is there a loadable NVIDIA driver with at least one GPU? Asked once per process."""
     try:
         import cuda.pathfinder
         cuda.pathfinder.load_nvidia_dynamic_lib("cuda")
@@ -32,63 +38,148 @@ def driver_available() -> bool:
         return False
 
 
-class _StreamProtocol:
+@functools.lru_cache(maxsize=None)
+def driver_version() -> int:
+    """CUDA version the driver supports, e.g. 12080 for 12.8 (needs the driver)."""
+    from cuda.bindings import driver
+    err, v = driver.cuDriverGetVersion()
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise TileLaunchError(f"cuDriverGetVersion failed: {err}")
+    return int(v)
+
+
+def _ver(v: int) -> str:
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def choose_target(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
+                  supported: tuple[int, ...]) -> str:
+    """The NVRTC target for a device of compute capability `cc`: "sm_XX" (a cubin for that exact
+    arch) or "compute_XX" (PTX for the driver to JIT); TileLaunchError when nothing loads."""
+    nv = nvrtc[0] * 1000 + nvrtc[1] * 10
+    if driver // 1000 < nvrtc[0]:
+        raise TileLaunchError(
+            f"the NVIDIA driver supports CUDA {_ver(driver)}, older than tilepy's NVRTC "
+            f"(CUDA {_ver(nv)}), so it cannot load what NVRTC compiles: install the CUDA "
+            f"{driver // 1000} wheels (pip install 'tilepy[cu{driver // 1000}]') or update the driver")
+    arch = cc[0] * 10 + cc[1]
+    if arch in supported:
+        return f"sm_{arch}"
+    older = [a for a in supported if a < arch]
+    if not older:
+        raise TileLaunchError(f"this GPU (sm_{arch}) is older than the oldest arch NVRTC "
+                              f"{nvrtc[0]}.{nvrtc[1]} supports (sm_{min(supported)}); use the "
+                              f"CUDA 12 wheels (pip install 'tilepy[cu12]')")
+    if driver < nv:
+        raise TileLaunchError(
+            f"this GPU (sm_{arch}) is newer than NVRTC {nvrtc[0]}.{nvrtc[1]} knows, and the driver "
+            f"(CUDA {_ver(driver)}) is too old to JIT its PTX: update tilepy's CUDA wheels")
+    return f"compute_{max(older)}"
+
+
+# ----------------------------------------------------------------------------- streams
+class StreamHandle:
+    """A foreign stream handle in the `__cuda_stream__` protocol (version 0)."""
+    __slots__ = ("handle",)
+
     def __init__(self, handle: int):
-        self.handle = handle
+        self.handle = int(handle)
 
     def __cuda_stream__(self):
         return (0, self.handle)
 
 
-def _stream(stream, dev):
+def is_cuda_stream(stream) -> bool:
+    """Does `stream` name a CUDA stream (as opposed to None)?"""
+    return stream is not None and (hasattr(stream, "__cuda_stream__") or hasattr(stream, "cuda_stream")
+                                   or isinstance(stream, (int, np.integer)) or hasattr(stream, "ptr"))
+
+
+def resolve_stream(stream, infos, dev):
+    """The stream to launch on: the argument (a cuda.core Stream, anything with
+    `__cuda_stream__`, a torch/cupy stream, an int handle), else torch's current stream when
+    any argument is a torch tensor, else the device's default stream."""
     if stream is None:
+        if any(getattr(i, "source", "") == "torch" for i in infos):
+            torch = sys.modules["torch"]
+            return StreamHandle(torch.cuda.current_stream(dev.device_id).cuda_stream)
         return dev.default_stream
     if hasattr(stream, "__cuda_stream__"):
         return stream
-    if hasattr(stream, "cuda_stream"):          # torch.cuda.Stream without the protocol
-        return _StreamProtocol(int(stream.cuda_stream))
-    if isinstance(stream, int):
-        return _StreamProtocol(stream)
-    raise TileLaunchError(f"cannot use a {type(stream).__name__} as a CUDA stream (pass a "
-                          f"cuda.core Stream, a torch.cuda.Stream, an object with __cuda_stream__, "
-                          f"an int handle or None)")
+    if hasattr(stream, "cuda_stream"):           # torch.cuda.Stream without the protocol
+        return StreamHandle(stream.cuda_stream)
+    if hasattr(stream, "ptr") and isinstance(getattr(stream, "ptr"), int):   # cupy.cuda.Stream
+        return StreamHandle(stream.ptr)
+    if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool):
+        return StreamHandle(int(stream))
+    raise TileValueError(f"cannot use a {type(stream).__name__} as a CUDA stream (pass a cuda.core "
+                         f"Stream, a torch.cuda.Stream, an object with __cuda_stream__, an int "
+                         f"handle, or None)")
 
 
+# ----------------------------------------------------------------------------- launch
 _KERNELS: dict = {}
 
 
-def launch_gpu(stream, grid, ck, infos):
+def device_target(dev) -> str:
+    from . import toolchain
+    tc = toolchain.info()
+    major, minor = (int(x) for x in tc.nvrtc_version.split("."))
+    return choose_target(tuple(dev.compute_capability), driver_version(), (major, minor),
+                         tc.supported_archs)
+
+
+def loaded_kernel(ck, dev):
+    """The cuda.core Kernel of `ck` on `dev`: compiled for the device's arch, loaded once."""
+    key = (ck.key, dev.device_id)
+    kern = _KERNELS.get(key)
+    if kern is None:
+        from cuda.core import ObjectCode
+
+        from .nvrtc import compile_cubin
+        target = device_target(dev)
+        code = compile_cubin(ck.compile_source(), target, ck.name)
+        if code.kind == "cubin":
+            oc = ObjectCode.from_cubin(code.data, name=ck.name)
+        else:
+            oc = ObjectCode.from_ptx(code.data, name=ck.name)
+        kern = _KERNELS[key] = oc.get_kernel(ck.name)
+    return kern
+
+
+def launch_gpu(stream, grid, ck, infos, values, slots):
+    """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
+    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
     if not driver_available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
                               "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
-    from cuda.core import Device, LaunchConfig, ObjectCode, launch
-    dev_ids = {i.device_id for i in infos if hasattr(i, "device_id") and hasattr(i, "ptr")}
-    if len(dev_ids) > 1:
-        raise TileLaunchError(f"arrays are on different GPUs {sorted(dev_ids)}")
-    dev = Device(dev_ids.pop() if dev_ids else 0)
+    from cuda.core import Device
+
+    from .dispatch import GpuPlan
+    ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
+    ids.discard(None)
+    dev = Device(ids.pop() if ids else 0)
     dev.set_current()
-    arch = f"sm_{dev.arch}"
-    key = (ck.key, arch)
-    kern = _KERNELS.get(key)
-    if kern is None:
-        cubin = compile_cubin(ck.compile_source(), arch, ck.name)
-        kern = ObjectCode.from_cubin(cubin.data, name=ck.name).get_kernel(ck.name)
-        _KERNELS[key] = kern
-    config = LaunchConfig(grid=grid, block=(ck.emitted.nt, 1, 1))
-    launch(_stream(stream, dev), config, kern, *_gpu_args(ck.params, infos))
+    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos)
+    if grid[0] * grid[1] * grid[2]:
+        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
+    return plan
 
 
-def _gpu_args(params, infos) -> list:
-    from .launcher import pack_args
-    return [_np_scalar(v) for v in pack_args(params, infos)]
-
-
-def _np_scalar(v):
+def gpu_arg(v):
+    """A packed ctypes value as cuda.core packs it: pointers as ints, scalars at exact width."""
     import ctypes
-    table = {ctypes.c_int32: np.int32, ctypes.c_int64: np.int64, ctypes.c_int8: np.int8,
-             ctypes.c_int16: np.int16, ctypes.c_uint8: np.uint8, ctypes.c_uint16: np.uint16,
-             ctypes.c_uint32: np.uint32, ctypes.c_uint64: np.uint64, ctypes.c_float: np.float32,
-             ctypes.c_double: np.float64, ctypes.c_bool: np.bool_}
     if isinstance(v, ctypes.c_void_p):
         return int(v.value or 0)
-    return table[type(v)](v.value)
+    return NP_SCALAR[type(v)](v.value)
+
+
+def _np_table():
+    import ctypes
+    return {ctypes.c_int32: np.int32, ctypes.c_int64: np.int64, ctypes.c_int8: np.int8,
+            ctypes.c_int16: np.int16, ctypes.c_uint8: np.uint8, ctypes.c_uint16: np.uint16,
+            ctypes.c_uint32: np.uint32, ctypes.c_uint64: np.uint64, ctypes.c_float: np.float32,
+            ctypes.c_double: np.float64, ctypes.c_bool: np.bool_}
+
+
+NP_SCALAR = _np_table()

@@ -1,11 +1,22 @@
-"""Argument intake: anything array-like becomes an `ArrayInfo` (pointer, shape, strides, dtype).
+"""Argument intake: anything array-like becomes an `ArrayInfo` (pointer, shape, strides, dtype,
+device), with a clear error for what a kernel cannot take.
 
-CPU arrays come through numpy's `__array_interface__` or DLPack (torch CPU tensors and other
-DLPack producers are viewed as numpy arrays without a copy). CUDA arrays are recognized by
-`__cuda_array_interface__` or a CUDA DLPack device.
+Sources, in the order they are tried:
+- numpy arrays (the CPU backend's own type; read without building `__array_interface__`);
+- torch tensors (CPU and CUDA; torch stays optional and is never imported here);
+- DLPack producers (`__dlpack__` + `__dlpack_device__`: cupy, jax, ...): CPU ones are viewed as
+  numpy arrays, CUDA ones through cuda.core's StridedMemoryView;
+- `__cuda_array_interface__` producers (numba, older cupy): through StridedMemoryView when the
+  driver is there (it asks the driver which GPU holds the pointer), parsed directly otherwise;
+- `__array_interface__` producers (viewed as numpy arrays).
+Strides are in elements. Negative strides and byte strides that are not a multiple of the
+element size are rejected here; stride 0 is fine to read, and rejected for arrays the kernel
+stores to (launcher.py), where it would make blocks race on one element.
 """
 from __future__ import annotations
 
+import ctypes
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +26,8 @@ from ..types import DType
 from ..types import dtype as D
 
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 4: "OpenCL", 7: "Vulkan", 8: "Metal", 9: "VPI",
+             10: "ROCm", 11: "ROCm host", 13: "CUDA managed", 14: "oneAPI"}
 
 
 @dataclass
@@ -25,94 +38,186 @@ class ArrayInfo:
     strides: tuple[int, ...]       # in elements
     dtype: DType
     device: str                    # "cpu" or "cuda"
-    device_id: int = 0
+    device_id: int | None = 0      # CUDA ordinal; None when unknown (no driver to ask)
     readonly: bool = False
     host_array: np.ndarray | None = None   # the numpy view of a CPU array
+    source: str = "numpy"          # numpy | torch | dlpack | cai | array_interface
 
 
-def _torch_dtype_numpy(t):
-    """numpy view of a torch tensor whose dtype numpy has no DLPack code for (bf16, fp8)."""
-    import ml_dtypes
-    name = str(t.dtype).replace("torch.", "")
-    table = {"bfloat16": (ml_dtypes.bfloat16, "int16"), "float8_e4m3fn": (ml_dtypes.float8_e4m3fn, "uint8"),
-             "float8_e5m2": (ml_dtypes.float8_e5m2, "uint8")}
-    if name not in table:
-        return None
-    import torch
-    target, carrier = table[name]
-    return np.from_dlpack(t.detach().view(getattr(torch, carrier))).view(target)
+# ----------------------------------------------------------------------------- numpy
+def _probe_data_offset() -> int | None:
+    """Offset of `data` in numpy's array object (PyArrayObject_fields: PyObject_HEAD, then
+    `char *data`), so a launch reads the pointer in ~0.2 us instead of ~2 us through
+    __array_interface__. Checked against __array_interface__ on views; None if it disagrees."""
+    off = object.__basicsize__
+    base = np.arange(64, dtype=np.float32)
+    for a in (base, base[3:], base[::2][5:], np.zeros((3, 4), np.int8)[1:, 2:]):
+        if ctypes.c_void_p.from_address(id(a) + off).value != a.__array_interface__["data"][0]:
+            return None
+    return off
 
 
-def _from_numpy(obj, arr: np.ndarray) -> ArrayInfo:
-    dtype = D.from_numpy(arr.dtype)
-    item = arr.dtype.itemsize
-    strides = []
-    for s in arr.strides:
-        if s % item:
-            raise TileValueError(f"array strides {arr.strides} are not multiples of the element "
-                                 f"size {item}")
-        strides.append(s // item)
+_DATA_OFFSET = _probe_data_offset()
+
+
+def numpy_ptr(a: np.ndarray) -> int:
+    if _DATA_OFFSET is not None:
+        return ctypes.c_void_p.from_address(id(a) + _DATA_OFFSET).value or 0
+    return a.__array_interface__["data"][0]
+
+
+def element_strides(byte_strides, itemsize: int, name: str = "") -> tuple[int, ...]:
+    out = []
+    for s in byte_strides:
+        if s % itemsize:
+            raise TileValueError(f"{_arg(name)}unsupported strides: byte strides {tuple(byte_strides)} "
+                                 f"are not multiples of the element size {itemsize}; pass a "
+                                 f"contiguous copy")
+        out.append(s // itemsize)
+    if any(s < 0 for s in out):
+        raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {tuple(out)} "
+                             f"(a reversed view); pass a contiguous copy "
+                             f"(numpy.ascontiguousarray / tensor.contiguous())")
+    return tuple(out)
+
+
+def _arg(name: str) -> str:
+    return f"argument '{name}': " if name else ""
+
+
+def _dtype(np_dtype, name: str) -> DType:
+    try:
+        return D.from_numpy(np_dtype)
+    except TileTypeError as e:
+        raise TileTypeError(_arg(name) + e.message) from None
+
+
+def from_numpy(obj, arr: np.ndarray, name: str = "", source: str = "numpy") -> ArrayInfo:
+    dtype = _dtype(arr.dtype, name)
+    strides = element_strides(arr.strides, arr.dtype.itemsize, name)
+    return ArrayInfo(obj, numpy_ptr(arr), arr.shape, strides, dtype, "cpu", 0,
+                     not arr.flags.writeable, arr, source)
+
+
+# ----------------------------------------------------------------------------- torch
+def _is_torch(obj) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+def from_torch(t, name: str = "") -> ArrayInfo:
+    from .dispatch import note_torch
+    note_torch(sys.modules["torch"].Tensor)
+    dev = t.device
+    if t.layout is not sys.modules["torch"].strided:
+        raise TileTypeError(f"{_arg(name)}{t.layout} tensors are not supported (only dense, "
+                            f"strided tensors); pass tensor.to_dense()")
+    if t.is_neg() or t.is_conj():
+        raise TileValueError(f"{_arg(name)}the tensor has a pending negation/conjugation bit; "
+                             f"pass tensor.resolve_neg() / resolve_conj()")
+    dtype = D.BY_NAME.get(str(t.dtype).replace("torch.", "").replace("bool", "bool_"))
+    if dtype is None:
+        raise TileTypeError(f"{_arg(name)}tensors of dtype {t.dtype} are not supported (supported: "
+                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    strides = tuple(t.stride())
     if any(s < 0 for s in strides):
-        raise TileValueError(f"arrays with negative strides {tuple(strides)} are not supported; "
-                             f"pass a contiguous copy (numpy.ascontiguousarray)")
-    return ArrayInfo(obj, arr.__array_interface__["data"][0], tuple(arr.shape), tuple(strides),
-                     dtype, "cpu", 0, not arr.flags.writeable, arr)
+        raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
+    if dev.type == "cuda":
+        return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cuda",
+                         dev.index if dev.index is not None else 0, False, None, "torch")
+    if dev.type != "cpu":
+        raise TileValueError(f"{_arg(name)}tensors on device '{dev}' are not supported (CPU and "
+                             f"CUDA only)")
+    return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cpu", 0, False, None,
+                     "torch")
 
 
-def intake(obj) -> ArrayInfo | None:
-    """ArrayInfo for an array-like argument, None for anything else."""
-    if isinstance(obj, np.ndarray):
-        return _from_numpy(obj, obj)
-    if hasattr(obj, "__cuda_array_interface__"):
-        return _from_cuda_interface(obj)
-    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+# ----------------------------------------------------------------------------- DLPack, CAI
+def _from_dlpack(obj, name: str) -> ArrayInfo:
+    try:
         dev_type, dev_id = obj.__dlpack_device__()
-        if int(dev_type) in (KDL_CUDA, KDL_CUDA_MANAGED):
-            return _from_cuda_dlpack(obj, int(dev_id))
-        if int(dev_type) not in (KDL_CPU, KDL_CUDA_HOST):
-            raise TileValueError(f"arrays on DLPack device type {int(dev_type)} are not supported")
-        try:
-            arr = np.from_dlpack(obj)
-        except (BufferError, TypeError, RuntimeError) as e:
-            arr = _torch_dtype_numpy(obj) if type(obj).__module__.startswith("torch") else None
-            if arr is None:
-                raise TileTypeError(f"cannot read a {type(obj).__name__} through DLPack: {e}") from None
-        return _from_numpy(obj, arr)
-    if hasattr(obj, "__array_interface__"):
-        return _from_numpy(obj, np.asarray(obj))
-    return None
+    except Exception as e:
+        raise TileTypeError(f"{_arg(name)}__dlpack_device__() failed: {e}") from None
+    dev_type, dev_id = int(dev_type), int(dev_id)
+    if dev_type in (KDL_CUDA, KDL_CUDA_MANAGED):
+        return _from_cuda_view(obj, dev_id, name, "dlpack")
+    if dev_type not in (KDL_CPU, KDL_CUDA_HOST):
+        raise TileValueError(f"{_arg(name)}arrays on DLPack device "
+                             f"{_DL_NAMES.get(dev_type, dev_type)} are not supported (CPU and CUDA "
+                             f"only)")
+    try:
+        arr = np.from_dlpack(obj)
+    except (BufferError, TypeError, RuntimeError, ValueError) as e:
+        raise TileTypeError(f"{_arg(name)}cannot read a {type(obj).__name__} through DLPack: "
+                            f"{e}") from None
+    return from_numpy(obj, arr, name, "dlpack")
 
 
-def _from_cuda_interface(obj) -> ArrayInfo:
-    cai = obj.__cuda_array_interface__
-    dt = np.dtype(cai["typestr"])
-    dtype = D.from_numpy(dt)
-    shape = tuple(cai["shape"])
-    if cai.get("strides") is None:
-        strides, acc = [], 1
-        for d in reversed(shape):
-            strides.append(acc)
-            acc *= d
-        strides = tuple(reversed(strides))
-    else:
-        strides = tuple(s // dt.itemsize for s in cai["strides"])
-    ptr, readonly = cai["data"]
-    return ArrayInfo(obj, int(ptr), shape, strides, dtype, "cuda", 0, bool(readonly))
-
-
-def _from_cuda_dlpack(obj, dev_id: int) -> ArrayInfo:
+def _from_cuda_view(obj, dev_id: int | None, name: str, source: str) -> ArrayInfo:
+    """A CUDA array through cuda.core's StridedMemoryView."""
     try:
         from cuda.core.utils import StridedMemoryView
-        v = StridedMemoryView.from_dlpack(obj, -1)
+        if source == "dlpack":
+            v = StridedMemoryView.from_dlpack(obj, -1)
+        else:
+            v = StridedMemoryView.from_cuda_array_interface(obj, -1)
     except Exception as e:
-        raise TileTypeError(f"cannot read a CUDA {type(obj).__name__} through DLPack: {e}") from None
-    dtype = D.from_numpy(v.dtype)
-    strides = tuple(v.strides) if v.strides is not None else None
-    if strides is None:
-        acc, out = 1, []
-        for d in reversed(v.shape):
-            out.append(acc)
-            acc *= d
-        strides = tuple(reversed(out))
-    return ArrayInfo(obj, int(v.ptr), tuple(v.shape), strides, dtype, "cuda", dev_id,
-                     bool(getattr(v, "readonly", False)))
+        raise TileTypeError(f"{_arg(name)}cannot read a CUDA {type(obj).__name__}: "
+                            f"{type(e).__name__}: {e}") from None
+    dtype = _dtype(v.dtype, name)
+    shape = tuple(v.shape)
+    strides = tuple(v.strides) if v.strides is not None else _c_strides(shape)
+    if any(s < 0 for s in strides):
+        raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
+    did = v.device_id if getattr(v, "device_id", None) not in (None, -1) else dev_id
+    return ArrayInfo(obj, int(v.ptr), shape, strides, dtype, "cuda", did,
+                     bool(getattr(v, "readonly", False)), None, source)
+
+
+def _c_strides(shape) -> tuple[int, ...]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+def _from_cai(obj, name: str) -> ArrayInfo:
+    from .gpu import driver_available
+    if driver_available():
+        return _from_cuda_view(obj, None, name, "cai")
+    # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU
+    # holds the pointer). The launch then fails with "no GPU" -- or "mixed devices" first.
+    try:
+        cai = obj.__cuda_array_interface__
+        dt = np.dtype(cai["typestr"]) if not cai.get("descr") or len(cai["descr"]) <= 1 else None
+        shape = tuple(int(d) for d in cai["shape"])
+        ptr, readonly = cai["data"]
+    except Exception as e:
+        raise TileTypeError(f"{_arg(name)}malformed __cuda_array_interface__: {e}") from None
+    if dt is None:
+        raise TileTypeError(f"{_arg(name)}structured dtypes are not supported")
+    if cai.get("mask") is not None:
+        raise TileValueError(f"{_arg(name)}masked CUDA arrays are not supported")
+    dtype = _dtype(dt, name)
+    strides = (element_strides(cai["strides"], dt.itemsize, name)
+               if cai.get("strides") is not None else _c_strides(shape))
+    return ArrayInfo(obj, int(ptr or 0), shape, strides, dtype, "cuda", None, bool(readonly), None,
+                     "cai")
+
+
+def intake(obj, name: str = "") -> ArrayInfo | None:
+    """ArrayInfo for an array-like argument, None for anything else (scalars, constants)."""
+    if isinstance(obj, np.ndarray):
+        return from_numpy(obj, obj, name)
+    if isinstance(obj, (np.generic, int, float, complex, str, bytes)) or obj is None:
+        return None                   # numpy scalars have __array_interface__ too
+    if _is_torch(obj):
+        return from_torch(obj, name)
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        return _from_dlpack(obj, name)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _from_cai(obj, name)
+    if hasattr(obj, "__array_interface__"):
+        return from_numpy(obj, np.asarray(obj), name, "array_interface")
+    return None

@@ -1,27 +1,38 @@
-"""`tilepy.launch(stream, grid, kernel, args)`: specialize, compile (cached), pack, run.
+"""`tilepy.launch(stream, grid, kernel, args)`: intake, checks, specialize, compile (cached),
+pack, run.
 
 The device of the array arguments picks the backend (ARCHITECTURE.md, decision 2): CPU arrays
-run on the CPU backend; CUDA arrays need the GPU backend.
+run on the CPU backend, CUDA arrays on the GPU that holds them. Misuse is an error, never a
+silent copy or a wrong answer: arrays on different devices, a CUDA stream with CPU arrays,
+CUDA arrays without a GPU, read-only or zero-stride arrays the kernel stores to, shapes and
+strides that do not fit the kernel's 32-bit parameters.
+
+A repeated CPU call with the same argument signature skips all of this (dispatch.py).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
-from ..errors import (TileError, TileTypeError, TileUnsupportedFeatureError,
-                      TileValueError)
+from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ..frontend.context import ArrayParam, ScalarParam
+from ..settings import settings
 from ..types import dtype as D
-from .intake import ArrayInfo
-
-GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
+from ..types.tile import PartitionViewType, PtrType, TensorViewType, TileType
+from . import dispatch
+from .cpu import _mode_override
+from .dispatch import GRID_LIMIT, CpuPlan, grid3, plans_of, signature
+from .intake import ArrayInfo, intake
 
 _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16,
           D.int32: ctypes.c_int32, D.int64: ctypes.c_int64, D.uint8: ctypes.c_uint8,
           D.uint16: ctypes.c_uint16, D.uint32: ctypes.c_uint32, D.uint64: ctypes.c_uint64,
           D.float32: ctypes.c_float, D.float64: ctypes.c_double, D.float16: ctypes.c_uint16,
           D.bfloat16: ctypes.c_uint16}
+WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
+             "atomic_cas_tko": "pointers", "atomic_rmw_tko": "pointers"}
 
 
 def normalize_grid(grid) -> tuple[int, int, int]:
@@ -33,11 +44,25 @@ def normalize_grid(grid) -> tuple[int, int, int]:
     for g in grid:
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
             raise TileValueError(f"grid extents must be ints (got {grid!r})")
-        if not 1 <= int(g) <= GRID_LIMIT:
+        if not 0 <= int(g) <= GRID_LIMIT:
             raise TileValueError(f"grid extent {int(g)} is out of range: each of the 3 grid "
-                                 f"dimensions must be in [1, {GRID_LIMIT}]")
+                                 f"dimensions must be in [0, {GRID_LIMIT}]")
         out.append(int(g))
     return tuple(out + [1] * (3 - len(out)))
+
+
+# ----------------------------------------------------------------------------- packing
+def scalar_converter(dtype, what: str):
+    """Python value -> the value a ctypes field of the parameter's type holds, range-checked."""
+    if dtype in (D.float16, D.bfloat16):
+        return dispatch._half_bits(dtype.numpy)
+    if dtype is D.bool_:
+        return bool
+    if dtype.is_float:
+        return float
+    bits = dtype.bits
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dtype.signed else (0, (1 << bits) - 1)
+    return dispatch._int_setter(lo, hi, what)
 
 
 def _i32(v: int, what: str) -> ctypes.c_int32:
@@ -47,11 +72,14 @@ def _i32(v: int, what: str) -> ctypes.c_int32:
     return ctypes.c_int32(v)
 
 
-def pack_args(params, infos) -> list:
-    """ctypes values for the kernel's C parameters, in order (see ArrayParam.c_params)."""
+def pack_args(params, infos, slots: list | None = None) -> list:
+    """ctypes values for the kernel's C parameters, in order (see ArrayParam.c_params). With
+    `slots`, appends per kernel argument (index of its first C value, converter) or None."""
     values = []
     for p, info in zip(params, infos):
         if isinstance(p, ArrayParam):
+            if slots is not None:
+                slots.append((len(values), None))
             values.append(ctypes.c_void_p(info.ptr))
             values += [_i32(s, f"{p.name}.shape[{i}]") for i, s in enumerate(info.shape)]
             values += [_i32(st, f"{p.name}.strides[{i}]") for i, st in enumerate(info.strides)
@@ -61,73 +89,169 @@ def pack_args(params, infos) -> list:
             if ct is None:
                 raise TileUnsupportedFeatureError(f"scalar arguments of dtype {p.dtype.name} are not "
                                                   f"supported yet")
-            if p.dtype in (D.float16, D.bfloat16):
-                values.append(ct(int(np.array(info, dtype=p.dtype.numpy).view(np.uint16))))
-            else:
-                values.append(ct(info.item() if hasattr(info, "item") else info))
+            conv = scalar_converter(p.dtype, f"argument '{p.name}'")
+            if slots is not None:
+                slots.append((len(values), conv))
+            values.append(ct(conv(info)))
+        elif slots is not None:
+            slots.append(None)
     return values
 
 
+# ----------------------------------------------------------------------------- checks
+def _is_ref(t) -> bool:
+    return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
+            or (isinstance(t, TileType) and isinstance(t.elem, PtrType)))
+
+
+def stored_arrays(module) -> set[str]:
+    """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
+    arguments reached backwards from a write's destination through view and pointer values."""
+    out = set()
+    for op in module.walk():
+        operand = WRITE_OPS.get(op.name)
+        if operand is None:
+            continue
+        todo, seen = list(op.operand_group(operand)), set()
+        while todo:
+            v = todo.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            d = getattr(v, "op", None)
+            if d is None:
+                if v.hint:
+                    out.add(v.hint)
+                continue
+            todo += [o for o in d.operands if _is_ref(o.type)]
+    return out
+
+
+def check_devices(infos, names) -> tuple[str, int | None]:
+    """The one device all array arguments are on: ("cpu", 0) or ("cuda", ordinal)."""
+    arrays = [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]
+    kinds = {i.device for _, i in arrays}
+    if len(kinds) > 1:
+        desc = ", ".join(f"'{n}' on {i.device}" for n, i in arrays)
+        raise TileValueError(f"kernel arguments are on different devices ({desc}): CPU and CUDA "
+                             f"arrays cannot be mixed in one launch; move them to one device")
+    if kinds != {"cuda"}:
+        return "cpu", 0
+    ids = {i.device_id for _, i in arrays if i.device_id is not None}
+    if len(ids) > 1:
+        desc = ", ".join(f"'{n}' on cuda:{i.device_id}" for n, i in arrays)
+        raise TileValueError(f"kernel arguments are on different GPUs ({desc}); a launch runs on "
+                             f"one GPU: move them to one device")
+    return "cuda", (ids.pop() if ids else None)
+
+
+def check_outputs(ck, params, infos):
+    """Arrays the kernel writes must be writable and must not alias elements (stride 0)."""
+    stored = ck.__dict__.get("_tp_stored")
+    if stored is None:
+        stored = ck.__dict__["_tp_stored"] = stored_arrays(ck.module)
+    for p, info in zip(params, infos):
+        if not isinstance(p, ArrayParam) or p.name not in stored:
+            continue
+        if info.readonly:
+            raise TileValueError(f"argument '{p.name}' is read-only but the kernel stores to it")
+        for i, (s, d) in enumerate(zip(info.strides, info.shape)):
+            if s == 0 and d > 1:
+                raise TileValueError(f"argument '{p.name}': unsupported strides {info.strides}: "
+                                     f"the kernel stores to it, and stride 0 in dimension {i} "
+                                     f"makes {d} elements one (a broadcast view); pass a copy")
+
+
+# ----------------------------------------------------------------------------- launch
 def launch(stream, grid, kernel, args, *, backend=None):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
     `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter."""
-    from ..compiler import compile_specialization, infos_for
-    from ..frontend.kernel import Kernel
+    if backend is not None or settings().interpret:
+        try:
+            return _interpret(grid, kernel, args, backend)
+        except TileError as e:
+            raise e.with_traceback(None) from None
+    if type(args) is tuple:
+        try:
+            kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
+        except AttributeError:
+            kp = None
+        if kp is not None:
+            found = signature(args, kp.consts)
+            if found is not None:
+                plan = kp.table.get(found[0])
+                g = grid3(grid)
+                if plan is not None and g is not None and plan.accepts(stream, _cpu_mode):
+                    try:
+                        return plan.run(g, found[1], stream)
+                    except TileError as e:
+                        raise e.with_traceback(None) from None
     try:
-        if not isinstance(kernel, Kernel):
-            raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
-        if not isinstance(args, (tuple, list)):
-            raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
-                                f"{type(args).__name__})")
-        g = normalize_grid(grid)
-        infos = infos_for(args)
-        arrays = [i for i in infos if isinstance(i, ArrayInfo)]
-        devices = {a.device for a in arrays}
-        if len(devices) > 1:
-            raise TileValueError("kernel arguments are on different devices (CPU and CUDA arrays "
-                                 "mixed); move them to one device")
-        key, params = kernel.specialize(infos)
-        if _interpret(backend):
-            from ..interpret.kernel import launch_interpreted
-            return launch_interpreted(kernel, key, params, infos, g)
-        ck = compile_specialization(kernel, key, params)
-        if devices == {"cuda"}:
-            from .gpu import launch_gpu
-            return launch_gpu(stream, g, ck, infos)
-        _check_writable(ck, params, infos)
-        from . import cpu
-        lib = cpu.build(ck.emitted, ck.compile_source())
-        cpu.run(lib, g, pack_args(params, infos))
+        return _launch(stream, grid, kernel, args)
     except TileError as e:
         raise e.with_traceback(None) from None
 
 
-def _interpret(backend) -> bool:
+def _launch(stream, grid, kernel, args):
+    from ..compiler import compile_specialization
+    from ..frontend.kernel import Kernel
+    from .gpu import driver_available, is_cuda_stream
+    if not isinstance(kernel, Kernel):
+        raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
+    if not isinstance(args, (tuple, list)):
+        raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
+                            f"{type(args).__name__})")
+    g = normalize_grid(grid)
+    names = list(kernel.signature.parameters)
+    infos = [_intake(a, n) for a, n in zip(args, names)] + list(args[len(names):])
+    device, _ = check_devices(infos, names)
+    if device == "cpu" and stream is not None:
+        if is_cuda_stream(stream):
+            raise TileValueError(f"CPU arrays passed to a GPU launch: the stream is a CUDA stream "
+                                 f"({type(stream).__name__}) but the array arguments are in host "
+                                 f"memory; pass CUDA arrays, or stream=None to run on the CPU backend")
+        raise TileValueError(f"cannot use a {type(stream).__name__} as a stream: pass None for the "
+                             f"CPU backend (or a CUDA stream with CUDA arrays)")
+    if device == "cuda" and not driver_available():
+        raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; pass CPU "
+                              "arrays (numpy, torch CPU) to run on the CPU backend")
+    key, params = kernel.specialize(infos)
+    ck = compile_specialization(kernel, key, params)
+    check_outputs(ck, params, infos)
+    slots: list = []
+    values = pack_args(params, infos, slots)
+    if device == "cuda":
+        from .gpu import launch_gpu
+        plan = launch_gpu(stream, g, ck, infos, values, slots)
+    else:
+        from . import cpu
+        lib = cpu.build(ck.emitted, ck.compile_source())
+        block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
+        plan = CpuPlan(lib, getattr(lib.lib, cpu.ENTRY), values, slots,
+                       lambda: settings().cpu_workers, extra=(*block, 0), mode=lib.mode,
+                       check=lambda rc: cpu.check_launch(lib, rc))
+        if g[0] * g[1] * g[2]:
+            plan.run(g, [i.ptr if isinstance(i, ArrayInfo) else i for i in infos])
+    if type(args) is tuple:
+        found = signature(args, plans_of(kernel).consts)
+        if found is not None:
+            plans_of(kernel).store(found[0], plan)
+
+
+def _interpret(grid, kernel, args, backend):
     if backend not in (None, "interpret"):
         raise TileValueError(f"backend must be None or 'interpret' (got {backend!r})")
-    from ..settings import settings
-    return backend == "interpret" or settings().interpret
+    from ..interpret.kernel import launch
+    return launch(grid, kernel, args)
 
 
-_WRITES = {"store_view_tko": "view", "store_ptr_tko": "destination", "atomic_rmw_tko": "pointers",
-           "atomic_cas_tko": "pointers"}
+def _cpu_mode():
+    """The CPU mode a launch made now would use (plans are per mode), read the cheap way: the
+    `cpu_mode()` override, else TILEPY_CPU_MODE. A mode that is not valid matches no plan, so the
+    full path reports it (cpu.current_mode)."""
+    return _mode_override.get() or (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
 
 
-def stored_arrays(module) -> set[str]:
-    """Names of the array parameters the kernel writes to: the entry argument each written
-    view or pointer tile derives from (through views, offset/broadcast/reshape and assume)."""
-    out = set()
-    for op in module.walk():
-        if op.name in _WRITES:
-            v = getattr(op, _WRITES[op.name])
-            while getattr(v, "op", None) is not None and v.op.operands:
-                v = v.op.operands[0]
-            out.add(v.hint)
-    return out
-
-
-def _check_writable(ck, params, infos):
-    stored = stored_arrays(ck.module)
-    for p, info in zip(params, infos):
-        if isinstance(p, ArrayParam) and info.readonly and p.name in stored:
-            raise TileValueError(f"argument '{p.name}' is read-only but the kernel stores to it")
+def _intake(a, name):
+    info = intake(a, name)
+    return a if info is None else info

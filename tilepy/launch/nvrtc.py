@@ -1,29 +1,40 @@
-"""NVRTC: emitted CUDA C++ -> cubin, without needing a GPU or a driver.
+"""NVRTC: emitted CUDA C++ -> cubin (or PTX), without needing a GPU or a driver.
 
-tilepy's runtime header is passed to NVRTC from memory; CUDA's own headers (cuda_fp16.h, ...)
-come from the nvidia-cuda-runtime wheel, found with cuda.pathfinder. The NVRTC log (warnings and
-the `ptxas -v` resource report) is kept with the cubin; errors raise TileCompileError with the
-log, located at the user's line through the #line directives in the source.
+NVRTC is called through ctypes (nvrtc_lib.py). tilepy's runtime header is passed to it from
+memory; CUDA's own headers (cuda_fp16.h, ...) come from the nvidia-cuda-runtime wheel of the
+same CUDA major version as NVRTC. The log
+(warnings and the `ptxas -v` resource report) is kept with the binary. Errors raise
+TileCompileError located at the user's line through the #line directives, with the raw log.
+
+Results are cached on disk (cache.py) under a key over tilepy's version, NVRTC's version, the
+target, the options, the runtime header and the source. A cache hit must not pay for loading
+NVRTC (hundreds of ms): its version and the include dir are remembered in the cache dir
+(toolchain.py) and re-derived whenever the installed CUDA wheels change.
 """
 from __future__ import annotations
 
 import functools
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..cuda_c import INCLUDE_DIR
-from ..errors import Loc, TileCompileError
-from . import cache
+from ..errors import TileCompileError
+from . import cache, toolchain
+from .diagnostics import compile_error
 
-HEADERS = ("tilepy/runtime.h", "tilepy/warp.h")
+BASE_OPTIONS = ("--std=c++17", "-Xptxas=-v", "--generate-line-info", "-default-device")
 
 
 @dataclass
 class Cubin:
-    arch: str
+    """A compiled kernel: a cubin (SASS for one arch) or PTX (for the driver to JIT)."""
+    arch: str                       # "sm_90" (cubin) or "compute_90" (ptx)
     data: bytes
     log: str
+    kind: str = "cubin"             # "cubin" | "ptx"
+    nvrtc: str = ""                 # NVRTC version that produced it, e.g. "13.5"
+    meta: dict = field(default_factory=dict)
 
     def resource_usage(self) -> dict:
         """Registers, spill bytes and shared memory from the ptxas report in the log."""
@@ -41,101 +52,65 @@ class Cubin:
 
 @functools.lru_cache(maxsize=None)
 def _headers() -> dict[str, str]:
+    """tilepy's headers by include name ("tilepy/runtime.h", ...), given to NVRTC from memory
+    (the CPU-only ones are harmless: nothing includes them under NVRTC)."""
+    d = os.path.join(INCLUDE_DIR, "tilepy")
     out = {}
-    for name in HEADERS:
-        with open(os.path.join(INCLUDE_DIR, name)) as f:
-            out[name] = f.read()
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".h"):
+            with open(os.path.join(d, name)) as f:
+                out[f"tilepy/{name}"] = f.read()
     return out
 
 
-@functools.lru_cache(maxsize=None)
 def cuda_include_dir() -> str:
-    import cuda.pathfinder
-    found = cuda.pathfinder.locate_nvidia_header_directory("cudart")
-    if found is None:
-        raise TileCompileError("cannot find CUDA's headers (cuda_fp16.h): install the "
-                               "nvidia-cuda-runtime wheel")
-    return found.abs_path
+    return toolchain.info().include_dir
 
 
-@functools.lru_cache(maxsize=None)
 def nvrtc_version() -> tuple[int, int]:
-    from cuda.bindings import nvrtc
-    _, major, minor = nvrtc.nvrtcVersion()
-    return major, minor
+    major, minor = toolchain.info().nvrtc_version.split(".")
+    return int(major), int(minor)
 
 
-def _check(res, what, prog=None):
-    from cuda.bindings import nvrtc
-    if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        msg = nvrtc.nvrtcGetErrorString(res)[1].decode()
-        raise TileCompileError(f"NVRTC {what} failed: {msg}", log=_log(prog) if prog else "")
+def check_arch(arch: str) -> tuple[str, str]:
+    """("cubin", "sm_90") for "sm_90"/"sm_90a"; ("ptx", "compute_90") for "compute_90"."""
+    m = re.fullmatch(r"(sm|compute)_(\d+)([af]?)", arch or "")
+    if not m:
+        raise TileCompileError(f"unknown target architecture {arch!r} (expected e.g. 'sm_80', "
+                               f"'sm_90', 'sm_90a' for a cubin or 'compute_80' for PTX)")
+    return ("cubin" if m.group(1) == "sm" else "ptx"), arch
 
 
-def _log(prog) -> str:
-    from cuda.bindings import nvrtc
-    err, n = nvrtc.nvrtcGetProgramLogSize(prog)
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS or n <= 1:
-        return ""
-    buf = bytearray(n)                       # never b" " * n: NVRTC writes into the buffer
-    nvrtc.nvrtcGetProgramLog(prog, buf)
-    return bytes(buf).rstrip(b"\0").decode(errors="replace")
-
-
-def options(arch: str) -> list[bytes]:
-    return [f"-arch={arch}".encode(), b"--std=c++17", f"--include-path={cuda_include_dir()}".encode(),
-            b"-Xptxas=-v", b"--generate-line-info", b"-default-device"]
+def options(arch: str) -> list[str]:
+    return [f"-arch={arch}", *BASE_OPTIONS]
 
 
 def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cubin:
-    """Compile to a cubin for `arch` (e.g. "sm_80", "sm_90"); cached on disk by content."""
-    key = cache.key_of("cubin", nvrtc_version(), arch, options(arch), _headers(), source)
-    path = cache.cache_path("cubin", key, ".cubin")
-    data = cache.read(path)
-    log = cache.read(path + ".log") if path else None
-    if data is not None and data[:4] == b"\x7fELF" and log is not None:
-        return Cubin(arch, data, log.decode())
-    cubin = _compile(source, arch, name)
-    if path is not None:
-        cache.write_atomic(path + ".log", cubin.log.encode())
-        cache.write_atomic(path, cubin.data)
-    return cubin
+    """Compile to a cubin for `arch` ("sm_80", "sm_90", ...) or to PTX for "compute_XX";
+    cached on disk by content."""
+    kind, arch = check_arch(arch)
+    tc = toolchain.info()
+    from .. import __version__
+    key = cache.key_of(kind, __version__, tc.nvrtc_version, tc.runtime_version, arch,
+                       options(arch), _headers(), source)
+    hit = cache.get(kind, key)
+    if hit is not None and _valid(kind, hit.payload):
+        return Cubin(arch, hit.payload, hit.meta.get("log", ""), kind, tc.nvrtc_version, hit.meta)
+    out = _compile(source, arch, name, kind)
+    out.nvrtc = tc.nvrtc_version
+    out.meta = {"kind": kind, "arch": arch, "name": name, "log": out.log,
+                "nvrtc": tc.nvrtc_version, "tilepy": __version__}
+    cache.put(kind, key, out.data, out.meta)
+    return out
 
 
-def _compile(source: str, arch: str, name: str) -> Cubin:
-    from cuda.bindings import nvrtc
-    hdrs = _headers()
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), len(hdrs),
-                                         [v.encode() for v in hdrs.values()],
-                                         [k.encode() for k in hdrs])
-    _check(err, "program creation")
-    try:
-        opts = options(arch)
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            log = _log(prog)
-            raise TileCompileError(f"NVRTC could not compile kernel '{name}' for {arch}",
-                                   _first_error_loc(log), log=log)
-        log = _log(prog)
-        err, n = nvrtc.nvrtcGetCUBINSize(prog)
-        _check(err, "cubin size", prog)
-        buf = bytearray(n)
-        (err,) = nvrtc.nvrtcGetCUBIN(prog, buf)
-        _check(err, "cubin", prog)
-        return Cubin(arch, bytes(buf), log)
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+def _valid(kind: str, data: bytes) -> bool:
+    return data[:4] == b"\x7fELF" if kind == "cubin" else data.lstrip()[:2] == b"//"
 
 
-def _first_error_loc(log: str) -> Loc | None:
-    """The user's line of the first error, from `file.py(12): error: ...` (via #line)."""
-    m = re.search(r'^(.+?\.py)\((\d+)\): (?:catastrophic )?error', log, re.M)
-    if not m:
-        return None
-    file, line = m.group(1), int(m.group(2))
-    try:
-        import linecache
-        src = linecache.getline(file, line) or None
-    except Exception:
-        src = None
-    return Loc(file, line, 0, source_line=src)
+def _compile(source: str, arch: str, name: str, kind: str) -> Cubin:
+    opts = options(arch) + [f"--include-path={cuda_include_dir()}"]
+    ok, data, log = toolchain.nvrtc_lib().compile(source, f"{name}.cu", _headers(), opts, kind)
+    if not ok:
+        raise compile_error(f"NVRTC could not compile kernel '{name}' for {arch}", log)
+    return Cubin(arch, data, log, kind)

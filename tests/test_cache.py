@@ -1,0 +1,328 @@
+"""The disk cache: location, key, atomic entries, corruption = miss, concurrent processes,
+size cap with eviction, the CLI, and the CPU backend's libraries in the same cache."""
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tilepy import __main__ as cli
+from tilepy.launch import cache, cpu, nvrtc, toolchain
+from tilepy.settings import parse_size, settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SRC = '#include "tilepy/runtime.h"\nextern "C" __global__ void k(float* p) { p[threadIdx.x] = %d; }\n'
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(d))
+    return d
+
+
+def entry_files(d, kind):
+    return sorted(p for p in (d / kind).rglob("*") if p.is_file()) if (d / kind).exists() else []
+
+
+# ----------------------------------------------------------------------------- location, settings
+def test_default_dir_is_xdg_with_version(monkeypatch, tmp_path):
+    monkeypatch.delenv("TILEPY_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert settings().cache_dir == os.path.join(str(tmp_path), "tilepy", ct.__version__)
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert settings().cache_dir == os.path.join(os.path.expanduser("~"), ".cache", "tilepy",
+                                                ct.__version__)
+
+
+def test_env_dir_and_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "x"))
+    assert settings().cache_dir == str(tmp_path / "x")
+    for off in ("off", "OFF", " off "):
+        monkeypatch.setenv("TILEPY_CACHE_DIR", off)
+        assert settings().cache_dir is None
+        assert cache.put("cubin", "ab" * 20, b"data", {}) is None
+        assert cache.get("cubin", "ab" * 20) is None
+
+
+def test_cache_off_still_compiles_and_writes_nothing(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    out = nvrtc.compile_cubin(SRC % 11, "sm_80", "k")
+    assert out.data[:4] == b"\x7fELF"
+    assert not (tmp_path / "xdg").exists()
+
+
+@pytest.mark.parametrize("text,expected", [("500M", 500 << 20), ("2G", 2 << 30), ("1024", 1024),
+                                           ("1.5k", 1536), ("0", None), ("unlimited", None)])
+def test_size_parsing(text, expected):
+    assert parse_size(text) == expected
+
+
+def test_bad_size_warns_and_uses_default():
+    with pytest.warns(UserWarning, match="TILEPY_CACHE_SIZE"):
+        assert parse_size("lots") == 2 << 30
+
+
+# ----------------------------------------------------------------------------- entries
+def test_key_covers_every_part():
+    base = ("cubin", "0.1.0", "13.5", "sm_90", "opts", "src")
+    keys = {cache.key_of(*base)}
+    for i in range(len(base)):
+        changed = list(base)
+        changed[i] = changed[i] + "x"
+        keys.add(cache.key_of(*changed))
+    assert len(keys) == len(base) + 1
+    assert cache.key_of("ab", "c") != cache.key_of("a", "bc")     # parts are delimited
+
+
+def test_roundtrip_and_metadata(cache_dir):
+    p = cache.put("cubin", "12" * 20, b"\x7fELFpayload", {"arch": "sm_90", "log": "x"})
+    assert p.startswith(str(cache_dir)) and os.path.basename(os.path.dirname(p)) == "12"
+    e = cache.get("cubin", "12" * 20)
+    assert e.payload == b"\x7fELFpayload" and e.meta == {"arch": "sm_90", "log": "x"}
+
+
+def corruptions(data: bytes):
+    yield "empty", b""
+    yield "truncated", data[:len(data) // 2]
+    yield "truncated trailer", data[:-3]
+    yield "flipped payload byte", bytes([data[0] ^ 1]) + data[1:]
+    yield "flipped metadata byte", data[:20] + bytes([data[20] ^ 1]) + data[21:]
+    yield "appended", data + b"junk"
+    yield "garbage", os.urandom(len(data))
+
+
+@pytest.mark.parametrize("how", [c for c, _ in corruptions(b"x" * 64)])
+def test_corrupt_entry_is_a_miss(cache_dir, how):
+    path = cache.put("cubin", "34" * 20, b"\x7fELF" + b"p" * 40, {"arch": "sm_80"})
+    data = open(path, "rb").read()
+    bad = dict(corruptions(data))[how]
+    with open(path, "wb") as f:
+        f.write(bad)
+    assert cache.get("cubin", "34" * 20) is None
+
+
+@pytest.mark.parametrize("how", ["truncated", "flipped payload byte", "garbage"])
+def test_corrupt_cubin_is_recompiled_not_returned(cache_dir, how):
+    first = nvrtc.compile_cubin(SRC % 21, "sm_80", "k")
+    (path,) = entry_files(cache_dir, "cubin")
+    bad = dict(corruptions(path.read_bytes()))[how]
+    path.write_bytes(bad)
+    again = nvrtc.compile_cubin(SRC % 21, "sm_80", "k")
+    assert again.data == first.data
+    assert cache.decode(path.read_bytes()) is not None        # rewritten whole
+
+
+def test_corrupt_cpu_library_is_rebuilt(cache_dir):
+    @ct.kernel
+    def fill(a):
+        ct.store(a, (0,), ct.full((8,), 3.0, dtype=ct.float32))
+
+    a = np.zeros(8, np.float32)
+    ct.launch(None, (1,), fill, (a,))
+    (path,) = entry_files(cache_dir, "cpu")
+    # A truncated .so (as a new file: this process has the old one mapped, and truncating a
+    # mapped file in place would crash it -- which is why the cache only ever renames).
+    tmp = path.with_suffix(".bad")
+    tmp.write_bytes(path.read_bytes()[:100])
+    os.replace(tmp, path)
+    cpu._LOADED.clear()
+    fill.__dict__.pop("_tp_plans", None)
+    fill.cache.clear()
+    a[:] = 0
+    ct.launch(None, (1,), fill, (a,))
+    assert (a == 3).all()
+    assert cache.decode(path.read_bytes()) is not None
+
+
+INC = textwrap.dedent("""
+    import sys, numpy as np
+    import tilepy as ct
+    from tilepy.launch import cpu
+    if sys.argv[1] == "forbid":
+        def no_compiler(*a):
+            raise AssertionError("the host compiler ran despite a cache hit")
+        cpu._compile = no_compiler
+    @ct.kernel
+    def inc(a):
+        ct.store(a, (0,), ct.load(a, (0,), (4,)) + 1)
+    a = np.zeros(4, np.int32)
+    ct.launch(None, (1,), inc, (a,))
+    print(a.tolist())
+""")
+
+
+def test_cpu_library_is_found_by_a_new_process(cache_dir, tmp_path):
+    src = tmp_path / "inc_kernel.py"
+    src.write_text(INC)
+    for mode in ("compile", "forbid"):
+        proc = subprocess.run([sys.executable, str(src), mode], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "[1, 1, 1, 1]"
+    (path,) = entry_files(cache_dir, "cpu")
+    assert cache.read_meta(str(path))["name"] == "inc"
+    assert path.read_bytes()[:4] == b"\x7fELF"         # loaded straight from the entry file
+
+
+# ----------------------------------------------------------------------------- concurrency
+WORKER = textwrap.dedent("""
+    import sys
+    from tilepy.launch import cache, nvrtc
+    SRC = {src!r}
+    seed = int(sys.argv[1])
+    for i in range(6):
+        n = (seed + i) % 3
+        out = nvrtc.compile_cubin(SRC % n, "sm_80", "k")
+        assert out.data[:4] == b"\\x7fELF", "bad cubin"
+        # raw entries too: many writers of one key, readers never see a partial entry
+        key = "ee" * 20
+        cache.put("blob", key, bytes([seed]) * 200000, {{"seed": seed}})
+        e = cache.get("blob", key)
+        assert e is not None and len(set(e.payload)) == 1 and e.payload[0] == e.meta["seed"]
+    print("ok")
+""")
+
+
+def test_concurrent_processes_share_the_cache_safely(cache_dir):
+    script = WORKER.format(src=SRC)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(s)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for s in range(4)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0 and out.strip() == "ok", err
+    assert len(entry_files(cache_dir, "cubin")) == 3
+    assert not [p for p in cache_dir.rglob(cache.TMP_PREFIX + "*")]
+    for p in entry_files(cache_dir, "cubin"):
+        assert cache.decode(p.read_bytes()) is not None
+
+
+# ----------------------------------------------------------------------------- eviction
+def test_size_cap_evicts_least_recently_used(cache_dir, monkeypatch):
+    monkeypatch.setenv("TILEPY_CACHE_SIZE", "0")
+    paths = []
+    for i in range(5):
+        paths.append(cache.put("blob", f"{i:02d}" * 20, b"x" * 10_000, {}))
+        os.utime(paths[-1], (1000 + i, 1000 + i))
+    cache.get("blob", "00" * 20)                    # a hit makes entry 0 the most recent
+    monkeypatch.setenv("TILEPY_CACHE_SIZE", "35000")
+    new = cache.put("blob", "99" * 20, b"y" * 10_000, {})
+    left = {p for p in map(str, entry_files(cache_dir, "blob"))}
+    assert new in left and paths[0] in left
+    assert paths[1] not in left and paths[2] not in left      # the two least recently used
+    assert sum(os.path.getsize(p) for p in left) <= 35000
+
+
+def test_stale_temporary_files_are_removed(cache_dir):
+    cache.put("blob", "aa" * 20, b"x", {})
+    stale = cache_dir / "blob" / "aa" / (cache.TMP_PREFIX + "dead")
+    stale.write_bytes(b"partial")
+    os.utime(stale, (1, 1))
+    fresh = cache_dir / "blob" / "aa" / (cache.TMP_PREFIX + "live")
+    fresh.write_bytes(b"being written")
+    removed = cache.evict(1 << 30)
+    assert str(stale) in removed and fresh.exists()
+
+
+# ----------------------------------------------------------------------------- CLI
+def test_cli_list_and_clear(cache_dir):
+    nvrtc.compile_cubin(SRC % 5, "sm_90", "listed_kernel")
+    bad = cache.put("cubin", "bb" * 20, b"\x7fELF", {"name": "x"})
+    with open(bad, "r+b") as f:
+        f.write(b"XXXX")
+    out = io.StringIO()
+    assert cli.main(["cache", "list"], out) == 0
+    text = out.getvalue()
+    assert str(cache_dir) in text and "listed_kernel sm_90" in text
+    assert "CORRUPT" in text and "2 entries" in text
+    out = io.StringIO()
+    assert cli.main(["cache", "clear"], out) == 0
+    assert "removed" in out.getvalue()
+    assert cache.listing() == []
+    out = io.StringIO()
+    cli.main(["cache", "list"], out)
+    assert "no entries" in out.getvalue()
+
+
+def test_cli_runs_as_module(cache_dir):
+    proc = subprocess.run([sys.executable, "-m", "tilepy", "cache", "dir"], capture_output=True,
+                          text=True, env={**os.environ})
+    assert proc.returncode == 0 and proc.stdout.strip() == str(cache_dir)
+    proc = subprocess.run([sys.executable, "-m", "tilepy", "cache", "list"], capture_output=True,
+                          text=True, env={**os.environ, "TILEPY_CACHE_DIR": "off"})
+    assert "off" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- toolchain memo
+def test_toolchain_memo_is_used_and_invalidated(cache_dir, monkeypatch):
+    toolchain.info.cache_clear()
+    tc = toolchain.info()
+    memo = cache_dir / toolchain.MEMO
+    data = json.loads(memo.read_text())
+    assert data["toolchain"]["nvrtc_version"] == tc.nvrtc_version
+    # a valid memo is trusted without loading NVRTC
+    toolchain.info.cache_clear()
+    monkeypatch.setattr(toolchain, "probe", lambda: pytest.fail("probed despite a valid memo"))
+    assert toolchain.info() == tc
+    # a changed environment (fingerprint) re-derives it
+    toolchain.info.cache_clear()
+    monkeypatch.setenv("CUDA_HOME", "/elsewhere")
+    probed = []
+    monkeypatch.setattr(toolchain, "probe", lambda: probed.append(1) or tc)
+    assert toolchain.info() == tc and probed == [1]
+    # a corrupt memo too
+    toolchain.info.cache_clear()
+    memo.write_text("{not json")
+    assert toolchain.info() == tc and probed == [1, 1]
+    toolchain.info.cache_clear()
+
+
+def test_headers_match_nvrtc_major():
+    tc = toolchain.info()
+    assert int(tc.runtime_version) // 1000 == tc.major
+    assert os.path.exists(os.path.join(tc.include_dir, "cuda_fp16.h"))
+    assert 80 in tc.supported_archs and 90 in tc.supported_archs
+
+
+def test_host_compiler_version_is_remembered(cache_dir, monkeypatch):
+    import shutil
+    import subprocess as sp
+    cxx = shutil.which("g++") or shutil.which("c++")
+    first = toolchain.compiler_version(cxx)
+    assert first and json.loads((cache_dir / toolchain.COMPILERS).read_text())
+    monkeypatch.setattr(sp, "run", lambda *a, **k: pytest.fail("ran the compiler again"))
+    assert toolchain.compiler_version(cxx) == first
+
+
+def test_cache_off_cpu_backend_leaves_no_files(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+
+    @ct.kernel
+    def neg(a):
+        ct.store(a, (0,), -ct.load(a, (0,), (4,)))
+    a = np.arange(4, dtype=np.float32)
+    ct.launch(None, (1,), neg, (a,))
+    assert a.tolist() == [0, -1, -2, -3]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_settings_follow_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("TILEPY_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    for home in ("a", "b"):
+        monkeypatch.setenv("HOME", str(tmp_path / home))
+        assert settings().cache_dir == str(tmp_path / home / ".cache" / "tilepy" / ct.__version__)
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "3")
+    assert settings().cpu_workers == 3
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "x")
+    assert settings().cpu_workers == (os.cpu_count() or 1)

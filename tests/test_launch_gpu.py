@@ -1,0 +1,126 @@
+"""Launches on a real GPU (marker `gpu`): skipped cleanly when there is no NVIDIA driver/GPU.
+
+These run the code paths that need the driver: device from the arguments, the exact arch,
+cuda.core module load and launch, streams (argument, __cuda_stream__, torch's current stream),
+torch CUDA tensors and cupy arrays, and AOT cubins loaded on the device."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tilepy.launch.gpu import driver_available
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not driver_available(), reason="no NVIDIA driver/GPU")]
+
+
+@ct.kernel
+def vadd(a, b, c, TILE: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(c, (i,), ct.load(a, (i,), (TILE,)) + ct.load(b, (i,), (TILE,)))
+
+
+@ct.kernel
+def saxpy(x, y, alpha, n):
+    i = ct.bid(0)
+    t = ct.load(x, (i,), (128,)) * alpha + ct.load(y, (i,), (128,))
+    ct.store(y, (i,), t + n)
+
+
+def torch_cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA")
+    return torch
+
+
+def test_device_arch_is_compiled_exactly():
+    from cuda.core import Device
+
+    from tilepy.launch.gpu import device_target
+    dev = Device(0)
+    dev.set_current()
+    target = device_target(dev)
+    assert target in (f"sm_{dev.arch}", ) or target.startswith("compute_")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_torch_cuda_current_stream(dtype):
+    torch = torch_cuda()
+    dt = getattr(torch, dtype)
+    a = torch.randn(10_000, device="cuda").to(dt)
+    b = torch.randn(10_000, device="cuda").to(dt)
+    c = torch.zeros_like(a)
+    ct.launch(None, (ct.cdiv(10_000, 256),), vadd, (a, b, c, 256))    # torch's current stream
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b)
+
+
+def test_explicit_streams():
+    torch = torch_cuda()
+    from cuda.core import Device
+    a = torch.randn(4096, device="cuda")
+    b = torch.randn(4096, device="cuda")
+    s = torch.cuda.Stream()
+    for stream in (s, torch.cuda.current_stream(), s.cuda_stream):
+        c = torch.zeros_like(a)
+        ct.launch(stream, (16,), vadd, (a, b, c, 256))
+        torch.cuda.synchronize()
+        assert torch.equal(c, a + b)
+    dev = Device(torch.cuda.current_device())
+    dev.set_current()
+    cs = dev.create_stream()
+    c = torch.zeros_like(a)
+    ct.launch(cs, (16,), vadd, (a, b, c, 256))
+    cs.sync()
+    assert torch.equal(c, a + b)
+
+
+def test_scalars_and_repeated_launches():
+    torch = torch_cuda()
+    x = torch.randn(1024, device="cuda")
+    for alpha, n in ((2.0, 1), (-0.5, 3), (1.5, -7)):
+        y = torch.ones(1024, device="cuda")
+        ct.launch(None, (8,), saxpy, (x, y, alpha, n))
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, x * alpha + 1 + n)
+
+
+def test_strided_torch_views():
+    torch = torch_cuda()
+    m = torch.randn(64, 256, device="cuda")
+    out = torch.zeros(256, 64, device="cuda").T
+    ct.launch(None, (1,), vadd, (m[3], m[5], out[7], 256))
+    torch.cuda.synchronize()
+    assert torch.equal(out[7], m[3] + m[5])
+
+
+def test_cupy_arrays():
+    cp = pytest.importorskip("cupy")
+    a = cp.arange(4096, dtype=cp.float32)
+    b = cp.ones(4096, dtype=cp.float32)
+    c = cp.zeros(4096, dtype=cp.float32)
+    ct.launch(cp.cuda.get_current_stream(), (16,), vadd, (a, b, c, 256))
+    cp.cuda.get_current_stream().synchronize()
+    assert bool((c == a + b).all())
+
+
+def test_cpu_and_cuda_mixed_is_an_error():
+    torch = torch_cuda()
+    a = torch.zeros(256, device="cuda")
+    with pytest.raises(ct.TileValueError, match="different devices"):
+        ct.launch(None, (1,), vadd, (a, np.zeros(256, np.float32), a, 256))
+
+
+def test_aot_cubin_runs_on_the_device():
+    torch = torch_cuda()
+    from cuda.core import Device
+    arch = f"sm_{Device(0).arch}"
+    c = vadd.compile("float32[::1]", "float32[::1]", "float32[::1]", 256, arch=arch)
+    a = torch.randn(4096, device="cuda")
+    b = torch.randn(4096, device="cuda")
+    out = torch.zeros_like(a)
+    c.launch(torch.cuda.current_stream(), (16,), (a, b, out, 256))
+    torch.cuda.synchronize()
+    assert torch.equal(out, a + b)
+    with pytest.raises(ct.TileValueError, match="CPU arrays passed to a GPU launch"):
+        c.launch(None, (16,), (np.zeros(4096, np.float32),) * 3 + (256,))

@@ -1,0 +1,238 @@
+"""The per-call fast path of `tilepy.launch`.
+
+A launch that went through the full path (intake, specialization, compile, checks) leaves a
+plan behind, filed under the *call signature* of its arguments: per array its dtype, shape,
+strides, writability (numpy) or device and negation bit (torch), and pointer alignment (mod
+16); per scalar its type; per Constant its value. Everything a specialization or an argument
+check can depend on is in the signature except the array pointers and scalar values, so a later
+call with the same signature needs only: the signature (a tuple and a dict lookup), the
+pointers (read from the numpy object in ~0.2 us), the scalar values, and one call.
+
+`CpuPlan`: the C argument block (a ctypes Structure with the shapes and strides filled in, and
+the `void*[]` pointing into it) is taken from a per-plan pool for the duration of the call, so
+threads never share one. `GpuPlan`: the cuda.core argument list with the pointers replaced.
+Anything else -- other array types, a new signature, a stream with CPU arrays -- takes the full
+path, which validates and explains.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..errors import TileLaunchError, TileUnsupportedFeatureError
+from .intake import _DATA_OFFSET, numpy_ptr
+
+GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
+MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
+_ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
+
+_ndarray = np.ndarray
+_from_address = ctypes.c_void_p.from_address
+_SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+            np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
+_SCALAR_SET = frozenset(_SCALARS)
+_CONST_TYPES = frozenset((int, bool, str, type(None)))
+_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+
+
+def note_torch(tensor_type):
+    _torch_tensor[0] = tensor_type
+
+
+class KernelPlans:
+    """A kernel's launch plans, by call signature."""
+    __slots__ = ("consts", "table")
+
+    def __init__(self, consts: tuple[bool, ...]):
+        self.consts = consts           # per parameter: is it a Constant?
+        self.table: dict = {}
+
+    def store(self, sig, plan):
+        if len(self.table) >= MAX_PLANS:
+            self.table.clear()
+        self.table[sig] = plan
+
+
+def plans_of(kernel) -> KernelPlans:
+    kp = kernel.__dict__.get("_tp_plans")
+    if kp is None:
+        names = list(kernel.signature.parameters)
+        kp = kernel.__dict__["_tp_plans"] = KernelPlans(tuple(n in kernel.constants for n in names))
+    return kp
+
+
+def signature(args, consts):
+    """(signature, per-argument values for the plan) or None when the fast path does not apply."""
+    if len(args) != len(consts):
+        return None
+    sig = []
+    vals = []
+    off = _DATA_OFFSET
+    for a, c in zip(args, consts):
+        t = type(a)
+        if t is _ndarray:
+            p = (_from_address(id(a) + off).value or 0) if off is not None else numpy_ptr(a)
+            sig.append((a.dtype, a.shape, a.strides, a.flags.writeable, p & _ALIGN))
+            vals.append(p)
+        elif t is _torch_tensor[0]:
+            p = a.data_ptr()
+            sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
+            vals.append(p)
+        elif c:
+            if t in _CONST_TYPES:
+                sig.append((t, a))
+            elif t is float:
+                sig.append((t, a.hex()))     # 0.0 and -0.0 are equal but not the same constant
+            else:
+                return None
+            vals.append(None)
+        elif t in _SCALAR_SET:
+            sig.append(t)
+            vals.append(a)
+        else:
+            return None
+    return tuple(sig), vals
+
+
+def grid3(grid) -> tuple[int, int, int] | None:
+    """The grid as 3 ints when it is plainly valid (tuple of positive ints); None otherwise
+    (the full path validates and explains)."""
+    if type(grid) is tuple:
+        n = len(grid)
+        if n == 1:
+            x = grid[0]
+            if type(x) is int and 0 < x <= GRID_LIMIT:
+                return x, 1, 1
+        elif n == 2:
+            x, y = grid
+            if type(x) is int and type(y) is int and 0 < x <= GRID_LIMIT and 0 < y <= GRID_LIMIT:
+                return x, y, 1
+        elif n == 3:
+            x, y, z = grid
+            if (type(x) is int and type(y) is int and type(z) is int and 0 < x <= GRID_LIMIT
+                    and 0 < y <= GRID_LIMIT and 0 < z <= GRID_LIMIT):
+                return x, y, z
+    elif type(grid) is int and 0 < grid <= GRID_LIMIT:
+        return grid, 1, 1
+    return None
+
+
+# ----------------------------------------------------------------------------- scalar setters
+def _int_setter(lo: int, hi: int, what: str):
+    def conv(v):
+        v = int(v)
+        if not lo <= v <= hi:
+            raise TileUnsupportedFeatureError(f"{what} = {v} does not fit the kernel's "
+                                              f"{hi.bit_length() + (lo < 0)}-bit parameter")
+        return v
+    return conv
+
+
+def _half_bits(dtype):
+    def conv(v):
+        return int(np.array(v, dtype=dtype).view(np.uint16))
+    return conv
+
+
+def _check_rc(rc: int):
+    if rc != 0:
+        raise TileLaunchError(f"the CPU launch failed with code {rc}")
+
+
+class CpuPlan:
+    """One prepared CPU launch: the library entry point and a template argument block."""
+    __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
+                 "mode", "check")
+    gpu = False
+
+    def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
+                 mode=None, check=None):
+        """`fn(params, gx, gy, gz, *extra, workers)` is the library's entry point (cpu.py);
+        `values`: the packed ctypes values of one valid call (launcher.pack_args);
+        `slots`: per kernel argument, (field index, converter) or None for constants;
+        `mode`: the CPU mode the library was built for, compared with the current one per call
+        (None: one mode only); `check(rc)`: what cpu.py checks after a launch (default: rc)."""
+        self.lib, self.fn, self.extra, self.mode = lib, fn, extra, mode
+        self.check = check or _check_rc
+        fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
+        self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
+        self.fields = [f for f, _ in fields]
+        self.template = bytes(self.struct(*[v.value for v in values])) if values else b""
+        self.slots = [None if s is None else (self.fields[s[0]], s[1]) for s in slots]
+        self.pool: list = []
+        self.workers = workers_fn
+
+    def accepts(self, stream, current_mode=None) -> bool:
+        """Can this plan run a call with `stream` now? (CPU launches take no stream.)"""
+        return stream is None and (self.mode is None or self.mode == current_mode())
+
+    def _new_block(self):
+        s = self.struct.from_buffer_copy(self.template) if self.template else self.struct()
+        base = ctypes.addressof(s)
+        n = max(1, len(self.fields))
+        ptrs = (ctypes.c_void_p * n)(*[base + getattr(self.struct, f).offset for f in self.fields])
+        return s, ptrs
+
+    def run(self, g, vals, stream=None):
+        pool = self.pool
+        try:
+            block = pool.pop()
+        except IndexError:
+            block = self._new_block()
+        s = block[0]
+        try:
+            for slot, v in zip(self.slots, vals):
+                if slot is not None:
+                    field, conv = slot
+                    setattr(s, field, v if conv is None else conv(v))
+            gx, gy, gz = g
+            rc = self.fn(block[1], gx, gy, gz, *self.extra,
+                         1 if gx * gy * gz == 1 else self.workers())
+        finally:
+            pool.append(block)
+        self.check(rc)
+
+
+class GpuPlan:
+    """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
+    __slots__ = ("kernel", "dev", "block", "args", "slots", "configs", "infos")
+    gpu = True
+
+    def accepts(self, stream, current_mode=None) -> bool:
+        return True
+
+    def __init__(self, kernel, dev, block, values: list, slots: list, infos):
+        from .gpu import NP_SCALAR, gpu_arg
+        self.kernel, self.dev, self.block = kernel, dev, block
+        self.args = [gpu_arg(v) for v in values]
+        self.slots = [None if s is None else
+                      (s[0], s[1], None if s[1] is None else NP_SCALAR[type(values[s[0]])])
+                      for s in slots]
+        self.configs: dict = {}
+        self.infos = [_StreamHint(getattr(i, "source", "")) for i in infos]
+
+    def run(self, g, vals, stream=None):
+        from cuda.core import LaunchConfig, launch
+
+        from .gpu import resolve_stream
+        args = self.args.copy()
+        for slot, v in zip(self.slots, vals):
+            if slot is not None:
+                i, conv, wrap = slot
+                args[i] = v if conv is None else wrap(conv(v))
+        cfg = self.configs.get(g)
+        if cfg is None:
+            if len(self.configs) >= MAX_PLANS:
+                self.configs.clear()
+            cfg = self.configs[g] = LaunchConfig(grid=g, block=self.block)
+        self.dev.set_current()
+        launch(resolve_stream(stream, self.infos, self.dev), cfg, self.kernel, *args)
+
+
+class _StreamHint:
+    """What resolve_stream needs to know of an argument: was it a torch tensor."""
+    __slots__ = ("source",)
+
+    def __init__(self, source: str):
+        self.source = source
