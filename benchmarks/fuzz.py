@@ -25,11 +25,14 @@ from fuzz import batches  # noqa: E402
 from fuzz.runner import EXECUTIONS, run_batch  # noqa: E402
 
 
-def _walk(steps):
-    for st in steps:
-        yield st
-        for _, body, _ in st.regions:
-            yield from _walk(body)
+def _ir_ops(case, dce: bool) -> set[str]:
+    """The Tile IR ops of a case's module (after dead-code elimination: what the backend ran)."""
+    from fuzz.case import materialize
+    from tilepy.lowering.dce import dce as eliminate
+    module, _ = materialize([case])
+    if dce:
+        eliminate(module)
+    return {op.name for op in module.walk()} - {"entry", "return", "yield", "continue"}
 
 
 def run(kernels: int, batch: int, inputs: int, rng_seed: int, out: str):
@@ -50,10 +53,9 @@ def run(kernels: int, batch: int, inputs: int, rng_seed: int, out: str):
             return
         for o in outcomes:
             stats[o.status] += 1
-            names = {st.op for st in _walk(o.case.steps)}
-            ops.update(names)
+            ops.update(_ir_ops(o.case, dce=False))
             if o.status == "agree":
-                compared_ops.update(names)
+                compared_ops.update(_ir_ops(o.case, dce=True))
             if o.status in ("mismatch", "compile-error"):
                 findings.append((o.status, o.execution, o.detail, o.case))
         done = sum(stats.values())
@@ -92,7 +94,7 @@ def _table(stats, ops, compared_ops, findings, elapsed, inputs):
     print("-" * (width + 10))
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
-    print("\nops (kernels containing the op: generated / compared with the backend)")
+    print("\nTile IR ops (kernels containing the op: generated / compared with the backend)")
     for name, n in sorted(ops.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<24} {n:>6} / {compared_ops[name]:<6}")
     for status, ex, detail, _ in findings[:20]:

@@ -56,7 +56,7 @@ BAD_LAUNCHES = [
     ("object dtype", (np.zeros(16, object), f32, f32, 16), (1,), "object"),
     ("structured dtype", (np.zeros(16, "i4,f4"), f32, f32, 16), (1,), "dtype|supported"),
     ("wrong rank", (np.zeros((4, 4), np.float32), f32, f32, 16), (1,), "rank|dim|index|shape"),
-    ("0-d array", (np.float32(1.0) * np.ones(()), f32, f32, 16), (1,), "rank|0-d|index|dim"),
+    ("0-d array", (np.float32(1.0) * np.ones(()), f32, f32, 16), (1,), "rank|0-d|index|dim|array"),
     ("tile not a power of two", (f32, f32, f32, 12), (1,), "power of two|power-of-two"),
     ("tile of 0", (f32, f32, f32, 0), (1,), "power of two|power-of-two"),
     ("negative strides", (f32[::-1], f32, f32, 16), (1,), "negative strides"),
