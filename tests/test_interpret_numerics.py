@@ -195,3 +195,16 @@ def test_flush_to_zero_flushes_subnormal_inputs_and_results():
     got = run1("addf", a, b, flush_to_zero=True)
     assert bits(got[:2]).tolist() == [0, 0x80000000] and got[3] == 1.0
     assert run1("mulf", a[2:3], b[2:3], flush_to_zero=True)[0] == 0.0
+
+
+def test_fma_on_scalars_rounds_once():
+    """0-d operands (numpy scalars inside) took a different path: found by the long fuzz run."""
+    from interp_util import Kernel, t
+    import tilepy.interpret as interp
+    k = Kernel(["*f32"])
+    a = k.const("f32", 1 + 2**-23)
+    r = k.op("fma", a, a, k.const("f32", -1.0), result_types=[t("f32")])
+    k.store(k.op("reshape", r, result_types=[t("1xf32")]), k.args[0], 1)
+    out = np.zeros(1, np.float32)
+    interp.run(k.done(), 1, [out])
+    assert out[0] == np.float32(2**-22 + 2**-46)

@@ -137,8 +137,9 @@ def two_sum(a: np.ndarray, b: np.ndarray):
 
 def ro_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a + b rounded to odd in float64 (exact input to any rounding of at most 51 bits)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    a = np.atleast_1d(np.asarray(a, dtype=np.float64))    # 0-d arithmetic gives numpy scalars
+    b = np.atleast_1d(np.asarray(b, dtype=np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
         s, e = two_sum(a, b)
     inexact = np.isfinite(s) & (e != 0) & np.isfinite(e)
@@ -147,7 +148,7 @@ def ro_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if fix.any():
         s = s.copy()
         s[fix] = np.nextafter(s[fix], np.where(e[fix] > 0, np.inf, -np.inf))
-    return s
+    return s.reshape(shape)
 
 
 # ---------------------------------------------------------------------------- exact rationals

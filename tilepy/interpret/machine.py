@@ -159,7 +159,8 @@ class BlockExec:
             for u, v in zip(undefs, op.operands):
                 require(u, f"{op.name} (operand {v.hint or ''}: {v.type})")
         args = _broadcast(inputs) if (batched and op.opdef.elementwise) else inputs
-        outputs = HANDLERS[op.name](self, op, args)
+        outputs = [np.asarray(v) if isinstance(v, np.generic) else v      # 0-d stays an array
+                   for v in HANDLERS[op.name](self, op, args)]
         return outputs, (propagate(self, op, args, undefs, outputs) if moves else None)
 
     def poison(self, op: Operation, mask, what: str, result: int = 0):
