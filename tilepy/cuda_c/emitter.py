@@ -14,7 +14,10 @@ import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module, Operation, Value
+from ..lowering.assign_layouts import LayoutPlan, assign_layouts, commutative
 from ..lowering.barriers import loads_after_stores
+from ..lowering.layouts import Cyclic
+from ..lowering.memfacts import contiguous_along
 from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
 from .writer import Writer
 
@@ -40,6 +43,8 @@ class EmitContext:
     barrier_loads: set[int] = field(default_factory=set)
     used_values: set[int] = field(default_factory=set)
     counter: int = 0
+    plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
+    staged: dict[int, tuple[str, int]] = field(default_factory=dict)
 
     def fresh(self, hint: str | None) -> str:
         base = re.sub(r"\W", "_", hint) if hint else ""
@@ -65,6 +70,25 @@ class EmitContext:
 
     def need_smem(self, nbytes: int):
         self.smem_bytes = max(self.smem_bytes, nbytes)
+
+    def lay(self, v: Value) -> str:
+        """The C++ layout type of tile value `v` (lowering/assign_layouts.py)."""
+        lay = self.plan.layout(v)
+        return (lay or Cyclic(v.type.numel)).cpp()
+
+    def operand(self, v: Value) -> tuple[str, int]:
+        """An mma operand: the shared-memory operand the pipeline staged it in, or the register
+        tile; and whether its fragments round to tf32 (an f32 load feeding astype(tf32))."""
+        staged = self.staged.get(id(v))
+        return staged if staged is not None else (self(v), 0)
+
+    def ty(self, v: Value) -> str:
+        """The C++ type of value `v`: its Tile type spells its layout (Cyclic is the default)."""
+        t = v.type
+        lay = self.plan.layout(v) if isinstance(t, TileType) and t.numel > 1 else None
+        if lay is None or isinstance(lay, Cyclic):
+            return ctype(t)
+        return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {lay.cpp()}>"
 
 
 # ---------------------------------------------------------------------------- C++ spelling
@@ -175,7 +199,7 @@ def emit_elementwise(ctx: EmitContext, op: Operation):
     args = ", ".join(ctx(v) for v in op.operands)
     r = op.result
     name = ctx.define(r)
-    ctx.w.line(f"const {ctype(r.type)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
+    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
 
 
 # ---------------------------------------------------------------------------- other ops
@@ -184,7 +208,7 @@ def emit_constant(ctx, op):
     name = ctx.define(op.result)
     if v.is_splat:
         lit = literal(t.elem, v.array[()])
-        init = lit if t.numel == 1 else f"tp::splat<{t.numel}>({lit})"
+        init = lit if t.numel == 1 else f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({lit})"
     else:
         if t.elem in (F16, BF16):
             raise TileUnsupportedFeatureError("dense f16/bf16 constants are not supported by the "
@@ -193,8 +217,8 @@ def emit_constant(ctx, op):
         vals = ", ".join(literal(t.elem, x) for x in np.asarray(v.array).reshape(-1))
         ctx.tables.append(f"__device__ const {CPP_TYPE[t.elem]} {table}[{t.numel}] = {{{vals}}};")
         init = (f"{table}[0]" if t.numel == 1
-                else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}>({table})")
-    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+                else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>({table})")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 
 
 def emit_grid(ctx, op):
@@ -207,8 +231,9 @@ def emit_grid(ctx, op):
 def emit_iota(ctx, op):
     t = op.result.type
     name = ctx.define(op.result)
-    init = f"({CPP_TYPE[t.elem]})0" if t.numel == 1 else f"tp::iota<{CPP_TYPE[t.elem]}, {t.numel}>()"
-    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+    init = (f"({CPP_TYPE[t.elem]})0" if t.numel == 1
+            else f"tp::iota<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>()")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 
 
 def emit_make_tensor_view(ctx, op):
@@ -251,16 +276,25 @@ def emit_load_view(ctx, op):
     pad = literal(t.elem, _PAD[op.view.type.padding_value])
     if id(op) in ctx.barrier_loads:
         ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
-    fn = "load_scalar" if t.numel == 1 else "load"
+    if t.numel == 1:
+        fn = f"load_scalar<{targs}>"
+    else:
+        fn = f"load<{targs}, {ctx.lay(op.tile)}, {_vec(op.view, t)}>"
     name = ctx.define(op.tile)
-    ctx.w.line(f"const {ctype(t)} {name} = tp::{fn}<{targs}>({view}, {{{idx}}}, {pad});", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.tile)} {name} = tp::{fn}({view}, {{{idx}}}, {pad});", op.loc)
 
 
 def emit_store_view(ctx, op):
     _check_weak(op)
     targs, view, idx = _view_args(ctx, op)
-    fn = "store_scalar" if op.tile.type.numel == 1 else "store"
-    ctx.w.line(f"tp::{fn}<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+    t = op.tile.type
+    fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
+    ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+
+
+def _vec(view, t: TileType) -> str:
+    """Whether vector accesses along the tile's last dimension are proven aligned."""
+    return "true" if t.rank and contiguous_along(view, t.rank - 1) else "false"
 
 
 def emit_reshape(ctx, op):
@@ -273,11 +307,12 @@ def emit_broadcast(ctx, op):
     if t.numel == 1:
         init = ctx(op.source)
     elif s.numel == 1:
-        init = f"tp::splat<{t.numel}>({ctx(op.source)})"
+        init = f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({ctx(op.source)})"
     else:
         ctx.need_smem(s.numel * _bytes(s))
-        init = f"tp::broadcast<{shape_t(s.shape)}, {shape_t(t.shape)}>({ctx(op.source)}, tp_smem)"
-    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+        init = (f"tp::broadcast_to<{shape_t(s.shape)}, {shape_t(t.shape)}, {ctx.lay(op.result)}>("
+                f"{ctx(op.source)}, tp_smem)")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 
 
 def emit_permute(ctx, op):
@@ -288,31 +323,12 @@ def emit_permute(ctx, op):
     ctx.need_smem(s.numel * _bytes(s))
     name = ctx.define(op.result)
     perm = ", ".join(map(str, op.permutation))
-    ctx.w.line(f"const {ctype(t)} {name} = tp::permute<{shape_t(s.shape)}, tp::DimMap<{perm}>, "
-               f"{shape_t(t.shape)}>({ctx(op.source)}, tp_smem);", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::permute<{shape_t(s.shape)}, tp::DimMap<{perm}>, "
+               f"{shape_t(t.shape)}, {ctx.lay(op.result)}>({ctx(op.source)}, tp_smem);", op.loc)
 
 
 def _bytes(t: TileType) -> int:
     return 8 if isinstance(t.elem, PtrType) else t.elem.storage_bytes
-
-
-def emit_mmaf(ctx, op):
-    a, b, c = op.lhs.type, op.rhs.type, op.acc.type
-    if a.rank != 2:
-        raise TileUnsupportedFeatureError("batched (3-d) mma is not supported by the CUDA C++ "
-                                          "backend yet")
-    if min(a.numel, b.numel, c.numel) == 1:
-        raise TileUnsupportedFeatureError("mma with single-element operands is not supported by the "
-                                          "CUDA C++ backend yet")
-    for v in (a, c):
-        if str(v.elem) in ("tf32", "e4m3", "e5m2"):
-            raise TileUnsupportedFeatureError(f"mma on {v.elem} is not supported by the CUDA C++ "
-                                              f"backend yet")
-    (m, k), n = a.shape, b.shape[1]
-    ctx.need_smem((a.numel + b.numel) * _bytes(a))
-    name = ctx.define(op.result)
-    ctx.w.line(f"const {ctype(c)} {name} = tp::mma<{m}, {n}, {k}>({ctx(op.lhs)}, {ctx(op.rhs)}, "
-               f"{ctx(op.acc)}, tp_smem);", op.loc)
 
 
 def emit_reduce(ctx, op):
@@ -331,15 +347,18 @@ def emit_reduce(ctx, op):
         init = f"({lam})({ctx(src)}, {ident})"
     else:
         ctx.need_smem(s.numel * _bytes(s))
-        init = f"tp::reduce<{shape_t(s.shape)}, {op.dim}>({ctx(src)}, {ident}, tp_smem, {lam})"
-    ctx.w.line(f"const {ctype(res.type)} {name} = {init};", op.loc)
+        lr = ctx.lay(res) if res.type.numel > 1 else "tp::Cyclic<1>"
+        comm = "true" if commutative(op) else "false"
+        init = (f"tp::reduce_to<{shape_t(s.shape)}, {op.dim}, {lr}, {comm}>({ctx(src)}, {ident}, "
+                f"tp_smem, {lam})")
+    ctx.w.line(f"const {ctx.ty(res)} {name} = {init};", op.loc)
 
 
 def _lambda(ctx, block) -> str:
     """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan). A region yielding two
     values returns a tp::Pair."""
     inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
-                        counter=ctx.counter)
+                        counter=ctx.counter, plan=ctx.plan)
     params = ", ".join(f"{elem_ctype(a.type)} {inner.define(a, inner.fresh(a.hint or 'a'))}"
                        for a in block.args)
     for o in block.ops:
@@ -364,7 +383,7 @@ def emit_for(ctx, op):
         if isinstance(arg.type, TileType):
             n = ctx.define(arg)
             ctx.alias(res, arg)
-            ctx.w.line(f"{ctype(arg.type)} {n} = {ctx(init)};", op.loc)
+            ctx.w.line(f"{ctx.ty(arg)} {n} = {ctx(init)};", op.loc)
     ivn = ctx.define(iv)
     it = CPP_TYPE[iv.type.elem]
     with ctx.w.indent(f"for ({it} {ivn} = {ctx(op.lowerBound)}; {ivn} < {ctx(op.upperBound)}; "
@@ -383,7 +402,7 @@ def _assign_results(ctx, targets, values, loc):
     elif pairs:      # parallel assignment: values may read targets
         tmps = [ctx.fresh("tmp") for _ in pairs]
         for tmp, (t, v) in zip(tmps, pairs):
-            ctx.w.line(f"const {ctype(t.type)} {tmp} = {ctx(v)};", loc)
+            ctx.w.line(f"const {ctx.ty(t)} {tmp} = {ctx(v)};", loc)
         for tmp, (t, _) in zip(tmps, pairs):
             ctx.w.line(f"{ctx(t)} = {tmp};", loc)
 
@@ -405,7 +424,7 @@ def _enclosing_loop(op):
 def emit_if(ctx, op):
     for r in op.results:
         if isinstance(r.type, TileType):
-            ctx.w.line(f"{ctype(r.type)} {ctx.define(r)};", op.loc)
+            ctx.w.line(f"{ctx.ty(r)} {ctx.define(r)};", op.loc)
     with ctx.w.indent(f"if ({ctx(op.condition)}) {{", closer=None, loc=op.loc):
         for o in op.thenRegion.block.ops:
             emit_op(ctx, o)
@@ -440,7 +459,7 @@ EMIT = {
     "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
     "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
     "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
-    "permute": emit_permute, "mmaf": emit_mmaf, "reduce": emit_reduce, "for": emit_for,
+    "permute": emit_permute, "reduce": emit_reduce, "for": emit_for,
     "continue": emit_continue, "if": emit_if, "yield": emit_yield, "return": emit_return,
     "make_token": emit_nothing, "join_tokens": emit_nothing,
 }
@@ -452,9 +471,12 @@ ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "e
 
 
 def _register_more():
-    """The ops of emit_ops.py (it imports this module's helpers, so it is loaded here)."""
+    """The ops of emit_ops.py and emit_mma.py (they import this module's helpers, so they are
+    loaded here)."""
+    from .emit_mma import EMIT_MMA
     from .emit_ops import EMIT_MORE
     EMIT.update(EMIT_MORE)
+    EMIT.update(EMIT_MMA)
 
 
 def emit_op(ctx: EmitContext, op: Operation):
@@ -490,7 +512,7 @@ class EmittedKernel:
 
 def emit_kernel(module: Module, nt: int = 128) -> EmittedKernel:
     entry = module.entry()
-    ctx = EmitContext()
+    ctx = EmitContext(plan=assign_layouts(module, nt))
     ctx.barrier_loads = loads_after_stores(module)
     ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
     params = []

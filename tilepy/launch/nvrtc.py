@@ -16,7 +16,8 @@ from ..cuda_c import INCLUDE_DIR
 from ..errors import Loc, TileCompileError
 from . import cache
 
-HEADERS = ("tilepy/runtime.h", "tilepy/warp.h")
+HEADERS = ("tilepy/runtime.h", "tilepy/warp.h", "tilepy/layout.h", "tilepy/layout_ops.h",
+           "tilepy/tensorcore.h")
 
 
 @dataclass

@@ -1,0 +1,198 @@
+"""Layout assignment: one layout (layouts.py) for every tile value of more than one element.
+
+Values that an op needs in one layout form a *group* (union-find): the operands and result of an
+element-wise op, a reshape's source and result (layouts map row-major linear indices, so a
+reshape never moves data), loop-carried values with their inits and the values that continue or
+break carry, `if` results with what the branches yield, the operands of gathers, scatters and
+atomics, an mma's accumulator and result. Every other op (loads, stores, reductions, broadcasts,
+permutes, mma operands, ...) accepts any layout on its operands and produces any layout, so a
+group's layout is free to choose, and groups are decided in this order:
+
+1. anchors: a group holding an mma result gets the mma.sync accumulator layout (MmaAcc), its
+   warps along the rows when any row of an mma result is reduced (so the rows stay in a warp);
+2. derived: a group holding the result of a butterfly-able reduction (commutative combiner,
+   last dimension) of a decided group gets that group's row layout (MmaRows, BlockedRows), so
+   the reduction is warp shuffles and broadcasting the rows back moves no data;
+3. the rest: Blocked, with the widest vector (16 bytes of the narrowest element type of the
+   group) that divides every member's last dimension and leaves at least a warp of chunks.
+
+Tiles of one element are scalars (no layout); the C++ templates pick their fast paths from the
+layout types alone, and fall back to shared memory for any other combination.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import Module, Operation, Value
+from ..types import PtrType, TileType
+from .layouts import Blocked, Layout, mma_warps, rows_of
+
+ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
+               "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
+               "ceil", "absf", "negf", "maxf", "minf", "addi", "subi", "muli", "divi", "remi",
+               "maxi", "mini", "negi", "absi", "andi", "ori", "xori", "shli", "shri", "cmpf",
+               "cmpi", "select", "ftof", "itof", "ftoi", "exti", "trunci", "bitcast", "offset"}
+SAME_LAYOUT = ELEMENTWISE | {"reshape", "assume", "load_ptr_tko", "store_ptr_tko",
+                             "atomic_rmw_tko", "atomic_cas_tko"}
+MMA = ("mmaf", "mmai")
+ATOMICS = ("atomic_rmw_tko", "atomic_cas_tko")
+COMMUTATIVE = {"addf", "addi", "mulf", "muli", "maxf", "minf", "maxi", "mini", "andi", "ori", "xori"}
+
+
+def distributed(v: Value) -> bool:
+    return isinstance(v.type, TileType) and v.type.numel > 1
+
+
+def commutative(reduce_op: Operation) -> bool:
+    """A one-tile reduce whose body is `yield f(x, acc)` with f commutative (butterflies are
+    then exact reorderings of the fold)."""
+    blk = reduce_op.body.block
+    if len(reduce_op.operands) != 1 or len(blk.ops) != 2:
+        return False
+    f, y = blk.ops
+    return (f.name in COMMUTATIVE and y.name == "yield" and list(y.operands) == [f.results[0]]
+            and {id(v) for v in f.operands} == {id(a) for a in blk.args})
+
+
+@dataclass
+class LayoutPlan:
+    nt: int
+    of: dict[int, Layout] = field(default_factory=dict)
+
+    def layout(self, v: Value) -> Layout | None:
+        return self.of.get(id(v))
+
+
+class _Groups:
+    def __init__(self):
+        self.parent: dict[int, int] = {}
+        self.values: dict[int, Value] = {}
+        self.order: list[int] = []               # values in program order of definition
+
+    def add(self, v: Value):
+        if distributed(v) and id(v) not in self.parent:
+            self.parent[id(v)] = id(v)
+            self.values[id(v)] = v
+            self.order.append(id(v))
+
+    def find(self, k: int) -> int:
+        while self.parent[k] != k:
+            self.parent[k] = self.parent[self.parent[k]]
+            k = self.parent[k]
+        return k
+
+    def union(self, *vals: Value):
+        ks = [id(v) for v in vals if id(v) in self.parent]
+        for k in ks[1:]:
+            a, b = self.find(ks[0]), self.find(k)
+            if a != b:
+                self.parent[b] = a
+
+    def members(self) -> dict[int, list[Value]]:
+        out: dict[int, list[Value]] = {}
+        for k in self.order:
+            out.setdefault(self.find(k), []).append(self.values[k])
+        return out
+
+
+def _loop_of(op: Operation) -> Operation:
+    o = op.parent.parent_op
+    while o.name not in ("for", "loop"):
+        o = o.parent.parent_op
+    return o
+
+
+def _collect(module: Module) -> _Groups:
+    g = _Groups()
+    for op in module.walk():
+        for r in op.regions:
+            for b in r.blocks:
+                for a in b.args:
+                    g.add(a)
+        for r in op.results:
+            g.add(r)
+    for op in module.walk():
+        n = op.name
+        if n in SAME_LAYOUT:
+            g.union(*op.operands, *op.results)
+        elif n in MMA:
+            g.union(op.acc, op.result)
+        elif n in ("for", "loop"):
+            args = op.body.block.args[1:] if n == "for" else op.body.block.args
+            for i, (init, arg) in enumerate(zip(op.initValues, args)):
+                g.union(init, arg, *([op.results[i]] if n == "for" else []))
+        elif n in ("continue", "break"):
+            loop = _loop_of(op)
+            if n == "continue":
+                targets = loop.body.block.args[1 if loop.name == "for" else 0:]
+            else:
+                targets = loop.results
+            for t, v in zip(targets, op.operands):
+                g.union(t, v)
+        elif n == "yield" and op.parent.parent_op.name == "if":
+            for t, v in zip(op.parent.parent_op.results, op.operands):
+                g.union(t, v)
+    return g
+
+
+def _elem_bytes(v: Value) -> int:
+    e = v.type.elem
+    return 8 if isinstance(e, PtrType) else max(1, e.storage_bytes)
+
+
+def _blocked(members: list[Value], nt: int) -> Blocked:
+    numel = members[0].type.numel
+    data = [v for v in members if getattr(v.type.elem, "name", "") != "i1"] or members  # not masks
+    vec = 16 // min(_elem_bytes(v) for v in data)
+    for v in members:
+        if v.type.rank:
+            vec = min(vec, v.type.shape[-1])
+    vec = max(1, min(vec, numel // 32))
+    return Blocked(numel, vec)
+
+
+def assign_layouts(module: Module, nt: int = 128) -> LayoutPlan:
+    groups = _collect(module)
+    members = groups.members()
+    plan = LayoutPlan(nt)
+    decided: dict[int, Layout] = {}
+    ops = list(module.walk())
+    reduces = [o for o in ops if o.name == "reduce" and len(o.operands) == 1
+               and distributed(o.operands[0])]
+    mma_groups = {groups.find(id(o.result)) for o in ops if o.name in MMA and distributed(o.result)}
+    rows_reduced = any(groups.find(id(o.operands[0])) in mma_groups and
+                       o.dim == o.operands[0].type.rank - 1 for o in reduces)
+    atomic_groups = {groups.find(id(o.results[0])) for o in ops
+                     if o.name in ATOMICS and distributed(o.results[0])}
+
+    for o in ops:                                              # 1. anchors
+        if o.name in MMA and distributed(o.result):
+            k = groups.find(id(o.result))
+            shape = o.result.type.shape
+            batch = shape[0] if len(shape) == 3 else 1
+            acc = mma_warps(batch, shape[-2], shape[-1], nt, rows_reduced)
+            if k not in decided and acc is not None:
+                decided[k] = acc
+    changed = True
+    while changed:                                             # 2. derived (to a fixed point)
+        changed = False
+        for o in reduces:
+            res = o.results[0]
+            if not distributed(res) or not commutative(o):
+                continue
+            k, src = groups.find(id(res)), groups.find(id(o.operands[0]))
+            if k in decided or src not in decided or k in atomic_groups:
+                continue
+            if o.dim != o.operands[0].type.rank - 1:
+                continue
+            rows = rows_of(decided[src], o.operands[0].type.shape[-1])
+            if rows is not None and rows.numel == res.type.numel:
+                decided[k] = rows
+                changed = True
+    for k, vals in members.items():                            # 3. the rest
+        if k not in decided:
+            decided[k] = _blocked(vals, nt)
+    for k, vals in members.items():
+        for v in vals:
+            plan.of[id(v)] = decided[k]
+    return plan
