@@ -44,14 +44,14 @@ def emit_mma(ctx: EmitContext, op):
     lay = ctx.plan.layout(op.result)
     name = ctx.define(op.result)
     if isinstance(lay, MmaAcc):
-        ea, fa = ctx.operand(op.lhs)
-        eb, fb = ctx.operand(op.rhs)
+        (ea, fa), (eb, fb) = ctx.operand(op.lhs), ctx.operand(op.rhs)
         flags |= fa << 2 | fb << 3
-        scratch = (_staged_bytes(a) if ea == ctx(op.lhs) else 0) + \
-                  (_staged_bytes(b) if eb == ctx(op.rhs) else 0)
+        scratch = (0 if id(op.lhs) in ctx.staged else _staged_bytes(a)) + \
+                  (0 if id(op.rhs) in ctx.staged else _staged_bytes(b))
         ctx.need_smem(scratch)
         ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_tc<{batch}, {m}, {n}, {k}, {kind}, "
-                   f"{flags}>({ea}, {eb}, {ctx(op.acc)}, tp_smem);", op.loc)
+                   f"{flags}>({ea}, {eb}, {ctx(op.acc)}, {'tp_smem' if scratch else 'nullptr'});",
+                   op.loc)
         return
     if a.rank != 2:
         raise TileUnsupportedFeatureError("batched (3-d) mma of tiles too small for tensor-core "

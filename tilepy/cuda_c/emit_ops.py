@@ -9,8 +9,8 @@ import re
 
 from ..errors import TileUnsupportedFeatureError
 from ..types import TileType
-from .emitter import (EmitContext, _assign_results, _bytes, _enclosing_loop, _lambda, ctype,
-                      emit_op, literal, shape_t)
+from .emitter import (EmitContext, _assign_results, _bytes, _enclosing_loop, _lambda, barrier,
+                      ctype, emit_op, literal, shape_t)
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
 _SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
@@ -21,14 +21,6 @@ _MODE = {"and": 0, "or": 1, "xor": 2, "add": 3, "addf": 4, "max": 5, "min": 6, "
 def _one(ctx, v) -> str:
     """A value as a `Tile<T, 1>` when a template wants a tile but the value is a scalar."""
     return f"tp::splat<1>({ctx(v)})" if v.type.numel == 1 else ctx(v)
-
-
-def _barrier_unless_first(ctx, op):
-    """Memory ops that write: the other threads' earlier accesses (in token order) must be done."""
-    tok = op.token
-    first = tok is None or getattr(getattr(tok, "op", None), "name", None) == "make_token"
-    if not first:
-        ctx.w.line("__syncthreads();  // earlier memory accesses of the block come first", op.loc)
 
 
 def _check_order(op):
@@ -45,8 +37,7 @@ def emit_assume(ctx: EmitContext, op):
 
 def emit_load_ptr(ctx, op):
     _check_order(op)
-    if id(op) in ctx.barrier_loads:
-        ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
+    barrier(ctx, op)
     args = ", ".join(ctx(v) for v in [op.source, op.mask, op.paddingValue] if v is not None)
     r = op.results[0]
     ctx.w.line(f"const {ctx.ty(r)} {ctx.define(r)} = tp::ew(tp::op::load_ptr{{}}, {args});",
@@ -55,7 +46,7 @@ def emit_load_ptr(ctx, op):
 
 def emit_store_ptr(ctx, op):
     _check_order(op)
-    _barrier_unless_first(ctx, op)
+    barrier(ctx, op)
     args = ", ".join(ctx(v) for v in [op.destination, op.value, op.mask] if v is not None)
     ctx.w.line(f"tp::store_ptr({args});", op.loc)
 
@@ -64,7 +55,7 @@ def emit_atomic(ctx, op):
     if op.memory_scope == "sys":
         raise TileUnsupportedFeatureError(f"{op.name} with system scope is not supported by the CUDA "
                                           f"C++ backend yet (use MemoryScope.DEVICE)")
-    _barrier_unless_first(ctx, op)
+    barrier(ctx, op)
     order, scope = _ORDER[op.memory_ordering_semantics], _SCOPE[op.memory_scope]
     r = op.results[0]
     cas = op.name == "atomic_cas_tko"

@@ -15,9 +15,10 @@ import numpy as np
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module, Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, assign_layouts, commutative
-from ..lowering.barriers import loads_after_stores
+from ..lowering.hazards import alias_oracle, barrier_ops
 from ..lowering.layouts import Cyclic
 from ..lowering.memfacts import contiguous_along
+from ..lowering.pipeline import plan_pipelines
 from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
 from .writer import Writer
 
@@ -40,11 +41,16 @@ class EmitContext:
     pviews: dict[int, PartitionViewType] = field(default_factory=dict)
     tables: list[str] = field(default_factory=list)
     smem_bytes: int = 0
-    barrier_loads: set[int] = field(default_factory=set)
+    barriers: set[int] = field(default_factory=set)      # memory ops with a barrier before
     used_values: set[int] = field(default_factory=set)
     counter: int = 0
     plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
-    staged: dict[int, tuple[str, int]] = field(default_factory=dict)
+    staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
+    pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
+    skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
+    buffers: list[str] = field(default_factory=list)      # __shared__ arrays of pipelines
+    buffer_bytes: int = 0
+    params: list[tuple[str, str]] = field(default_factory=list)
 
     def fresh(self, hint: str | None) -> str:
         base = re.sub(r"\W", "_", hint) if hint else ""
@@ -70,6 +76,10 @@ class EmitContext:
 
     def need_smem(self, nbytes: int):
         self.smem_bytes = max(self.smem_bytes, nbytes)
+
+    def buffer(self, name: str, elem, count: int):
+        self.buffers.append(f"__shared__ __align__(128) {CPP_TYPE[elem]} {name}[{count}];")
+        self.buffer_bytes += (count * elem.storage_bytes + 127) // 128 * 128
 
     def lay(self, v: Value) -> str:
         """The C++ layout type of tile value `v` (lowering/assign_layouts.py)."""
@@ -274,8 +284,7 @@ def emit_load_view(ctx, op):
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
     pad = literal(t.elem, _PAD[op.view.type.padding_value])
-    if id(op) in ctx.barrier_loads:
-        ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
+    barrier(ctx, op)
     if t.numel == 1:
         fn = f"load_scalar<{targs}>"
     else:
@@ -286,10 +295,18 @@ def emit_load_view(ctx, op):
 
 def emit_store_view(ctx, op):
     _check_weak(op)
+    barrier(ctx, op)
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
     fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
     ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+
+
+def barrier(ctx, op):
+    """A barrier before a memory op that may touch what other threads touched (hazards.py)."""
+    if id(op) in ctx.barriers:
+        ctx.w.line("__syncthreads();  // other threads' earlier accesses to this memory are done",
+                   op.loc)
 
 
 def _vec(view, t: TileType) -> str:
@@ -377,6 +394,10 @@ def emit_yield_in_lambda(ctx, op):
 
 # ---------------------------------------------------------------------------- control flow
 def emit_for(ctx, op):
+    pipe = ctx.pipelines.get(id(op))
+    if pipe is not None:
+        from .emit_pipeline import emit_pipelined_for
+        return emit_pipelined_for(ctx, op, pipe)
     blk = op.body.block
     iv, carried = blk.args[0], blk.args[1:]
     for arg, init, res in zip(carried, op.initValues, op.results):
@@ -480,6 +501,8 @@ def _register_more():
 
 
 def emit_op(ctx: EmitContext, op: Operation):
+    if id(op) in ctx.skip:
+        return
     with at(op.loc):
         fn = EMIT.get(op.name)
         if fn is None and op.name in ELEMENTWISE:
@@ -510,28 +533,49 @@ class EmittedKernel:
         return "\n".join(head) + "\n" + body
 
 
-def emit_kernel(module: Module, nt: int = 128) -> EmittedKernel:
+SMEM_LIMIT = 48 * 1024          # static shared memory of one block
+
+
+def emit_kernel(module: Module, nt: int = 128, stages: int = 3,
+                disjoint: frozenset = frozenset()) -> EmittedKernel:
+    """The kernel's C++. K loops are pipelined with `stages` stages, fewer if shared memory
+    would exceed SMEM_LIMIT, and not at all if even two do not fit. `disjoint`: the entry
+    arguments (array base pointers) whose memory the specialization proved overlaps no other
+    array argument's."""
     entry = module.entry()
-    ctx = EmitContext(plan=assign_layouts(module, nt))
-    ctx.barrier_loads = loads_after_stores(module)
+    layouts = assign_layouts(module, nt)
+    may_alias = alias_oracle(disjoint)
+    barriers = barrier_ops(module, layouts, may_alias)
+    for s in range(stages, 1, -1):
+        ctx = _emit(module, layouts, plan_pipelines(module, layouts, may_alias, s), barriers)
+        if ctx.buffer_bytes + ctx.smem_bytes <= SMEM_LIMIT:
+            break
+    else:
+        ctx = _emit(module, layouts, {}, barriers)
+    smem = (ctx.smem_bytes + 15) // 16 * 16
+    if smem + ctx.buffer_bytes > SMEM_LIMIT:
+        raise TileUnsupportedFeatureError(
+            f"kernel '{entry.sym_name}' needs {smem + ctx.buffer_bytes} bytes of shared memory for "
+            f"its data movement; more than 48 KiB is not supported yet (use smaller tiles)")
+    decls = ctx.buffers + ([f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"] if smem else [])
+    for d in reversed(decls):
+        ctx.w.lines.insert(0, (1, d, None))
+    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, smem + ctx.buffer_bytes, nt)
+
+
+def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:
+    entry = module.entry()
+    ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
     ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
-    params = []
     for a in entry.body.block.args:
         n = ctx.define(a)
-        params.append((ctype(a.type), n))
+        ctx.params.append((ctype(a.type), n))
     ctx.w.depth = 1
     for op in entry.body.block.ops:
         emit_op(ctx, op)
     ctx.w.depth = 0
     ctx.w.line("}")
-    if ctx.smem_bytes:
-        smem = (ctx.smem_bytes + 15) // 16 * 16
-        if smem > 48 * 1024:
-            raise TileUnsupportedFeatureError(
-                f"kernel '{entry.sym_name}' needs {smem} bytes of shared memory for its data "
-                f"movement; more than 48 KiB is not supported yet (use smaller tiles)")
-        ctx.w.lines.insert(0, (1, f"__shared__ __align__(16) unsigned char tp_smem[{smem}];", None))
-    return EmittedKernel(entry.sym_name, params, ctx.w, ctx.tables, ctx.smem_bytes, nt)
+    return ctx
 
 
 _register_more()

@@ -177,21 +177,27 @@ TP_DEV int64_t part_offset(const View<T, R>& v, const int64_t (&idx)[R], int e) 
   return off;
 }
 
-// Offset of the first of V consecutive elements (along tile dimension CD, from element e) that
-// lie entirely inside the tensor, or -1 (the caller then goes element by element).
+// The V consecutive elements along tile dimension CD from element e: the offset of the first,
+// and how many of them (0..V) lie inside the tensor.
 template <class S, class DM, int V, int CD, class T, int R>
-TP_DEV int64_t chunk_offset(const View<T, R>& v, const int64_t (&idx)[R], int e) {
+TP_DEV int chunk_span(const View<T, R>& v, const int64_t (&idx)[R], int e, int64_t& off) {
   int c[S::rank > 0 ? S::rank : 1];
   unravel<S>(e, c);
-  int64_t off = 0;
+  off = 0;
+  int n = V;
   TP_UNROLL
   for (int i = 0; i < S::rank; ++i) {
     const int d = DM::map[i];
     const int64_t g = idx[i] * (int64_t)S::dims[i] + c[i];
-    if (g + (i == CD ? V - 1 : 0) >= v.shape[d]) return -1;
+    if (i == CD) {
+      const int64_t left = v.shape[d] - g;
+      if (left < n) n = left > 0 ? (int)left : 0;
+    } else if (g >= v.shape[d]) {
+      n = 0;
+    }
     off += g * v.stride[d];
   }
-  return off;
+  return n;
 }
 
 // Vector accesses of V elements (V * sizeof(T) in 2..16 bytes, the address aligned to it).
@@ -238,17 +244,18 @@ TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T
   TP_UNROLL
   for (int s0 = 0; s0 < L::K; s0 += V) {
     if (!L::valid(s0)) continue;
-    if constexpr (V > 1) {
-      const int64_t off = chunk_offset<S, DM, V, S::rank - 1>(v, idx, L::elem(s0));
-      if (off >= 0) {
+    if constexpr (V > 1) {   // the last dimension has unit stride
+      int64_t off;
+      const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
+      if (n == V) {
         vload<V>(&r.v[s0], v.base + off);
-        continue;
+      } else {
+        TP_UNROLL
+        for (int j = 0; j < V; ++j) r.v[s0 + j] = j < n ? v.base[off + j] : pad;
       }
-    }
-    TP_UNROLL
-    for (int s = s0; s < s0 + V; ++s) {
-      const int64_t off = part_offset<S, DM>(v, idx, L::elem(s));
-      r.v[s] = off >= 0 ? v.base[off] : pad;
+    } else {
+      const int64_t off = part_offset<S, DM>(v, idx, L::elem(s0));
+      r.v[s0] = off >= 0 ? v.base[off] : pad;
     }
   }
   return r;
@@ -266,17 +273,19 @@ TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S:
   TP_UNROLL
   for (int s0 = 0; s0 < L::K; s0 += V) {
     if (!L::owner(s0)) continue;
-    if constexpr (V > 1) {
-      const int64_t off = chunk_offset<S, DM, V, S::rank - 1>(v, idx, L::elem(s0));
-      if (off >= 0) {
+    if constexpr (V > 1) {   // the last dimension has unit stride
+      int64_t off;
+      const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
+      if (n == V) {
         vstore<V>(v.base + off, &x.v[s0]);
-        continue;
+      } else {
+        TP_UNROLL
+        for (int j = 0; j < V; ++j)
+          if (j < n) v.base[off + j] = x.v[s0 + j];
       }
-    }
-    TP_UNROLL
-    for (int s = s0; s < s0 + V; ++s) {
-      const int64_t off = part_offset<S, DM>(v, idx, L::elem(s));
-      if (off >= 0) v.base[off] = x.v[s];
+    } else {
+      const int64_t off = part_offset<S, DM>(v, idx, L::elem(s0));
+      if (off >= 0) v.base[off] = x.v[s0];
     }
   }
 }
@@ -381,9 +390,20 @@ TP_DEV auto reduce(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem
 // C[MxN] = A[MxK] @ B[KxN] + C, products and sums in float (double for f64; for i8 operands in
 // 32-bit integers that wrap, Flags bit 0 / 1: lhs / rhs signed): the generic path for
 // accumulators in any layout (tensorcore.h has the mma.sync one).
-template <class Acc, bool Signed, class T> TP_DEV Acc mma_operand(T x) {
-  if constexpr (same<Acc, uint32_t>::value) return Signed ? (Acc)(int32_t)x : (Acc)(uint8_t)x;
+template <class TC, class Acc> TP_DEV TC from_acc(Acc x) {
+  if constexpr (same<Acc, uint32_t>::value) return (TC)(int32_t)x;
+  else return cvt<TC>(x);
+}
+template <class Acc, class TC> TP_DEV Acc to_acc(TC x) {
+  if constexpr (same<Acc, uint32_t>::value) return (uint32_t)(int32_t)x;
   else return cvt<Acc>(x);
+}
+template <class Acc, bool Signed, class T> TP_DEV Acc mma_operand(T x) {
+  if constexpr (same<Acc, uint32_t>::value) {
+    return Signed ? (Acc)(int32_t)x : (Acc)(uint8_t)x;
+  } else {
+    return cvt<Acc>(x);
+  }
 }
 template <int M, int N, int K, int Flags = 3, class TA, class TC, class LA, class LB, class LC>
 TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * N, LB>& b,
@@ -405,11 +425,11 @@ TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * 
   for (int s = 0; s < LC::K; ++s) {
     if (!LC::valid(s)) continue;
     const int e = LC::elem(s), m = e / N, n = e % N;
-    Acc acc = same<Acc, uint32_t>::value ? (Acc)c.v[s] : cvt<Acc>(c.v[s]);
+    Acc acc = to_acc<Acc>(c.v[s]);
     for (int k = 0; k < K; ++k)
       acc += mma_operand<Acc, (Flags & 1) != 0>(A[m * K + k]) *
              mma_operand<Acc, (Flags & 2) != 0>(B[k * N + n]);
-    r.v[s] = same<Acc, uint32_t>::value ? (TC)(int32_t)acc : cvt<TC>(acc);
+    r.v[s] = from_acc<TC>(acc);
   }
   return r;
 }

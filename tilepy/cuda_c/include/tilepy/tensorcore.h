@@ -48,11 +48,21 @@ template <class T, int Bt, int R, int C, bool Tr> struct is_smem_op<SmemOp<T, Bt
 
 template <class Op, class T, int N, class L> TP_DEV void stage(const Tile<T, N, L>& x, const Op& d) {
   static_assert(N == Op::elems, "operand of another size");
-  TP_UNROLL
-  for (int s = 0; s < L::K; ++s) {
-    if (!L::owner(s)) continue;
-    const int e = L::elem(s);
-    d.at(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols) = x.v[s];
+  constexpr int EPC = Op::EPC;
+  if constexpr (!Op::tr && L::vec % EPC == 0 && Op::cols % EPC == 0 && !L::replicated) {
+    TP_UNROLL   // whole 16-byte chunks: one vector store each (swizzling keeps a chunk together)
+    for (int s = 0; s < L::K; s += EPC) {
+      if (!L::valid(s)) continue;
+      const int e = L::elem(s);
+      vstore<EPC>(d.srow(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols), &x.v[s]);
+    }
+  } else {
+    TP_UNROLL
+    for (int s = 0; s < L::K; ++s) {
+      if (!L::owner(s)) continue;
+      const int e = L::elem(s);
+      d.at(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols) = x.v[s];
+    }
   }
 }
 
@@ -84,7 +94,6 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
   static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
   constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
-  constexpr int step = Op::tr ? Op::cols : 1;                // linear-index step along it
   if constexpr (SC % EPC == 0) {
     constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
     TP_UNROLL
@@ -95,17 +104,14 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
       const int sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
       const int e0 = b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
       T* dst = d.srow(b, sr, sc);
-      if constexpr (Vec) {
-        const int64_t off = chunk_offset<S, DM, EPC, CD>(v, idx, e0);
-        if (off >= 0) {
-          copy16(dst, v.base + off);
-          continue;
-        }
-      }
-      TP_UNROLL
-      for (int j = 0; j < EPC; ++j) {
-        const int64_t off = part_offset<S, DM>(v, idx, e0 + j * step);
-        dst[j] = off >= 0 ? v.base[off] : pad;
+      int64_t off;
+      const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
+      if (Vec && n == EPC) {
+        copy16(dst, v.base + off);
+      } else {
+        const int64_t stride = v.stride[DM::map[CD]];
+        TP_UNROLL
+        for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
       }
     }
   } else {
@@ -284,14 +290,6 @@ template <int Kind, class TC> struct acc_of {
                         typename cond<same<TC, double>::value, double, float>::type>::type type;
 };
 
-template <class TC, class Acc> TP_DEV TC from_acc(Acc x) {
-  if constexpr (same<Acc, uint32_t>::value) return (TC)(int32_t)x;
-  else return cvt<TC>(x);
-}
-template <class Acc, class TC> TP_DEV Acc to_acc(TC x) {
-  if constexpr (same<Acc, uint32_t>::value) return (uint32_t)(int32_t)x;
-  else return cvt<Acc>(x);
-}
 
 // ------------------------------------------------------------------------------ compute
 template <int Bt, int M, int N, int K, int Kind, int Flags, class TC, class LC, class OA, class OB>
