@@ -29,6 +29,13 @@ def mma_kind(op) -> tuple[int, int]:
     return KIND[e], flags
 
 
+def a_in_registers(la, lc: MmaAcc) -> bool:
+    """An f16 lhs in the accumulator layout of the same warps feeds its A fragments from
+    registers (tp::a_in_regs in tensorcore.h): all warps along m, the same rows per warp."""
+    return (isinstance(la, MmaAcc) and la.warps_n == 1 and lc.warps_n == 1
+            and la.frags[0] == lc.frags[0] and la.batch == lc.batch)
+
+
 def _staged_bytes(t: TileType) -> int:
     return (t.numel * _bytes(t) + 127) // 128 * 128
 
@@ -46,7 +53,8 @@ def emit_mma(ctx: EmitContext, op):
     if isinstance(lay, MmaAcc):
         (ea, fa), (eb, fb) = ctx.operand(op.lhs), ctx.operand(op.rhs)
         flags |= fa << 2 | fb << 3
-        scratch = (0 if id(op.lhs) in ctx.staged else _staged_bytes(a)) + \
+        a_regs = kind == 1 and a_in_registers(ctx.plan.layout(op.lhs), lay)
+        scratch = (0 if id(op.lhs) in ctx.staged or a_regs else _staged_bytes(a)) + \
                   (0 if id(op.rhs) in ctx.staged else _staged_bytes(b))
         ctx.need_smem(scratch)
         ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_tc<{batch}, {m}, {n}, {k}, {kind}, "

@@ -1,7 +1,7 @@
 """Emission of a pipelined `for` loop (lowering/pipeline.py): stage buffers, the fetch lambda,
 the prologue, and the per-iteration wait / barrier / prefetch before the body.
 
-    __syncthreads();                          // earlier users of the buffers are done
+    __syncthreads();                          // (in an outer loop) earlier readers are done
     auto tp_fetch0 = [&](const int32_t tp_k, const int tp_st) {
       ... the index ops, with the induction variable as tp_k ...
       tp::load_async<...>(A_tiles, {bm, tp_k}, pad, tp::SmemOp<...>{tp_pipe0 + tp_st * 2048});
@@ -52,6 +52,15 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
             ctx.w.lines.append((ctx.w.depth + depth, text, loc))
 
 
+def _in_loop(op) -> bool:
+    o = op.parent.parent_op
+    while o is not None and o.name != "entry":
+        if o.name in ("for", "loop"):
+            return True
+        o = o.parent.parent_op
+    return False
+
+
 def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     blk = op.body.block
     iv, carried = blk.args[0], blk.args[1:]
@@ -61,8 +70,9 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
             ctx.alias(res, arg)
             ctx.w.line(f"{ctx.ty(arg)} {n} = {ctx(init)};", op.loc)
     lb, ub, step = ctx(op.lowerBound), ctx(op.upperBound), ctx(op.step)
-    ctx.w.line("__syncthreads();  // earlier readers of the loop's shared-memory operands are done",
-               op.loc)
+    if _in_loop(op):   # the buffers are refilled: the previous run's readers must be done
+        ctx.w.line("__syncthreads();  // earlier readers of the loop's shared-memory operands are "
+                   "done", op.loc)
     for h in pipe.hoisted:
         ctx.buffer(h.buffer, h.elem, h.elems)
         ctx.w.line(f"tp::stage({ctx(h.value)}, {smem_op(h)});  // loop-invariant mma operand", op.loc)

@@ -16,7 +16,7 @@ from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module, Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, assign_layouts, commutative
 from ..lowering.hazards import alias_oracle, barrier_ops
-from ..lowering.layouts import Cyclic
+from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
 from ..lowering.pipeline import plan_pipelines
 from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
@@ -326,7 +326,9 @@ def emit_broadcast(ctx, op):
     elif s.numel == 1:
         init = f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({ctx(op.source)})"
     else:
-        ctx.need_smem(s.numel * _bytes(s))
+        if not broadcast_in_registers(ctx.plan.layout(op.source), ctx.plan.layout(op.result),
+                                      s.shape, t.shape):
+            ctx.need_smem(s.numel * _bytes(s))
         init = (f"tp::broadcast_to<{shape_t(s.shape)}, {shape_t(t.shape)}, {ctx.lay(op.result)}>("
                 f"{ctx(op.source)}, tp_smem)")
     ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
@@ -363,12 +365,25 @@ def emit_reduce(ctx, op):
     if s.numel == 1:
         init = f"({lam})({ctx(src)}, {ident})"
     else:
-        ctx.need_smem(s.numel * _bytes(s))
+        ctx.need_smem(_reduce_smem(ctx, op))
         lr = ctx.lay(res) if res.type.numel > 1 else "tp::Cyclic<1>"
         comm = "true" if commutative(op) else "false"
         init = (f"tp::reduce_to<{shape_t(s.shape)}, {op.dim}, {lr}, {comm}>({ctx(src)}, {ident}, "
                 f"tp_smem, {lam})")
     ctx.w.line(f"const {ctx.ty(res)} {name} = {init};", op.loc)
+
+
+def _reduce_smem(ctx, op) -> int:
+    """Scratch bytes of the path tp::reduce_to takes (layout_ops.h)."""
+    src, res = op.operands[0], op.results[0]
+    s, nbytes = src.type, _bytes(src.type)
+    ls, lr = ctx.plan.layout(src), ctx.plan.layout(res)
+    if commutative(op):
+        if res.type.numel == 1:
+            return ctx.plan.nt // 32 * nbytes
+        if rows_path(ls, lr, s.shape, op.dim):
+            return ls.warps_n * lr.numel * nbytes if isinstance(ls, MmaAcc) and ls.warps_n > 1 else 0
+    return s.numel * nbytes
 
 
 def _lambda(ctx, block) -> str:
@@ -557,7 +572,12 @@ def emit_kernel(module: Module, nt: int = 128, stages: int = 3,
         raise TileUnsupportedFeatureError(
             f"kernel '{entry.sym_name}' needs {smem + ctx.buffer_bytes} bytes of shared memory for "
             f"its data movement; more than 48 KiB is not supported yet (use smaller tiles)")
-    decls = ctx.buffers + ([f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"] if smem else [])
+    if smem:
+        scratch = [f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"]
+    else:   # the ops that name it take their register paths
+        scratch = ["unsigned char* const tp_smem = nullptr;"] if any(
+            "tp_smem" in text for _, text, _ in ctx.w.lines) else []
+    decls = ctx.buffers + scratch
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))
     return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, smem + ctx.buffer_bytes, nt)

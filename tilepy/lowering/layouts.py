@@ -175,3 +175,29 @@ def rows_of(parent, last: int):
     if isinstance(parent, Blocked) and last % parent.vec == 0 and last // parent.vec <= 32:
         return BlockedRows(parent.numel // last, last // parent.vec)
     return None
+
+
+def rows_path(src, res, shape: tuple, dim: int) -> bool:
+    """Whether reducing a tile of `shape` in layout `src` along `dim` into layout `res` takes the
+    register/shuffle path of layout_ops.h (mirrors tp::rows_path)."""
+    if dim != len(shape) - 1:
+        return False
+    if isinstance(src, MmaAcc) and isinstance(res, MmaRows):
+        return (src.batch, src.m, src.warps_m, src.warps_n) == \
+            (res.batch, res.m, res.warps_m, res.warps_n) and shape[-1] == src.n
+    if isinstance(src, Blocked) and isinstance(res, BlockedRows):
+        return shape[-1] == res.lanes * src.vec and res.lanes <= 32 and \
+            src.numel == res.rows * res.lanes * src.vec
+    return False
+
+
+def broadcast_in_registers(src, res, src_shape: tuple, dst_shape: tuple) -> bool:
+    """Whether broadcasting rows (..., 1) -> (..., n) moves no data (mirrors tp::bcast_path)."""
+    if len(src_shape) != len(dst_shape) or not src_shape or src_shape[-1] != 1:
+        return False
+    if isinstance(src, MmaRows) and isinstance(res, MmaAcc):
+        return (src.batch, src.m, src.warps_m, src.warps_n) == \
+            (res.batch, res.m, res.warps_m, res.warps_n)
+    if isinstance(src, BlockedRows) and isinstance(res, Blocked):
+        return res.numel == src.rows * src.lanes * res.vec
+    return False

@@ -53,9 +53,9 @@ template <int M, int Q> struct BlockedRows {
 // fragment, (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1) with g = l / 4, t = l % 4 (the
 // PTX ISA's "Matrix Fragments for mma.m16n8k16", accumulator D). Slot s = ((b * FM + i) * FN + j)
 // * 4 + q.
-template <int Bt, int M, int N_, int WM, int WN> struct MmaAcc {
-  static constexpr bool real = NT == 32 * WM * WN;
-  static constexpr int FM = M / WM / 16, FN = N_ / WN / 8, PB = FM * FN * 4;
+template <int Bt, int M, int N_, int WM, int WN_> struct MmaAcc {
+  static constexpr bool real = NT == 32 * WM * WN_;
+  static constexpr int FM = M / WM / 16, FN = N_ / WN_ / 8, PB = FM * FN * 4, WN = WN_;
   static constexpr int N = Bt * M * N_, K = real ? Bt * PB : N, vec = real ? 2 : 1;
   static constexpr bool replicated = false;
   static_assert(!real || (FM * WM * 16 == M && FN * WN * 8 == N_), "mma tile does not fit the warps");

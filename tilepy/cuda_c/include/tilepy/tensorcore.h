@@ -46,15 +46,22 @@ template <class T, int Bt, int R, int C, bool Tr> struct is_smem_op<SmemOp<T, Bt
   static constexpr bool value = true;
 };
 
+// Element (b, r, c) of an R x C operand: in shared memory, or in a register tile held whole by
+// the one thread of the fast CPU mode (identity layout).
+template <int R, int C, class T, int Bt, int R2, int C2, bool Tr>
+TP_DEV T elem_at(const SmemOp<T, Bt, R2, C2, Tr>& x, int b, int r, int c) { return x.at(b, r, c); }
+template <int R, int C, class T, int N, class L>
+TP_DEV T elem_at(const Tile<T, N, L>& x, int b, int r, int c) { return x.v[(b * R + r) * C + c]; }
+
 template <class Op, class T, int N, class L> TP_DEV void stage(const Tile<T, N, L>& x, const Op& d) {
   static_assert(N == Op::elems, "operand of another size");
-  constexpr int EPC = Op::EPC;
-  if constexpr (!Op::tr && L::vec % EPC == 0 && Op::cols % EPC == 0 && !L::replicated) {
-    TP_UNROLL   // whole 16-byte chunks: one vector store each (swizzling keeps a chunk together)
-    for (int s = 0; s < L::K; s += EPC) {
+  constexpr int W = L::vec < Op::EPC ? L::vec : Op::EPC;   // slots per vector store
+  if constexpr (!Op::tr && W >= 2 && W * sizeof(T) >= 4 && Op::cols % W == 0 && !L::replicated) {
+    TP_UNROLL   // runs of W consecutive elements stay together in a swizzled row
+    for (int s = 0; s < L::K; s += W) {
       if (!L::valid(s)) continue;
       const int e = L::elem(s);
-      vstore<EPC>(d.srow(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols), &x.v[s]);
+      vstore<W>(d.srow(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols), &x.v[s]);
     }
   } else {
     TP_UNROLL
@@ -194,6 +201,24 @@ template <> struct frag<4> {   // m16n8k32 .s8/.u8
   TP_DEV static FragCoord b(int l, int i) { return {4 * (l % 4) + (i & 3) + 16 * (i >> 2), l / 4}; }
 };
 
+// The A fragment of rows i * 16.., k k0..k0+15 from a tile in the accumulator layout of the same
+// warps (MmaAcc<Bt, M, K, WM, 1>): the C fragments of n-tiles k0 / 8 and k0 / 8 + 1 are, pairwise
+// packed, the A fragment of mma.m16n8k16 (no data moves between threads).
+template <class X> struct a_in_regs { static constexpr bool value = false; static constexpr int fm = 0; };
+template <class T, int N, int Bt, int M, int K, int WM>
+struct a_in_regs<Tile<T, N, MmaAcc<Bt, M, K, WM, 1>>> {
+  static constexpr bool value = sizeof(T) == 2 && MmaAcc<Bt, M, K, WM, 1>::real;
+  static constexpr int fm = MmaAcc<Bt, M, K, WM, 1>::FM;
+};
+template <class T, int N, class LA>
+TP_DEV void frag_a_regs(uint32_t (&r)[4], const Tile<T, N, LA>& a, int b, int i, int k0) {
+  const int base = (b * LA::FM + i) * LA::FN * 4 + (k0 / 8) * 4;
+  r[0] = pack2(a.v[base + 0], a.v[base + 1]);
+  r[1] = pack2(a.v[base + 2], a.v[base + 3]);
+  r[2] = pack2(a.v[base + 4], a.v[base + 5]);
+  r[3] = pack2(a.v[base + 6], a.v[base + 7]);
+}
+
 #if TP_WARP_OPS
 // Fragments element by element (any kind, any storage).
 template <int Kind, bool Round, class Op>
@@ -304,9 +329,10 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
     for (int b = 0; b < Bt; ++b)
       for (int m = 0; m < M; ++m)
         for (int k = 0; k < K; ++k) {
-          const Acc av = mul_value<Kind, SA, RA, Acc>(A.at(b, m, k));
+          const Acc av = mul_value<Kind, SA, RA, Acc>(elem_at<M, K>(A, b, m, k));
           Acc* row = acc + (b * M + m) * N;
-          for (int n = 0; n < N; ++n) row[n] += av * mul_value<Kind, SB, RB, Acc>(B.at(b, k, n));
+          for (int n = 0; n < N; ++n)
+            row[n] += av * mul_value<Kind, SB, RB, Acc>(elem_at<K, N>(B, b, k, n));
         }
     for (int e = 0; e < Bt * M * N; ++e) r.v[e] = from_acc<TC>(acc[e]);
     return r;
@@ -327,7 +353,10 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
         for (int k0 = 0; k0 < K; k0 += KS) {
           uint32_t af[FM][frag<Kind>::RA], bf[FN][frag<Kind>::RB];
           TP_UNROLL
-          for (int i = 0; i < FM; ++i) frag_a<Kind, RA>(af[i], A, b, wm0 + i * 16, k0);
+          for (int i = 0; i < FM; ++i) {
+            if constexpr (a_in_regs<OA>::value) frag_a_regs(af[i], A, b, i, k0);
+            else frag_a<Kind, RA>(af[i], A, b, wm0 + i * 16, k0);
+          }
           TP_UNROLL
           for (int j = 0; j < FN; j += 2) {
             if (j + 1 < FN) frag_b<Kind, RB, true>(bf[j], bf[j + 1], B, b, k0, wn0 + j * 8);
@@ -385,6 +414,11 @@ template <class Op, class X> TP_DEV Op as_operand(const X& x, unsigned char* whe
   }
 }
 
+template <class LC> constexpr bool a_regs_fit(int fm) {
+  if constexpr (is_mma_acc<LC>::value) return LC::real && LC::WN == 1 && LC::FM == fm;
+  else return false;
+}
+
 template <class X> struct operand_t { typedef typename X::elem_t type; };
 template <class T, int N, class L> struct operand_t<Tile<T, N, L>> { typedef T type; };
 
@@ -393,7 +427,10 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_tc(const OA& a, const OB& b, const Tile<TC, 
                                       unsigned char* scratch) {
   typedef typename operand_t<OA>::type TA;
   typedef typename operand_t<OB>::type TB;
-  constexpr bool sa = is_smem_op<OA>::value, sb = is_smem_op<OB>::value;
+  constexpr bool a_regs = a_in_regs<OA>::value && (Kind == 1 || Kind == 2) && tc_available<Kind>() &&
+                         a_regs_fit<LC>(a_in_regs<OA>::fm);
+  constexpr bool sa = is_smem_op<OA>::value || a_regs || !LC::real;
+  constexpr bool sb = is_smem_op<OB>::value || !LC::real;
   typedef typename cond<sa, OA, SmemOp<TA, Bt, M, K>>::type A_t;
   typedef typename cond<sb, OB, SmemOp<TB, Bt, K, N>>::type B_t;
   if constexpr (sa && sb) {
