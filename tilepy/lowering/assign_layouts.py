@@ -173,25 +173,33 @@ def assign_layouts(module: Module, nt: int = 128) -> LayoutPlan:
             acc = mma_warps(batch, shape[-2], shape[-1], nt, rows_reduced)
             if k not in decided and acc is not None:
                 decided[k] = acc
-    changed = True
-    while changed:                                             # 2. derived (to a fixed point)
+
+    def derivable(o):
+        return (distributed(o.results[0]) and commutative(o) and o.dim == o.operands[0].type.rank - 1
+                and groups.find(id(o.results[0])) not in atomic_groups)
+
+    def derive() -> bool:                                     # 2. derived (to a fixed point)
         changed = False
-        for o in reduces:
-            res = o.results[0]
-            if not distributed(res) or not commutative(o):
-                continue
-            k, src = groups.find(id(res)), groups.find(id(o.operands[0]))
-            if k in decided or src not in decided or k in atomic_groups:
-                continue
-            if o.dim != o.operands[0].type.rank - 1:
+        for o in filter(derivable, reduces):
+            k, src = groups.find(id(o.results[0])), groups.find(id(o.operands[0]))
+            if k in decided or src not in decided:
                 continue
             rows = rows_of(decided[src], o.operands[0].type.shape[-1])
-            if rows is not None and rows.numel == res.type.numel:
+            if rows is not None and rows.numel == o.results[0].type.numel:
                 decided[k] = rows
                 changed = True
-    for k, vals in members.items():                            # 3. the rest
-        if k not in decided:
-            decided[k] = _blocked(vals, nt)
+        return changed
+
+    while True:                                               # 3. the rest, in program order,
+        while derive():                                       #    a group whose reduction
+            pass                                              #    source is undecided waits
+        waiting = {groups.find(id(o.results[0])) for o in reduces if derivable(o)
+                   and groups.find(id(o.operands[0])) not in decided}
+        todo = [k for k in members if k not in decided]
+        if not todo:
+            break
+        k = next((k for k in todo if k not in waiting), todo[0])
+        decided[k] = _blocked(members[k], nt)
     for k, vals in members.items():
         for v in vals:
             plan.of[id(v)] = decided[k]

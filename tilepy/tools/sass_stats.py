@@ -151,6 +151,16 @@ def spill_bytes(log: str) -> dict[str, int]:
     return out
 
 
+def local_bytes(path: str) -> dict[str, int]:
+    """Per-thread local memory (spills and local arrays) per kernel, from cuobjdump -res-usage."""
+    cuo = find_tool("cuobjdump")
+    if not cuo:
+        return {}
+    out = subprocess.run([cuo, "-res-usage", path], capture_output=True, text=True).stdout
+    return {fn: int(m.group(1)) for fn, body in re.findall(r"Function (\S+):\s*\n\s*(REG:.*)", out)
+            for m in [re.search(r"LOCAL:(\d+)", body)] if m}
+
+
 def stats(data: bytes, log: str = "") -> dict:
     res = elf_resources(data)
     spills = spill_bytes(log)
@@ -159,8 +169,10 @@ def stats(data: bytes, log: str = "") -> dict:
         with open(path, "wb") as f:
             f.write(data)
         ops = sass_ops(path)
+        local = local_bytes(path)
     for fn, r in res.items():
         r["spill_bytes"] = spills.get(fn, 0)
+        r["local_bytes"] = local.get(fn)
         r["ops"] = ops.get(fn, [])
         c = collections.Counter(k for k in map(classify, r["ops"]) if k)
         r["counts"] = {k: c.get(k, 0) for k in CLASSES}
