@@ -6,7 +6,7 @@ For each reference kernel of tests/reference_kernels (vector add, softmax, layer
 batched matmul, attention forward) in its default configuration, the emitted C++ is compiled with
 NVRTC for each arch and the cubin read with nvdisasm (tilepy/tools/sass_stats.py): registers,
 shared memory, spill bytes (ptxas report), and counts of HMMA/HGMMA, LDSM, LDGSTS, LDG.E.128, SHFL
-and BAR. When NVIDIA's cuTile is installed (`pip install -e ".[bench]"`: cuda-tile[tileiras]),
+and BAR (and UTMA: TMA). When NVIDIA's cuTile is installed (`pip install -e ".[bench]"`: cuda-tile[tileiras]),
 the very same kernel source is compiled with cuTile (`import cuda.tile as ct`,
 `cuda.tile.compilation.export_kernel`, no GPU needed) for the same specialization (arrays
 disjoint, 16-byte aligned, last dimension contiguous, divisibility by 16 as the arguments have
@@ -33,7 +33,7 @@ from tilepy.compiler import compile_for_args  # noqa: E402
 from tilepy.launch.nvrtc import compile_cubin  # noqa: E402
 from tilepy.tools.sass_stats import stats  # noqa: E402
 
-COLUMNS = ("HMMA", "LDSM", "LDGSTS", "LDG.E.128", "SHFL", "BAR")
+COLUMNS = ("HMMA", "LDSM", "LDGSTS", "LDG.E.128", "SHFL", "BAR", "UTMA")
 
 
 def ours(case, arch: str) -> dict:
@@ -104,20 +104,22 @@ def theirs(ct, case, arch: str, tmp: str) -> dict | str:
         export_kernel(cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)], out,
                       gpu_code=arch, output_format="cubin")
     except Exception as e:                     # noqa: BLE001 (reported in the table)
-        return str(e).strip().splitlines()[-1][:60] if str(e).strip() else type(e).__name__
+        lines = [ln for ln in str(e).splitlines() if "tileiras" in ln] or [type(e).__name__]
+        return lines[0].replace("|", "/")[:70]
     (r,) = stats(out.getvalue()).values()
     return r
 
 
 # ----------------------------------------------------------------------------------- table
-def _mma(r) -> int:
-    return r["counts"]["HMMA"] + r["counts"]["HGMMA"]
+def _mma(r) -> str:
+    c = r["counts"]
+    return f"{c['HGMMA']} HGMMA" if c["HGMMA"] else str(c["HMMA"] + c["IMMA"])
 
 
 def row(r, spill_key="spill_bytes") -> list[str]:
     if isinstance(r, str):
         return [f"n/a ({r})"] + [""] * (3 + len(COLUMNS))
-    counts = [str(_mma(r))] + [str(r["counts"][c]) for c in COLUMNS[1:]]
+    counts = [_mma(r)] + [str(r["counts"][c]) for c in COLUMNS[1:]]
     return [str(r["registers"]), str(r["smem"]), str(r.get(spill_key) or 0), *counts]
 
 

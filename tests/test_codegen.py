@@ -100,7 +100,7 @@ def test_rows_of_an_accumulator_spread_over_warps(mode):
 @ct.kernel
 def ordered_reduce(x, out):
     t = ct.load(x, (0,), (256,))
-    ct.store(out, (0,), ct.reshape(ct.reduce(t, 0, lambda v, acc: acc * 2 + v, 0), (1,)))
+    ct.store(out, (0,), ct.reshape(ct.reduce(t, 0, lambda acc, v: acc * 2 + v, 0), (1,)))
 
 
 def test_non_commutative_combiner_folds_in_order(mode):
