@@ -327,13 +327,15 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
     Acc acc[Bt * M * N];
     for (int e = 0; e < Bt * M * N; ++e) acc[e] = to_acc<Acc>(c.v[e]);
     for (int b = 0; b < Bt; ++b)
-      for (int m = 0; m < M; ++m)
-        for (int k = 0; k < K; ++k) {
+      for (int k = 0; k < K; ++k) {
+        Acc brow[N];                        // row k of B, unswizzled: the inner loop vectorizes
+        for (int n = 0; n < N; ++n) brow[n] = mul_value<Kind, SB, RB, Acc>(elem_at<K, N>(B, b, k, n));
+        for (int m = 0; m < M; ++m) {
           const Acc av = mul_value<Kind, SA, RA, Acc>(elem_at<M, K>(A, b, m, k));
           Acc* row = acc + (b * M + m) * N;
-          for (int n = 0; n < N; ++n)
-            row[n] += av * mul_value<Kind, SB, RB, Acc>(elem_at<K, N>(B, b, k, n));
+          for (int n = 0; n < N; ++n) row[n] += av * brow[n];
         }
+      }
     for (int e = 0; e < Bt * M * N; ++e) r.v[e] = from_acc<TC>(acc[e]);
     return r;
   } else {
