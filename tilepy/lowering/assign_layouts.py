@@ -151,56 +151,67 @@ def _blocked(members: list[Value], nt: int) -> Blocked:
     return Blocked(numel, vec)
 
 
-def assign_layouts(module: Module, nt: int = 128) -> LayoutPlan:
-    groups = _collect(module)
-    members = groups.members()
-    plan = LayoutPlan(nt)
-    decided: dict[int, Layout] = {}
-    ops = list(module.walk())
-    reduces = [o for o in ops if o.name == "reduce" and len(o.operands) == 1
-               and distributed(o.operands[0])]
-    mma_groups = {groups.find(id(o.result)) for o in ops if o.name in MMA and distributed(o.result)}
-    rows_reduced = any(groups.find(id(o.operands[0])) in mma_groups and
-                       o.dim == o.operands[0].type.rank - 1 for o in reduces)
-    atomic_groups = {groups.find(id(o.results[0])) for o in ops
-                     if o.name in ATOMICS and distributed(o.results[0])}
+class _Assigner:
+    def __init__(self, module: Module, nt: int):
+        self.nt = nt
+        self.groups = g = _collect(module)
+        self.members = g.members()
+        self.decided: dict[int, Layout] = {}
+        self.ops = ops = list(module.walk())
+        self.reduces = [o for o in ops if o.name == "reduce" and len(o.operands) == 1
+                        and distributed(o.operands[0])]
+        mma_groups = {g.find(id(o.result)) for o in ops if o.name in MMA and distributed(o.result)}
+        self.rows_reduced = any(g.find(id(o.operands[0])) in mma_groups and
+                                o.dim == o.operands[0].type.rank - 1 for o in self.reduces)
+        self.atomic_groups = {g.find(id(o.results[0])) for o in ops
+                              if o.name in ATOMICS and distributed(o.results[0])}
 
-    for o in ops:                                              # 1. anchors
-        if o.name in MMA and distributed(o.result):
-            k = groups.find(id(o.result))
-            shape = o.result.type.shape
-            batch = shape[0] if len(shape) == 3 else 1
-            acc = mma_warps(batch, shape[-2], shape[-1], nt, rows_reduced)
-            if k not in decided and acc is not None:
-                decided[k] = acc
+    def anchors(self):
+        for o in self.ops:
+            if o.name in MMA and distributed(o.result):
+                k, shape = self.groups.find(id(o.result)), o.result.type.shape
+                acc = mma_warps(shape[0] if len(shape) == 3 else 1, shape[-2], shape[-1], self.nt,
+                                self.rows_reduced)
+                if k not in self.decided and acc is not None:
+                    self.decided[k] = acc
 
-    def derivable(o):
+    def derivable(self, o) -> bool:
         return (distributed(o.results[0]) and commutative(o) and o.dim == o.operands[0].type.rank - 1
-                and groups.find(id(o.results[0])) not in atomic_groups)
+                and self.groups.find(id(o.results[0])) not in self.atomic_groups)
 
-    def derive() -> bool:                                     # 2. derived (to a fixed point)
+    def derive(self) -> bool:
         changed = False
-        for o in filter(derivable, reduces):
-            k, src = groups.find(id(o.results[0])), groups.find(id(o.operands[0]))
-            if k in decided or src not in decided:
+        for o in filter(self.derivable, self.reduces):
+            k, src = self.groups.find(id(o.results[0])), self.groups.find(id(o.operands[0]))
+            if k in self.decided or src not in self.decided:
                 continue
-            rows = rows_of(decided[src], o.operands[0].type.shape[-1])
+            rows = rows_of(self.decided[src], o.operands[0].type.shape[-1])
             if rows is not None and rows.numel == o.results[0].type.numel:
-                decided[k] = rows
+                self.decided[k] = rows
                 changed = True
         return changed
 
-    while True:                                               # 3. the rest, in program order,
-        while derive():                                       #    a group whose reduction
-            pass                                              #    source is undecided waits
-        waiting = {groups.find(id(o.results[0])) for o in reduces if derivable(o)
-                   and groups.find(id(o.operands[0])) not in decided}
-        todo = [k for k in members if k not in decided]
-        if not todo:
-            break
-        k = next((k for k in todo if k not in waiting), todo[0])
-        decided[k] = _blocked(members[k], nt)
-    for k, vals in members.items():
+    def rest(self):
+        """Groups in program order; one holding a derivable reduction of an undecided group waits
+        for it (derivations run after each decision)."""
+        while True:
+            while self.derive():
+                pass
+            waiting = {self.groups.find(id(o.results[0])) for o in self.reduces
+                       if self.derivable(o) and self.groups.find(id(o.operands[0])) not in self.decided}
+            todo = [k for k in self.members if k not in self.decided]
+            if not todo:
+                return
+            k = next((k for k in todo if k not in waiting), todo[0])
+            self.decided[k] = _blocked(self.members[k], self.nt)
+
+
+def assign_layouts(module: Module, nt: int = 128) -> LayoutPlan:
+    a = _Assigner(module, nt)
+    a.anchors()         # 1. mma accumulators
+    a.rest()            # 2. derived row layouts and 3. blocked, interleaved in program order
+    plan = LayoutPlan(nt)
+    for k, vals in a.members.items():
         for v in vals:
-            plan.of[id(v)] = decided[k]
+            plan.of[id(v)] = a.decided[k]
     return plan
