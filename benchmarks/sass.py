@@ -28,10 +28,10 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from tests.reference_kernels.cases import CASES  # noqa: E402
-from tilepy.compiler import compile_for_args  # noqa: E402
-from tilepy.launch.nvrtc import compile_cubin  # noqa: E402
-from tilepy.tools.sass_stats import stats  # noqa: E402
+from tests.reference_kernels.cases import CASES
+from tilepy.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+from tilepy.tools.sass_stats import stats
 
 COLUMNS = ("HMMA", "LDSM", "LDGSTS", "LDG.E.128", "SHFL", "BAR", "UTMA")
 
@@ -47,7 +47,7 @@ def ours(case, arch: str) -> dict:
 # ----------------------------------------------------------------------------------- cuTile
 def cutile():
     try:
-        import cuda.tile  # noqa: F401
+        import cuda.tile
         from cuda.tile import compilation  # noqa: F401
     except ImportError:
         return None

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-
 from tests.reference_kernels.cases import CASES, case_matmul
 from tests.test_sass import case_int8_matmul
 
@@ -135,3 +134,20 @@ def test_pipelined_matmul_source():
     src = kernel.cuda_source(*args)
     assert src.count("tp::load_async<") == 2 and "tp::pipe_wait<1>()" in src
     assert "tp::mma_tc<1, 64, 64, 32, 1, 0>(tp::SmemOp" in src
+
+
+@ct.kernel
+def tf32_outside_loop(A, B, C):
+    a = ct.load(A, (0, 0), (32, 32)).astype(ct.tfloat32)
+    b = ct.load(B, (0, 0), (32, 32)).astype(ct.tfloat32)
+    ct.store(C, (0, 0), ct.mma(a, b, ct.zeros((32, 32), dtype=ct.float32)))
+
+
+def test_tf32_conversion_in_registers(mode):
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    c = np.zeros((32, 32), np.float32)
+    ct.launch(None, (1,), tf32_outside_loop, (a, b, c))
+    from tilepy.types.convert import to_tf32
+    ref = to_tf32(a).astype(np.float64) @ to_tf32(b).astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)

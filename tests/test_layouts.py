@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from tests.reference_kernels.cases import CASES
 from tilepy.compiler import compile_for_args
 from tilepy.launch.cpu import compile_kernel
 from tilepy.lowering.assign_layouts import assign_layouts
 from tilepy.lowering.layouts import Blocked, BlockedRows, Cyclic, MmaAcc, MmaRows, mma_warps
-
-from tests.reference_kernels.cases import CASES
 
 LAYOUTS = [Cyclic(100), Cyclic(4096), Blocked(4096, 4), Blocked(1024, 8), Blocked(64, 2),
            BlockedRows(16, 16), BlockedRows(256, 4), BlockedRows(8, 32),

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from tests.reference_kernels.cases import CASES, case_matmul, case_softmax
 from tilepy.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools import sass_stats
-
-from tests.reference_kernels.cases import CASES, case_matmul, case_softmax
 
 pytestmark = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
@@ -23,7 +22,7 @@ def sass(kernel, args, arch="sm_80") -> dict:
     return r
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference(name, arch="sm_80") -> dict:
     kernel, args, _, _ = CASES[name](np.random.default_rng(0))
     return sass(kernel, args, arch)

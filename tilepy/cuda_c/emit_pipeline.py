@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, TileType
-from .emitter import (EmitContext, _PAD, _view_args, emit_op, literal, shape_t)
+from .emitter import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
 
 
 def smem_op(o: Operand, offset: str = "") -> str:
@@ -111,4 +111,4 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     ctx.w.line("tp::pipe_wait<0>();", op.loc)
 
 
-__all__ = ["emit_pipelined_for", "smem_op", "shape_t"]
+__all__ = ["emit_pipelined_for", "shape_t", "smem_op"]

@@ -185,6 +185,8 @@ def _functor(op: Operation) -> str:
     if n == "cmpi":
         return f"tp::op::cmpi<{_PRED[op.comparison_predicate]}, {_signed(op)}>{{}}"
     to = elem_ctype(rt)
+    if n == "ftof" and str(rt.elem) == "tf32":
+        return "tp::op::to_tf32{}"
     if n == "ftof":
         return f"tp::op::ftof<{to}>{{}}"
     if n in ("itof", "ftoi", "exti"):
@@ -202,8 +204,10 @@ def emit_elementwise(ctx: EmitContext, op: Operation):
         if op.attrs.get(a) not in (None, False, "nearest_even"):
             raise TileUnsupportedFeatureError(f"{op.name} with {a}={op.attrs[a]} is not supported by "
                                               f"the CUDA C++ backend yet")
+    names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
+    tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
-            any(str(getattr(v.type, "elem", "")) in ("e4m3", "e5m2", "tf32") for v in [*op.operands, op.result]):
+            (names & {"e4m3", "e5m2", "tf32"} and not tf32_cvt):
         raise TileUnsupportedFeatureError(f"{op.name} on tf32/fp8 types is not supported by the CUDA "
                                           f"C++ backend yet")
     args = ", ".join(ctx(v) for v in op.operands)
@@ -408,96 +412,12 @@ def emit_yield_in_lambda(ctx, op):
 
 
 # ---------------------------------------------------------------------------- control flow
-def emit_for(ctx, op):
-    pipe = ctx.pipelines.get(id(op))
-    if pipe is not None:
-        from .emit_pipeline import emit_pipelined_for
-        return emit_pipelined_for(ctx, op, pipe)
-    blk = op.body.block
-    iv, carried = blk.args[0], blk.args[1:]
-    for arg, init, res in zip(carried, op.initValues, op.results):
-        if isinstance(arg.type, TileType):
-            n = ctx.define(arg)
-            ctx.alias(res, arg)
-            ctx.w.line(f"{ctx.ty(arg)} {n} = {ctx(init)};", op.loc)
-    ivn = ctx.define(iv)
-    it = CPP_TYPE[iv.type.elem]
-    with ctx.w.indent(f"for ({it} {ivn} = {ctx(op.lowerBound)}; {ivn} < {ctx(op.upperBound)}; "
-                      f"{ivn} += {ctx(op.step)}) {{", loc=op.loc):
-        for o in blk.ops:
-            emit_op(ctx, o)
-
-
-def _assign_results(ctx, targets, values, loc):
-    pairs = [(t, v) for t, v in zip(targets, values)
-             if isinstance(t.type, TileType) and ctx(t) != ctx(v)]
-    if len(pairs) == 1:
-        t, v = pairs[0]
-        if ctx(t) != ctx(v):
-            ctx.w.line(f"{ctx(t)} = {ctx(v)};", loc)
-    elif pairs:      # parallel assignment: values may read targets
-        tmps = [ctx.fresh("tmp") for _ in pairs]
-        for tmp, (t, v) in zip(tmps, pairs):
-            ctx.w.line(f"const {ctx.ty(t)} {tmp} = {ctx(v)};", loc)
-        for tmp, (t, _) in zip(tmps, pairs):
-            ctx.w.line(f"{ctx(t)} = {tmp};", loc)
-
-
-def emit_continue(ctx, op):
-    loop = _enclosing_loop(op)
-    _assign_results(ctx, loop.body.block.args[1 if loop.name == "for" else 0:], op.operands, op.loc)
-    if op.parent is not loop.body.block:
-        ctx.w.line("continue;", op.loc)
-
-
-def _enclosing_loop(op):
-    o = op.parent.parent_op
-    while o.name not in ("for", "loop"):
-        o = o.parent.parent_op
-    return o
-
-
-def emit_if(ctx, op):
-    for r in op.results:
-        if isinstance(r.type, TileType):
-            ctx.w.line(f"{ctx.ty(r)} {ctx.define(r)};", op.loc)
-    with ctx.w.indent(f"if ({ctx(op.condition)}) {{", closer=None, loc=op.loc):
-        for o in op.thenRegion.block.ops:
-            emit_op(ctx, o)
-    if op.elseRegion.blocks and op.elseRegion.block.ops and not (
-            len(op.elseRegion.block.ops) == 1 and not op.elseRegion.block.ops[0].operands):
-        with ctx.w.indent("} else {"):
-            for o in op.elseRegion.block.ops:
-                emit_op(ctx, o)
-    else:
-        ctx.w.line("}")
-
-
-def emit_yield(ctx, op):
-    parent = op.parent.parent_op
-    if parent.name == "if":
-        _assign_results(ctx, parent.results, op.operands, op.loc)
-    else:
-        emit_yield_in_lambda(ctx, op)
-
-
-def emit_nothing(ctx, op):
-    pass
-
-
-def emit_return(ctx, op):
-    if op.parent.parent_op.name != "entry" or op is not op.parent.ops[-1]:
-        ctx.w.line("return;", op.loc)
-
-
 EMIT = {
     "constant": emit_constant, "get_tile_block_id": emit_grid, "get_num_tile_blocks": emit_grid,
     "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
     "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
     "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
-    "permute": emit_permute, "reduce": emit_reduce, "for": emit_for,
-    "continue": emit_continue, "if": emit_if, "yield": emit_yield, "return": emit_return,
-    "make_token": emit_nothing, "join_tokens": emit_nothing,
+    "permute": emit_permute, "reduce": emit_reduce,
 }
 ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
                "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
@@ -507,10 +427,12 @@ ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "e
 
 
 def _register_more():
-    """The ops of emit_ops.py and emit_mma.py (they import this module's helpers, so they are
-    loaded here)."""
+    """The ops of emit_control.py, emit_ops.py and emit_mma.py (they import this module's
+    helpers, so they are loaded here)."""
+    from .emit_control import EMIT_CONTROL
     from .emit_mma import EMIT_MMA
     from .emit_ops import EMIT_MORE
+    EMIT.update(EMIT_CONTROL)
     EMIT.update(EMIT_MORE)
     EMIT.update(EMIT_MMA)
 

@@ -72,9 +72,7 @@ def _pointer_root(v: Value) -> Value | None:
     reshape / assume of one pointer), or None."""
     while getattr(v, "op", None) is not None:
         o = v.op
-        if o.name == "offset":
-            v = o.operands[0]
-        elif o.name in ("broadcast", "reshape", "assume"):
+        if o.name == "offset" or o.name in ("broadcast", "reshape", "assume"):
             v = o.operands[0]
         else:
             return None

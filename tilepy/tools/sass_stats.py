@@ -32,7 +32,7 @@ CLASSES = ("HMMA", "HGMMA", "IMMA", "LDSM", "LDGSTS", "LDG.E.128", "STG.E.128", 
            "LDL/STL", "UTMA")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_tool(name: str) -> str | None:
     try:
         import cuda.pathfinder as p
@@ -146,7 +146,7 @@ def spill_bytes(log: str) -> dict[str, int]:
     """Spill bytes (stores + loads) per kernel from a ptxas -v report."""
     out = {}
     for fn, st, ld in re.findall(r"Function properties for (\S+)\n.*?(\d+) bytes spill stores, "
-                                 r"(\d+) bytes spill loads", log, re.S):
+                                 r"(\d+) bytes spill loads", log, re.DOTALL):
         out[fn] = int(st) + int(ld)
     return out
 

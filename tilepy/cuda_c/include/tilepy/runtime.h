@@ -645,6 +645,18 @@ template <class To> struct trunci {
     if constexpr (same<To, bool>::value) return ((U)a & 1) != 0; else return (To)(U)a;
   }
 };
+// f32 -> tf32 (kept in a float): round to nearest even to 10 mantissa bits; NaN stays NaN.
+struct to_tf32 {
+  TP_DEV float operator()(float a) const {
+    uint32_t u;
+    memcpy(&u, &a, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) u |= 0x00400000u;
+    else u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
+  }
+};
 template <class To> struct bitcast {
   template <class T> TP_DEV To operator()(T a) const {
     static_assert(sizeof(T) == sizeof(To), "bitcast needs equal sizes");
