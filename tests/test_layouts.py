@@ -186,3 +186,24 @@ def test_arrays_specialized_disjoint_need_no_barrier():
     with ct.cpu_mode("faithful"):
         ct.launch(None, (1,), add3, (a2, b, a2, 256))
     np.testing.assert_array_equal(a2, np.arange(256) + 1.0)
+
+
+@ct.kernel
+def overwrite_after_read(x, y):
+    t = ct.load(x, (0, 0), (16, 64))                       # rows 0..15
+    ct.store(x, (0, 0), ct.full((64, 16), -1.0, dtype=ct.float32))   # other threads' elements
+    ct.store(y, (0, 0), t)
+
+
+def test_view_store_after_view_load_of_other_threads():
+    """A write-after-read between two tile views of one array whose elements map to different
+    threads: before the hazard analysis no barrier separated them, and faithful mode shows it."""
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    src = compile_for_args(overwrite_after_read, (x, np.zeros((16, 64), np.float32))).cuda_source
+    assert src.count(RACE) == 1
+    for barrier in (True, False):
+        xs, y = x.copy(), np.zeros((16, 64), np.float32)
+        code = (src if barrier else src.replace(RACE, "")).replace("tp::ptr<float>", "float*")
+        k = compile_kernel(code, "overwrite_after_read", 128, "faithful")
+        k((1,), xs, 64, 64, 64, y, 16, 64, 64)
+        assert np.array_equal(y, x[:16]) == barrier
