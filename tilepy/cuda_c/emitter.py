@@ -98,6 +98,7 @@ class EmitContext:
         lay = self.plan.layout(v) if isinstance(t, TileType) and t.numel > 1 else None
         if lay is None or isinstance(lay, Cyclic):
             return ctype(t)
+        check_size(t)
         return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {lay.cpp()}>"
 
 
@@ -114,13 +115,17 @@ def _cpp(e) -> str:
 MAX_TILE_ELEMENTS = 1 << 16     # per tile; its elements live in registers (or on a CPU stack)
 
 
+def check_size(t: TileType):
+    if t.numel > MAX_TILE_ELEMENTS:
+        raise TileUnsupportedFeatureError(
+            f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
+            f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
+
+
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
-        if t.numel > MAX_TILE_ELEMENTS:
-            raise TileUnsupportedFeatureError(
-                f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
-                f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
+        check_size(t)
         scalar = elem_ctype(t)
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
     if isinstance(t, TensorViewType):
