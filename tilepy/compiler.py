@@ -83,3 +83,79 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted)
     kernel.cache[key] = ck
     return ck
+
+
+@dataclass
+class CompiledModule:
+    """A Tile IR module built directly (not traced from Python), compiled to C++."""
+    name: str
+    module: Module
+    mlir: str
+    emitted: object              # cuda_c.emitter.EmittedKernel
+
+    @property
+    def cuda_source(self) -> str:
+        return self.emitted.source(line_directives=False)
+
+    def compile_source(self) -> str:
+        return self.emitted.source(line_directives=True)
+
+    def run_cpu(self, grid, args, mode: str | None = None):
+        """Run on the CPU backend: one argument per entry parameter, as `tilepy.interpret.run`
+        takes them (a numpy array or (array, element offset) per pointer, scalars otherwise)."""
+        from .launch import cpu
+        from .launch.launcher import normalize_grid
+        lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
+        cpu.run(lib, normalize_grid(grid), module_args(self.module, args))
+
+
+def module_args(module: Module, args) -> list:
+    """ctypes values for the entry parameters of a module built with tilepy.ir."""
+    import ctypes
+
+    import numpy as np
+
+    from .errors import TileTypeError
+    from .types import PtrType
+    from .types import element as E
+    scalars = {E.I1: ctypes.c_bool, E.I8: ctypes.c_int8, E.I16: ctypes.c_int16,
+               E.I32: ctypes.c_int32, E.I64: ctypes.c_int64, E.F32: ctypes.c_float,
+               E.F64: ctypes.c_double, E.TF32: ctypes.c_float}
+    params = module.entry().body.block.args
+    if not isinstance(args, (list, tuple)) or len(args) != len(params):
+        raise TileTypeError(f"expected {len(params)} argument(s), one per entry parameter")
+    out = []
+    for p, v in zip(params, args):
+        e = p.type.elem
+        if isinstance(e, PtrType):
+            arr, off = v if isinstance(v, tuple) else (v, 0)
+            if not isinstance(arr, np.ndarray) or arr.dtype.itemsize != e.pointee.storage_bytes:
+                raise TileTypeError(f"parameter {p.hint or ''}: expected an array of {e.pointee}")
+            out.append(ctypes.c_void_p(arr.__array_interface__["data"][0] + off * arr.itemsize))
+        elif e in (E.F16, E.BF16):
+            out.append(ctypes.c_uint16(int(np.array(v, dtype=E.NUMPY_DTYPE[e]).view(np.uint16))))
+        elif e in scalars:
+            out.append(scalars[e](v))
+        else:
+            raise TileTypeError(f"parameter {p.hint or ''}: {e} scalars are not supported")
+    return out
+
+
+def compile_module(module: Module) -> CompiledModule:
+    """verify -> dce -> emit for a module built with tilepy.ir (dce edits `module` in place).
+
+    The entry's parameters are the kernel's C parameters in order (no Python-level
+    specialization); run it on the CPU with `launch.cpu.build` and `launch.cpu.run`."""
+    from .cuda_c.emitter import emit_kernel
+    from .lowering.dce import dce
+    verify(module)
+    mlir = print_module(module)
+    dce(module)
+    try:
+        emitted = emit_kernel(module)
+    except TileError:
+        raise
+    except Exception as e:
+        raise TileInternalError(f"internal error while emitting C++ for module '{module.name}': "
+                                f"{type(e).__name__}: {e}") from e
+    return CompiledModule(module.entry().sym_name, module, mlir, emitted)

@@ -11,6 +11,7 @@ TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread
 TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
 TILEPY_LOG         comma-separated topics logged to stderr: "recompile" (every recompilation of a
                    kernel says which argument property changed), or "all".
+TILEPY_INTERPRET   "1" runs every tilepy.launch in the reference interpreter (tilepy.interpret).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 DEFAULT_CACHE_SIZE = 2 << 30
 _VARS = ("TILEPY_CACHE_DIR", "TILEPY_CACHE_SIZE", "TILEPY_CPU_WORKERS", "TILEPY_CXX",
-         "TILEPY_CPU_MODE", "TILEPY_LOG", "XDG_CACHE_HOME", "HOME")
+         "TILEPY_CPU_MODE", "TILEPY_LOG", "TILEPY_INTERPRET", "XDG_CACHE_HOME", "HOME")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Settings:
     cache_size: int | None = DEFAULT_CACHE_SIZE   # bytes; None: no cap
     cpu_mode: str = "fast"
     log: frozenset[str] = frozenset()
+    interpret: bool = False
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -93,4 +95,5 @@ def _read(raw: tuple) -> Settings:
         n = os.cpu_count() or 1
     mode = (mode or "fast").strip().lower()
     log = frozenset(t.strip().lower() for t in (log or "").split(",") if t.strip())
-    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log)
+    interp = (raw[6] or "").strip().lower() in ("1", "true", "yes", "on")
+    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log, interp)

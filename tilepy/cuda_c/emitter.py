@@ -98,24 +98,45 @@ class EmitContext:
         lay = self.plan.layout(v) if isinstance(t, TileType) and t.numel > 1 else None
         if lay is None or isinstance(lay, Cyclic):
             return ctype(t)
+        check_size(t)
         return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {lay.cpp()}>"
 
 
 # ---------------------------------------------------------------------------- C++ spelling
+_NO_CPP_TYPE = ("e4m3", "e5m2")      # runtime.h has no fp8 types yet
+
+
+def _cpp(e) -> str:
+    if e.name in _NO_CPP_TYPE:
+        raise TileUnsupportedFeatureError(f"{e} values are not supported by the CUDA C++ backend yet")
+    return CPP_TYPE[e]
+
+
+MAX_TILE_ELEMENTS = 1 << 16     # per tile; its elements live in registers (or on a CPU stack)
+
+
+def check_size(t: TileType):
+    if t.numel > MAX_TILE_ELEMENTS:
+        raise TileUnsupportedFeatureError(
+            f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
+            f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
+
+
 def ctype(t) -> str:
     """The C++ type of a value of Tile IR type `t`."""
     if isinstance(t, TileType):
+        check_size(t)
         scalar = elem_ctype(t)
         return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
     if isinstance(t, TensorViewType):
-        return f"tp::View<{CPP_TYPE[t.elem]}, {t.rank}>"
+        return f"tp::View<{_cpp(t.elem)}, {t.rank}>"
     raise TileUnsupportedFeatureError(f"values of type {t} are not supported by the CUDA C++ backend yet")
 
 
 def elem_ctype(t: TileType) -> str:
     e = t.elem
     # tp::ptr<T> is T*: `const tp::ptr<T> p` is a constant pointer to writable memory
-    return f"tp::ptr<{CPP_TYPE[e.pointee]}>" if isinstance(e, PtrType) else CPP_TYPE[e]
+    return f"tp::ptr<{_cpp(e.pointee)}>" if isinstance(e, PtrType) else _cpp(e)
 
 
 def shape_t(shape) -> str:
@@ -146,6 +167,13 @@ def literal(elem, value) -> str:
     if elem in (F16, BF16):
         return f"tp::cvt<{c}>({core})"
     return core
+
+
+def _float_bits(elem, x) -> str:
+    """A float constant from its exact bit pattern (keeps NaN payloads)."""
+    nbytes = elem.storage_bytes
+    b = int(np.asarray(x).view(f"u{nbytes}"))
+    return f"tp::from_bits<{CPP_TYPE[elem]}>((uint{8 * nbytes}_t){b}ull)"
 
 
 def _shortest(x) -> str:
@@ -221,16 +249,23 @@ def emit_constant(ctx, op):
     t, v = op.result.type, op.value
     name = ctx.define(op.result)
     if v.is_splat:
-        lit = literal(t.elem, v.array[()])
+        x = v.array[()]
+        lit = _float_bits(t.elem, x) if t.elem.is_float and np.isnan(x) else literal(t.elem, x)
         init = lit if t.numel == 1 else f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({lit})"
     else:
-        if t.elem in (F16, BF16):
-            raise TileUnsupportedFeatureError("dense f16/bf16 constants are not supported by the "
-                                              "CUDA C++ backend yet")
+        # Float tables hold bit patterns: exact for every value (NaN payloads, f16/bf16) and a
+        # constant initializer (NVRTC rejects dynamic initialization of __device__ variables).
         table = f"tp_const_{len(ctx.tables)}"
-        vals = ", ".join(literal(t.elem, x) for x in np.asarray(v.array).reshape(-1))
-        ctx.tables.append(f"__device__ const {CPP_TYPE[t.elem]} {table}[{t.numel}] = {{{vals}}};")
-        init = (f"{table}[0]" if t.numel == 1
+        arr = np.asarray(v.array).reshape(-1)
+        if t.elem.is_float:
+            nbytes = t.elem.storage_bytes
+            ct = f"uint{8 * nbytes}_t"
+            vals = ", ".join(f"{int(b)}ull" for b in arr.view(f"u{nbytes}"))
+        else:
+            ct = CPP_TYPE[t.elem]
+            vals = ", ".join(literal(t.elem, x) for x in arr)
+        ctx.tables.append(f"__device__ const {ct} {table}[{t.numel}] = {{{vals}}};")
+        init = (f"tp::from_bits<{CPP_TYPE[t.elem]}>({table}[0])" if t.numel == 1
                 else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>({table})")
     ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 

@@ -156,15 +156,21 @@ def check_outputs(ck, params, infos):
         if info.readonly:
             raise TileValueError(f"argument '{p.name}' is read-only but the kernel stores to it")
         for i, (s, d) in enumerate(zip(info.strides, info.shape)):
-            if s == 0 and d > 1:
+            if s == 0 and d > 1 and 0 not in info.shape:      # an empty array aliases nothing
                 raise TileValueError(f"argument '{p.name}': unsupported strides {info.strides}: "
                                      f"the kernel stores to it, and stride 0 in dimension {i} "
                                      f"makes {d} elements one (a broadcast view); pass a copy")
 
 
 # ----------------------------------------------------------------------------- launch
-def launch(stream, grid, kernel, args):
-    """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments."""
+def launch(stream, grid, kernel, args, *, backend=None):
+    """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
+    `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter."""
+    if backend is not None or settings().interpret:
+        try:
+            return _interpret(grid, kernel, args, backend)
+        except TileError as e:
+            raise e.with_traceback(None) from None
     if type(args) is tuple:
         try:
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
@@ -230,6 +236,13 @@ def _launch(stream, grid, kernel, args):
         found = signature(args, plans_of(kernel).consts)
         if found is not None:
             plans_of(kernel).store(found[0], plan)
+
+
+def _interpret(grid, kernel, args, backend):
+    if backend not in (None, "interpret"):
+        raise TileValueError(f"backend must be None or 'interpret' (got {backend!r})")
+    from ..interpret.kernel import launch
+    return launch(grid, kernel, args)
 
 
 def _cpu_mode():

@@ -56,6 +56,23 @@ template <> struct unsigned_of<int32_t> { typedef uint32_t type; };
 template <> struct unsigned_of<int64_t> { typedef uint64_t type; };
 
 TP_DEV int tid() { return (int)threadIdx.x; }
+TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
+TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
+
+// Signless integers read signed or unsigned; i1 (bool) reads 0/-1 signed, 0/1 unsigned (spec
+// 8.8.1), and results wrap modulo 2^bits (for i1: the low bit).
+template <class T> TP_DEV auto sread(T a) {
+  if constexpr (same<T, bool>::value) return (int)(a ? -1 : 0); else return a;
+}
+template <class T> TP_DEV auto uread(T a) {   // at least 32 bits: no promotion to signed int
+  if constexpr (same<T, bool>::value) return (unsigned)a;
+  else if constexpr (sizeof(T) < 4) return (unsigned)(typename unsigned_of<T>::type)a;
+  else return (typename unsigned_of<T>::type)a;
+}
+template <class T> TP_DEV constexpr int int_bits() { return same<T, bool>::value ? 1 : (int)sizeof(T) * 8; }
+template <class T, class V> TP_DEV T wrap_to(V v) {
+  if constexpr (same<T, bool>::value) return (v & 1) != 0; else return (T)v;
+}
 
 }  // namespace tp
 #include "tilepy/layout.h"
@@ -73,6 +90,34 @@ template <class T> TP_DEV T from_f32(float x);
 template <> TP_DEV __half from_f32<__half>(float x) { return __float2half_rn(x); }
 template <> TP_DEV __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
+// Round to odd into float: a float64 (or integer) value rounded to 24 bits with the last bit set
+// when inexact. Rounding that once more into f16/bf16 (<= 22 bits) is correctly rounded, where
+// going through a round-to-nearest float would round twice (wrong near f16/bf16 halfway points).
+TP_DEV float ro_f32(double d) {
+  float f = (float)d;
+  if ((double)f != d && d == d) {
+    int bits;
+    memcpy(&bits, &f, 4);
+    if ((bits & 1) == 0) bits += (fabs(d) > fabs((double)f)) ? 1 : -1;
+    memcpy(&f, &bits, 4);
+  }
+  return f;
+}
+TP_DEV int clz64(uint64_t m) {
+#ifdef TP_GPU
+  return __clzll((long long)m);
+#else
+  return __builtin_clzll(m);
+#endif
+}
+TP_DEV float ro_f32(uint64_t m) {
+  if (m < (1ull << 24)) return (float)m;
+  const int drop = 63 - clz64(m) - 23;
+  uint64_t t = m >> drop;
+  if (m & ((1ull << drop) - 1)) t |= 1;
+  return ldexpf((float)t, drop);
+}
+
 template <class To, class From> TP_DEV To cvt(From x) {
   if constexpr (same<To, From>::value) {
     return x;
@@ -80,12 +125,25 @@ template <class To, class From> TP_DEV To cvt(From x) {
     return cvt<To>(to_f32(x));
   } else if constexpr (is_half<To>::value) {
     if constexpr (same<From, double>::value) {
-      return from_f32<To>(cvt<float>(x));  // f64 -> f16 through f32 (rare; double rounding noted)
+      return from_f32<To>(ro_f32(x));
     } else {
       return from_f32<To>((float)x);
     }
   } else {
     return (To)x;
+  }
+}
+
+// Integers to floats with one rounding (float and double conversions are correctly rounded).
+template <class To> TP_DEV To from_uint(uint64_t m) {
+  if constexpr (is_half<To>::value) return from_f32<To>(ro_f32(m)); else return (To)m;
+}
+template <class To> TP_DEV To from_int(int64_t v) {
+  if constexpr (is_half<To>::value) {
+    const float f = ro_f32(v < 0 ? uint64_t(0) - (uint64_t)v : (uint64_t)v);
+    return from_f32<To>(v < 0 ? -f : f);
+  } else {
+    return (To)v;
   }
 }
 
@@ -125,12 +183,25 @@ template <class T, int N, class L = Cyclic<N>> TP_DEV Tile<T, N, L> iota() {
   return r;
 }
 
-// A constant table (emitted at file scope) as a tile.
-template <class T, int N, class L = Cyclic<N>> TP_DEV Tile<T, N, L> from_table(const T* table) {
+// A value from its storage bits (float constants are emitted as bit patterns).
+template <class T, class B> TP_DEV T from_bits(B b) {
+  if constexpr (same<T, B>::value) {
+    return b;
+  } else {
+    static_assert(sizeof(T) == sizeof(B), "from_bits needs equal sizes");
+    T r;
+    memcpy(&r, &b, sizeof(T));
+    return r;
+  }
+}
+
+// A constant table (emitted at file scope, values or bit patterns) as a tile.
+template <class T, int N, class L = Cyclic<N>, class B>
+TP_DEV Tile<T, N, L> from_table(const B* table) {
   Tile<T, N, L> r;
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::valid(s)) r.v[s] = table[L::elem(s)];
+    if (L::valid(s)) r.v[s] = from_bits<T>(table[L::elem(s)]);
   return r;
 }
 
@@ -159,6 +230,11 @@ template <class T, int R> struct View {
   int64_t shape[R];
   int64_t stride[R];
 };
+
+// i1 is a byte in memory; a nonzero byte reads as 1 (spec 8.6.2).
+template <class T> TP_DEV T read_elem(const T* p) {
+  if constexpr (same<T, bool>::value) return *(const unsigned char*)p != 0; else return *p;
+}
 
 // Offset of element `e` of the tile at tile-space index `idx` of a partition view, or -1 when
 // the element is outside the tensor (padding on load, masked on store).
@@ -255,7 +331,7 @@ TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T
       }
     } else {
       const int64_t off = part_offset<S, DM>(v, idx, L::elem(s0));
-      r.v[s0] = off >= 0 ? v.base[off] : pad;
+      r.v[s0] = off >= 0 ? read_elem(v.base + off) : pad;
     }
   }
   return r;
@@ -264,7 +340,7 @@ TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T
 template <class S, class DM, class T, int R>
 TP_DEV T load_scalar(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
   const int64_t off = part_offset<S, DM>(v, idx, 0);
-  return off >= 0 ? v.base[off] : pad;
+  return off >= 0 ? read_elem(v.base + off) : pad;
 }
 
 template <class S, class DM, bool Vec = false, class T, int R, class L>
@@ -468,9 +544,26 @@ TP_FBIN(divf, a / b)
 TP_FBIN(remf, fmod(a, b))
 TP_FBIN(pow, ::pow(a, b))
 TP_FBIN(atan2, ::atan2(a, b))
+// fma rounds once: f32/f64 natively; f16/bf16 as the exact product (in double) plus c, rounded
+// to odd in double (two-sum error), then to odd in float, then to nearest in the half type.
 struct fma {
   template <class T> TP_DEV T operator()(T a, T b, T c) const {
-    return narrow<T>(::fma(wide(a), wide(b), wide(c)));
+    if constexpr (is_half<T>::value) {
+      const double p = (double)to_f32(a) * (double)to_f32(b), z = (double)to_f32(c);
+      double s = p + z;
+      const double bb = s - p, e = (p - (s - bb)) + (z - bb);
+      if (e != 0 && e == e && s - s == 0) {
+        long long bits;
+        memcpy(&bits, &s, 8);
+        if ((bits & 1) == 0) bits += ((e > 0) == (s > 0)) ? 1 : -1;
+        memcpy(&s, &bits, 8);
+      }
+      return from_f32<T>(ro_f32(s));
+    } else if constexpr (same<T, float>::value) {
+      return fmaf(a, b, c);
+    } else {
+      return ::fma(a, b, c);
+    }
   }
 };
 TP_FUN(exp, expf, ::exp)
@@ -495,8 +588,8 @@ struct negf {
 template <bool Max, bool PropagateNan> struct minmaxf {
   template <class T> TP_DEV T operator()(T a_, T b_) const {
     auto a = wide(a_), b = wide(b_);
-    if (is_nan(a) || is_nan(b)) {
-      if (PropagateNan || (is_nan(a) && is_nan(b))) return narrow<T>(is_nan(a) ? a : b);
+    if (is_nan(a) || is_nan(b)) {   // a canonical NaN (spec 8.7.16)
+      if (PropagateNan || (is_nan(a) && is_nan(b))) return narrow<T>((decltype(a))nan_f32());
       return is_nan(a) ? b_ : a_;
     }
     if (a == b) return (signbit(a) == Max) ? b_ : a_;
@@ -511,7 +604,7 @@ template <bool N> using minf = minmaxf<false, N>;
 #define TP_IBIN(NAME, EXPR)                                                           \
   struct NAME {                                                                       \
     template <class T> TP_DEV T operator()(T a_, T b_) const {                        \
-      typedef typename unsigned_of<T>::type U; U a = (U)a_, b = (U)b_; return (T)(EXPR); \
+      auto a = uread(a_), b = uread(b_); return wrap_to<T>(EXPR);                     \
     }                                                                                 \
   };
 TP_IBIN(addi, a + b)
@@ -522,55 +615,54 @@ TP_IBIN(ori, a | b)
 TP_IBIN(xori, a ^ b)
 struct negi {
   template <class T> TP_DEV T operator()(T a) const {
-    typedef typename unsigned_of<T>::type U; return (T)(U(0) - (U)a);
+    return wrap_to<T>(decltype(uread(a))(0) - uread(a));
   }
 };
 struct absi {
   template <class T> TP_DEV T operator()(T a) const { return a < 0 ? negi{}(a) : a; }
 };
+// Shift amounts are read unsigned; amounts >= the bit width clamp (as PTX shl/shr do).
 struct shli {
   template <class T> TP_DEV T operator()(T a, T b) const {
-    typedef typename unsigned_of<T>::type U;
-    return (U)b >= sizeof(T) * 8 ? T(0) : (T)((U)a << (U)b);
+    return uread(b) >= (unsigned)int_bits<T>() ? T(0) : wrap_to<T>(uread(a) << uread(b));
   }
 };
 template <bool Signed> struct shri {
   template <class T> TP_DEV T operator()(T a, T b) const {
-    typedef typename unsigned_of<T>::type U;
-    if ((U)b >= sizeof(T) * 8) return (Signed && a < 0) ? T(-1) : T(0);
-    return Signed ? (T)(a >> (U)b) : (T)((U)a >> (U)b);
+    const bool big = uread(b) >= (unsigned)int_bits<T>();
+    if (Signed) return wrap_to<T>(sread(a) >> (big ? int_bits<T>() - 1 : (int)uread(b)));
+    return big ? T(0) : wrap_to<T>(uread(a) >> uread(b));
   }
 };
 // Rounding: 0 toward zero, 1 toward -inf (floor division), 2 toward +inf (ceiling division).
 // Division by zero is undefined in Tile IR; here it gives 0 instead of trapping on the CPU.
 template <bool Signed, int Rounding> struct divi {
   template <class T> TP_DEV T operator()(T a, T b) const {
-    typedef typename unsigned_of<T>::type U;
     if (b == 0) return T(0);
     if (!Signed) {
-      U q = (U)a / (U)b, r = (U)a % (U)b;
-      return (T)((Rounding == 2 && r) ? q + 1 : q);
+      const auto q = uread(a) / uread(b), r = uread(a) % uread(b);
+      return wrap_to<T>((Rounding == 2 && r) ? q + 1 : q);
     }
-    if (b == T(-1)) return negi{}(a);
-    T q = a / b, r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) { if (Rounding == 1) q -= 1; }
+    const auto x = sread(a), y = sread(b);
+    if (y == -1) return negi{}(a);
+    auto q = x / y, r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) { if (Rounding == 1) q -= 1; }
     else if (r != 0 && Rounding == 2) q += 1;
-    return q;
+    return wrap_to<T>(q);
   }
 };
 template <bool Signed> struct remi {
   template <class T> TP_DEV T operator()(T a, T b) const {
-    typedef typename unsigned_of<T>::type U;
     if (b == 0) return T(0);
-    if (!Signed) return (T)((U)a % (U)b);
-    if (b == T(-1)) return T(0);
-    return a % b;
+    if (!Signed) return wrap_to<T>(uread(a) % uread(b));
+    if (sread(b) == -1) return T(0);
+    return wrap_to<T>(sread(a) % sread(b));
   }
 };
 template <bool Max, bool Signed> struct minmaxi {
   template <class T> TP_DEV T operator()(T a, T b) const {
     typedef typename unsigned_of<T>::type U;
-    const bool less = Signed ? a < b : (U)a < (U)b;
+    const bool less = Signed ? sread(a) < sread(b) : uread(a) < uread(b);
     return (less == Max) ? b : a;
   }
 };
@@ -590,9 +682,8 @@ template <int P, bool Ordered> struct cmpf {
 };
 template <int P, bool Signed> struct cmpi {
   template <class T> TP_DEV bool operator()(T a, T b) const {
-    typedef typename unsigned_of<T>::type U;
-    if (!Signed) { U x = (U)a, y = (U)b; return cmp(x, y); }
-    return cmp(a, b);
+    if (!Signed) return cmp(uread(a), uread(b));
+    return cmp(sread(a), sread(b));
   }
   template <class V> TP_DEV static bool cmp(V a, V b) {
     switch (P) {
@@ -611,32 +702,25 @@ template <class To> struct ftof {
 };
 template <class To, bool Signed> struct itof {
   template <class T> TP_DEV To operator()(T a) const {
-    typedef typename unsigned_of<T>::type U;
-    if constexpr (same<T, bool>::value) return cvt<To>((float)a);
-    else if (Signed) return cvt<To>(wide_int(a)); else return cvt<To>(wide_int((U)a));
-  }
-  template <class V> TP_DEV static auto wide_int(V v) {
-    if constexpr (sizeof(V) == 8) return (double)v; else return (double)v;
+    if (Signed) return from_int<To>((int64_t)sread(a)); else return from_uint<To>((uint64_t)uread(a));
   }
 };
 // ftoi: round toward zero, saturate to the target range, NaN -> 0 (spec 8.4.4).
 template <class To, bool Signed> struct ftoi {
   template <class T> TP_DEV To operator()(T a_) const {
-    typedef typename unsigned_of<To>::type U;
-    double a = (double)wide(a_);
+    constexpr int B = int_bits<To>();
+    const double a = (double)wide(a_);
     if (a != a) return To(0);
-    const double lo = Signed ? -(double)((U)1 << (sizeof(To) * 8 - 1)) : 0.0;
-    const double hi = Signed ? (double)((U)1 << (sizeof(To) * 8 - 1)) : 2.0 * (double)((U)1 << (sizeof(To) * 8 - 1));
-    if (a <= lo) return Signed ? (To)((U)1 << (sizeof(To) * 8 - 1)) : To(0);
-    if (a >= hi) return Signed ? (To)(((U)1 << (sizeof(To) * 8 - 1)) - 1) : (To)(U)~(U)0;
-    return Signed ? (To)(int64_t)a : (To)(U)(uint64_t)a;
+    const double lo = Signed ? -ldexp(1.0, B - 1) : 0.0;              // representable bounds
+    const double hi = Signed ? ldexp(1.0, B - 1) : ldexp(1.0, B);     // (exclusive)
+    if (a <= lo) return Signed ? wrap_to<To>(uint64_t(1) << (B - 1)) : To(0);
+    if (a >= hi) return Signed ? wrap_to<To>((uint64_t(1) << (B - 1)) - 1) : wrap_to<To>(~uint64_t(0));
+    return Signed ? wrap_to<To>((int64_t)a) : wrap_to<To>((uint64_t)a);
   }
 };
 template <class To, bool Signed> struct exti {
   template <class T> TP_DEV To operator()(T a) const {
-    typedef typename unsigned_of<T>::type U;
-    if constexpr (same<T, bool>::value) return (To)(a ? 1 : 0);
-    else return Signed ? (To)a : (To)(U)a;
+    return Signed ? (To)sread(a) : (To)uread(a);
   }
 };
 template <class To> struct trunci {
@@ -670,8 +754,6 @@ template <class T> TP_DEV T pad_value(float x) {
   if constexpr (is_half<T>::value) return from_f32<T>(x);
   else return (T)x;
 }
-TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
-TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
 
 // ==============================================================================================
 // The sections below serve the rest of the kernel language: element-space memory (gather /

@@ -1,0 +1,120 @@
+"""Every disagreement differential fuzzing found, minimized, run through every execution.
+
+Each case computes one op on constant operands (the values that exposed the bug) and stores the
+result; the interpreter and every execution in fuzz.runner.EXECUTIONS must agree bit for bit.
+"""
+import numpy as np
+import pytest
+
+from fuzz.case import ArraySpec, Case, Step, dense_literal
+from fuzz.runner import run_batch
+from tilepy.types import NUMPY_DTYPE, element_type
+
+
+def _const(vid: int, elem: str, values) -> Step:
+    e = element_type(elem)
+    arr = np.array(values).astype(NUMPY_DTYPE[e])
+    return Step("constant", (), ((vid, f"tile<{len(arr)}x{elem}>"),),
+                {"value": (elem, dense_literal(arr, e))})
+
+
+def op_case(op: str, operands: list[tuple[str, list]], dst: str, loads=False, **attrs) -> Case:
+    """dst = op(operands...): operands as constants, or loaded from arrays holding the values."""
+    n = len(operands[0][1])
+    arrays = [ArraySpec(f"in{i}", e, (n,), (n,), "in", values=list(v)) for i, (e, v) in
+              enumerate(operands)] if loads else []
+    steps = [] if loads else [_const(i, e, v) for i, (e, v) in enumerate(operands)]
+    k = len(operands)
+    steps.append(Step(op, tuple(range(k)), ((k, f"tile<{n}x{dst}>"),), attrs))
+    arrays.append(ArraySpec("out0", dst, (n,), (n,), "out"))
+    return Case(arrays, [(i, i) for i in range(k)] if loads else [], steps, [(k, len(arrays) - 1)],
+                (1, 1), set(), {})
+
+
+I1 = [True, False, True, False]
+FOUND = {
+    # runtime.h read i1 as 0/1 for signed ops (spec 8.8.1: signed i1 is 0/-1)
+    "exti signed i1": op_case("exti", [("i1", I1)], "i32", signedness="signed"),
+    "itof signed i1": op_case("itof", [("i1", I1)], "f32", signedness="signed"),
+    "cmpi signed i1": op_case("cmpi", [("i1", I1), ("i1", [False, False, True, True])], "i1",
+                              comparison_predicate="less_than", signedness="signed"),
+    "maxi signed i1": op_case("maxi", [("i1", I1), ("i1", [False, False, True, True])], "i1",
+                              signedness="signed"),
+    "shri signed i1": op_case("shri", [("i1", I1), ("i1", I1)], "i1", signedness="signed"),
+    "addi i1 wraps": op_case("addi", [("i1", I1), ("i1", [True, True, False, False])], "i1"),
+    "shli i1": op_case("shli", [("i1", I1), ("i1", I1)], "i1"),
+    "ftoi signed to i1": op_case("ftoi", [("f32", [1.0, -1.0, 5.0, -7.0])], "i1",
+                                 signedness="signed"),
+    # integers and float64 went through float (or double) before f16/bf16/f32: rounded twice
+    "itof i64->f32 rounds once": op_case("itof", [("i64", [2**60 + 2**36 + 1, -(2**60) - 2**36 - 1,
+                                                           2**62 + 2**38 + 1, 3])], "f32",
+                                         signedness="signed"),
+    "itof i32->bf16 rounds once": op_case("itof", [("i32", [2**24 + 2**16 + 1, -(2**24) - 2**16 - 1,
+                                                            2**30 + 2**22 + 5, 7])], "bf16",
+                                          signedness="signed"),
+    "itof u64->bf16 rounds once": op_case("itof", [("i64", [-1, 2**40 + 2**32 + 1, 2**63, 1])],
+                                          "bf16", signedness="unsigned"),
+    "ftof f64->f16 rounds once": op_case("ftof", [("f64", [1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40),
+                                                           1 + 2**-11 - 2**-40, 0.5])], "f16"),
+    "ftof f64->bf16 rounds once": op_case("ftof", [("f64", [1 + 2**-8 + 2**-40, 3 * (1 + 2**-8 + 2**-45),
+                                                            -(1 + 2**-8 + 2**-40), 2.0])], "bf16"),
+    "fma f16 rounds once": op_case("fma", [("f16", [1 + 2**-10, 2049 / 2048, 3.0, 1.0]),
+                                           ("f16", [1 + 2**-10, 1.0, 5.0, 1.0]),
+                                           ("f16", [2**-24, -2**-24, 2**-20, 0.0])], "f16",
+                                   loads=True),
+    "fma bf16 rounds once": op_case("fma", [("bf16", [15.0, 21.0, 1.0, 2.0]),
+                                            ("bf16", [21.0, 15.0, 1.0, 2.0]),
+                                            ("bf16", [-2**-100, 2**-100, 0.0, 1.0])], "bf16",
+                                    loads=True),
+    # maxf/minf returned the NaN operand instead of a canonical NaN (spec 8.7.16); and a NaN in
+    # a dense constant was a dynamic initializer NVRTC rejects (now bit patterns)
+    "maxf canonical nan": op_case("maxf", [("f32", [float(np.array(0x7FC00123, np.uint32).view(
+        np.float32)), 1.0, 2.0, 3.0]), ("f32", [1.0, 2.0, 1.0, 0.0])], "f32", propagate_nan=True),
+    # 16-bit products were computed in (signed) int: overflow is undefined behavior in C++
+    "muli i16 wraps": op_case("muli", [("i16", [-1, 32767, -32768, 300]),
+                                       ("i16", [-1, 32767, -32768, 300])], "i16"),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    """All cases in one batch: one build per execution."""
+    names = sorted(FOUND)
+    return dict(zip(names, run_batch([FOUND[n] for n in names], [0, 1])))
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_fuzz_finding_stays_fixed(outcomes, name):
+    out = outcomes[name]
+    assert out.status == "agree", f"{name}: {out.status} {out.execution} {out.detail}"
+
+
+def test_nan_payloads_of_maxf_are_canonical_everywhere():
+    """The runner compares NaNs loosely; check maxf's canonical NaN bit for bit here."""
+    from fuzz.runner import EXECUTIONS, copy_arrays, ctypes_values, interpret_case, make_arrays
+    from fuzz.runner import build
+    case = FOUND["maxf canonical nan"]
+    arrs = make_arrays(case, 0)
+    ref = copy_arrays(arrs, case)
+    interpret_case(case, ref)
+    libs, failures = build([case], EXECUTIONS)
+    assert not failures
+    for name, ex in EXECUTIONS.items():
+        got = copy_arrays(arrs, case)
+        ex.run(libs[name], (1, 1, 1), ctypes_values(got.params))
+        assert got.bases[0].view(np.uint32)[0] == 0x7FC00000 == ref.bases[0].view(np.uint32)[0]
+
+
+def test_the_harness_catches_a_wrong_execution():
+    """A deliberately wrong execution (one corrupted byte in the output) is reported."""
+    import ctypes
+    from fuzz.runner import CpuExecution
+
+    class Corrupting(CpuExecution):
+        def run(self, lib, grid, values):
+            super().run(lib, grid, values)
+            ctypes.memset(values[0].value, 0x11, 1)       # out0 is the case's only array
+
+    out = run_batch([FOUND["muli i16 wraps"]], [0], {"corrupt": Corrupting("fast")})[0]
+    assert out.status == "mismatch" and out.execution == "corrupt"
+    assert "out0 (i16, exact): 1 element(s) differ" in out.detail

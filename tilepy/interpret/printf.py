@@ -1,0 +1,62 @@
+"""`print_tko` formatting: C printf conversions applied to scalars and, element by element, to
+tiles (printed as nested brackets). Integers print by the conversion's signedness: %d/%i read
+the signless bits signed, %u/%x/%X/%o unsigned."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..errors import TileValueError
+from ..types import PtrType
+from .values import as_signed, as_unsigned
+
+_SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L)?([diouxXeEfFgGaAcsp%])")
+
+
+def _one(conv: str, flags: str, width, prec, value, elem) -> str:
+    spec = "%" + flags + (width or "") + (f".{prec}" if prec is not None else "")
+    if isinstance(elem, PtrType) or conv == "p":
+        return (spec + "x") % int(np.asarray(value).astype(np.uint64))
+    if elem.is_int:
+        if conv in "diouxXc":
+            signed = conv in "di"
+            v = int(as_signed(value, elem) if signed else as_unsigned(value, elem))
+            py = {"u": "d", "i": "d"}.get(conv, conv)
+            return (spec + py) % v
+        return (spec + conv) % float(int(as_signed(value, elem)))
+    f = float(np.asarray(value).astype(np.float64))
+    if conv in "diouxXc":
+        return (spec + "d") % int(f) if np.isfinite(f) else str(f)
+    return (spec + conv) % f
+
+
+def _tile(conv, flags, width, prec, value, elem) -> str:
+    a = np.asarray(value)
+    if a.ndim == 0:
+        return _one(conv, flags, width, prec, a, elem)
+    return "[" + ", ".join(_tile(conv, flags, width, prec, x, elem) for x in a) + "]"
+
+
+def format_print(fmt: str, args: list, elems: list) -> str:
+    out, pos, k = [], 0, 0
+    for m in _SPEC.finditer(fmt):
+        out.append(fmt[pos:m.start()])
+        pos = m.end()
+        flags, width, prec, _, conv = m.groups()
+        if conv == "%":
+            out.append("%")
+            continue
+        if "*" in (width or "", prec or ""):
+            raise TileValueError("print_tko: '*' widths are not supported")
+        if k >= len(args):
+            raise TileValueError(f"print_tko: the format '{fmt}' has more conversions than the "
+                                 f"{len(args)} argument(s)")
+        out.append(_tile(conv, flags, width, prec, args[k], elems[k]))
+        k += 1
+    out.append(fmt[pos:])
+    if k != len(args):
+        raise TileValueError(f"print_tko: the format '{fmt}' has {k} conversion(s) for "
+                             f"{len(args)} argument(s)")
+    return "".join(out)
+
