@@ -66,7 +66,7 @@ def gelu(x: "torch.Tensor") -> "torch.Tensor":
 
 # %%
 torch.manual_seed(0)
-base = torch.randn(300, 500) * 3
+base = torch.randn(320, 512) * 3
 for dtype, tol in ((torch.float32, 1e-6), (torch.float16, 2e-3), (torch.bfloat16, 1e-2)):
     x = base.to(dtype)
     y = gelu(x)
@@ -74,7 +74,7 @@ for dtype, tol in ((torch.float32, 1e-6), (torch.float16, 2e-3), (torch.bfloat16
     torch.testing.assert_close(y.float(), ref, rtol=tol, atol=tol)
     print(f"gelu {dtype}: {tuple(x.shape)} matches torch")
 
-xt = base.t()                                    # (500, 300) view, strides (1, 500)
+xt = base.t()                                    # (512, 320) view, strides (1, 512)
 assert not xt.is_contiguous()
 torch.testing.assert_close(gelu(xt), torch.nn.functional.gelu(xt, approximate="tanh"),
                            rtol=1e-6, atol=1e-6)
@@ -85,11 +85,11 @@ print("gelu on a transposed view (no copy): matches torch")
 # of a bigger tensor can be filled in place. numpy arrays and torch tensors mix in one launch.
 
 # %%
-big = torch.zeros(300, 1000)
-window = big[:, 250:750]                          # a view into `big`
-ct.launch(None, (ct.cdiv(300, 16), ct.cdiv(500, 64)), gelu_kernel, (base.numpy(), window, 16, 64))
-assert big[:, :250].abs().max() == 0 and big[:, 750:].abs().max() == 0
-torch.testing.assert_close(big[:, 250:750], torch.nn.functional.gelu(base, approximate="tanh"),
+big = torch.zeros(320, 1024)
+window = big[:, 256:768]                          # a view into `big`
+ct.launch(None, (320 // 16, 512 // 64), gelu_kernel, (base.numpy(), window, 16, 64))
+assert big[:, :256].abs().max() == 0 and big[:, 768:].abs().max() == 0
+torch.testing.assert_close(big[:, 256:768], torch.nn.functional.gelu(base, approximate="tanh"),
                            rtol=1e-6, atol=1e-6)
 print("gelu into a slice of a larger tensor: matches torch; the rest is untouched")
 
@@ -104,27 +104,28 @@ print("gelu into a slice of a larger tensor: matches torch; the rest is untouche
 # drawn (log scale).
 
 # %%
-xs = torch.linspace(-6, 6, 1024).reshape(1, -1)
+xs = torch.linspace(-6, 6, 1024).reshape(16, 64)   # 2-D, like the tensors above
 curves, errors = {}, {}
 for d in (torch.float32, torch.float16, torch.bfloat16):
     xd = xs.to(d)
     curves[d] = gelu(xd).float()
     ref = torch.nn.functional.gelu(xd.float(), approximate="tanh")
-    errors[d] = ((curves[d] - ref).abs() / ref.abs().clamp(min=1e-3))[0]
+    errors[d] = ((curves[d] - ref).abs() / ref.abs().clamp(min=1e-3)).flatten()
     assert float(errors[d].max()) < 2 ** -7, d
 print("gelu over [-6, 6] in three dtypes: matches torch")
 fig = new_figure("GELU from the kernel and its error against torch", ncols=2)
 if fig:
     left, right = fig.axes
-    left.plot(xs[0], curves[torch.float32][0], label="tilepy kernel (float32)")
-    left.plot(xs[0], torch.relu(xs[0]), "--", color="0.6", label="relu, for comparison")
+    x_axis = xs.flatten()
+    left.plot(x_axis, curves[torch.float32].flatten(), label="tilepy kernel (float32)")
+    left.plot(x_axis, torch.relu(x_axis), "--", color="0.6", label="relu, for comparison")
     left.set_xlabel("x")
     left.set_ylabel("gelu(x)")
     left.set_title("GELU (tanh approximation)")
     left.legend()
     for d, e in errors.items():
         nz = e > 0
-        right.semilogy(xs[0][nz], e[nz], ".", ms=2, label=str(d))
+        right.semilogy(x_axis[nz], e[nz], ".", ms=2, label=str(d))
     right.set_xlabel("x")
     right.set_ylabel("relative error vs torch (float32 math)")
     right.set_title("error per input")
