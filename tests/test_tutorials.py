@@ -46,7 +46,7 @@ EXPECT = {
                               "gelu torch.float16: (320, 512) matches torch",
                               "gelu torch.bfloat16: (320, 512) matches torch",
                               "gelu on a transposed view (no copy): matches torch",
-                              "gelu into a slice of a larger tensor: matches torch",
+                              "gelu into a slice of a larger tensor: matches torch and matches numpy",
                               "gelu over [-6, 6] in three dtypes: matches torch"], ["06_torch_gelu.png"])
                             if HAS_TORCH else (["torch is not installed: skipping this tutorial"], [])),
     "07_inspect_code.py": (["the Tile IR has the block id, two tile loads, mulf, addf and the store",
