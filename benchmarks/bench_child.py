@@ -7,7 +7,7 @@
 cubin (the cache is wherever the parent pointed the framework's cache variable). `cpu`: run each
 kernel on the CPU backend / interpreter / simulator, check the result against numpy, and time
 the launches after a first, untimed one (unless that one alone took longer than the budget: then
-it is the only sample). Environment variables that select an interpreter (TRITON_INTERPRET,
+it is the only sample; tilepy's compilation happens before that first launch). Environment variables that select an interpreter (TRITON_INTERPRET,
 NUMBA_ENABLE_CUDASIM) are set by the parent, since they must be set before the import.
 """
 from __future__ import annotations
@@ -99,6 +99,7 @@ def _tilepy_runner(mode):
         def run():
             with ct.cpu_mode(mode):
                 ct.launch(None, grid, kernel, args)
+        run()               # compile (or load from the cache): timed in the compile rows
         return run
     return make
 

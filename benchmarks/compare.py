@@ -237,4 +237,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:          # `python benchmarks/compare.py | head`
+        sys.exit(0)

@@ -102,7 +102,7 @@ def layernorm(X, W, B, Y, Mean, Rstd, eps):
 
 
 @cuda.jit
-def attention(Q, K, V, O, scale):
+def attention(Q, K, V, Out, scale):
     qi = cuda.blockIdx.x * NT + cuda.threadIdx.x
     bh = cuda.blockIdx.y
     seq_len = K.shape[1]
@@ -125,4 +125,4 @@ def attention(Q, K, V, O, scale):
                 acc[d] = acc[d] * alpha + p * float32(V[bh, j, d])
             m = m_new
         for d in range(HEAD_DIM):
-            O[bh, qi, d] = acc[d] / total
+            Out[bh, qi, d] = acc[d] / total

@@ -174,7 +174,7 @@ ATTENTION = Problem(
     triton=lambda d: ((_cdiv(AT_S, 64), AT_BH),
                       (d["Q"], d["K"], d["V"], d["O"], AT_S, AT_SCALE, AT_S * AT_D, AT_D),
                       {"BM": 64, "BN": 32, "D": AT_D}),
-    triton_sig={"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp16", "seq_len": "i32",
+    triton_sig={"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "seq_len": "i32",
                 "qk_scale": "fp32", "stride_bh": "i32", "stride_s": "i32", "BM": "constexpr",
                 "BN": "constexpr", "D": "constexpr"},
     numba=lambda d: ((_cdiv(AT_S, 128), AT_BH), 128,

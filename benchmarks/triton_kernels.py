@@ -76,7 +76,7 @@ def layernorm(X, W, B, Y, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def attention(Q, K, V, O, seq_len, qk_scale, stride_bh, stride_s,
+def attention(Q, K, V, Out, seq_len, qk_scale, stride_bh, stride_s,
               BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     base = tl.program_id(1) * stride_bh
@@ -84,7 +84,7 @@ def attention(Q, K, V, O, seq_len, qk_scale, stride_bh, stride_s,
     q = tl.load(Q + base + rm[:, None] * stride_s + rd[None, :], mask=rm[:, None] < seq_len,
                 other=0.0)
     m = tl.full((BM,), -float("inf"), dtype=tl.float32)
-    l = tl.zeros((BM,), dtype=tl.float32)
+    row_sum = tl.zeros((BM,), dtype=tl.float32)
     acc = tl.zeros((BM, D), dtype=tl.float32)
     for start in range(0, seq_len, BN):
         rn = start + tl.arange(0, BN)
@@ -96,8 +96,8 @@ def attention(Q, K, V, O, seq_len, qk_scale, stride_bh, stride_s,
         m_new = tl.maximum(m, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m - m_new)
-        l = l * alpha + tl.sum(p, axis=1)
+        row_sum = row_sum * alpha + tl.sum(p, axis=1)
         acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
         m = m_new
-    out = (acc / l[:, None]).to(O.dtype.element_ty)
-    tl.store(O + base + rm[:, None] * stride_s + rd[None, :], out, mask=rm[:, None] < seq_len)
+    out = (acc / row_sum[:, None]).to(Out.dtype.element_ty)
+    tl.store(Out + base + rm[:, None] * stride_s + rd[None, :], out, mask=rm[:, None] < seq_len)

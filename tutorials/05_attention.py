@@ -10,12 +10,12 @@
 # %% [markdown]
 # # Tutorial 5: fused attention forward
 #
-# `O = softmax(Q @ K^T * scale) @ V` for each (batch, head), without ever holding the whole
+# `Out = softmax(Q @ K^T * scale) @ V` for each (batch, head), without ever holding the whole
 # `S x S` score matrix. A tile block owns `BM` query rows and walks the keys and values in tiles
-# of `BN` rows, keeping for each query row a running maximum `m`, a running sum `l` of
+# of `BN` rows, keeping for each query row a running maximum `m`, a running sum `row_sum` of
 # `exp(score - m)` and an unnormalized output `acc`. When a new tile raises the maximum, what was
 # accumulated so far is rescaled by `exp(m_old - m_new)`: the *online softmax*. At the end
-# `acc / l` is the softmax-weighted sum of the values.
+# `acc / row_sum` is the softmax-weighted sum of the values.
 #
 # Q, K and V are `(batch*heads, S, D)` float16 arrays; the two products use `ct.mma` with float16
 # inputs and float32 accumulators. The sequence length need not be a multiple of `BN`: scores of
@@ -32,13 +32,13 @@ from plotting import new_figure, save
 
 # %%
 @ct.kernel
-def attention(Q, K, V, O, qk_scale, BM: ct.Constant[int], BN: ct.Constant[int],
+def attention(Q, K, V, Out, qk_scale, BM: ct.Constant[int], BN: ct.Constant[int],
               D: ct.Constant[int]):
     bm, bh = ct.bid(0), ct.bid(1)
     q = ct.load(Q, index=(bh, bm, 0), shape=(1, BM, D), padding_mode=ct.PaddingMode.ZERO)
     q = q.reshape((BM, D))
     m = ct.full((BM, 1), -math.inf, dtype=ct.float32)      # running max of each row
-    l = ct.zeros((BM, 1), dtype=ct.float32)                # running sum of exp(score - m)
+    row_sum = ct.zeros((BM, 1), dtype=ct.float32)          # running sum of exp(score - m)
     acc = ct.zeros((BM, D), dtype=ct.float32)              # running sum of exp(score - m) * v
     seq_len = K.shape[1]
     for j in range(ct.num_tiles(K, axis=1, shape=(1, BN, D))):
@@ -50,11 +50,11 @@ def attention(Q, K, V, O, qk_scale, BM: ct.Constant[int], BN: ct.Constant[int],
         m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
         p = ct.exp(s - m_new)
         alpha = ct.exp(m - m_new)                          # rescales what came before
-        l = l * alpha + ct.sum(p, axis=1, keepdims=True)
+        row_sum = row_sum * alpha + ct.sum(p, axis=1, keepdims=True)
         acc = ct.mma(p.astype(ct.float16), v.reshape((BN, D)), acc * alpha)
         m = m_new
-    out = (acc / l).astype(O.dtype)
-    ct.store(O, index=(bh, bm, 0), tile=out.reshape((1, BM, D)))
+    out = (acc / row_sum).astype(Out.dtype)
+    ct.store(Out, index=(bh, bm, 0), tile=out.reshape((1, BM, D)))
 
 
 # %% [markdown]
@@ -77,12 +77,12 @@ Q = rng.standard_normal((BH, S, D))
 K = 0.5 * Q + rng.standard_normal((BH, S, D))     # each key resembles its own query
 Q, K = Q.astype(np.float16), K.astype(np.float16)
 V = rng.standard_normal((BH, S, D)).astype(np.float16)
-O = np.zeros((BH, S, D), np.float16)
+Out = np.zeros((BH, S, D), np.float16)
 grid = (ct.cdiv(S, BM), BH)
-ct.launch(None, grid, attention, (Q, K, V, O, scale, BM, BN, D))
+ct.launch(None, grid, attention, (Q, K, V, Out, scale, BM, BN, D))
 ref, weights = reference(Q, K, V, scale)
-err = np.abs(O.astype(np.float64) - ref)
-np.testing.assert_allclose(O.astype(np.float64), ref, atol=2e-3, rtol=1e-2)
+err = np.abs(Out.astype(np.float64) - ref)
+np.testing.assert_allclose(Out.astype(np.float64), ref, atol=2e-3, rtol=1e-2)
 print(f"attention: {BH} heads, S={S}, D={D}, float16: matches numpy "
       f"(max |error| {err.max():.1e})")
 
@@ -91,7 +91,7 @@ print(f"attention: {BH} heads, S={S}, D={D}, float16: matches numpy "
 #
 # Left: the attention weights of head 0 (what each query row attends to; the keys were made to
 # resemble their own query, hence the diagonal). Right: the largest
-# error of each query row of O against float64. Most of it is the float16 rounding of `p` before
+# error of each query row of the output against float64. Most of it is the float16 rounding of `p` before
 # the second product and of the output.
 
 # %%
