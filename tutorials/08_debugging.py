@@ -15,7 +15,7 @@
 # 1. **Located errors.** A kernel that tilepy cannot compile raises a `TileError` subclass
 #    (`TileTypeError`, `TileSyntaxError`, `TileValueError`, `TileUnsupportedFeatureError`, ...)
 #    whose message names the problem and points at your line and column, with a caret under the
-#    expression. The traceback does not go through tilepy's internals.
+#    expression. The traceback stops at the tilepy call you made (no compiler internals).
 # 2. **`ct.printf` and `print` inside a kernel**, and `ct.assert_` checks that fail the launch.
 # 3. **The faithful CPU mode**, which runs every thread of a block (barriers, warps) instead of
 #    one thread per block.
