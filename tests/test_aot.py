@@ -57,12 +57,37 @@ def test_aot_cubin_from_signature(kernel, sig, arch, sm):
 
 def test_aot_from_example_arguments_matches_signature():
     a = np.zeros(1000, np.float32)
-    by_example = vector_add.compile(a, a, a, 256, arch="sm_90")
     by_sig = vector_add.compile(*VADD_SIG, arch="sm_90")
-    assert by_example.signature == by_sig.signature
-    assert by_example.data == by_sig.data
     spec = aot.array(ct.float32, 1)
     assert vector_add.compile(spec, spec, spec, 256, arch="sm_90").data == by_sig.data
+    # Example arrays also fix what the code may assume (here: 16-byte aligned, and the three
+    # arguments are one array, so none is disjoint); the signature says so, and compiling
+    # that signature text reproduces the same binary.
+    by_example = vector_add.compile(a, a, a, 256, arch="sm_90")
+    assert by_example.signature[0] == "float32[::1]{align16}"
+    again = vector_add.compile(*by_example.signature[:3], 256, arch="sm_90")
+    assert again.signature == by_example.signature and again.data == by_example.data
+    a, b, c = (np.zeros(1024, np.float32) for _ in range(3))
+    disjoint = vector_add.compile(a, b, c, 256, arch="sm_90")
+    assert disjoint.signature[0] == "float32[::1]{align16 shape16:0 disjoint}"
+
+
+def test_aot_launch_checks_every_specialized_property():
+    a, b, c = (np.zeros(1024, np.float32) for _ in range(3))
+    k = vector_add.compile(a, b, c, 256, arch="cpu")
+    k.launch(None, (4,), (a + 1, b + 2, c, 256))
+    np.testing.assert_array_equal(c, 3)
+    buf = np.zeros(1100, np.float32)
+    with pytest.raises(ct.TileValueError, match="not 16-byte aligned"):
+        k.launch(None, (4,), (buf[1:1025], b, c, 256))
+    with pytest.raises(ct.TileValueError, match="not divisible by 16"):
+        k.launch(None, (4,), (buf[:1000], b, c, 256))
+    with pytest.raises(ct.TileValueError, match="overlaps another array"):
+        k.launch(None, (4,), (a, a, c, 256))
+    assert aot.parse("float16[:, ::1]{align16 shape16:0,1 stride16:0 disjoint}") == aot.ArraySpec(
+        ct.float16, 2, (False, True), True, (True, True), (True, False), True)
+    with pytest.raises(ct.TileTypeError, match="property"):
+        aot.parse("float16[:, ::1]{aligned}")
 
 
 def test_aot_strided_signature_differs_from_contiguous():

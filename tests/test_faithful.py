@@ -57,7 +57,10 @@ def test_emitted_kernel_runs_its_real_thread_count_in_faithful_mode():
         y = np.zeros_like(x)
         with ct.cpu_mode(mode):
             ct.launch(None, (2,), scale_rows, (x, y))
-        np.testing.assert_allclose(y, x * x.sum(1, keepdims=True), rtol=1e-5)
+        # the order of a sum is unspecified (warp shuffles in faithful mode): the error bound is
+        # relative to the terms, not to a row sum that may nearly cancel
+        scale = np.abs(x) * np.abs(x).sum(1, keepdims=True)
+        np.testing.assert_allclose(y, x * x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6 * scale.max())
 
 
 TUTORIALS = sorted(glob.glob(os.path.join(ROOT, "tutorials", "[0-9]*.py")))

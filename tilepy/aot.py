@@ -29,27 +29,56 @@ _ODD = 17          # placeholder extent/stride: not 1 and not divisible by 2, 4,
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """An array parameter's type: dtype, rank, which dimensions have unit stride."""
+    """An array parameter's type and every property the code was specialized on: dtype, rank,
+    unit-stride dimensions, 16-byte base alignment, extents/strides divisible by 16, and whether
+    the array overlaps no other array argument. As text: ``float16[:, ::1]`` plus, when any
+    property holds, ``{align16 shape16:0,1 stride16:0 disjoint}``."""
     dtype: DType
     ndim: int
     unit_stride: tuple[bool, ...] = ()
+    aligned16: bool = False
+    shape_div16: tuple[bool, ...] = ()
+    stride_div16: tuple[bool, ...] = ()
+    disjoint: bool = False
 
     def __post_init__(self):
-        if not self.unit_stride:
-            object.__setattr__(self, "unit_stride", (False,) * self.ndim)
-        if len(self.unit_stride) != self.ndim:
-            raise TileValueError(f"unit_stride {self.unit_stride} does not have {self.ndim} entries")
+        for f in ("unit_stride", "shape_div16", "stride_div16"):
+            v = getattr(self, f)
+            if not v:
+                object.__setattr__(self, f, (False,) * self.ndim)
+            elif len(v) != self.ndim:
+                raise TileValueError(f"{f} {v} does not have {self.ndim} entries")
+
+    @staticmethod
+    def of(p) -> "ArraySpec":
+        """The spec of a frontend ArrayParam."""
+        return ArraySpec(p.dtype, p.ndim, tuple(p.unit_stride), p.aligned16,
+                         tuple(p.shape_div16) or (False,) * p.ndim,
+                         tuple(p.stride_div16) or (False,) * p.ndim, p.disjoint)
+
+    def param(self, name: str):
+        from .frontend.context import ArrayParam
+        return ArrayParam(name, self.dtype, self.ndim, self.unit_stride, self.aligned16,
+                          self.shape_div16, self.stride_div16, self.disjoint)
 
     def __str__(self) -> str:
-        return f"{self.dtype.name}[{', '.join('::1' if u else ':' for u in self.unit_stride)}]"
+        base = f"{self.dtype.name}[{', '.join('::1' if u else ':' for u in self.unit_stride)}]"
+        props = (["align16"] if self.aligned16 else []) + [
+            f"{tag}:{','.join(str(i) for i, f in enumerate(flags) if f)}"
+            for tag, flags in (("shape16", self.shape_div16), ("stride16", self.stride_div16))
+            if any(flags)] + (["disjoint"] if self.disjoint else [])
+        return base + ("{" + " ".join(props) + "}" if props else "")
 
-    def example(self):
-        """An ArrayInfo with exactly this spec's properties and no others (no alignment or
-        divisibility that a real array might not have)."""
+    def example(self, index: int = 0):
+        """An ArrayInfo with exactly this spec's properties and no others. Disjoint examples
+        get memory of their own; the others all start at one address (they overlap)."""
         from .launch.intake import ArrayInfo
-        strides = [1 if u else _ODD ** (self.ndim - i) for i, u in enumerate(self.unit_stride)]
-        return ArrayInfo(None, 0x10000 + self.dtype.itemsize, (_ODD,) * self.ndim, tuple(strides),
-                         self.dtype, "cpu", 0)
+        shape = tuple(16 * _ODD if d16 else _ODD for d16 in self.shape_div16)
+        strides = tuple(1 if u else (16 if d16 else 1) * _ODD ** (self.ndim - i)
+                        for i, (u, d16) in enumerate(zip(self.unit_stride, self.stride_div16)))
+        base = (0x10000 << (20 + index)) if self.disjoint else 0x10000
+        ptr = base if self.aligned16 else base + self.dtype.itemsize
+        return ArrayInfo(None, ptr, shape, strides, self.dtype, "cpu", 0)
 
 
 def array(dtype, ndim: int, *, contiguous: bool = True) -> ArraySpec:
@@ -72,8 +101,9 @@ def _dtype(d) -> DType:
 
 
 def parse(text: str):
-    """"float16[:, ::1]" -> ArraySpec; "int32" -> DType."""
-    m = re.fullmatch(r"\s*(\w+)\s*(?:\[(.*)\])?\s*", text)
+    """"float16[:, ::1]" (optionally "{align16 shape16:0 stride16:0 disjoint}") -> ArraySpec;
+    "int32" -> DType."""
+    m = re.fullmatch(r"\s*(\w+)\s*(?:\[([^\]]*)\]\s*(?:\{([^}]*)\})?)?\s*", text)
     if not m:
         raise TileTypeError(f"cannot read the type {text!r} (expected e.g. 'float32[:]', "
                             f"'float16[:, ::1]' or 'int32')")
@@ -83,7 +113,21 @@ def parse(text: str):
     dims = [d.strip() for d in m.group(2).split(",")]
     if not all(d in (":", "::1") for d in dims):
         raise TileTypeError(f"cannot read the dimensions of {text!r}: each is ':' or '::1'")
-    return ArraySpec(dt, len(dims), tuple(d == "::1" for d in dims))
+    n = len(dims)
+    props = {"align16": False, "disjoint": False, "shape16": (False,) * n, "stride16": (False,) * n}
+    for tok in (m.group(3) or "").split():
+        tag, _, dims_text = tok.partition(":")
+        if tag in ("align16", "disjoint") and not dims_text:
+            props[tag] = True
+        elif tag in ("shape16", "stride16") and re.fullmatch(r"\d+(,\d+)*", dims_text) and \
+                all(int(i) < n for i in dims_text.split(",")):
+            chosen = {int(i) for i in dims_text.split(",")}
+            props[tag] = tuple(i in chosen for i in range(n))
+        else:
+            raise TileTypeError(f"cannot read the property {tok!r} of {text!r} (expected align16, "
+                                f"disjoint, shape16:<dims> or stride16:<dims>)")
+    return ArraySpec(dt, n, tuple(d == "::1" for d in dims), props["align16"], props["shape16"],
+                     props["stride16"], props["disjoint"])
 
 
 # ----------------------------------------------------------------------------- compile
@@ -143,6 +187,7 @@ class Compiled:
                     raise TileTypeError(f"argument '{pname}': kernel '{self.name}' was compiled "
                                         f"for {_spec_str(spec)}, got an array")
                 _check_scalar(self, pname, spec, a)
+        _check_specialization(self, infos)
         return infos
 
     def launch(self, stream, grid, args):
@@ -205,6 +250,29 @@ def _check_array(c: Compiled, pname: str, spec: ArraySpec, info):
                                  f"unit stride (unsupported strides for this build)")
 
 
+def _check_specialization(c: Compiled, infos):
+    """Every property the code assumes (alignment, divisibility, no overlap) holds for `infos`."""
+    from .frontend.specialize import mark_disjoint, param_for
+    params = [spec.param(n) if isinstance(spec, ArraySpec) else None for n, spec in c._specs]
+    actual = mark_disjoint([param_for(n, i, False) if p is not None else p
+                            for (n, _), p, i in zip(c._specs, params, infos)], infos)
+    for (name, spec), have in zip(c._specs, actual):
+        if not isinstance(spec, ArraySpec):
+            continue
+        got = ArraySpec.of(have)
+        pre = f"argument '{name}': kernel '{c.name}' was compiled for {spec}"
+        if spec.aligned16 and not got.aligned16:
+            raise TileValueError(f"{pre}, but its base address is not 16-byte aligned")
+        for what, need, has in (("extent", spec.shape_div16, got.shape_div16),
+                                ("stride", spec.stride_div16, got.stride_div16)):
+            bad = [i for i, (n, h) in enumerate(zip(need, has)) if n and not h]
+            if bad:
+                raise TileValueError(f"{pre}, but its {what} of dimension {bad[0]} is not "
+                                     f"divisible by 16")
+        if spec.disjoint and not got.disjoint:
+            raise TileValueError(f"{pre}, but its memory overlaps another array argument")
+
+
 def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
     """`kernel.compile(*args, arch=...)`."""
     from .compiler import compile_specialization
@@ -213,13 +281,13 @@ def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
     if len(args) != len(names):
         raise TileTypeError(f"kernel '{kernel.name}' takes {len(names)} argument(s) "
                             f"({', '.join(names)}) but {len(args)} were given")
-    infos = [_info_for(a, n in kernel.constants) for a, n in zip(args, names)]
+    infos = [_info_for(a, n in kernel.constants, i) for i, (a, n) in enumerate(zip(args, names))]
     key, params = kernel.specialize(infos)
     ck = compile_specialization(kernel, key, params)
     specs = []
     for p in params:
         if isinstance(p, ArrayParam):
-            specs.append((p.name, ArraySpec(p.dtype, p.ndim, tuple(p.unit_stride))))
+            specs.append((p.name, ArraySpec.of(p)))
         elif isinstance(p, ConstParam):
             specs.append((p.name, p.value))
         else:
@@ -230,14 +298,14 @@ def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
                     ck.compile_source(), versions, specs)
 
 
-def _info_for(a, constant: bool):
+def _info_for(a, constant: bool, index: int = 0):
     from .launch.intake import intake
     if constant:
         return a
     if isinstance(a, str):
         a = parse(a)
     if isinstance(a, ArraySpec):
-        return a.example()
+        return a.example(index)
     if isinstance(a, DType):
         if a is D.tfloat32:
             raise TileTypeError("tfloat32 is not a scalar argument type")
@@ -328,11 +396,11 @@ def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:
 
 
 def _params(c: Compiled) -> list:
-    from .frontend.context import ArrayParam, ConstParam, ScalarParam
+    from .frontend.context import ConstParam, ScalarParam
     out = []
     for name, spec in c._specs:
         if isinstance(spec, ArraySpec):
-            out.append(ArrayParam(name, spec.dtype, spec.ndim, spec.unit_stride))
+            out.append(spec.param(name))
         elif isinstance(spec, DType):
             out.append(ScalarParam(name, spec))
         else:

@@ -48,6 +48,21 @@ def compile_for_args(kernel, args) -> CompiledKernel:
     return compile_specialization(kernel, key, params)
 
 
+def disjoint_args(module: Module, params) -> frozenset:
+    """The entry arguments (array base pointers) the specialization proved disjoint."""
+    from .frontend.context import ArrayParam
+    args, out = iter(module.entry().body.block.args), []
+    for p in params:
+        c = p.c_params()
+        if c:
+            first = next(args)
+            for _ in c[1:]:
+                next(args)
+            if isinstance(p, ArrayParam) and p.disjoint:
+                out.append(first)
+    return frozenset(out)
+
+
 def compile_specialization(kernel, key, params) -> CompiledKernel:
     hit = kernel.cache.get(key)
     if hit is not None:
@@ -59,7 +74,7 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     mlir = print_module(module)
     dce(module)
     try:
-        emitted = emit_kernel(module)
+        emitted = emit_kernel(module, disjoint=disjoint_args(module, params))
     except TileError:
         raise
     except Exception as e:

@@ -9,8 +9,8 @@ import re
 
 from ..errors import TileUnsupportedFeatureError
 from ..types import TileType
-from .emitter import (EmitContext, _assign_results, _bytes, _enclosing_loop, _lambda, ctype,
-                      emit_op, literal, shape_t)
+from .emit_control import _assign_results, _enclosing_loop
+from .emitter import EmitContext, _bytes, _lambda, barrier, ctype, emit_op, literal, shape_t
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
 _SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
@@ -21,14 +21,6 @@ _MODE = {"and": 0, "or": 1, "xor": 2, "add": 3, "addf": 4, "max": 5, "min": 6, "
 def _one(ctx, v) -> str:
     """A value as a `Tile<T, 1>` when a template wants a tile but the value is a scalar."""
     return f"tp::splat<1>({ctx(v)})" if v.type.numel == 1 else ctx(v)
-
-
-def _barrier_unless_first(ctx, op):
-    """Memory ops that write: the other threads' earlier accesses (in token order) must be done."""
-    tok = op.token
-    first = tok is None or getattr(getattr(tok, "op", None), "name", None) == "make_token"
-    if not first:
-        ctx.w.line("__syncthreads();  // earlier memory accesses of the block come first", op.loc)
 
 
 def _check_order(op):
@@ -45,17 +37,16 @@ def emit_assume(ctx: EmitContext, op):
 
 def emit_load_ptr(ctx, op):
     _check_order(op)
-    if id(op) in ctx.barrier_loads:
-        ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
+    barrier(ctx, op)
     args = ", ".join(ctx(v) for v in [op.source, op.mask, op.paddingValue] if v is not None)
     r = op.results[0]
-    ctx.w.line(f"const {ctype(r.type)} {ctx.define(r)} = tp::ew(tp::op::load_ptr{{}}, {args});",
+    ctx.w.line(f"const {ctx.ty(r)} {ctx.define(r)} = tp::ew(tp::op::load_ptr{{}}, {args});",
                op.loc)
 
 
 def emit_store_ptr(ctx, op):
     _check_order(op)
-    _barrier_unless_first(ctx, op)
+    barrier(ctx, op)
     args = ", ".join(ctx(v) for v in [op.destination, op.value, op.mask] if v is not None)
     ctx.w.line(f"tp::store_ptr({args});", op.loc)
 
@@ -64,7 +55,7 @@ def emit_atomic(ctx, op):
     if op.memory_scope == "sys":
         raise TileUnsupportedFeatureError(f"{op.name} with system scope is not supported by the CUDA "
                                           f"C++ backend yet (use MemoryScope.DEVICE)")
-    _barrier_unless_first(ctx, op)
+    barrier(ctx, op)
     order, scope = _ORDER[op.memory_ordering_semantics], _SCOPE[op.memory_scope]
     r = op.results[0]
     cas = op.name == "atomic_cas_tko"
@@ -79,7 +70,7 @@ def emit_atomic(ctx, op):
     else:
         args = ", ".join(ctx(v) for v in vals + ([op.mask] if op.mask is not None else []))
         init = f"tp::{fn}<{targs}>({args})"
-    ctx.w.line(f"const {ctype(r.type)} {ctx.define(r)} = {init};", op.loc)
+    ctx.w.line(f"const {ctx.ty(r)} {ctx.define(r)} = {init};", op.loc)
 
 
 # ------------------------------------------------------------------------- data movement
@@ -91,7 +82,8 @@ def emit_extract(ctx, op):
     ctx.need_smem(s.numel * _bytes(s))
     idx = ", ".join(f"(int){ctx(i)}" for i in op.indices)
     name = ctx.define(op.result)
-    ctx.w.line(f"const {ctype(t)} {name} = tp::extract<{shape_t(s.shape)}, {shape_t(t.shape)}>("
+    lr = f", {ctx.lay(op.result)}" if t.numel > 1 else ""
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::extract<{shape_t(s.shape)}, {shape_t(t.shape)}{lr}>("
                f"{ctx(op.source)}, {{{idx}}}, tp_smem);", op.loc)
 
 
@@ -99,8 +91,9 @@ def emit_cat(ctx, op):
     s, t = op.lhs.type, op.result.type
     ctx.need_smem(2 * s.numel * _bytes(s))
     name = ctx.define(op.result)
-    ctx.w.line(f"const {ctype(t)} {name} = tp::cat<{shape_t(s.shape)}, {shape_t(t.shape)}, "
-               f"{op.dim}>({_one(ctx, op.lhs)}, {_one(ctx, op.rhs)}, tp_smem);", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::cat<{shape_t(s.shape)}, {shape_t(t.shape)}, "
+               f"{op.dim}, {ctx.lay(op.result)}>({_one(ctx, op.lhs)}, {_one(ctx, op.rhs)}, tp_smem);",
+               op.loc)
 
 
 def emit_scan(ctx, op):
@@ -116,8 +109,8 @@ def emit_scan(ctx, op):
         return
     ctx.need_smem(s.numel * _bytes(s))
     rev = "true" if op.reverse else "false"
-    ctx.w.line(f"const {ctype(s)} {name} = tp::scan<{shape_t(s.shape)}, {op.dim}, {rev}>("
-               f"{ctx(src)}, {ident}, tp_smem, {lam});", op.loc)
+    ctx.w.line(f"const {ctx.ty(res)} {name} = tp::scan<{shape_t(s.shape)}, {op.dim}, {rev}, "
+               f"{ctx.lay(res)}>({ctx(src)}, {ident}, tp_smem, {lam});", op.loc)
 
 
 def emit_reduce2(ctx, op):
@@ -131,11 +124,12 @@ def emit_reduce2(ctx, op):
         init = f"({lam})({ctx(x0)}, {ids[0]}, {ctx(x1)}, {ids[1]})"
     else:
         ctx.need_smem((s.numel * _bytes(s) + 15) // 16 * 16 + s.numel * _bytes(x1.type))
-        init = (f"tp::reduce2<{shape_t(s.shape)}, {op.dim}>({ctx(x0)}, {ctx(x1)}, {ids[0]}, "
+        lrs = f", {ctx.lay(r0)}, {ctx.lay(r1)}" if r0.type.numel > 1 else ""
+        init = (f"tp::reduce2<{shape_t(s.shape)}, {op.dim}{lrs}>({ctx(x0)}, {ctx(x1)}, {ids[0]}, "
                 f"{ids[1]}, tp_smem, {lam})")
     ctx.w.line(f"const auto {pair} = {init};", op.loc)
-    ctx.w.line(f"const {ctype(r0.type)} {ctx.define(r0)} = {pair}.a;", op.loc)
-    ctx.w.line(f"const {ctype(r1.type)} {ctx.define(r1)} = {pair}.b;", op.loc)
+    ctx.w.line(f"const {ctx.ty(r0)} {ctx.define(r0)} = {pair}.a;", op.loc)
+    ctx.w.line(f"const {ctx.ty(r1)} {ctx.define(r1)} = {pair}.b;", op.loc)
 
 
 # ------------------------------------------------------------------------------- loops
@@ -145,7 +139,7 @@ def emit_loop(ctx, op):
         if isinstance(arg.type, TileType):
             n = ctx.define(arg)
             ctx.alias(res, arg)
-            ctx.w.line(f"{ctype(arg.type)} {n} = {ctx(init)};", op.loc)
+            ctx.w.line(f"{ctx.ty(arg)} {n} = {ctx(init)};", op.loc)
     with ctx.w.indent("while (true) {", loc=op.loc):
         for o in blk.ops:
             emit_op(ctx, o)

@@ -14,7 +14,11 @@ import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module, Operation, Value
-from ..lowering.barriers import loads_after_stores
+from ..lowering.assign_layouts import LayoutPlan, assign_layouts, commutative
+from ..lowering.hazards import alias_oracle, barrier_ops
+from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
+from ..lowering.memfacts import contiguous_along
+from ..lowering.pipeline import plan_pipelines
 from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
 from .writer import Writer
 
@@ -37,9 +41,16 @@ class EmitContext:
     pviews: dict[int, PartitionViewType] = field(default_factory=dict)
     tables: list[str] = field(default_factory=list)
     smem_bytes: int = 0
-    barrier_loads: set[int] = field(default_factory=set)
+    barriers: set[int] = field(default_factory=set)      # memory ops with a barrier before
     used_values: set[int] = field(default_factory=set)
     counter: int = 0
+    plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
+    staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
+    pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
+    skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
+    buffers: list[str] = field(default_factory=list)      # __shared__ arrays of pipelines
+    buffer_bytes: int = 0
+    params: list[tuple[str, str]] = field(default_factory=list)
 
     def fresh(self, hint: str | None) -> str:
         base = re.sub(r"\W", "_", hint) if hint else ""
@@ -65,6 +76,29 @@ class EmitContext:
 
     def need_smem(self, nbytes: int):
         self.smem_bytes = max(self.smem_bytes, nbytes)
+
+    def buffer(self, name: str, elem, count: int):
+        self.buffers.append(f"__shared__ __align__(128) {CPP_TYPE[elem]} {name}[{count}];")
+        self.buffer_bytes += (count * elem.storage_bytes + 127) // 128 * 128
+
+    def lay(self, v: Value) -> str:
+        """The C++ layout type of tile value `v` (lowering/assign_layouts.py)."""
+        lay = self.plan.layout(v)
+        return (lay or Cyclic(v.type.numel)).cpp()
+
+    def operand(self, v: Value) -> tuple[str, int]:
+        """An mma operand: the shared-memory operand the pipeline staged it in, or the register
+        tile; and whether its fragments round to tf32 (an f32 load feeding astype(tf32))."""
+        staged = self.staged.get(id(v))
+        return staged if staged is not None else (self(v), 0)
+
+    def ty(self, v: Value) -> str:
+        """The C++ type of value `v`: its Tile type spells its layout (Cyclic is the default)."""
+        t = v.type
+        lay = self.plan.layout(v) if isinstance(t, TileType) and t.numel > 1 else None
+        if lay is None or isinstance(lay, Cyclic):
+            return ctype(t)
+        return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {lay.cpp()}>"
 
 
 # ---------------------------------------------------------------------------- C++ spelling
@@ -151,6 +185,8 @@ def _functor(op: Operation) -> str:
     if n == "cmpi":
         return f"tp::op::cmpi<{_PRED[op.comparison_predicate]}, {_signed(op)}>{{}}"
     to = elem_ctype(rt)
+    if n == "ftof" and str(rt.elem) == "tf32":
+        return "tp::op::to_tf32{}"
     if n == "ftof":
         return f"tp::op::ftof<{to}>{{}}"
     if n in ("itof", "ftoi", "exti"):
@@ -168,14 +204,16 @@ def emit_elementwise(ctx: EmitContext, op: Operation):
         if op.attrs.get(a) not in (None, False, "nearest_even"):
             raise TileUnsupportedFeatureError(f"{op.name} with {a}={op.attrs[a]} is not supported by "
                                               f"the CUDA C++ backend yet")
+    names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
+    tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
-            any(str(getattr(v.type, "elem", "")) in ("e4m3", "e5m2", "tf32") for v in [*op.operands, op.result]):
+            (names & {"e4m3", "e5m2", "tf32"} and not tf32_cvt):
         raise TileUnsupportedFeatureError(f"{op.name} on tf32/fp8 types is not supported by the CUDA "
                                           f"C++ backend yet")
     args = ", ".join(ctx(v) for v in op.operands)
     r = op.result
     name = ctx.define(r)
-    ctx.w.line(f"const {ctype(r.type)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
+    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
 
 
 # ---------------------------------------------------------------------------- other ops
@@ -184,7 +222,7 @@ def emit_constant(ctx, op):
     name = ctx.define(op.result)
     if v.is_splat:
         lit = literal(t.elem, v.array[()])
-        init = lit if t.numel == 1 else f"tp::splat<{t.numel}>({lit})"
+        init = lit if t.numel == 1 else f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({lit})"
     else:
         if t.elem in (F16, BF16):
             raise TileUnsupportedFeatureError("dense f16/bf16 constants are not supported by the "
@@ -193,8 +231,8 @@ def emit_constant(ctx, op):
         vals = ", ".join(literal(t.elem, x) for x in np.asarray(v.array).reshape(-1))
         ctx.tables.append(f"__device__ const {CPP_TYPE[t.elem]} {table}[{t.numel}] = {{{vals}}};")
         init = (f"{table}[0]" if t.numel == 1
-                else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}>({table})")
-    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+                else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>({table})")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 
 
 def emit_grid(ctx, op):
@@ -207,8 +245,9 @@ def emit_grid(ctx, op):
 def emit_iota(ctx, op):
     t = op.result.type
     name = ctx.define(op.result)
-    init = f"({CPP_TYPE[t.elem]})0" if t.numel == 1 else f"tp::iota<{CPP_TYPE[t.elem]}, {t.numel}>()"
-    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+    init = (f"({CPP_TYPE[t.elem]})0" if t.numel == 1
+            else f"tp::iota<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>()")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 
 
 def emit_make_tensor_view(ctx, op):
@@ -249,18 +288,34 @@ def emit_load_view(ctx, op):
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
     pad = literal(t.elem, _PAD[op.view.type.padding_value])
-    if id(op) in ctx.barrier_loads:
-        ctx.w.line("__syncthreads();  // the load may read what other threads stored", op.loc)
-    fn = "load_scalar" if t.numel == 1 else "load"
+    barrier(ctx, op)
+    if t.numel == 1:
+        fn = f"load_scalar<{targs}>"
+    else:
+        fn = f"load<{targs}, {ctx.lay(op.tile)}, {_vec(op.view, t)}>"
     name = ctx.define(op.tile)
-    ctx.w.line(f"const {ctype(t)} {name} = tp::{fn}<{targs}>({view}, {{{idx}}}, {pad});", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.tile)} {name} = tp::{fn}({view}, {{{idx}}}, {pad});", op.loc)
 
 
 def emit_store_view(ctx, op):
     _check_weak(op)
+    barrier(ctx, op)
     targs, view, idx = _view_args(ctx, op)
-    fn = "store_scalar" if op.tile.type.numel == 1 else "store"
-    ctx.w.line(f"tp::{fn}<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+    t = op.tile.type
+    fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
+    ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+
+
+def barrier(ctx, op):
+    """A barrier before a memory op that may touch what other threads touched (hazards.py)."""
+    if id(op) in ctx.barriers:
+        ctx.w.line("__syncthreads();  // other threads' earlier accesses to this memory are done",
+                   op.loc)
+
+
+def _vec(view, t: TileType) -> str:
+    """Whether vector accesses along the tile's last dimension are proven aligned."""
+    return "true" if t.rank and contiguous_along(view, t.rank - 1) else "false"
 
 
 def emit_reshape(ctx, op):
@@ -273,11 +328,14 @@ def emit_broadcast(ctx, op):
     if t.numel == 1:
         init = ctx(op.source)
     elif s.numel == 1:
-        init = f"tp::splat<{t.numel}>({ctx(op.source)})"
+        init = f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({ctx(op.source)})"
     else:
-        ctx.need_smem(s.numel * _bytes(s))
-        init = f"tp::broadcast<{shape_t(s.shape)}, {shape_t(t.shape)}>({ctx(op.source)}, tp_smem)"
-    ctx.w.line(f"const {ctype(t)} {name} = {init};", op.loc)
+        if not broadcast_in_registers(ctx.plan.layout(op.source), ctx.plan.layout(op.result),
+                                      s.shape, t.shape):
+            ctx.need_smem(s.numel * _bytes(s))
+        init = (f"tp::broadcast_to<{shape_t(s.shape)}, {shape_t(t.shape)}, {ctx.lay(op.result)}>("
+                f"{ctx(op.source)}, tp_smem)")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
 
 
 def emit_permute(ctx, op):
@@ -288,31 +346,12 @@ def emit_permute(ctx, op):
     ctx.need_smem(s.numel * _bytes(s))
     name = ctx.define(op.result)
     perm = ", ".join(map(str, op.permutation))
-    ctx.w.line(f"const {ctype(t)} {name} = tp::permute<{shape_t(s.shape)}, tp::DimMap<{perm}>, "
-               f"{shape_t(t.shape)}>({ctx(op.source)}, tp_smem);", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::permute<{shape_t(s.shape)}, tp::DimMap<{perm}>, "
+               f"{shape_t(t.shape)}, {ctx.lay(op.result)}>({ctx(op.source)}, tp_smem);", op.loc)
 
 
 def _bytes(t: TileType) -> int:
     return 8 if isinstance(t.elem, PtrType) else t.elem.storage_bytes
-
-
-def emit_mmaf(ctx, op):
-    a, b, c = op.lhs.type, op.rhs.type, op.acc.type
-    if a.rank != 2:
-        raise TileUnsupportedFeatureError("batched (3-d) mma is not supported by the CUDA C++ "
-                                          "backend yet")
-    if min(a.numel, b.numel, c.numel) == 1:
-        raise TileUnsupportedFeatureError("mma with single-element operands is not supported by the "
-                                          "CUDA C++ backend yet")
-    for v in (a, c):
-        if str(v.elem) in ("tf32", "e4m3", "e5m2"):
-            raise TileUnsupportedFeatureError(f"mma on {v.elem} is not supported by the CUDA C++ "
-                                              f"backend yet")
-    (m, k), n = a.shape, b.shape[1]
-    ctx.need_smem((a.numel + b.numel) * _bytes(a))
-    name = ctx.define(op.result)
-    ctx.w.line(f"const {ctype(c)} {name} = tp::mma<{m}, {n}, {k}>({ctx(op.lhs)}, {ctx(op.rhs)}, "
-               f"{ctx(op.acc)}, tp_smem);", op.loc)
 
 
 def emit_reduce(ctx, op):
@@ -330,16 +369,32 @@ def emit_reduce(ctx, op):
     if s.numel == 1:
         init = f"({lam})({ctx(src)}, {ident})"
     else:
-        ctx.need_smem(s.numel * _bytes(s))
-        init = f"tp::reduce<{shape_t(s.shape)}, {op.dim}>({ctx(src)}, {ident}, tp_smem, {lam})"
-    ctx.w.line(f"const {ctype(res.type)} {name} = {init};", op.loc)
+        ctx.need_smem(_reduce_smem(ctx, op))
+        lr = ctx.lay(res) if res.type.numel > 1 else "tp::Cyclic<1>"
+        comm = "true" if commutative(op) else "false"
+        init = (f"tp::reduce_to<{shape_t(s.shape)}, {op.dim}, {lr}, {comm}>({ctx(src)}, {ident}, "
+                f"tp_smem, {lam})")
+    ctx.w.line(f"const {ctx.ty(res)} {name} = {init};", op.loc)
+
+
+def _reduce_smem(ctx, op) -> int:
+    """Scratch bytes of the path tp::reduce_to takes (layout_ops.h)."""
+    src, res = op.operands[0], op.results[0]
+    s, nbytes = src.type, _bytes(src.type)
+    ls, lr = ctx.plan.layout(src), ctx.plan.layout(res)
+    if commutative(op):
+        if res.type.numel == 1:
+            return ctx.plan.nt // 32 * nbytes
+        if rows_path(ls, lr, s.shape, op.dim):
+            return ls.warps_n * lr.numel * nbytes if isinstance(ls, MmaAcc) and ls.warps_n > 1 else 0
+    return s.numel * nbytes
 
 
 def _lambda(ctx, block) -> str:
     """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan). A region yielding two
     values returns a tp::Pair."""
     inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
-                        counter=ctx.counter)
+                        counter=ctx.counter, plan=ctx.plan)
     params = ", ".join(f"{elem_ctype(a.type)} {inner.define(a, inner.fresh(a.hint or 'a'))}"
                        for a in block.args)
     for o in block.ops:
@@ -357,92 +412,12 @@ def emit_yield_in_lambda(ctx, op):
 
 
 # ---------------------------------------------------------------------------- control flow
-def emit_for(ctx, op):
-    blk = op.body.block
-    iv, carried = blk.args[0], blk.args[1:]
-    for arg, init, res in zip(carried, op.initValues, op.results):
-        if isinstance(arg.type, TileType):
-            n = ctx.define(arg)
-            ctx.alias(res, arg)
-            ctx.w.line(f"{ctype(arg.type)} {n} = {ctx(init)};", op.loc)
-    ivn = ctx.define(iv)
-    it = CPP_TYPE[iv.type.elem]
-    with ctx.w.indent(f"for ({it} {ivn} = {ctx(op.lowerBound)}; {ivn} < {ctx(op.upperBound)}; "
-                      f"{ivn} += {ctx(op.step)}) {{", loc=op.loc):
-        for o in blk.ops:
-            emit_op(ctx, o)
-
-
-def _assign_results(ctx, targets, values, loc):
-    pairs = [(t, v) for t, v in zip(targets, values)
-             if isinstance(t.type, TileType) and ctx(t) != ctx(v)]
-    if len(pairs) == 1:
-        t, v = pairs[0]
-        if ctx(t) != ctx(v):
-            ctx.w.line(f"{ctx(t)} = {ctx(v)};", loc)
-    elif pairs:      # parallel assignment: values may read targets
-        tmps = [ctx.fresh("tmp") for _ in pairs]
-        for tmp, (t, v) in zip(tmps, pairs):
-            ctx.w.line(f"const {ctype(t.type)} {tmp} = {ctx(v)};", loc)
-        for tmp, (t, _) in zip(tmps, pairs):
-            ctx.w.line(f"{ctx(t)} = {tmp};", loc)
-
-
-def emit_continue(ctx, op):
-    loop = _enclosing_loop(op)
-    _assign_results(ctx, loop.body.block.args[1 if loop.name == "for" else 0:], op.operands, op.loc)
-    if op.parent is not loop.body.block:
-        ctx.w.line("continue;", op.loc)
-
-
-def _enclosing_loop(op):
-    o = op.parent.parent_op
-    while o.name not in ("for", "loop"):
-        o = o.parent.parent_op
-    return o
-
-
-def emit_if(ctx, op):
-    for r in op.results:
-        if isinstance(r.type, TileType):
-            ctx.w.line(f"{ctype(r.type)} {ctx.define(r)};", op.loc)
-    with ctx.w.indent(f"if ({ctx(op.condition)}) {{", closer=None, loc=op.loc):
-        for o in op.thenRegion.block.ops:
-            emit_op(ctx, o)
-    if op.elseRegion.blocks and op.elseRegion.block.ops and not (
-            len(op.elseRegion.block.ops) == 1 and not op.elseRegion.block.ops[0].operands):
-        with ctx.w.indent("} else {"):
-            for o in op.elseRegion.block.ops:
-                emit_op(ctx, o)
-    else:
-        ctx.w.line("}")
-
-
-def emit_yield(ctx, op):
-    parent = op.parent.parent_op
-    if parent.name == "if":
-        _assign_results(ctx, parent.results, op.operands, op.loc)
-    else:
-        emit_yield_in_lambda(ctx, op)
-
-
-def emit_nothing(ctx, op):
-    pass
-
-
-def emit_return(ctx, op):
-    if op.parent.parent_op.name != "entry" or op is not op.parent.ops[-1]:
-        ctx.w.line("return;", op.loc)
-
-
 EMIT = {
     "constant": emit_constant, "get_tile_block_id": emit_grid, "get_num_tile_blocks": emit_grid,
     "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
     "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
     "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
-    "permute": emit_permute, "mmaf": emit_mmaf, "reduce": emit_reduce, "for": emit_for,
-    "continue": emit_continue, "if": emit_if, "yield": emit_yield, "return": emit_return,
-    "make_token": emit_nothing, "join_tokens": emit_nothing,
+    "permute": emit_permute, "reduce": emit_reduce,
 }
 ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
                "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
@@ -452,12 +427,19 @@ ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "e
 
 
 def _register_more():
-    """The ops of emit_ops.py (it imports this module's helpers, so it is loaded here)."""
+    """The ops of emit_control.py, emit_ops.py and emit_mma.py (they import this module's
+    helpers, so they are loaded here)."""
+    from .emit_control import EMIT_CONTROL
+    from .emit_mma import EMIT_MMA
     from .emit_ops import EMIT_MORE
+    EMIT.update(EMIT_CONTROL)
     EMIT.update(EMIT_MORE)
+    EMIT.update(EMIT_MMA)
 
 
 def emit_op(ctx: EmitContext, op: Operation):
+    if id(op) in ctx.skip:
+        return
     with at(op.loc):
         fn = EMIT.get(op.name)
         if fn is None and op.name in ELEMENTWISE:
@@ -488,28 +470,54 @@ class EmittedKernel:
         return "\n".join(head) + "\n" + body
 
 
-def emit_kernel(module: Module, nt: int = 128) -> EmittedKernel:
+SMEM_LIMIT = 48 * 1024          # static shared memory of one block
+
+
+def emit_kernel(module: Module, nt: int = 128, stages: int = 3,
+                disjoint: frozenset = frozenset()) -> EmittedKernel:
+    """The kernel's C++. K loops are pipelined with `stages` stages, fewer if shared memory
+    would exceed SMEM_LIMIT, and not at all if even two do not fit. `disjoint`: the entry
+    arguments (array base pointers) whose memory the specialization proved overlaps no other
+    array argument's."""
     entry = module.entry()
-    ctx = EmitContext()
-    ctx.barrier_loads = loads_after_stores(module)
+    layouts = assign_layouts(module, nt)
+    may_alias = alias_oracle(disjoint)
+    barriers = barrier_ops(module, layouts, may_alias)
+    for s in range(stages, 1, -1):
+        ctx = _emit(module, layouts, plan_pipelines(module, layouts, may_alias, s), barriers)
+        if ctx.buffer_bytes + ctx.smem_bytes <= SMEM_LIMIT:
+            break
+    else:
+        ctx = _emit(module, layouts, {}, barriers)
+    smem = (ctx.smem_bytes + 15) // 16 * 16
+    if smem + ctx.buffer_bytes > SMEM_LIMIT:
+        raise TileUnsupportedFeatureError(
+            f"kernel '{entry.sym_name}' needs {smem + ctx.buffer_bytes} bytes of shared memory for "
+            f"its data movement; more than 48 KiB is not supported yet (use smaller tiles)")
+    if smem:
+        scratch = [f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"]
+    else:   # the ops that name it take their register paths
+        scratch = ["unsigned char* const tp_smem = nullptr;"] if any(
+            "tp_smem" in text for _, text, _ in ctx.w.lines) else []
+    decls = ctx.buffers + scratch
+    for d in reversed(decls):
+        ctx.w.lines.insert(0, (1, d, None))
+    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, smem + ctx.buffer_bytes, nt)
+
+
+def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:
+    entry = module.entry()
+    ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
     ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
-    params = []
     for a in entry.body.block.args:
         n = ctx.define(a)
-        params.append((ctype(a.type), n))
+        ctx.params.append((ctype(a.type), n))
     ctx.w.depth = 1
     for op in entry.body.block.ops:
         emit_op(ctx, op)
     ctx.w.depth = 0
     ctx.w.line("}")
-    if ctx.smem_bytes:
-        smem = (ctx.smem_bytes + 15) // 16 * 16
-        if smem > 48 * 1024:
-            raise TileUnsupportedFeatureError(
-                f"kernel '{entry.sym_name}' needs {smem} bytes of shared memory for its data "
-                f"movement; more than 48 KiB is not supported yet (use smaller tiles)")
-        ctx.w.lines.insert(0, (1, f"__shared__ __align__(16) unsigned char tp_smem[{smem}];", None))
-    return EmittedKernel(entry.sym_name, params, ctx.w, ctx.tables, ctx.smem_bytes, nt)
+    return ctx
 
 
 _register_more()

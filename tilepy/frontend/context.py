@@ -25,6 +25,7 @@ class ArrayParam:
     aligned16: bool = False             # base address divisible by 16 bytes
     shape_div16: tuple[bool, ...] = ()  # per dim: extent divisible by 16
     stride_div16: tuple[bool, ...] = ()  # per dim: stride (in elements) divisible by 16
+    disjoint: bool = False              # its memory overlaps no other array argument's
 
     def c_params(self) -> list[tuple[str, object]]:
         """The scalar kernel parameters this array becomes, in order: (name, tile type)."""

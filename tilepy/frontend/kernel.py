@@ -16,7 +16,7 @@ from ..settings import settings
 from .api import ByTarget, ConstantAnnotation
 from .context import KernelContext
 from .source import parse_function
-from .specialize import key_of, log_recompile, param_for
+from .specialize import key_of, log_recompile, mark_disjoint, param_for
 from .tracer import FunctionTracer, ReturnSignal
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
@@ -129,6 +129,7 @@ class Kernel:
             raise TileTypeError(f"kernel '{self.name}' takes {len(names)} argument(s) "
                                 f"({', '.join(names)}) but {len(infos)} were given")
         params = [param_for(name, info, name in self.constants) for name, info in zip(names, infos)]
+        params = mark_disjoint(params, infos)
         key = key_of(params)
         if key not in self.cache and key not in self.keys:
             if settings().logs("recompile"):

@@ -51,6 +51,26 @@ def param_for(name: str, info, constant: bool):
                         f"parameter tilepy.Constant[...]")
 
 
+def _byte_range(info) -> tuple[int, int]:
+    if any(d == 0 for d in info.shape):
+        return info.ptr, info.ptr
+    last = sum((d - 1) * s for d, s in zip(info.shape, info.strides))
+    return info.ptr, info.ptr + (last + 1) * info.dtype.elem.storage_bytes
+
+
+def mark_disjoint(params: list, infos: list) -> list:
+    """Array params whose memory overlaps no other array argument's get `disjoint=True` (the
+    lowering then needs no barriers between accesses to them and to the other arrays)."""
+    import dataclasses
+    arrays = [(i, _byte_range(info)) for i, (p, info) in enumerate(zip(params, infos))
+              if isinstance(p, ArrayParam)]
+    out = list(params)
+    for i, (lo, hi) in arrays:
+        if all(hi <= lo2 or hi2 <= lo for j, (lo2, hi2) in arrays if j != i):
+            out[i] = dataclasses.replace(params[i], disjoint=True)
+    return out
+
+
 def _flags(fl) -> str:
     """(True, False, True) -> 'dims 0, 2' (which dimensions have the property)."""
     dims = [str(i) for i, f in enumerate(fl) if f]
@@ -64,7 +84,8 @@ def param_key(p) -> tuple:
                 (p.name, "rank", p.ndim), (p.name, "unit-stride", _flags(p.unit_stride)),
                 (p.name, "16-byte base alignment", p.aligned16),
                 (p.name, "shape divisible by 16", _flags(p.shape_div16)),
-                (p.name, "strides divisible by 16", _flags(p.stride_div16)))
+                (p.name, "strides divisible by 16", _flags(p.stride_div16)),
+                (p.name, "overlaps no other array", p.disjoint))
     if isinstance(p, ScalarParam):
         return ((p.name, "kind", "scalar"), (p.name, "dtype", p.dtype.name))
     return ((p.name, "kind", "constant"), (p.name, "constant type", type(p.value).__name__),

@@ -6,10 +6,13 @@
 //                     __syncthreads, half types) so the kernel can be checked without a GPU.
 //
 // Execution model: one tile block = one CUDA thread block of TP_NT threads. A tile of N elements
-// (row-major linear index e) is distributed cyclically: element e lives in thread e % TP_NT, slot
-// e / TP_NT of a `Tile<T, N>`. A tile with one element (0-d and 1x1.. tiles) is a plain scalar held
-// by every thread. Element-wise ops are thread-local loops; ops that move data between threads
-// (broadcast, permute, reduce, mma) go through shared memory between __syncthreads().
+// (row-major linear index e) is a `Tile<T, N, L>`: its layout L (tilepy/layout.h) says which
+// thread holds which element in which slot; the default, Cyclic<N>, puts element e in thread
+// e % TP_NT, slot e / TP_NT. A tile with one element (0-d and 1x1.. tiles) is a plain scalar held
+// by every thread. Element-wise ops are thread-local loops over slots (their operands share one
+// layout); the ops here that move data between threads (broadcast, permute, reduce, mma, ...) go
+// through shared memory between __syncthreads() and accept any layout; the register and warp-level
+// fast paths of layout_ops.h and tensorcore.h are chosen where the layouts allow them.
 #pragma once
 
 #ifndef TP_NT
@@ -54,6 +57,10 @@ template <> struct unsigned_of<int64_t> { typedef uint64_t type; };
 
 TP_DEV int tid() { return (int)threadIdx.x; }
 
+}  // namespace tp
+#include "tilepy/layout.h"
+namespace tp {
+
 // ------------------------------------------------------------------------------ conversions
 // Every conversion goes through `cvt<To>(from)`; half types travel through float (exact).
 template <class T> struct is_half { static constexpr bool value = false; };
@@ -83,45 +90,47 @@ template <class To, class From> TP_DEV To cvt(From x) {
 }
 
 // ------------------------------------------------------------------------------ tiles
-template <class T, int N> struct Tile {
-  static constexpr int K = (N + NT - 1) / NT;
+template <class T, int N, class L = Cyclic<N>> struct Tile {
+  static_assert(L::N == N, "layout of another element count");
+  typedef L layout;
+  static constexpr int K = L::K;
   T v[K];
-  TP_DEV static bool valid(int s) { return N % NT == 0 || s * NT + tid() < N; }
-  TP_DEV static int elem(int s) { return s * NT + tid(); }
+  TP_DEV static bool valid(int s) { return L::valid(s); }
+  TP_DEV static int elem(int s) { return L::elem(s); }
 };
 
-// Element-wise application over tiles (or over scalars: one-element tiles).
-template <class F, class T, int N, class... Ts>
-TP_DEV auto ew(F f, const Tile<T, N>& a, const Tile<Ts, N>&... b) {
+// Element-wise application over tiles of one layout (or over scalars: one-element tiles).
+template <class F, class T, int N, class L, class... Ts>
+TP_DEV auto ew(F f, const Tile<T, N, L>& a, const Tile<Ts, N, L>&... b) {
   typedef decltype(f(a.v[0], b.v[0]...)) R;
-  Tile<R, N> r;
+  Tile<R, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) r.v[s] = f(a.v[s], b.v[s]...);
+  for (int s = 0; s < L::K; ++s)
+    if (L::valid(s)) r.v[s] = f(a.v[s], b.v[s]...);
   return r;
 }
 template <class F, class... Ts> TP_DEV auto ew(F f, const Ts&... x) { return f(x...); }
 
-template <int N, class T> TP_DEV Tile<T, N> splat(T x) {
-  Tile<T, N> r;
+template <int N, class L = Cyclic<N>, class T> TP_DEV Tile<T, N, L> splat(T x) {
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s) r.v[s] = x;
+  for (int s = 0; s < L::K; ++s) r.v[s] = x;
   return r;
 }
 
-template <class T, int N> TP_DEV Tile<T, N> iota() {
-  Tile<T, N> r;
+template <class T, int N, class L = Cyclic<N>> TP_DEV Tile<T, N, L> iota() {
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s) r.v[s] = (T)Tile<T, N>::elem(s);
+  for (int s = 0; s < L::K; ++s) r.v[s] = (T)L::elem(s);
   return r;
 }
 
 // A constant table (emitted at file scope) as a tile.
-template <class T, int N> TP_DEV Tile<T, N> from_table(const T* table) {
-  Tile<T, N> r;
+template <class T, int N, class L = Cyclic<N>> TP_DEV Tile<T, N, L> from_table(const T* table) {
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) r.v[s] = table[Tile<T, N>::elem(s)];
+  for (int s = 0; s < L::K; ++s)
+    if (L::valid(s)) r.v[s] = table[L::elem(s)];
   return r;
 }
 
@@ -168,14 +177,86 @@ TP_DEV int64_t part_offset(const View<T, R>& v, const int64_t (&idx)[R], int e) 
   return off;
 }
 
-template <class S, class DM, class T, int R>
-TP_DEV Tile<T, S::numel> load(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
-  Tile<T, S::numel> r;
+// The V consecutive elements along tile dimension CD from element e: the offset of the first,
+// and how many of them (0..V) lie inside the tensor.
+template <class S, class DM, int V, int CD, class T, int R>
+TP_DEV int chunk_span(const View<T, R>& v, const int64_t (&idx)[R], int e, int64_t& off) {
+  int c[S::rank > 0 ? S::rank : 1];
+  unravel<S>(e, c);
+  off = 0;
+  int n = V;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, S::numel>::K; ++s) {
-    if (!Tile<T, S::numel>::valid(s)) continue;
-    const int64_t off = part_offset<S, DM>(v, idx, Tile<T, S::numel>::elem(s));
-    r.v[s] = off >= 0 ? v.base[off] : pad;
+  for (int i = 0; i < S::rank; ++i) {
+    const int d = DM::map[i];
+    const int64_t g = idx[i] * (int64_t)S::dims[i] + c[i];
+    if (i == CD) {
+      const int64_t left = v.shape[d] - g;
+      if (left < n) n = left > 0 ? (int)left : 0;
+    } else if (g >= v.shape[d]) {
+      n = 0;
+    }
+    off += g * v.stride[d];
+  }
+  return n;
+}
+
+// Vector accesses of V elements (V * sizeof(T) in 2..16 bytes, the address aligned to it).
+template <int B> struct bits_t;
+#ifdef TP_GPU
+template <> struct bits_t<16> { typedef uint4 type; };
+template <> struct bits_t<8> { typedef uint2 type; };
+#else
+struct alignas(16) u128_t { uint32_t w[4]; };
+struct alignas(8) u64x1_t { uint32_t w[2]; };
+template <> struct bits_t<16> { typedef u128_t type; };
+template <> struct bits_t<8> { typedef u64x1_t type; };
+#endif
+template <> struct bits_t<4> { typedef uint32_t type; };
+template <> struct bits_t<2> { typedef uint16_t type; };
+template <int V, class T> TP_DEV void vload(T* dst, const T* src) {
+  typedef typename bits_t<V * (int)sizeof(T)>::type B;
+  const B b = *(const B*)src;
+  memcpy(dst, &b, sizeof(B));
+}
+template <int V, class T> TP_DEV void vstore(T* dst, const T* src) {
+  typedef typename bits_t<V * (int)sizeof(T)>::type B;
+  B b;
+  memcpy(&b, src, sizeof(B));
+  *(B*)dst = b;
+}
+
+// The vector width of a load/store of a tile of shape S in layout L: L::vec slots hold
+// consecutive elements of the last dimension; Vec says the lowering proved the tensor's last
+// dimension contiguous, its base 16-byte aligned and its other strides multiples of 16 elements.
+template <class S, class L, class T, bool Vec> constexpr int vec_width() {
+  if constexpr (!Vec || same<T, bool>::value || S::rank == 0) {
+    return 1;
+  } else {
+    constexpr int w = L::vec < 16 / (int)sizeof(T) ? L::vec : 16 / (int)sizeof(T);
+    return (w >= 2 && S::dims[S::rank - 1] % w == 0 && L::vec % w == 0) ? w : 1;
+  }
+}
+
+template <class S, class DM, class L = Cyclic<S::numel>, bool Vec = false, class T, int R>
+TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+  constexpr int V = vec_width<S, L, T, Vec>();
+  Tile<T, S::numel, L> r;
+  TP_UNROLL
+  for (int s0 = 0; s0 < L::K; s0 += V) {
+    if (!L::valid(s0)) continue;
+    if constexpr (V > 1) {   // the last dimension has unit stride
+      int64_t off;
+      const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
+      if (n == V) {
+        vload<V>(&r.v[s0], v.base + off);
+      } else {
+        TP_UNROLL
+        for (int j = 0; j < V; ++j) r.v[s0 + j] = j < n ? v.base[off + j] : pad;
+      }
+    } else {
+      const int64_t off = part_offset<S, DM>(v, idx, L::elem(s0));
+      r.v[s0] = off >= 0 ? v.base[off] : pad;
+    }
   }
   return r;
 }
@@ -186,13 +267,26 @@ TP_DEV T load_scalar(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
   return off >= 0 ? v.base[off] : pad;
 }
 
-template <class S, class DM, class T, int R>
-TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel>& x) {
+template <class S, class DM, bool Vec = false, class T, int R, class L>
+TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel, L>& x) {
+  constexpr int V = L::replicated ? 1 : vec_width<S, L, T, Vec>();
   TP_UNROLL
-  for (int s = 0; s < Tile<T, S::numel>::K; ++s) {
-    if (!Tile<T, S::numel>::valid(s)) continue;
-    const int64_t off = part_offset<S, DM>(v, idx, Tile<T, S::numel>::elem(s));
-    if (off >= 0) v.base[off] = x.v[s];
+  for (int s0 = 0; s0 < L::K; s0 += V) {
+    if (!L::owner(s0)) continue;
+    if constexpr (V > 1) {   // the last dimension has unit stride
+      int64_t off;
+      const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
+      if (n == V) {
+        vstore<V>(v.base + off, &x.v[s0]);
+      } else {
+        TP_UNROLL
+        for (int j = 0; j < V; ++j)
+          if (j < n) v.base[off + j] = x.v[s0 + j];
+      }
+    } else {
+      const int64_t off = part_offset<S, DM>(v, idx, L::elem(s0));
+      if (off >= 0) v.base[off] = x.v[s0];
+    }
   }
 }
 
@@ -205,58 +299,72 @@ TP_DEV void store_scalar(const View<T, R>& v, const int64_t (&idx)[R], T x) {
 
 // ------------------------------------------------------------------------------ shared memory
 // Each op below starts with a barrier (the previous user of the buffer is done reading), writes
-// its operand, synchronizes, and reads what the calling thread needs.
-template <class T, int N> TP_DEV void to_smem(T* buf, const Tile<T, N>& x) {
+// its operand, synchronizes, and reads what the calling thread needs. Operands may have any
+// layout; results take the layout Lr the lowering asks for.
+template <class T, int N, class L> TP_DEV void to_smem(T* buf, const Tile<T, N, L>& x) {
   __syncthreads();
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) buf[Tile<T, N>::elem(s)] = x.v[s];
+  for (int s = 0; s < L::K; ++s)
+    if (L::owner(s)) buf[L::elem(s)] = x.v[s];
   __syncthreads();
 }
 
-// broadcast: size-1 source dimensions are repeated to the result's extent.
-template <class Src, class Dst, class T>
-TP_DEV Tile<T, Dst::numel> broadcast(const Tile<T, Src::numel>& x, unsigned char* smem) {
-  T* buf = (T*)smem;
-  to_smem(buf, x);
-  Tile<T, Dst::numel> r;
+// A tile of layout Lr whose element e is get(e).
+template <class T, int N, class Lr, class G> TP_DEV Tile<T, N, Lr> gather_elems(G get) {
+  Tile<T, N, Lr> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, Dst::numel>::K; ++s) {
-    if (!Tile<T, Dst::numel>::valid(s)) continue;
-    int c[Dst::rank];
-    unravel<Dst>(Tile<T, Dst::numel>::elem(s), c);
-    int src = 0;
-    TP_UNROLL
-    for (int i = 0; i < Dst::rank; ++i) src = src * Src::dims[i] + (Src::dims[i] == 1 ? 0 : c[i]);
-    r.v[s] = buf[src];
-  }
+  for (int s = 0; s < Lr::K; ++s)
+    if (Lr::valid(s)) r.v[s] = get(Lr::elem(s));
   return r;
 }
 
-// permute: result dim i is source dim P[i].
-template <class Src, class P, class Dst, class T>
-TP_DEV Tile<T, Dst::numel> permute(const Tile<T, Src::numel>& x, unsigned char* smem) {
+// broadcast: size-1 source dimensions are repeated to the result's extent.
+template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
+TP_DEV Tile<T, Dst::numel, Lr> broadcast(const Tile<T, Src::numel, L>& x, unsigned char* smem) {
   T* buf = (T*)smem;
   to_smem(buf, x);
-  Tile<T, Dst::numel> r;
-  TP_UNROLL
-  for (int s = 0; s < Tile<T, Dst::numel>::K; ++s) {
-    if (!Tile<T, Dst::numel>::valid(s)) continue;
+  return gather_elems<T, Dst::numel, Lr>([&](int e) {
+    int c[Dst::rank];
+    unravel<Dst>(e, c);
+    int src = 0;
+    TP_UNROLL
+    for (int i = 0; i < Dst::rank; ++i) src = src * Src::dims[i] + (Src::dims[i] == 1 ? 0 : c[i]);
+    return buf[src];
+  });
+}
+
+// permute: result dim i is source dim P[i].
+template <class Src, class P, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
+TP_DEV Tile<T, Dst::numel, Lr> permute(const Tile<T, Src::numel, L>& x, unsigned char* smem) {
+  T* buf = (T*)smem;
+  to_smem(buf, x);
+  return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank], sc[Src::rank];
-    unravel<Dst>(Tile<T, Dst::numel>::elem(s), c);
+    unravel<Dst>(e, c);
     TP_UNROLL
     for (int i = 0; i < Dst::rank; ++i) sc[P::map[i]] = c[i];
     int src = 0;
     TP_UNROLL
     for (int i = 0; i < Src::rank; ++i) src = src * Src::dims[i] + sc[i];
-    r.v[s] = buf[src];
-  }
-  return r;
+    return buf[src];
+  });
 }
 
-// reduce along dimension D of shape Src with combiner f(element, accumulator) -> accumulator.
-// The result has Src::numel / Src::dims[D] elements: a scalar (every thread folds the whole
-// tile) when that is 1, else a distributed tile.
+// The same tile in another layout, through shared memory.
+template <class Lr, class T, int N, class L>
+TP_DEV Tile<T, N, Lr> convert(const Tile<T, N, L>& x, unsigned char* smem) {
+  if constexpr (same<L, Lr>::value) {
+    return x;
+  } else {
+    T* buf = (T*)smem;
+    to_smem(buf, x);
+    return gather_elems<T, N, Lr>([&](int e) { return buf[e]; });
+  }
+}
+
+// reduce along dimension D of shape Src with combiner f(element, accumulator) -> accumulator,
+// folding in element order. The result has Src::numel / Src::dims[D] elements: a scalar (every
+// thread folds the whole tile) when that is 1, else a tile of layout Lr.
 template <class Src, int D, class T, class F>
 TP_DEV T reduce_one(const T* buf, int out_e, T ident, F f) {
   constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
@@ -267,45 +375,61 @@ TP_DEV T reduce_one(const T* buf, int out_e, T ident, F f) {
   return acc;
 }
 
-template <class Src, int D, class T, class F>
-TP_DEV auto reduce(const Tile<T, Src::numel>& x, T ident, unsigned char* smem, F f) {
+template <class Src, int D, class Lr = Cyclic<Src::numel / Src::dims[D]>, class T, class L, class F>
+TP_DEV auto reduce(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
   constexpr int M = Src::numel / Src::dims[D];
   T* buf = (T*)smem;
   to_smem(buf, x);
   if constexpr (M == 1) {
     return reduce_one<Src, D>(buf, 0, ident, f);
   } else {
-    Tile<T, M> r;
-    TP_UNROLL
-    for (int s = 0; s < Tile<T, M>::K; ++s)
-      if (Tile<T, M>::valid(s)) r.v[s] = reduce_one<Src, D>(buf, Tile<T, M>::elem(s), ident, f);
-    return r;
+    return gather_elems<T, M, Lr>([&](int e) { return reduce_one<Src, D>(buf, e, ident, f); });
   }
 }
 
-// C[MxN] = A[MxK] @ B[KxN] + C, products and sums in float (double for f64).
-template <int M, int N, int K, class TA, class TC>
-TP_DEV Tile<TC, M * N> mma(const Tile<TA, M * K>& a, const Tile<TA, K * N>& b,
-                           const Tile<TC, M * N>& c, unsigned char* smem) {
-  typedef typename cond<same<TC, double>::value, double, float>::type Acc;
+// C[MxN] = A[MxK] @ B[KxN] + C, products and sums in float (double for f64; for i8 operands in
+// 32-bit integers that wrap, Flags bit 0 / 1: lhs / rhs signed): the generic path for
+// accumulators in any layout (tensorcore.h has the mma.sync one).
+template <class TC, class Acc> TP_DEV TC from_acc(Acc x) {
+  if constexpr (same<Acc, uint32_t>::value) return (TC)(int32_t)x;
+  else return cvt<TC>(x);
+}
+template <class Acc, class TC> TP_DEV Acc to_acc(TC x) {
+  if constexpr (same<Acc, uint32_t>::value) return (uint32_t)(int32_t)x;
+  else return cvt<Acc>(x);
+}
+template <class Acc, bool Signed, class T> TP_DEV Acc mma_operand(T x) {
+  if constexpr (same<Acc, uint32_t>::value) {
+    return Signed ? (Acc)(int32_t)x : (Acc)(uint8_t)x;
+  } else {
+    return cvt<Acc>(x);
+  }
+}
+template <int M, int N, int K, int Flags = 3, class TA, class TC, class LA, class LB, class LC>
+TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * N, LB>& b,
+                               const Tile<TC, M * N, LC>& c, unsigned char* smem) {
+  typedef typename cond<same<TC, int32_t>::value, uint32_t,
+                        typename cond<same<TC, double>::value, double, float>::type>::type Acc;
   TA* A = (TA*)smem;
   TA* B = A + M * K;
   __syncthreads();
   TP_UNROLL
-  for (int s = 0; s < Tile<TA, M * K>::K; ++s)
-    if (Tile<TA, M * K>::valid(s)) A[Tile<TA, M * K>::elem(s)] = a.v[s];
+  for (int s = 0; s < LA::K; ++s)
+    if (LA::owner(s)) A[LA::elem(s)] = a.v[s];
   TP_UNROLL
-  for (int s = 0; s < Tile<TA, K * N>::K; ++s)
-    if (Tile<TA, K * N>::valid(s)) B[Tile<TA, K * N>::elem(s)] = b.v[s];
+  for (int s = 0; s < LB::K; ++s)
+    if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
   __syncthreads();
-  Tile<TC, M * N> r;
+  Tile<TC, M * N, LC> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<TC, M * N>::K; ++s) {
-    if (!Tile<TC, M * N>::valid(s)) continue;
-    const int e = Tile<TC, M * N>::elem(s), m = e / N, n = e % N;
-    Acc acc = cvt<Acc>(c.v[s]);
-    for (int k = 0; k < K; ++k) acc += cvt<Acc>(A[m * K + k]) * cvt<Acc>(B[k * N + n]);
-    r.v[s] = cvt<TC>(acc);
+  for (int s = 0; s < LC::K; ++s) {
+    if (!LC::valid(s)) continue;
+    const int e = LC::elem(s), m = e / N, n = e % N;
+    Acc acc = to_acc<Acc>(c.v[s]);
+    for (int k = 0; k < K; ++k)
+      acc += mma_operand<Acc, (Flags & 1) != 0>(A[m * K + k]) *
+             mma_operand<Acc, (Flags & 2) != 0>(B[k * N + n]);
+    r.v[s] = from_acc<TC>(acc);
   }
   return r;
 }
@@ -521,6 +645,18 @@ template <class To> struct trunci {
     if constexpr (same<To, bool>::value) return ((U)a & 1) != 0; else return (To)(U)a;
   }
 };
+// f32 -> tf32 (kept in a float): round to nearest even to 10 mantissa bits; NaN stays NaN.
+struct to_tf32 {
+  TP_DEV float operator()(float a) const {
+    uint32_t u;
+    memcpy(&u, &a, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) u |= 0x00400000u;
+    else u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
+  }
+};
 template <class To> struct bitcast {
   template <class T> TP_DEV To operator()(T a) const {
     static_assert(sizeof(T) == sizeof(To), "bitcast needs equal sizes");
@@ -569,16 +705,17 @@ struct load_ptr {  // masked-off elements take the padding value
 }  // namespace op
 
 // store_ptr: each thread stores its own elements; a one-element tile is stored by thread 0.
-template <class T, int N> TP_DEV void store_ptr(const Tile<T*, N>& p, const Tile<T, N>& v) {
+template <class T, int N, class L>
+TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v) {
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) st(p.v[s], v.v[s]);
+  for (int s = 0; s < L::K; ++s)
+    if (L::owner(s)) st(p.v[s], v.v[s]);
 }
-template <class T, int N>
-TP_DEV void store_ptr(const Tile<T*, N>& p, const Tile<T, N>& v, const Tile<bool, N>& m) {
+template <class T, int N, class L>
+TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v, const Tile<bool, N, L>& m) {
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s) && m.v[s]) st(p.v[s], v.v[s]);
+  for (int s = 0; s < L::K; ++s)
+    if (L::owner(s) && m.v[s]) st(p.v[s], v.v[s]);
 }
 template <class T> TP_DEV void store_ptr(T* p, T v) { if (tid() == 0) st(p, v); }
 template <class T> TP_DEV void store_ptr(T* p, T v, bool m) { if (tid() == 0 && m) st(p, v); }
@@ -727,38 +864,45 @@ template <int Order, int Scope, class T> TP_DEV T atomic_cas1(T* p, T cmp, T val
 
 // Tiles: each thread updates its own elements. Masked-off elements return 0 (rmw) or the
 // compared value (cas), as the spec allows.
-template <int Mode, int Order, int Scope, class T, int N>
-TP_DEV Tile<T, N> atomic_rmw(const Tile<T*, N>& p, const Tile<T, N>& v) {
-  Tile<T, N> r;
+// (Atomic tiles are never in a replicated layout: the lowering gives them their own.)
+template <int Mode, int Order, int Scope, class T, int N, class L>
+TP_DEV Tile<T, N, L> atomic_rmw(const Tile<T*, N, L>& p, const Tile<T, N, L>& v) {
+  static_assert(!L::replicated, "atomics on a replicated layout");
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) r.v[s] = atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]);
+  for (int s = 0; s < L::K; ++s)
+    if (L::valid(s)) r.v[s] = atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]);
   return r;
 }
-template <int Mode, int Order, int Scope, class T, int N>
-TP_DEV Tile<T, N> atomic_rmw(const Tile<T*, N>& p, const Tile<T, N>& v, const Tile<bool, N>& m) {
-  Tile<T, N> r;
+template <int Mode, int Order, int Scope, class T, int N, class L>
+TP_DEV Tile<T, N, L> atomic_rmw(const Tile<T*, N, L>& p, const Tile<T, N, L>& v,
+                                const Tile<bool, N, L>& m) {
+  static_assert(!L::replicated, "atomics on a replicated layout");
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s))
+  for (int s = 0; s < L::K; ++s)
+    if (L::valid(s))
       r.v[s] = m.v[s] ? atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]) : T();
   return r;
 }
-template <int Order, int Scope, class T, int N>
-TP_DEV Tile<T, N> atomic_cas(const Tile<T*, N>& p, const Tile<T, N>& c, const Tile<T, N>& v) {
-  Tile<T, N> r;
+template <int Order, int Scope, class T, int N, class L>
+TP_DEV Tile<T, N, L> atomic_cas(const Tile<T*, N, L>& p, const Tile<T, N, L>& c,
+                                const Tile<T, N, L>& v) {
+  static_assert(!L::replicated, "atomics on a replicated layout");
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s)) r.v[s] = atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]);
+  for (int s = 0; s < L::K; ++s)
+    if (L::valid(s)) r.v[s] = atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]);
   return r;
 }
-template <int Order, int Scope, class T, int N>
-TP_DEV Tile<T, N> atomic_cas(const Tile<T*, N>& p, const Tile<T, N>& c, const Tile<T, N>& v,
-                             const Tile<bool, N>& m) {
-  Tile<T, N> r;
+template <int Order, int Scope, class T, int N, class L>
+TP_DEV Tile<T, N, L> atomic_cas(const Tile<T*, N, L>& p, const Tile<T, N, L>& c,
+                                const Tile<T, N, L>& v, const Tile<bool, N, L>& m) {
+  static_assert(!L::replicated, "atomics on a replicated layout");
+  Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < Tile<T, N>::K; ++s)
-    if (Tile<T, N>::valid(s))
+  for (int s = 0; s < L::K; ++s)
+    if (L::valid(s))
       r.v[s] = m.v[s] ? atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]) : c.v[s];
   return r;
 }
@@ -787,8 +931,8 @@ TP_DEV T atomic_cas_s(T* p, T c, T v, bool m, unsigned char* smem) {
 
 // ------------------------------------------------------------------------------ extract / cat
 // extract: the sub-tile of shape Dst at sub-tile grid index idx (a one-element result is a scalar).
-template <class Src, class Dst, class T>
-TP_DEV auto extract(const Tile<T, Src::numel>& x, const int (&idx)[Src::rank], unsigned char* smem) {
+template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
+TP_DEV auto extract(const Tile<T, Src::numel, L>& x, const int (&idx)[Src::rank], unsigned char* smem) {
   T* buf = (T*)smem;
   to_smem(buf, x);
   auto src_of = [&](int e) {
@@ -801,56 +945,44 @@ TP_DEV auto extract(const Tile<T, Src::numel>& x, const int (&idx)[Src::rank], u
   if constexpr (Dst::numel == 1) {
     return buf[src_of(0)];
   } else {
-    Tile<T, Dst::numel> r;
-    TP_UNROLL
-    for (int s = 0; s < Tile<T, Dst::numel>::K; ++s)
-      if (Tile<T, Dst::numel>::valid(s)) r.v[s] = buf[src_of(Tile<T, Dst::numel>::elem(s))];
-    return r;
+    return gather_elems<T, Dst::numel, Lr>([&](int e) { return buf[src_of(e)]; });
   }
 }
 
 // cat: a and b (shape Src) joined along dimension D into shape Dst.
-template <class Src, class Dst, int D, class T>
-TP_DEV Tile<T, Dst::numel> cat(const Tile<T, Src::numel>& a, const Tile<T, Src::numel>& b,
-                               unsigned char* smem) {
+template <class Src, class Dst, int D, class Lr = Cyclic<Dst::numel>, class T, class LA, class LB>
+TP_DEV Tile<T, Dst::numel, Lr> cat(const Tile<T, Src::numel, LA>& a, const Tile<T, Src::numel, LB>& b,
+                                   unsigned char* smem) {
   T* buf = (T*)smem;
   __syncthreads();
   TP_UNROLL
-  for (int s = 0; s < Tile<T, Src::numel>::K; ++s) {
-    if (!Tile<T, Src::numel>::valid(s)) continue;
-    buf[Tile<T, Src::numel>::elem(s)] = a.v[s];
-    buf[Src::numel + Tile<T, Src::numel>::elem(s)] = b.v[s];
-  }
-  __syncthreads();
-  Tile<T, Dst::numel> r;
+  for (int s = 0; s < LA::K; ++s)
+    if (LA::owner(s)) buf[LA::elem(s)] = a.v[s];
   TP_UNROLL
-  for (int s = 0; s < Tile<T, Dst::numel>::K; ++s) {
-    if (!Tile<T, Dst::numel>::valid(s)) continue;
+  for (int s = 0; s < LB::K; ++s)
+    if (LB::owner(s)) buf[Src::numel + LB::elem(s)] = b.v[s];
+  __syncthreads();
+  return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank];
-    unravel<Dst>(Tile<T, Dst::numel>::elem(s), c);
+    unravel<Dst>(e, c);
     const bool second = c[D] >= Src::dims[D];
     if (second) c[D] -= Src::dims[D];
     int src = 0;
     for (int i = 0; i < Src::rank; ++i) src = src * Src::dims[i] + c[i];
-    r.v[s] = buf[(second ? Src::numel : 0) + src];
-  }
-  return r;
+    return buf[(second ? Src::numel : 0) + src];
+  });
 }
 
 // ------------------------------------------------------------------------------ scan
 // Inclusive scan along dimension D: r[j] = f(x[j], r[j-1]) with r[-1] = ident (f(element,
 // accumulator), as in the reduce combiner); Reverse runs from the last index down.
-template <class Src, int D, bool Reverse, class T, class F>
-TP_DEV Tile<T, Src::numel> scan(const Tile<T, Src::numel>& x, T ident, unsigned char* smem, F f) {
+template <class Src, int D, bool Reverse, class Lr = Cyclic<Src::numel>, class T, class L, class F>
+TP_DEV Tile<T, Src::numel, Lr> scan(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
   constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
   constexpr int n = Src::dims[D];
   T* buf = (T*)smem;
   to_smem(buf, x);
-  Tile<T, Src::numel> r;
-  TP_UNROLL
-  for (int s = 0; s < Tile<T, Src::numel>::K; ++s) {
-    if (!Tile<T, Src::numel>::valid(s)) continue;
-    const int e = Tile<T, Src::numel>::elem(s);
+  return gather_elems<T, Src::numel, Lr>([&](int e) {
     const int outer = e / (n * inner_n), inner = e % inner_n, j = (e / inner_n) % n;
     const int base = outer * n * inner_n + inner;
     T acc = ident;
@@ -859,9 +991,8 @@ TP_DEV Tile<T, Src::numel> scan(const Tile<T, Src::numel>& x, T ident, unsigned 
     } else {
       for (int k = 0; k <= j; ++k) acc = f(buf[base + k * inner_n], acc);
     }
-    r.v[s] = acc;
-  }
-  return r;
+    return acc;
+  });
 }
 
 // ------------------------------------------------------------------------------ reduce of two tiles
@@ -869,20 +1000,21 @@ TP_DEV Tile<T, Src::numel> scan(const Tile<T, Src::numel>& x, T ident, unsigned 
 // takes (x0, acc0, x1, acc1) and returns Pair{acc0, acc1}.
 template <class A, class B> struct Pair { A a; B b; };
 
-template <class Src, int D, class T0, class T1, class F>
-TP_DEV auto reduce2(const Tile<T0, Src::numel>& x0, const Tile<T1, Src::numel>& x1, T0 id0, T1 id1,
-                    unsigned char* smem, F f) {
+template <class Src, int D, class Lr0 = Cyclic<Src::numel / Src::dims[D]>, class Lr1 = Lr0, class T0,
+          class T1, class L0, class L1, class F>
+TP_DEV auto reduce2(const Tile<T0, Src::numel, L0>& x0, const Tile<T1, Src::numel, L1>& x1, T0 id0,
+                    T1 id1, unsigned char* smem, F f) {
   constexpr int N = Src::numel, M = N / Src::dims[D];
   constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
   T0* buf0 = (T0*)smem;
   T1* buf1 = (T1*)(smem + (N * (int)sizeof(T0) + 15) / 16 * 16);
   __syncthreads();
   TP_UNROLL
-  for (int s = 0; s < Tile<T0, N>::K; ++s) {
-    if (!Tile<T0, N>::valid(s)) continue;
-    buf0[Tile<T0, N>::elem(s)] = x0.v[s];
-    buf1[Tile<T0, N>::elem(s)] = x1.v[s];
-  }
+  for (int s = 0; s < L0::K; ++s)
+    if (L0::owner(s)) buf0[L0::elem(s)] = x0.v[s];
+  TP_UNROLL
+  for (int s = 0; s < L1::K; ++s)
+    if (L1::owner(s)) buf1[L1::elem(s)] = x1.v[s];
   __syncthreads();
   auto fold = [&](int out_e) {
     const int outer = out_e / inner_n, inner = out_e % inner_n;
@@ -895,13 +1027,18 @@ TP_DEV auto reduce2(const Tile<T0, Src::numel>& x0, const Tile<T1, Src::numel>& 
   if constexpr (M == 1) {
     return fold(0);
   } else {
-    Pair<Tile<T0, M>, Tile<T1, M>> r;
-    TP_UNROLL
-    for (int s = 0; s < Tile<T0, M>::K; ++s) {
-      if (!Tile<T0, M>::valid(s)) continue;
-      const Pair<T0, T1> p = fold(Tile<T0, M>::elem(s));
-      r.a.v[s] = p.a;
-      r.b.v[s] = p.b;
+    Pair<Tile<T0, M, Lr0>, Tile<T1, M, Lr1>> r;
+    if constexpr (same<Lr0, Lr1>::value) {
+      TP_UNROLL
+      for (int s = 0; s < Lr0::K; ++s) {
+        if (!Lr0::valid(s)) continue;
+        const Pair<T0, T1> p = fold(Lr0::elem(s));
+        r.a.v[s] = p.a;
+        r.b.v[s] = p.b;
+      }
+    } else {
+      r.a = gather_elems<T0, M, Lr0>([&](int e) { return fold(e).a; });
+      r.b = gather_elems<T1, M, Lr1>([&](int e) { return fold(e).b; });
     }
     return r;
   }
@@ -931,8 +1068,8 @@ template <class... A> TP_DEV void print_scalars(const char* fmt, A... args) {
 }
 
 // A tile prints like a nested Python list: [[a, b], [c, d]].
-template <class S, class T>
-TP_DEV void print_tile(const char* spec, const Tile<T, S::numel>& x, unsigned char* smem) {
+template <class S, class T, class L>
+TP_DEV void print_tile(const char* spec, const Tile<T, S::numel, L>& x, unsigned char* smem) {
   T* buf = (T*)smem;
   to_smem(buf, x);
   if (tid() != 0) return;
@@ -964,10 +1101,10 @@ TP_DEV void assert_fail(const char* msg, int e) {
 #endif
 }
 
-template <int N> TP_DEV void tile_assert(const Tile<bool, N>& c, const char* msg) {
+template <int N, class L> TP_DEV void tile_assert(const Tile<bool, N, L>& c, const char* msg) {
   TP_UNROLL
-  for (int s = 0; s < Tile<bool, N>::K; ++s)
-    if (Tile<bool, N>::valid(s) && !c.v[s]) assert_fail(msg, Tile<bool, N>::elem(s));
+  for (int s = 0; s < L::K; ++s)
+    if (L::owner(s) && !c.v[s]) assert_fail(msg, L::elem(s));
 }
 TP_DEV void tile_assert(bool c, const char* msg) {
   if (tid() == 0 && !c) assert_fail(msg, 0);
@@ -986,3 +1123,7 @@ extern "C" int tp_assert_status(int reset) {
 
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
+// Fast paths that depend on layouts: warp-shuffle reductions, register broadcasts.
+#include "tilepy/layout_ops.h"
+// Tensor cores: shared-memory operands, cp.async staging, mma.sync over MmaAcc layouts.
+#include "tilepy/tensorcore.h"

@@ -1,0 +1,161 @@
+"""SASS quality of the reference kernels, without a GPU: ours (NVRTC) beside cuTile's (tileiras).
+
+    python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
+
+For each reference kernel of tests/reference_kernels (vector add, softmax, layernorm, f16 matmul,
+batched matmul, attention forward) in its default configuration, the emitted C++ is compiled with
+NVRTC for each arch and the cubin read with nvdisasm (tilepy/tools/sass_stats.py): registers,
+shared memory, spill bytes (ptxas report), and counts of HMMA/HGMMA, LDSM, LDGSTS, LDG.E.128, SHFL
+and BAR (and UTMA: TMA). When NVIDIA's cuTile is installed (`pip install -e ".[bench]"`: cuda-tile[tileiras]),
+the very same kernel source is compiled with cuTile (`import cuda.tile as ct`,
+`cuda.tile.compilation.export_kernel`, no GPU needed) for the same specialization (arrays
+disjoint, 16-byte aligned, last dimension contiguous, divisibility by 16 as the arguments have
+it) and its numbers are printed beside ours ("local" is cuobjdump's per-thread local memory,
+spills included). cuTile does not target sm_75.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from tests.reference_kernels.cases import CASES
+from tilepy.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+from tilepy.tools.sass_stats import stats
+
+COLUMNS = ("HMMA", "LDSM", "LDGSTS", "LDG.E.128", "SHFL", "BAR", "UTMA")
+
+
+def ours(case, arch: str) -> dict:
+    kernel, args, _, _ = case
+    ck = compile_for_args(kernel, args)
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    (r,) = stats(cb.data, cb.log).values()
+    return r
+
+
+# ----------------------------------------------------------------------------------- cuTile
+def cutile():
+    try:
+        import cuda.tile
+        from cuda.tile import compilation  # noqa: F401
+    except ImportError:
+        return None
+    bindir = os.path.join(os.path.dirname(os.path.dirname(cuda.tile.__file__)), "..", "nvidia",
+                          "cu13", "bin")
+    if os.path.isdir(bindir):                 # tileiras from the nvidia-cuda-tileiras wheel
+        os.environ["PATH"] = os.path.abspath(bindir) + os.pathsep + os.environ.get("PATH", "")
+    return cuda.tile
+
+
+def cutile_kernel(ct, kernel, tmp: str):
+    """The reference kernel's own source, imported with `import cuda.tile as ct`."""
+    src_path = sys.modules[kernel.func.__module__].__file__
+    with open(src_path) as f:
+        src = f.read().replace("import tilepy as ct\n", "import cuda.tile as ct\n")
+    name = "cutile_" + os.path.basename(src_path)[:-3]
+    path = os.path.join(tmp, name + ".py")
+    with open(path, "w") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, kernel.func.__name__)
+
+
+def cutile_signature(ct, kernel, args):
+    from cuda.tile.compilation import ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint
+    dtypes = {np.dtype(np.float32): ct.float32, np.dtype(np.float16): ct.float16,
+              np.dtype(np.int32): ct.int32, np.dtype(np.float64): ct.float64,
+              np.dtype(np.int8): ct.int8}
+    params = []
+    for name, a in zip(kernel.signature.parameters, args):
+        if name in kernel.constants:
+            params.append(a)
+        elif isinstance(a, np.ndarray):
+            st = [s // a.itemsize for s in a.strides]
+            params.append(ArrayConstraint(
+                dtypes[a.dtype], a.ndim, index_dtype=ct.int32, stride_lower_bound_incl=0,
+                alias_groups=(), may_alias_internally=False,
+                stride_constant=(None,) * (a.ndim - 1) + (1,),
+                stride_divisible_by=tuple(16 if s % 16 == 0 else 1 for s in st[:-1]) + (1,),
+                shape_divisible_by=tuple(16 if d % 16 == 0 else 1 for d in a.shape),
+                base_addr_divisible_by=16))
+        else:
+            params.append(ScalarConstraint(ct.float32 if isinstance(a, float) else ct.int32))
+    return KernelSignature(params, CallingConvention.cutile_python_v1())
+
+
+def theirs(ct, case, arch: str, tmp: str) -> dict | str:
+    from cuda.tile.compilation import export_kernel
+    kernel, args, _, _ = case
+    try:
+        out = io.BytesIO()
+        export_kernel(cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)], out,
+                      gpu_code=arch, output_format="cubin")
+    except Exception as e:                     # noqa: BLE001 (reported in the table)
+        lines = [ln for ln in str(e).splitlines() if "tileiras" in ln] or [type(e).__name__]
+        return lines[0].replace("|", "/")[:70]
+    (r,) = stats(out.getvalue()).values()
+    return r
+
+
+# ----------------------------------------------------------------------------------- table
+def _mma(r) -> str:
+    c = r["counts"]
+    return f"{c['HGMMA']} HGMMA" if c["HGMMA"] else str(c["HMMA"] + c["IMMA"])
+
+
+def row(r, spill_key="spill_bytes") -> list[str]:
+    if isinstance(r, str):
+        return [f"n/a ({r})"] + [""] * (3 + len(COLUMNS))
+    counts = [_mma(r)] + [str(r["counts"][c]) for c in COLUMNS[1:]]
+    return [str(r["registers"]), str(r["smem"]), str(r.get(spill_key) or 0), *counts]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--arch", nargs="+", default=["sm_75", "sm_80", "sm_90"])
+    p.add_argument("--json", action="store_true")
+    opts = p.parse_args(argv)
+    ct = cutile()
+    head = ["kernel", "arch", "regs", "smem B", "spill B", "HMMA/HGMMA", *COLUMNS[1:]]
+    if ct is not None:
+        head += ["cuTile regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
+    lines, data = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in CASES.items():
+            case = make(np.random.default_rng(0))
+            for arch in opts.arch:
+                mine = ours(case, arch)
+                cells = [name, arch, *row(mine)]
+                data[f"{name}/{arch}"] = {"tilepy": {k: v for k, v in mine.items() if k != "ops"}}
+                if ct is not None:
+                    other = theirs(ct, case, arch, tmp)
+                    cells += row(other, "local_bytes")
+                    data[f"{name}/{arch}"]["cutile"] = other if isinstance(other, str) else {
+                        k: v for k, v in other.items() if k != "ops"}
+                lines.append(cells)
+    if opts.json:
+        print(json.dumps(data, indent=1))
+        return
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for cells in lines:
+        print("| " + " | ".join(cells) + " |")
+    if ct is None:
+        print("\n(cuTile not installed: pip install -e \".[bench]\" to compare)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""What the reference kernels become on the GPU, read from NVRTC cubins (no GPU needed): tensor
+cores, ldmatrix and cp.async for the f16 matmul, 128-bit loads, warp-shuffle reductions, no
+spills (tilepy/tools/sass_stats.py; the nvidia-cuda-nvdisasm wheel of the test extra)."""
+import functools
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tests.reference_kernels.cases import CASES, case_matmul, case_softmax
+from tilepy.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+from tilepy.tools import sass_stats
+
+pytestmark = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
+
+
+def sass(kernel, args, arch="sm_80") -> dict:
+    ck = compile_for_args(kernel, args)
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    return r
+
+
+@functools.cache
+def reference(name, arch="sm_80") -> dict:
+    kernel, args, _, _ = CASES[name](np.random.default_rng(0))
+    return sass(kernel, args, arch)
+
+
+def test_f16_matmul_uses_tensor_cores_ldmatrix_and_cp_async():
+    r = reference("matmul_f16")
+    c = r["counts"]
+    assert c["HMMA"] >= 16 and c["LDSM"] > 0 and c["LDGSTS"] > 0, c
+    assert r["spill_bytes"] == 0 and c["LDL/STL"] == 0
+
+
+@pytest.mark.parametrize("name", ["batched_matmul", "attention"])
+def test_other_matmuls_use_tensor_cores(name):
+    c = reference(name)["counts"]
+    assert c["HMMA"] > 0 and c["LDSM"] > 0 and c["LDGSTS"] > 0, c
+
+
+@pytest.mark.parametrize("name", ["vector_add", "softmax", "layernorm"])
+def test_aligned_inputs_use_128_bit_loads(name):
+    c = reference(name)["counts"]
+    assert c["LDG.E.128"] > 0 and c["STG.E.128"] > 0, c
+
+
+def test_unaligned_rows_use_narrower_loads():
+    # 1000 columns: the row stride is not a multiple of 16 bytes, so no 16-byte vectors
+    x = np.zeros((4, 1000), np.float32)
+    c = sass(CASES["softmax"](np.random.default_rng(0))[0], (x, np.zeros_like(x), 1024))["counts"]
+    assert c["LDG.E.128"] == 0
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "attention"])
+def test_reductions_use_warp_shuffles(name):
+    assert reference(name)["counts"]["SHFL"] > 0
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_default_configurations_do_not_spill(name, arch):
+    r = reference(name, arch)
+    assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0, (r["registers"], r["counts"])
+
+
+def test_sm75_matmul_uses_the_instructions_it_has():
+    c = reference("matmul_f16", "sm_75")["counts"]
+    assert c["HMMA"] > 0 and c["LDSM"] > 0 and c["LDGSTS"] == 0     # m16n8k8, no cp.async
+
+
+@pytest.mark.parametrize("dtype,op", [("bfloat16", "HMMA"), (np.float32, "HMMA"), (np.int8, "IMMA")])
+def test_other_tensor_core_types(dtype, op):
+    kernel, args, _, _ = _matmul_of(dtype)
+    c = sass(kernel, args)["counts"]
+    assert c[op] > 0 and c["LDGSTS"] > 0, c
+
+
+def _matmul_of(dtype):
+    if dtype == np.int8:
+        return case_int8_matmul(np.random.default_rng(0))
+    if dtype == "bfloat16":
+        import ml_dtypes
+        dtype = ml_dtypes.bfloat16
+    return case_matmul(np.random.default_rng(0), dtype=dtype)
+
+
+@ct.kernel
+def matmul_i8(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+    bm, bn = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((TM, TN), dtype=ct.int32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+        a = ct.load(A, index=(bm, k), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    ct.store(C, index=(bm, bn), tile=acc)
+
+
+def case_int8_matmul(rng, m=128, n=128, k=128):
+    a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    c = np.zeros((m, n), np.int32)
+
+    def check():
+        np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64))
+    return matmul_i8, (a, b, c, 64, 64, 32), (m // 64, n // 64), check
+
+
+def test_softmax_f16_is_vectorized_too():
+    kernel, args, _, _ = case_softmax(np.random.default_rng(0), dtype=np.float16)
+    assert sass(kernel, args)["counts"]["LDG.E.128"] > 0

@@ -1,0 +1,72 @@
+"""Emission of mmaf / mmai: tensor cores where the accumulator has the mma.sync layout.
+
+An accumulator in an MmaAcc layout (lowering/assign_layouts.py) takes `tp::mma_tc` of
+tensorcore.h: its operands are shared-memory operands (`tp::SmemOp`) when the K-loop pipeline
+(lowering/pipeline.py) already put them there, else register tiles that the template stages into
+the scratch buffer. Any other accumulator layout (tiles too small for whole 16 x 8 fragments)
+takes the generic shared-memory template `tp::mma`.
+
+Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8; flags:
+bit 0 / 1 lhs / rhs signed (mmai), bit 2 / 3 round lhs / rhs to tf32 while loading fragments.
+"""
+from __future__ import annotations
+
+from ..errors import TileUnsupportedFeatureError
+from ..lowering.layouts import MmaAcc
+from ..types import BF16, F16, F32, F64, I8, TF32, TileType
+from .emitter import EmitContext, _bytes
+
+KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4}
+
+
+def mma_kind(op) -> tuple[int, int]:
+    e = op.lhs.type.elem
+    if e not in KIND:
+        raise TileUnsupportedFeatureError(f"mma on {e} is not supported by the CUDA C++ backend yet")
+    flags = 0
+    if op.name == "mmai":
+        flags = (op.signedness_lhs == "signed") | (op.signedness_rhs == "signed") << 1
+    return KIND[e], flags
+
+
+def a_in_registers(la, lc: MmaAcc) -> bool:
+    """An f16 lhs in the accumulator layout of the same warps feeds its A fragments from
+    registers (tp::a_in_regs in tensorcore.h): all warps along m, the same rows per warp."""
+    return (isinstance(la, MmaAcc) and la.warps_n == 1 and lc.warps_n == 1
+            and la.frags[0] == lc.frags[0] and la.batch == lc.batch)
+
+
+def _staged_bytes(t: TileType) -> int:
+    return (t.numel * _bytes(t) + 127) // 128 * 128
+
+
+def emit_mma(ctx: EmitContext, op):
+    a, b, c = op.lhs.type, op.rhs.type, op.acc.type
+    if min(a.numel, b.numel, c.numel) == 1:
+        raise TileUnsupportedFeatureError("mma with single-element operands is not supported by the "
+                                          "CUDA C++ backend yet")
+    kind, flags = mma_kind(op)
+    batch = a.shape[0] if a.rank == 3 else 1
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    lay = ctx.plan.layout(op.result)
+    name = ctx.define(op.result)
+    if isinstance(lay, MmaAcc):
+        (ea, fa), (eb, fb) = ctx.operand(op.lhs), ctx.operand(op.rhs)
+        flags |= fa << 2 | fb << 3
+        a_regs = kind == 1 and a_in_registers(ctx.plan.layout(op.lhs), lay)
+        scratch = (0 if id(op.lhs) in ctx.staged or a_regs else _staged_bytes(a)) + \
+                  (0 if id(op.rhs) in ctx.staged else _staged_bytes(b))
+        ctx.need_smem(scratch)
+        ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_tc<{batch}, {m}, {n}, {k}, {kind}, "
+                   f"{flags}>({ea}, {eb}, {ctx(op.acc)}, {'tp_smem' if scratch else 'nullptr'});",
+                   op.loc)
+        return
+    if a.rank != 2:
+        raise TileUnsupportedFeatureError("batched (3-d) mma of tiles too small for tensor-core "
+                                          "fragments is not supported by the CUDA C++ backend yet")
+    ctx.need_smem((a.numel + b.numel) * _bytes(a))
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma<{m}, {n}, {k}, {flags}>({ctx(op.lhs)}, "
+               f"{ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
+
+
+EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma}

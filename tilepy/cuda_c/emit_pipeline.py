@@ -1,0 +1,114 @@
+"""Emission of a pipelined `for` loop (lowering/pipeline.py): stage buffers, the fetch lambda,
+the prologue, and the per-iteration wait / barrier / prefetch before the body.
+
+    __syncthreads();                          // (in an outer loop) earlier readers are done
+    auto tp_fetch0 = [&](const int32_t tp_k, const int tp_st) {
+      ... the index ops, with the induction variable as tp_k ...
+      tp::load_async<...>(A_tiles, {bm, tp_k}, pad, tp::SmemOp<...>{tp_pipe0 + tp_st * 2048});
+    };
+    for (int tp_s = 0; tp_s < S - 1; ++tp_s) { if (lb + tp_s * step < ub) tp_fetch0(...); tp::pipe_commit(); }
+    int tp_it0 = 0;
+    for (int32_t k = lb; k < ub; k += step, ++tp_it0) {
+      tp::pipe_wait<S - 2>();                 // this thread's copies of iteration tp_it0 landed
+      __syncthreads();                        // everyone's; and iteration tp_it0 - 1 is done
+      if (k + (S - 1) * step < ub) tp_fetch0(k + (S - 1) * step, (tp_it0 + S - 1) % S);
+      tp::pipe_commit();
+      const int tp_stage0 = tp_it0 % S;
+      ... the body; its mmas read tp::SmemOp<...>{tp_pipe0 + tp_stage0 * 2048} ...
+    }
+    tp::pipe_wait<0>();
+"""
+from __future__ import annotations
+
+from ..lowering.pipeline import Operand, Pipeline
+from ..types import CPP_TYPE, TileType
+from .emitter import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
+
+
+def smem_op(o: Operand, offset: str = "") -> str:
+    bt, r, c = o.shape
+    tr = "true" if o.trans else "false"
+    return f"tp::SmemOp<{CPP_TYPE[o.elem]}, {bt}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
+
+
+def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
+    inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
+                        counter=ctx.counter, plan=ctx.plan, used_values=ctx.used_values)
+    inner.define(iv, "tp_k")
+    for o in pipe.index_ops:
+        emit_op(inner, o)
+    for s in pipe.loads:
+        targs, view, idx = _view_args(inner, s.load)
+        t = s.load.tile.type
+        pad = literal(t.elem, _PAD[s.load.view.type.padding_value])
+        dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
+        vec = "true" if s.vec else "false"
+        inner.w.line(f"tp::load_async<{targs}, {vec}>({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
+    ctx.counter = inner.counter
+    it = CPP_TYPE[iv.type.elem]
+    with ctx.w.indent(f"auto {name} = [&](const {it} tp_k, const int tp_st) {{", closer="};",
+                      loc=pipe.loop.loc):
+        for depth, text, loc in inner.w.lines:
+            ctx.w.lines.append((ctx.w.depth + depth, text, loc))
+
+
+def _in_loop(op) -> bool:
+    o = op.parent.parent_op
+    while o is not None and o.name != "entry":
+        if o.name in ("for", "loop"):
+            return True
+        o = o.parent.parent_op
+    return False
+
+
+def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
+    blk = op.body.block
+    iv, carried = blk.args[0], blk.args[1:]
+    for arg, init, res in zip(carried, op.initValues, op.results):
+        if isinstance(arg.type, TileType):
+            n = ctx.define(arg)
+            ctx.alias(res, arg)
+            ctx.w.line(f"{ctx.ty(arg)} {n} = {ctx(init)};", op.loc)
+    lb, ub, step = ctx(op.lowerBound), ctx(op.upperBound), ctx(op.step)
+    if _in_loop(op):   # the buffers are refilled: the previous run's readers must be done
+        ctx.w.line("__syncthreads();  // earlier readers of the loop's shared-memory operands are "
+                   "done", op.loc)
+    for h in pipe.hoisted:
+        ctx.buffer(h.buffer, h.elem, h.elems)
+        ctx.w.line(f"tp::stage({ctx(h.value)}, {smem_op(h)});  // loop-invariant mma operand", op.loc)
+        ctx.staged[id(h.value)] = (smem_op(h), 0)
+    if pipe.hoisted and not pipe.loads:
+        ctx.w.line("__syncthreads();", op.loc)
+    ivn = ctx.define(iv)
+    it = CPP_TYPE[iv.type.elem]
+    if not pipe.loads:
+        header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}) {{"
+        with ctx.w.indent(header, loc=op.loc):
+            for o in blk.ops:
+                emit_op(ctx, o)
+        return
+    S = pipe.stages
+    fetch, count, stage = ctx.fresh("tp_fetch"), ctx.fresh("tp_it"), ctx.fresh("tp_stage")
+    for s in pipe.loads:
+        ctx.buffer(s.operand.buffer, s.operand.elem, S * s.operand.elems)
+        ctx.skip.update(id(o) for o in s.skipped)
+        ctx.staged[id(s.operand.value)] = (smem_op(s.operand, f" + {stage} * {s.operand.elems}"),
+                                           int(s.operand.round_tf32))
+    _fetch_lambda(ctx, pipe, fetch, iv)
+    ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
+               f"{fetch}({lb} + tp_s * {step}, tp_s); tp::pipe_commit(); }}", op.loc)
+    ctx.w.line(f"int {count} = 0;", op.loc)
+    header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, ++{count}) {{"
+    with ctx.w.indent(header, loc=op.loc):
+        ctx.w.line(f"tp::pipe_wait<{S - 2}>();  // this thread's copies for this iteration landed")
+        ctx.w.line("__syncthreads();  // everyone's did, and the stage refilled next was read")
+        ahead = f"{ivn} + {S - 1} * {step}"
+        ctx.w.line(f"if ({ahead} < {ub}) {fetch}({ahead}, ({count} + {S - 1}) % {S});")
+        ctx.w.line("tp::pipe_commit();")
+        ctx.w.line(f"const int {stage} = {count} % {S};")
+        for o in blk.ops:
+            emit_op(ctx, o)
+    ctx.w.line("tp::pipe_wait<0>();", op.loc)
+
+
+__all__ = ["emit_pipelined_for", "shape_t", "smem_op"]

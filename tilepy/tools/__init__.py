@@ -1,0 +1,1 @@
+"""Developer tools (not imported by the compiler): SASS statistics of cubins."""

@@ -1,0 +1,203 @@
+"""Resource usage and SASS instruction counts of a cubin, without a GPU.
+
+    python -m tilepy.tools.sass_stats [--json] KERNEL.cubin [...]
+
+* registers, static shared memory: parsed from the cubin ELF (EIATTR_REGCOUNT in .nv.info, else
+  the `.text.<fn>` section's sh_info >> 24; the size of `.nv.shared.<fn>`, which on sm_90 includes
+  1 KiB of shared memory the system reserves);
+* spill bytes: from the ptxas report NVRTC puts in its log with -Xptxas=-v (pass `log=`);
+* SASS: `nvdisasm -c` (or `cuobjdump -sass`) from the nvidia-cuda-nvdisasm / -cuobjdump wheels,
+  found with cuda.pathfinder, on $PATH or in the wheels' folders. Instructions predicated @!PT
+  (never executed) are not counted.
+
+`stats(data, log)` returns, per kernel, a dict with `registers`, `smem`, `spill_bytes` and
+`counts` (instruction class -> count; the classes of CLASSES), plus `ops` (every mnemonic).
+(Adapted from the prototype in shared/prototype/sass_stats.py.)
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+CLASSES = ("HMMA", "HGMMA", "IMMA", "LDSM", "LDGSTS", "LDG.E.128", "STG.E.128", "SHFL", "BAR",
+           "LDL/STL", "UTMA")
+
+
+@functools.cache
+def find_tool(name: str) -> str | None:
+    try:
+        import cuda.pathfinder as p
+        t = p.find_nvidia_binary_utility(name)
+        if t:
+            return t
+    except Exception:
+        pass
+    t = shutil.which(name)
+    if t:
+        return t
+    for base in sys.path:
+        for cu in ("cu13", "cu12"):
+            c = os.path.join(base, "nvidia", cu, "bin", name)
+            if os.path.isfile(c):
+                return c
+    return None
+
+
+def available() -> bool:
+    return bool(find_tool("nvdisasm") or find_tool("cuobjdump"))
+
+
+# ---------------------------------------------------------------------------------- ELF
+def _sections(data: bytes):
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise ValueError("not an ELF64 cubin")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    raw = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+
+    def cstr(tab_off, i):
+        return data[tab_off + i:data.index(b"\0", tab_off + i)].decode()
+    secs, symbols = {}, []
+    for name, typ, _flags, _addr, off, size, link, info, _align, entsize in raw:
+        secs[cstr(raw[shstrndx][4], name)] = (typ, info, off, size)
+        if typ == 2:                                              # SHT_SYMTAB
+            for j in range(size // entsize):
+                st_name, = struct.unpack_from("<I", data, off + j * entsize)
+                symbols.append(cstr(raw[link][4], st_name))
+    return secs, symbols
+
+
+def elf_resources(data: bytes) -> dict:
+    secs, symbols = _sections(data)
+    res = {}
+    for name, (_t, info, _o, size) in secs.items():
+        if name.startswith(".text."):
+            fn = name[len(".text."):]
+            res[fn] = {"registers": info >> 24,
+                       "smem": secs.get(".nv.shared." + fn, (0, 0, 0, 0))[3]}
+    if ".nv.info" in secs:                   # EIATTR_REGCOUNT (0x2f): sm_90 keeps it only here
+        _t, _i, p, size = secs[".nv.info"]
+        end = p + size
+        while p + 4 <= end:
+            fmt, attr = data[p], data[p + 1]
+            if fmt == 4:
+                n, = struct.unpack_from("<H", data, p + 2)
+                if attr == 0x2F and n == 8:
+                    sym, val = struct.unpack_from("<II", data, p + 4)
+                    if sym < len(symbols) and symbols[sym] in res:
+                        res[symbols[sym]]["registers"] = val
+                p += 4 + n
+            else:
+                p += 4
+    return res
+
+
+# ---------------------------------------------------------------------------------- SASS
+_INSN = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?P<pred>@!?U?P[T0-9]+\s+)?(?P<op>[A-Z][A-Z0-9_.]*)")
+
+
+def sass_ops(path: str) -> dict[str, list[str]]:
+    """Mnemonics per kernel (in program order)."""
+    nvd, cuo = find_tool("nvdisasm"), find_tool("cuobjdump")
+    if nvd:
+        txt = subprocess.run([nvd, "-c", path], capture_output=True, text=True, check=True).stdout
+        head = re.compile(r"^\.text\.(\S+):\s*$")
+    elif cuo:
+        txt = subprocess.run([cuo, "-sass", path], capture_output=True, text=True, check=True).stdout
+        head = re.compile(r"^\s+Function : (\S+)\s*$")
+    else:
+        raise RuntimeError("neither nvdisasm nor cuobjdump found: pip install nvidia-cuda-nvdisasm")
+    funcs, fn = collections.defaultdict(list), None
+    for line in txt.splitlines():
+        m = head.match(line)
+        if m:
+            fn = m.group(1)
+            continue
+        m = _INSN.match(line)
+        if m and fn and (m.group("pred") or "").strip() != "@!PT":
+            funcs[fn].append(m.group("op"))
+    return funcs
+
+
+def classify(op: str) -> str | None:
+    parts = op.split(".")
+    base = parts[0]
+    if base in ("HMMA", "HGMMA", "IMMA", "LDSM", "LDGSTS", "SHFL", "BAR"):
+        return base
+    if base in ("LDG", "STG") and "128" in parts:
+        return f"{base}.E.128"
+    if base in ("LDL", "STL"):
+        return "LDL/STL"
+    if base.startswith("UTMA"):
+        return "UTMA"
+    return None
+
+
+def spill_bytes(log: str) -> dict[str, int]:
+    """Spill bytes (stores + loads) per kernel from a ptxas -v report."""
+    out = {}
+    for fn, st, ld in re.findall(r"Function properties for (\S+)\n.*?(\d+) bytes spill stores, "
+                                 r"(\d+) bytes spill loads", log, re.DOTALL):
+        out[fn] = int(st) + int(ld)
+    return out
+
+
+def local_bytes(path: str) -> dict[str, int]:
+    """Per-thread local memory (spills and local arrays) per kernel, from cuobjdump -res-usage."""
+    cuo = find_tool("cuobjdump")
+    if not cuo:
+        return {}
+    out = subprocess.run([cuo, "-res-usage", path], capture_output=True, text=True).stdout
+    return {fn: int(m.group(1)) for fn, body in re.findall(r"Function (\S+):\s*\n\s*(REG:.*)", out)
+            for m in [re.search(r"LOCAL:(\d+)", body)] if m}
+
+
+def stats(data: bytes, log: str = "") -> dict:
+    res = elf_resources(data)
+    spills = spill_bytes(log)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(data)
+        ops = sass_ops(path)
+        local = local_bytes(path)
+    for fn, r in res.items():
+        r["spill_bytes"] = spills.get(fn, 0)
+        r["local_bytes"] = local.get(fn)
+        r["ops"] = ops.get(fn, [])
+        c = collections.Counter(k for k in map(classify, r["ops"]) if k)
+        r["counts"] = {k: c.get(k, 0) for k in CLASSES}
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("cubins", nargs="+")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    out = {}
+    for p in a.cubins:
+        with open(p, "rb") as f:
+            out[p] = {fn: {k: v for k, v in r.items() if k != "ops"}
+                      for fn, r in stats(f.read()).items()}
+    if a.json:
+        print(json.dumps(out, indent=1))
+        return
+    for p, res in out.items():
+        for fn, r in res.items():
+            counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items() if v)
+            print(f"{os.path.basename(p)} :: {fn}: {r['registers']} registers, {r['smem']} B smem; "
+                  f"{counts}")
+
+
+if __name__ == "__main__":
+    main()
