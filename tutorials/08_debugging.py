@@ -158,9 +158,10 @@ fast, faithful = np.zeros(3, np.float32), np.zeros(3, np.float32)
 ct.launch(None, (3,), row_norms, (x, fast, 4))
 with ct.cpu_mode("faithful"):
     ct.launch(None, (3,), row_norms, (x, faithful, 4))
-np.testing.assert_array_equal(fast, faithful)
 np.testing.assert_allclose(faithful, np.linalg.norm(x, axis=1), rtol=1e-6)
-print("row_norms in faithful mode: matches numpy (and the fast mode, bit for bit)")
+np.testing.assert_allclose(faithful, fast, rtol=1e-6)
+print("row_norms in faithful mode: matches numpy (and the fast mode, up to the order in which "
+      "the threads' partial sums are added)")
 
 # %% [markdown]
 # ## 4. The reference interpreter
