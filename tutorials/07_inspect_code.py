@@ -100,7 +100,9 @@ assert any("f64" in line for line in diff if line.startswith("+"))
 # `tp::ew(tp::op::mulf{}, ...)`, `tp::store`); the comment at the end of a line names the
 # Python line it came from (the compiled source carries `#line` directives instead, so NVRTC
 # and host-compiler messages point at your file). A tile block is a CUDA thread block of
-# `TP_NT` threads; a tile's elements are spread over them.
+# `TP_NT` threads; a tile's elements are spread over them by its *layout*, the last template
+# argument of `tp::Tile` (e.g. `tp::Blocked<128, 4>`: runs of 4 consecutive elements per thread,
+# which an aligned array lets each thread load with one 128-bit access).
 
 # %%
 cuda = axpy.cuda_source(2.0, x, y, 128)
@@ -115,8 +117,9 @@ assert os.path.basename(__file__ if "__file__" in globals() else "07_inspect_cod
 # with what a loader needs: the entry symbol, the block size, the C parameter list, and ptxas's
 # resource usage. `arch="compute_90"` gives PTX text instead; `save(prefix)` writes the binary
 # beside a JSON file, and `tilepy.aot.load(prefix)` reads it back. In the PTX below, the
-# `.loc` lines (left out) map each instruction back to this file's lines; `alpha * xt + yt`
-# became one `fma.rn.f32`.
+# `.loc` lines (left out) map each instruction back to this file's lines. Each load and store
+# appears twice: one 128-bit access (`ld.global.v4`) for a run of 4 elements in bounds, and
+# element by element for the array's ragged end; `alpha * xt + yt` became `fma.rn.f32`.
 
 # %%
 cubin = axpy.compile(2.0, x, y, 128, arch="sm_90")
@@ -129,8 +132,11 @@ ptx = axpy.compile(2.0, x, y, 128, arch="compute_90")
 text = ptx.data.decode()
 lines = [line for line in text.splitlines() if line.strip()]
 start = next(i for i, line in enumerate(lines) if ".entry axpy" in line)
-body = [line for line in lines[start:] if not line.strip().startswith(".loc")]
-print("\n".join(body[:60]))        # the entry point: parameters, index math, loads, fma, store
+body = [line.strip() for line in lines[start:] if not line.strip().startswith(".loc")]
+print("\n".join(body[:12]))          # the entry point and its parameters
+print(f"... {len(body)} lines; the global memory accesses and the arithmetic:")
+print("\n".join(line for line in body if line.startswith(("ld.global", "st.global", "fma"))))
+assert any(line.startswith("fma.rn.f32") for line in body)
 assert ".entry axpy" in text
 
 with tempfile.TemporaryDirectory() as d:
