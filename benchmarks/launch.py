@@ -33,11 +33,12 @@ t1 = time.perf_counter()
 import tilepy as ct
 t2 = time.perf_counter()
 import importlib.util, os
-def tutorial(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tutorials", name + ".py"))
+def tutorial(name):     # the tutorial's kernels, without running its notebook cells
+    path = os.path.join(ROOT, "tutorials", "definitions.py")
+    spec = importlib.util.spec_from_file_location("tutorial_definitions", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod
+    return mod.load(name)
 from tilepy.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 which = sys.argv[1]

@@ -18,10 +18,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def tutorial(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tutorials", f"{name}.py"))
+    """A tutorial's kernels and helpers, without running its notebook cells."""
+    path = os.path.join(ROOT, "tutorials", "definitions.py")
+    spec = importlib.util.spec_from_file_location("tutorial_definitions", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod
+    return mod.load(name)
 
 
 vector_add = tutorial("01_vector_add").vector_add
