@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ..frontend.context import ArrayParam, ScalarParam
+from ..frontend.params import ArrayParam, ScalarParam
 from ..settings import settings
 from ..types import dtype as D
 from ..types.tile import PartitionViewType, PtrType, TensorViewType, TileType

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError
 from . import cache, toolchain
-from .diagnostics import compile_error
 
 BASE_OPTIONS = ("--std=c++17", "-Xptxas=-v", "--generate-line-info", "-default-device")
 
@@ -112,5 +111,6 @@ def _compile(source: str, arch: str, name: str, kind: str) -> Cubin:
     opts = options(arch) + [f"--include-path={cuda_include_dir()}"]
     ok, data, log = toolchain.nvrtc_lib().compile(source, f"{name}.cu", _headers(), opts, kind)
     if not ok:
+        from .diagnostics import compile_error
         raise compile_error(f"NVRTC could not compile kernel '{name}' for {arch}", log)
     return Cubin(arch, data, log, kind)
