@@ -22,13 +22,26 @@ _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16
 _LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
          **{n: "tilepy.types.dtype" for n in _DTYPES},
          "Kernel": "tilepy.frontend.kernel", "kernel": "tilepy.frontend.kernel",
-         "function": "tilepy.frontend.kernel",
-         "launch": "tilepy.launch.launcher", "cpu_mode": "tilepy.launch.cpu"}
+         "function": "tilepy.frontend.kernel", "cpu_mode": "tilepy.launch.cpu"}
 _API = "tilepy.frontend.api"
 
 
 def _api_names() -> list[str]:
     return list(importlib.import_module(_API).__all__)
+
+
+# `tilepy.launch` is the function, not the subpackage of the same name: the subpackage is
+# imported here first (importing it later would bind the name to it), then the name is rebound.
+from . import launch as _launch_package  # noqa: E402,F401
+
+
+def launch(stream, grid, kernel, args):
+    """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments
+    (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
+    place, so later `tilepy.launch(...)` calls go straight to it)."""
+    from .launch.launcher import launch as run
+    globals()["launch"] = run
+    return run(stream, grid, kernel, args)
 
 
 def __getattr__(name: str):
