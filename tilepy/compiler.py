@@ -102,10 +102,10 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     ck = _from_record(kernel, key, params, index.find(kernel, slot)) if slot is not None else None
     if ck is None:
         from .frontend.identity import Deps
-        deps = Deps(kernel.func)
+        deps = Deps(kernel.func) if slot is not None else None
         module, mlir, emitted = _lower(kernel, params, deps)
         ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted, kernel)
-        if slot is not None and deps.why is None:
+        if deps is not None and deps.why is None:
             index.store(kernel, slot, _record(ck, deps))
     kernel.cache[key] = ck
     return ck
