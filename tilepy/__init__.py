@@ -39,9 +39,13 @@ def launch(stream, grid, kernel, args):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments
     (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
     place, so later `tilepy.launch(...)` calls go straight to it)."""
+    from .errors import TileError
     from .launch.launcher import launch as run
     globals()["launch"] = run
-    return run(stream, grid, kernel, args)
+    try:
+        return run(stream, grid, kernel, args)
+    except TileError as e:
+        raise e.with_traceback(None) from None   # the user's line is in the message
 
 
 def __getattr__(name: str):

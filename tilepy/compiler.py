@@ -132,7 +132,6 @@ def _lower(kernel, params, deps=None):
 
 
 def _record(ck: CompiledKernel, deps) -> dict:
-    from .launch.launcher import stored_arrays
     e = ck.emitted
     return {"deps": deps.items, "name": e.name, "params": [list(p) for p in e.params],
             "nt": e.nt, "smem_bytes": e.smem_bytes, "text": ck.cuda_source,
@@ -150,3 +149,36 @@ def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
     ck.__dict__["_tp_stored"] = set(r.get("stored", ()))       # launcher.check_outputs
     ck.mlir = str(r.get("mlir", ""))
     return ck
+
+
+# ----------------------------------------------------------------------------- facts for launches
+WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
+             "atomic_cas_tko": "pointers", "atomic_rmw_tko": "pointers"}
+
+
+def stored_arrays(module) -> set[str]:
+    """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
+    arguments reached backwards from a write's destination through view and pointer values."""
+    from .types.tile import PartitionViewType, PtrType, TensorViewType, TileType
+
+    def is_ref(t) -> bool:
+        return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
+                or (isinstance(t, TileType) and isinstance(t.elem, PtrType)))
+    out = set()
+    for op in module.walk():
+        operand = WRITE_OPS.get(op.name)
+        if operand is None:
+            continue
+        todo, seen = list(op.operand_group(operand)), set()
+        while todo:
+            v = todo.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            d = getattr(v, "op", None)
+            if d is None:
+                if v.hint:
+                    out.add(v.hint)
+                continue
+            todo += [o for o in d.operands if is_ref(o.type)]
+    return out
