@@ -1,17 +1,70 @@
 """tilepy: a Python-embedded tile kernel language (cuTile-compatible) that compiles to Tile IR and
-CUDA C++, runs on NVIDIA GPUs through NVRTC and on the CPU through the host C++ compiler."""
-from .errors import (TileError, TileSyntaxError, TileTypeError, TileValueError,
-                     TileUnsupportedFeatureError, TileInternalError, TileCompileError,
-                     TileLaunchError, TileVerificationError, TileRecursionError,
-                     TileStaticEvalError, TileStaticAssertionError, StaticException)
-from .types.dtype import (DType, bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                          float16, bfloat16, float32, float64, tfloat32, float8_e4m3fn, float8_e5m2)
-from .frontend.api import *  # noqa: F401,F403  (the builtins)
-from .frontend.api import (PaddingMode, RoundingMode, MemoryOrder, MemoryScope, Constant,
-                           ConstantAnnotation, ByTarget, Array, Tile, Scalar)
-from .frontend import builtins as _builtins  # noqa: F401  (registers implementations)
-from .frontend.kernel import Kernel, kernel, function
+CUDA C++, runs on NVIDIA GPUs through NVRTC and on the CPU through the host C++ compiler.
+
+`import tilepy` loads nothing but this file: every public name is imported on first use (PEP 562
+module `__getattr__`), so a process that only loads a cached kernel does not pay for the
+compiler. The names are the ones listed in `_LAZY` plus every builtin of `frontend/api.py`.
+"""
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
-from .launch.launcher import launch
-from .launch.cpu import cpu_mode
+
+_ERRORS = ("TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
+           "TileUnsupportedFeatureError", "TileInternalError", "TileCompileError",
+           "TileLaunchError", "TileVerificationError", "TileRecursionError",
+           "TileStaticEvalError", "TileStaticAssertionError", "StaticException")
+_DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64", "float16", "bfloat16", "float32", "float64", "tfloat32", "float8_e4m3fn",
+           "float8_e5m2")
+# public name -> the module that defines it (builtins not listed here come from frontend.api)
+_LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
+         **{n: "tilepy.types.dtype" for n in _DTYPES},
+         "Kernel": "tilepy.frontend.kernel", "kernel": "tilepy.frontend.kernel",
+         "function": "tilepy.frontend.kernel", "cpu_mode": "tilepy.launch.cpu"}
+_API = "tilepy.frontend.api"
+
+
+def _api_names() -> list[str]:
+    return list(importlib.import_module(_API).__all__)
+
+
+# `tilepy.launch` is the function, not the subpackage of the same name: the subpackage is
+# imported here first (importing it later would bind the name to it), then the name is rebound.
+from . import launch as _launch_package  # noqa: E402,F401
+
+
+def launch(stream, grid, kernel, args):
+    """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments
+    (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
+    place, so later `tilepy.launch(...)` calls go straight to it)."""
+    from .errors import TileError
+    from .launch.launcher import launch as run
+    globals()["launch"] = run
+    try:
+        return run(stream, grid, kernel, args)
+    except TileError as e:
+        raise e.with_traceback(None) from None   # the user's line is in the message
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        if name == "__all__":
+            value = sorted(set(_LAZY) | set(_api_names()))
+            globals()["__all__"] = value
+            return value
+        if name.startswith("__"):
+            raise AttributeError(f"module 'tilepy' has no attribute '{name}'")
+        module = _API
+    mod = importlib.import_module(module)
+    if module == _API and name not in mod.__all__:
+        raise AttributeError(f"module 'tilepy' has no attribute '{name}'")
+    value = getattr(mod, name)
+    globals()[name] = value            # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_api_names()))

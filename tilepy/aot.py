@@ -57,7 +57,7 @@ class ArraySpec:
                          tuple(p.stride_div16) or (False,) * p.ndim, p.disjoint)
 
     def param(self, name: str):
-        from .frontend.context import ArrayParam
+        from .frontend.params import ArrayParam
         return ArrayParam(name, self.dtype, self.ndim, self.unit_stride, self.aligned16,
                           self.shape_div16, self.stride_div16, self.disjoint)
 
@@ -276,7 +276,7 @@ def _check_specialization(c: Compiled, infos):
 def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
     """`kernel.compile(*args, arch=...)`."""
     from .compiler import compile_specialization
-    from .frontend.context import ArrayParam, ConstParam
+    from .frontend.params import ArrayParam, ConstParam
     names = list(kernel.signature.parameters)
     if len(args) != len(names):
         raise TileTypeError(f"kernel '{kernel.name}' takes {len(names)} argument(s) "
@@ -396,7 +396,7 @@ def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:
 
 
 def _params(c: Compiled) -> list:
-    from .frontend.context import ConstParam, ScalarParam
+    from .frontend.params import ConstParam, ScalarParam
     out = []
     for name, spec in c._specs:
         if isinstance(spec, ArraySpec):

@@ -6,25 +6,55 @@
 The order matters: the verifier runs on the traced module exactly as printed by `kernel.mlir()`
 (what the user reads is what was checked); dead-code elimination runs before emission so the
 C++ only has ops that contribute; the emitter needs a verified module because it trusts types.
+
+A specialization is compiled once per process (`kernel.cache`) and, across processes, found in
+the disk index (launch/index.py) when nothing the trace read has changed: then none of the
+pipeline runs (nor is it imported), and the module is re-traced only if someone asks for it.
 """
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 
 from .errors import TileError, TileInternalError
-from .ir import Module, verify
-from .ir.printer import print_module
 from .launch.intake import intake
+
+if typing.TYPE_CHECKING:
+    from .ir import Module
 
 
 @dataclass
-class CompiledKernel:
+class StoredKernel:
+    """What the launch path uses of an emitted kernel (cuda_c.emitter.EmittedKernel), as kept
+    in the disk index."""
     name: str
-    key: tuple
-    params: list                 # frontend params (ArrayParam / ScalarParam / ConstParam)
-    module: Module
-    mlir: str
-    emitted: object              # cuda_c.emitter.EmittedKernel
+    params: list[tuple[str, str]]      # (C++ type, name) in launch order
+    nt: int
+    smem_bytes: int
+    text: str                          # the source without / with #line directives
+    text_lines: str
+
+    def source(self, line_directives: bool = False) -> str:
+        return self.text_lines if line_directives else self.text
+
+
+class CompiledKernel:
+    """One compiled specialization: the Tile IR text, the emitted kernel, and the module (traced
+    again on first use when the kernel came from the disk index)."""
+
+    def __init__(self, name: str, key: tuple, params: list, module, mlir: str, emitted,
+                 kernel=None):
+        self.name, self.key, self.params = name, key, params
+        self.mlir = mlir
+        self.emitted = emitted       # cuda_c.emitter.EmittedKernel, or a StoredKernel
+        self._module = module
+        self._kernel = kernel
+
+    @property
+    def module(self) -> Module:
+        if self._module is None:
+            self._module = _lower(self._kernel, self.params)[0]
+        return self._module
 
     @property
     def cuda_source(self) -> str:
@@ -50,7 +80,7 @@ def compile_for_args(kernel, args) -> CompiledKernel:
 
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
-    from .frontend.context import ArrayParam
+    from .frontend.params import ArrayParam
     args, out = iter(module.entry().body.block.args), []
     for p in params:
         c = p.c_params()
@@ -67,21 +97,63 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     hit = kernel.cache.get(key)
     if hit is not None:
         return hit
+    from .launch import index
+    slot = index.slot_key(kernel, params)
+    ck = _from_record(kernel, key, params, index.find(kernel, slot)) if slot is not None else None
+    if ck is None:
+        from .frontend.identity import Deps
+        deps = Deps(kernel.func) if slot is not None else None
+        module, mlir, emitted = _lower(kernel, params, deps)
+        ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted, kernel)
+        if deps is not None and deps.why is None:
+            index.store(kernel, slot, _record(ck, deps))
+    kernel.cache[key] = ck
+    return ck
+
+
+def _lower(kernel, params, deps=None):
+    """Trace, then `lower_module`: (module, Tile IR text, EmittedKernel)."""
+    module = kernel.trace(params, deps)
+    return (module,) + lower_module(module, f"'{kernel.name}'", disjoint_args(module, params))
+
+
+def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -> tuple:
+    """Verify, print, eliminate dead code (in place), emit: (Tile IR text, EmittedKernel).
+    `disjoint`: the entry arguments known not to overlap (emit_kernel)."""
     from .cuda_c.emitter import emit_kernel
+    from .ir import verify
+    from .ir.printer import print_module
     from .lowering.dce import dce
-    module = kernel.trace(params)
     verify(module)
     mlir = print_module(module)
     dce(module)
     try:
-        emitted = emit_kernel(module, disjoint=disjoint_args(module, params))
+        emitted = emit_kernel(module, disjoint=disjoint)
     except TileError:
         raise
     except Exception as e:
-        raise TileInternalError(f"internal error while emitting C++ for '{kernel.name}': "
+        raise TileInternalError(f"internal error while emitting C++ for {what}: "
                                 f"{type(e).__name__}: {e}") from e
-    ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted)
-    kernel.cache[key] = ck
+    return mlir, emitted
+
+
+def _record(ck: CompiledKernel, deps) -> dict:
+    e = ck.emitted
+    return {"deps": deps.items, "name": e.name, "params": [list(p) for p in e.params],
+            "nt": e.nt, "smem_bytes": e.smem_bytes, "text": ck.cuda_source,
+            "text_lines": ck.compile_source(), "mlir": ck.mlir,
+            "stored": sorted(stored_arrays(ck.module))}
+
+
+def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
+    try:
+        emitted = StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
+                               int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]))
+    except (KeyError, TypeError, ValueError):       # no record, or not one this code wrote
+        return None
+    ck = CompiledKernel(kernel.name, key, params, None, "", emitted, kernel)
+    ck.__dict__["_tp_stored"] = set(r.get("stored", ()))       # launcher.check_outputs
+    ck.mlir = str(r.get("mlir", ""))
     return ck
 
 
@@ -146,16 +218,38 @@ def compile_module(module: Module) -> CompiledModule:
 
     The entry's parameters are the kernel's C parameters in order (no Python-level
     specialization); run it on the CPU with `launch.cpu.build` and `launch.cpu.run`."""
-    from .cuda_c.emitter import emit_kernel
-    from .lowering.dce import dce
-    verify(module)
-    mlir = print_module(module)
-    dce(module)
-    try:
-        emitted = emit_kernel(module)
-    except TileError:
-        raise
-    except Exception as e:
-        raise TileInternalError(f"internal error while emitting C++ for module '{module.name}': "
-                                f"{type(e).__name__}: {e}") from e
+    mlir, emitted = lower_module(module, f"module '{module.name}'")
     return CompiledModule(module.entry().sym_name, module, mlir, emitted)
+
+
+# ----------------------------------------------------------------------------- facts for launches
+WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
+             "atomic_cas_tko": "pointers", "atomic_rmw_tko": "pointers"}
+
+
+def stored_arrays(module) -> set[str]:
+    """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
+    arguments reached backwards from a write's destination through view and pointer values."""
+    from .types.tile import PartitionViewType, PtrType, TensorViewType, TileType
+
+    def is_ref(t) -> bool:
+        return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
+                or (isinstance(t, TileType) and isinstance(t.elem, PtrType)))
+    out = set()
+    for op in module.walk():
+        operand = WRITE_OPS.get(op.name)
+        if operand is None:
+            continue
+        todo, seen = list(op.operand_group(operand)), set()
+        while todo:
+            v = todo.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            d = getattr(v, "op", None)
+            if d is None:
+                if v.hint:
+                    out.add(v.hint)
+                continue
+            todo += [o for o in d.operands if is_ref(o.type)]
+    return out

@@ -148,7 +148,7 @@ def inline_function(ctx, fn, args, kwargs):
         raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
                                  f"kernels (helpers are inlined)")
     parsed = parse_function(fn)
-    tracer = FunctionTracer(ctx, parsed, function_env(fn))
+    tracer = FunctionTracer(ctx, parsed, function_env(fn), fn)
     tracer.scope.update(_bind(inspect.signature(fn), args, kwargs, fn.__name__))
     ctx.call_stack.append(code)
     try:
@@ -160,7 +160,7 @@ def inline_function(ctx, fn, args, kwargs):
 def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
     """Call a def/lambda written inside the kernel: it sees the defining scope."""
     node, definer = fn.node, fn.tracer
-    tracer = FunctionTracer(caller.ctx, definer.parsed, definer.env)
+    tracer = FunctionTracer(caller.ctx, definer.parsed, definer.env, definer.func)
     tracer.scope = dict(scope)
     name = getattr(node, "name", "lambda")
     tracer.scope.update(_bind(_signature_of_node(node), args, kwargs, name))

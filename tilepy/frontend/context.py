@@ -12,46 +12,9 @@ from dataclasses import dataclass, field
 
 from ..errors import Loc, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
-from ..types import I32, PartitionViewType, PtrType, TensorViewType, DType, scalar_tile
+from ..types import PartitionViewType, TensorViewType
+from .params import ArrayParam, ConstParam, ScalarParam  # noqa: F401  (re-exported)
 from .values import Array, Tile
-
-
-@dataclass(frozen=True)
-class ArrayParam:
-    name: str
-    dtype: DType
-    ndim: int
-    unit_stride: tuple[bool, ...]       # per dim: stride specialized to 1
-    aligned16: bool = False             # base address divisible by 16 bytes
-    shape_div16: tuple[bool, ...] = ()  # per dim: extent divisible by 16
-    stride_div16: tuple[bool, ...] = ()  # per dim: stride (in elements) divisible by 16
-    disjoint: bool = False              # its memory overlaps no other array argument's
-
-    def c_params(self) -> list[tuple[str, object]]:
-        """The scalar kernel parameters this array becomes, in order: (name, tile type)."""
-        out = [(self.name, scalar_tile(PtrType(self.dtype.elem)))]
-        out += [(f"{self.name}_shape_{i}", scalar_tile(I32)) for i in range(self.ndim)]
-        out += [(f"{self.name}_stride_{i}", scalar_tile(I32))
-                for i in range(self.ndim) if not self.unit_stride[i]]
-        return out
-
-
-@dataclass(frozen=True)
-class ScalarParam:
-    name: str
-    dtype: DType
-
-    def c_params(self):
-        return [(self.name, scalar_tile(self.dtype.elem))]
-
-
-@dataclass(frozen=True)
-class ConstParam:
-    name: str
-    value: object
-
-    def c_params(self):
-        return []
 
 
 def _at(flags: tuple, i: int) -> bool:
@@ -69,6 +32,7 @@ class KernelContext:
     call_stack: list = field(default_factory=list)
     arg_locs: list[dict[str, Loc]] = field(default_factory=list)
     tracer: object = None                        # the kernel's FunctionTracer (calls combiners)
+    deps: object = None                          # identity.Deps: what the trace read from outside
 
     # ------------------------------------------------------------------ entry and prologue
     def begin(self, params) -> dict[str, object]:

@@ -11,13 +11,12 @@ import inspect
 import typing
 
 from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at
-from ..ir import Module
 from ..settings import settings
 from .api import ByTarget, ConstantAnnotation
-from .context import KernelContext
-from .source import parse_function
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
-from .tracer import FunctionTracer, ReturnSignal
+
+if typing.TYPE_CHECKING:
+    from ..ir import Module
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
 OPTIONS = {
@@ -137,13 +136,18 @@ class Kernel:
             self.keys.append(key)
         return key, params
 
-    def trace(self, params) -> Module:
-        """Run the kernel's Python body on tracing values: the Tile IR module."""
+    def trace(self, params, deps=None) -> Module:
+        """Run the kernel's Python body on tracing values: the Tile IR module. `deps`
+        (identity.Deps) records what the trace reads from outside the arguments."""
+        from .context import KernelContext          # the compiler: loaded on the first trace
+        from .source import parse_function
+        from .tracer import FunctionTracer, ReturnSignal
         parsed = parse_function(self.func)
         ctx = KernelContext(self.name)
         ctx.module.name = self.name
+        ctx.deps = deps
         from .calls import function_env
-        tracer = FunctionTracer(ctx, parsed, function_env(self.func))
+        tracer = FunctionTracer(ctx, parsed, function_env(self.func), self.func)
         ctx.tracer = tracer
         ctx.call_stack.append(self.func.__code__)
         with at(parsed.loc(parsed.tree)):

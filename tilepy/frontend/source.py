@@ -49,6 +49,10 @@ def parse_function(func) -> ParsedFunction:
     name = getattr(func, "__qualname__", repr(func))
     if code is None:
         raise TileSyntaxError(f"{name} is not a Python function; kernels must be plain functions")
+    parsed = _from_file_ast(func, code)
+    if parsed is not None:
+        _CACHE[key] = parsed
+        return parsed
     file = code.co_filename
     try:
         lines, first = inspect.getsourcelines(func)
@@ -81,3 +85,44 @@ def parse_function(func) -> ParsedFunction:
     parsed = ParsedFunction(func, tree, file, first, indent, all_lines)
     _CACHE[key] = parsed
     return parsed
+
+
+# --------------------------------------------------------------------------- the fast way
+# inspect.getsourcelines finds a function's end by tokenizing it in pure Python (its regexes
+# alone cost ~10 ms to compile in a new process). ast.parse of the whole file is C: the file is
+# parsed once, and the function's FunctionDef is found by name and first line; its locations
+# are already the file's. Anything unusual (no lines, no unique match) takes the inspect path.
+_FILES: dict[str, tuple[list[str], dict]] = {}
+
+
+def _file_defs(file: str):
+    """(lines, {(name, first line incl. decorators): [FunctionDef, ...]}) of a source file."""
+    linecache.checkcache(file)                 # as inspect does: an edited file is read again
+    lines = linecache.getlines(file)
+    hit = _FILES.get(file)
+    if hit is not None and hit[0] is lines:
+        return hit
+    if not lines:
+        return None
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+    defs: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            defs.setdefault((node.name, first), []).append(node)
+    _FILES[file] = (lines, defs)
+    return lines, defs
+
+
+def _from_file_ast(func, code) -> ParsedFunction | None:
+    found = _file_defs(code.co_filename)
+    if found is None:
+        return None
+    lines, defs = found
+    nodes = defs.get((code.co_name, code.co_firstlineno), [])
+    if len(nodes) != 1 or isinstance(nodes[0], ast.AsyncFunctionDef):
+        return None
+    return ParsedFunction(func, nodes[0], code.co_filename, 1, 0, lines)

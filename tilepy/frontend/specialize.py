@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
-from .context import ArrayParam, ConstParam, ScalarParam
+from .params import ArrayParam, ConstParam, ScalarParam
 
 ALIGN = 16
 

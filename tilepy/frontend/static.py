@@ -111,16 +111,49 @@ def evaluate(tr, node: ast.expr):
     from .tracer import Undefined
     ns = dict(vars(py_builtins))
     ns.update(tr.env)
-    ns.update({k: proxy(v) for k, v in tr.scope.items() if not isinstance(v, Undefined)})
+    local = {k: proxy(v) for k, v in tr.scope.items() if not isinstance(v, Undefined)}
+    ns.update(local)
     for n in ast.walk(node):
         if isinstance(n, ast.NamedExpr):
             raise TileStaticEvalError("static evaluation must not assign variables (:=)")
+    if tr.ctx.deps is not None:
+        _record(tr, node, ns, local)
     code = compile(ast.fix_missing_locations(ast.Expression(body=node)), tr.parsed.file, "eval")
     try:
         return eval(code, ns)
     except Exception as e:
         raise TileStaticEvalError(f"compile-time evaluation failed: {type(e).__name__}: {e}") \
             from None
+
+
+def _chain(node, ns):
+    """The value of a `name.attr.attr` expression over `ns` (None if the expression is not such
+    a chain or a read fails: evaluation reports it)."""
+    if isinstance(node, ast.Name):
+        return ns.get(node.id)
+    if isinstance(node, ast.Attribute):
+        return getattr(_chain(node.value, ns), node.attr, None)
+    return None
+
+
+def _record(tr, node, ns, local):
+    """What evaluating `node` reads from outside the kernel (identity.Deps): names from the
+    function's globals, closure and builtins, attributes of modules and classes. A call of a
+    Python function runs code the trace does not see: the trace is then not reusable."""
+    import types
+    deps = tr.ctx.deps
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id not in local and n.id in ns:
+            deps.env(tr.func, n.id, ns[n.id])
+        elif isinstance(n, ast.Attribute):
+            owner = _chain(n.value, ns)
+            if owner is not None and hasattr(owner, n.attr):
+                deps.attr(owner, n.attr, getattr(owner, n.attr))
+        elif isinstance(n, ast.Call):
+            fn = _chain(n.func, ns)
+            if not (isinstance(n.func, (ast.Name, ast.Attribute)) and fn is not None) or \
+                    (isinstance(fn, types.FunctionType) and not getattr(fn, "__tilepy_builtin__", False)):
+                deps.opaque("static evaluation calls a function tilepy does not trace")
 
 
 def static_eval(tr, args, keywords):

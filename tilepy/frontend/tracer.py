@@ -78,10 +78,11 @@ class LocalFunction:
 
 
 class FunctionTracer:
-    def __init__(self, ctx: KernelContext, parsed: ParsedFunction, env: dict):
+    def __init__(self, ctx: KernelContext, parsed: ParsedFunction, env: dict, func=None):
         self.ctx = ctx
         self.parsed = parsed
         self.env = env                 # closure + globals of the Python function
+        self.func = func or parsed.func     # whose globals and closure `env` holds
         self.scope: dict[str, object] = {}
         self.def_locs: dict[str, object] = {}   # name -> location of its latest assignment
         self.loops: list = []          # enclosing loops (loops.LoopFrame), innermost last
@@ -225,12 +226,15 @@ class FunctionTracer:
     def lookup(self, name: str):
         if name in self.scope:
             v = self.scope[name]
-        elif name in self.env:
-            v = self.env[name]
-        elif hasattr(py_builtins, name):
-            v = getattr(py_builtins, name)
         else:
-            raise TileSyntaxError(f"name '{name}' is not defined")
+            if name in self.env:
+                v = self.env[name]
+            elif hasattr(py_builtins, name):
+                v = getattr(py_builtins, name)
+            else:
+                raise TileSyntaxError(f"name '{name}' is not defined")
+            if self.ctx.deps is not None:           # a value from outside: the trace depends on it
+                self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
             raise TileSyntaxError(f"variable '{name}' {v.why}")
         if isinstance(v, Captured):
@@ -268,9 +272,12 @@ class FunctionTracer:
                 return tuple(v if isinstance(v, int) else Tile(v, _dtype("int32")) for v in vals)
             raise TileTypeError(f"arrays have no attribute '{name}' in kernels")
         try:
-            return getattr(obj, name)
+            v = getattr(obj, name)
         except AttributeError:
             raise TileTypeError(f"{type_name(obj)} has no attribute '{name}'") from None
+        if self.ctx.deps is not None:
+            self.ctx.deps.attr(obj, name, v)
+        return v
 
     def _tile_attr(self, t: Tile, name: str):
         if name in ("dtype", "shape", "ndim"):

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 import time
 from dataclasses import dataclass
 
@@ -109,6 +108,7 @@ def put(kind: str, key: str, payload: bytes, meta: dict, suffix: str = "") -> st
     path = path_for(kind, key, suffix)
     if path is None:
         return None
+    import tempfile
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, exist_ok=True)

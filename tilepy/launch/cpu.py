@@ -23,11 +23,7 @@ import contextvars
 import ctypes
 import functools
 import os
-import platform
 import re
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +73,7 @@ def current_mode() -> str:
 # ---------------------------------------------------------------------------- compiling
 @functools.lru_cache(maxsize=None)
 def host_compiler() -> str:
+    import shutil
     cxx = settings().cxx
     for c in ([cxx] if cxx else []) + ["g++", "c++", "clang++"]:
         path = shutil.which(c)
@@ -93,6 +90,7 @@ def compiler_id(cxx: str) -> str:
 
 
 def flags(mode: str = "fast", threads: int = 1) -> list[str]:
+    import platform
     f = ["-O2", "-std=c++17", "-shared", "-fPIC", "-pthread", f"-I{INCLUDE_DIR}", "-w"]
     if mode == "fast":
         f.append("-DTP_NT=1")
@@ -206,6 +204,7 @@ def _load(path: str) -> ctypes.CDLL | None:
 
 
 def _scratch_file(data: bytes) -> str:
+    import tempfile
     fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
@@ -213,6 +212,8 @@ def _scratch_file(data: bytes) -> str:
 
 
 def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
+    import subprocess
+    import tempfile
     with tempfile.TemporaryDirectory(prefix="tilepy-build-") as d:
         src = os.path.join(d, f"{name}.cpp")
         out = os.path.join(d, f"{name}.so")

@@ -17,10 +17,10 @@ import os
 import numpy as np
 
 from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ..frontend.context import ArrayParam, ScalarParam
+from ..frontend.params import ArrayParam, ScalarParam
 from ..settings import settings
 from ..types import dtype as D
-from ..types.tile import PartitionViewType, PtrType, TensorViewType, TileType
+from ..compiler import stored_arrays
 from . import dispatch
 from .cpu import _mode_override
 from .dispatch import GRID_LIMIT, CpuPlan, grid3, plans_of, signature
@@ -31,8 +31,6 @@ _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16
           D.uint16: ctypes.c_uint16, D.uint32: ctypes.c_uint32, D.uint64: ctypes.c_uint64,
           D.float32: ctypes.c_float, D.float64: ctypes.c_double, D.float16: ctypes.c_uint16,
           D.bfloat16: ctypes.c_uint16}
-WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
-             "atomic_cas_tko": "pointers", "atomic_rmw_tko": "pointers"}
 
 
 def normalize_grid(grid) -> tuple[int, int, int]:
@@ -99,34 +97,6 @@ def pack_args(params, infos, slots: list | None = None) -> list:
 
 
 # ----------------------------------------------------------------------------- checks
-def _is_ref(t) -> bool:
-    return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
-            or (isinstance(t, TileType) and isinstance(t.elem, PtrType)))
-
-
-def stored_arrays(module) -> set[str]:
-    """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
-    arguments reached backwards from a write's destination through view and pointer values."""
-    out = set()
-    for op in module.walk():
-        operand = WRITE_OPS.get(op.name)
-        if operand is None:
-            continue
-        todo, seen = list(op.operand_group(operand)), set()
-        while todo:
-            v = todo.pop()
-            if id(v) in seen:
-                continue
-            seen.add(id(v))
-            d = getattr(v, "op", None)
-            if d is None:
-                if v.hint:
-                    out.add(v.hint)
-                continue
-            todo += [o for o in d.operands if _is_ref(o.type)]
-    return out
-
-
 def check_devices(infos, names) -> tuple[str, int | None]:
     """The one device all array arguments are on: ("cpu", 0) or ("cuda", ordinal)."""
     arrays = [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError
 from . import cache, toolchain
-from .diagnostics import compile_error
 
 BASE_OPTIONS = ("--std=c++17", "-Xptxas=-v", "--generate-line-info", "-default-device")
 
@@ -81,8 +80,22 @@ def check_arch(arch: str) -> tuple[str, str]:
     return ("cubin" if m.group(1) == "sm" else "ptx"), arch
 
 
-def options(arch: str) -> list[str]:
-    return [f"-arch={arch}", *BASE_OPTIONS]
+def options(arch: str, source: str | None = None) -> list[str]:
+    """NVRTC's options for `arch`; with the `source`, also the runtime features it can leave
+    out (`features`)."""
+    return [f"-arch={arch}", *BASE_OPTIONS] + (features(source) if source is not None else [])
+
+
+def features(source: str) -> list[str]:
+    """-D options leaving out the runtime header's support of the half types a kernel does not
+    use: CUDA's cuda_fp16.h and cuda_bf16.h are a fifth of what NVRTC parses for a small
+    kernel, and a kernel spells every element type it uses (`__half`, `__nv_bfloat16`), so its
+    text tells. Nothing else depends on them: the code generated is the same."""
+    bf16 = "bfloat16" in source
+    out = [] if bf16 else ["-DTP_BF16=0"]
+    if not bf16 and "half" not in source:
+        out.append("-DTP_FP16=0")
+    return out
 
 
 def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cubin:
@@ -92,7 +105,7 @@ def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cub
     tc = toolchain.info()
     from .. import __version__
     key = cache.key_of(kind, __version__, tc.nvrtc_version, tc.runtime_version, arch,
-                       options(arch), _headers(), source)
+                       options(arch, source), _headers(), source)
     hit = cache.get(kind, key)
     if hit is not None and _valid(kind, hit.payload):
         return Cubin(arch, hit.payload, hit.meta.get("log", ""), kind, tc.nvrtc_version, hit.meta)
@@ -109,8 +122,9 @@ def _valid(kind: str, data: bytes) -> bool:
 
 
 def _compile(source: str, arch: str, name: str, kind: str) -> Cubin:
-    opts = options(arch) + [f"--include-path={cuda_include_dir()}"]
+    opts = options(arch, source) + [f"--include-path={cuda_include_dir()}"]
     ok, data, log = toolchain.nvrtc_lib().compile(source, f"{name}.cu", _headers(), opts, kind)
     if not ok:
+        from .diagnostics import compile_error
         raise compile_error(f"NVRTC could not compile kernel '{name}' for {arch}", log)
     return Cubin(arch, data, log, kind)

@@ -72,17 +72,27 @@ ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, f
               float32, float64, tfloat32, float8_e4m3fn, float8_e5m2)
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 
-_FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES if d is not tfloat32}
+# numpy dtype -> DType; bf16/fp8 (ml_dtypes types) are added when ml_dtypes is first needed
+_FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES if d is not tfloat32 and d.elem not in E.ML_DTYPES}
+
+
+def _add_ml_dtypes():
+    for d in ALL_DTYPES:
+        if d.elem in E.ML_DTYPES:
+            _FROM_NUMPY[d.numpy] = d
 
 
 def from_numpy(dt) -> DType:
     """The dtype of a numpy (or ml_dtypes) dtype; TileTypeError when there is none."""
     dt = np.dtype(dt)
-    try:
-        return _FROM_NUMPY[dt]
-    except KeyError:
+    hit = _FROM_NUMPY.get(dt)
+    if hit is None:
+        _add_ml_dtypes()         # free when `dt` is an ml_dtypes type: the caller imported it
+        hit = _FROM_NUMPY.get(dt)
+    if hit is None:
         raise TileTypeError(f"arrays of dtype {dt} are not supported (supported: "
-                            f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))})") from None
+                            f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))})")
+    return hit
 
 
 def default_signed(elem: E.ElementType) -> DType:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
 from ..errors import TileTypeError
@@ -126,29 +125,58 @@ class Layout:
     dlpack_code: int          # DLDataTypeCode (dlpack.h)
     dlpack_bits: int
     dlpack_lanes: int
-    numpy: np.dtype
+    numpy_name: str           # numpy dtype name (bf16 and fp8: the ml_dtypes types)
     torch: str | None         # torch dtype name; None where the spec says N/A
+
+    @property
+    def numpy(self) -> np.dtype:
+        return NUMPY_DTYPE[ELEMENT_OF_NUMPY_NAME[self.numpy_name]]
 
 
 # DLPack type codes (dlpack.h v1.1): kDLInt=0, kDLFloat=2, kDLBfloat=4, kDLBool=6,
 # kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12. The spec lists i1 as 8-bit storage with no torch type.
 DATA_LAYOUT: dict[ElementType, Layout] = {
-    I1: Layout(6, 8, 1, np.dtype(np.bool_), None),
-    I8: Layout(0, 8, 1, np.dtype(np.int8), "int8"),
-    I16: Layout(0, 16, 1, np.dtype(np.int16), "int16"),
-    I32: Layout(0, 32, 1, np.dtype(np.int32), "int32"),
-    I64: Layout(0, 64, 1, np.dtype(np.int64), "int64"),
-    F16: Layout(2, 16, 1, np.dtype(np.float16), "float16"),
-    F32: Layout(2, 32, 1, np.dtype(np.float32), "float32"),
-    F64: Layout(2, 64, 1, np.dtype(np.float64), "float64"),
-    BF16: Layout(4, 16, 1, np.dtype(ml_dtypes.bfloat16), "bfloat16"),
-    E4M3: Layout(10, 8, 1, np.dtype(ml_dtypes.float8_e4m3fn), "float8_e4m3fn"),
-    E5M2: Layout(12, 8, 1, np.dtype(ml_dtypes.float8_e5m2), "float8_e5m2"),
+    I1: Layout(6, 8, 1, "bool", None),
+    I8: Layout(0, 8, 1, "int8", "int8"),
+    I16: Layout(0, 16, 1, "int16", "int16"),
+    I32: Layout(0, 32, 1, "int32", "int32"),
+    I64: Layout(0, 64, 1, "int64", "int64"),
+    F16: Layout(2, 16, 1, "float16", "float16"),
+    F32: Layout(2, 32, 1, "float32", "float32"),
+    F64: Layout(2, 64, 1, "float64", "float64"),
+    BF16: Layout(4, 16, 1, "bfloat16", "bfloat16"),
+    E4M3: Layout(10, 8, 1, "float8_e4m3fn", "float8_e4m3fn"),
+    E5M2: Layout(12, 8, 1, "float8_e5m2", "float8_e5m2"),
 }
+ELEMENT_OF_NUMPY_NAME = {row.numpy_name: e for e, row in DATA_LAYOUT.items()}
+# Element types whose numpy dtype is an ml_dtypes type: that package (~40 ms to import) is
+# loaded the first time one of them is needed (an array of it has already loaded it).
+ML_DTYPES = frozenset(e for e, row in DATA_LAYOUT.items() if row.dlpack_code in (4, 10, 12))
+
+
+class _NumpyDtypes(dict):
+    """Storage numpy dtype of each element type; the ml_dtypes rows are added on first use."""
+
+    def __missing__(self, elem):
+        if elem not in ML_DTYPES:
+            raise KeyError(elem)
+        load_ml_dtypes()
+        return dict.__getitem__(self, elem)
+
+
+def load_ml_dtypes():
+    """Add the bf16/fp8 rows (ml_dtypes types) to the numpy maps."""
+    import ml_dtypes
+    for e in ML_DTYPES:
+        dt = np.dtype(getattr(ml_dtypes, DATA_LAYOUT[e].numpy_name))
+        NUMPY_DTYPE[e] = dt
+        _FROM_NUMPY[dt] = e
+
 
 # Storage numpy dtype of each element type. tf32 has no row in the spec's table: it is stored
 # in 4 bytes (5.1.2), as a float32 whose low 13 mantissa bits are zero.
-NUMPY_DTYPE: dict[ElementType, np.dtype] = {e: row.numpy for e, row in DATA_LAYOUT.items()}
+NUMPY_DTYPE: dict[ElementType, np.dtype] = _NumpyDtypes(
+    {e: np.dtype(row.numpy_name) for e, row in DATA_LAYOUT.items() if e not in ML_DTYPES})
 NUMPY_DTYPE[TF32] = np.dtype(np.float32)
 
 DLPACK_CODE: dict[ElementType, tuple[int, int]] = {
@@ -159,7 +187,7 @@ TORCH_DTYPE_NAME: dict[ElementType, str] = {
 
 _FROM_DLPACK = {(row.dlpack_code, row.dlpack_bits, row.dlpack_lanes): e
                 for e, row in DATA_LAYOUT.items()}
-_FROM_NUMPY = {row.numpy: e for e, row in DATA_LAYOUT.items()}
+_FROM_NUMPY = {NUMPY_DTYPE[e]: e for e in DATA_LAYOUT if e not in ML_DTYPES}
 
 
 def elem_from_dlpack(code: int, bits: int, lanes: int = 1) -> ElementType:
@@ -175,10 +203,13 @@ def elem_from_numpy(dt) -> ElementType:
     dt = np.dtype(dt)
     if dt.kind == "u" and dt.itemsize in (1, 2, 4, 8):
         dt = np.dtype(f"i{dt.itemsize}")
-    try:
-        return _FROM_NUMPY[dt]
-    except KeyError:
-        raise TileTypeError(f"no Tile IR element type for numpy dtype {dt}") from None
+    hit = _FROM_NUMPY.get(dt)
+    if hit is None:
+        load_ml_dtypes()            # free when `dt` is an ml_dtypes type: the caller imported it
+        hit = _FROM_NUMPY.get(dt)
+    if hit is None:
+        raise TileTypeError(f"no Tile IR element type for numpy dtype {dt}")
+    return hit
 
 
 # C++ spelling used by the emitted code (types defined by the tilepy runtime header).

@@ -19,10 +19,24 @@
 #define TP_NT 128
 #endif
 
+// TP_FP16 / TP_BF16 (default 1): the half types' support. NVRTC parses CUDA's cuda_fp16.h and
+// cuda_bf16.h in ~10 ms each, so tilepy sets them to 0 for kernels that do not use the type
+// (launch/nvrtc.py); nothing else depends on them.
+#ifndef TP_FP16
+#define TP_FP16 1
+#endif
+#ifndef TP_BF16
+#define TP_BF16 1
+#endif
+
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define TP_GPU 1
+#if TP_FP16
 #include <cuda_fp16.h>
+#endif
+#if TP_BF16
 #include <cuda_bf16.h>
+#endif
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -81,14 +95,17 @@ namespace tp {
 // ------------------------------------------------------------------------------ conversions
 // Every conversion goes through `cvt<To>(from)`; half types travel through float (exact).
 template <class T> struct is_half { static constexpr bool value = false; };
-template <> struct is_half<__half> { static constexpr bool value = true; };
-template <> struct is_half<__nv_bfloat16> { static constexpr bool value = true; };
-
-TP_DEV float to_f32(__half x) { return __half2float(x); }
-TP_DEV float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <class T> TP_DEV T from_f32(float x);
+#if TP_FP16
+template <> struct is_half<__half> { static constexpr bool value = true; };
+TP_DEV float to_f32(__half x) { return __half2float(x); }
 template <> TP_DEV __half from_f32<__half>(float x) { return __float2half_rn(x); }
+#endif
+#if TP_BF16
+template <> struct is_half<__nv_bfloat16> { static constexpr bool value = true; };
+TP_DEV float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <> TP_DEV __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+#endif
 
 // Round to odd into float: a float64 (or integer) value rounded to 24 bits with the last bit set
 // when inexact. Rounding that once more into f16/bf16 (<= 22 bits) is correctly rounded, where
@@ -1133,8 +1150,12 @@ TP_DEV int pcast(int32_t x) { return x; }
 TP_DEV long long pcast(int64_t x) { return (long long)x; }
 TP_DEV double pcast(float x) { return x; }
 TP_DEV double pcast(double x) { return x; }
+#if TP_FP16
 TP_DEV double pcast(__half x) { return to_f32(x); }
+#endif
+#if TP_BF16
 TP_DEV double pcast(__nv_bfloat16 x) { return to_f32(x); }
+#endif
 
 TP_DEV void print_flush() {
 #ifndef TP_GPU

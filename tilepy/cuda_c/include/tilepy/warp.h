@@ -91,8 +91,12 @@ template <class H> TP_DEV uint32_t pack2(H lo, H hi) {
   memcpy(&b, &hi, 2);
   return (uint32_t)a | (uint32_t)b << 16;
 }
+#if TP_FP16
 TP_DEV uint32_t pack_half2(__half lo, __half hi) { return pack2(lo, hi); }
+#endif
+#if TP_BF16
 TP_DEV uint32_t pack_bf162(__nv_bfloat16 lo, __nv_bfloat16 hi) { return pack2(lo, hi); }
+#endif
 
 }  // namespace tp
 
