@@ -23,7 +23,6 @@ def _has(module: str) -> bool:
 
 HAS_MPL = _has("matplotlib")
 HAS_TORCH = _has("torch")
-HAS_INTERPRETER = _has("tilepy.interpret")
 
 # What each tutorial must print (its own checks passed), and the figures it must draw. Lines
 # that depend on an optional package say what is printed without it.
@@ -59,12 +58,11 @@ EXPECT = {
                          "each error names the problem and points at the marked line",
                          "row 1: norm 11.2250", "row_norms: matches numpy",
                          "TileLaunchError: 1 tile assertion(s) failed in kernel 'checked_sqrt'",
-                         "row_norms in faithful mode: matches numpy"]
-                        + (["row_norms in the interpreter: matches numpy", "data race",
-                            "atomic_total, interpreted and compiled: matches numpy",
-                            "the hook saw every running maximum"] if HAS_INTERPRETER else
-                           ["the reference interpreter (tilepy.interpret) is not in this version"]),
-                        ["08_interpreter_running_max.png"] if HAS_INTERPRETER else []),
+                         "row_norms in faithful mode: matches numpy",
+                         "row_norms in the interpreter: matches numpy", "data race",
+                         "atomic_total, interpreted and compiled: matches numpy",
+                         "the hook saw every running maximum"],
+                        ["08_interpreter_running_max.png"]),
 }
 
 

@@ -181,14 +181,7 @@ print("row_norms in faithful mode: matches numpy (and the fast mode, up to the o
 #   them all).
 
 # %%
-try:
-    import tilepy.interpret as interpret
-except ImportError:
-    interpret = None
-if interpret is None:
-    print("the reference interpreter (tilepy.interpret) is not in this version of tilepy: "
-          "skipping section 4")
-    raise SystemExit(0)
+import tilepy.interpret as interpret
 
 # %% [markdown]
 # A second opinion: the row norms again, interpreted (its `printf` prints too).

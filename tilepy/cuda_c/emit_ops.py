@@ -176,6 +176,7 @@ def emit_print(ctx, op):
     if all(a.type.numel == 1 for a in args):
         vals = "".join(f", tp::pcast({ctx(a)})" for a in args)
         ctx.w.line(f"tp::print_scalars({c_string(fmt)}{vals});", op.loc)
+        ctx.w.line("tp::print_flush();", op.loc)
         return
     it, pos = iter(args), 0
     for m in _SPEC.finditer(fmt):
@@ -196,6 +197,7 @@ def emit_print(ctx, op):
                        f"tp_smem);", op.loc)
     if fmt[pos:]:
         ctx.w.line(f"tp::print_scalars(\"%s\", {c_string(fmt[pos:])});", op.loc)
+    ctx.w.line("tp::print_flush();", op.loc)
 
 
 def emit_assert(ctx, op):

@@ -316,4 +316,4 @@ def race_report(m: Machine) -> str | None:
     g = int(np.flatnonzero(bad)[0])
     end = starts[g + 1] if g + 1 < starts.size else addr.size
     blocks = sorted(set(int(b) for b in blk[starts[g]:end]))
-    return f"address 0x{int(addr[starts[g]]):x} (tile blocks {blocks[:4]})"
+    return f"{m.memory.describe(int(addr[starts[g]]))} (tile blocks {blocks[:4]})"

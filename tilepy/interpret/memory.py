@@ -36,6 +36,13 @@ class Memory:
         self.allocs.append(Allocation(name, data, base))
         return base
 
+    def describe(self, addr: int) -> str:
+        """An address as a user reads it: the allocation's name and the byte offset in it."""
+        k, off = (addr >> SPAN_BITS) - 1, addr & int(_OFF_MASK)
+        if 0 <= k < len(self.allocs):
+            return f"byte {off} of {self.allocs[k].name} (address 0x{addr:x})"
+        return f"address 0x{addr:x}"
+
     # ------------------------------------------------------------------------ access
     def locate(self, addr: np.ndarray, size: int, what: str):
         """(allocation index, byte offset) arrays for in-bounds, aligned addresses of `size`."""

@@ -1157,17 +1157,33 @@ TP_DEV double pcast(__half x) { return to_f32(x); }
 TP_DEV double pcast(__nv_bfloat16 x) { return to_f32(x); }
 #endif
 
-TP_DEV void print_flush() {
-#ifndef TP_GPU
-  fflush(stdout);
-#endif
+// One print op is many printf calls (a tile element by element). On the CPU they go to a
+// per-thread buffer that print_flush writes at the end of the op, so that blocks running on
+// other cores do not cut into the middle of a line; on the GPU each printf is its own record.
+#ifdef TP_GPU
+#define TP_PRINTF printf
+TP_DEV void print_flush() {}
+#else
+inline thread_local std::string print_buffer;
+template <class... A> void print_append(const char* fmt, A... args) {
+  int n = std::snprintf(nullptr, 0, fmt, args...);
+  if (n <= 0) return;
+  size_t k = print_buffer.size();
+  print_buffer.resize(k + n + 1);
+  std::snprintf(&print_buffer[k], n + 1, fmt, args...);
+  print_buffer.resize(k + n);
 }
+#define TP_PRINTF tp::print_append
+inline void print_flush() {
+  if (tid() != 0 || print_buffer.empty()) return;
+  std::fwrite(print_buffer.data(), 1, print_buffer.size(), stdout);
+  std::fflush(stdout);
+  print_buffer.clear();
+}
+#endif
 
 template <class... A> TP_DEV void print_scalars(const char* fmt, A... args) {
-  if (tid() == 0) {
-    printf(fmt, args...);
-    print_flush();
-  }
+  if (tid() == 0) TP_PRINTF(fmt, args...);
 }
 
 // A tile prints like a nested Python list: [[a, b], [c, d]].
@@ -1179,12 +1195,11 @@ TP_DEV void print_tile(const char* spec, const Tile<T, S::numel, L>& x, unsigned
   for (int e = 0; e < S::numel; ++e) {
     int c[S::rank];
     unravel<S>(e, c);
-    if (e) printf(", ");
-    for (int i = S::rank - 1; i >= 0 && (e == 0 || c[i] == 0); --i) printf("[");
-    printf(spec, pcast(buf[e]));
-    for (int i = S::rank - 1; i >= 0 && c[i] == S::dims[i] - 1; --i) printf("]");
+    if (e) TP_PRINTF(", ");
+    for (int i = S::rank - 1; i >= 0 && (e == 0 || c[i] == 0); --i) TP_PRINTF("[");
+    TP_PRINTF(spec, pcast(buf[e]));
+    for (int i = S::rank - 1; i >= 0 && c[i] == S::dims[i] - 1; --i) TP_PRINTF("]");
   }
-  print_flush();
 }
 
 // ------------------------------------------------------------------------------ assertions
