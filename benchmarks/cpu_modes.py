@@ -13,7 +13,6 @@ numpy. Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
 import statistics
@@ -23,22 +22,14 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tutorials")]
 
 import tilepy as ct  # noqa: E402
 from tilepy.launch.cpu import compile_kernel  # noqa: E402
 from tilepy.settings import settings  # noqa: E402
+from definitions import load as tutorial  # noqa: E402
 
 GEMM = os.path.join(ROOT, "tests", "warp_kernels", "mma_gemm.cu")
-
-
-def tutorial(name):
-    """A tutorial's kernels and helpers, without running its notebook cells."""
-    path = os.path.join(ROOT, "tutorials", "definitions.py")
-    spec = importlib.util.spec_from_file_location("tutorial_definitions", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.load(name)
 
 
 def timed(fn, repeat):

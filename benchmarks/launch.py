@@ -45,13 +45,8 @@ if cold:                      # the compiler's modules (a warm start does not lo
     import tilepy.compiler, tilepy.frontend.tracer, tilepy.cuda_c.emitter, tilepy.aot
     import tilepy.launch.nvrtc
 t3 = time.perf_counter()
-import importlib.util, os
-def tutorial(name):     # the tutorial's kernels, without running its notebook cells
-    path = os.path.join(ROOT, "tutorials", "definitions.py")
-    spec = importlib.util.spec_from_file_location("tutorial_definitions", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.load(name)
+sys.path.insert(0, ROOT + "/tutorials")
+from definitions import load as tutorial   # the tutorial's kernels, without running its cells
 if which == "vector_add":
     k = tutorial("01_vector_add").vector_add
     v = np.zeros(1 << 20, np.float32)

@@ -1,6 +1,5 @@
 """Ahead-of-time compilation: cubins for sm_80 and sm_90 (and PTX, and the CPU library) with
 their metadata, from example arguments or a signature, without a GPU."""
-import importlib.util
 import json
 import os
 import struct
@@ -9,21 +8,13 @@ import sys
 
 import numpy as np
 import pytest
+from definitions import load as tutorial
 from fake_arrays import FakeCAI
 
 import tilepy as ct
 from tilepy import aot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def tutorial(name):
-    """A tutorial's kernels and helpers, without running its notebook cells."""
-    path = os.path.join(ROOT, "tutorials", "definitions.py")
-    spec = importlib.util.spec_from_file_location("tutorial_definitions", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.load(name)
 
 
 vector_add = tutorial("01_vector_add").vector_add
@@ -112,8 +103,8 @@ def test_aot_ptx_and_scalar_params():
 def test_aot_works_without_touching_the_driver(tmp_path):
     """In a fresh process, AOT compile never loads libcuda (it would hang without a driver)."""
     code = f"""
-import sys, importlib.util
-sys.path.insert(0, {os.path.join(ROOT, 'tests')!r})
+import sys
+sys.path[:0] = [{os.path.join(ROOT, 'tests')!r}, {os.path.join(ROOT, 'tutorials')!r}]
 import cuda.pathfinder
 def forbidden(name, *a, **k):
     if name == "cuda":

@@ -1,5 +1,4 @@
 """Real-GPU tests: skipped cleanly when no NVIDIA driver/GPU is present."""
-import numpy as np
 import pytest
 
 import tilepy as ct

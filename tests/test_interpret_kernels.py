@@ -1,9 +1,9 @@
 """Interpreting Python kernels, control flow and the debugging aids (on_op, print_tko, assert)."""
-import importlib.util
 import os
 
 import numpy as np
 import pytest
+from definitions import load as tutorial
 
 import tilepy as ct
 import tilepy.interpret as interp
@@ -15,13 +15,6 @@ from tilepy.types import NUMPY_DTYPE, PtrType
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rng = np.random.default_rng(11)
-
-
-def tutorial(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "tutorials", f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @ct.kernel

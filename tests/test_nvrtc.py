@@ -1,24 +1,15 @@
 """Every tutorial kernel's CUDA C++ compiles with NVRTC for sm_80 and sm_90 (no GPU needed)."""
-import importlib.util
 import os
 
 import numpy as np
 import pytest
+from definitions import load as tutorial
 
 import tilepy as ct
 from tilepy.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def tutorial(name):
-    """A tutorial's kernels and helpers, without running its notebook cells."""
-    path = os.path.join(ROOT, "tutorials", "definitions.py")
-    spec = importlib.util.spec_from_file_location("tutorial_definitions", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.load(name)
 
 
 def tutorial_kernels():

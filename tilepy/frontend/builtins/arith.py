@@ -207,7 +207,8 @@ def _float_operand(ctx, x) -> Tile:
 
 UNARY_MATH = {
     api.exp: (math.exp, "exp"), api.exp2: (lambda v: 2.0 ** v, "exp2"), api.log: (math.log, "log"),
-    api.log2: (math.log2, "log2"), api.sqrt: (math.sqrt, "sqrt"), api.rsqrt: (lambda v: 1 / math.sqrt(v), "rsqrt"),
+    api.log2: (math.log2, "log2"), api.sqrt: (math.sqrt, "sqrt"),
+    api.rsqrt: (lambda v: 1 / math.sqrt(v), "rsqrt"),
     api.sin: (math.sin, "sin"), api.cos: (math.cos, "cos"), api.tan: (math.tan, "tan"),
     api.sinh: (math.sinh, "sinh"), api.cosh: (math.cosh, "cosh"), api.tanh: (math.tanh, "tanh"),
     api.floor: (math.floor, "floor"), api.ceil: (math.ceil, "ceil"),

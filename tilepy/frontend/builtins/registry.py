@@ -48,7 +48,8 @@ def call_builtin(ctx, stub, args: list, kwargs: dict):
 def require_constant(value, what: str, types=(int,)):
     """A parameter that must be known at compile time (shapes, axes, dtypes)."""
     from ..values import Tile
-    if isinstance(value, Tile) or not isinstance(value, types) or isinstance(value, bool) and bool not in types:
+    if (isinstance(value, Tile) or not isinstance(value, types)
+            or isinstance(value, bool) and bool not in types):
         kind = "a runtime tile" if isinstance(value, Tile) else type(value).__name__
         raise TileTypeError(f"{what} must be a compile-time constant "
                             f"{'/'.join(t.__name__ for t in types)} (got {kind})")

@@ -70,7 +70,8 @@ def convert(ctx, t: Tile, dtype: DType, rounding_mode: str | None = None) -> Til
     out_t = t.type.with_elem(dtype.elem)
     se, de = src.elem, dtype.elem
     if dtype.is_bool:
-        zero = constant(ctx, 0, src, t.shape) if t.shape == () else broadcast(ctx, constant(ctx, 0, src), t.shape)
+        zero = (constant(ctx, 0, src, t.shape) if t.shape == ()
+                else broadcast(ctx, constant(ctx, 0, src), t.shape))
         if src.is_float:
             v = b.value("cmpf", t.value, zero.value, comparison_predicate="not_equal",
                         comparison_ordering="unordered")
