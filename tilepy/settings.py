@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 DEFAULT_CACHE_SIZE = 2 << 30
 _VARS = ("TILEPY_CACHE_DIR", "TILEPY_CACHE_SIZE", "TILEPY_CPU_WORKERS", "TILEPY_CXX",
-         "TILEPY_CPU_MODE", "TILEPY_LOG", "TILEPY_INTERPRET", "XDG_CACHE_HOME", "HOME")
+         "TILEPY_CPU_MODE", "TILEPY_LOG", "XDG_CACHE_HOME", "HOME")
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,6 @@ class Settings:
     cache_size: int | None = DEFAULT_CACHE_SIZE   # bytes; None: no cap
     cpu_mode: str = "fast"
     log: frozenset[str] = frozenset()
-    interpret: bool = False
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -95,5 +94,30 @@ def _read(raw: tuple) -> Settings:
         n = os.cpu_count() or 1
     mode = (mode or "fast").strip().lower()
     log = frozenset(t.strip().lower() for t in (log or "").split(",") if t.strip())
-    interp = (raw[6] or "").strip().lower() in ("1", "true", "yes", "on")
-    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log, interp)
+    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log)
+
+
+# ----------------------------------------------------------------------------- per launch
+# A cached kernel's whole launch costs a few microseconds, and `os.environ.get` about one each
+# (it encodes the key and decodes the value). The two variables every launch reads are looked
+# up in os.environ's own table with keys encoded once (CPython keeps it in `_data`; os.environ
+# updates it on every assignment, so nothing is stale), or through os.environ where that
+# table is not there.
+_ENV_DATA = getattr(os.environ, "_data", None)
+_ENV_KEYS: dict = {}
+
+
+def getenv_fast(name: str) -> str | None:
+    if _ENV_DATA is None:
+        return os.environ.get(name)
+    key = _ENV_KEYS.get(name)
+    if key is None:
+        key = _ENV_KEYS[name] = os.environ.encodekey(name)
+    v = _ENV_DATA.get(key)
+    return None if v is None else os.environ.decodevalue(v)
+
+
+def interpret_requested() -> bool:
+    """TILEPY_INTERPRET asks for the reference interpreter (read apart from `settings()`)."""
+    v = getenv_fast("TILEPY_INTERPRET")
+    return v is not None and v.strip().lower() in ("1", "true", "yes", "on")

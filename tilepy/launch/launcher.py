@@ -12,13 +12,12 @@ A repeated CPU call with the same argument signature skips all of this (dispatch
 from __future__ import annotations
 
 import ctypes
-import os
 
 import numpy as np
 
 from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ..frontend.params import ArrayParam, ScalarParam
-from ..settings import settings
+from ..settings import getenv_fast, interpret_requested, settings
 from ..types import dtype as D
 from ..compiler import stored_arrays
 from . import dispatch
@@ -136,7 +135,7 @@ def check_outputs(ck, params, infos):
 def launch(stream, grid, kernel, args, *, backend=None):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
     `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter."""
-    if backend is not None or settings().interpret:
+    if backend is not None or interpret_requested():
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
@@ -219,7 +218,7 @@ def _cpu_mode():
     """The CPU mode a launch made now would use (plans are per mode), read the cheap way: the
     `cpu_mode()` override, else TILEPY_CPU_MODE. A mode that is not valid matches no plan, so the
     full path reports it (cpu.current_mode)."""
-    return _mode_override.get() or (os.environ.get("TILEPY_CPU_MODE") or "fast").strip().lower()
+    return _mode_override.get() or (getenv_fast("TILEPY_CPU_MODE") or "fast").strip().lower()
 
 
 def _intake(a, name):
