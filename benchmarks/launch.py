@@ -150,18 +150,18 @@ def tilepy_dispatch():
 def warp_dispatch():
     import contextlib
     import io
-    with contextlib.redirect_stdout(io.StringIO()):      # Warp's start-up banner
+    with contextlib.redirect_stdout(io.StringIO()):      # Warp's banner and module-load lines
         import warp as wp
         wp.config.quiet = True
         wp.init()
 
-    @wp.kernel
-    def bump(a: wp.array(dtype=wp.float32)):
-        i = wp.tid()
-        a[i] = a[i] + 1.0
+        @wp.kernel
+        def bump(a: wp.array(dtype=wp.float32)):
+            i = wp.tid()
+            a[i] = a[i] + 1.0
 
-    a = wp.zeros(1, dtype=wp.float32, device="cpu")
-    wp.launch(bump, dim=1, inputs=[a], device="cpu")
+        a = wp.zeros(1, dtype=wp.float32, device="cpu")
+        wp.launch(bump, dim=1, inputs=[a], device="cpu")
     launch = wp.launch
     inputs = [a]
 
