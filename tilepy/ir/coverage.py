@@ -108,8 +108,8 @@ def _emitter_ops() -> set[str]:
     except ImportError:
         return set()
     ops = set(getattr(em, "EMIT", {})) | set(getattr(em, "ELEMENTWISE", ()))
-    if hasattr(em, "emit_kernel"):
-        ops.add("entry")
+    if hasattr(em, "emit_kernel"):        # it takes a module and emits its entry
+        ops |= {"module", "entry"}
     return ops
 
 
