@@ -26,10 +26,12 @@ Triton's interpreter: pip install -e ".[test,bench]".
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +41,7 @@ from importlib import metadata
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from launch import child_env  # noqa: E402  (bytecode caching on in the children)
 from problems import PROBLEMS  # noqa: E402
 
 COMPILERS = {  # tool -> the environment variable that holds its compile cache
@@ -54,10 +57,14 @@ QUIET = {"TRITON_DEFAULT_FP_FUSION": "1", "PYTHONWARNINGS": "ignore"}
 
 
 # ----------------------------------------------------------------------------- running children
+PYCACHE = tempfile.mkdtemp(prefix="bench-pyc-")
+atexit.register(shutil.rmtree, PYCACHE, True)
+
+
 def child(args: list[str], env: dict, timeout: float = 900) -> dict:
     """Run bench_child.py with `args`; its last stdout line is JSON. Failures become
-    {"error": ...}."""
-    full_env = {**os.environ, **QUIET, **env}
+    {"error": ...}. Python's bytecode cache is on (see launch.py: an installed package has it)."""
+    full_env = {**child_env(PYCACHE), **QUIET, **env}
     try:
         proc = subprocess.run([sys.executable, os.path.join(HERE, "bench_child.py"), *args],
                               capture_output=True, text=True, env=full_env, timeout=timeout)
@@ -77,6 +84,8 @@ def measure_compile(kernels, repeat: int, log) -> dict:
     for name in kernels:
         for tool, var in COMPILERS.items():
             best = {}
+            with tempfile.TemporaryDirectory(prefix=f"bench-{tool}-") as cache:
+                child(["compile", tool, name], {var: cache})     # writes the bytecode, untimed
             for _ in range(repeat):
                 with tempfile.TemporaryDirectory(prefix=f"bench-{tool}-") as cache:
                     for phase in ("cold", "warm"):
