@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..errors import TileError, TileTypeError, TileValueError
+from ..errors import TileError, TileValueError
 from ..frontend.context import ArrayParam, ScalarParam
 from ..launch.intake import ArrayInfo
 
@@ -59,13 +59,9 @@ def launch_interpreted(kernel, key, params, infos, grid, **kw):
 def launch(grid, kernel, args, **kw):
     """Like `tilepy.launch(None, grid, kernel, args)`, interpreted (keywords go to `run`)."""
     from ..compiler import infos_for
-    from ..frontend.kernel import Kernel
+    from ..launch.launcher import check_call
     try:
-        if not isinstance(kernel, Kernel):
-            raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
-        if not isinstance(args, (tuple, list)):
-            raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
-                                f"{type(args).__name__})")
+        check_call(kernel, args)
         infos = infos_for(args)
         key, params = kernel.specialize(infos)
         launch_interpreted(kernel, key, params, infos, grid, **kw)

@@ -161,15 +161,20 @@ def launch(stream, grid, kernel, args, *, backend=None):
         raise e.with_traceback(None) from None
 
 
-def _launch(stream, grid, kernel, args):
-    from ..compiler import compile_specialization
+def check_call(kernel, args):
+    """launch() was given a kernel and a tuple (or list) of arguments."""
     from ..frontend.kernel import Kernel
-    from .gpu import driver_available, is_cuda_stream
     if not isinstance(kernel, Kernel):
         raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
     if not isinstance(args, (tuple, list)):
         raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
                             f"{type(args).__name__})")
+
+
+def _launch(stream, grid, kernel, args):
+    from ..compiler import compile_specialization
+    from .gpu import driver_available, is_cuda_stream
+    check_call(kernel, args)
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
     infos = [_intake(a, n) for a, n in zip(args, names)] + list(args[len(names):])
