@@ -4,6 +4,7 @@ import os
 import numpy as np
 import pytest
 from definitions import load as tutorial
+from kernels_util import marker_loc
 
 import tilepy as ct
 import tilepy.interpret as interp
@@ -66,6 +67,19 @@ def test_tutorials_match_the_cpu_backend():
     interp.launch((3, 2), tutorial("03_matmul").matmul, (A, B, C, 32, 32, 16))
     exact = A.astype(np.float64) @ B.astype(np.float64)
     assert np.abs(C - exact).max() <= 1e-5 * np.abs(exact).max()
+
+
+@ct.kernel
+def racy_sum(x, out, TILE: ct.Constant[int]):
+    t = ct.load(x, (ct.bid(0),), (TILE,))
+    ct.store(out, (0,), ct.sum(t).reshape((1,)))  # RACE
+
+
+def test_a_race_between_tile_blocks_names_the_argument_and_the_store():
+    x = np.ones(64, np.float32)
+    with pytest.raises(TileValueError, match=r"data race.* byte 0 of argument 1 \(out") as e:
+        interp.launch((4,), racy_sum, (x, np.zeros(1, np.float32), 16))
+    assert (e.value.loc.line, e.value.loc.col) == marker_loc(__file__, "RACE", "ct.store")
 
 
 def test_launch_backend_and_environment_switch(monkeypatch):

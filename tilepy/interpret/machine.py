@@ -94,7 +94,7 @@ class Machine:
     on_op: Callable[[OpEvent], Any] | None = None
     max_loop_iterations: int = 1 << 20
     check_races: bool = True
-    accesses: list = field(default_factory=list)     # (block, addresses, store, element bytes)
+    accesses: list = field(default_factory=list)     # (block, addresses, store, element bytes, op)
     assert_failures: list = field(default_factory=list)   # (assert op, block, tile element)
 
 
@@ -189,7 +189,7 @@ class BlockExec:
             return
         a = np.asarray(addr, dtype=np.uint64).reshape(-1)
         if a.size:
-            self.m.accesses.append((self.linear, a, store, _access_bytes(op)))
+            self.m.accesses.append((self.linear, a, store, _access_bytes(op), op))
 
 
 def _access_bytes(op) -> int:
@@ -293,21 +293,23 @@ def unsupported_ops(entry: Operation) -> list[Operation]:
             and o.name not in CONTROL and not o.opdef.terminator]
 
 
-def race_report(m: Machine) -> str | None:
-    """The first address two tile blocks accessed with weak ordering, one of them storing."""
+def race_report(m: Machine) -> tuple[str, Operation] | None:
+    """The first address two tile blocks accessed with weak ordering, one of them storing: its
+    description and a store op that took part."""
     if not m.accesses:
         return None
-    sizes = {n for *_, n in m.accesses}
+    sizes = {n for _, _, _, n, _ in m.accesses}
     if len(sizes) == 1:          # one element size: overlapping accesses share their address
-        spans = [(b, a, s) for b, a, s, _ in m.accesses]
+        spans = [(b, a, s) for b, a, s, _, _ in m.accesses]
     else:                        # mixed sizes: compare bytes
         spans = [(b, (a[:, None] + np.arange(n, dtype=np.uint64)).reshape(-1), s)
-                 for b, a, s, n in m.accesses]
+                 for b, a, s, n, _ in m.accesses]
     addr = np.concatenate([a for _, a, _ in spans])
     blk = np.concatenate([np.full(a.size, b, dtype=np.int64) for b, a, _ in spans])
     st = np.concatenate([np.full(a.size, s, dtype=np.int8) for _, a, s in spans])
+    who = np.concatenate([np.full(a.size, k, dtype=np.int64) for k, (_, a, _) in enumerate(spans)])
     order = np.lexsort((blk, addr))
-    addr, blk, st = addr[order], blk[order], st[order]
+    addr, blk, st, who = addr[order], blk[order], st[order], who[order]
     starts = np.flatnonzero(np.r_[True, addr[1:] != addr[:-1]])
     bad = (np.maximum.reduceat(blk, starts) != np.minimum.reduceat(blk, starts)) & \
         (np.maximum.reduceat(st, starts) > 0)
@@ -316,4 +318,6 @@ def race_report(m: Machine) -> str | None:
     g = int(np.flatnonzero(bad)[0])
     end = starts[g + 1] if g + 1 < starts.size else addr.size
     blocks = sorted(set(int(b) for b in blk[starts[g]:end]))
-    return f"{m.memory.describe(int(addr[starts[g]]))} (tile blocks {blocks[:4]})"
+    store = int(who[starts[g] + int(np.flatnonzero(st[starts[g]:end])[0])])
+    return (f"{m.memory.describe(int(addr[starts[g]]))} (tile blocks {blocks[:4]})",
+            m.accesses[store][4])

@@ -146,7 +146,9 @@ def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
                 f"element {e}, tile block {block})", op.loc)
         race = race_report(m) if check_races and not _synchronizes(ent) else None
         if race:
+            where, store = race
             raise TileValueError(f"data race: weak memory accesses of different tile blocks to "
-                                 f"{race}, at least one a store (undefined behavior, spec 8.6)")
+                                 f"{where}, at least one a store (undefined behavior, spec 8.6)",
+                                 store.loc)
     except TileError as e:
         raise e.with_traceback(None) from None
