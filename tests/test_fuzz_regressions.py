@@ -118,3 +118,22 @@ def test_the_harness_catches_a_wrong_execution():
     out = run_batch([FOUND["muli i16 wraps"]], [0], {"corrupt": Corrupting("fast")})[0]
     assert out.status == "mismatch" and out.execution == "corrupt"
     assert "out0 (i16, exact): 1 element(s) differ" in out.detail
+
+
+def test_order_dependent_overflow_of_a_product_reduction_is_not_a_mismatch():
+    """A long fuzz run found a product `reduce` of huge and tiny f64 values giving inf in the
+    interpreter and NaN or a finite value in faithful mode: the spec leaves the order open and
+    the order decides where the product overflows. The harness accepts a non-finite value on
+    either side once magnitudes pass sqrt(max); the values here differ between orders."""
+    one = 4607182418800017408                     # 1.0 as f64 bits: the identity of mulf
+    body = ((((1, "tile<f64>"), (2, "tile<f64>")),
+             [Step("mulf", (1, 2), ((3, "tile<f64>"),), {})], ("yield", (3,))),)
+    case = Case([ArraySpec("in0", "f64", (64,), (64,), "in", values=[1e200] * 32 + [1e-200] * 32),
+                 ArraySpec("out0", "f64", (1,), (1,), "out")], [(0, 0)],
+                [Step("reduce", (0,), ((4, "tile<f64>"),), {"dim": 0, "identities": [("f64", one)]},
+                      body),
+                 Step("reshape", (4,), ((5, "tile<1xf64>"),), {})],
+                [(5, 1)], (1, 1), {4, 5}, {"err": 64})
+    out = run_batch([case], [0])[0]
+    assert out.status == "agree", out.detail
+
