@@ -47,10 +47,12 @@ typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 #define TP_DEV __device__ __forceinline__
 #define TP_UNROLL _Pragma("unroll")
+#define TP_ROLLED _Pragma("unroll 1")
 #else
 #include "tilepy/cpu_shim.h"
 #define TP_DEV inline
 #define TP_UNROLL
+#define TP_ROLLED
 #endif
 
 namespace tp {
