@@ -47,6 +47,9 @@ typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 #define TP_DEV __device__ __forceinline__
 #define TP_UNROLL _Pragma("unroll")
+// TP_ROLLED: a loop kept rolled -- a rare path (a chunk at a tensor's edge) whose unrolled
+// guarded loads cost NVVM and ptxas more than they save; never over a register tile's slots
+// (a runtime index puts the tile in local memory).
 #define TP_ROLLED _Pragma("unroll 1")
 #else
 #include "tilepy/cpu_shim.h"
