@@ -376,9 +376,9 @@ TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S:
       const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
       if (n == V) {
         vstore<V>(v.base + off, &x.v[s0]);
-      } else {
+      } else {   // n < V: the last element is outside
         TP_UNROLL
-        for (int j = 0; j < V; ++j)
+        for (int j = 0; j < V - 1; ++j)
           if (j < n) v.base[off + j] = x.v[s0 + j];
       }
     } else {
