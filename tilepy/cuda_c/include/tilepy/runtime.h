@@ -47,10 +47,15 @@ typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 #define TP_DEV __device__ __forceinline__
 #define TP_UNROLL _Pragma("unroll")
+// TP_ROLLED: a loop kept rolled -- a rare path (a chunk at a tensor's edge) whose unrolled
+// guarded loads cost NVVM and ptxas more than they save; never over a register tile's slots
+// (a runtime index puts the tile in local memory).
+#define TP_ROLLED _Pragma("unroll 1")
 #else
 #include "tilepy/cpu_shim.h"
 #define TP_DEV inline
 #define TP_UNROLL
+#define TP_ROLLED
 #endif
 
 namespace tp {
@@ -371,9 +376,9 @@ TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S:
       const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
       if (n == V) {
         vstore<V>(v.base + off, &x.v[s0]);
-      } else {
+      } else {   // n < V: the last element is outside
         TP_UNROLL
-        for (int j = 0; j < V; ++j)
+        for (int j = 0; j < V - 1; ++j)
           if (j < n) v.base[off + j] = x.v[s0 + j];
       }
     } else {

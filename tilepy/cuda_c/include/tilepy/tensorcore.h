@@ -117,7 +117,7 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
         copy16(dst, v.base + off);
       } else {
         const int64_t stride = v.stride[DM::map[CD]];
-        TP_UNROLL
+        TP_ROLLED   // a chunk at the tensor's edge (rare): a loop, not EPC copies of a branch
         for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
       }
     }
