@@ -21,6 +21,22 @@ def run(kernel, grid, *args):
 
 
 @ct.kernel
+def print_per_block(x):
+    b = ct.bid(0)
+    ct.printf("block %d: %d\n", b, ct.load(x, (b,), (32,)))
+
+
+def test_a_print_op_is_written_whole_while_blocks_run_on_every_core(capfd, monkeypatch):
+    """One print op of a tile is many printf calls; blocks on other cores must not cut in."""
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "4")
+    x = np.tile(np.arange(32, dtype=np.int32), 64)
+    run(print_per_block, (64,), x)
+    lines = capfd.readouterr().out.splitlines()
+    row = "[" + ", ".join(str(i) for i in range(32)) + "]"
+    assert sorted(lines) == sorted(f"block {b}: {row}" for b in range(64))
+
+
+@ct.kernel
 def atomics_unique(a, add_old, and_old, or_old, xor_old, max_old, min_old, xchg_old, cas_old):
     """Every element touches its own address once: old values are deterministic."""
     i = ct.arange(16, dtype=ct.int32)
