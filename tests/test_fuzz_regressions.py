@@ -136,4 +136,3 @@ def test_order_dependent_overflow_of_a_product_reduction_is_not_a_mismatch():
                 [(5, 1)], (1, 1), {4, 5}, {"err": 64})
     out = run_batch([case], [0])[0]
     assert out.status == "agree", out.detail
-

@@ -94,7 +94,7 @@ class Machine:
     on_op: Callable[[OpEvent], Any] | None = None
     max_loop_iterations: int = 1 << 20
     check_races: bool = True
-    accesses: list = field(default_factory=list)     # (block, addresses, store, element bytes, op)
+    accesses: list = field(default_factory=list)     # (block, addresses, store, memory op)
     assert_failures: list = field(default_factory=list)   # (assert op, block, tile element)
 
 
@@ -189,7 +189,7 @@ class BlockExec:
             return
         a = np.asarray(addr, dtype=np.uint64).reshape(-1)
         if a.size:
-            self.m.accesses.append((self.linear, a, store, _access_bytes(op), op))
+            self.m.accesses.append((self.linear, a, store, op))
 
 
 def _access_bytes(op) -> int:
@@ -298,12 +298,12 @@ def race_report(m: Machine) -> tuple[str, Operation] | None:
     description and a store op that took part."""
     if not m.accesses:
         return None
-    sizes = {n for _, _, _, n, _ in m.accesses}
-    if len(sizes) == 1:          # one element size: overlapping accesses share their address
-        spans = [(b, a, s) for b, a, s, _, _ in m.accesses]
+    sizes = [_access_bytes(op) for *_, op in m.accesses]
+    if len(set(sizes)) == 1:     # one element size: overlapping accesses share their address
+        spans = [(b, a, s) for b, a, s, _ in m.accesses]
     else:                        # mixed sizes: compare bytes
         spans = [(b, (a[:, None] + np.arange(n, dtype=np.uint64)).reshape(-1), s)
-                 for b, a, s, n, _ in m.accesses]
+                 for (b, a, s, _), n in zip(m.accesses, sizes)]
     addr = np.concatenate([a for _, a, _ in spans])
     blk = np.concatenate([np.full(a.size, b, dtype=np.int64) for b, a, _ in spans])
     st = np.concatenate([np.full(a.size, s, dtype=np.int8) for _, a, s in spans])
@@ -320,4 +320,4 @@ def race_report(m: Machine) -> tuple[str, Operation] | None:
     blocks = sorted(set(int(b) for b in blk[starts[g]:end]))
     store = int(who[starts[g] + int(np.flatnonzero(st[starts[g]:end])[0])])
     return (f"{m.memory.describe(int(addr[starts[g]]))} (tile blocks {blocks[:4]})",
-            m.accesses[store][4])
+            m.accesses[store][3])
