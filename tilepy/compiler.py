@@ -142,6 +142,7 @@ def _record(ck: CompiledKernel, deps) -> dict:
     return {"deps": deps.items, "name": e.name, "params": [list(p) for p in e.params],
             "nt": e.nt, "smem_bytes": e.smem_bytes, "text": ck.cuda_source,
             "text_lines": ck.compile_source(), "mlir": ck.mlir,
+            "files": sorted([f, ref] for f, ref in deps.files.items()),
             "stored": sorted(stored_arrays(ck.module))}
 
 

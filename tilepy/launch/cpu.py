@@ -150,7 +150,8 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     cxx = host_compiler()
     fl = flags(mode, threads)
     from .. import __version__
-    key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), full)
+    from .source_key import location_free
+    key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), location_free(full))
     hit = _LOADED.get(key)
     if hit is not None:
         return hit

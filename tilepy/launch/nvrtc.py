@@ -104,8 +104,9 @@ def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cub
     kind, arch = check_arch(arch)
     tc = toolchain.info()
     from .. import __version__
+    from .source_key import location_free
     key = cache.key_of(kind, __version__, tc.nvrtc_version, tc.runtime_version, arch,
-                       options(arch, source), _headers(), source)
+                       options(arch, source), _headers(), location_free(source))
     hit = cache.get(kind, key)
     if hit is not None and _valid(kind, hit.payload):
         return Cubin(arch, hit.payload, hit.meta.get("log", ""), kind, tc.nvrtc_version, hit.meta)
