@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .errors import TileError, TileLaunchError, TileTypeError, TileValueError
+from .errors import TileError, TileLaunchError, TileTypeError, TileValueError, for_user
 from .types import DType
 from .types import dtype as D
 
@@ -201,7 +201,7 @@ class Compiled:
                 raise TileValueError(_device_mismatch(self, device))
             return _run(self, stream, normalize_grid(grid), infos)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
 
 
 def _device_mismatch(c: Compiled, device: str) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError, at
+from ..errors import TileUnsupportedFeatureError, at, internal_errors
 from ..ir import Module, Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, assign_layouts, commutative
 from ..lowering.hazards import alias_oracle, barrier_ops
@@ -475,7 +475,7 @@ def _register_more():
 def emit_op(ctx: EmitContext, op: Operation):
     if id(op) in ctx.skip:
         return
-    with at(op.loc):
+    with at(op.loc), internal_errors(f"emitting C++ for '{op.name}'"):
         fn = EMIT.get(op.name)
         if fn is None and op.name in ELEMENTWISE:
             fn = emit_elementwise

@@ -10,7 +10,7 @@ import functools
 import inspect
 import typing
 
-from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at
+from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at, for_user
 from ..settings import settings
 from .api import ByTarget, ConstantAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
@@ -101,7 +101,7 @@ class Kernel:
         try:
             return compile_for_args(self, args).mlir
         except TileError as e:
-            raise e.with_traceback(None) from None     # the user's line is in the message
+            raise for_user(e) from None     # the user's line is in the message
 
     def cuda_source(self, *args) -> str:
         """The CUDA C++ this kernel becomes for `args`."""
@@ -109,7 +109,7 @@ class Kernel:
         try:
             return compile_for_args(self, args).cuda_source
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
 
     def compile(self, *args, arch: str = "sm_90"):
         """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
@@ -118,7 +118,7 @@ class Kernel:
         try:
             return compile_kernel(self, args, arch)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
 
     # ------------------------------------------------------------------ specialization
     def specialize(self, infos) -> tuple[tuple, list]:

@@ -15,7 +15,7 @@ import ctypes
 
 import numpy as np
 
-from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
+from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError, for_user
 from ..frontend.params import ArrayParam, ScalarParam
 from ..settings import getenv_fast, interpret_requested, settings
 from ..types import dtype as D
@@ -139,7 +139,7 @@ def launch(stream, grid, kernel, args, *, backend=None):
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
     if type(args) is tuple:
         try:
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
@@ -154,11 +154,11 @@ def launch(stream, grid, kernel, args, *, backend=None):
                     try:
                         return plan.run(g, found[1], stream)
                     except TileError as e:
-                        raise e.with_traceback(None) from None
+                        raise for_user(e) from None
     try:
         return _launch(stream, grid, kernel, args)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise for_user(e) from None
 
 
 def check_call(kernel, args):
