@@ -96,7 +96,8 @@ def test_a_notebook_cell_in_a_restarted_kernel_hits(tmp_path, monkeypatch, cells
     import tilepy as ct
     from tilepy.compiler import compile_for_args
     monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "cache"))
-    cell = "import tilepy as ct\n\n@ct.kernel\ndef k(a, b):\n    ct.store(b, (0,), ct.load(a, (0,), (16,)) * 3.0)\n"
+    cell = ("import tilepy as ct\n\n@ct.kernel\ndef k(a, b):\n"
+            "    ct.store(b, (0,), ct.load(a, (0,), (16,)) * 3.0)\n")
     got = []
     for name in cells:
         linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)

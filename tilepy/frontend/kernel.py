@@ -10,7 +10,8 @@ import functools
 import inspect
 import typing
 
-from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at, for_user
+from ..errors import (TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at,
+                      for_user)
 from ..settings import settings
 from .api import ByTarget, ConstantAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for

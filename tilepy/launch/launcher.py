@@ -15,7 +15,8 @@ import ctypes
 
 import numpy as np
 
-from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError, for_user
+from ..errors import (TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError,
+                      for_user)
 from ..frontend.params import ArrayParam, ScalarParam
 from ..settings import getenv_fast, interpret_requested, settings
 from ..types import dtype as D
