@@ -121,6 +121,15 @@ class Kernel:
         except TileError as e:
             raise for_user(e) from None
 
+    def inspect(self, *args, arch: str = "sm_90"):
+        """The Tile IR, CUDA C++, PTX and SASS statistics of this kernel for `args`, side by
+        side with syntax highlighting in a notebook, as plain text in a terminal."""
+        from ..inspect_view import inspect_kernel
+        try:
+            return inspect_kernel(self, args, arch)
+        except TileError as e:
+            raise for_user(e) from None
+
     # ------------------------------------------------------------------ specialization
     def specialize(self, infos) -> tuple[tuple, list]:
         """(cache key, params) for per-argument infos (ArrayInfo or Python values)."""
