@@ -32,6 +32,8 @@ def test_the_caret_is_placed_by_display_column():
     # two wide characters before the span: the caret is 2 columns right of the character index
     assert caret.index("^") == src.index(" | ") + 3 + text.index("(3,)") + 2
     assert caret.rstrip().endswith(" ^^^^")
+    # and the column in `file:line:col` is the display column too
+    assert f"{__file__}:{line}:{text.index('(3,)') + 2 + 1}" in str(info.value)
 
 
 def test_display_width_counts_columns():

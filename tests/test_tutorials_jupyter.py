@@ -12,6 +12,7 @@ from notebook_util import execute, text_of
 from test_tutorials import EXPECT, HAS_MPL, TUTORIAL_DIR, TUTORIALS
 
 PLACES = ("tutorials folder", "copied elsewhere")
+HTML = {"07_inspect_code.py": 'class="tp-inspect"'}      # rich output a notebook must show
 
 
 @pytest.mark.parametrize("place", PLACES)
@@ -33,5 +34,9 @@ def test_tutorial_runs_in_a_jupyter_kernel(path, place, tmp_path):
     lines, drawn = EXPECT[name]
     for line in lines:
         assert line in out, f"{line!r} not printed:\n{out[-3000:]}"
+    if name in HTML:
+        pages = [o["data"].get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                 for o in c.outputs if o["output_type"] == "execute_result"]
+        assert any(HTML[name] in p for p in pages), "no HTML view was displayed"
     if HAS_MPL:
         assert sorted(os.listdir(figures) if os.path.isdir(figures) else []) == sorted(drawn)

@@ -60,9 +60,9 @@ def __getattr__(name: str):
         module = _API
     mod = importlib.import_module(module)
     if module == _API and name not in mod.__all__:
-        from .errors import did_you_mean
+        from .errors import TileAttributeError, did_you_mean
         near = did_you_mean(name, set(_LAZY) | set(mod.__all__) | {"launch"})
-        raise AttributeError(f"module 'tilepy' has no attribute '{name}'{near}")
+        raise TileAttributeError(f"module 'tilepy' has no attribute '{name}'{near}")
     value = getattr(mod, name)
     globals()[name] = value            # later lookups are plain attribute reads
     return value

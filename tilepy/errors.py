@@ -41,7 +41,14 @@ class Loc:
         cell = cell_name(self.file)
         if cell is not None:
             return f"{cell}, line {self.line}"
-        return f"{self.file}:{self.line}:{self.col + 1}"
+        return f"{self.file}:{self.line}:{self.column}"
+
+    @property
+    def column(self) -> int:
+        """The 1-based display column of the start (`col` counts UTF-8 bytes, as `ast` does)."""
+        if self.source_line is None:
+            return self.col + 1
+        return display_width(self.source_line.encode()[:self.col]) + 1
 
     def snippet(self) -> str:
         """The source line with a caret under the span (empty when the source is unknown)."""
@@ -157,7 +164,26 @@ def internal_errors(what: str):
                                 f"(please report it)") from e
 
 
-class TileError(Exception):
+class _UserFrames:
+    """In IPython and Jupyter, the traceback of a tilepy error shows the user's frames only."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's rendering of this error with tilepy's own frames left out (IPython calls
+        this instead of formatting the traceback itself)."""
+        import types
+        shell = sys.modules["IPython"].get_ipython()
+        frames, tb = [], self.__traceback__
+        while tb is not None:
+            if not _in_tilepy(tb.tb_frame):
+                frames.append(tb)
+            tb = tb.tb_next
+        kept = None
+        for t in reversed(frames):
+            kept = types.TracebackType(kept, t.tb_frame, t.tb_lasti, t.tb_lineno)
+        return shell.InteractiveTB.structured_traceback(type(self), self, kept, tb_offset=1)
+
+
+class TileError(_UserFrames, Exception):
     """Base of every tilepy error. `loc` defaults to the ambient location."""
 
     def __init__(self, message: str, loc: Loc | None = None):
@@ -181,20 +207,9 @@ class TileError(Exception):
         parts.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(parts)
 
-    def _render_traceback_(self) -> list[str]:
-        """IPython's rendering of this error with tilepy's own frames left out (IPython calls
-        this instead of formatting the traceback itself)."""
-        import types
-        shell = sys.modules["IPython"].get_ipython()
-        frames, tb = [], self.__traceback__
-        while tb is not None:
-            if not _in_tilepy(tb.tb_frame):
-                frames.append(tb)
-            tb = tb.tb_next
-        kept = None
-        for t in reversed(frames):
-            kept = types.TracebackType(kept, t.tb_frame, t.tb_lasti, t.tb_lineno)
-        return shell.InteractiveTB.structured_traceback(type(self), self, kept, tb_offset=1)
+
+class TileAttributeError(_UserFrames, AttributeError):
+    """`tilepy.<name>` for a name tilepy does not have (the message names the nearest one)."""
 
 
 class TileSyntaxError(TileError):

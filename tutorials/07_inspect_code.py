@@ -144,6 +144,20 @@ with tempfile.TemporaryDirectory() as d:
     print("saved:", [os.path.basename(p) for p in paths])
 
 # %% [markdown]
+# ## Everything side by side
+#
+# `kernel.inspect(*args)` gathers all of the above for one specialization: the Tile IR, the
+# CUDA C++, the PTX and the SASS statistics of the sm_90 cubin (registers, spills, shared
+# memory, instruction counts). In a notebook it shows as panes side by side with syntax
+# highlighting; `print(view)` gives the same as plain text.
+
+# %%
+view = axpy.inspect(2.0, x, y, 128)
+print(f"inspect: {view.sass.registers} registers, {view.sass.spill_bytes} spill bytes, "
+      f"{view.sass.instructions} SASS instructions")
+view
+
+# %% [markdown]
 # ## And it runs
 #
 # Here on the CPU backend: the very C++ above, compiled by the host compiler.
