@@ -170,17 +170,21 @@ class _UserFrames:
     def _render_traceback_(self) -> list[str]:
         """IPython's rendering of this error with tilepy's own frames left out (IPython calls
         this instead of formatting the traceback itself)."""
+        import traceback
         import types
-        shell = sys.modules["IPython"].get_ipython()
         frames, tb = [], self.__traceback__
-        while tb is not None:
-            if not _in_tilepy(tb.tb_frame):
+        while tb is not None:          # IPython's own frame (the cell's caller) goes too
+            name = tb.tb_frame.f_globals.get("__name__") or ""
+            if not (_in_tilepy(tb.tb_frame) or name.startswith("IPython.")):
                 frames.append(tb)
             tb = tb.tb_next
         kept = None
         for t in reversed(frames):
             kept = types.TracebackType(kept, t.tb_frame, t.tb_lasti, t.tb_lineno)
-        return shell.InteractiveTB.structured_traceback(type(self), self, kept, tb_offset=1)
+        shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+        if shell is None:
+            return traceback.format_exception(type(self), self, kept)
+        return shell.InteractiveTB.structured_traceback(type(self), self, kept, tb_offset=0)
 
 
 class TileError(_UserFrames, Exception):
