@@ -150,18 +150,25 @@ class Passing(Exception):
     again): not an error; `internal_errors` lets it through."""
 
 
-@contextlib.contextmanager
-def internal_errors(what: str):
-    """Turn an unexpected exception raised in the block (a bug in tilepy) into a
-    TileInternalError at the ambient location. Entered once per AST node and per emitted op,
-    the innermost block wraps it, so the error carries the user's line."""
-    try:
-        yield
-    except (TileError, Passing, RecursionError):
-        raise
-    except Exception as e:
-        raise TileInternalError(f"internal error in tilepy while {what}: {type(e).__name__}: {e} "
-                                f"(please report it)") from e
+class internal_errors:
+    """`with internal_errors(what):` turns an unexpected exception raised in the block (a bug in
+    tilepy) into a TileInternalError at the ambient location. Entered once per AST node and per
+    emitted op, the innermost block wraps it, so the error carries the user's line. (A class:
+    it is entered for every node, and a generator-based context manager costs more.)"""
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if e is None or not isinstance(e, Exception) or isinstance(
+                e, (TileError, Passing, RecursionError)):
+            return False
+        raise TileInternalError(f"internal error in tilepy while {self.what}: "
+                                f"{type(e).__name__}: {e} (please report it)") from e
 
 
 class _UserFrames:
