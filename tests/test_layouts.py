@@ -5,7 +5,7 @@ import pytest
 
 import tilepy as ct
 from tests.reference_kernels.cases import CASES
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch.cpu import compile_kernel
 from tilepy.lowering.assign_layouts import assign_layouts
 from tilepy.lowering.layouts import Blocked, BlockedRows, Cyclic, MmaAcc, MmaRows, mma_warps

@@ -40,7 +40,7 @@ def launch(stream, grid, kernel, args):
     (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
     place, so later `tilepy.launch(...)` calls go straight to it)."""
     from .errors import TileError
-    from .launch.launcher import launch as run
+    from .api.launcher import launch as run
     globals()["launch"] = run
     try:
         return run(stream, grid, kernel, args)

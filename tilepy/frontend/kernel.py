@@ -97,7 +97,7 @@ class Kernel:
     # ------------------------------------------------------------------ views for users
     def mlir(self, *args) -> str:
         """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""
-        from ..compiler import compile_for_args
+        from ..api.compiler import compile_for_args
         try:
             return compile_for_args(self, args).mlir
         except TileError as e:
@@ -105,7 +105,7 @@ class Kernel:
 
     def cuda_source(self, *args) -> str:
         """The CUDA C++ this kernel becomes for `args`."""
-        from ..compiler import compile_for_args
+        from ..api.compiler import compile_for_args
         try:
             return compile_for_args(self, args).cuda_source
         except TileError as e:
@@ -114,7 +114,7 @@ class Kernel:
     def compile(self, *args, arch: str = "sm_90"):
         """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
         ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
-        from ..aot import compile_kernel
+        from ..api.aot import compile_kernel
         try:
             return compile_kernel(self, args, arch)
         except TileError as e:

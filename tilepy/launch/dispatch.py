@@ -21,7 +21,7 @@ import ctypes
 import numpy as np
 
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
-from .intake import _DATA_OFFSET, numpy_ptr
+from ..host.intake import _DATA_OFFSET, numpy_ptr
 
 GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)

@@ -16,14 +16,14 @@ import ctypes
 import numpy as np
 
 from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ..frontend.params import ArrayParam, ScalarParam
+from ..host.params import ArrayParam, ScalarParam
 from ..settings import getenv_fast, interpret_requested, settings
 from ..types import dtype as D
-from ..compiler import stored_arrays
-from . import dispatch
-from .cpu import _mode_override
-from .dispatch import GRID_LIMIT, CpuPlan, grid3, plans_of, signature
-from .intake import ArrayInfo, intake
+from .compiler import stored_arrays
+from ..launch import dispatch
+from ..launch.cpu import _mode_override
+from ..launch.dispatch import GRID_LIMIT, CpuPlan, grid3, plans_of, signature
+from ..host.intake import ArrayInfo, intake
 
 _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16,
           D.int32: ctypes.c_int32, D.int64: ctypes.c_int64, D.uint8: ctypes.c_uint8,
@@ -172,8 +172,8 @@ def check_call(kernel, args):
 
 
 def _launch(stream, grid, kernel, args):
-    from ..compiler import compile_specialization
-    from .gpu import driver_available, is_cuda_stream
+    from .compiler import compile_specialization
+    from ..launch.gpu import driver_available, is_cuda_stream
     check_call(kernel, args)
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
@@ -195,10 +195,10 @@ def _launch(stream, grid, kernel, args):
     slots: list = []
     values = pack_args(params, infos, slots)
     if device == "cuda":
-        from .gpu import launch_gpu
+        from ..launch.gpu import launch_gpu
         plan = launch_gpu(stream, g, ck, infos, values, slots)
     else:
-        from . import cpu
+        from ..launch import cpu
         lib = cpu.build(ck.emitted, ck.compile_source())
         block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
         plan = CpuPlan(lib, getattr(lib.lib, cpu.ENTRY), values, slots,

@@ -106,7 +106,7 @@ def _is_torch(obj) -> bool:
 
 
 def from_torch(t, name: str = "") -> ArrayInfo:
-    from .dispatch import note_torch
+    from ..launch.dispatch import note_torch
     note_torch(sys.modules["torch"].Tensor)
     dev = t.device
     if t.layout is not sys.modules["torch"].strided:
@@ -183,7 +183,7 @@ def _c_strides(shape) -> tuple[int, ...]:
 
 
 def _from_cai(obj, name: str) -> ArrayInfo:
-    from .gpu import driver_available
+    from ..launch.gpu import driver_available
     if driver_available():
         return _from_cuda_view(obj, None, name, "cai")
     # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU

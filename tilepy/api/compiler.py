@@ -16,11 +16,11 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
-from .errors import TileError, TileInternalError
-from .launch.intake import intake
+from ..errors import TileError, TileInternalError
+from ..host.intake import intake
 
 if typing.TYPE_CHECKING:
-    from .ir import Module
+    from ..ir import Module
 
 
 @dataclass
@@ -80,7 +80,7 @@ def compile_for_args(kernel, args) -> CompiledKernel:
 
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
-    from .frontend.params import ArrayParam
+    from ..host.params import ArrayParam
     args, out = iter(module.entry().body.block.args), []
     for p in params:
         c = p.c_params()
@@ -97,11 +97,11 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     hit = kernel.cache.get(key)
     if hit is not None:
         return hit
-    from .launch import index
+    from . import index
     slot = index.slot_key(kernel, params)
     ck = _from_record(kernel, key, params, index.find(kernel, slot)) if slot is not None else None
     if ck is None:
-        from .frontend.identity import Deps
+        from ..frontend.identity import Deps
         deps = Deps(kernel.func) if slot is not None else None
         module, mlir, emitted = _lower(kernel, params, deps)
         ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted, kernel)
@@ -120,10 +120,10 @@ def _lower(kernel, params, deps=None):
 def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -> tuple:
     """Verify, print, eliminate dead code (in place), emit: (Tile IR text, EmittedKernel).
     `disjoint`: the entry arguments known not to overlap (emit_kernel)."""
-    from .cuda_c.emitter import emit_kernel
-    from .ir import verify
-    from .ir.printer import print_module
-    from .lowering.dce import dce
+    from ..cuda_c.emitter import emit_kernel
+    from ..ir import verify
+    from ..ir.printer import print_module
+    from ..lowering.dce import dce
     verify(module)
     mlir = print_module(module)
     dce(module)
@@ -175,8 +175,8 @@ class CompiledModule:
     def run_cpu(self, grid, args, mode: str | None = None):
         """Run on the CPU backend: one argument per entry parameter, as `tilepy.interpret.run`
         takes them (a numpy array or (array, element offset) per pointer, scalars otherwise)."""
-        from .launch import cpu
-        from .launch.launcher import normalize_grid
+        from ..launch import cpu
+        from .launcher import normalize_grid
         lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
         cpu.run(lib, normalize_grid(grid), module_args(self.module, args))
 
@@ -187,9 +187,9 @@ def module_args(module: Module, args) -> list:
 
     import numpy as np
 
-    from .errors import TileTypeError
-    from .types import PtrType
-    from .types import element as E
+    from ..errors import TileTypeError
+    from ..types import PtrType
+    from ..types import element as E
     scalars = {E.I1: ctypes.c_bool, E.I8: ctypes.c_int8, E.I16: ctypes.c_int16,
                E.I32: ctypes.c_int32, E.I64: ctypes.c_int64, E.F32: ctypes.c_float,
                E.F64: ctypes.c_double, E.TF32: ctypes.c_float}
@@ -230,7 +230,7 @@ WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
 def stored_arrays(module) -> set[str]:
     """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
     arguments reached backwards from a write's destination through view and pointer values."""
-    from .types.tile import PartitionViewType, PtrType, TensorViewType, TileType
+    from ..types.tile import PartitionViewType, PtrType, TensorViewType, TileType
 
     def is_ref(t) -> bool:
         return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
