@@ -192,7 +192,8 @@ class Compiled:
 
     def launch(self, stream, grid, args):
         """Run on the device this was compiled for (a GPU for cubin/ptx, the CPU for "cpu")."""
-        from .launcher import check_devices, normalize_grid
+        from ..host.grid import normalize_grid
+        from .launcher import check_devices
         try:
             infos = self.check_args(tuple(args))
             device, _ = check_devices(infos, [n for n, _ in self._specs])
@@ -315,7 +316,7 @@ def _info_for(a, constant: bool, index: int = 0):
 
 
 def _binary(ck, arch: str):
-    from .. import __version__
+    from ..version import __version__
     if arch == "cpu":
         from ..launch import cpu
         built = cpu.build(ck.emitted, ck.compile_source())

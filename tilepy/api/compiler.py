@@ -17,7 +17,7 @@ import typing
 from dataclasses import dataclass
 
 from ..errors import TileError, TileInternalError
-from ..host.intake import intake
+from ..host.intake import infos_for
 
 if typing.TYPE_CHECKING:
     from ..ir import Module
@@ -63,14 +63,6 @@ class CompiledKernel:
     def compile_source(self) -> str:
         """The source given to compilers: #line directives point errors at the user's code."""
         return self.emitted.source(line_directives=True)
-
-
-def infos_for(args) -> list:
-    out = []
-    for a in args:
-        info = intake(a)
-        out.append(a if info is None else info)
-    return out
 
 
 def compile_for_args(kernel, args) -> CompiledKernel:
@@ -138,6 +130,7 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
 
 
 def _record(ck: CompiledKernel, deps) -> dict:
+    from ..ir.writes import stored_arrays
     e = ck.emitted
     return {"deps": deps.items, "name": e.name, "params": [list(p) for p in e.params],
             "nt": e.nt, "smem_bytes": e.smem_bytes, "text": ck.cuda_source,
@@ -176,7 +169,7 @@ class CompiledModule:
         """Run on the CPU backend: one argument per entry parameter, as `tilepy.interpret.run`
         takes them (a numpy array or (array, element offset) per pointer, scalars otherwise)."""
         from ..launch import cpu
-        from .launcher import normalize_grid
+        from ..host.grid import normalize_grid
         lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
         cpu.run(lib, normalize_grid(grid), module_args(self.module, args))
 
@@ -220,36 +213,3 @@ def compile_module(module: Module) -> CompiledModule:
     specialization); run it on the CPU with `launch.cpu.build` and `launch.cpu.run`."""
     mlir, emitted = lower_module(module, f"module '{module.name}'")
     return CompiledModule(module.entry().sym_name, module, mlir, emitted)
-
-
-# ----------------------------------------------------------------------------- facts for launches
-WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
-             "atomic_cas_tko": "pointers", "atomic_rmw_tko": "pointers"}
-
-
-def stored_arrays(module) -> set[str]:
-    """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
-    arguments reached backwards from a write's destination through view and pointer values."""
-    from ..types.tile import PartitionViewType, PtrType, TensorViewType, TileType
-
-    def is_ref(t) -> bool:
-        return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
-                or (isinstance(t, TileType) and isinstance(t.elem, PtrType)))
-    out = set()
-    for op in module.walk():
-        operand = WRITE_OPS.get(op.name)
-        if operand is None:
-            continue
-        todo, seen = list(op.operand_group(operand)), set()
-        while todo:
-            v = todo.pop()
-            if id(v) in seen:
-                continue
-            seen.add(id(v))
-            d = getattr(v, "op", None)
-            if d is None:
-                if v.hint:
-                    out.add(v.hint)
-                continue
-            todo += [o for o in d.operands if is_ref(o.type)]
-    return out

@@ -75,8 +75,8 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
         return dtype_call(tr.ctx, fn, args[0])
     if isinstance(fn, LocalFunction):
         return inline_call(tr, fn, fn.scope, args, kwargs)
-    from .kernel import Kernel
-    if isinstance(fn, Kernel):
+    from .kernel import KernelFunction
+    if isinstance(fn, KernelFunction):
         fn = fn.func
     py = _py_builtin(fn)
     if py is not None:

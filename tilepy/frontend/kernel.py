@@ -1,8 +1,9 @@
-"""`@tilepy.kernel`: the kernel object, its specialization on arguments, and tracing.
+"""The traced side of a kernel: its function, options, specialization on arguments, tracing.
 
 A kernel is compiled once per *specialization* (specialize.py: dtypes, ranks, strides,
 alignment, divisibility, constant values); compiled specializations live in `kernel.cache`,
-in memory. `trace()` turns one specialization into a Tile IR module.
+in memory. `trace()` turns one specialization into a Tile IR module. The user-facing kernel
+object (`tilepy.Kernel`: `mlir`, `cuda_source`, `compile`) is api/kernel.py's subclass.
 """
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def _constant_params(func) -> set[str]:
     return out
 
 
-class Kernel:
-    """A tile kernel. Launch it with `tilepy.launch(stream, grid, kernel, args)`."""
+class KernelFunction:
+    """A function traced as a tile kernel (api/kernel.py's `Kernel` is the user's object)."""
 
     def __init__(self, func, **options):
         if not inspect.isfunction(func):
@@ -89,36 +90,6 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<tilepy.kernel {self.name}>"
-
-    def replace_hints(self, **options) -> "Kernel":
-        """A new kernel with the same function and these options changed (cuTile API)."""
-        return Kernel(self.func, **{**self.options, **options})
-
-    # ------------------------------------------------------------------ views for users
-    def mlir(self, *args) -> str:
-        """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""
-        from ..api.compiler import compile_for_args
-        try:
-            return compile_for_args(self, args).mlir
-        except TileError as e:
-            raise e.with_traceback(None) from None     # the user's line is in the message
-
-    def cuda_source(self, *args) -> str:
-        """The CUDA C++ this kernel becomes for `args`."""
-        from ..api.compiler import compile_for_args
-        try:
-            return compile_for_args(self, args).cuda_source
-        except TileError as e:
-            raise e.with_traceback(None) from None
-
-    def compile(self, *args, arch: str = "sm_90"):
-        """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
-        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
-        from ..api.aot import compile_kernel
-        try:
-            return compile_kernel(self, args, arch)
-        except TileError as e:
-            raise e.with_traceback(None) from None
 
     # ------------------------------------------------------------------ specialization
     def specialize(self, infos) -> tuple[tuple, list]:
@@ -167,16 +138,3 @@ class Kernel:
         ctx.finish()
         return ctx.module
 
-
-def kernel(func=None, /, **options):
-    """Decorate a function as a tile kernel (`@tilepy.kernel` or `@tilepy.kernel(...)`)."""
-    if func is None:
-        return lambda f: Kernel(f, **options)
-    return Kernel(func, **options)
-
-
-def function(func=None, /, *, host=False, tile=True):
-    """Mark a helper as usable in kernels. Helpers are inlined where they are called."""
-    if func is None:
-        return lambda f: f
-    return func

@@ -116,6 +116,9 @@ class OpDef:
     terminator: bool = False
     pure: bool = True
     elementwise: bool = False
+    commutative: bool = False          # a binary op whose operands may be swapped
+    mma: bool = False                  # a matrix multiply-accumulate (lhs, rhs, acc)
+    writes: str | None = None          # the operand group a memory op writes through
     category: str = "core"
     section: str = ""                  # spec section, e.g. "8.7.4"
     tokens: Any = None                 # parsed syntax, filled in lazily

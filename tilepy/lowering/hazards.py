@@ -25,7 +25,6 @@ from .memfacts import root_arg, tensor_view_op
 
 MEMORY = ("load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
           "atomic_cas_tko")
-WRITES = ("store_view_tko", "store_ptr_tko", "atomic_rmw_tko", "atomic_cas_tko")
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ def alias_oracle(disjoint: frozenset = frozenset()):
 
 
 def access(op: Operation, layouts: LayoutPlan) -> Access:
-    write = op.name in WRITES
+    write = op.opdef.writes is not None
     if op.name in ("load_view_tko", "store_view_tko"):
         t: TileType = op.tile.type
         root = root_arg(op.view)
