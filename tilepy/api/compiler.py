@@ -112,7 +112,7 @@ def _lower(kernel, params, deps=None):
 def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -> tuple:
     """Verify, print, eliminate dead code (in place), emit: (Tile IR text, EmittedKernel).
     `disjoint`: the entry arguments known not to overlap (emit_kernel)."""
-    from ..cuda_c.emitter import emit_kernel
+    from ..cuda_c.emit_core import emit_kernel
     from ..ir import verify
     from ..ir.printer import print_module
     from ..lowering.dce import dce

@@ -10,7 +10,7 @@ import re
 from ..errors import TileUnsupportedFeatureError
 from ..types import TileType
 from .emit_control import _assign_results, _enclosing_loop
-from .emitter import EmitContext, _bytes, _lambda, barrier, ctype, emit_op, literal, shape_t
+from .emit_core import EmitContext, _bytes, _lambda, barrier, ctype, emit_op, literal, shape_t
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
 _SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}

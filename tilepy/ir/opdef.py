@@ -13,7 +13,7 @@ Syntax strings use a small format language, read in both directions:
                 "$view[$index]" prints "%v[%a, %b]" and "rounding<$rounding_mode>" "rounding<zero>".
 
 Every constraint is a function `op -> None | str` tagged with a rule id and a phrase (`rule`):
-the phrase is a fixed part of the message it returns, so tests and `tilepy.ir.coverage` can
+the phrase is a fixed part of the message it returns, so tests and `tilepy.tools.coverage` can
 check that an invalid instance is rejected by the very rule it breaks.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`python -m tilepy.ir.coverage`: which Tile IR ops tilepy covers, computed from the code.
+"""`python -m tilepy.tools.coverage`: which Tile IR ops tilepy covers, computed from the code.
 
 Columns, per op of the operations chapter (`SPEC_OPS`):
   defined    the op has a row in `OPS`
@@ -19,13 +19,13 @@ import importlib
 from dataclasses import dataclass, field
 
 from ..errors import TileError, TileVerificationError
-from .core import Module
-from .negatives import NEGATIVES, Negative
-from .ops import OPS
-from .parser import parse_module
-from .printer import print_module
-from .samples import VALID, Sample
-from .verifier import verify
+from ..ir.core import Module
+from ..ir.negatives import NEGATIVES, Negative
+from ..ir.ops import OPS
+from ..ir.parser import parse_module
+from ..ir.printer import print_module
+from ..ir.samples import VALID, Sample
+from ..ir.verifier import verify
 
 # The operations chapter, in order: (section, op).
 SPEC_OPS = (
@@ -104,7 +104,7 @@ class Row:
 
 def _emitter_ops() -> set[str]:
     try:
-        em = importlib.import_module("tilepy.cuda_c.emitter")
+        em = importlib.import_module("tilepy.cuda_c.emit_core")
     except ImportError:
         return set()
     ops = set(getattr(em, "EMIT", {})) | set(getattr(em, "ELEMENTWISE", ()))
@@ -166,7 +166,7 @@ def render(rows: list[Row], show_problems: bool = False) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tilepy.ir.coverage", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tilepy.tools.coverage", description=__doc__.split("\n")[0])
     ap.add_argument("--problems", action="store_true", help="list why a cell is not covered")
     args = ap.parse_args(argv)
     print(render(coverage(), args.problems))
