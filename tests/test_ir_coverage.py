@@ -47,9 +47,8 @@ def test_coverage_totals():
         [(r.op, r.problems) for r in rows if r.problems]
     text = render(rows)
     assert "95/95 defined, 95/95 verified, 95/95 printed/parsed" in text
-    from tilepy.cuda_c.emit_core import ELEMENTWISE, EMIT
-    emitted = set(EMIT) | set(ELEMENTWISE) | {"module", "entry"}
-    assert {r.op for r in rows if r.cpu} == emitted & set(OPS)
+    from tilepy.cuda_c.emitter import handled_ops
+    assert {r.op for r in rows if r.cpu} == handled_ops() & set(OPS)
 
 
 def test_coverage_is_a_command():

@@ -1,14 +1,18 @@
-"""The pipeline, in order: specialize -> trace -> verify -> lower -> emit.
+"""The pipeline, in order: specialize -> trace -> verify -> lower -> plan -> emit.
 
     arguments --intake--> ArrayInfo/values --Kernel.specialize--> params (cache key)
-      --Kernel.trace--> Tile IR module --verify--> --dce--> --emit_kernel--> CUDA C++
+      --Kernel.trace--> Tile IR module --verify--> --dce--> --plan_kernel--> lowering plan
+      --backend.emit--> kernel artifact (CUDA C++)
 
 The order matters: the verifier runs on the traced module exactly as printed by `kernel.mlir()`
-(what the user reads is what was checked); dead-code elimination runs before emission so the
-C++ only has ops that contribute; the emitter needs a verified module because it trusts types.
+(what the user reads is what was checked); dead-code elimination runs before planning so the
+plan and the C++ only have ops that contribute; layouts, barriers and pipelines are planned
+here, on the verified module, for the backend's thread count, and the backend only follows the
+plan. The backend is an object (`BACKEND`, cuda_c/backend.py says what one is): a second one
+(Tile IR bytecode) is chosen here and touches nothing else.
 
 A specialization is compiled once per process (`kernel.cache`) and, across processes, found in
-the disk index (launch/index.py) when nothing the trace read has changed: then none of the
+the disk index (api/index.py) when nothing the trace read has changed: then none of the
 pipeline runs (nor is it imported), and the module is re-traced only if someone asks for it.
 """
 from __future__ import annotations
@@ -23,21 +27,6 @@ if typing.TYPE_CHECKING:
     from ..ir import Module
 
 
-@dataclass
-class StoredKernel:
-    """What the launch path uses of an emitted kernel (cuda_c.emitter.EmittedKernel), as kept
-    in the disk index."""
-    name: str
-    params: list[tuple[str, str]]      # (C++ type, name) in launch order
-    nt: int
-    smem_bytes: int
-    text: str                          # the source without / with #line directives
-    text_lines: str
-
-    def source(self, line_directives: bool = False) -> str:
-        return self.text_lines if line_directives else self.text
-
-
 class CompiledKernel:
     """One compiled specialization: the Tile IR text, the emitted kernel, and the module (traced
     again on first use when the kernel came from the disk index)."""
@@ -46,7 +35,7 @@ class CompiledKernel:
                  kernel=None):
         self.name, self.key, self.params = name, key, params
         self.mlir = mlir
-        self.emitted = emitted       # cuda_c.emitter.EmittedKernel, or a StoredKernel
+        self.emitted = emitted       # the backend's kernel artifact (cuda_c/backend.py)
         self._module = module
         self._kernel = kernel
 
@@ -109,18 +98,26 @@ def _lower(kernel, params, deps=None):
     return (module,) + lower_module(module, f"'{kernel.name}'", disjoint_args(module, params))
 
 
+def backend():
+    """The backend kernels are compiled with (the CUDA C++ emitter; one object, loaded late)."""
+    from ..cuda_c.backend import CPP
+    return CPP
+
+
 def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -> tuple:
-    """Verify, print, eliminate dead code (in place), emit: (Tile IR text, EmittedKernel).
-    `disjoint`: the entry arguments known not to overlap (emit_kernel)."""
-    from ..cuda_c.emit_core import emit_kernel
+    """Verify, print, eliminate dead code (in place), plan the lowering, emit: (Tile IR text,
+    kernel artifact). `disjoint`: the entry arguments known not to overlap (hazards.py)."""
     from ..ir import verify
     from ..ir.printer import print_module
     from ..lowering.dce import dce
+    from ..lowering.plan import plan_kernel
     verify(module)
     mlir = print_module(module)
     dce(module)
+    be = backend()
     try:
-        emitted = emit_kernel(module, disjoint=disjoint)
+        plan = plan_kernel(module, be.threads, disjoint) if be.lowering else None
+        emitted = be.emit(module, plan)
     except TileError:
         raise
     except Exception as e:
@@ -130,18 +127,19 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
 
 
 def _record(ck: CompiledKernel, deps) -> dict:
+    """The disk index's record: backend-neutral, the artifact as its backend records it."""
     from ..ir.writes import stored_arrays
-    e = ck.emitted
-    return {"deps": deps.items, "name": e.name, "params": [list(p) for p in e.params],
-            "nt": e.nt, "smem_bytes": e.smem_bytes, "text": ck.cuda_source,
-            "text_lines": ck.compile_source(), "mlir": ck.mlir,
-            "stored": sorted(stored_arrays(ck.module))}
+    be = backend()
+    return {"deps": deps.items, "mlir": ck.mlir, "stored": sorted(stored_arrays(ck.module)),
+            "backend": be.name, "kernel": be.record(ck.emitted)}
 
 
 def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
+    be = backend()
     try:
-        emitted = StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
-                               int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]))
+        if r["backend"] != be.name:
+            return None
+        emitted = be.from_record(r["kernel"])
     except (KeyError, TypeError, ValueError):       # no record, or not one this code wrote
         return None
     ck = CompiledKernel(kernel.name, key, params, None, "", emitted, kernel)
@@ -156,7 +154,7 @@ class CompiledModule:
     name: str
     module: Module
     mlir: str
-    emitted: object              # cuda_c.emitter.EmittedKernel
+    emitted: object              # the backend's kernel artifact
 
     @property
     def cuda_source(self) -> str:

@@ -8,7 +8,7 @@ Columns, per op of the operations chapter (`SPEC_OPS`):
              an op without rules does not count
   printed/parsed  the op's instance in `samples.py` parses, verifies, prints, and prints the
              same text again after a second parse
-  CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.emitter.EMIT`/`ELEMENTWISE`; entry
+  CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.emitter.handled_ops`; entry
              is `emit_kernel` itself). Both backends compile the same emitted C++ today.
   interp     the op is in `tilepy.interpret.SUPPORTED_OPS` (when that module exists)
 """
@@ -104,13 +104,10 @@ class Row:
 
 def _emitter_ops() -> set[str]:
     try:
-        em = importlib.import_module("tilepy.cuda_c.emit_core")
+        em = importlib.import_module("tilepy.cuda_c.emitter")
     except ImportError:
         return set()
-    ops = set(getattr(em, "EMIT", {})) | set(getattr(em, "ELEMENTWISE", ()))
-    if hasattr(em, "emit_kernel"):        # it takes a module and emits its entry
-        ops |= {"module", "entry"}
-    return ops
+    return em.handled_ops()
 
 
 def _interpreter_ops() -> set[str]:
