@@ -118,6 +118,7 @@ class OpDef:
     elementwise: bool = False
     commutative: bool = False          # a binary op whose operands may be swapped
     mma: bool = False                  # a matrix multiply-accumulate (lhs, rhs, acc)
+    reads: str | None = None           # the operand group a memory op reads through
     writes: str | None = None          # the operand group a memory op writes through
     category: str = "core"
     section: str = ""                  # spec section, e.g. "8.7.4"
