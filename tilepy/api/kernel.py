@@ -14,6 +14,12 @@ class Kernel(KernelFunction):
         """A new kernel with the same function and these options changed (cuTile API)."""
         return Kernel(self.func, **{**self.options, **options})
 
+    def trace(self, params, deps=None):
+        """Run the kernel's Python body on tracing values: the Tile IR module. `deps`
+        (frontend/identity.Deps) records what the trace reads from outside the arguments."""
+        from ..frontend.trace import trace_kernel      # the compiler: loaded on the first trace
+        return trace_kernel(self, params, deps)
+
     # ------------------------------------------------------------------ views for users
     def mlir(self, *args) -> str:
         """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""

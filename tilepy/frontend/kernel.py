@@ -2,7 +2,8 @@
 
 A kernel is compiled once per *specialization* (specialize.py: dtypes, ranks, strides,
 alignment, divisibility, constant values); compiled specializations live in `kernel.cache`,
-in memory. `trace()` turns one specialization into a Tile IR module. The user-facing kernel
+in memory. `trace()` (api/kernel.py, through trace.py) turns one specialization into a Tile IR
+module. The user-facing kernel
 object (`tilepy.Kernel`: `mlir`, `cuda_source`, `compile`) is api/kernel.py's subclass.
 """
 from __future__ import annotations
@@ -11,13 +12,10 @@ import functools
 import inspect
 import typing
 
-from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at
+from ..errors import TileSyntaxError, TileTypeError, TileValueError
 from ..settings import settings
 from .api import ByTarget, ConstantAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
-
-if typing.TYPE_CHECKING:
-    from ..ir import Module
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
 OPTIONS = {
@@ -106,35 +104,4 @@ class KernelFunction:
                 log_recompile(self.name, self.keys, key)
             self.keys.append(key)
         return key, params
-
-    def trace(self, params, deps=None) -> Module:
-        """Run the kernel's Python body on tracing values: the Tile IR module. `deps`
-        (identity.Deps) records what the trace reads from outside the arguments."""
-        from .context import KernelContext          # the compiler: loaded on the first trace
-        from .source import parse_function
-        from .tracer import FunctionTracer, ReturnSignal
-        parsed = parse_function(self.func)
-        ctx = KernelContext(self.name)
-        ctx.module.name = self.name
-        ctx.deps = deps
-        from .calls import function_env
-        tracer = FunctionTracer(ctx, parsed, function_env(self.func), self.func)
-        ctx.tracer = tracer
-        ctx.call_stack.append(self.func.__code__)
-        with at(parsed.loc(parsed.tree)):
-            try:
-                tracer.scope.update(ctx.begin(params))
-                tracer.run(parsed.tree.body)
-            except ReturnSignal as r:
-                if r.value is not None:
-                    raise TileTypeError("a kernel cannot return a value") from None
-            except TileError:
-                raise
-            except RecursionError:
-                raise TileSyntaxError("the kernel is nested too deeply to compile") from None
-            except Exception as e:  # a bug in tilepy: keep the user's location
-                raise TileInternalError(f"internal error while compiling '{self.name}': "
-                                        f"{type(e).__name__}: {e}") from e
-        ctx.finish()
-        return ctx.module
 
