@@ -3,7 +3,7 @@ terminators continue / yield / return, and the parallel assignment of loop-carri
 from __future__ import annotations
 
 from ..types import CPP_TYPE, TileType
-from .emit_core import EMIT, emit_op, emit_yield_in_lambda
+from .emitter import EMIT, emit_op, emit_yield_in_lambda
 
 
 def emit_for(ctx, op):

@@ -10,7 +10,7 @@ import re
 from ..errors import TileUnsupportedFeatureError
 from ..types import TileType
 from .emit_control import _assign_results, _enclosing_loop
-from .emit_core import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, emit_op, emit_reduce, literal,
+from .emitter import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, emit_op, emit_reduce, literal,
                         shape_t)
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, TileType
-from .emit_core import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
+from .emitter import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
 
 
 def smem_op(o: Operand, offset: str = "") -> str:

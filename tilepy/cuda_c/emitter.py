@@ -1,91 +1,449 @@
-"""The CUDA C++ backend's top: a Tile IR module and its lowering plan -> one kernel's C++.
+"""Tile IR -> CUDA C++: one emitted line per op, calling templates of tilepy/runtime.h.
 
-Every op is emitted by the function the `EMIT` table of emit_core.py names; the emit_*.py
-modules below add their ops to it when they load, and this module loads them all. The order of
-the kernel's parts: parameters and body (one line per op), then the shared-memory declarations
-the body turned out to need, in front.
+The emitter is a table from op name to a small function; element-wise ops are a second table
+from op name to the runtime functor that computes one element. Everything about *how* a tile op
+runs lives in the runtime header; this file only spells the calls. Emission state (names, the
+writer, shared-memory size, constant tables) travels in an explicit `EmitContext`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
-from ..errors import TileUnsupportedFeatureError
-from ..ir import Module
-from ..lowering.assign_layouts import LayoutPlan
-from ..lowering.plan import KernelPlan
-from . import emit_control, emit_mma, emit_ops, emit_pipeline  # noqa: F401  (they register their ops)
-from .emit_core import EMIT, RUNTIME_INCLUDE, EmitContext, ctype, emit_op  # noqa: F401  (EMIT: the table)
+import numpy as np
+
+from ..errors import TileUnsupportedFeatureError, at
+from ..ir import Operation, Value
+from ..lowering.assign_layouts import LayoutPlan, commutative
+from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
+from ..lowering.memfacts import contiguous_along
+from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
+from .layout_types import layout_type
 from .writer import Writer
+
+RUNTIME_INCLUDE = '#include "tilepy/runtime.h"'
+
+_CPP_RESERVED = set("""alignas alignof and asm auto bool break case catch char class const constexpr
+const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
+false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
+private protected public register reinterpret_cast return short signed sizeof static static_assert
+static_cast struct switch template this throw true try typedef typeid typename union unsigned using
+virtual void volatile wchar_t while xor threadIdx blockIdx blockDim gridDim tp dim3 main std
+""".split())
 
 
 @dataclass
-class EmittedKernel:
-    name: str
-    params: list[tuple[str, str]]      # (C++ type, name) in launch order
-    body: Writer
-    tables: list[str]
-    smem_bytes: int
-    nt: int
+class EmitContext:
+    w: Writer = field(default_factory=Writer)
+    names: dict[int, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    pviews: dict[int, PartitionViewType] = field(default_factory=dict)
+    tables: list[str] = field(default_factory=list)
+    smem_bytes: int = 0
+    barriers: set[int] = field(default_factory=set)      # memory ops with a barrier before
+    used_values: set[int] = field(default_factory=set)
+    counter: int = 0
+    plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
+    staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
+    pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
+    skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
+    buffers: list[str] = field(default_factory=list)      # __shared__ arrays of pipelines
+    buffer_bytes: int = 0
+    params: list[tuple[str, str]] = field(default_factory=list)
 
-    def source(self, line_directives: bool = False) -> str:
-        head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
-                "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
-        head += self.tables + ([""] if self.tables else [])
-        params = ", ".join(f"{t} {n}" for t, n in self.params)
-        head.append(f'extern "C" __global__ void __launch_bounds__(TP_NT) {self.name}({params}) {{')
-        body = self.body.render(line_directives)
-        return "\n".join(head) + "\n" + body
+    def fresh(self, hint: str | None) -> str:
+        base = re.sub(r"\W", "_", hint) if hint else ""
+        if not base or base[0].isdigit() or base in _CPP_RESERVED or base.startswith("tp_"):
+            base = f"v{self.counter}" + (f"_{base}" if base else "")
+            self.counter += 1
+        name, i = base, 1
+        while name in self.used:
+            name, i = f"{base}_{i}", i + 1
+        self.used.add(name)
+        return name
+
+    def define(self, v: Value, name: str | None = None) -> str:
+        n = name or self.fresh(v.hint)
+        self.names[id(v)] = n
+        return n
+
+    def alias(self, v: Value, other: Value):
+        self.names[id(v)] = self.names[id(other)]
+
+    def __call__(self, v: Value) -> str:
+        return self.names[id(v)]
+
+    def need_smem(self, nbytes: int):
+        self.smem_bytes = max(self.smem_bytes, nbytes)
+
+    def buffer(self, name: str, elem, count: int):
+        self.buffers.append(f"__shared__ __align__(128) {CPP_TYPE[elem]} {name}[{count}];")
+        self.buffer_bytes += (count * elem.storage_bytes + 127) // 128 * 128
+
+    def lay(self, v: Value) -> str:
+        """The C++ layout type of tile value `v` (lowering/assign_layouts.py)."""
+        lay = self.plan.layout(v)
+        return layout_type(lay or Cyclic(v.type.numel))
+
+    def operand(self, v: Value) -> tuple[str, int]:
+        """An mma operand: the shared-memory operand the pipeline staged it in, or the register
+        tile; and whether its fragments round to tf32 (an f32 load feeding astype(tf32))."""
+        staged = self.staged.get(id(v))
+        return staged if staged is not None else (self(v), 0)
+
+    def ty(self, v: Value) -> str:
+        """The C++ type of value `v`: its Tile type spells its layout (Cyclic is the default)."""
+        t = v.type
+        lay = self.plan.layout(v) if isinstance(t, TileType) and t.numel > 1 else None
+        if lay is None or isinstance(lay, Cyclic):
+            return ctype(t)
+        check_size(t)
+        return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {layout_type(lay)}>"
 
 
-SMEM_LIMIT = 48 * 1024          # static shared memory of one block
+# ---------------------------------------------------------------------------- C++ spelling
+_NO_CPP_TYPE = ("e4m3", "e5m2")      # runtime.h has no fp8 types yet
 
 
-def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKernel:
-    """The kernel's C++, following the lowering plan the compiler made (layouts, barriers,
-    pipelines). K loops are pipelined with `stages` stages, fewer if shared memory would exceed
-    SMEM_LIMIT, and not at all if even two do not fit."""
-    entry = module.entry()
-    nt = plan.nt
-    for s in range(stages, 0, -1):
-        ctx = _emit(module, plan.layouts, plan.pipelines(s), plan.barriers)
-        if s == 1 or ctx.buffer_bytes + ctx.smem_bytes <= SMEM_LIMIT:
-            break
-    smem = (ctx.smem_bytes + 15) // 16 * 16
-    if smem + ctx.buffer_bytes > SMEM_LIMIT:
+def _cpp(e) -> str:
+    if e.name in _NO_CPP_TYPE:
+        raise TileUnsupportedFeatureError(f"{e} values are not supported by the CUDA C++ backend yet")
+    return CPP_TYPE[e]
+
+
+MAX_TILE_ELEMENTS = 1 << 16     # per tile; its elements live in registers (or on a CPU stack)
+
+
+def check_size(t: TileType):
+    if t.numel > MAX_TILE_ELEMENTS:
         raise TileUnsupportedFeatureError(
-            f"kernel '{entry.sym_name}' needs {smem + ctx.buffer_bytes} bytes of shared memory for "
-            f"its data movement; more than 48 KiB is not supported yet (use smaller tiles)")
-    if smem:
-        scratch = [f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"]
-    else:   # the ops that name it take their register paths
-        scratch = ["unsigned char* const tp_smem = nullptr;"] if any(
-            "tp_smem" in text for _, text, _ in ctx.w.lines) else []
-    decls = ctx.buffers + scratch
-    for d in reversed(decls):
-        ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, smem + ctx.buffer_bytes, nt)
+            f"a tile of {t.numel} elements ({t}) is too large for the CUDA C++ backend: at "
+            f"most {MAX_TILE_ELEMENTS} elements per tile are supported (use smaller tiles)")
 
 
-def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:
-    entry = module.entry()
-    ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
-    ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
-    for a in entry.body.block.args:
-        n = ctx.define(a)
-        ctx.params.append((ctype(a.type), n))
-    ctx.w.depth = 1
-    for op in entry.body.block.ops:
-        emit_op(ctx, op)
-    ctx.w.depth = 0
-    ctx.w.line("}")
-    return ctx
+def ctype(t) -> str:
+    """The C++ type of a value of Tile IR type `t`."""
+    if isinstance(t, TileType):
+        check_size(t)
+        scalar = elem_ctype(t)
+        return scalar if t.numel == 1 else f"tp::Tile<{scalar}, {t.numel}>"
+    if isinstance(t, TensorViewType):
+        return f"tp::View<{_cpp(t.elem)}, {t.rank}>"
+    raise TileUnsupportedFeatureError(f"values of type {t} are not supported by the CUDA C++ backend yet")
 
 
+def elem_ctype(t: TileType) -> str:
+    e = t.elem
+    # tp::ptr<T> is T*: `const tp::ptr<T> p` is a constant pointer to writable memory
+    return f"tp::ptr<{_cpp(e.pointee)}>" if isinstance(e, PtrType) else _cpp(e)
 
-def handled_ops() -> set[str]:
-    """The ops this backend emits: the EMIT table's, the element-wise ops of the op table that
-    have a runtime functor, and the module and entry (emit_kernel itself)."""
-    from ..ir import OPS
-    from .emit_core import NO_FUNCTOR
-    return set(EMIT) | {n for n, d in OPS.items() if d.elementwise and n not in NO_FUNCTOR} | \
-        {"module", "entry"}
+
+def shape_t(shape) -> str:
+    return f"tp::Shape<{', '.join(map(str, shape))}>"
+
+
+def literal(elem, value) -> str:
+    """A C++ expression of element type `elem` with exactly `value`."""
+    c = CPP_TYPE[elem]
+    if elem == I1:
+        return "true" if bool(value) else "false"
+    if elem.is_int:
+        v = int(value)
+        if v == -(1 << (elem.bits - 1)):
+            return f"({c})(-{(1 << (elem.bits - 1)) - 1}LL - 1)"
+        return f"({c}){v}" + ("LL" if elem.bits == 64 else "")
+    f = float(value)
+    if np.isnan(f):
+        core = "tp::nan_f32()"
+    elif np.isinf(f):
+        core = "tp::inf_f32()" if f > 0 else "(-tp::inf_f32())"
+    elif elem.bits == 64:
+        return _shortest(np.float64(f))
+    else:
+        core = _shortest(np.float32(f)) + "f"
+    if elem.bits == 64:
+        return f"(double){core}"
+    if elem in (F16, BF16):
+        return f"tp::cvt<{c}>({core})"
+    return core
+
+
+def _float_bits(elem, x) -> str:
+    """A float constant from its exact bit pattern (keeps NaN payloads)."""
+    nbytes = elem.storage_bytes
+    b = int(np.asarray(x).view(f"u{nbytes}"))
+    return f"tp::from_bits<{CPP_TYPE[elem]}>((uint{8 * nbytes}_t){b}ull)"
+
+
+def _shortest(x) -> str:
+    """The shortest decimal that reads back as exactly x in x's own precision."""
+    s = str(x)
+    return s if ("." in s or "e" in s) else s + ".0"
+
+
+# ---------------------------------------------------------------------------- element-wise
+_PRED = {"equal": 0, "not_equal": 1, "less_than": 2, "less_than_or_equal": 3, "greater_than": 4,
+         "greater_than_or_equal": 5}
+
+
+# The runtime functor of an element-wise op is `tp::op::<op name><template arguments>{}`: the
+# arguments are the result's C++ type for conversions (the op row's category), then, in the
+# row's attribute order, each attribute spelled below; other attributes are no arguments.
+_TEMPLATE_ARG = {
+    "signedness": lambda op: "true" if op.attrs.get("signedness") == "signed" else "false",
+    "propagate_nan": lambda op: "true" if op.attrs.get("propagate_nan") else "false",
+    "rounding": lambda op: str({None: 0, "zero": 0, "negative_inf": 1,
+                                "positive_inf": 2}[op.attrs.get("rounding")]),
+    "comparison_predicate": lambda op: str(_PRED[op.comparison_predicate]),
+    "comparison_ordering": lambda op: "true" if op.comparison_ordering == "ordered" else "false",
+}
+NO_FUNCTOR = {"mulhii", "int_to_ptr", "ptr_to_int", "ptr_to_ptr"}   # not in runtime.h yet
+
+
+def _functor(op: Operation) -> str:
+    n, rt = op.name, op.results[0].type
+    if n in NO_FUNCTOR:
+        raise TileUnsupportedFeatureError(f"'{n}' is not supported by the CUDA C++ backend yet")
+    if n == "ftof" and str(rt.elem) == "tf32":
+        return "tp::op::to_tf32{}"
+    args = [elem_ctype(rt)] if op.opdef.category == "conversion" else []
+    args += [_TEMPLATE_ARG[a.name](op) for a in op.opdef.attrs if a.name in _TEMPLATE_ARG]
+    return f"tp::op::{n}<{', '.join(args)}>{{}}" if args else f"tp::op::{n}{{}}"
+
+
+ELEMENTWISE_UNSUPPORTED_ATTRS = ("rounding_mode", "flush_to_zero")
+
+
+def emit_elementwise(ctx: EmitContext, op: Operation):
+    for a in ELEMENTWISE_UNSUPPORTED_ATTRS:
+        if op.attrs.get(a) not in (None, False, "nearest_even"):
+            raise TileUnsupportedFeatureError(f"{op.name} with {a}={op.attrs[a]} is not supported by "
+                                              f"the CUDA C++ backend yet")
+    names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
+    tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
+    if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
+            (names & {"e4m3", "e5m2", "tf32"} and not tf32_cvt):
+        raise TileUnsupportedFeatureError(f"{op.name} on tf32/fp8 types is not supported by the CUDA "
+                                          f"C++ backend yet")
+    args = ", ".join(ctx(v) for v in op.operands)
+    r = op.result
+    name = ctx.define(r)
+    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
+
+
+# ---------------------------------------------------------------------------- other ops
+def emit_constant(ctx, op):
+    t, v = op.result.type, op.value
+    name = ctx.define(op.result)
+    if v.is_splat:
+        x = v.array[()]
+        lit = _float_bits(t.elem, x) if t.elem.is_float and np.isnan(x) else literal(t.elem, x)
+        init = lit if t.numel == 1 else f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({lit})"
+    else:
+        # Float tables hold bit patterns: exact for every value (NaN payloads, f16/bf16) and a
+        # constant initializer (NVRTC rejects dynamic initialization of __device__ variables).
+        table = f"tp_const_{len(ctx.tables)}"
+        arr = np.asarray(v.array).reshape(-1)
+        if t.elem.is_float:
+            nbytes = t.elem.storage_bytes
+            ct = f"uint{8 * nbytes}_t"
+            vals = ", ".join(f"{int(b)}ull" for b in arr.view(f"u{nbytes}"))
+        else:
+            ct = CPP_TYPE[t.elem]
+            vals = ", ".join(literal(t.elem, x) for x in arr)
+        ctx.tables.append(f"__device__ const {ct} {table}[{t.numel}] = {{{vals}}};")
+        init = (f"tp::from_bits<{CPP_TYPE[t.elem]}>({table}[0])" if t.numel == 1
+                else f"tp::from_table<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>({table})")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
+
+
+def emit_grid(ctx, op):
+    src = "blockIdx" if op.name == "get_tile_block_id" else "gridDim"
+    for r, axis in zip(op.results, "xyz"):
+        if id(r) in ctx.used_values:
+            ctx.w.line(f"const int32_t {ctx.define(r)} = (int32_t){src}.{axis};", op.loc)
+
+
+def emit_iota(ctx, op):
+    t = op.result.type
+    name = ctx.define(op.result)
+    init = (f"({CPP_TYPE[t.elem]})0" if t.numel == 1
+            else f"tp::iota<{CPP_TYPE[t.elem]}, {t.numel}, {ctx.lay(op.result)}>()")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
+
+
+def emit_make_tensor_view(ctx, op):
+    t = op.result.type
+    dyn_shape, dyn_strides = iter(op.dynamicShape), iter(op.dynamicStrides)
+    shape = ", ".join(f"(int64_t){ctx(next(dyn_shape))}" if d is None else str(d) for d in t.shape)
+    strides = ", ".join(f"(int64_t){ctx(next(dyn_strides))}" if s is None else str(s)
+                        for s in t.strides)
+    name = ctx.define(op.result)
+    ctx.w.line(f"const {ctype(t)} {name}{{{ctx(op.base)}, {{{shape}}}, {{{strides}}}}};", op.loc)
+
+
+def emit_make_partition_view(ctx, op):
+    ctx.alias(op.result, op.tensor_view)
+    ctx.pviews[id(op.result)] = op.result.type
+
+
+_PAD = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf": float("inf"),
+        "neg_inf": float("-inf")}
+
+
+def _view_args(ctx, op):
+    pv: PartitionViewType = op.view.type
+    dm = ", ".join(map(str, pv.effective_dim_map))
+    idx = ", ".join(f"(int64_t){ctx(i)}" for i in op.index)
+    return f"{shape_t(pv.tile_shape)}, tp::DimMap<{dm}>", ctx(op.view), idx
+
+
+def _check_weak(op):
+    if op.attrs.get("memory_ordering_semantics") != "weak":
+        raise TileUnsupportedFeatureError(f"{op.name} with memory ordering "
+                                          f"{op.memory_ordering_semantics} is not supported by the "
+                                          f"CUDA C++ backend yet")
+
+
+def emit_load_view(ctx, op):
+    _check_weak(op)
+    targs, view, idx = _view_args(ctx, op)
+    t = op.tile.type
+    pad = literal(t.elem, _PAD[op.view.type.padding_value])
+    barrier(ctx, op)
+    if t.numel == 1:
+        fn = f"load_scalar<{targs}>"
+    else:
+        fn = f"load<{targs}, {ctx.lay(op.tile)}, {_vec(op.view, t)}>"
+    name = ctx.define(op.tile)
+    ctx.w.line(f"const {ctx.ty(op.tile)} {name} = tp::{fn}({view}, {{{idx}}}, {pad});", op.loc)
+
+
+def emit_store_view(ctx, op):
+    _check_weak(op)
+    barrier(ctx, op)
+    targs, view, idx = _view_args(ctx, op)
+    t = op.tile.type
+    fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
+    ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+
+
+def barrier(ctx, op):
+    """A barrier before a memory op that may touch what other threads touched (hazards.py)."""
+    if id(op) in ctx.barriers:
+        ctx.w.line("__syncthreads();  // other threads' earlier accesses to this memory are done",
+                   op.loc)
+
+
+def _vec(view, t: TileType) -> str:
+    """Whether vector accesses along the tile's last dimension are proven aligned."""
+    return "true" if t.rank and contiguous_along(view, t.rank - 1) else "false"
+
+
+def emit_reshape(ctx, op):
+    ctx.alias(op.result, op.source)     # row-major linear order is the layout: nothing moves
+
+
+def emit_broadcast(ctx, op):
+    s, t = op.source.type, op.result.type
+    name = ctx.define(op.result)
+    if t.numel == 1:
+        init = ctx(op.source)
+    elif s.numel == 1:
+        init = f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({ctx(op.source)})"
+    else:
+        if not broadcast_in_registers(ctx.plan.layout(op.source), ctx.plan.layout(op.result),
+                                      s.shape, t.shape):
+            ctx.need_smem(s.numel * _bytes(s))
+        init = (f"tp::broadcast_to<{shape_t(s.shape)}, {shape_t(t.shape)}, {ctx.lay(op.result)}>("
+                f"{ctx(op.source)}, tp_smem)")
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = {init};", op.loc)
+
+
+def emit_permute(ctx, op):
+    s, t = op.source.type, op.result.type
+    if s.numel == 1:
+        ctx.alias(op.result, op.source)
+        return
+    ctx.need_smem(s.numel * _bytes(s))
+    name = ctx.define(op.result)
+    perm = ", ".join(map(str, op.permutation))
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::permute<{shape_t(s.shape)}, tp::DimMap<{perm}>, "
+               f"{shape_t(t.shape)}, {ctx.lay(op.result)}>({ctx(op.source)}, tp_smem);", op.loc)
+
+
+def _bytes(t: TileType) -> int:
+    return 8 if isinstance(t.elem, PtrType) else t.elem.storage_bytes
+
+
+def emit_reduce(ctx, op):
+    """A reduce of one tile (emit_ops.py registers `reduce`, with the two-tile case)."""
+    src, res = op.operands[0], op.results[0]
+    s = src.type
+    ident = literal(s.elem, op.identities[0].array[()])
+    lam = _lambda(ctx, op.body.block)
+    name = ctx.define(res)
+    if s.numel == 1:
+        init = f"({lam})({ctx(src)}, {ident})"
+    else:
+        ctx.need_smem(_reduce_smem(ctx, op))
+        lr = ctx.lay(res) if res.type.numel > 1 else "tp::Cyclic<1>"
+        comm = "true" if commutative(op) else "false"
+        init = (f"tp::reduce_to<{shape_t(s.shape)}, {op.dim}, {lr}, {comm}>({ctx(src)}, {ident}, "
+                f"tp_smem, {lam})")
+    ctx.w.line(f"const {ctx.ty(res)} {name} = {init};", op.loc)
+
+
+def _reduce_smem(ctx, op) -> int:
+    """Scratch bytes of the path tp::reduce_to takes (layout_ops.h)."""
+    src, res = op.operands[0], op.results[0]
+    s, nbytes = src.type, _bytes(src.type)
+    ls, lr = ctx.plan.layout(src), ctx.plan.layout(res)
+    if commutative(op):
+        if res.type.numel == 1:
+            return ctx.plan.nt // 32 * nbytes
+        if rows_path(ls, lr, s.shape, op.dim):
+            return ls.warps_n * lr.numel * nbytes if isinstance(ls, MmaAcc) and ls.warps_n > 1 else 0
+    return s.numel * nbytes
+
+
+def _lambda(ctx, block) -> str:
+    """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan). A region yielding two
+    values returns a tp::Pair."""
+    inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
+                        counter=ctx.counter, plan=ctx.plan)
+    params = ", ".join(f"{elem_ctype(a.type)} {inner.define(a, inner.fresh(a.hint or 'a'))}"
+                       for a in block.args)
+    for o in block.ops:
+        emit_op(inner, o)
+    ctx.counter = inner.counter
+    body = " ".join(text for _, text, _ in inner.w.lines)
+    types = [elem_ctype(v.type) for v in block.ops[-1].operands]
+    ret = types[0] if len(types) == 1 else f"tp::Pair<{', '.join(types)}>"
+    return f"[&]({params}) -> {ret} {{ {body} }}"
+
+
+def emit_yield_in_lambda(ctx, op):
+    vals = [ctx(v) for v in op.operands]
+    ctx.w.line(f"return {vals[0]};" if len(vals) == 1 else f"return {{{', '.join(vals)}}};")
+
+
+# ---------------------------------------------------------------------------- control flow
+EMIT = {
+    "constant": emit_constant, "get_tile_block_id": emit_grid, "get_num_tile_blocks": emit_grid,
+    "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
+    "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
+    "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
+    "permute": emit_permute,
+}
+def emit_op(ctx: EmitContext, op: Operation):
+    if id(op) in ctx.skip:
+        return
+    with at(op.loc):
+        fn = EMIT.get(op.name)
+        if fn is None and op.opdef.elementwise:
+            fn = emit_elementwise
+        if fn is None:
+            raise TileUnsupportedFeatureError(f"'{op.name}' is not supported by the CUDA C++ "
+                                              f"backend yet")
+        fn(ctx, op)
