@@ -326,8 +326,7 @@ def _binary(ck, arch: str):
         found = decode(data)                  # a cache entry: strip the trailer
         return (found[0] if found else data), "", "cpu", {"tilepy": __version__,
                                                           "cpu_mode": built.mode}
-    from ..launch.nvrtc import compile_cubin
-    code = compile_cubin(ck.compile_source(), arch, ck.name)
+    code = ck.binary(arch)
     return code.data, code.log, code.kind, {"tilepy": __version__, "nvrtc": code.nvrtc}
 
 

@@ -53,6 +53,13 @@ class CompiledKernel:
         """The source given to compilers: #line directives point errors at the user's code."""
         return self.emitted.source(line_directives=True)
 
+    def binary(self, target: str):
+        """The GPU code for `target` ("sm_XX": a cubin, "compute_XX": PTX), a launch.nvrtc.Cubin:
+        what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a
+        backend with another toolchain is chosen here, with its backend."""
+        from ..launch.nvrtc import compile_cubin
+        return compile_cubin(self.compile_source(), target, self.name)
+
 
 def compile_for_args(kernel, args) -> CompiledKernel:
     key, params = kernel.specialize(infos_for(args))

@@ -118,9 +118,8 @@ def loaded_kernel(ck, dev):
     if kern is None:
         from cuda.core import ObjectCode
 
-        from .nvrtc import compile_cubin
         target = device_target(dev)
-        code = compile_cubin(ck.compile_source(), target, ck.name)
+        code = ck.binary(target)             # the compiled kernel's GPU code (api/compiler.py)
         if code.kind == "cubin":
             oc = ObjectCode.from_cubin(code.data, name=ck.name)
         else:
