@@ -42,7 +42,7 @@ t1 = time.perf_counter()
 import tilepy as ct
 t2 = time.perf_counter()
 if cold:                      # the compiler's modules (a warm start does not load them)
-    import tilepy.api.compiler, tilepy.frontend.tracer, tilepy.cuda_c.backend, tilepy.aot
+    import tilepy.api.compiler, tilepy.frontend.tracer, tilepy.cuda_c.kernel, tilepy.aot
     import tilepy.launch.nvrtc
 t3 = time.perf_counter()
 sys.path.insert(0, ROOT + "/tutorials")

@@ -47,7 +47,7 @@ def test_coverage_totals():
         [(r.op, r.problems) for r in rows if r.problems]
     text = render(rows)
     assert "95/95 defined, 95/95 verified, 95/95 printed/parsed" in text
-    from tilepy.cuda_c.backend import handled_ops
+    from tilepy.cuda_c.kernel import handled_ops
     assert {r.op for r in rows if r.cpu} == handled_ops() & set(OPS)
 
 

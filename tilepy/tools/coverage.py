@@ -8,7 +8,7 @@ Columns, per op of the operations chapter (`SPEC_OPS`):
              an op without rules does not count
   printed/parsed  the op's instance in `samples.py` parses, verifies, prints, and prints the
              same text again after a second parse
-  CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.backend.handled_ops`; entry
+  CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.kernel.handled_ops`; entry
              is `emit_kernel` itself). Both backends compile the same emitted C++ today.
   interp     the op is in `tilepy.interpret.SUPPORTED_OPS` (when that module exists)
 """
@@ -104,7 +104,7 @@ class Row:
 
 def _emitter_ops() -> set[str]:
     try:
-        em = importlib.import_module("tilepy.cuda_c.backend")
+        em = importlib.import_module("tilepy.cuda_c.kernel")
     except ImportError:
         return set()
     return em.handled_ops()
