@@ -215,7 +215,8 @@ def emit_reduce_n(ctx, op):
 
 
 EMIT_MORE = {
-    "reduce": emit_reduce_n, "assume": emit_assume, "load_ptr_tko": emit_load_ptr, "store_ptr_tko": emit_store_ptr,
+    "reduce": emit_reduce_n, "assume": emit_assume, "load_ptr_tko": emit_load_ptr,
+    "store_ptr_tko": emit_store_ptr,
     "atomic_rmw_tko": emit_atomic, "atomic_cas_tko": emit_atomic, "extract": emit_extract,
     "cat": emit_cat, "scan": emit_scan, "loop": emit_loop, "break": emit_break,
     "print_tko": emit_print, "assert": emit_assert,

@@ -1,11 +1,12 @@
 """Layout encodings: which thread of a tile block holds which element of a tile, in which slot.
 
 Each encoding is a small frozen dataclass mirroring one C++ layout type of
-tilepy/cuda_c/include/tilepy/layout.h (cuda_c/layout_types.py spells it). `slots(nt, tid)` computes, in Python,
-what that type computes in C++: for each slot of thread `tid`, the row-major linear index of the
-element it holds (None for a slot past the end) and whether the thread owns the element (stores
-it, when the layout replicates elements). Tests check the two agree and that every element is
-owned exactly once; the assignment pass (assign_layouts.py) only needs the fields.
+tilepy/cuda_c/include/tilepy/layout.h (cuda_c/layout_types.py spells it). `slots(nt, tid)`
+computes, in Python, what that type computes in C++: for each slot of thread `tid`, the
+row-major linear index of the element it holds (None for a slot past the end) and whether the
+thread owns the element (stores it, when the layout replicates elements). Tests check the two
+agree and that every element is owned exactly once; the assignment pass (assign_layouts.py)
+only needs the fields.
 
   Cyclic(n)            element e in thread e % nt (the fallback)
   Blocked(n, vec)      chunks of vec consecutive elements, chunk c in thread c % nt: vector
