@@ -27,14 +27,13 @@ from ..ir import Module, Operation, Value
 from ..types import PtrType, TileType
 from .layouts import Blocked, Layout, mma_warps, rows_of
 
-# Besides element-wise ops (the op table's `elementwise`), these keep their operands' layout:
-# a row-major reshape moves nothing; pointer memory ops work per element like element-wise ops.
-SAME_LAYOUT = {"reshape", "assume", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
-               "atomic_cas_tko"}
-
-
 def same_layout(op: Operation) -> bool:
-    return op.opdef.elementwise or op.name in SAME_LAYOUT
+    """Ops whose operands and results share one layout: element-wise ops, memory ops through
+    tiles of pointers (per element too; the op table's `reads`/`writes` name the operand), a
+    row-major reshape (moves nothing) and assume (the identity)."""
+    through = op.opdef.reads or op.opdef.writes
+    return op.opdef.elementwise or (through is not None and through != "view") or \
+        op.name in ("reshape", "assume")
 
 
 def distributed(v: Value) -> bool:
