@@ -21,6 +21,7 @@ import ctypes
 import numpy as np
 
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
+from ..types import DType
 from .intake import _DATA_OFFSET, numpy_ptr
 
 GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
@@ -32,7 +33,7 @@ _from_address = ctypes.c_void_p.from_address
 _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
 _SCALAR_SET = frozenset(_SCALARS)
-_CONST_TYPES = frozenset((int, bool, str, type(None)))
+_CONST_TYPES = frozenset((int, bool, str, type(None), DType))   # DType: a Constant[DType]
 _torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
 
 

@@ -105,6 +105,16 @@ def _is_torch(obj) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
+def torch_dtype(dt, name: str = "") -> DType:
+    """tilepy's dtype for a torch dtype (TileTypeError for one a kernel cannot take)."""
+    dtype = D.BY_NAME.get(str(dt).replace("torch.", "").replace("bool", "bool_"))
+    if dtype is None:
+        raise TileTypeError(f"{_arg(name)}tensors of dtype {dt} are not supported "
+                            f"(supported: "
+                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    return dtype
+
+
 def from_torch(t, name: str = "") -> ArrayInfo:
     from .dispatch import note_torch
     note_torch(sys.modules["torch"].Tensor)
@@ -115,10 +125,7 @@ def from_torch(t, name: str = "") -> ArrayInfo:
     if t.is_neg() or t.is_conj():
         raise TileValueError(f"{_arg(name)}the tensor has a pending negation/conjugation bit; "
                              f"pass tensor.resolve_neg() / resolve_conj()")
-    dtype = D.BY_NAME.get(str(t.dtype).replace("torch.", "").replace("bool", "bool_"))
-    if dtype is None:
-        raise TileTypeError(f"{_arg(name)}tensors of dtype {t.dtype} are not supported (supported: "
-                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    dtype = torch_dtype(t.dtype, name)
     strides = tuple(t.stride())
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
