@@ -129,14 +129,18 @@ def from_torch(t, name: str = "") -> ArrayInfo:
     strides = tuple(t.stride())
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
-    if dev.type == "cuda":
-        return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cuda",
-                         dev.index if dev.index is not None else 0, False, None, "torch")
-    if dev.type != "cpu":
+    if dev.type not in ("cpu", "cuda"):
         raise TileValueError(f"{_arg(name)}tensors on device '{dev}' are not supported (CPU and "
                              f"CUDA only)")
-    return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cpu", 0, False, None,
-                     "torch")
+    ptr = 0 if type(t).__name__ == "FakeTensor" else t.data_ptr()
+    if ptr == 0 and t.numel():
+        raise TileValueError(f"{_arg(name)}the tensor has no data (a fake tensor: torch.compile "
+                             f"or FakeTensorMode is tracing this code); launch kernels from a "
+                             f"function declared with tilepy.torch.op")
+    if dev.type == "cuda":
+        return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cuda",
+                         dev.index if dev.index is not None else 0, False, None, "torch")
+    return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cpu", 0, False, None, "torch")
 
 
 # ----------------------------------------------------------------------------- DLPack, CAI

@@ -3,9 +3,10 @@ kernel and, when every shape and scalar is static, the kernel is specialized and
 tensors' metadata, as the real launch will be.
 
 A fake tensor has a dtype, shape, strides and storage offset but no data. The specialization
-takes the base address as 16-byte aligned plus the storage offset (torch's allocators align
-more than that), so the real launch usually finds the traced specialization in the kernel's
-cache. With symbolic shapes (dynamic-shape tracing) nothing is specialized: reading a symbolic
+sees each storage at its own 16-byte aligned base address (torch's allocators align more than
+that; tensors that share a storage share it) plus the storage offset, so overlaps between
+arguments are what they will be, and the real launch usually finds the traced specialization
+in the kernel's cache. With symbolic shapes (dynamic-shape tracing) nothing is specialized: reading a symbolic
 size as an int would add a guard and specialize the caller's graph.
 """
 from __future__ import annotations
@@ -26,7 +27,8 @@ def check_launch(grid, kernel, args):
         raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
                             f"{type(args).__name__})")
     names = list(kernel.signature.parameters)
-    infos = [_info(a, n) for a, n in zip(args, names)] + list(args[len(names):])
+    bases: dict = {}
+    infos = [_info(a, n, bases) for a, n in zip(args, names)] + list(args[len(names):])
     if any(i is _SYMBOLIC for i in infos):
         return
     from ..compiler import compile_specialization
@@ -37,9 +39,12 @@ def check_launch(grid, kernel, args):
 _SYMBOLIC = object()
 
 
-def _info(a, name: str):
+_SPACING = 1 << 44          # between the made-up base addresses of distinct storages
+
+
+def _info(a, name: str, bases: dict):
     """What the specialization sees of an argument: an ArrayInfo for a tensor, the value of a
-    scalar; _SYMBOLIC when it is not known while tracing."""
+    scalar; _SYMBOLIC when it is not known while tracing. `bases`: storage -> base address."""
     if isinstance(a, torch.Tensor):
         dims = (*a.shape, *a.stride(), a.storage_offset())
         if not all(is_concrete_int(d) for d in dims):
@@ -47,17 +52,10 @@ def _info(a, name: str):
         dtype = torch_dtype(a.dtype, name)
         shape = tuple(int(d) for d in a.shape)
         strides = tuple(int(s) for s in a.stride())
-        ptr = int(a.storage_offset()) * a.element_size()
+        base = bases.setdefault(a.untyped_storage()._cdata, (len(bases) + 1) * _SPACING)
+        ptr = base + int(a.storage_offset()) * a.element_size()
         return ArrayInfo(a, ptr, shape, strides, dtype, a.device.type, a.device.index, False,
                          None, "torch")
     if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return _SYMBOLIC
     return a
-
-
-def fake_tensor_args(kernel, args) -> list[str]:
-    """Names of the arguments that are tensors without data (fake or meta)."""
-    from torch._subclasses.fake_tensor import is_fake
-    names = list(getattr(getattr(kernel, "signature", None), "parameters", ()))
-    return [names[i] if i < len(names) else f"#{i}" for i, a in enumerate(args or ())
-            if isinstance(a, torch.Tensor) and (is_fake(a) or a.is_meta)]

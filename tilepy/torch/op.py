@@ -13,7 +13,7 @@ import tilepy
 
 from ..errors import TileValueError
 from .autograd import attach_backward
-from .fake import check_launch, fake_tensor_args
+from .fake import check_launch
 
 _FAKE = contextvars.ContextVar("tilepy_torch_fake", default=False)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*::[A-Za-z_][A-Za-z0-9_]*$")
@@ -78,14 +78,4 @@ def launch(stream, grid, kernel, args):
     implementation it checks the launch and specializes the kernel instead of running it."""
     if _FAKE.get():
         return check_launch(grid, kernel, args)
-    try:
-        return tilepy.launch(stream, grid, kernel, args)
-    except Exception:
-        names = fake_tensor_args(kernel, args)
-        if names:
-            raise TileValueError(
-                f"kernel '{getattr(kernel, 'name', kernel)}' was launched on tensors without "
-                f"data ({', '.join(names)}): torch.compile or another tracer is running this "
-                f"code; launch kernels inside a function declared with tilepy.torch.op (its "
-                f"fake implementation does not launch)") from None
-        raise
+    return tilepy.launch(stream, grid, kernel, args)
