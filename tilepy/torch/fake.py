@@ -12,7 +12,6 @@ size as an int would add a guard and specialize the caller's graph.
 from __future__ import annotations
 
 import torch
-from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 import tilepy
 
@@ -46,6 +45,8 @@ def _info(a, name: str, bases: dict):
     """What the specialization sees of an argument: an ArrayInfo for a tensor, the value of a
     scalar; _SYMBOLIC when it is not known while tracing. `bases`: storage -> base address."""
     if isinstance(a, torch.Tensor):
+        # loaded by the tracers that call a fake implementation; 1.5 s to import eagerly
+        from torch.fx.experimental.symbolic_shapes import is_concrete_int
         dims = (*a.shape, *a.stride(), a.storage_offset())
         if not all(is_concrete_int(d) for d in dims):
             return _SYMBOLIC
