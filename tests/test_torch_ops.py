@@ -179,3 +179,25 @@ def test_save_passes_outputs_and_non_tensor_arguments():
     x = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: op(t, 1.5), (x,))
     assert math.isclose(float(op(torch.zeros(1), 2.0)), 1.0)
+
+
+def test_torch_stays_optional():
+    """`import tilepy` (and a launch) loads neither torch nor tilepy.torch; without torch,
+    `import tilepy.torch` says what is missing."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import sys, numpy as np, tilepy as ct\n"
+            "ct.cdiv(3, 2); ct.kernel\n"
+            "assert 'torch' not in sys.modules and 'tilepy.torch' not in sys.modules\n"
+            "sys.modules['torch'] = None\n"
+            "try:\n"
+            "    import tilepy.torch\n"
+            "except ImportError as e:\n"
+            "    print(e)\n")
+    env = {**os.environ, "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "tilepy.torch needs torch (pip install torch)" in out.stdout
