@@ -18,11 +18,10 @@ torch = pytest.importorskip("torch")
 import tilepy as ct  # noqa: E402
 import tilepy.torch as tpt  # noqa: E402
 from cuda_core_stub import install  # noqa: E402
-from definitions import load  # noqa: E402
+from torch_tutorial import tutorial6  # noqa: E402
 from tilepy.launch import launcher  # noqa: E402
 
-_t6 = load("06_torch_interop")
-_t6.gelu.__globals__.update(torch=torch, tpt=tpt, TM=16, TN=64)   # what the tutorial's cells define
+_t6 = tutorial6()
 
 
 class _TorchStream:

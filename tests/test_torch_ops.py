@@ -14,10 +14,10 @@ torch = pytest.importorskip("torch")
 import tilepy as ct  # noqa: E402
 import tilepy.torch as tpt  # noqa: E402
 from definitions import load  # noqa: E402
+from torch_tutorial import tutorial6  # noqa: E402
 from kernels_util import assert_located  # noqa: E402
 
-_t1, _t2, _t6 = load("01_vector_add"), load("02_softmax"), load("06_torch_interop")
-_t6.gelu.__globals__.update(torch=torch, tpt=tpt, TM=16, TN=64)   # what the tutorial's cells define
+_t1, _t2, _t6 = load("01_vector_add"), load("02_softmax"), tutorial6()
 
 
 def _add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -10,10 +10,9 @@ pytestmark = [pytest.mark.gpu,
                                  reason="needs an NVIDIA GPU and a CUDA build of torch")]
 
 import tilepy.torch as tpt  # noqa: E402
-from definitions import load  # noqa: E402
+from torch_tutorial import tutorial6  # noqa: E402
 
-_t6 = load("06_torch_interop")
-_t6.gelu.__globals__.update(torch=torch, tpt=tpt, TM=16, TN=64)   # what the tutorial's cells define
+_t6 = tutorial6()
 gelu_backward = tpt.op("tilepy_gpu::gelu_backward", _t6.gelu_backward)
 gelu = tpt.op("tilepy_gpu::gelu", _t6.gelu, backward=gelu_backward, save=("x",))
 
