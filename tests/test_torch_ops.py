@@ -1,7 +1,8 @@
 """tilepy.torch: tutorial kernels declared as torch custom ops, checked with torch's own tools
 (opcheck, gradcheck) and compiled with torch.compile(fullgraph=True) on the CPU (inductor).
 
-The ops are built here from the tutorials' kernels (01 vector add, 02 softmax) and from
+The ops are built here from the tutorials' kernels (01 vector add, 02 softmax, 04 layer norm:
+three outputs and a float argument, 06 GELU into a given tensor: a mutating op) and from
 tutorial 6's GELU op functions themselves (forward and backward), loaded without running the
 tutorial; they live in the `tilepy_test` namespace. torch.compile with inductor costs seconds,
 so it is done once, on one function that uses the ops together.
@@ -17,7 +18,8 @@ from definitions import load  # noqa: E402
 from torch_tutorial import tutorial6  # noqa: E402
 from kernels_util import assert_located  # noqa: E402
 
-_t1, _t2, _t6 = load("01_vector_add"), load("02_softmax"), tutorial6()
+_t1, _t2, _t4, _t6 = (load("01_vector_add"), load("02_softmax"), load("04_layernorm"),
+                      tutorial6())
 
 
 def _add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -37,11 +39,29 @@ def _softmax(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def _layernorm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Tutorial 4's layer norm: three outputs (y, and each row's mean and 1/std in float32)
+    and a float argument."""
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    mean, rstd = (torch.empty(x.shape[0], dtype=torch.float32, device=x.device) for _ in "mr")
+    tpt.launch(None, (x.shape[0],), _t4.layernorm, (x, w, b, y, mean, rstd, eps, 256))
+    return y, mean, rstd
+
+
+def _gelu_into(x: torch.Tensor, out: torch.Tensor) -> None:
+    """Tutorial 6's GELU kernel writing into a given tensor: a mutating op."""
+    tpt.launch(None, _t6.gelu_grid(x), _t6.gelu_forward_kernel,
+               (x, out, _t6.compute_dtype(x), 16, 64))
+
+
 gelu_backward = tpt.op("tilepy_test::gelu_backward", _t6.gelu_backward)
 gelu = tpt.op("tilepy_test::gelu", _t6.gelu, backward=gelu_backward, save=("x",))
 add = tpt.op("tilepy_test::add", _add, backward=lambda dc: (dc, dc))
 softmax = tpt.op("tilepy_test::softmax", _softmax,
                  fake=lambda x: torch.empty(x.shape, dtype=x.dtype, device=x.device))
+layernorm = tpt.op("tilepy_test::layernorm", _layernorm)
+gelu_into = tpt.op("tilepy_test::gelu_into", _gelu_into, mutates_args=("out",))
 
 
 def _gelu_ref(x):
@@ -56,6 +76,14 @@ def test_ops_match_torch():
     torch.testing.assert_close(softmax(x), torch.softmax(x, 1), rtol=1e-6, atol=1e-6)
     xt = x.t()                                    # a strided view, read in place
     torch.testing.assert_close(gelu(xt), _gelu_ref(xt), rtol=1e-6, atol=1e-6)
+    w, b = torch.randn(100), torch.randn(100)
+    y, mean, rstd = layernorm(x, w, b, 1e-5)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (100,), w, b, 1e-5),
+                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(mean, x.mean(1))
+    out = torch.zeros_like(x)
+    gelu_into(x, out)
+    torch.testing.assert_close(out, _gelu_ref(x), rtol=1e-6, atol=1e-6)
 
 
 def test_schema_comes_from_the_signature():
@@ -64,11 +92,15 @@ def test_schema_comes_from_the_signature():
         "tilepy_test::gelu_backward(Tensor dy, Tensor x) -> Tensor"
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_backward", "add", "softmax"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward", "add", "softmax", "layernorm",
+                                  "gelu_into"])
 def test_opcheck(name):
     x = torch.randn(24, 80, dtype=torch.float64)
+    x32, v = x.float(), torch.randn(80)
     op, args = {"gelu": (gelu, (x,)), "gelu_backward": (gelu_backward, (torch.randn_like(x), x)),
-                "add": (add, (x, torch.randn_like(x))), "softmax": (softmax, (x,))}[name]
+                "add": (add, (x, torch.randn_like(x))), "softmax": (softmax, (x,)),
+                "layernorm": (layernorm, (x32, v, v + 1, 1e-5)),
+                "gelu_into": (gelu_into, (x, torch.empty_like(x)))}[name]
     result = torch.library.opcheck(op, args)
     assert set(result.values()) == {"SUCCESS"}, result
 
