@@ -169,6 +169,26 @@ def test_kernel_errors_surface_while_tracing():
     assert_located(e.value, "MARKER", "(3,)", __file__)
 
 
+def test_fake_launch_checks_the_call():
+    """In the fake implementation, a launch is checked as tilepy.launch would check it."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def body(x: torch.Tensor) -> torch.Tensor:
+        tpt.launch(None, (1,), _t6.gelu, (x,))              # a function, not a kernel
+        return torch.empty_like(x)
+
+    op = tpt.op("tilepy_test::not_a_kernel", body)
+    with FakeTensorMode(), pytest.raises(ct.TileTypeError, match="expects a @tilepy.kernel"):
+        op(torch.empty(4))
+
+    def short(x: torch.Tensor) -> torch.Tensor:
+        tpt.launch(None, (1,), _t1.vector_add, (x, x))     # 2 of its 4 arguments
+        return torch.empty_like(x)
+
+    with FakeTensorMode(), pytest.raises(ct.TileTypeError, match="takes 4 argument"):
+        tpt.op("tilepy_test::arity", short)(torch.empty(4))
+
+
 def test_launch_on_fake_tensors_outside_an_op_is_explained():
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode():

@@ -6,25 +6,24 @@ A fake tensor has a dtype, shape, strides and storage offset but no data. The sp
 sees each storage at its own 16-byte aligned base address (torch's allocators align more than
 that; tensors that share a storage share it) plus the storage offset, so overlaps between
 arguments are what they will be, and the real launch usually finds the traced specialization
-in the kernel's cache. With symbolic shapes (dynamic-shape tracing) nothing is specialized: reading a symbolic
-size as an int would add a guard and specialize the caller's graph.
+in the kernel's cache. With symbolic shapes (dynamic-shape tracing) nothing is specialized:
+reading a symbolic size as an int would add a guard and specialize the caller's graph.
 """
 from __future__ import annotations
 
 import torch
 
-import tilepy
-
-from ..errors import TileTypeError
 from ..launch.intake import ArrayInfo, torch_dtype
+from ..launch.launcher import check_call
+
+_SYMBOLIC = object()        # an argument whose value is not known while tracing
+_SPACING = 1 << 44          # between the made-up base addresses of distinct storages
 
 
 def check_launch(grid, kernel, args):
-    if not isinstance(kernel, tilepy.Kernel):
-        raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
-    if not isinstance(args, (tuple, list)):
-        raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
-                            f"{type(args).__name__})")
+    """What a launch of `kernel` with `args` would check and compile, without running it (the
+    grid is not checked: it may be symbolic)."""
+    check_call(kernel, args)
     names = list(kernel.signature.parameters)
     bases: dict = {}
     infos = [_info(a, n, bases) for a, n in zip(args, names)] + list(args[len(names):])
@@ -33,12 +32,6 @@ def check_launch(grid, kernel, args):
     from ..compiler import compile_specialization
     key, params = kernel.specialize(infos)
     compile_specialization(kernel, key, params)
-
-
-_SYMBOLIC = object()
-
-
-_SPACING = 1 << 44          # between the made-up base addresses of distinct storages
 
 
 def _info(a, name: str, bases: dict):
