@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tilepy.launch import cache
-from tilepy.launch.source_key import location_free, relocate
+from tilepy.cuda_c.source_key import location_free, relocate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import kmod
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 a, b = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
 ck = compile_for_args(kmod.k, (a, b))
 ct.launch(None, (1,), kmod.k, (a, b))
@@ -94,7 +94,7 @@ def test_a_notebook_cell_in_a_restarted_kernel_hits(tmp_path, monkeypatch, cells
     import numpy as np
 
     import tilepy as ct
-    from tilepy.compiler import compile_for_args
+    from tilepy.api.compiler import compile_for_args
     monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "cache"))
     cell = ("import tilepy as ct\n\n@ct.kernel\ndef k(a, b):\n"
             "    ct.store(b, (0,), ct.load(a, (0,), (16,)) * 3.0)\n")

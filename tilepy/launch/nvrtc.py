@@ -103,8 +103,8 @@ def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cub
     cached on disk by content."""
     kind, arch = check_arch(arch)
     tc = toolchain.info()
-    from .. import __version__
-    from .source_key import location_free
+    from ..cuda_c.source_key import location_free
+    from ..version import __version__
     key = cache.key_of(kind, __version__, tc.nvrtc_version, tc.runtime_version, arch,
                        options(arch, source), _headers(), location_free(source))
     hit = cache.get(kind, key)

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import json
 
-from . import cache
-from .source_key import relocate
+from ..launch import cache
 
 KIND = "spec"
 MAX_VARIANTS = 8
@@ -31,7 +30,7 @@ def slot_key(kernel, params) -> str | None:
     if cache.cache_dir() is None:
         return None
     from ..frontend.identity import fingerprint, tilepy_build
-    from ..frontend.params import ConstParam
+    from ..host.params import ConstParam
     parts = [fingerprint(kernel.func), fingerprint(kernel.options)]
     for p in params:
         if isinstance(p, ConstParam):
@@ -57,8 +56,9 @@ def _variants(slot: str) -> list[dict]:
 
 
 def find(kernel, slot: str) -> dict | None:
-    """The record of a variant of `slot` whose dependencies all hold now, or None. Its source
-    for compilers names the files where the kernel and its helpers are now (source_key.py)."""
+    """The record of a variant of `slot` whose dependencies all hold now, or None. Its "moved"
+    maps the files it was traced from to where the kernel and its helpers are now (a notebook
+    cell in a new kernel process, a moved module): the backend renames them in its artifact."""
     from ..frontend.identity import Deps
     for record in _variants(slot):
         values = Deps.resolve(record["deps"], kernel.func)
@@ -66,9 +66,9 @@ def find(kernel, slot: str) -> dict | None:
             continue
         try:
             moved = Deps.moved_files(record.get("files", []), values, kernel.func)
-            return {**record, "text_lines": relocate(record["text_lines"], moved)}
-        except (KeyError, TypeError, ValueError, IndexError):     # not a record this code wrote
+        except (TypeError, ValueError, IndexError):     # not a record this code wrote
             return None
+        return {**record, "moved": moved}
     return None
 
 

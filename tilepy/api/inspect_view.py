@@ -67,7 +67,7 @@ class Inspection:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        from .tools.highlight import CSS, to_html
+        from ..tools.highlight import CSS, to_html
         panes = [f'<div class="tp-pane"><h4>{html.escape(t)}</h4><pre>{to_html(text, lang)}</pre></div>'
                  for t, lang, text in self.panes()]
         rows = "".join(f"<tr><th>{html.escape(k.strip())}</th><td>{html.escape(v)}</td></tr>"
@@ -82,9 +82,9 @@ class Inspection:
 
 def inspect_kernel(kernel, args, arch: str = "sm_90") -> Inspection:
     """`kernel.inspect(*args, arch=...)` (arch: an "sm_XX" cubin target)."""
+    from ..errors import TileValueError
     from .aot import compile_kernel
     from .compiler import compile_for_args
-    from .errors import TileValueError
     if not arch.startswith("sm_"):
         raise TileValueError(f"inspect() takes a GPU architecture such as 'sm_90' (got {arch!r})")
     ck = compile_for_args(kernel, args)
@@ -105,7 +105,7 @@ def readable_ptx(text: str) -> str:
 
 def sass_stats(cubin) -> SassStats:
     """Resources from ptxas's report, instruction counts from the disassembled cubin."""
-    from .tools import sass_stats as tools
+    from ..tools import sass_stats as tools
     use = cubin.resource_usage()
     spills = use.get("spill_stores", 0) + use.get("spill_loads", 0)
     out = SassStats(use.get("registers"), spills, use.get("smem", 0), None)
