@@ -1,0 +1,130 @@
+"""The one seam between tilepy's GPU launch path and NVIDIA's driver.
+
+Everything gpu.py and intake.py ask of the driver goes through the object `current()` returns:
+cuda.core's classes (`core.Device`, `core.ObjectCode`, `core.LaunchConfig`, `core.launch`,
+`core.Stream`) and the few cuda.bindings calls cuda.core does not wrap (the driver's version,
+the calling thread's current context, the printf buffer size). `CoreDriver` is the real one;
+tests put a test double in its place with `use(...)` (tests/fake_driver.py runs the CPU build of
+each kernel from the packed kernelParams), so the launch path's logic runs without a GPU.
+
+Nothing here touches the driver before `available()` said yes (../shared/ARCHITECTURE.md:
+without a driver, a failed module load can leave the process unable to make later calls).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def probe() -> bool:
+    """Is there a loadable NVIDIA driver with at least one GPU? Asked once per process."""
+    try:
+        import cuda.pathfinder
+        cuda.pathfinder.load_nvidia_dynamic_lib("cuda")
+    except Exception:
+        return False
+    try:
+        from cuda.bindings import driver
+        (err,) = driver.cuInit(0)
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return False
+        err, n = driver.cuDeviceGetCount()
+        return err == driver.CUresult.CUDA_SUCCESS and n > 0
+    except Exception:
+        return False
+
+
+def _check(result, what: str):
+    from cuda.bindings import driver
+    err, *rest = result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        from ..errors import TileLaunchError
+        raise TileLaunchError(f"{what} failed: {err}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+class CoreDriver:
+    """The real driver: cuda.core and cuda.bindings (imported on first use)."""
+    name = "NVIDIA driver (cuda.core)"
+
+    @functools.cached_property
+    def core(self):
+        import cuda.core
+        return cuda.core
+
+    @functools.cached_property
+    def errors(self) -> tuple[type, ...]:
+        """The exception types a failing driver call raises (wrapped in TileLaunchError)."""
+        from cuda.core._utils.cuda_utils import CUDAError
+        return (CUDAError,)
+
+    def available(self) -> bool:
+        return probe()
+
+    @functools.lru_cache(maxsize=None)
+    def version(self) -> int:
+        """CUDA version the driver supports, e.g. 12080 for 12.8."""
+        from cuda.bindings import driver
+        return int(_check(driver.cuDriverGetVersion(), "cuDriverGetVersion"))
+
+    def device_count(self) -> int:
+        from cuda.bindings import driver
+        return int(_check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
+
+    def current_context(self) -> int:
+        """The calling thread's current CUDA context (0: none)."""
+        from cuda.bindings import driver
+        return int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
+
+    def set_context(self, ctx: int):
+        from cuda.bindings import driver
+        _check(driver.cuCtxSetCurrent(driver.CUcontext(ctx)), "cuCtxSetCurrent")
+
+    def context_of(self, dev) -> int:
+        """The context `dev.set_current()` makes current (the device's primary context)."""
+        return int(dev.context.handle)
+
+    def stream_device(self, stream) -> int | None:
+        """The device a cuda.core Stream belongs to (None: a default stream, which follows the
+        current context)."""
+        if stream is self.core.LEGACY_DEFAULT_STREAM or stream is self.core.PER_THREAD_DEFAULT_STREAM:
+            return None
+        try:
+            return int(stream.device.device_id)
+        except self.errors:
+            return None
+
+    def set_printf_fifo(self, nbytes: int):
+        """Device printf's buffer in the current context (the default is 1 MiB)."""
+        from cuda.bindings import driver
+        limit = driver.CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE
+        if int(_check(driver.cuCtxGetLimit(limit), "cuCtxGetLimit")) < nbytes:
+            _check(driver.cuCtxSetLimit(limit, nbytes), "cuCtxSetLimit")
+
+    def view(self, obj, source: str, stream_ptr: int):
+        """cuda.core's StridedMemoryView of a CUDA array; `stream_ptr` is the consumer stream
+        (the launch's), so the producer's pending work is ordered before it (-1: no order)."""
+        from cuda.core.utils import StridedMemoryView
+        if source == "dlpack":
+            return StridedMemoryView.from_dlpack(obj, stream_ptr)
+        return StridedMemoryView.from_cuda_array_interface(obj, stream_ptr)
+
+
+_REAL = CoreDriver()
+_active: list = [_REAL]
+
+
+def current():
+    """The driver the GPU path uses now (the real one unless a test replaced it)."""
+    return _active[-1]
+
+
+@contextlib.contextmanager
+def use(driver):
+    """Run the block with `driver` in place of the real one (tests: a fake driver)."""
+    _active.append(driver)
+    try:
+        yield driver
+    finally:
+        _active.remove(driver)
