@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import re
+import sys
 import threading
 import types
 from dataclasses import dataclass
@@ -407,3 +408,24 @@ class CupyLikeStream:
 
     def __init__(self, handle: int, device_id: int = 0):
         self.ptr, self.device_id = handle, device_id
+
+
+class CupyArray(DLPackArray):
+    """Enough of a cupy.ndarray: DLPack on CUDA, and what tilepy's fast path reads."""
+
+    def __init__(self, host: np.ndarray, device_id: int = 0):
+        super().__init__(host, device_id)
+        self.strides = host.strides
+        self.data = types.SimpleNamespace(ptr=host.ctypes.data)
+        self.device = types.SimpleNamespace(id=device_id)
+
+
+def fake_cupy(monkeypatch):
+    """A `cupy` module in sys.modules (for the test's duration) with `ndarray` (host memory
+    seen as CUDA, its type's module is cupy's) and a current stream (`cupy.current.ptr`)."""
+    cupy = types.ModuleType("cupy")
+    cupy.current = types.SimpleNamespace(ptr=0)
+    cupy.cuda = types.SimpleNamespace(get_current_stream=lambda: cupy.current)
+    cupy.ndarray = type("ndarray", (CupyArray,), {"__module__": "cupy._core.core"})
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    return cupy

@@ -173,8 +173,9 @@ def _from_cuda_view(obj, dev_id: int | None, name: str, source: str, consumer) -
     `stream` field); without one (compiling, AOT) nothing is ordered."""
     from .gpu_driver import current
     drv = current()
+    stream_ptr = -1 if consumer is None else consumer(dev_id)
     try:
-        v = drv.view(obj, source, -1 if consumer is None else consumer(dev_id))
+        v = drv.view(obj, source, stream_ptr)
     except Exception as e:
         raise TileTypeError(f"{_arg(name)}cannot read a CUDA {type(obj).__name__}: "
                             f"{type(e).__name__}: {e}") from None
