@@ -141,7 +141,7 @@ def test_4_overlap_on_the_cpu_fast_path():
     ct.launch(None, (8,), add_to, (a, b, c, 128))
     ct.launch(None, (8,), add_to, (a, b, a, 128))          # same signature, other overlap
     assert _specializations(add_to) == 2
-    np.testing.assert_array_equal(a, c + b)
+    np.testing.assert_array_equal(a, c)
     a2 = a.copy()
     ct.launch(None, (8,), add_to, (a2, b, c, 128))         # back: each pattern has its plan
     ct.launch(None, (8,), add_to, (a2, b, a2, 128))
