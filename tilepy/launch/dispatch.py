@@ -246,13 +246,19 @@ class GpuPlan:
         cfg = self.configs[g] = self.drv.core.LaunchConfig(grid=g, block=self.block)
         return cfg
 
-    def run(self, g, vals, stream=None):
-        from .gpu import launch_stream
+    def arguments(self, vals) -> list:
+        """The kernel arguments of a call, as cuda.core's launch takes them (pointers as ints,
+        scalars as numpy scalars of the parameter's width)."""
         args = self.args.copy()
         for slot, v in zip(self.slots, vals):
             if slot is not None:
                 i, conv, wrap = slot
                 args[i] = v if conv is None else wrap(conv(v))
+        return args
+
+    def run(self, g, vals, stream=None):
+        from .gpu import launch_stream
+        args = self.arguments(vals)
         cfg = self.configs.get(g) or self._config(g)
         s = launch_stream(stream, self.torch_args, self.dev, self.drv)
         prev = self.ctx.enter()
