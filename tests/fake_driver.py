@@ -216,6 +216,7 @@ class FakeDriver:
         self.waits: list = []             # (producer stream, consumer stream) of CAI arrays
         self.stream_devices: dict[int, int] = {}
         self.printf_fifo = 1 << 20
+        self.memory: dict = {}            # "device" allocations: host buffers by address
         self.sticky: str | None = None
         self.tls = threading.local()
         self._devices: dict = {}
@@ -271,6 +272,24 @@ class FakeDriver:
     def set_printf_fifo(self, nbytes: int):
         self.log("printf_fifo", nbytes)
         self.printf_fifo = max(self.printf_fifo, nbytes)
+
+    def device_info(self, dev) -> dict:
+        return {"name": dev.name, "cc": dev.compute_capability, "sms": 4, "clock_mhz": 1000,
+                "memory_clock_mhz": 1000, "bus_width": 256, "memory": 1 << 30}
+
+    def alloc(self, nbytes: int) -> int:
+        mem = np.zeros(max(1, nbytes), np.uint8)
+        self.memory[mem.ctypes.data] = mem
+        return mem.ctypes.data
+
+    def free(self, ptr: int):
+        del self.memory[ptr]
+
+    def to_device(self, ptr: int, host):
+        ctypes.memmove(ptr, host.ctypes.data, host.nbytes)
+
+    def to_host(self, host, ptr: int):
+        ctypes.memmove(host.ctypes.data, ptr, host.nbytes)
 
     def view(self, obj, source: str, stream_ptr: int):
         self.log("view", (source, stream_ptr))

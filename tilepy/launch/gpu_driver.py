@@ -102,6 +102,33 @@ class CoreDriver:
         if int(_check(driver.cuCtxGetLimit(limit), "cuCtxGetLimit")) < nbytes:
             _check(driver.cuCtxSetLimit(limit, nbytes), "cuCtxSetLimit")
 
+    def device_info(self, dev) -> dict:
+        """What `python -m tilepy doctor` shows of a GPU (and its peaks are computed from)."""
+        from cuda.bindings import driver
+        p = dev.properties
+        return {"name": dev.name, "cc": tuple(dev.compute_capability),
+                "sms": p.multiprocessor_count, "clock_mhz": p.clock_rate // 1000,
+                "memory_clock_mhz": p.memory_clock_rate // 1000,
+                "bus_width": p.global_memory_bus_width,
+                "memory": int(_check(driver.cuDeviceTotalMem(dev.device_id), "cuDeviceTotalMem"))}
+
+    def alloc(self, nbytes: int) -> int:
+        """Device memory in the current context (`python -m tilepy doctor`'s own arrays)."""
+        from cuda.bindings import driver
+        return int(_check(driver.cuMemAlloc(max(1, nbytes)), "cuMemAlloc"))
+
+    def free(self, ptr: int):
+        from cuda.bindings import driver
+        _check(driver.cuMemFree(ptr), "cuMemFree")
+
+    def to_device(self, ptr: int, host):
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyHtoD(ptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+
+    def to_host(self, host, ptr: int):
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyDtoH(host.ctypes.data, ptr, host.nbytes), "cuMemcpyDtoH")
+
     def view(self, obj, source: str, stream_ptr: int):
         """cuda.core's StridedMemoryView of a CUDA array; `stream_ptr` is the consumer stream
         (the launch's), so the producer's pending work is ordered before it (-1: no order)."""

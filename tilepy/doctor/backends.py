@@ -1,0 +1,123 @@
+"""The doctor's vector add, on every backend available, checked against numpy."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import Constant, bid, cdiv, kernel, load, store
+
+N, TILE = 1000, 128
+
+
+@kernel
+def doctor_vadd(a, b, c, TILE: Constant[int]):
+    i = bid(0)
+    store(c, (i,), load(a, (i,), (TILE,)) + load(b, (i,), (TILE,)))
+
+
+def _inputs():
+    rng = np.random.default_rng(15)
+    return (rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32))
+
+
+def _cpu(mode: str):
+    def run(a, b, c):
+        from .. import cpu_mode, launch
+        with cpu_mode(mode):
+            launch(None, (cdiv(N, TILE),), doctor_vadd, (a, b, c, TILE))
+    return run
+
+
+def _interpret(a, b, c):
+    from .. import launch
+    launch(None, (cdiv(N, TILE),), doctor_vadd, (a, b, c, TILE), backend="interpret")
+
+
+class DeviceArray:
+    """A CUDA array of the doctor's own (no torch or cupy needed), by
+    `__cuda_array_interface__`."""
+
+    def __init__(self, drv, host: np.ndarray, device_id: int):
+        self.drv, self.device_id = drv, device_id
+        self.ptr = drv.alloc(host.nbytes)
+        drv.to_device(self.ptr, host)
+        self.__cuda_array_interface__ = {"shape": host.shape, "typestr": host.dtype.str,
+                                         "data": (self.ptr, False), "strides": None,
+                                         "version": 3, "stream": None}
+
+    def numpy(self, like: np.ndarray) -> np.ndarray:
+        out = np.empty_like(like)
+        self.drv.to_host(out, self.ptr)
+        return out
+
+
+def _gpu(device_id: int):
+    def run(a, b, c):
+        from .. import launch
+        from ..launch import gpu, gpu_driver
+        drv = gpu_driver.current()
+        dev = drv.core.Device(device_id)
+        ctx = gpu.DeviceContext(dev, drv)
+        prev = ctx.enter()
+        try:
+            arrays = [DeviceArray(drv, x, device_id) for x in (a, b, c)]
+        finally:
+            ctx.leave(prev)
+        launch(dev.default_stream, (cdiv(N, TILE),), doctor_vadd, (*arrays, TILE))
+        prev = ctx.enter()
+        try:
+            dev.sync() if hasattr(dev, "sync") else None
+            c[:] = arrays[2].numpy(c)
+            for x in arrays:
+                drv.free(x.ptr)
+        finally:
+            ctx.leave(prev)
+    return run
+
+
+FIXES = {
+    "CPU fast": "the host C++ compiler could not build or run the kernel: see the error; "
+                "TILEPY_CXX picks another compiler",
+    "CPU faithful": "as for CPU fast (the faithful mode also needs ucontext fibers)",
+    "interpreter": "report it: the interpreter needs only numpy",
+    "GPU": "check the driver and the target above; `pip install 'tilepy[cu12]'` for a CUDA 12 "
+           "driver; run `python -m tilepy doctor --gpu` for the whole suite",
+}
+
+
+def backends():
+    """(name, runner) of every backend available here."""
+    from ..launch import gpu_driver
+    out = [("CPU fast", _cpu("fast")), ("CPU faithful", _cpu("faithful")),
+           ("interpreter", _interpret)]
+    drv = gpu_driver.current()
+    if drv.available():
+        out += [(f"GPU {i}", _gpu(i)) for i in range(drv.device_count())]
+    return out
+
+
+def check_all(report):
+    report.section("vector add (n=1000, f32) on every backend, against numpy")
+    a, b = _inputs()
+    for name, runner in backends():
+        c = np.zeros_like(a)
+        t0 = time.perf_counter()
+        try:
+            runner(a, b, c)
+        except Exception as e:
+            report.line(name, f"FAILED: {type(e).__name__}: {e}")
+            report.problem(f"{name}: the vector add failed ({type(e).__name__}: {e})",
+                           FIXES[name.split(" ")[0] if name.startswith("GPU") else name])
+            continue
+        ms = (time.perf_counter() - t0) * 1e3
+        if np.array_equal(c, a + b):
+            report.line(name, f"ok ({ms:.0f} ms, first call included)")
+        else:
+            bad = int(np.sum(c != a + b))
+            report.line(name, f"WRONG: {bad} of {N} elements differ from numpy")
+            report.problem(f"{name}: the vector add gave wrong results",
+                           FIXES[name.split(" ")[0] if name.startswith("GPU") else name])
+    from ..launch import gpu_driver
+    if not gpu_driver.current().available():
+        report.line("GPU", "not run: no GPU")
