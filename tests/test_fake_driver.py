@@ -231,6 +231,9 @@ def test_9_stream_and_arrays_on_different_devices(drv):
     drv.stream_devices[500] = 1
     with pytest.raises(ct.TileValueError, match="stream is on cuda:1 but the arrays are on cuda:0"):
         ct.launch(500, (8,), vadd, on_gpu((a, b, c)) + (128,))
+    other = drv.core.Stream.from_handle(500)                # a cuda.core Stream of cuda:1
+    with pytest.raises(ct.TileValueError, match="stream is on cuda:1"):
+        ct.launch(other, (8,), vadd, on_gpu((a, b, c)) + (128,))
     with pytest.raises(ct.TileValueError, match="different GPUs"):
         ct.launch(None, (8,), vadd, (cuda_array(a, device_id=1), cuda_array(b), cuda_array(c), 128))
 

@@ -178,10 +178,14 @@ def launch_stream(stream, torch_args: bool, dev, drv):
     if isinstance(stream, drv.core.Stream):
         return stream
     s, device = wrapped_stream(stream_handle(stream, torch_args, dev.device_id), drv)
+    check_stream_device(device, dev)
+    return s
+
+
+def check_stream_device(device: int | None, dev):
     if device is not None and device != dev.device_id:
         raise TileValueError(f"the stream is on cuda:{device} but the arrays are on "
                              f"cuda:{dev.device_id}; launch on a stream of the arrays' device")
-    return s
 
 
 def check_grid(grid):
@@ -245,6 +249,8 @@ def launch_gpu(stream, grid, ck, infos, values, slots):
     ctx = DeviceContext(dev, drv)
     prev = ctx.enter()
     try:
+        if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
+            check_stream_device(drv.stream_device(stream), dev)
         asserts, prints = debug_ops(ck.compile_source())
         if prints:
             drv.set_printf_fifo(PRINTF_FIFO)
