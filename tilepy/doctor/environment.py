@@ -22,11 +22,8 @@ def describe(report):
 
 
 def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+    from ..__main__ import _size as size     # the `cache list` command's format
+    return size(n)
 
 
 def versions(report):
