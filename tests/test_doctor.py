@@ -1,7 +1,6 @@
 """`python -m tilepy doctor` here (no GPU: said plainly, exit 0 when every backend works, under
 5 s with a warm cache), on the fake driver (GPUs, targets, a vector add on each), its problems
 with their fixes, and `doctor --gpu` (benchmarks/gpu.py) on the fake driver at small sizes."""
-import importlib.util
 import io
 import json
 import os
@@ -12,6 +11,7 @@ import time
 import pytest
 
 from fake_driver import FakeDriver
+from tutorial_cases import gpu_benchmark
 from tilepy.__main__ import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,16 +70,8 @@ def test_doctor_gpu_needs_a_gpu():
     assert "--gpu:                 not run: no GPU" in text and rc == 0
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_gpu", os.path.join(ROOT, "benchmarks", "gpu.py"))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod              # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_gpu_validation_on_the_fake_driver(tmp_path):
-    bench = _bench()
+    bench = gpu_benchmark()
     from tutorial_cases import CASES
     with FakeDriver():
         rows = bench.validate(CASES, "tutorial", ["vector_add", "layernorm"])
@@ -90,7 +82,7 @@ def test_gpu_validation_on_the_fake_driver(tmp_path):
 
 def test_gpu_speed_table_on_the_fake_driver(tmp_path):
     torch = pytest.importorskip("torch")
-    bench = _bench()
+    bench = gpu_benchmark()
     with FakeDriver() as drv:
         info = drv.device_info(drv.core.Device(0))
         rows = bench.speed_table(torch, "cpu", info, scale=64, iters=1, repeat=1)

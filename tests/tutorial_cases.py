@@ -23,6 +23,17 @@ from problems import PROBLEMS, TUTORIAL  # noqa: E402
 CASES = {}
 
 
+def gpu_benchmark():
+    """benchmarks/gpu.py as a module (`python -m tilepy doctor --gpu`)."""
+    import importlib.util
+    name = "tilepy_benchmarks_gpu"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "benchmarks", "gpu.py"))
+        sys.modules[name] = importlib.util.module_from_spec(spec)   # dataclasses look it up
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
 def _problem_case(name):
     def make():
         p = PROBLEMS[name]

@@ -24,7 +24,7 @@ def run_gpu_suite(report, json_path: str | None, markdown_path: str | None, **op
                        "git clone tilepy, then `python -m tilepy doctor --gpu` (or python "
                        "benchmarks/gpu.py) from it", fatal=False)
         return
-    spec = importlib.util.spec_from_file_location("tilepy_benchmarks_gpu", SCRIPT)
+    spec = importlib.util.spec_from_file_location("tilepy_benchmarks_gpu", SCRIPT)  # as the tests
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module              # dataclasses look their module up
     spec.loader.exec_module(module)

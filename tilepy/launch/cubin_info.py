@@ -7,7 +7,8 @@ A cubin is an ELF64 file. Section `.nv.info.<kernel>` is a list of attributes, e
 many bytes (SVAL). EIATTR_KPARAM_INFO (one per parameter): u32 index, u16 ordinal, u16 offset,
 u32 with the size in bits 18..31; EIATTR_MAX_THREADS / EIATTR_REQNTID: three u32 (the
 `__launch_bounds__` / `reqntid`); EIATTR_CBANK_PARAM_SIZE: the parameter bytes. Section
-`.nv.shared.<kernel>` is the kernel's static shared memory (its size, no contents).
+`.nv.shared.<kernel>` is the kernel's static shared memory (its size, no contents); on sm_90 and
+newer it starts with 1 KiB reserved by the system, before the kernel's first shared variable.
 The names and numbers are cuobjdump's (`cuobjdump -elf`), checked against it in the tests.
 """
 from __future__ import annotations
@@ -38,10 +39,27 @@ class KernelInfo:
     max_threads: tuple[int, int, int] | None = None
     req_threads: tuple[int, int, int] | None = None
     param_bytes: int | None = None
-    static_smem: int = 0
+    static_smem: int = 0            # the kernel's shared section, reserved bytes included
+    reserved_smem: int = 0          # what the system reserves at its start (1 KiB on sm_90+)
+
+    @property
+    def user_smem(self) -> int:
+        """The kernel's own static shared memory (what the 48 KiB limit applies to)."""
+        return self.static_smem - self.reserved_smem
 
 
-def _sections(data: bytes) -> dict[str, bytes]:
+@dataclass(frozen=True)
+class Section:
+    index: int
+    name: str
+    size: int
+    data: bytes               # empty for SHT_NOBITS (.nv.shared.*: a size, no contents)
+
+
+SHT_NOBITS = 8
+
+
+def sections(data: bytes) -> dict[str, Section]:
     if data[:4] != b"\x7fELF" or data[4] != 2:
         raise TileValueError("not a 64-bit ELF file (a cubin)")
     shoff = struct.unpack_from("<Q", data, 0x28)[0]
@@ -49,12 +67,27 @@ def _sections(data: bytes) -> dict[str, bytes]:
     heads = [struct.unpack_from("<IIQQQQ", data, shoff + i * entsize) for i in range(count)]
     strtab = heads[names][4]
     out = {}
-    for name_off, kind, _, _, off, size in heads:
-        end = data.index(b"\0", strtab + name_off)
-        name = data[strtab + name_off:end].decode()
-        out[name] = b"" if kind == 8 else data[off:off + size]      # SHT_NOBITS: no contents
-        out.setdefault(f"#size:{name}", size.to_bytes(8, "little"))
+    for i, (name_off, kind, _, _, off, size) in enumerate(heads):
+        name = data[strtab + name_off:data.index(b"\0", strtab + name_off)].decode()
+        out[name] = Section(i, name, size, b"" if kind == SHT_NOBITS else data[off:off + size])
     return out
+
+
+RESERVED_SMEM = 1024
+
+
+def _reserves_smem(secs: dict[str, Section]) -> bool:
+    """Does the cubin put the system's reserved shared memory (symbol `.nv.reservedSmem.*`) at
+    the start of each kernel's shared section (sm_90 and newer, seen with NVRTC 13.5: the
+    section is then 1024 bytes larger than ptxas's `smem` report)?"""
+    symtab, strtab = secs.get(".symtab"), secs.get(".strtab")
+    if symtab is None or strtab is None:
+        return False
+    for k in range(0, len(symtab.data) - 23, 24):
+        name_off = struct.unpack_from("<I", symtab.data, k)[0]
+        if strtab.data.startswith(b".nv.reservedSmem", name_off):
+            return True
+    return False
 
 
 def attributes(info: bytes):
@@ -73,12 +106,12 @@ def attributes(info: bytes):
 
 def kernel_info(cubin: bytes, name: str) -> KernelInfo:
     """The parameter table and limits of kernel `name` in `cubin`."""
-    secs = _sections(cubin)
+    secs = sections(cubin)
     info = secs.get(f".nv.info.{name}")
     if info is None:
         raise TileValueError(f"the cubin has no kernel '{name}' (no .nv.info.{name} section)")
     out = KernelInfo(name)
-    for attr, v in attributes(info):
+    for attr, v in attributes(info.data):
         if attr == EIATTR_KPARAM_INFO:
             _, ordinal, offset, word = struct.unpack_from("<IHHI", v)
             out.params.append(Param(ordinal, offset, word >> 18))
@@ -89,10 +122,12 @@ def kernel_info(cubin: bytes, name: str) -> KernelInfo:
         elif attr == EIATTR_CBANK_PARAM_SIZE:
             out.param_bytes = struct.unpack_from("<H", v)[0]
     out.params.sort(key=lambda p: p.ordinal)
-    size = secs.get(f"#size:.nv.shared.{name}")
-    out.static_smem = int.from_bytes(size, "little") if size else 0
+    shared = secs.get(f".nv.shared.{name}")
+    if shared is not None:
+        out.static_smem = shared.size
+        out.reserved_smem = RESERVED_SMEM if _reserves_smem(secs) and shared.size else 0
     return out
 
 
 def kernel_names(cubin: bytes) -> list[str]:
-    return sorted(n[len(".nv.info."):] for n in _sections(cubin) if n.startswith(".nv.info."))
+    return sorted(n[len(".nv.info."):] for n in sections(cubin) if n.startswith(".nv.info."))
