@@ -39,7 +39,8 @@ for _d in (ROOT, os.path.join(ROOT, "tutorials"), os.path.join(ROOT, "tests")):
     sys.path.insert(0, _d)       # tests/ first: its `fuzz` package, not benchmarks/fuzz.py
 
 import tilepy as ct  # noqa: E402
-from tilepy.launch import gpu, gpu_driver  # noqa: E402
+from tilepy.doctor.backends import DeviceArray, on_device  # noqa: E402
+from tilepy.launch import gpu_driver  # noqa: E402
 
 # Tile sizes of the table's kernels (tests/test_gpu_abi.py checks them against the cubins);
 # attention with d=128 does not compile with 64x64 tiles (a tilepy bug, xfail there).
@@ -50,36 +51,6 @@ PEAK_TC_FLOP_PER_CLK_SM = {70: 1024, 75: 1024, 80: 2048, 86: 1024, 87: 1024, 89:
 
 
 # ----------------------------------------------------------------------------- device arrays
-class DeviceArray:
-    """A copy of a numpy array in device memory, by `__cuda_array_interface__`."""
-
-    def __init__(self, host: np.ndarray, drv):
-        self.host, self.drv = host, drv
-        self.ptr = drv.alloc(host.nbytes)
-        drv.to_device(self.ptr, np.ascontiguousarray(host))
-        self.__cuda_array_interface__ = {"shape": host.shape, "typestr": host.dtype.str,
-                                         "data": (self.ptr, False), "strides": None,
-                                         "version": 3, "stream": None}
-
-    def back(self):
-        """Copy the device memory back into the host array, and free it."""
-        out = np.empty_like(self.host, order="C")
-        self.drv.to_host(out, self.ptr)
-        self.host[...] = out
-        self.drv.free(self.ptr)
-
-
-def on_device(fn):
-    """Run `fn(drv)` with device 0 current (the caller's context back after)."""
-    drv = gpu_driver.current()
-    ctx = gpu.DeviceContext(drv.core.Device(0), drv)
-    prev = ctx.enter()
-    try:
-        return fn(drv)
-    finally:
-        ctx.leave(prev)
-
-
 # ----------------------------------------------------------------------------- validation
 @dataclass
 class Row:
@@ -97,7 +68,7 @@ def run_case_on_gpu(make):
     """A case (make() -> kernel, grid, args, check) on device 0; its arrays are copied there and
     back; returns the arrays after the launch, and raises if the case's check fails."""
     kernel, grid, args, check = make()
-    dev_args = on_device(lambda drv: [DeviceArray(a, drv) if isinstance(a, np.ndarray) else a
+    dev_args = on_device(lambda drv: [DeviceArray(drv, a) if isinstance(a, np.ndarray) else a
                                       for a in args])
     ct.launch(None, grid, kernel, tuple(dev_args))
     on_device(lambda drv: [d.back() for d in dev_args if isinstance(d, DeviceArray)])

@@ -49,10 +49,12 @@ def test_doctor_with_gpus():
     with FakeDriver(cc=(10, 3), devices=2):
         rc, text = doctor()
     assert "GPU 0:" in text and "compute capability 10.3" in text
-    assert "GPU 1 target:" in text and "sm_100: NVRTC 13.5 does not know sm_103" not in text or True
-    assert "a cubin for the GPU's own arch" in text            # NVRTC 13.5 knows sm_103
+    assert "GPU 1 target:          sm_103: a cubin for the GPU's own arch" in text   # NVRTC 13.5
     assert "  GPU 0:                 ok" in text and "  GPU 1:                 ok" in text
     assert rc == 0
+    with FakeDriver(cc=(11, 5), devices=1):                    # an arch NVRTC 13.5 does not know
+        text = doctor()[1]
+    assert "sm_110: NVRTC 13.5 does not know sm_115; a cubin for sm_110 (same major" in text
 
 
 def test_doctor_reports_problems_with_their_fixes():
