@@ -269,9 +269,10 @@ class FakeDriver:
     def stream_device(self, stream):
         return stream.device_id
 
-    def set_printf_fifo(self, nbytes: int):
+    def set_printf_fifo(self, nbytes: int) -> bool:
         self.log("printf_fifo", nbytes)
         self.printf_fifo = max(self.printf_fifo, nbytes)
+        return True
 
     def device_info(self, dev) -> dict:
         return {"name": dev.name, "cc": dev.compute_capability, "sms": 4, "clock_mhz": 1000,

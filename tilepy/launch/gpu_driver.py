@@ -95,12 +95,17 @@ class CoreDriver:
         except self.errors:
             return None
 
-    def set_printf_fifo(self, nbytes: int):
-        """Device printf's buffer in the current context (the default is 1 MiB)."""
+    def set_printf_fifo(self, nbytes: int) -> bool:
+        """Grow device printf's buffer in the current context (the default is 1 MiB). CUDA
+        allows it only before the context's first printing launch: False when refused (the
+        buffer stays as it is)."""
         from cuda.bindings import driver
         limit = driver.CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE
-        if int(_check(driver.cuCtxGetLimit(limit), "cuCtxGetLimit")) < nbytes:
-            _check(driver.cuCtxSetLimit(limit, nbytes), "cuCtxSetLimit")
+        err, size = driver.cuCtxGetLimit(limit)
+        if err != driver.CUresult.CUDA_SUCCESS or int(size) >= nbytes:
+            return err == driver.CUresult.CUDA_SUCCESS
+        (err,) = driver.cuCtxSetLimit(limit, nbytes)
+        return err == driver.CUresult.CUDA_SUCCESS
 
     def device_info(self, dev) -> dict:
         """What `python -m tilepy doctor` shows of a GPU (and its peaks are computed from)."""
