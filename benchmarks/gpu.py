@@ -1,8 +1,9 @@
 """The first session on a GPU, in one command (`python -m tilepy doctor --gpu`, or this file):
 
 1. validation: every tutorial kernel (tests/tutorial_cases.py) and every kernel of the
-   cuTile-style suite (tests/test_cutile_suite.py) runs on the GPU and on the CPU backend; both
-   must pass the case's numpy check, and the GPU's outputs are compared with the CPU's. Then a
+   cuTile-style suite (tests/test_cutile_suite.py) runs on the GPU and, from the same inputs, on
+   the CPU backend; the GPU's results must pass the case's numpy check, and the table shows how
+   far they are from the CPU's. Then a
    fuzz batch (tests/fuzz) runs on the GPU as one more execution compared with the interpreter.
 2. speed: one table of tilepy against torch on the same GPU -- f16 and bf16 matmul 4096^3 and a
    ragged size (torch.matmul, i.e. cuBLAS), softmax and layernorm over 4096-wide rows, attention
@@ -60,27 +61,20 @@ class Row:
     detail: str = ""
 
 
-def _outputs(args):
-    return [a for a in args if isinstance(a, np.ndarray)]
-
-
-def run_case_on_gpu(make):
-    """A case (make() -> kernel, grid, args, check) on device 0; its arrays are copied there and
-    back; returns the arrays after the launch, and raises if the case's check fails."""
+def run_case(make):
+    """A case (make() -> kernel, grid, args, check) on device 0, its arrays copied there and
+    back, and on the CPU backend from copies of the same inputs: (GPU arrays, CPU arrays)
+    after the launches; raises if the GPU's results fail the case's numpy check."""
     kernel, grid, args, check = make()
+    cpu_args = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
     dev_args = on_device(lambda drv: [DeviceArray(drv, a) if isinstance(a, np.ndarray) else a
                                       for a in args])
     ct.launch(None, grid, kernel, tuple(dev_args))
     on_device(lambda drv: [d.back() for d in dev_args if isinstance(d, DeviceArray)])
     check()
-    return _outputs(args)
-
-
-def run_case_on_cpu(make):
-    kernel, grid, args, check = make()
-    ct.launch(None, grid, kernel, tuple(args))
-    check()
-    return _outputs(args)
+    ct.launch(None, grid, kernel, cpu_args)
+    return ([a for a in args if isinstance(a, np.ndarray)],
+            [a for a in cpu_args if isinstance(a, np.ndarray)])
 
 
 def _difference(gpu_out, cpu_out) -> float:
@@ -97,8 +91,7 @@ def validate(cases: dict, suite: str, names=None) -> list[Row]:
     rows = []
     for name in names or sorted(cases):
         try:
-            g = run_case_on_gpu(cases[name])
-            c = run_case_on_cpu(cases[name])
+            g, c = run_case(cases[name])
             rows.append(Row(suite, name, "ok", f"max relative difference GPU vs CPU "
                                               f"{_difference(g, c):.2g}"))
         except Exception as e:
