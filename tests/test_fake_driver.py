@@ -11,6 +11,9 @@ from fake_driver import (ASSERT_TRAPPED, CupyLikeStream, FakeDriver, TorchLikeSt
 from test_cutile_suite import CASES as CUTILE_CASES
 from tilepy.launch import gpu
 from tutorial_cases import CASES as TUTORIAL_CASES
+from tutorial_cases import reference_cases
+
+REFERENCE_CASES = reference_cases()
 
 
 @pytest.fixture
@@ -63,6 +66,13 @@ def test_tutorial_kernels_through_the_gpu_path(drv, name):
 def test_cutile_kernels_through_the_gpu_path(drv, name):
     kernel, grid, args, check = CUTILE_CASES[name]()
     ct.launch(None, grid, kernel, on_gpu(args, "dlpack"))
+    check()
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_CASES))
+def test_reference_kernels_through_the_gpu_path(drv, name):
+    kernel, grid, args, check = REFERENCE_CASES[name]()
+    ct.launch(TorchLikeStream(9), grid, kernel, on_gpu(args, "dlpack"))
     check()
 
 

@@ -1,5 +1,5 @@
-"""The GPU parameter ABI, checked without a GPU: for every kernel of the tutorials and of the
-cuTile-style suite, the cubin's own parameter table (the ELF `.nv.info` EIATTR_KPARAM_INFO
+"""The GPU parameter ABI, checked without a GPU: for every kernel of the tutorials, of the
+cuTile-style suite, of tests/reference_kernels and of the speed table (benchmarks/gpu.py), the cubin's own parameter table (the ELF `.nv.info` EIATTR_KPARAM_INFO
 attributes: ordinal, offset, size) equals what GpuPlan hands cuda.core's launch, laid out as the
 driver lays out kernelParams (each value at its natural alignment, in order); the block size is
 within the cubin's max threads (`__launch_bounds__`); the static shared memory is within what
@@ -26,11 +26,12 @@ from tilepy.launch.dispatch import GpuPlan
 from tilepy.launch.intake import ArrayInfo, intake
 from tilepy.launch.nvrtc import compile_cubin
 from tutorial_cases import CASES as TUTORIAL_CASES
-from tutorial_cases import gpu_benchmark
+from tutorial_cases import gpu_benchmark, reference_cases
 
 STATIC_SMEM_LIMIT = 48 * 1024
 ALL = {**{f"tutorial:{k}": v for k, v in TUTORIAL_CASES.items()},
-       **{f"cutile:{k}": v for k, v in CUTILE_CASES.items()}}
+       **{f"cutile:{k}": v for k, v in CUTILE_CASES.items()},
+       **{f"reference:{k}": v for k, v in reference_cases().items()}}
 
 
 def gpu_launch_of(kernel, args):

@@ -112,3 +112,17 @@ def row_logsumexp():
         ref = m + np.log(np.exp(x - m[:, None]).sum(axis=1))
         np.testing.assert_allclose(out, ref, rtol=1e-5)
     return load("08_debugging").row_logsumexp, (4,), (x, out, 32), check
+
+
+def reference_cases() -> dict:
+    """tests/reference_kernels' cases in this module's (kernel, grid, args, check) format."""
+    import numpy as np
+
+    from reference_kernels.cases import CASES as REFERENCE
+
+    def adapt(make):
+        def case():
+            kernel, args, grid, check = make(np.random.default_rng(7))
+            return kernel, grid, args, check
+        return case
+    return {name: adapt(make) for name, make in REFERENCE.items()}
