@@ -114,7 +114,15 @@ def driver(report):
             report.line(f"GPU {i} target", f"{target}: {why}")
         except TileError as e:
             report.line(f"GPU {i} target", "none")
-            report.problem(f"GPU {i}: {e.message}", "see the message")
+            report.problem(f"GPU {i}: no target: {e.message}", _target_fix(drv.version()))
+
+
+def _target_fix(driver_version: int) -> str:
+    from ..launch import toolchain
+    major = driver_version // 1000
+    if major < toolchain.info().major:
+        return f"pip install 'tilepy[cu{major}]' (NVRTC of the driver's CUDA version), or update the NVIDIA driver"
+    return "pip install -U 'tilepy[cu13]' (a newer NVRTC knows more GPUs), or update the NVIDIA driver"
 
 
 def _target(cc, drv):
