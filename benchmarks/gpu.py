@@ -41,7 +41,7 @@ for _d in (ROOT, os.path.join(ROOT, "tutorials"), os.path.join(ROOT, "tests")):
 
 import tilepy as ct  # noqa: E402
 from tilepy.doctor.backends import DeviceArray, on_device  # noqa: E402
-from tilepy.launch import gpu_driver  # noqa: E402
+from tilepy.host import driver as gpu_driver  # noqa: E402
 
 # Tile sizes of the table's kernels (tests/test_gpu_abi.py checks them against the cubins);
 # attention with d=128 does not compile with 64x64 tiles (a tilepy bug, xfail there).

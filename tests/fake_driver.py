@@ -34,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilepy.launch import cpu, gpu, gpu_driver, nvrtc
+from tilepy.host import driver as gpu_driver
+from tilepy.launch import cpu, gpu, nvrtc
 from tilepy.launch.cubin_info import kernel_info
 
 ASSERT_TRAPPED = "CUDA_ERROR_ASSERT: device-side assert triggered"

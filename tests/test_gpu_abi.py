@@ -19,11 +19,12 @@ import pytest
 import tilepy as ct
 from fake_driver import FakeDriver, FakeCUDAError, cuda_array, packed_layout
 from test_cutile_suite import CASES as CUTILE_CASES
-from tilepy.compiler import compile_specialization
-from tilepy.launch import gpu, launcher
+from tilepy.api import launcher
+from tilepy.api.compiler import compile_specialization
+from tilepy.launch import gpu
 from tilepy.launch.cubin_info import kernel_info, kernel_names
 from tilepy.launch.dispatch import GpuPlan
-from tilepy.launch.intake import ArrayInfo, intake
+from tilepy.host.intake import ArrayInfo, intake
 from tilepy.launch.nvrtc import compile_cubin
 from tutorial_cases import CASES as TUTORIAL_CASES
 from tutorial_cases import gpu_benchmark, reference_cases

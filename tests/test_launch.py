@@ -9,7 +9,7 @@ from fake_arrays import FakeCAI, FakeDLPack, FakeStream
 from kernels_util import assert_located
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch import cpu, dispatch, nvrtc
 from tilepy.launch.gpu import StreamHandle, choose_target, driver_available, resolve_stream
 
@@ -299,7 +299,7 @@ def test_resolve_stream():
 
 
 def test_driver_probe_is_cached():
-    from tilepy.launch.gpu_driver import probe
+    from tilepy.host.driver import probe
     assert driver_available() is driver_available()
     assert probe.cache_info().currsize == 1
 

@@ -7,13 +7,7 @@ import os
 import sys
 import time
 
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+from .doctor.report import size as _size
 
 
 def _age(t: float) -> str:

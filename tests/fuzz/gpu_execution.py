@@ -7,7 +7,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from tilepy.launch import gpu, gpu_driver
+from tilepy.host import driver as gpu_driver
+from tilepy.launch import gpu
 from tilepy.launch.nvrtc import compile_cubin
 
 

@@ -5,7 +5,8 @@ import time
 
 import numpy as np
 
-from .. import Constant, bid, cdiv, kernel, load, store
+from ..api.kernel import kernel
+from ..frontend.api import Constant, bid, cdiv, load, store
 
 N, TILE = 1000, 128
 
@@ -23,14 +24,15 @@ def _inputs():
 
 def _cpu(mode: str):
     def run(a, b, c):
-        from .. import cpu_mode, launch
+        from ..api.launcher import launch
+        from ..launch.cpu import cpu_mode
         with cpu_mode(mode):
             launch(None, (cdiv(N, TILE),), doctor_vadd, (a, b, c, TILE))
     return run
 
 
 def _interpret(a, b, c):
-    from .. import launch
+    from ..api.launcher import launch
     launch(None, (cdiv(N, TILE),), doctor_vadd, (a, b, c, TILE), backend="interpret")
 
 
@@ -56,7 +58,8 @@ class DeviceArray:
 
 def on_device(fn, device_id: int = 0):
     """`fn(drv)` with the GPU `device_id` current (the caller's context back after)."""
-    from ..launch import gpu, gpu_driver
+    from ..host import driver as gpu_driver
+    from ..launch import gpu
     drv = gpu_driver.current()
     ctx = gpu.DeviceContext(drv.core.Device(device_id), drv)
     prev = ctx.enter()
@@ -68,7 +71,7 @@ def on_device(fn, device_id: int = 0):
 
 def _gpu(device_id: int):
     def run(a, b, c):
-        from .. import launch
+        from ..api.launcher import launch
         arrays = on_device(lambda drv: [DeviceArray(drv, x) for x in (a, b, c)], device_id)
         launch(None, (cdiv(N, TILE),), doctor_vadd, (*arrays, TILE))
         on_device(lambda drv: [x.back() for x in arrays], device_id)   # blocking copies
@@ -87,7 +90,7 @@ FIXES = {
 
 def backends():
     """(name, runner) of every backend available here."""
-    from ..launch import gpu_driver
+    from ..host import driver as gpu_driver
     out = [("CPU fast", _cpu("fast")), ("CPU faithful", _cpu("faithful")),
            ("interpreter", _interpret)]
     drv = gpu_driver.current()
@@ -117,6 +120,6 @@ def check_all(report):
             report.line(name, f"WRONG: {bad} of {N} elements differ from numpy")
             report.problem(f"{name}: the vector add gave wrong results",
                            FIXES[name.split(" ")[0] if name.startswith("GPU") else name])
-    from ..launch import gpu_driver
+    from ..host import driver as gpu_driver
     if not gpu_driver.current().available():
         report.line("GPU", "not run: no GPU")

@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+from .report import size as _size
+
 PACKAGES = ("numpy", "ml_dtypes", "cuda-core", "cuda-bindings", "cuda-pathfinder",
             "nvidia-cuda-nvrtc", "nvidia-cuda-runtime", "torch", "cupy-cuda12x", "cupy-cuda13x")
 CUDA_FIX = "pip install 'tilepy[cu13]' (or 'tilepy[cu12]' for a CUDA 12 driver)"
@@ -21,15 +23,10 @@ def describe(report):
     tileiras(report)
 
 
-def _size(n: float) -> str:
-    from ..__main__ import _size as size     # the `cache list` command's format
-    return size(n)
-
-
 def versions(report):
     from importlib import metadata
 
-    from .. import __version__
+    from ..version import __version__
     report.section("versions")
     report.line("python", f"{platform.python_version()} ({sys.executable})")
     report.line("tilepy", __version__)
@@ -93,7 +90,8 @@ def disk_cache(report):
 
 def driver(report):
     from ..errors import TileError
-    from ..launch import gpu, gpu_driver
+    from ..host import driver as gpu_driver
+    from ..launch import gpu
     drv = gpu_driver.current()
     report.section("NVIDIA driver and GPUs")
     if not drv.available():

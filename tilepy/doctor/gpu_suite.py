@@ -11,7 +11,7 @@ SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.ab
 
 
 def run_gpu_suite(report, json_path: str | None, markdown_path: str | None, **options):
-    from ..launch import gpu_driver
+    from ..host import driver as gpu_driver
     report.section("GPU validation and speed table (--gpu)")
     if not gpu_driver.current().available():
         report.line("--gpu", "not run: no GPU")

@@ -4,6 +4,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def size(n: float) -> str:
+    """Bytes in words: 512 B, 1.5 KiB, 26.8 MiB (also `python -m tilepy cache list`'s)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
 @dataclass
 class Problem:
     what: str

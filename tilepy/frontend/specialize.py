@@ -16,13 +16,13 @@ import numpy as np
 from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
-from .params import ArrayParam, ConstParam, ScalarParam
+from ..host.params import ArrayParam, ConstParam, ScalarParam
 
 ALIGN = 16
 
 
 def param_for(name: str, info, constant: bool):
-    from ..launch.intake import ArrayInfo
+    from ..host.intake import ArrayInfo
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
@@ -56,7 +56,7 @@ def mark_disjoint(params: list, infos: list) -> list:
     lowering then needs no barriers between accesses to them and to the other arrays)."""
     import dataclasses
 
-    from ..launch.intake import byte_extent, disjoint_flags
+    from ..host.intake import byte_extent, disjoint_flags
     arrays = [i for i, p in enumerate(params) if isinstance(p, ArrayParam)]
     flags = disjoint_flags([(infos[i].ptr, byte_extent(infos[i])) for i in arrays])
     out = list(params)

@@ -24,9 +24,8 @@ import sys
 import numpy as np
 
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
-from .intake import _DATA_OFFSET, numpy_ptr
-
-GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
+from ..host.grid import GRID_LIMIT
+from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
 _ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
 
@@ -36,16 +35,6 @@ _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, n
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
 _SCALAR_SET = frozenset(_SCALARS)
 _CONST_TYPES = frozenset((int, bool, str, type(None)))
-_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
-_cupy_array: list = [None]          # cupy.ndarray, once intake has seen one
-
-
-def note_torch(tensor_type):
-    _torch_tensor[0] = tensor_type
-
-
-def note_cupy(array_type):
-    _cupy_array[0] = array_type
 
 
 class KernelPlans:
@@ -272,6 +261,37 @@ class GpuPlan:
             self.ctx.leave(prev)
 
 
+def launch_gpu(stream, grid, ck, infos, values, slots):
+    """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
+    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
+    from ..host import driver as gpu_driver
+    from .gpu import (PRINTF_FIFO, DeviceContext, check_grid, check_stream_device, debug_ops,
+                      loaded_kernel)
+    drv = gpu_driver.current()
+    if not drv.available():
+        raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
+                              "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
+    check_grid(grid)
+    ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
+    ids.discard(None)
+    dev = drv.core.Device(ids.pop() if ids else 0)
+    ctx = DeviceContext(dev, drv)
+    prev = ctx.enter()
+    try:
+        if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
+            check_stream_device(drv.stream_device(stream), dev)
+        asserts, prints = debug_ops(ck.compile_source())
+        if prints:
+            drv.set_printf_fifo(PRINTF_FIFO)
+        plan = GpuPlan(loaded_kernel(ck, dev, drv), ctx, (ck.emitted.nt, 1, 1), values, slots,
+                       infos, sync=asserts or prints, name=ck.name)
+    finally:
+        ctx.leave(prev)
+    if grid[0] * grid[1] * grid[2]:
+        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
+    return plan
+
+
 def _launch_failure(name: str, synced: bool, e) -> str:
     if not synced:
         return f"launching kernel '{name}' failed: {e}"
@@ -293,14 +313,14 @@ class Overlap:
 
     @staticmethod
     def of(infos) -> Overlap:
-        from .intake import ArrayInfo, byte_extent, disjoint_flags
+        from ..host.intake import ArrayInfo, byte_extent, disjoint_flags
         arrays = tuple((k, byte_extent(i)) for k, i in enumerate(infos) if isinstance(i, ArrayInfo))
         if len(arrays) < 2:
             return ANY_OVERLAP
         return Overlap(arrays, disjoint_flags([(infos[k].ptr, n) for k, n in arrays]))
 
     def same(self, vals) -> bool:
-        from .intake import disjoint_flags
+        from ..host.intake import disjoint_flags
         return disjoint_flags([(vals[k], n) for k, n in self.arrays]) == self.pattern
 
 

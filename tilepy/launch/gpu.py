@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from ..errors import TileLaunchError, TileValueError
-from . import gpu_driver
+from ..host import driver as gpu_driver
 
 CUDA_GRID_YZ = 65535               # CUDA's limit on grid y and z (x: 2^31-1, above tilepy's 2^24-1)
 PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that print (default 1 MiB)
@@ -36,8 +36,8 @@ _LEGACY, _PER_THREAD = 1, 2        # CU_STREAM_LEGACY / CU_STREAM_PER_THREAD han
 
 
 def driver_available() -> bool:
-    """Is there a loadable NVIDIA driver with at least one GPU?"""
-    return gpu_driver.current().available()
+    """Is there a loadable NVIDIA driver with at least one GPU? (host/driver.py)"""
+    return gpu_driver.driver_available()
 
 
 def driver_version() -> int:
@@ -212,8 +212,7 @@ def loaded_kernel(ck, dev, drv=None):
     key = (drv, code_key(ck), dev.device_id)
     kern = _KERNELS.get(key)
     if kern is None:
-        from .nvrtc import compile_cubin
-        code = compile_cubin(ck.compile_source(), device_target(dev), ck.name)
+        code = ck.binary(device_target(dev))   # the compiled kernel's GPU code (api/compiler.py)
         kern = _KERNELS[key] = load_code(code.kind, code.data, ck.name, drv)
     return kern
 
@@ -232,35 +231,6 @@ def load_code(kind: str, data: bytes, name: str, drv=None):
 def debug_ops(source: str) -> tuple[bool, bool]:
     """(asserts, prints): does the kernel's source assert or print on the device?"""
     return "tp::tile_assert(" in source, "tp::print_" in source
-
-
-def launch_gpu(stream, grid, ck, infos, values, slots):
-    """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
-    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
-    drv = gpu_driver.current()
-    if not drv.available():
-        raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
-                              "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
-    from .dispatch import GpuPlan
-    check_grid(grid)
-    ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
-    ids.discard(None)
-    dev = drv.core.Device(ids.pop() if ids else 0)
-    ctx = DeviceContext(dev, drv)
-    prev = ctx.enter()
-    try:
-        if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
-            check_stream_device(drv.stream_device(stream), dev)
-        asserts, prints = debug_ops(ck.compile_source())
-        if prints:
-            drv.set_printf_fifo(PRINTF_FIFO)
-        plan = GpuPlan(loaded_kernel(ck, dev, drv), ctx, (ck.emitted.nt, 1, 1), values, slots,
-                       infos, sync=asserts or prints, name=ck.name)
-    finally:
-        ctx.leave(prev)
-    if grid[0] * grid[1] * grid[2]:
-        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
-    return plan
 
 
 class DeviceContext:

@@ -1,4 +1,4 @@
-"""The one seam between tilepy's GPU launch path and NVIDIA's driver.
+"""Is there an NVIDIA driver with a GPU -- and the one seam between tilepy and that driver.
 
 Everything gpu.py and intake.py ask of the driver goes through the object `current()` returns:
 cuda.core's classes (`core.Device`, `core.ObjectCode`, `core.LaunchConfig`, `core.launch`,
@@ -8,7 +8,9 @@ tests put a test double in its place with `use(...)` (tests/fake_driver.py runs 
 each kernel from the packed kernelParams), so the launch path's logic runs without a GPU.
 
 Nothing here touches the driver before `available()` said yes (../shared/ARCHITECTURE.md:
-without a driver, a failed module load can leave the process unable to make later calls).
+without a driver, a failed module load can leave the process unable to make later calls). It
+lives in host/ (below everything) because argument intake asks it too: a CUDA array interface
+is read differently without a driver, and through the driver with the launch stream.
 """
 from __future__ import annotations
 
@@ -145,6 +147,11 @@ class CoreDriver:
 
 _REAL = CoreDriver()
 _active: list = [_REAL]
+
+
+def driver_available() -> bool:
+    """Is there a loadable NVIDIA driver with at least one GPU (the current driver's answer)?"""
+    return current().available()
 
 
 def current():

@@ -105,9 +105,12 @@ def _is_torch(obj) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
+_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+_cupy_array: list = [None]          # cupy.ndarray, once intake has seen one (the fast path too)
+
+
 def from_torch(t, name: str = "") -> ArrayInfo:
-    from .dispatch import note_torch
-    note_torch(sys.modules["torch"].Tensor)
+    _torch_tensor[0] = sys.modules["torch"].Tensor        # (the launch fast path compares types)
     dev = t.device
     if t.layout is not sys.modules["torch"].strided:
         raise TileTypeError(f"{_arg(name)}{t.layout} tensors are not supported (only dense, "
@@ -171,7 +174,7 @@ def _from_cuda_view(obj, dev_id: int | None, name: str, source: str, consumer) -
     """A CUDA array through cuda.core's StridedMemoryView. `consumer(device_id)` is the launch
     stream's handle: the producer's pending work is ordered before it (DLPack's `stream`, CAI's
     `stream` field); without one (compiling, AOT) nothing is ordered."""
-    from .gpu_driver import current
+    from .driver import current
     drv = current()
     stream_ptr = -1 if consumer is None else consumer(dev_id)
     try:
@@ -186,8 +189,7 @@ def _from_cuda_view(obj, dev_id: int | None, name: str, source: str, consumer) -
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
     did = v.device_id if getattr(v, "device_id", None) not in (None, -1) else dev_id
     if type(obj).__module__.startswith("cupy"):
-        from .dispatch import note_cupy
-        note_cupy(type(obj))
+        _cupy_array[0] = type(obj)                          # (the launch fast path compares types)
         source = "cupy"
     return ArrayInfo(obj, int(v.ptr), shape, strides, dtype, "cuda", did,
                      bool(getattr(v, "readonly", False)), None, source)
@@ -202,7 +204,7 @@ def _c_strides(shape) -> tuple[int, ...]:
 
 
 def _from_cai(obj, name: str, consumer) -> ArrayInfo:
-    from .gpu import driver_available
+    from .driver import driver_available
     if driver_available():
         return _from_cuda_view(obj, None, name, "cai", consumer)
     # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU
@@ -241,3 +243,22 @@ def intake(obj, name: str = "", consumer=None) -> ArrayInfo | None:
     if hasattr(obj, "__array_interface__"):
         return from_numpy(obj, np.asarray(obj), name, "array_interface")
     return None
+
+
+def infos_for(args) -> list:
+    """Per argument: its ArrayInfo, or the value itself (scalars, constants)."""
+    out = []
+    for a in args:
+        info = intake(a)
+        out.append(a if info is None else info)
+    return out
+
+
+def check_call(kernel, args):
+    """launch() was given a kernel (what the frontend traces: it specializes and traces) and a
+    tuple (or list) of arguments."""
+    if not (callable(getattr(kernel, "specialize", None)) and callable(getattr(kernel, "trace", None))):
+        raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
+    if not isinstance(args, (tuple, list)):
+        raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
+                            f"{type(args).__name__})")
