@@ -117,6 +117,9 @@ class FakeLaunchConfig:
     grid: tuple
     block: tuple
 
+    def __post_init__(self):
+        gpu_driver.current().log("launchconfig", (tuple(self.grid), tuple(self.block)))
+
 
 class FakeKernel:
     """cuda.core.Kernel: the cubin's parameter table and the CPU build of the same source."""
@@ -221,11 +224,10 @@ class FakeDriver:
         self.sticky: str | None = None
         self.tls = threading.local()
         self._devices: dict = {}
-        self.core = types.SimpleNamespace(
-            Device=self._device, ObjectCode=FakeObjectCode, LaunchConfig=FakeLaunchConfig,
-            launch=fake_launch, Stream=FakeStream,
-            LEGACY_DEFAULT_STREAM=FakeStream(self, 0, None),
-            PER_THREAD_DEFAULT_STREAM=FakeStream(self, 2, None))
+        self.core = _FakeCore(self, Device=self._device, ObjectCode=FakeObjectCode,
+                              LaunchConfig=FakeLaunchConfig, launch=fake_launch, Stream=FakeStream,
+                              LEGACY_DEFAULT_STREAM=FakeStream(self, 0, None),
+                              PER_THREAD_DEFAULT_STREAM=FakeStream(self, 2, None))
 
     def log(self, what, detail=None):
         self.calls.append((what, detail))
@@ -336,6 +338,15 @@ class FakeDriver:
         return (buf, holder), ptrs
 
     # ---- installing it
+    def install(self, monkeypatch):
+        """In place for the rest of a test (undone by `monkeypatch`), like `with self:`."""
+        monkeypatch.setattr(gpu_driver, "_active", [*gpu_driver._active, self])
+        spy = _CompileSpy(self)
+        monkeypatch.setattr(nvrtc, "compile_cubin", spy.wrapped())
+        monkeypatch.setattr(gpu, "_KERNELS", {})
+        monkeypatch.setattr(gpu, "_STREAMS", {})
+        return self
+
     def __enter__(self):
         self._spy = _CompileSpy(self)
         self._spy.install()
@@ -353,6 +364,21 @@ class FakeDriver:
         return False
 
 
+class _FakeCore(types.SimpleNamespace):
+    """The fake cuda.core: what tilepy uses; anything else is recorded and raises, so code that
+    starts asking the driver something new fails the tests that pin what a launch does."""
+
+    def __init__(self, driver, **names):
+        super().__init__(**names)
+        object.__setattr__(self, "_driver", driver)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._driver.log(f"cuda.core.{name} (not modelled)")
+        raise AttributeError(f"the fake driver does not model cuda.core.{name}")
+
+
 class _CompileSpy:
     """Records which source each cubin NVRTC returns was made from (the fake loads the CPU
     build of that source)."""
@@ -360,12 +386,15 @@ class _CompileSpy:
     def __init__(self, driver):
         self.driver, self.real = driver, nvrtc.compile_cubin
 
-    def install(self):
+    def wrapped(self):
         def compile_cubin(source, arch="sm_80", name="kernel"):
             out = self.real(source, arch, name)
             self.driver.sources[hashlib.sha256(out.data).hexdigest()] = source
             return out
-        nvrtc.compile_cubin = compile_cubin
+        return compile_cubin
+
+    def install(self):
+        nvrtc.compile_cubin = self.wrapped()
 
     def remove(self):
         nvrtc.compile_cubin = self.real

@@ -12,6 +12,8 @@ import sys
 
 import numpy as np
 
+import tilepy as ct
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _d in ("benchmarks", "tutorials"):
     if os.path.join(ROOT, _d) not in sys.path:
@@ -58,15 +60,30 @@ def case(fn):
     return fn
 
 
+def _gelu_ref(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
 @case
-def gelu():
+def gelu_forward():
     x = np.random.default_rng(1).standard_normal((40, 130)).astype(np.float32)
     y = np.zeros_like(x)
+    return load("06_torch_interop").gelu_forward_kernel, (3, 3), (x, y, ct.float32, 16, 64), \
+        lambda: np.testing.assert_allclose(y, _gelu_ref(x), rtol=1e-5, atol=1e-6)
+
+
+@case
+def gelu_backward():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((40, 130)).astype(np.float32)
+    dy = rng.standard_normal((40, 130)).astype(np.float32)
+    dx = np.zeros_like(x)
 
     def check():
-        ref = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
-    return load("06_torch_interop").gelu_kernel, (3, 3), (x, y, 16, 64), check
+        h = 1e-3
+        slope = (_gelu_ref(x.astype(np.float64) + h) - _gelu_ref(x.astype(np.float64) - h)) / (2 * h)
+        np.testing.assert_allclose(dx, dy * slope, rtol=1e-4, atol=1e-5)
+    return load("06_torch_interop").gelu_backward_kernel, (3, 3), (dy, x, dx, ct.float32, 16, 64), check
 
 
 @case
