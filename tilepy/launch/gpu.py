@@ -1,7 +1,9 @@
 """Launching on an NVIDIA GPU through cuda.core (needs the driver; probed once per process).
 
-Every driver call goes through `gpu_driver.current()` (the real cuda.core, or a test double),
-and nothing touches the driver before `driver_available()` said yes.
+Every driver call goes through `host/driver.current()` (the real cuda.core, or a test double:
+tests/fake_driver.py), and nothing touches the driver before `driver_available()` said yes.
+`launch_gpu` and the per-call `GpuPlan` are in dispatch.py (which imports this module, never the
+other way).
 
 Target: the device's exact arch as a cubin when NVRTC knows it; else a cubin for the newest arch
 NVRTC has of the device's major version (SASS runs on a newer minor of its major); a device of a
