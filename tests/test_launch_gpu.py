@@ -79,7 +79,8 @@ def test_explicit_streams():
     assert torch.equal(c, a + b)
 
 
-def test_device_assert_raises_at_the_launch():
+def test_a_kernel_with_asserts_runs_checked():
+    """(A failing assert would leave the CUDA context unusable for the rest of the tests.)"""
     torch = torch_cuda()
     from definitions import load
     checked_sqrt = load("08_debugging").checked_sqrt
