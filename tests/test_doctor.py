@@ -96,3 +96,19 @@ def test_gpu_speed_table_on_the_fake_driver(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps([r.__dict__ for r in rows]))
     assert json.loads(path.read_text())[0]["unit"] == "TFLOP/s"
+
+
+class _CorruptingDriver(FakeDriver):
+    """A GPU that computes, but whose copies back to the host lose the last element."""
+
+    def to_host(self, host, ptr):
+        super().to_host(host, ptr)
+        host.reshape(-1)[-1] = -1
+
+
+def test_doctor_reports_wrong_results():
+    with _CorruptingDriver(devices=1):
+        rc, text = doctor()
+    assert "  GPU 0:                 WRONG: 1 of 1000 elements differ from numpy" in text
+    assert "GPU 0: the vector add gave wrong results" in text and "fix: check the driver" in text
+    assert rc == 1
