@@ -81,17 +81,21 @@ def reduction_rows(dt, cols=32) -> np.ndarray:
 
 
 def int_reduction_rows(dt, cols=32) -> np.ndarray:
+    """All negative (max), all positive (min), the extremes, ties, wrap-around sums."""
     ii = np.iinfo(dt)
-    pos = rng.integers(1, min(ii.max, 1000), cols)
-    if ii.min < 0:
-        rows = [-pos, pos, np.full(cols, ii.min), np.full(cols, ii.max),
-                np.where(np.arange(cols) % 5 == 1, 11, -pos), pos * 0 - 1,
-                np.where(np.arange(cols) == 0, ii.max, pos), np.where(np.arange(cols) == 7, ii.min, -pos)]
+    lo, hi = int(ii.min), int(ii.max)
+    pos = [int(v) for v in rng.integers(1, min(hi, 1000) - 3, cols)]
+    at = lambda k, v, row: [v if i == k else r for i, r in enumerate(row)]   # noqa: E731
+    ties = [11 if i % 5 == 1 else r for i, r in enumerate(pos)]
+    if lo < 0:
+        neg = [-p for p in pos]
+        rows = [neg, pos, [lo] * cols, [hi] * cols, [11 if i % 5 == 1 else r for i, r in
+                                                     enumerate(neg)], [-1] * cols,
+                at(0, hi, pos), at(7, lo, neg)]
     else:
-        rows = [pos, pos + 3, np.full(cols, 0), np.full(cols, ii.max),
-                np.where(np.arange(cols) % 5 == 1, 11, pos), pos * 0 + 1,
-                np.where(np.arange(cols) == 0, ii.max, pos), np.where(np.arange(cols) == 7, 0, pos)]
-    return np.array([np.array(r, dtype=object) for r in rows]).astype(dt)
+        rows = [pos, [p + 3 for p in pos], [0] * cols, [hi] * cols, ties, [1] * cols,
+                at(0, hi, pos), at(7, 0, pos)]
+    return np.array(rows, dtype=object).astype(dt)
 
 
 # -------------------------------------------------------------------------- references
@@ -173,16 +177,19 @@ def _mod_int(x, y):
     return x % y
 
 
+def wrap_to(exact, dt) -> np.ndarray:
+    """Python ints (any array shape) wrapped to the width of integer dtype `dt`."""
+    bits = dt.itemsize * 8
+    u = [int(v) % (1 << bits) for v in np.ravel(exact)]
+    if dt.kind == "i":
+        u = [v - (1 << bits) if v >= 1 << (bits - 1) else v for v in u]
+    return np.array(u, dtype=object).astype(dt).reshape(np.shape(exact))
+
+
 def _wrap(fn):
     """An integer reference computed exactly in Python ints, wrapped to the dtype's width."""
     def ref(*xs):
-        dt = xs[0].dtype
-        bits = dt.itemsize * 8
-        exact = fn(*[x.astype(object) for x in xs])
-        u = np.array([int(v) % (1 << bits) for v in np.ravel(exact)], dtype=object)
-        if dt.kind == "i":
-            u = np.array([v - (1 << bits) if v >= 1 << (bits - 1) else v for v in u], dtype=object)
-        return u.astype(dt).reshape(np.shape(exact))
+        return wrap_to(fn(*[x.astype(object) for x in xs]), xs[0].dtype)
     return ref
 
 
