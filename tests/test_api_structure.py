@@ -221,7 +221,7 @@ ELSEWHERE = {
     "printf": ("test_frontend_runtime.py", "test_printf_print_and_fstrings"),
     "print": ("test_frontend_runtime.py", "test_printf_print_and_fstrings"),
     "assert_": ("test_frontend_runtime.py", "test_assert_passes_and_fails"),
-    "static_exception": ("test_frontend_language.py", None),
+    "static_exception": ("test_errors.py", None),       # a compile-time error, no values
 }
 
 
