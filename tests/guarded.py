@@ -35,11 +35,11 @@ class Guarded:
 
     def check(self, what: str):
         """AssertionError naming the bytes written outside the array, if any."""
-        for side, lo in (("before", self.start - GUARD), ("past", self.end)):
+        for side, lo in (("before the start", self.start - GUARD), ("past the end", self.end)):
             bad = np.nonzero(self.buf[lo:lo + GUARD] != PATTERN)[0]
             if bad.size:
-                where = (GUARD - bad if side == "before" else bad + 1).tolist()
-                raise AssertionError(f"{what}: the kernel wrote bytes {side} the end of the array "
+                where = (GUARD - bad if side.startswith("before") else bad + 1).tolist()
+                raise AssertionError(f"{what}: the kernel wrote bytes {side} of the array "
                                      f"(at distances {where} bytes, itemsize "
                                      f"{self.array.itemsize})")
 
