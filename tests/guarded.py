@@ -5,8 +5,9 @@ A kernel that writes one element past the end of its output (or before its start
 output itself right: only bytes outside the array show it. `launch` copies every contiguous
 numpy array argument into the middle of a larger buffer whose margins hold a fixed random
 pattern, runs the kernel on that view, checks both margins byte for byte, and copies the view
-back into the caller's array. The view starts 64-byte aligned, as a fresh numpy array of that
-size would, so the kernel is specialized as it would be for the caller's own array.
+back into the caller's array. The view keeps the caller's address modulo 64 and its
+writability, so the kernel is specialized as it would be for the caller's own array; arguments
+that share memory with another argument are passed as they are (copies would break aliasing).
 """
 from __future__ import annotations
 
@@ -25,13 +26,14 @@ class Guarded:
     def __init__(self, array: np.ndarray):
         self.array = array
         nbytes = array.nbytes
-        self.buf = np.empty(nbytes + 2 * GUARD + 64, np.uint8)
-        self.start = (-self.buf.ctypes.data) % 64 + GUARD
+        self.buf = np.empty(nbytes + 2 * GUARD + 128, np.uint8)
+        self.start = (-self.buf.ctypes.data) % 64 + GUARD + array.ctypes.data % 64
         self.end = self.start + nbytes
         self.buf[self.start - GUARD:self.start] = PATTERN
         self.buf[self.end:self.end + GUARD] = PATTERN
         self.view = self.buf[self.start:self.end].view(array.dtype).reshape(array.shape)
         self.view[...] = array
+        self.view.flags.writeable = array.flags.writeable
 
     def check(self, what: str):
         """AssertionError naming the bytes written outside the array, if any."""
@@ -44,17 +46,26 @@ class Guarded:
                                      f"{self.array.itemsize})")
 
     def copy_back(self):
-        self.array[...] = self.view
+        if self.array.flags.writeable:
+            self.array[...] = self.view
 
 
-def _guardable(a) -> bool:
-    return isinstance(a, np.ndarray) and a.ndim > 0 and a.flags.c_contiguous
+def _guardable(args) -> dict[int, np.ndarray]:
+    """{position: array} of the contiguous numpy arrays that share no memory with another
+    argument."""
+    arrays = {i: a for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim > 0}
+    out = {}
+    for i, a in arrays.items():
+        shared = any(j != i and np.shares_memory(a, b) for j, b in arrays.items())
+        if a.flags.c_contiguous and a.size and not shared:
+            out[i] = a
+    return out
 
 
 def launch(grid, kernel, args, mode: str | None = None):
     """ct.launch (or the interpreter for mode "interpret"; the current CPU mode for None) with
     every contiguous numpy array argument guarded; results land in the caller's arrays."""
-    guards = {i: Guarded(a) for i, a in enumerate(args) if _guardable(a)}
+    guards = {i: Guarded(a) for i, a in _guardable(args).items()}
     call = tuple(guards[i].view if i in guards else a for i, a in enumerate(args))
     if mode == "interpret":
         from tilepy.interpret import launch as interpret
