@@ -10,8 +10,8 @@ For each mutant: copy the tree (tilepy/, tests/, tutorials/) into a temporary fo
 mutant's edits there (the working tree is never touched), and run the mutant's own small test
 subset with `python -m pytest -q -x`. A failing run kills the mutant; a passing one lets it
 survive. Mutants of cache-key code get an empty tilepy cache (a shared one could hide them);
-the others share one cache folder for the whole run (keys cover the mutated source, so a
-mutated kernel never hits an unmutated entry). The baseline (no mutant) runs every subset first
+the others share one cache folder for the whole run (keys cover the mutated source and
+headers, so a mutated kernel never hits an unmutated entry). The baseline (no mutant) runs every subset first
 and must pass, or the run stops. Prints one Markdown table and the score.
 """
 from __future__ import annotations
@@ -68,23 +68,30 @@ def run_tests(tree: str, tests, cache: str, timeout: int) -> tuple[str, float, s
     return verdict, time.time() - t0, tail
 
 
-def run_mutant(mutant: Mutant | None, tests, shared_cache: str, timeout: int) -> dict:
-    with tempfile.TemporaryDirectory(prefix="tp-mutant-") as tree:
-        copy_tree(tree)
-        fresh = mutant is not None and mutant.area == "cache keys"
-        cache = os.path.join(tree, "cache") if fresh else shared_cache
-        if mutant is not None:
-            apply(mutant, tree)
-        verdict, secs, tail = run_tests(tree, tests, cache, timeout)
+def run_mutant(mutant: Mutant | None, tests, work: str, timeout: int) -> dict:
+    """One test run on a fresh copy of the tree at the same path every time (`work`/tree): the
+    CPU build flags name the include folder, so a kernel the mutant leaves alone keeps its key
+    and hits the shared cache (`work`/cache)."""
+    tree = os.path.join(work, "tree")
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(tree)
+    copy_tree(tree)
+    fresh = mutant is not None and mutant.area == "cache keys"
+    cache = os.path.join(work, "fresh-cache" if fresh else "cache")
+    if fresh:
+        shutil.rmtree(cache, ignore_errors=True)
+    if mutant is not None:
+        apply(mutant, tree)
+    verdict, secs, tail = run_tests(tree, tests, cache, timeout)
     return {"verdict": verdict, "seconds": round(secs, 1), "tail": tail}
 
 
-def baseline(mutants, shared_cache: str, timeout: int) -> list[str]:
+def baseline(mutants, work: str, timeout: int) -> list[str]:
     """Every subset must pass on the unmutated tree; returns the failures."""
     subsets = sorted({m.tests for m in mutants})
     bad = []
     for tests in subsets:
-        r = run_mutant(None, tests, shared_cache, timeout)
+        r = run_mutant(None, tests, work, timeout)
         if r["verdict"] != "pass":
             bad.append(f"{' '.join(tests)}: {r['verdict']}\n{r['tail']}")
     return bad
@@ -117,15 +124,15 @@ def main(argv=None):
         for mu in chosen:
             print(f"{mu.id:22} {mu.area:15} {mu.what}  [{' '.join(mu.tests)}]")
         return 0
-    with tempfile.TemporaryDirectory(prefix="tp-mutant-cache-") as shared:
+    with tempfile.TemporaryDirectory(prefix="tp-mutate-") as work:
         if not a.skip_baseline:
-            bad = baseline(chosen, shared, a.timeout)
+            bad = baseline(chosen, work, a.timeout)
             if bad:
                 print("baseline fails (fix the tree or the subsets first):\n" + "\n".join(bad))
                 return 2
         results = []
         for mu in chosen:
-            r = run_mutant(mu, mu.tests, shared, a.timeout)
+            r = run_mutant(mu, mu.tests, work, a.timeout)
             print(f"{mu.id}: {r['verdict']} ({r['seconds']} s)", file=sys.stderr, flush=True)
             results.append((mu, r))
     print(table(results))

@@ -88,8 +88,10 @@ def binary(op: str, a: Node, b: Node) -> Node:
 
 def unary(op: str, a: Node) -> Node:
     d = a.dtype if a.dtype.kind == "f" else F32
-    if op == "-" and a.dtype.kind == "i":
-        return Node(f"(-{a.src})", a.dtype, a.shape, lambda env: -value(a, env, a.dtype), a.exact)
+    if op in ("-", "ct.abs") and a.dtype.kind == "i":          # integers stay integers
+        fn = UNARY_F[op]
+        src = f"(-{a.src})" if op == "-" else f"{op}({a.src})"
+        return Node(src, a.dtype, a.shape, lambda env: fn(value(a, env, a.dtype)), a.exact)
     fn = UNARY_F.get(op)
     if fn is None:                                 # bounded: f(tanh(a)) stays small
         inner = unary("ct.tanh", a)
