@@ -21,6 +21,11 @@ def test_mutant_applies_and_names_existing_tests(mutant):
     assert files, f"{mutant.id} runs no test file"
     for t in files:
         assert os.path.exists(os.path.join(ROOT, t.split("::")[0])), t
+    args = list(mutant.tests)
+    for i, a in enumerate(args[:-1]):
+        if a == "-k":
+            from _pytest.mark.expression import Expression
+            Expression.compile(args[i + 1])           # a bad -k expression runs no test at all
 
 
 def test_the_set_covers_the_core():
