@@ -6,8 +6,8 @@
     python benchmarks/mutate.py --list             # the set, no runs
     python benchmarks/mutate.py --json out.json    # also the raw results
 
-For each mutant: copy the tree (tilepy/, tests/, tutorials/) into a temporary folder, apply the
-mutant's edits there (the working tree is never touched), and run the mutant's own small test
+The tree (tilepy/, tests/, tutorials/) is copied once when the run starts; for each mutant a
+fresh copy of that snapshot gets the mutant's edits (the working tree is never touched), and runs the mutant's own small test
 subset with `python -m pytest -q -x`. A failing run kills the mutant; a passing one lets it
 survive. Mutants of cache-key code get an empty tilepy cache (a shared one could hide them);
 the others share one cache folder for the whole run (keys cover the mutated source and
@@ -33,9 +33,9 @@ COPIED = ("tilepy", "tests", "tutorials", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.so", "*.pyc")
 
 
-def copy_tree(dst: str):
+def copy_tree(dst: str, root: str = ROOT):
     for name in COPIED:
-        src = os.path.join(ROOT, name)
+        src = os.path.join(root, name)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(dst, name), ignore=IGNORED)
         elif os.path.exists(src):
@@ -75,7 +75,7 @@ def run_mutant(mutant: Mutant | None, tests, work: str, timeout: int) -> dict:
     tree = os.path.join(work, "tree")
     shutil.rmtree(tree, ignore_errors=True)
     os.makedirs(tree)
-    copy_tree(tree)
+    copy_tree(tree, os.path.join(work, "snapshot"))
     fresh = mutant is not None and mutant.area == "cache keys"
     cache = os.path.join(work, "fresh-cache" if fresh else "cache")
     if fresh:
@@ -125,6 +125,7 @@ def main(argv=None):
             print(f"{mu.id:22} {mu.area:15} {mu.what}  [{' '.join(mu.tests)}]")
         return 0
     with tempfile.TemporaryDirectory(prefix="tp-mutate-") as work:
+        copy_tree(os.path.join(work, "snapshot"))       # the tree as it is now, for every run
         if not a.skip_baseline:
             bad = baseline(chosen, work, a.timeout)
             if bad:
