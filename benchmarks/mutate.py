@@ -7,12 +7,13 @@
     python benchmarks/mutate.py --json out.json    # also the raw results
 
 The tree (tilepy/, tests/, tutorials/) is copied once when the run starts; for each mutant a
-fresh copy of that snapshot gets the mutant's edits (the working tree is never touched), and runs the mutant's own small test
-subset with `python -m pytest -q -x`. A failing run kills the mutant; a passing one lets it
-survive. Mutants of cache-key code get an empty tilepy cache (a shared one could hide them);
-the others share one cache folder for the whole run (keys cover the mutated source and
-headers, so a mutated kernel never hits an unmutated entry). The baseline (no mutant) runs every subset first
-and must pass, or the run stops. Prints one Markdown table and the score.
+fresh copy of that snapshot gets the mutant's edits (the working tree is never touched) and
+runs the mutant's own small test subset with `python -m pytest -q -x`. A failing run kills the
+mutant; a passing one lets it survive. Mutants of cache-key code get an empty tilepy cache (a
+shared one could hide them); the others share one cache folder for the whole run (keys cover
+the mutated source and headers, so a mutated kernel never hits an unmutated entry). The
+baseline (no mutant) runs every subset first and must pass, or the run stops. Prints one
+Markdown table and the score.
 """
 from __future__ import annotations
 
