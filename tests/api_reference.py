@@ -99,6 +99,7 @@ def int_reduction_rows(dt, cols=32) -> np.ndarray:
 
 
 # -------------------------------------------------------------------------- references
+@np.errstate(invalid="ignore")
 def max_number(a, b):
     """IEEE maximumNumber (Tile IR maxf without propagate_nan): NaN only if both are; +0 > -0."""
     r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, np.where(a > b, a, b)))
@@ -106,6 +107,7 @@ def max_number(a, b):
     return np.where(zeros, np.where(np.signbit(a) & np.signbit(b), a, abs_zero(a)), r)
 
 
+@np.errstate(invalid="ignore")
 def min_number(a, b):
     r = np.where(np.isnan(a), b, np.where(np.isnan(b), a, np.where(a < b, a, b)))
     zeros = (a == 0) & (b == 0)

@@ -10,9 +10,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-import tilepy
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy import version       # where the key builders read tilepy's version
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch import cache, cpu, nvrtc, toolchain
 
 
@@ -72,7 +72,7 @@ CPU_CHANGES = {
     "a runtime header": lambda mp: mp.setattr(cpu, "_headers", _changed_headers(cpu._headers)),
     "the compiler flags": lambda mp: mp.setattr(cpu, "flags", lambda *a, _f=cpu.flags:
                                                  _f(*a) + ["-DTP_EXTRA=1"]),
-    "tilepy's version": lambda mp: mp.setattr(tilepy, "__version__", tilepy.__version__ + ".1"),
+    "tilepy's version": lambda mp: mp.setattr(version, "__version__", version.__version__ + ".1"),
     "the host compiler": lambda mp: mp.setattr(cpu, "compiler_id", lambda c: "g++ 99.0"),
 }
 
@@ -106,7 +106,7 @@ NVRTC_CHANGES = {
                                                                        "-DTP_EXTRA=1"]),
     "the NVRTC version": lambda mp: mp.setattr(toolchain, "info", _toolchain_with(
         nvrtc_version="12.9")),
-    "tilepy's version": lambda mp: mp.setattr(tilepy, "__version__", tilepy.__version__ + ".1"),
+    "tilepy's version": lambda mp: mp.setattr(version, "__version__", version.__version__ + ".1"),
 }
 
 
