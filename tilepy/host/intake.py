@@ -108,6 +108,16 @@ def _is_torch(obj) -> bool:
 _torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
 
 
+def torch_dtype(dt, name: str = "") -> DType:
+    """tilepy's dtype for a torch dtype (TileTypeError for one a kernel cannot take)."""
+    dtype = D.BY_NAME.get(str(dt).replace("torch.", "").replace("bool", "bool_"))
+    if dtype is None:
+        raise TileTypeError(f"{_arg(name)}tensors of dtype {dt} are not supported "
+                            f"(supported: "
+                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    return dtype
+
+
 def from_torch(t, name: str = "") -> ArrayInfo:
     _torch_tensor[0] = sys.modules["torch"].Tensor        # (the launch fast path compares types)
     dev = t.device
@@ -117,21 +127,22 @@ def from_torch(t, name: str = "") -> ArrayInfo:
     if t.is_neg() or t.is_conj():
         raise TileValueError(f"{_arg(name)}the tensor has a pending negation/conjugation bit; "
                              f"pass tensor.resolve_neg() / resolve_conj()")
-    dtype = D.BY_NAME.get(str(t.dtype).replace("torch.", "").replace("bool", "bool_"))
-    if dtype is None:
-        raise TileTypeError(f"{_arg(name)}tensors of dtype {t.dtype} are not supported (supported: "
-                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    dtype = torch_dtype(t.dtype, name)
     strides = tuple(t.stride())
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
-    if dev.type == "cuda":
-        return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cuda",
-                         dev.index if dev.index is not None else 0, False, None, "torch")
-    if dev.type != "cpu":
+    if dev.type not in ("cpu", "cuda"):
         raise TileValueError(f"{_arg(name)}tensors on device '{dev}' are not supported (CPU and "
                              f"CUDA only)")
-    return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cpu", 0, False, None,
-                     "torch")
+    ptr = 0 if type(t).__name__ == "FakeTensor" else t.data_ptr()
+    if ptr == 0 and t.numel():
+        raise TileValueError(f"{_arg(name)}the tensor has no data (a fake tensor: torch.compile "
+                             f"or FakeTensorMode is tracing this code); launch kernels from a "
+                             f"function declared with tilepy.torch.op")
+    if dev.type == "cuda":
+        return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cuda",
+                         dev.index if dev.index is not None else 0, False, None, "torch")
+    return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cpu", 0, False, None, "torch")
 
 
 # ----------------------------------------------------------------------------- DLPack, CAI

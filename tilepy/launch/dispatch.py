@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host.grid import GRID_LIMIT
 from ..host.intake import _DATA_OFFSET, _torch_tensor, numpy_ptr
+from ..types import DType
 
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
 _ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
@@ -32,7 +33,7 @@ _from_address = ctypes.c_void_p.from_address
 _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
 _SCALAR_SET = frozenset(_SCALARS)
-_CONST_TYPES = frozenset((int, bool, str, type(None)))
+_CONST_TYPES = frozenset((int, bool, str, type(None), DType))   # DType: a Constant[DType]
 
 
 class KernelPlans:
