@@ -21,8 +21,8 @@ from tilepy.frontend import api
 
 rng = np.random.default_rng(5)
 F_ROWS = ("reshape", "permute", "transpose", "T", "broadcast_to", "expand_dims", "cat", "where",
-          "full", "zeros", "ones", "arange", "astile", "astype_f16", "astype_bf16", "astype_f64", "matmul", "mma", "@", "static_eval",
-          "ensure_constant", "assume_divisible_by")
+          "full", "zeros", "ones", "arange", "astile", "astype_f16", "astype_bf16", "astype_f64",
+          "matmul", "mma", "@", "static_eval", "ensure_constant", "assume_divisible_by")
 I_ROWS = ("bitcast", "astype_i32", "astype_u8", "astype_i8_wrap", "gather", "gather_masked",
           "item", "extract", "grid", "load_zero", "load_plain", "atomic_add", "atomic_and",
           "atomic_or", "atomic_xor", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas")
@@ -145,7 +145,8 @@ def int_refs(x, ints, at0):
     return {
         "bitcast": x.view(np.int32), "astype_i32": sat(x, -2**31, 2**31 - 1),
         "astype_u8": sat(x, 0, 255), "astype_i8_wrap": ints[:32].astype(np.int8),
-        "gather": ints[31 - k], "gather_masked": np.where((k % 3 != 0) & (k * 2 < 40), ints[np.minimum(k * 2, 39)], -5),
+        "gather": ints[31 - k],
+        "gather_masked": np.where((k % 3 != 0) & (k * 2 < 40), ints[np.minimum(k * 2, 39)], -5),
         "item": np.full(32, ints[5]), "extract": np.concatenate([cell, cell * 2]),
         "grid": np.full(32, 0 * 100 + 1 * 10 + 11 + 1),
         "load_zero": np.pad(ints[32:], (0, 24)), "load_plain": ints[:32],
