@@ -12,10 +12,11 @@ from guarded import MODES, Guarded, run_everywhere
 DTYPES = (np.int8, np.float16, np.float32, np.float64)
 
 
-def step(a, o, TILE):
+def step(a, o, p, TILE):
     i = ct.bid(0)
     t = ct.load(a, (i,), (TILE,))
     ct.store(o, (i,), t + t)
+    ct.store(p, (i,), ct.load(a, (i,), (TILE,), padding_mode=ct.PaddingMode.ZERO))   # every lane
 
 
 def step2(a, o, TILE):
@@ -25,31 +26,34 @@ def step2(a, o, TILE):
 
 
 @ct.kernel
-def double_all(a0, o0, a1, o1, a2, o2, a3, o3, m, p, TILE: ct.Constant[int]):
-    step(a0, o0, TILE)
-    step(a1, o1, TILE)
-    step(a2, o2, TILE)
-    step(a3, o3, TILE)
-    step2(m, p, TILE)
+def double_all(a0, o0, p0, a1, o1, p1, a2, o2, p2, a3, o3, p3, m, q, TILE: ct.Constant[int]):
+    step(a0, o0, p0, TILE)
+    step(a1, o1, p1, TILE)
+    step(a2, o2, p2, TILE)
+    step(a3, o3, p3, TILE)
+    step2(m, q, TILE)
 
 
 @pytest.mark.parametrize("r", range(16))
 def test_every_remainder_of_every_vector_width(r):
-    """n = 272 + r: the last 16-byte chunk of every dtype holds every length 0..V-1."""
+    """n = 272 + r: the last 16-byte chunk of every dtype holds every length 0..V-1. Stores stay
+    inside the array (guard bytes), and a zero-padded load gives zeros past the edge in every
+    lane of a partial chunk (stored whole into a 3-tile output)."""
     n, tile = 272 + r, 128
     rng = np.random.default_rng(r)
     args = []
     for dt in DTYPES:
         a = (rng.standard_normal(n) * 20).astype(dt)
-        args += [a, np.zeros(n, dt)]
+        args += [a, np.zeros(n, dt), np.ones(3 * tile, dt)]
     m = rng.standard_normal((5, 64 + r)).astype(np.float16)
     args += [m, np.zeros_like(m), tile]
     grid = (3,)                       # 3 tiles of 128, 3 row pairs of m
     for mode, out in run_everywhere(grid, double_all, tuple(args)).items():
         for k, dt in enumerate(DTYPES):
-            a = args[2 * k]
-            assert np.array_equal(out[2 * k + 1], a + a), (mode, dt, n)
-        assert np.array_equal(out[9], m * np.float16(3)), (mode, "2-d", m.shape)
+            a = args[3 * k]
+            assert np.array_equal(out[3 * k + 1], a + a), (mode, dt, n)
+            assert np.array_equal(out[3 * k + 2], np.pad(a, (0, 3 * tile - n))), (mode, dt, n)
+        assert np.array_equal(out[13], m * np.float16(3)), (mode, "2-d", m.shape)
 
 
 def test_guard_bytes_catch_a_write_one_element_past_the_end():
