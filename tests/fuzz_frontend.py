@@ -10,10 +10,12 @@ runs N random kernels (the CI test runs a few, derandomized).
 """
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import os
 import re
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -180,6 +182,7 @@ kernels = st.lists(expr(), min_size=EXPRS, max_size=EXPRS)
 # -------------------------------------------------------------------------- the kernel
 _counter = itertools.count()
 _DIR = tempfile.mkdtemp(prefix="tp-fuzz-frontend-")
+atexit.register(shutil.rmtree, _DIR, True)         # the kernels' source files, at exit
 
 
 def kernel_source(exprs: list[Node], name: str) -> str:
