@@ -35,7 +35,7 @@ def _api_names() -> list[str]:
 from . import launch as _launch_package  # noqa: E402,F401
 
 
-def launch(stream, grid, kernel, args):
+def launch(stream, grid, kernel, args, **kw):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments
     (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
     place, so later `tilepy.launch(...)` calls go straight to it)."""
@@ -43,7 +43,7 @@ def launch(stream, grid, kernel, args):
     from .api.launcher import launch as run
     globals()["launch"] = run
     try:
-        return run(stream, grid, kernel, args)
+        return run(stream, grid, kernel, args, **kw)
     except TileError as e:
         raise for_user(e) from None   # the user's line is in the message
 
