@@ -1,0 +1,337 @@
+"""ir.Module -> Tile IR bytecode bytes.
+
+File: magic `\\x7fTileIR\\x00`, version (major, minor byte; tag u16), then sections, each a
+byte id (|0x80 when aligned), a varint length, [a varint alignment and padding], the body:
+functions, globals, constants, debug info, types, strings; a 0 byte ends the file.
+A function: name (string id), signature (type id), flags (2: entry, 4: has hints), debug index,
+[hints], the byte length of its body, then its ops. Values are numbered per function: the
+parameters first, then results in order; a region's block arguments and ops take the numbers
+after the enclosing op's operands, and the op's results come after its regions (numbers used
+inside a region are free again once it ends).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TileUnsupportedFeatureError
+from ..ir.opdef import EnumKind
+from ..types import I32
+from .layouts import LAYOUTS, Field, Layout
+from .stream import Constants, Strings, pad, signed_varint, varint
+from .types import TypeTable
+
+VERSIONS = ((13, 2), (13, 3), (13, 4))
+DEFAULT_VERSION = (13, 4)
+MAGIC = b"\x7fTileIR\x00"
+SEC_END, SEC_STRING, SEC_FUNC, SEC_DEBUG, SEC_CONST, SEC_TYPE, SEC_GLOBAL = range(7)
+ENTRY, ENTRY_HINTS = 0x02, 0x04
+TAG_INT, TAG_FLOAT, TAG_BOOL, TAG_DICT, TAG_HINTS = 0x01, 0x02, 0x03, 0x0A, 0x0B
+TAG_DIV_BY, TAG_BOUNDED = 0x08, 0x0C
+
+
+def write_module(module, version: tuple[int, int] = DEFAULT_VERSION) -> bytes:
+    if version not in VERSIONS:
+        raise TileUnsupportedFeatureError(
+            f"bytecode version {version[0]}.{version[1]} is not written by tilepy "
+            f"(writes {', '.join(f'{a}.{b}' for a, b in VERSIONS)})")
+    return bytes(_File(version).write(module))
+
+
+class _File:
+    def __init__(self, version):
+        self.version = version
+        self.strings, self.constants = Strings(), Constants()
+        self.types = TypeTable(version)
+        self.op_counts: list[int] = []      # per function: ops (the function itself included)
+
+    def write(self, module) -> bytearray:
+        funcs = bytearray()
+        entries = [op for op in module.items if op.name == "entry"]
+        others = [op.name for op in module.items if op.name != "entry"]
+        if others:
+            raise TileUnsupportedFeatureError(
+                f"bytecode: module-level op '{others[0]}' is not written yet")
+        varint(len(entries), funcs)
+        for e in entries:
+            self.function(e, funcs)
+        out = bytearray(MAGIC)
+        out += bytes([self.version[0], self.version[1], 0, 0])
+        _section(SEC_FUNC, 8, funcs, out)
+        consts = bytearray()
+        self.constants.write(8, consts)
+        _section(SEC_CONST, 8, consts, out)
+        _section(SEC_DEBUG, 8, self.debug_section(), out)
+        types = bytearray()
+        self.types.write(4, types)
+        _section(SEC_TYPE, 4, types, out)
+        strings = bytearray()
+        self.strings.write(4, strings)
+        _section(SEC_STRING, 4, strings, out)
+        out.append(SEC_END)
+        return out
+
+    # ------------------------------------------------------------------ functions
+    def function(self, entry, buf: bytearray) -> None:
+        block = entry.regions[0].block
+        params = [a.type for a in block.args]
+        hints = entry.attrs.get("optimization_hints")
+        varint(self.strings.id(entry.sym_name), buf)
+        varint(self.types.function(params, []), buf)
+        buf.append(ENTRY | (ENTRY_HINTS if hints else 0))
+        self.op_counts.append(1)
+        varint(len(self.op_counts), buf)
+        if hints:
+            self.hints(hints, buf)
+        body = _Body(self, {a: i for i, a in enumerate(block.args)})
+        for op in block.ops:
+            body.op(op)
+        varint(len(body.buf), buf)
+        buf += body.buf
+
+    def debug_section(self) -> bytearray:
+        """No locations yet: every op's debug attribute is 0 (none)."""
+        buf = bytearray()
+        varint(len(self.op_counts), buf)
+        pad(4, buf)
+        offset = 0
+        for n in self.op_counts:
+            buf += offset.to_bytes(4, "little")
+            offset += n
+        varint(offset, buf)
+        pad(8, buf)
+        buf += bytes(8 * offset)
+        table = Strings(start=1)        # NVIDIA's reader wants a non-empty attribute table
+        table[b"\x00"]
+        table.write(4, buf)
+        return buf
+
+    # ------------------------------------------------------------------ attributes
+    def hints(self, hints, buf: bytearray) -> None:
+        varint(len(hints.entries), buf)
+        for arch, items in hints.entries:
+            varint(self.strings.id(arch), buf)
+            buf.append(TAG_DICT)
+            varint(len(items), buf)
+            for key, value in items:
+                varint(self.strings.id(key), buf)
+                if isinstance(value, bool):
+                    buf += bytes([TAG_BOOL, int(value)])
+                elif isinstance(value, int):
+                    buf.append(TAG_INT)
+                    varint(self.types.elem(I32), buf)
+                    varint(value & 0xFFFFFFFF, buf)
+                else:
+                    raise TileUnsupportedFeatureError(
+                        f"bytecode: optimization hint {key} = {value!r} is not an integer or bool")
+
+    def predicate(self, p, buf: bytearray) -> None:
+        if p.kind == "div_by":
+            buf.append(TAG_DIV_BY)
+            varint(p.divisor, buf)
+            buf.append((p.every is not None) | ((p.along is not None) << 1))
+            for v in (p.every, p.along):
+                if v is not None:
+                    signed_varint(v, buf)
+        elif p.kind == "bounded":
+            buf.append(TAG_BOUNDED)
+            buf.append((p.lower is not None) | ((p.upper is not None) << 1))
+            for v in (p.lower, p.upper):
+                if v is not None:
+                    signed_varint(v, buf)
+        else:
+            raise TileUnsupportedFeatureError(f"bytecode: assume predicate {p} is not written yet")
+
+    def scalar_attr(self, dense, buf: bytearray) -> None:
+        """A typed integer or float scalar attribute (a reduce/scan identity)."""
+        elem, raw = dense.elem, np.asarray(dense.array).reshape(-1)[:1].tobytes()
+        bits = int.from_bytes(raw, "little")
+        width = elem.bits
+        if elem.name == "tf32":
+            raise TileUnsupportedFeatureError("bytecode: tf32 identities are not written yet")
+        if elem.is_float:
+            buf.append(TAG_FLOAT)
+            varint(self.types.elem(elem), buf)
+            if width <= 8:
+                buf.append(bits)
+            else:
+                signed_varint(bits, buf)
+        else:
+            buf.append(TAG_INT)
+            varint(self.types.elem(elem), buf)
+            varint(bits & ((1 << width) - 1), buf)
+
+
+def _section(sid: int, alignment: int, body: bytearray, out: bytearray) -> None:
+    out.append(sid | (0x80 if alignment > 1 else 0))
+    varint(len(body), out)
+    if alignment > 1:
+        varint(alignment, out)
+        pad(alignment, out)
+    out += body
+
+
+class _Body:
+    """The ops of one function, numbering values as the reader will."""
+
+    def __init__(self, file: _File, ids: dict):
+        self.file, self.ids, self.buf = file, ids, bytearray()
+        self.next = len(ids)
+
+    def op(self, op) -> None:
+        layout = LAYOUTS.get(op.name)
+        if layout is None:
+            raise TileUnsupportedFeatureError(f"bytecode: op '{op.name}' has no bytecode layout")
+        f, buf = self.file, self.buf
+        f.op_counts[-1] += 1
+        varint(layout.opcode, buf)
+        types = [f.types.id(r.type) for r in op.results]
+        if layout.results == "sized":
+            varint(len(types), buf)
+        for t in types:
+            varint(t, buf)
+        self.flags(op, layout)
+        for field in layout.attrs:
+            self.attr(op, field)
+        self.operands(op, layout)
+        if layout.regions:
+            self.regions(op, layout)
+        for r in op.results:
+            self.ids[r] = self.next
+            self.next += 1
+
+    # ------------------------------------------------------------------ parts of an op
+    def flags(self, op, layout: Layout) -> None:
+        if not layout.flags:
+            return
+        bits, written = 0, False
+        for i, field in enumerate(layout.flags):
+            present = self.present(op, field.name)
+            if self.file.version < field.since:
+                if present:
+                    raise _too_old(op, field, self.file.version)
+                continue
+            written = True
+            bits |= int(present) << i
+        if written:
+            varint(bits, self.buf)
+
+    def present(self, op, name: str) -> bool:
+        kind = op.opdef.member_kind(name)
+        if kind == "operand":
+            return bool(op.operand_group(name))
+        if kind == "attr":
+            return op.attrs.get(name) not in (None, False)
+        return False                        # a field tilepy's op does not have: unset
+
+    def attr(self, op, field: Field) -> None:
+        value = op.attrs.get(field.name)
+        if self.file.version < field.since:
+            if value is not None and value != field.default:
+                raise _too_old(op, field, self.file.version)
+            return
+        spec_kind = op.opdef.member_kind(field.name)
+        if value is None:
+            if field.default is None and spec_kind == "attr" and field.enc not in ("hints", "enum"):
+                raise TileUnsupportedFeatureError(
+                    f"bytecode: {op.name} has no '{field.name}' and the bytecode needs one")
+            value = field.default
+        if value is None and field.enc in ("enum", "hints") and not self.is_required(op, field):
+            return                          # an optional attribute that is absent (its flag is 0)
+        _ATTR_WRITERS[field.enc](self, op, field, value)
+
+    def is_required(self, op, field: Field) -> bool:
+        if op.opdef.member_kind(field.name) != "attr":
+            return True
+        return not op.opdef.attr_spec(field.name).optional or field.default is not None
+
+    def operands(self, op, layout: Layout) -> None:
+        buf, ids = self.buf, self.ids
+        if layout.operands == "counted":
+            varint(len(op.operands), buf)
+            for v in op.operands:
+                varint(ids[v], buf)
+            return
+        for spec in op.opdef.operands:
+            group = op.operand_group(spec.name)
+            if spec.variadic and layout.operands == "groups":
+                varint(len(group), buf)
+            for v in group:
+                varint(ids[v], buf)
+
+    def regions(self, op, layout: Layout) -> None:
+        regions = list(op.regions) + [None] * (layout.regions - len(op.regions))
+        varint(layout.regions, self.buf)
+        for region in regions:
+            blocks = region.blocks if region is not None else []
+            if not blocks:
+                raise TileUnsupportedFeatureError(f"bytecode: {op.name} with an empty region")
+            self.block(region.block)
+
+    def block(self, block) -> None:
+        outer_buf, outer_next = self.buf, self.next
+        self.buf.append(1)                  # blocks in the region
+        varint(len(block.args), self.buf)
+        for a in block.args:
+            varint(self.file.types.id(a.type), self.buf)
+        for a in block.args:
+            self.ids[a] = self.next
+            self.next += 1
+        self.buf = bytearray()
+        for inner in block.ops:
+            self.op(inner)
+        body, self.buf = self.buf, outer_buf
+        varint(len(block.ops), self.buf)
+        self.buf += body
+        self.next = outer_next
+
+
+def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:
+    return TileUnsupportedFeatureError(
+        f"bytecode: {op.name}'s '{field.name}' needs bytecode {field.since[0]}.{field.since[1]} "
+        f"or later (writing {version[0]}.{version[1]})")
+
+
+def _enum(body: _Body, op, field: Field, value) -> None:
+    kind = op.opdef.attr_spec(field.name).kind if op.opdef.member_kind(field.name) else None
+    values = kind.values if isinstance(kind, EnumKind) else _ENUM_FALLBACK[field.name]
+    body.buf.append(values.index(value))
+
+
+def _inbounds(body: _Body, op, field: Field, value) -> None:
+    n = len(op.operand_group("index"))
+    varint(n, body.buf)
+    body.buf += bytes(n)                    # tilepy has no `inbounds`: every index may be out
+
+
+def _dense(body: _Body, op, field: Field, value) -> None:
+    data = np.ascontiguousarray(value.array).tobytes()
+    varint(body.file.constants.id(data), body.buf)
+
+
+def _ints32(body: _Body, op, field: Field, value) -> None:
+    varint(len(value), body.buf)
+    for v in value:
+        body.buf += int(v).to_bytes(4, "little", signed=True)
+
+
+def _identities(body: _Body, op, field: Field, value) -> None:
+    varint(len(value), body.buf)
+    for ident in value:
+        body.file.scalar_attr(ident, body.buf)
+
+
+_ATTR_WRITERS = {
+    "enum": _enum,
+    "int": lambda b, op, f, v: varint(int(v), b.buf),
+    "bool": lambda b, op, f, v: b.buf.append(int(bool(v))),
+    "str": lambda b, op, f, v: varint(b.file.strings.id(v), b.buf),
+    "predicate": lambda b, op, f, v: b.file.predicate(v, b.buf),
+    "hints": lambda b, op, f, v: b.file.hints(v, b.buf) if v is not None else None,
+    "dense": _dense,
+    "ints32": _ints32,
+    "identities": _identities,
+    "inbounds": _inbounds,
+}
+# Enum attributes that NVIDIA's ops have and tilepy's do not (their values, in NVIDIA's order).
+_ENUM_FALLBACK = {"rounding_mode": ("nearest_even", "zero", "negative_inf", "positive_inf",
+                                    "approx", "full", "nearest_int_to_zero")}
