@@ -37,6 +37,16 @@ class Kernel(KernelFunction):
         except TileError as e:
             raise e.with_traceback(None) from None
 
+    def bytecode(self, *args, version: tuple[int, int] | None = None) -> bytes:
+        """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
+        `tileirdisasm` read); `version` (major, minor) defaults to tilepy.bytecode's newest."""
+        from ..bytecode import DEFAULT_VERSION, write_module
+        from .compiler import compile_for_args
+        try:
+            return write_module(compile_for_args(self, args).module, version or DEFAULT_VERSION)
+        except TileError as e:
+            raise e.with_traceback(None) from None
+
     def compile(self, *args, arch: str = "sm_90"):
         """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
         ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""

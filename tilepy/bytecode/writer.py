@@ -26,7 +26,7 @@ MAGIC = b"\x7fTileIR\x00"
 SEC_END, SEC_STRING, SEC_FUNC, SEC_DEBUG, SEC_CONST, SEC_TYPE, SEC_GLOBAL = range(7)
 ENTRY, ENTRY_HINTS = 0x02, 0x04
 TAG_INT, TAG_FLOAT, TAG_BOOL, TAG_DICT, TAG_HINTS = 0x01, 0x02, 0x03, 0x0A, 0x0B
-TAG_DIV_BY, TAG_BOUNDED = 0x08, 0x0C
+TAG_DIV_BY, TAG_SAME, TAG_BOUNDED = 0x08, 0x09, 0x0C
 
 
 def write_module(module, version: tuple[int, int] = DEFAULT_VERSION) -> bytes:
@@ -47,16 +47,15 @@ class _File:
     def write(self, module) -> bytearray:
         funcs = bytearray()
         entries = [op for op in module.items if op.name == "entry"]
-        others = [op.name for op in module.items if op.name != "entry"]
-        if others:
-            raise TileUnsupportedFeatureError(
-                f"bytecode: module-level op '{others[0]}' is not written yet")
+        globals_ = [op for op in module.items if op.name == "global"]
         varint(len(entries), funcs)
         for e in entries:
             self.function(e, funcs)
         out = bytearray(MAGIC)
         out += bytes([self.version[0], self.version[1], 0, 0])
         _section(SEC_FUNC, 8, funcs, out)
+        if globals_:
+            _section(SEC_GLOBAL, 1, self.global_section(globals_), out)
         consts = bytearray()
         self.constants.write(8, consts)
         _section(SEC_CONST, 8, consts, out)
@@ -81,12 +80,28 @@ class _File:
         self.op_counts.append(1)
         varint(len(self.op_counts), buf)
         if hints:
+            buf.append(TAG_HINTS)           # tagged here, untagged as an op's attribute
             self.hints(hints, buf)
         body = _Body(self, {a: i for i, a in enumerate(block.args)})
         for op in block.ops:
             body.op(op)
         varint(len(body.buf), buf)
         buf += body.buf
+
+    def global_section(self, globals_) -> bytearray:
+        """Each global: name, type, value (constant id), alignment; since 13.3 also its symbol
+        visibility (tilepy's globals are public) and whether it is constant (tilepy: no)."""
+        buf = bytearray()
+        varint(len(globals_), buf)
+        for g in globals_:
+            varint(self.strings.id(g.sym_name), buf)
+            varint(self.types.id(g.type), buf)
+            varint(self.constants.id(dense_bytes(g.value)), buf)
+            varint(g.attrs.get("alignment") or 0, buf)
+            if self.version >= (13, 3):
+                buf.append(0)               # public
+                varint(0, buf)              # not constant
+        return buf
 
     def debug_section(self) -> bytearray:
         """No locations yet: every op's debug attribute is 0 (none)."""
@@ -139,7 +154,10 @@ class _File:
                 if v is not None:
                     signed_varint(v, buf)
         else:
-            raise TileUnsupportedFeatureError(f"bytecode: assume predicate {p} is not written yet")
+            buf.append(TAG_SAME)
+            varint(len(p.values), buf)
+            for v in p.values:
+                buf += int(v).to_bytes(8, "little", signed=True)
 
     def scalar_attr(self, dense, buf: bytearray) -> None:
         """A typed integer or float scalar attribute (a reduce/scan identity)."""
@@ -263,13 +281,12 @@ class _Body:
         varint(layout.regions, self.buf)
         for region in regions:
             blocks = region.blocks if region is not None else []
-            if not blocks:
-                raise TileUnsupportedFeatureError(f"bytecode: {op.name} with an empty region")
-            self.block(region.block)
+            varint(len(blocks), self.buf)
+            for block in blocks:
+                self.block(block)
 
     def block(self, block) -> None:
         outer_buf, outer_next = self.buf, self.next
-        self.buf.append(1)                  # blocks in the region
         varint(len(block.args), self.buf)
         for a in block.args:
             varint(self.file.types.id(a.type), self.buf)
@@ -303,9 +320,20 @@ def _inbounds(body: _Body, op, field: Field, value) -> None:
     body.buf += bytes(n)                    # tilepy has no `inbounds`: every index may be out
 
 
+def dense_bytes(value) -> bytes:
+    """A dense constant's payload: little-endian elements, one element for a splat; i1 packs
+    eight elements a byte (LSB first), a splat i1 is one byte 0x00 or 0xFF (MLIR's raw buffer)."""
+    arr = np.ascontiguousarray(value.array)
+    if value.elem.name != "i1":
+        return arr.tobytes()
+    bits = arr.reshape(-1).astype(bool)
+    if value.is_splat or bits.all() or not bits.any():
+        return b"\xff" if bits.all() else b"\x00"
+    return np.packbits(bits, bitorder="little").tobytes()
+
+
 def _dense(body: _Body, op, field: Field, value) -> None:
-    data = np.ascontiguousarray(value.array).tobytes()
-    varint(body.file.constants.id(data), body.buf)
+    varint(body.file.constants.id(dense_bytes(value)), body.buf)
 
 
 def _ints32(body: _Body, op, field: Field, value) -> None:
