@@ -109,3 +109,48 @@ def test_signed_varint(value, encoded):
     buf = bytearray()
     signed_varint(value, buf)
     assert bytes(buf) == encoded
+
+
+def test_bitcast_to_tf32_is_not_a_same_width_cast():
+    """NVIDIA's verifier: tf32 is 19 bits wide, so i32 <-> tf32 is no bitcast (found by taking
+    the fuzzer's kernels through tileirdisasm); tilepy's verifier says the same."""
+    from tilepy.errors import TileError
+    from tilepy.ir.verifier import verify
+    text = ("cuda_tile.module @m {\nentry @k() {\n%a = constant <i32: 7> : tile<4xi32>\n"
+            "%r = bitcast %a : tile<4xi32> -> tile<4xtf32>\nreturn\n}\n}\n")
+    with pytest.raises(TileError, match="same bit width"):
+        verify(parse_module(text))
+
+
+FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
+
+
+@needs_tool
+def test_fuzzed_kernels_are_accepted():
+    """At least 500 random valid kernels (tests/fuzz), several entries a module."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from fuzz import batches
+    from fuzz.case import materialize
+    from tilepy.ir.core import Module
+    modules, pending = [], Module("fuzz")
+
+    @settings(max_examples=FUZZ_BATCHES, derandomize=True, database=None, deadline=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(batches(FUZZ_CASES))
+    def collect(batch):
+        nonlocal pending
+        module, _ = materialize(batch[0], name=f"fuzz{len(modules)}_{len(pending.items)}")
+        for item in module.items:
+            pending.append(item)
+        if len(pending.items) == FUZZ_PER_MODULE:
+            modules.append(pending)
+            pending = Module("fuzz")
+
+    collect()
+    modules += [pending] if pending.items else []
+    kernels = 0
+    for module in modules:
+        result = bu.disasm(write_module(module))
+        assert result.returncode == 0, f"{result.stderr}\n{module}"
+        kernels += FUZZ_CASES * len(module.items)
+    assert kernels >= 500

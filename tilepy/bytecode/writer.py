@@ -161,18 +161,15 @@ class _File:
 
     def scalar_attr(self, dense, buf: bytearray) -> None:
         """A typed integer or float scalar attribute (a reduce/scan identity)."""
-        elem, raw = dense.elem, np.asarray(dense.array).reshape(-1)[:1].tobytes()
-        bits = int.from_bytes(raw, "little")
-        width = elem.bits
-        if elem.name == "tf32":
-            raise TileUnsupportedFeatureError("bytecode: tf32 identities are not written yet")
+        elem, width = dense.elem, dense.elem.bits
+        bits = int.from_bytes(dense_bytes(dense)[:max(1, (width + 7) // 8)], "little")
         if elem.is_float:
             buf.append(TAG_FLOAT)
             varint(self.types.elem(elem), buf)
             if width <= 8:
                 buf.append(bits)
-            else:
-                signed_varint(bits, buf)
+            else:                           # the bits as an int64, zig-zag (NVIDIA's APInt)
+                signed_varint(bits - (1 << 64) if bits >> 63 else bits, buf)
         else:
             buf.append(TAG_INT)
             varint(self.types.elem(elem), buf)
@@ -321,9 +318,13 @@ def _inbounds(body: _Body, op, field: Field, value) -> None:
 
 
 def dense_bytes(value) -> bytes:
-    """A dense constant's payload: little-endian elements, one element for a splat; i1 packs
-    eight elements a byte (LSB first), a splat i1 is one byte 0x00 or 0xFF (MLIR's raw buffer)."""
+    """A dense constant's payload (MLIR's raw buffer): little-endian elements, one element for a
+    splat; i1 packs eight elements a byte (LSB first), a splat i1 is one byte 0x00 or 0xFF; tf32
+    (19 bits, float32 storage in tilepy) takes 3 bytes an element."""
     arr = np.ascontiguousarray(value.array)
+    if value.elem.name == "tf32":
+        bits = arr.reshape(-1).astype(np.float32).view(np.uint32) >> 13
+        return b"".join(int(b).to_bytes(3, "little") for b in bits)
     if value.elem.name != "i1":
         return arr.tobytes()
     bits = arr.reshape(-1).astype(bool)
