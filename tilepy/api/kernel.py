@@ -47,12 +47,13 @@ class Kernel(KernelFunction):
         except TileError as e:
             raise e.with_traceback(None) from None
 
-    def compile(self, *args, arch: str = "sm_90"):
+    def compile(self, *args, arch: str = "sm_90", compiler: str = "nvrtc"):
         """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
-        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
+        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed.
+        `compiler="tileiras"`: the cubin from NVIDIA's Tile IR compiler (tilepy[tileiras])."""
         from .aot import compile_kernel
         try:
-            return compile_kernel(self, args, arch)
+            return compile_kernel(self, args, arch, compiler)
         except TileError as e:
             raise e.with_traceback(None) from None
 

@@ -1,0 +1,108 @@
+"""NVIDIA's `tileiras` (wheel nvidia-cuda-tileiras) as a second GPU compiler: Tile IR bytecode
+(tilepy/bytecode) -> a cubin, disk-cached like NVRTC's. Needs no GPU to compile; running its
+cubins needs a driver that knows Tile IR kernels (r580+).
+
+The cubin's kernel takes the entry's parameters in order (pointers, then scalars as their C types)
+and wants the block size that tileiras chose, recorded in the cubin (`required_threads`)."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+
+from . import cache, toolchain
+from .nvrtc import Cubin, check_arch
+
+EIATTR_REQNTID = 0x10           # .nv.info attribute: the threads per block the kernel requires
+EIFMT_SVAL = 0x04
+
+
+def find_tileiras() -> str | None:
+    for d in toolchain._site_nvidia_dirs():
+        path = os.path.join(d, "cu13", "bin", "tileiras")
+        if os.path.isfile(path):
+            return path
+    return shutil.which("tileiras")
+
+
+@functools.lru_cache(maxsize=None)
+def tileiras_version() -> str:
+    """"13.5" for the installed tileiras."""
+    out = subprocess.run([_tool(), "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+\.\d+)", out)
+    return m.group(1) if m else "unknown"
+
+
+def _tool() -> str:
+    from ..errors import TileCompileError
+    tool = find_tileiras()
+    if tool is None:
+        raise TileCompileError("tileiras is not installed: pip install 'tilepy[tileiras]' "
+                               "(the nvidia-cuda-tileiras wheel)")
+    return tool
+
+
+def assemble(bytecode: bytes, arch: str, name: str = "kernel", opt_level: int = 3) -> Cubin:
+    """A cubin for `arch` ("sm_80", "sm_90", "sm_100", ...) from Tile IR bytecode."""
+    kind, arch = check_arch(arch)
+    if kind != "cubin":
+        from ..errors import TileUnsupportedFeatureError
+        raise TileUnsupportedFeatureError(f"tileiras makes cubins (sm_XX), not PTX ({arch})")
+    from ..version import __version__
+    version = tileiras_version()
+    key = cache.key_of("tileiras", __version__, version, arch, opt_level, bytecode)
+    hit = cache.get("tileiras", key)
+    if hit is not None and hit.payload[:4] == b"\x7fELF":
+        return Cubin(arch, hit.payload, hit.meta.get("log", ""), "cubin", meta=hit.meta)
+    data, log = _run(bytecode, arch, name, opt_level)
+    meta = {"kind": "cubin", "arch": arch, "name": name, "log": log, "tileiras": version,
+            "tilepy": __version__}
+    cache.put("tileiras", key, data, meta)
+    return Cubin(arch, data, log, "cubin", meta=meta)
+
+
+def _run(bytecode: bytes, arch: str, name: str, opt_level: int) -> tuple[bytes, str]:
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, f"{name}.tileirbc"), os.path.join(d, f"{name}.cubin")
+        with open(src, "wb") as f:
+            f.write(bytecode)
+        r = subprocess.run([_tool(), f"--gpu-name={arch}", f"--opt-level={opt_level}", "-o", out,
+                            src], capture_output=True, text=True)
+        log = (r.stdout + r.stderr).strip()
+        if r.returncode != 0 or not os.path.isfile(out):
+            from .diagnostics import compile_error
+            raise compile_error(f"tileiras could not compile kernel '{name}' for {arch}", log)
+        with open(out, "rb") as f:
+            return f.read(), log
+
+
+def required_threads(cubin: bytes, name: str) -> tuple[int, int, int] | None:
+    """The block size kernel `name` of an ELF cubin requires (EIATTR_REQNTID), if it says."""
+    info = _sections(cubin).get(f".nv.info.{name}", b"")
+    pos = 0
+    while pos + 4 <= len(info):
+        fmt, attr, size = info[pos], info[pos + 1], struct.unpack_from("<H", info, pos + 2)[0]
+        if fmt != EIFMT_SVAL:           # the other formats carry no size field to skip by
+            pos += 4
+            continue
+        if attr == EIATTR_REQNTID and size == 12:
+            return struct.unpack_from("<III", info, pos + 4)
+        pos += 4 + size
+    return None
+
+
+def _sections(elf: bytes) -> dict[str, bytes]:
+    """Section name -> contents of a little-endian ELF64 file."""
+    shoff = struct.unpack_from("<Q", elf, 0x28)[0]
+    entsize, count, names_index = struct.unpack_from("<HHH", elf, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", elf, shoff + i * entsize) for i in range(count)]
+    names_at = headers[names_index][4]
+
+    def name(offset):
+        start = names_at + offset
+        return elf[start:elf.index(b"\0", start)].decode()
+    return {name(h[0]): elf[h[4]:h[4] + h[5]] for h in headers}
