@@ -1,0 +1,85 @@
+"""tileiras as a second GPU compiler: `kernel.compile(..., compiler="tileiras")` gives cubins
+from tilepy's Tile IR bytecode (no GPU needed); NVIDIA's compiler uses the tensor cores of each
+architecture (HGMMA on sm_90, tcgen05 on sm_100) for the tutorial's f16 matmul."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tilepy.errors import TileValueError
+from tilepy.launch import tileiras
+from tilepy.tools.sass_stats import find_tool
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tutorials"))
+from definitions import load  # noqa: E402
+
+pytestmark = pytest.mark.skipif(tileiras.find_tileiras() is None,
+                                reason="tileiras not installed (pip install nvidia-cuda-tileiras)")
+NVDISASM = find_tool("nvdisasm")
+
+
+def _vector_add_args(n=4096, tile=1024):
+    a = np.zeros(n, np.float32)
+    return a, a.copy(), a.copy(), tile
+
+
+def _matmul_args():
+    return (np.zeros((256, 128), np.float16), np.zeros((128, 256), np.float16),
+            np.zeros((256, 256), np.float32), 64, 64, 32)
+
+
+def _sass(cubin: bytes, tmp_path) -> str:
+    path = tmp_path / "k.cubin"
+    path.write_bytes(cubin)
+    return subprocess.run([NVDISASM, "-c", str(path)], capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_vector_add_cubin(arch):
+    c = load("01_vector_add").vector_add.compile(*_vector_add_args(), arch=arch,
+                                                 compiler="tileiras")
+    assert c.kind == "cubin" and c.data[:4] == b"\x7fELF" and c.arch == arch
+    assert c.block[0] > 0 and c.block[0] % 32 == 0
+    assert c.c_params == [("float*", "a"), ("int32_t", "a_shape_0"), ("float*", "b"),
+                          ("int32_t", "b_shape_0"), ("float*", "c"), ("int32_t", "c_shape_0")]
+    assert c.versions["tileiras"] == tileiras.tileiras_version()
+
+
+@pytest.mark.skipif(NVDISASM is None, reason="nvdisasm not installed")
+@pytest.mark.parametrize("arch, mma", [("sm_80", "HMMA.16816.F32"), ("sm_90", "HGMMA."),
+                                       ("sm_100", "UTCHMMA")])
+def test_matmul_uses_each_architectures_tensor_cores(arch, mma, tmp_path):
+    c = load("03_matmul").matmul.compile(*_matmul_args(), arch=arch, compiler="tileiras")
+    assert mma in _sass(c.data, tmp_path)
+
+
+def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
+    from tilepy.bytecode import write_module
+    from tilepy.api.compiler import compile_for_args
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path))
+    data = write_module(compile_for_args(load("01_vector_add").vector_add,
+                                         _vector_add_args(2048, 256)).module)
+    first = tileiras.assemble(data, "sm_90", "vector_add")
+
+    def no_second_run(*a):
+        raise AssertionError("tileiras ran again for the same bytecode")
+    monkeypatch.setattr(tileiras, "_run", no_second_run)
+    assert tileiras.assemble(data, "sm_90", "vector_add").data == first.data
+
+
+def test_bad_compiler_and_arch_are_named():
+    k = load("01_vector_add").vector_add
+    with pytest.raises(TileValueError, match="compiler must be one of nvrtc, tileiras"):
+        k.compile(*_vector_add_args(), compiler="nvcc")
+    with pytest.raises(TileValueError, match="arch must be sm_XX"):
+        k.compile(*_vector_add_args(), arch="cpu", compiler="tileiras")
+
+
+def test_required_threads_reads_the_cubin():
+    c = load("01_vector_add").vector_add.compile(*_vector_add_args(), arch="sm_90",
+                                                 compiler="tileiras")
+    assert tileiras.required_threads(c.data, "vector_add") == c.block
+    assert tileiras.required_threads(c.data, "no_such_kernel") is None
