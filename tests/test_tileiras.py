@@ -83,3 +83,17 @@ def test_required_threads_reads_the_cubin():
                                                  compiler="tileiras")
     assert tileiras.required_threads(c.data, "vector_add") == c.block
     assert tileiras.required_threads(c.data, "no_such_kernel") is None
+
+
+def _corpus():
+    import bytecode_util as bu
+    return {**bu.tutorial_modules(), **bu.cutile_modules()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(_corpus()))
+def test_every_tutorial_and_suite_kernel_compiles_for_sm_90(name):
+    """(benchmarks/tileiras_corpus.py sweeps sm_80, sm_90 and sm_100.)"""
+    from tilepy.bytecode import write_module
+    code = tileiras.assemble(write_module(_corpus()[name]()), "sm_90", "kernel")
+    assert code.data[:4] == b"\x7fELF"

@@ -60,7 +60,7 @@ SIGNED = _a("signedness")
 ORDERING = _a("memory_ordering_semantics")
 SCOPE = _a("memory_scope")
 HINTS = _a("optimization_hints", "hints")
-INBOUNDS = _a("inbounds", "inbounds", (13, 4))
+INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # tilepy: no index is in bounds
 
 
 def _rows() -> dict[str, Layout]:

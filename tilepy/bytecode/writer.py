@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError
-from ..ir.opdef import EnumKind
+from ..ir.opdef import ROUNDING
 from ..types import I32
 from .layouts import LAYOUTS, Field, Layout
 from .stream import Constants, Strings, pad, signed_varint, varint
@@ -206,7 +206,7 @@ class _Body:
             varint(t, buf)
         self.flags(op, layout)
         for field in layout.attrs:
-            self.attr(op, field)
+            self.attr(op, field, layout)
         self.operands(op, layout)
         if layout.regions:
             self.regions(op, layout)
@@ -238,26 +238,20 @@ class _Body:
             return op.attrs.get(name) not in (None, False)
         return False                        # a field tilepy's op does not have: unset
 
-    def attr(self, op, field: Field) -> None:
+    def attr(self, op, field: Field, layout: Layout) -> None:
         value = op.attrs.get(field.name)
+        if value is None:
+            value = field.default
         if self.file.version < field.since:
-            if value is not None and value != field.default:
+            if value != field.default:
                 raise _too_old(op, field, self.file.version)
             return
-        spec_kind = op.opdef.member_kind(field.name)
         if value is None:
-            if field.default is None and spec_kind == "attr" and field.enc not in ("hints", "enum"):
-                raise TileUnsupportedFeatureError(
-                    f"bytecode: {op.name} has no '{field.name}' and the bytecode needs one")
-            value = field.default
-        if value is None and field.enc in ("enum", "hints") and not self.is_required(op, field):
-            return                          # an optional attribute that is absent (its flag is 0)
+            if any(f.name == field.name for f in layout.flags):
+                return                      # an optional attribute, absent: its flag says so
+            raise TileUnsupportedFeatureError(
+                f"bytecode: {op.name} has no '{field.name}' and the bytecode needs one")
         _ATTR_WRITERS[field.enc](self, op, field, value)
-
-    def is_required(self, op, field: Field) -> bool:
-        if op.opdef.member_kind(field.name) != "attr":
-            return True
-        return not op.opdef.attr_spec(field.name).optional or field.default is not None
 
     def operands(self, op, layout: Layout) -> None:
         buf, ids = self.buf, self.ids
@@ -306,9 +300,11 @@ def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:
 
 
 def _enum(body: _Body, op, field: Field, value) -> None:
-    kind = op.opdef.attr_spec(field.name).kind if op.opdef.member_kind(field.name) else None
-    values = kind.values if isinstance(kind, EnumKind) else _ENUM_FALLBACK[field.name]
-    body.buf.append(values.index(value))
+    """An enum's byte is its index in the attribute kind's values (tilepy's kinds list them in
+    NVIDIA's order); `exp`'s rounding, which tilepy's op lacks, is a RoundingMode."""
+    own = op.opdef.member_kind(field.name) == "attr"
+    kind = op.opdef.attr_spec(field.name).kind if own else ROUNDING
+    body.buf.append(kind.values.index(value))
 
 
 def _inbounds(body: _Body, op, field: Field, value) -> None:
@@ -355,12 +351,9 @@ _ATTR_WRITERS = {
     "bool": lambda b, op, f, v: b.buf.append(int(bool(v))),
     "str": lambda b, op, f, v: varint(b.file.strings.id(v), b.buf),
     "predicate": lambda b, op, f, v: b.file.predicate(v, b.buf),
-    "hints": lambda b, op, f, v: b.file.hints(v, b.buf) if v is not None else None,
+    "hints": lambda b, op, f, v: b.file.hints(v, b.buf),
     "dense": _dense,
     "ints32": _ints32,
     "identities": _identities,
     "inbounds": _inbounds,
 }
-# Enum attributes that NVIDIA's ops have and tilepy's do not (their values, in NVIDIA's order).
-_ENUM_FALLBACK = {"rounding_mode": ("nearest_even", "zero", "negative_inf", "positive_inf",
-                                    "approx", "full", "nearest_int_to_zero")}
