@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bytecode_util as bu
-from tilepy.bytecode import write_module
+from tilepy.bytecode import read_module, write_module
 from tilepy.bytecode.layouts import LAYOUTS, STRUCTURAL
 from tilepy.bytecode.stream import signed_varint, varint
 from tilepy.errors import TileUnsupportedFeatureError
@@ -47,6 +47,29 @@ def test_nvidia_text_reads_back_the_same(name):
     back = parse_module(f"cuda_tile.module @m {{\n{text}\n}}\n")
     verify(back)
     assert _shape(back) == _shape(module)
+
+
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_reader_round_trips(name):
+    """tilepy's reader gives back a module that verifies, has the same ops, and writes the very
+    same bytes."""
+    from tilepy.ir.verifier import verify
+    data = write_module(CORPORA[name]())
+    back = read_module(data)
+    verify(back)
+    assert _shape(back) == _shape(CORPORA[name]())
+    assert write_module(back) == data
+
+
+def test_reader_refuses_what_tilepy_cannot_hold():
+    data = bytearray(write_module(CORPORA["sample:load_view_tko"]()))
+    with pytest.raises(TileUnsupportedFeatureError, match="version 13.1"):
+        read_module(bytes(data[:8]) + b"\x0d\x01" + bytes(data[10:]))
+    from tilepy.errors import TileValueError
+    with pytest.raises(TileValueError, match="not Tile IR bytecode"):
+        read_module(b"MLIR" + bytes(data[4:]))
+    with pytest.raises(TileValueError, match="truncated"):
+        read_module(bytes(data[:40]))
 
 
 @needs_tool
@@ -143,7 +166,9 @@ def test_fuzzed_kernels_are_accepted():
     modules += [pending] if pending.items else []
     kernels = 0
     for module in modules:
-        result = bu.disasm(write_module(module))
+        data = write_module(module)
+        result = bu.disasm(data)
         assert result.returncode == 0, f"{result.stderr}\n{module}"
+        assert write_module(read_module(data)) == data
         kernels += FUZZ_CASES * len(module.items)
     assert kernels >= 500
