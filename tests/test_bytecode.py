@@ -3,6 +3,10 @@ corpora (tutorial kernels, the cuTile-style suite, ir/samples.py, the spec listi
 bytecode and accepted by `tileirdisasm` (NVIDIA's reader and verifier); where tilepy's parser reads
 NVIDIA's printed text back, the module has the same ops in the same order. The format tests below
 need no NVIDIA tool."""
+import os
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -77,7 +81,6 @@ def test_kernel_bytecode():
     cases = bu.tutorial_modules()
     assert "tutorial:01_vector_add.vector_add" in cases
     import sys
-    import os
     sys.path.insert(0, os.path.join(bu.HERE, "..", "tutorials"))
     from definitions import load
     a = np.zeros(2048, np.float32)
@@ -172,3 +175,23 @@ def test_fuzzed_kernels_are_accepted():
         assert write_module(read_module(data)) == data
         kernels += FUZZ_CASES * len(module.items)
     assert kernels >= 500
+
+
+@needs_tool
+def test_locations_point_at_the_python_lines(tmp_path):
+    """The debug section carries each op's Python line: NVIDIA's disassembler shows the addf of
+    `a_tile + b_tile` at its line and column in the tutorial."""
+    path = os.path.join(bu.HERE, "..", "tutorials", "01_vector_add.py")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    row = next(i for i, text in enumerate(lines, 1) if "tile=a_tile + b_tile" in text)
+    col = lines[row - 1].index("a_tile + b_tile") + 1
+    data = write_module(CORPORA["tutorial:01_vector_add.vector_add"]())
+    path = tmp_path / "k.tileirbc"
+    path.write_bytes(data)
+    text = subprocess.run([bu.TILEIRDISASM, "-g", str(path)], capture_output=True, text=True,
+                          check=True).stdout
+    addf_loc = re.search(r"= addf .* loc\((#loc\d+)\)", text).group(1)
+    inner = re.search(rf"^{addf_loc} = #cuda_tile.di_loc<(#loc\d*) in #di_subprogram>", text,
+                      re.M).group(1)
+    assert re.search(rf'^{inner} = loc\(".*01_vector_add.py":{row}:{col}\)', text, re.M)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError, TileValueError
+from ..errors import Loc, TileUnsupportedFeatureError, TileValueError
 from ..ir.attrs import AssumePredicate, DenseValue, OptimizationHints
 from ..ir.builder import make_op
 from ..ir.core import Block, Module, Region
@@ -16,8 +16,9 @@ from ..ir.ops import OPS
 from ..types import TOKEN, PartitionViewType, PtrType, TensorViewType, TileType, element_type
 from ..types import element as E
 from . import types as T
+from .debuginfo import DI_LOC
 from .layouts import LAYOUTS, Field, Layout
-from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_END, SEC_FUNC, SEC_GLOBAL, SEC_STRING,
+from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC, SEC_GLOBAL, SEC_STRING,
                      SEC_TYPE, TAG_BOOL, TAG_BOUNDED, TAG_DICT, TAG_DIV_BY, TAG_FLOAT, TAG_HINTS,
                      TAG_INT, TAG_SAME, VERSIONS)
 
@@ -95,6 +96,35 @@ class _Reader:
         self.type_entries = _table(sections.get(SEC_TYPE, b"\0"), 4)
         self.constants = [self._constant(e) for e in _table(sections.get(SEC_CONST, b"\0"), 8)]
         self.sections, self.types = sections, {}
+        self.locs = self._debug(sections.get(SEC_DEBUG))
+        self.next_loc, self.functions_read = iter(()), 0
+
+    def _debug(self, data: bytes | None) -> list[list]:
+        """Per function, the Loc of each op (pre-order, the function first) from its DILoc."""
+        if not data:
+            return []
+        c = _Cursor(data)
+        n = c.varint()
+        c.align(4)
+        starts = [int.from_bytes(c.raw(4), "little") for _ in range(n)]
+        total = c.varint()
+        c.align(8)
+        ids = [int.from_bytes(c.raw(8), "little") for _ in range(total)]
+        entries = _table(data[c.pos:], 4)
+        locs = {0: None}
+
+        def loc(i):
+            if i not in locs:
+                e = _Cursor(entries[i - 1])
+                if e.byte() != DI_LOC:
+                    locs[i] = None
+                else:
+                    e.varint()                       # the scope: the function's subprogram
+                    file, line, col = self.strings[e.varint()], e.varint(), e.varint()
+                    locs[i] = Loc(file, line, max(col - 1, 0))
+            return locs[i]
+        bounds = starts + [total]
+        return [[loc(i) for i in ids[bounds[f]:bounds[f + 1]]] for f in range(n)]
 
     @staticmethod
     def _constant(entry: bytes) -> bytes:
@@ -176,14 +206,19 @@ class _Reader:
                 raise TileValueError("bytecode: entry hints without their tag")
             hints = self.hints(c)
         end = c.varint() + c.pos
+        index, self.functions_read = self.functions_read, self.functions_read + 1
+        self.next_loc = iter(self.locs[index] if index < len(self.locs) else ())
+        entry_loc = next(self.next_loc, None)
         block = Block(params)
         body = _Cursor(c.data, c.pos, end)
         values = list(block.args)
         while body.pos < end:
             block.append(self.op(body, values))
         c.pos = end
-        return make_op("entry", regions=[Region([block])], sym_name=name,
-                       optimization_hints=hints, check=False)
+        entry = make_op("entry", regions=[Region([block])], sym_name=name,
+                        optimization_hints=hints, check=False)
+        entry.loc = entry_loc
+        return entry
 
     # ------------------------------------------------------------------ ops
     def op(self, c: _Cursor, values: list):
@@ -192,6 +227,7 @@ class _Reader:
             raise TileUnsupportedFeatureError(f"bytecode: opcode {opcode} is not a tilepy op")
         name, layout = BY_OPCODE[opcode]
         opdef = OPS[name]
+        loc = next(self.next_loc, None)             # pre-order: before the region's ops
         nres = c.varint() if layout.results == "sized" else len(opdef.results)
         result_types = [self.type(c.varint()) for _ in range(nres)]
         flags = self.flags(c, layout)
@@ -204,6 +240,7 @@ class _Reader:
                       if on and opdef.member_kind(n) == "attr" and opdef.attr_spec(n).kind == "flag"})
         op = make_op(name, *groups, result_types=result_types, regions=regions, check=False,
                      **attrs)
+        op.loc = loc
         values += op.results
         return op
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import TileUnsupportedFeatureError
 from ..ir.opdef import ROUNDING
 from ..types import I32
+from .debuginfo import DebugInfo
 from .layouts import LAYOUTS, Field, Layout
 from .stream import Constants, Strings, pad, signed_varint, varint
 from .types import TypeTable
@@ -42,7 +43,7 @@ class _File:
         self.version = version
         self.strings, self.constants = Strings(), Constants()
         self.types = TypeTable(version)
-        self.op_counts: list[int] = []      # per function: ops (the function itself included)
+        self.debug = DebugInfo(self.strings)
 
     def write(self, module) -> bytearray:
         funcs = bytearray()
@@ -59,7 +60,7 @@ class _File:
         consts = bytearray()
         self.constants.write(8, consts)
         _section(SEC_CONST, 8, consts, out)
-        _section(SEC_DEBUG, 8, self.debug_section(), out)
+        _section(SEC_DEBUG, 8, self.debug.section(), out)
         types = bytearray()
         self.types.write(4, types)
         _section(SEC_TYPE, 4, types, out)
@@ -77,8 +78,7 @@ class _File:
         varint(self.strings.id(entry.sym_name), buf)
         varint(self.types.function(params, []), buf)
         buf.append(ENTRY | (ENTRY_HINTS if hints else 0))
-        self.op_counts.append(1)
-        varint(len(self.op_counts), buf)
+        varint(self.debug.function(entry), buf)
         if hints:
             buf.append(TAG_HINTS)           # tagged here, untagged as an op's attribute
             self.hints(hints, buf)
@@ -101,23 +101,6 @@ class _File:
             if self.version >= (13, 3):
                 buf.append(0)               # public
                 varint(0, buf)              # not constant
-        return buf
-
-    def debug_section(self) -> bytearray:
-        """No locations yet: every op's debug attribute is 0 (none)."""
-        buf = bytearray()
-        varint(len(self.op_counts), buf)
-        pad(4, buf)
-        offset = 0
-        for n in self.op_counts:
-            buf += offset.to_bytes(4, "little")
-            offset += n
-        varint(offset, buf)
-        pad(8, buf)
-        buf += bytes(8 * offset)
-        table = Strings(start=1)        # NVIDIA's reader wants a non-empty attribute table
-        table[b"\x00"]
-        table.write(4, buf)
         return buf
 
     # ------------------------------------------------------------------ attributes
@@ -197,7 +180,7 @@ class _Body:
         if layout is None:
             raise TileUnsupportedFeatureError(f"bytecode: op '{op.name}' has no bytecode layout")
         f, buf = self.file, self.buf
-        f.op_counts[-1] += 1
+        f.debug.op(op)
         varint(layout.opcode, buf)
         types = [f.types.id(r.type) for r in op.results]
         if layout.results == "sized":
