@@ -97,3 +97,24 @@ def test_every_tutorial_and_suite_kernel_compiles_for_sm_90(name):
     from tilepy.bytecode import write_module
     code = tileiras.assemble(write_module(_corpus()[name]()), "sm_90", "kernel")
     assert code.data[:4] == b"\x7fELF"
+
+
+def test_tileiras_errors_point_at_the_python_line():
+    """tileiras reports the bytecode's debug location of the op it rejects (fp8 on sm_80):
+    the error carries the kernel's line. (The C++ backend has no e5m2 values at all: the
+    tileiras path does not go through it.)"""
+    import tilepy as ct
+    from tilepy.errors import TileCompileError
+
+    @ct.kernel
+    def to_fp8(x, y, T: ct.Constant[int]):
+        t = ct.load(x, index=(ct.bid(0),), shape=(T,))
+        ct.store(y, index=(ct.bid(0),), tile=t.astype(ct.float8_e5m2).astype(ct.float32))  # MARKER
+
+    x = np.zeros(64, np.float32)
+    with pytest.raises(TileCompileError) as err:
+        to_fp8.compile(x, x.copy(), 64, arch="sm_80", compiler="tileiras")
+    marker = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+                  if text.rstrip().endswith("# MARKER") and "float8_e5m2" in text)
+    assert err.value.loc.file == __file__ and err.value.loc.line == marker
+    assert "unsupported type 'f8E5M2'" in str(err.value)

@@ -41,9 +41,10 @@ class Kernel(KernelFunction):
         """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
         `tileirdisasm` read); `version` (major, minor) defaults to tilepy.bytecode's newest."""
         from ..bytecode import DEFAULT_VERSION, write_module
-        from .compiler import compile_for_args
+        from .compiler import infos_for, tile_ir
         try:
-            return write_module(compile_for_args(self, args).module, version or DEFAULT_VERSION)
+            module = tile_ir(self, *self.specialize(infos_for(args)))
+            return write_module(module, version or DEFAULT_VERSION)
         except TileError as e:
             raise e.with_traceback(None) from None
 
