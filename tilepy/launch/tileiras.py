@@ -22,11 +22,16 @@ EIFMT_SVAL = 0x04
 
 
 def find_tileiras() -> str | None:
+    """tileiras on PATH, else in the nvidia wheels (nvidia-cuda-tileiras: nvidia/cu13/bin)."""
+    found = shutil.which("tileiras")
+    if found:
+        return found
     for d in toolchain._site_nvidia_dirs():
-        path = os.path.join(d, "cu13", "bin", "tileiras")
-        if os.path.isfile(path):
-            return path
-    return shutil.which("tileiras")
+        for sub in ("cu13", "cuda_tileiras", "cu12"):
+            path = os.path.join(d, sub, "bin", "tileiras")
+            if os.path.isfile(path):
+                return path
+    return None
 
 
 @functools.lru_cache(maxsize=None)
