@@ -46,6 +46,9 @@ def test_vector_add_cubin(arch):
     assert c.c_params == [("float*", "a"), ("int32_t", "a_shape_0"), ("float*", "b"),
                           ("int32_t", "b_shape_0"), ("float*", "c"), ("int32_t", "c_shape_0")]
     assert c.versions["tileiras"] == tileiras.tileiras_version()
+    from tilepy.launch.cubin_info import kernel_info
+    table = kernel_info(c.data, "vector_add").params          # what the driver lays out
+    assert [p.size for p in table] == [8, 4, 8, 4, 8, 4]       # pointers and int32 extents
 
 
 @pytest.mark.skipif(NVDISASM is None, reason="nvdisasm not installed")

@@ -10,15 +10,12 @@ import functools
 import os
 import re
 import shutil
-import struct
 import subprocess
 import tempfile
 
 from . import cache, toolchain
+from .cubin_info import kernel_info
 from .nvrtc import Cubin, check_arch
-
-EIATTR_REQNTID = 0x10           # .nv.info attribute: the threads per block the kernel requires
-EIFMT_SVAL = 0x04
 
 
 def find_tileiras() -> str | None:
@@ -86,28 +83,9 @@ def _run(bytecode: bytes, arch: str, name: str, opt_level: int) -> tuple[bytes, 
 
 
 def required_threads(cubin: bytes, name: str) -> tuple[int, int, int] | None:
-    """The block size kernel `name` of an ELF cubin requires (EIATTR_REQNTID), if it says."""
-    info = _sections(cubin).get(f".nv.info.{name}", b"")
-    pos = 0
-    while pos + 4 <= len(info):
-        fmt, attr, size = info[pos], info[pos + 1], struct.unpack_from("<H", info, pos + 2)[0]
-        if fmt != EIFMT_SVAL:           # the other formats carry no size field to skip by
-            pos += 4
-            continue
-        if attr == EIATTR_REQNTID and size == 12:
-            return struct.unpack_from("<III", info, pos + 4)
-        pos += 4 + size
-    return None
-
-
-def _sections(elf: bytes) -> dict[str, bytes]:
-    """Section name -> contents of a little-endian ELF64 file."""
-    shoff = struct.unpack_from("<Q", elf, 0x28)[0]
-    entsize, count, names_index = struct.unpack_from("<HHH", elf, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", elf, shoff + i * entsize) for i in range(count)]
-    names_at = headers[names_index][4]
-
-    def name(offset):
-        start = names_at + offset
-        return elf[start:elf.index(b"\0", start)].decode()
-    return {name(h[0]): elf[h[4]:h[4] + h[5]] for h in headers}
+    """The block size kernel `name` of a cubin requires (EIATTR_REQNTID), if it says."""
+    from ..errors import TileValueError
+    try:
+        return kernel_info(cubin, name).req_threads
+    except TileValueError:                  # no such kernel in the cubin
+        return None
