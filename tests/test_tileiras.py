@@ -126,3 +126,22 @@ def test_tileiras_errors_point_at_the_python_line():
                   if text.rstrip().endswith("# MARKER") and "float8_e5m2" in text)
     assert err.value.loc.file == __file__ and err.value.loc.line == marker
     assert "unsupported type 'f8E5M2'" in str(err.value)
+
+
+@pytest.mark.slow
+def test_tileiras_cubins_take_the_same_parameters_as_nvrtcs():
+    """For every cuTile-suite kernel, tileiras' cubin lays out the launch parameters (offset,
+    size) exactly as tilepy's NVRTC cubin does, so the launch path's packing fits both (tileiras
+    writes them as EIATTR_KPARAM_INFO_V2, which cubin_info reads)."""
+    import test_cutile_suite as suite
+    from tilepy.api.compiler import compile_for_args
+    from tilepy.bytecode import write_module
+    from tilepy.launch.cubin_info import kernel_info
+    for name, case in suite.CASES.items():
+        kernel, _grid, args, _check = case()
+        ck = compile_for_args(kernel, args)
+        ours = kernel_info(ck.binary("sm_90").data, ck.name).params
+        theirs = kernel_info(tileiras.assemble(write_module(ck.module), "sm_90", ck.name).data,
+                             ck.name).params
+        assert [(p.offset, p.size) for p in theirs] == [(p.offset, p.size) for p in ours], name
+        assert ours, name
