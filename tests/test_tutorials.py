@@ -61,7 +61,7 @@ EXPECT = {
                             "+  entry @axpy(%alpha: tile<f32>, %x: tile<ptr<f32>>, %x_shape_0: "
                             "tile<i32>, %x_stride_0", 'extern "C"', "bytes of sm_90 cubin",
                             ".entry axpy", "inspect: ", " registers, 0 spill bytes, ",
-                            "axpy: matches numpy"], []),
+                            "Tile IR bytecode:", "axpy: matches numpy"], []),
     "08_debugging.py": (["TileTypeError: store(): the tile's dtype float32 cannot be implicitly "
                          "cast to the array's dtype float16",
                          "TileSyntaxError: try/except is not supported in tile kernels",

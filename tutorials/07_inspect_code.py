@@ -158,6 +158,30 @@ print(f"inspect: {view.sass.registers} registers, {view.sass.spill_bytes} spill 
 view
 
 # %% [markdown]
+# ## NVIDIA's Tile IR compiler on the same IR
+#
+# The Tile IR above is also what NVIDIA's own Tile IR compiler reads: `kernel.bytecode(...)`
+# writes it in NVIDIA's Tile IR bytecode format, and `kernel.compile(..., compiler="tileiras")`
+# (extra `tilepy[tileiras]`) hands that to `tileiras` and returns its cubin, with no CUDA C++ in
+# between. Side by side, the registers and the SASS instructions (nvdisasm) of the two cubins.
+
+# %%
+bytecode = axpy.bytecode(2.0, x, y, 128)
+print(f"Tile IR bytecode: {len(bytecode)} bytes, format version {bytecode[8]}.{bytecode[9]}")
+from tilepy.launch.tileiras import find_tileiras  # noqa: E402
+from tilepy.tools import sass_stats  # noqa: E402
+
+if find_tileiras() is None or not sass_stats.available():
+    print("tileiras or nvdisasm is not installed: pip install 'tilepy[tileiras]' "
+          "nvidia-cuda-nvdisasm to compare")
+else:
+    second = axpy.compile(2.0, x, y, 128, arch="sm_90", compiler="tileiras")
+    for who, c in (("NVRTC (tilepy's C++)", cubin), ("tileiras (tilepy's Tile IR)", second)):
+        (r,) = sass_stats.stats(c.data, c.log).values()
+        print(f"{who:28} block {c.block[0]:4}, {r['registers']:3} registers, "
+              f"{len(r['ops'])} SASS instructions")
+
+# %% [markdown]
 # ## And it runs
 #
 # Here on the CPU backend: the very C++ above, compiled by the host compiler.

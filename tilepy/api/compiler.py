@@ -66,6 +66,20 @@ def compile_for_args(kernel, args) -> CompiledKernel:
     return compile_specialization(kernel, key, params)
 
 
+def tile_ir(kernel, key, params) -> Module:
+    """The specialization's Tile IR, verified and without dead code, with no backend involved:
+    what the bytecode writer and tileiras take (they do not need the C++ emitter's support)."""
+    hit = kernel.cache.get(key)
+    if hit is not None:
+        return hit.module
+    from ..ir import verify
+    from ..lowering.dce import dce
+    module = kernel.trace(params)
+    verify(module)
+    dce(module)
+    return module
+
+
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
     from ..host.params import ArrayParam

@@ -37,12 +37,24 @@ class Kernel(KernelFunction):
         except TileError as e:
             raise for_user(e) from None
 
-    def compile(self, *args, arch: str = "sm_90"):
+    def bytecode(self, *args, version: tuple[int, int] | None = None) -> bytes:
+        """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
+        `tileirdisasm` read); `version` (major, minor) defaults to tilepy.bytecode's newest."""
+        from ..bytecode import DEFAULT_VERSION, write_module
+        from .compiler import infos_for, tile_ir
+        try:
+            module = tile_ir(self, *self.specialize(infos_for(args)))
+            return write_module(module, version or DEFAULT_VERSION)
+        except TileError as e:
+            raise e.with_traceback(None) from None
+
+    def compile(self, *args, arch: str = "sm_90", compiler: str = "nvrtc"):
         """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
-        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
+        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed.
+        `compiler="tileiras"`: the cubin from NVIDIA's Tile IR compiler (tilepy[tileiras])."""
         from .aot import compile_kernel
         try:
-            return compile_kernel(self, args, arch)
+            return compile_kernel(self, args, arch, compiler)
         except TileError as e:
             raise for_user(e) from None
 
