@@ -1,0 +1,144 @@
+// tilepy/cpu_gemm.h -- the fast CPU mode's mma (TP_CPU_FAST): a register-blocked SIMD micro-kernel.
+//
+// MR rows x NV vectors of the accumulator stay in registers over the K loop (8 x 2 zmm with
+// AVX-512, 4 x 2 ymm with AVX2); the A element of a row is broadcast, the B row is loaded as
+// vectors. f16/bf16/tf32/i8 operands are widened (rounded) once per call into row-major buffers,
+// f32/f64 operands are read in place; products accumulate in f32 (f64, i32) with fused
+// multiply-adds where the ISA has them (the spec leaves mma's rounding open).
+#pragma once
+
+#if TP_CPU_FAST
+#if defined(__x86_64__) && (defined(__FMA__) || defined(__AVX512F__))
+#include <immintrin.h>
+#define TP_X86_FMA 1
+#endif
+
+namespace tp { namespace cpu {
+
+// c + a * b, one rounding where the ISA has an fma (x86: FMA3 / AVX-512), else two.
+template <class T, class V> inline V vfma(V a, V b, V c) {
+#if defined(TP_X86_FMA)
+  if constexpr (same<T, float>::value && sizeof(V) == 32) {
+    return (V)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+  } else if constexpr (same<T, double>::value && sizeof(V) == 32) {
+    return (V)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+  } else if constexpr (same<T, float>::value && sizeof(V) == 16) {
+    return (V)_mm_fmadd_ps((__m128)a, (__m128)b, (__m128)c);
+  } else if constexpr (same<T, double>::value && sizeof(V) == 16) {
+    return (V)_mm_fmadd_pd((__m128d)a, (__m128d)b, (__m128d)c);
+#if defined(__AVX512F__)
+  } else if constexpr (same<T, float>::value && sizeof(V) == 64) {
+    return (V)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+  } else if constexpr (same<T, double>::value && sizeof(V) == 64) {
+    return (V)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+#endif
+  } else {
+    return a * b + c;
+  }
+#else
+  return a * b + c;
+#endif
+}
+
+// C[M x N] += A[M x K] @ B[K x N], all row-major with leading dimensions lda, ldb (C: N).
+template <class Acc, int M, int N, int K>
+inline void gemm_block(Acc* __restrict C, const Acc* __restrict A, int lda, const Acc* __restrict B,
+                       int ldb) {
+  constexpr int lanes = kVecBytes / (int)sizeof(Acc);
+  constexpr int VL = lanes < N ? lanes : N;                   // N is a power of two
+  constexpr int NV = N / VL >= 2 ? 2 : 1, NR = NV * VL;
+  constexpr int MR0 = kVecBytes == 64 ? 8 : 4, MR = MR0 < M ? MR0 : M;
+  typedef typename vec<Acc, VL>::type V;
+  for (int i0 = 0; i0 < M; i0 += MR) {
+    for (int j0 = 0; j0 < N; j0 += NR) {
+      V c[MR][NV];
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) memcpy(&c[r][v], C + (i0 + r) * N + j0 + v * VL, sizeof(V));
+      const Acc* a = A + i0 * lda;
+      for (int k = 0; k < K; ++k) {
+        V b[NV];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) memcpy(&b[v], B + k * ldb + j0 + v * VL, sizeof(V));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+          const V ar = (V){} + a[r * lda + k];               // broadcast
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) c[r][v] = vfma<Acc>(ar, b[v], c[r][v]);
+        }
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) memcpy(C + (i0 + r) * N + j0 + v * VL, &c[r][v], sizeof(V));
+    }
+  }
+}
+
+// Scalar fallback (tiles narrower than 4 columns, integer accumulators of odd widths).
+template <class Acc, int M, int N, int K>
+inline void gemm_scalar(Acc* C, const Acc* A, int lda, const Acc* B, int ldb) {
+  for (int m = 0; m < M; ++m)
+    for (int k = 0; k < K; ++k) {
+      const Acc a = A[m * lda + k];
+      for (int n = 0; n < N; ++n) C[m * N + n] += a * B[k * ldb + n];
+    }
+}
+
+// An R x C operand (batch b) as row-major Acc values with leading dimension `ld`: read in place
+// when it already is (Plain: its elements are used unconverted), else widened/rounded by `mv`
+// into `buf`.
+template <class Op> constexpr bool row_major_smem() {
+  if constexpr (is_smem_op<Op>::value) return !Op::tr; else return false;
+}
+template <int R, int C, bool Plain, class Acc, class MulValue, class Op>
+inline const Acc* operand_rows(const Op& x, int b, Acc* buf, int& ld, MulValue mv) {
+  typedef decltype(elem_at<R, C>(x, 0, 0, 0)) T;
+  ld = C;
+  if constexpr (Plain && same<T, Acc>::value && !is_smem_op<Op>::value) {
+    return x.v + b * R * C;                                   // a register tile, row-major
+  } else if constexpr (Plain && same<T, Acc>::value && row_major_smem<Op>()) {
+    return x.p + b * R * C;                                   // unswizzled in the fast mode
+  } else {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) buf[r * C + c] = mv(elem_at<R, C>(x, b, r, c));
+    return buf;
+  }
+}
+
+}}  // namespace tp::cpu
+
+namespace tp {
+
+// r = c + A @ B (batched) in the fast mode; `mv_a`, `mv_b` turn an operand element into an Acc,
+// and are the identity when PlainA / PlainB.
+template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, class TC, class L, class OA,
+          class OB, class FA, class FB>
+TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
+                     Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b) {
+  alignas(64) Acc acc_buf[same<TC, Acc>::value ? 1 : Bt * M * N];
+  Acc* acc = acc_buf;
+  if constexpr (same<TC, Acc>::value) {
+    acc = r.v;
+    memcpy(r.v, c.v, sizeof(r.v));
+  } else {
+    for (int e = 0; e < Bt * M * N; ++e) acc[e] = to_acc<Acc>(c.v[e]);
+  }
+  alignas(64) Acc abuf[M * K], bbuf[K * N];
+  for (int b = 0; b < Bt; ++b) {
+    int lda, ldb;
+    const Acc* a = cpu::operand_rows<M, K, PlainA, Acc>(A, b, abuf, lda, mv_a);
+    const Acc* bb = cpu::operand_rows<K, N, PlainB, Acc>(B, b, bbuf, ldb, mv_b);
+    if constexpr (N % 4 == 0 && (same<Acc, float>::value || same<Acc, double>::value ||
+                                 same<Acc, uint32_t>::value))
+      cpu::gemm_block<Acc, M, N, K>(acc + b * M * N, a, lda, bb, ldb);
+    else
+      cpu::gemm_scalar<Acc, M, N, K>(acc + b * M * N, a, lda, bb, ldb);
+  }
+  if constexpr (!same<TC, Acc>::value)
+    for (int e = 0; e < Bt * M * N; ++e) r.v[e] = from_acc<TC>(acc[e]);
+}
+
+}  // namespace tp
+#endif

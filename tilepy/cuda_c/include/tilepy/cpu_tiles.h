@@ -1,0 +1,77 @@
+// tilepy/cpu_tiles.h -- the fast CPU mode's (TP_CPU_FAST) reductions and scans.
+//
+// In the fast mode one thread holds a whole tile in row-major order (every layout is the
+// identity; ops that go through shared memory read the tile itself, tile_buf in runtime.h), so
+// lines of a tile are folded with contiguous loops the compiler vectorizes:
+//   * reduce_fast  along a non-last dimension the lines are folded side by side (the same order
+//                  per result as the generic code); along the last one a commutative combiner
+//                  keeps one partial result per vector lane, then folds the lanes in order (an
+//                  order the spec leaves open; the GPU folds in a butterfly), any other in
+//                  element order;
+//   * scan_fast    one pass per line (the generic code folds each prefix anew).
+#pragma once
+
+#if TP_CPU_FAST
+namespace tp {
+
+// Fold p[0..n) with a commutative combiner: one partial result per vector lane, then the lanes
+// in order.
+template <class T, class F> TP_DEV T fold_lanes(const T* p, int n, T ident, F f) {
+  constexpr int W = cpu::kVecBytes / (int)sizeof(T) > 1 ? cpu::kVecBytes / (int)sizeof(T) : 1;
+  if (n < 2 * W) {
+    T acc = ident;
+    for (int i = 0; i < n; ++i) acc = f(p[i], acc);
+    return acc;
+  }
+  T part[W];
+  for (int j = 0; j < W; ++j) part[j] = ident;
+  int i = 0;
+  for (; i + W <= n; i += W)
+    for (int j = 0; j < W; ++j) part[j] = f(p[i + j], part[j]);
+  for (int j = 0; i + j < n; ++j) part[j] = f(p[i + j], part[j]);
+  T acc = ident;
+  for (int j = 0; j < W; ++j) acc = f(part[j], acc);
+  return acc;
+}
+
+// reduce along D (see reduce_to); the result a scalar when it has one element.
+template <class Src, int D, class Lr, bool Comm, class T, class L, class F>
+TP_DEV auto reduce_fast(const Tile<T, Src::numel, L>& x, T ident, F f) {
+  constexpr int n = Src::dims[D], M = Src::numel / n;
+  constexpr int inner_n = [] { int q = 1; for (int i = D + 1; i < Src::rank; ++i) q *= Src::dims[i]; return q; }();
+  Tile<T, M, Lr> r;
+  for (int o = 0; o < M / inner_n; ++o) {
+    const T* line = x.v + o * n * inner_n;
+    T* out = r.v + o * inner_n;
+    if constexpr (inner_n == 1 && Comm) {
+      out[0] = fold_lanes(line, n, ident, f);
+    } else {
+      for (int i = 0; i < inner_n; ++i) out[i] = ident;
+      for (int k = 0; k < n; ++k)
+        for (int i = 0; i < inner_n; ++i) out[i] = f(line[k * inner_n + i], out[i]);
+    }
+  }
+  if constexpr (M == 1) return r.v[0]; else return r;
+}
+
+// Inclusive scan along D, as scan() in runtime.h, one pass per line.
+template <class Src, int D, bool Reverse, class Lr, class T, class L, class F>
+TP_DEV Tile<T, Src::numel, Lr> scan_fast(const Tile<T, Src::numel, L>& x, T ident, F f) {
+  constexpr int n = Src::dims[D];
+  constexpr int inner_n = [] { int q = 1; for (int i = D + 1; i < Src::rank; ++i) q *= Src::dims[i]; return q; }();
+  Tile<T, Src::numel, Lr> r;
+  for (int o = 0; o < Src::numel / (n * inner_n); ++o) {
+    const T* line = x.v + o * n * inner_n;
+    T* out = r.v + o * n * inner_n;
+    T acc[inner_n];
+    for (int i = 0; i < inner_n; ++i) acc[i] = ident;
+    for (int kk = 0; kk < n; ++kk) {
+      const int k = Reverse ? n - 1 - kk : kk;
+      for (int i = 0; i < inner_n; ++i) out[k * inner_n + i] = acc[i] = f(line[k * inner_n + i], acc[i]);
+    }
+  }
+  return r;
+}
+
+}  // namespace tp
+#endif
