@@ -40,10 +40,26 @@ template <class T, class V> inline V vfma(V a, V b, V c) {
 #endif
 }
 
-// C[M x N] += A[M x K] @ B[K x N], all row-major with leading dimensions lda, ldb (C: N).
+// A vector of copies of x (one vbroadcast on x86: GCC's lane-by-lane form is not one).
+template <class V, class T> inline V broadcast(T x) {
+#if defined(TP_X86_FMA)
+  if constexpr (same<T, float>::value && sizeof(V) == 32) return (V)_mm256_set1_ps(x);
+  if constexpr (same<T, double>::value && sizeof(V) == 32) return (V)_mm256_set1_pd(x);
+#if defined(__AVX512F__)
+  if constexpr (same<T, float>::value && sizeof(V) == 64) return (V)_mm512_set1_ps(x);
+  if constexpr (same<T, double>::value && sizeof(V) == 64) return (V)_mm512_set1_pd(x);
+#endif
+#endif
+  V r;
+  for (int l = 0; l < (int)(sizeof(V) / sizeof(T)); ++l) r[l] = x;
+  return r;
+}
+
+// C = C0 + A[M x K] @ B[K x N], all row-major, with leading dimensions lda, ldb (C, C0: N; C0
+// may be C).
 template <class Acc, int M, int N, int K>
-inline void gemm_block(Acc* __restrict C, const Acc* __restrict A, int lda, const Acc* __restrict B,
-                       int ldb) {
+inline void gemm_block(Acc* C, const Acc* C0, const Acc* __restrict A, int lda,
+                       const Acc* __restrict B, int ldb) {
   constexpr int lanes = kVecBytes / (int)sizeof(Acc);
   constexpr int VL = lanes < N ? lanes : N;                   // N is a power of two
   constexpr int NV = N / VL >= 2 ? 2 : 1, NR = NV * VL;
@@ -55,7 +71,7 @@ inline void gemm_block(Acc* __restrict C, const Acc* __restrict A, int lda, cons
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) memcpy(&c[r][v], C + (i0 + r) * N + j0 + v * VL, sizeof(V));
+        for (int v = 0; v < NV; ++v) memcpy(&c[r][v], C0 + (i0 + r) * N + j0 + v * VL, sizeof(V));
       const Acc* a = A + i0 * lda;
       for (int k = 0; k < K; ++k) {
         V b[NV];
@@ -63,7 +79,7 @@ inline void gemm_block(Acc* __restrict C, const Acc* __restrict A, int lda, cons
         for (int v = 0; v < NV; ++v) memcpy(&b[v], B + k * ldb + j0 + v * VL, sizeof(V));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          const V ar = (V){} + a[r * lda + k];               // broadcast
+          const V ar = broadcast<V>(a[r * lda + k]);
 #pragma GCC unroll 2
           for (int v = 0; v < NV; ++v) c[r][v] = vfma<Acc>(ar, b[v], c[r][v]);
         }
@@ -78,7 +94,8 @@ inline void gemm_block(Acc* __restrict C, const Acc* __restrict A, int lda, cons
 
 // Scalar fallback (tiles narrower than 4 columns, integer accumulators of odd widths).
 template <class Acc, int M, int N, int K>
-inline void gemm_scalar(Acc* C, const Acc* A, int lda, const Acc* B, int ldb) {
+inline void gemm_scalar(Acc* C, const Acc* C0, const Acc* A, int lda, const Acc* B, int ldb) {
+  if (C != C0) memcpy(C, C0, sizeof(Acc) * M * N);
   for (int m = 0; m < M; ++m)
     for (int k = 0; k < K; ++k) {
       const Acc a = A[m * lda + k];
@@ -118,10 +135,11 @@ template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, clas
 TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
                      Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b) {
   alignas(64) Acc acc_buf[same<TC, Acc>::value ? 1 : Bt * M * N];
-  Acc* acc = acc_buf;
+  Acc* acc = acc_buf;             // the result, accumulated from acc0
+  const Acc* acc0 = acc_buf;
   if constexpr (same<TC, Acc>::value) {
     acc = r.v;
-    memcpy(r.v, c.v, sizeof(r.v));
+    acc0 = c.v;
   } else {
     for (int e = 0; e < Bt * M * N; ++e) acc[e] = to_acc<Acc>(c.v[e]);
   }
@@ -132,9 +150,9 @@ TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
     const Acc* bb = cpu::operand_rows<K, N, PlainB, Acc>(B, b, bbuf, ldb, mv_b);
     if constexpr (N % 4 == 0 && (same<Acc, float>::value || same<Acc, double>::value ||
                                  same<Acc, uint32_t>::value))
-      cpu::gemm_block<Acc, M, N, K>(acc + b * M * N, a, lda, bb, ldb);
+      cpu::gemm_block<Acc, M, N, K>(acc + b * M * N, acc0 + b * M * N, a, lda, bb, ldb);
     else
-      cpu::gemm_scalar<Acc, M, N, K>(acc + b * M * N, a, lda, bb, ldb);
+      cpu::gemm_scalar<Acc, M, N, K>(acc + b * M * N, acc0 + b * M * N, a, lda, bb, ldb);
   }
   if constexpr (!same<TC, Acc>::value)
     for (int e = 0; e < Bt * M * N; ++e) r.v[e] = from_acc<TC>(acc[e]);

@@ -8,11 +8,81 @@
 //                  keeps one partial result per vector lane, then folds the lanes in order (an
 //                  order the spec leaves open; the GPU folds in a butterfly), any other in
 //                  element order;
-//   * scan_fast    one pass per line (the generic code folds each prefix anew).
+//   * scan_fast    one pass per line (the generic code folds each prefix anew);
+//   * load_fast, store_fast (and load_async's copy)   a tile row by row (rows of its last dimension): a row inside the
+//                  tensor is one contiguous loop (unit stride) or one strided loop, only a row
+//                  at the tensor's edge checks each element.
 #pragma once
 
 #if TP_CPU_FAST
 namespace tp {
+
+// The offset of row `row` (of the last tile dimension) of the tile at `idx`, and how many of its
+// elements lie inside the tensor (0 when the row itself is outside).
+template <class S, class DM, class T, int R>
+TP_DEV int row_span(const View<T, R>& v, const int64_t (&idx)[R], int row, int64_t& off) {
+  constexpr int last = S::rank - 1, n = S::dims[last];
+  int c[S::rank];
+  unravel<S>(row * n, c);
+  off = 0;
+  int cnt = n;
+  for (int i = 0; i < S::rank; ++i) {
+    const int d = DM::map[i];
+    const int64_t g = idx[i] * (int64_t)S::dims[i] + c[i];
+    if (i == last) {
+      const int64_t left = v.shape[d] - g;
+      if (left < cnt) cnt = left > 0 ? (int)left : 0;
+    } else if (g >= v.shape[d]) {
+      cnt = 0;
+    }
+    off += g * v.stride[d];
+  }
+  return cnt;
+}
+
+// The tile into dst[0..numel), row-major.
+template <class S, class DM, class T, int R>
+TP_DEV void load_rows(T* __restrict dst_tile, const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+  constexpr int n = S::dims[S::rank - 1];
+  const int64_t st = v.stride[DM::map[S::rank - 1]];
+  for (int row = 0; row < S::numel / n; ++row) {
+    int64_t off;
+    const int cnt = row_span<S, DM>(v, idx, row, off);
+    const T* src = v.base + off;
+    T* dst = dst_tile + row * n;
+    if (cnt == n && st == 1) {
+      for (int j = 0; j < n; ++j) dst[j] = read_elem(src + j);
+    } else if (cnt == n) {
+      for (int j = 0; j < n; ++j) dst[j] = read_elem(src + j * st);
+    } else {
+      for (int j = 0; j < n; ++j) dst[j] = j < cnt ? read_elem(src + j * st) : pad;
+    }
+  }
+}
+
+template <class S, class DM, class L, class T, int R>
+TP_DEV Tile<T, S::numel, L> load_fast(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+  Tile<T, S::numel, L> r;
+  load_rows<S, DM>(r.v, v, idx, pad);
+  return r;
+}
+
+template <class S, class DM, class T, int R, class L>
+TP_DEV void store_fast(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel, L>& x) {
+  constexpr int n = S::dims[S::rank - 1];
+  const int64_t st = v.stride[DM::map[S::rank - 1]];
+  for (int row = 0; row < S::numel / n; ++row) {
+    int64_t off;
+    const int cnt = row_span<S, DM>(v, idx, row, off);
+    T* dst = v.base + off;
+    const T* src = x.v + row * n;
+    if (cnt == n && st == 1) {
+      for (int j = 0; j < n; ++j) dst[j] = src[j];
+    } else {
+      for (int j = 0; j < cnt; ++j) dst[j * st] = src[j];
+    }
+  }
+}
 
 // Fold p[0..n) with a commutative combiner: one partial result per vector lane, then the lanes
 // in order.

@@ -304,6 +304,10 @@ TP_DEV int chunk_span(const View<T, R>& v, const int64_t (&idx)[R], int e, int64
   return n;
 }
 
+}  // namespace tp
+#include "tilepy/cpu_tiles.h"
+namespace tp {
+
 // Vector accesses of V elements (V * sizeof(T) in 2..16 bytes, the address aligned to it).
 template <int B> struct bits_t;
 #ifdef TP_GPU
@@ -343,6 +347,9 @@ template <class S, class L, class T, bool Vec> constexpr int vec_width() {
 
 template <class S, class DM, class L = Cyclic<S::numel>, bool Vec = false, class T, int R>
 TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+#if TP_CPU_FAST
+  if constexpr (S::rank > 0) return load_fast<S, DM, L>(v, idx, pad);
+#endif
   constexpr int V = vec_width<S, L, T, Vec>();
   Tile<T, S::numel, L> r;
   TP_UNROLL
@@ -373,6 +380,9 @@ TP_DEV T load_scalar(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
 
 template <class S, class DM, bool Vec = false, class T, int R, class L>
 TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel, L>& x) {
+#if TP_CPU_FAST
+  if constexpr (S::rank > 0) return store_fast<S, DM>(v, idx, x);
+#endif
   constexpr int V = L::replicated ? 1 : vec_width<S, L, T, Vec>();
   TP_UNROLL
   for (int s0 = 0; s0 < L::K; s0 += V) {
@@ -423,10 +433,6 @@ template <class T, int N, class L> TP_DEV const T* tile_buf(T* buf, const Tile<T
   return buf;
 #endif
 }
-}  // namespace tp
-#include "tilepy/cpu_tiles.h"
-namespace tp {
-
 // A tile of layout Lr whose element e is get(e).
 template <class T, int N, class Lr, class G> TP_DEV Tile<T, N, Lr> gather_elems(G get) {
   Tile<T, N, Lr> r;

@@ -101,6 +101,9 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
   static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
   constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
+#if TP_CPU_FAST
+  if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
+#endif
   if constexpr (SC % EPC == 0) {
     constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
     TP_UNROLL
