@@ -116,10 +116,10 @@ def rows(small: bool) -> list[Row]:
         return rng.standard_normal((m, n)).astype(dt)
 
     out = [
-        Row("vector_add (tutorial 1)", f"f32 n=2^{V.bit_length() - 1}", "GB/s", 12 * V,
+        Row("vector_add (tutorial 1)", f"f32 n=2^{V.bit_length() - 1}, tile 256", "GB/s", 12 * V,
             lambda r: {**vec(r, "a", "b"), "c": np.zeros(V, f4)},
-            lambda d: launch(None, (_cdiv(V, 4096),), tut["01_vector_add"].vector_add,
-                             (d["a"], d["b"], d["c"], 4096)),
+            lambda d: launch(None, (_cdiv(V, 256),), tut["01_vector_add"].vector_add,
+                             (d["a"], d["b"], d["c"], 256)),
             lambda d: np.add(d["a"], d["b"], out=d["c"]),
             lambda t: __import__("torch").add(t["a"], t["b"], out=t["c"]), "c", 0),
         Row("axpy (tutorial 7)", f"f32 n=2^{V.bit_length() - 1}", "GB/s", 12 * V,

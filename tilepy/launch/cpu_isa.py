@@ -74,7 +74,7 @@ def isa_flags() -> list[str]:
 
 def fast_flags() -> list[str]:
     """Optimization, ISA and numerics flags of the fast CPU mode."""
-    f = ["-O3", *isa_flags(), "-ffp-contract=off", "-fno-math-errno"]
+    f = ["-O3", *isa_flags(), "-ffp-contract=off", "-fno-math-errno", "-fno-tree-loop-distribute-patterns"]
     if _has_libmvec() and host_isa().startswith("x86-64-v"):
         f += ["-DTP_MVEC=1", "-lmvec"]
     return f
