@@ -281,6 +281,32 @@ def environment(workers: int) -> str:
             f"{np.__version__} ({blas}); {tv}" + (f"; set: {' '.join(env)}" if env else ""))
 
 
+@ct.kernel
+def bump(a):
+    """a[bid] += 1: a block that does (almost) nothing, to time a launch itself."""
+    i = ct.bid(0)
+    ct.store(a, (i,), ct.load(a, (i,), (1,)) + 1.0)
+
+
+def launch_overhead(repeat: int) -> str:
+    """Microseconds per tilepy.launch of near-empty blocks: 1 block runs on the calling thread,
+    more start the other workers and hand the blocks out in chunks."""
+    a = np.zeros(1 << 16, np.float32)
+    lines = ["| grid (near-empty blocks) | us per launch (best of batches) | us per block |",
+             "|---|---:|---:|"]
+    for g in (1, 2, 64, 4096, 65536):
+        ct.launch(None, (g,), bump, (a,))
+        n = max(10, 20000 // g)
+        best = math.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                ct.launch(None, (g,), bump, (a,))
+            best = min(best, (time.perf_counter() - t0) / n)
+        lines.append(f"| {g} | {best * 1e6:.1f} | {best * 1e6 / g:.3f} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=5, help="timed runs per tool (best is kept)")
@@ -299,6 +325,9 @@ def main(argv=None):
     print(environment(workers))
     print(f"best of {a.repeat} runs per tool, tools interleaved\n")
     print(table(results))
+    with ct.cpu_mode("fast"):
+        print("\nPer-launch overhead (tilepy fast mode):\n")
+        print(launch_overhead(a.repeat))
 
 
 if __name__ == "__main__":

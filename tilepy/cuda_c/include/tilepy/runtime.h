@@ -648,15 +648,16 @@ struct negf {
   template <class T> TP_DEV T operator()(T a) const { return narrow<T>(-wide(a)); }
 };
 // maxf/minf: IEEE 754-2019 maximumNumber (NaN-ignoring) or maximum (propagate_nan); +0 > -0.
+// Written as selects, not branches, so that loops of it vectorize.
 template <bool Max, bool PropagateNan> struct minmaxf {
   template <class T> TP_DEV T operator()(T a_, T b_) const {
     auto a = wide(a_), b = wide(b_);
-    if (is_nan(a) || is_nan(b)) {   // a canonical NaN (spec 8.7.16)
-      if (PropagateNan || (is_nan(a) && is_nan(b))) return narrow<T>((decltype(a))nan_f32());
-      return is_nan(a) ? b_ : a_;
-    }
-    if (a == b) return (signbit(a) == Max) ? b_ : a_;
-    return (Max ? a > b : a < b) ? a_ : b_;
+    const bool na = is_nan(a), nb = is_nan(b);
+    const T nan = narrow<T>((decltype(a))nan_f32());   // a canonical NaN (spec 8.7.16)
+    T r = (Max ? a > b : a < b) ? a_ : b_;
+    r = a == b ? ((signbit(a) == Max) ? b_ : a_) : r;
+    r = nb ? (PropagateNan ? nan : a_) : r;
+    return na ? ((PropagateNan || nb) ? nan : b_) : r;
   }
 };
 template <bool N> using maxf = minmaxf<true, N>;
