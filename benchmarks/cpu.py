@@ -10,6 +10,9 @@ against numpy's. Throughput is GB/s (the bytes a single pass must move: inputs r
 written once) or GFLOP/s (2*M*N*K for a GEMM), from the best of N timed runs after an untimed
 one, the tools taking turns in every round so that load from other work hits them alike.
 Ratios are tilepy's throughput over the other tool's: above 1, tilepy is faster.
+`--clock cpu` runs every tool on one thread and times the process's CPU time instead: on a
+machine shared with other work (which delays a process but does not add to its CPU time) it
+gives the steadier comparison, per core.
 
 tilepy runs with TILEPY_CPU_WORKERS (default: every core) worker threads, torch with
 torch.set_num_threads(the same), numpy with its BLAS's own threads (for matmul). On a machine
@@ -220,7 +223,7 @@ def _check(row: Row, d: dict, ref):
         raise AssertionError(f"{row.name}: tilepy differs from numpy by {err:.3g} (tolerance {row.tol})")
 
 
-def measure(row: Row, repeat: int, workers: int) -> dict:
+def measure(row: Row, repeat: int, clock) -> dict:
     """Best time of each tool; the tools take turns in each round."""
     d = row.make(np.random.default_rng(0))
     t = _t(d)
@@ -232,9 +235,9 @@ def measure(row: Row, repeat: int, workers: int) -> dict:
     best = {k: math.inf for k in tools}
     for _ in range(repeat + 1):
         for name, fn in tools.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            best[name] = min(best[name], clock() - t0)
     return best
 
 
@@ -307,12 +310,22 @@ def launch_overhead(repeat: int) -> str:
     return "\n".join(lines)
 
 
+# --clock cpu: every tool on one thread, timed by the process's CPU time (robust to other work
+# on the machine, which only delays a process); these variables must be set before numpy loads.
+ONE_THREAD = {"TILEPY_CPU_WORKERS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=5, help="timed runs per tool (best is kept)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall: wall time, every core; cpu: one thread per tool, CPU time")
     p.add_argument("--only", default="", help="comma-separated substrings of kernel names")
     p.add_argument("--small", action="store_true", help="small sizes (a quick check)")
     a = p.parse_args(argv)
+    if a.clock == "cpu" and any(os.environ.get(k) != v for k, v in ONE_THREAD.items()):
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **ONE_THREAD})
+    clock = time.perf_counter if a.clock == "wall" else time.process_time
     from tilepy.settings import settings
     workers = settings().cpu_workers
     with ct.cpu_mode("fast"):
@@ -320,10 +333,11 @@ def main(argv=None):
         for row in rows(a.small):
             if a.only and not any(s in row.name for s in a.only.split(",")):
                 continue
-            results.append((row, measure(row, a.repeat, workers)))
+            results.append((row, measure(row, a.repeat, clock)))
             print(f"  {row.name}: done", file=sys.stderr, flush=True)
     print(environment(workers))
-    print(f"best of {a.repeat} runs per tool, tools interleaved\n")
+    print(f"best of {a.repeat} runs per tool, tools interleaved, "
+          f"{'wall time' if a.clock == 'wall' else 'CPU time of one thread per tool'}\n")
     print(table(results))
     with ct.cpu_mode("fast"):
         print("\nPer-launch overhead (tilepy fast mode):\n")

@@ -8,58 +8,25 @@
 #pragma once
 
 #if TP_CPU_FAST
-#if defined(__x86_64__) && (defined(__FMA__) || defined(__AVX512F__))
-#include <immintrin.h>
-#define TP_X86_FMA 1
+// gemm_block contracts its multiply-adds into fmas (the rest of the build keeps two roundings);
+// GCC takes a per-function option, Clang a pragma in the body. (No intrinsics: <immintrin.h>
+// would cost every kernel's build a third more compile time.)
+#if defined(__clang__)
+#define TP_CONTRACT_FN
+#define TP_CONTRACT_BODY _Pragma("clang fp contract(fast)")
+#else
+#define TP_CONTRACT_FN __attribute__((optimize("fp-contract=fast")))
+#define TP_CONTRACT_BODY
 #endif
 
 namespace tp { namespace cpu {
 
-// c + a * b, one rounding where the ISA has an fma (x86: FMA3 / AVX-512), else two.
-template <class T, class V> inline V vfma(V a, V b, V c) {
-#if defined(TP_X86_FMA)
-  if constexpr (same<T, float>::value && sizeof(V) == 32) {
-    return (V)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
-  } else if constexpr (same<T, double>::value && sizeof(V) == 32) {
-    return (V)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
-  } else if constexpr (same<T, float>::value && sizeof(V) == 16) {
-    return (V)_mm_fmadd_ps((__m128)a, (__m128)b, (__m128)c);
-  } else if constexpr (same<T, double>::value && sizeof(V) == 16) {
-    return (V)_mm_fmadd_pd((__m128d)a, (__m128d)b, (__m128d)c);
-#if defined(__AVX512F__)
-  } else if constexpr (same<T, float>::value && sizeof(V) == 64) {
-    return (V)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
-  } else if constexpr (same<T, double>::value && sizeof(V) == 64) {
-    return (V)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
-#endif
-  } else {
-    return a * b + c;
-  }
-#else
-  return a * b + c;
-#endif
-}
-
-// A vector of copies of x (one vbroadcast on x86: GCC's lane-by-lane form is not one).
-template <class V, class T> inline V broadcast(T x) {
-#if defined(TP_X86_FMA)
-  if constexpr (same<T, float>::value && sizeof(V) == 32) return (V)_mm256_set1_ps(x);
-  if constexpr (same<T, double>::value && sizeof(V) == 32) return (V)_mm256_set1_pd(x);
-#if defined(__AVX512F__)
-  if constexpr (same<T, float>::value && sizeof(V) == 64) return (V)_mm512_set1_ps(x);
-  if constexpr (same<T, double>::value && sizeof(V) == 64) return (V)_mm512_set1_pd(x);
-#endif
-#endif
-  V r;
-  for (int l = 0; l < (int)(sizeof(V) / sizeof(T)); ++l) r[l] = x;
-  return r;
-}
-
 // C = C0 + A[M x K] @ B[K x N], all row-major, with leading dimensions lda, ldb (C, C0: N; C0
 // may be C).
 template <class Acc, int M, int N, int K>
-inline void gemm_block(Acc* C, const Acc* C0, const Acc* __restrict A, int lda,
-                       const Acc* __restrict B, int ldb) {
+TP_CONTRACT_FN void gemm_block(Acc* C, const Acc* C0, const Acc* __restrict A, int lda,
+                               const Acc* __restrict B, int ldb) {
+  TP_CONTRACT_BODY
   constexpr int lanes = kVecBytes / (int)sizeof(Acc);
   constexpr int VL = lanes < N ? lanes : N;                   // N is a power of two
   constexpr int NV = N / VL >= 2 ? 2 : 1, NR = NV * VL;
@@ -79,9 +46,9 @@ inline void gemm_block(Acc* C, const Acc* C0, const Acc* __restrict A, int lda,
         for (int v = 0; v < NV; ++v) memcpy(&b[v], B + k * ldb + j0 + v * VL, sizeof(V));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) {
-          const V ar = broadcast<V>(a[r * lda + k]);
+          const V ar = a[r * lda + k] - (V){};                // a broadcast (x - +0 is x)
 #pragma GCC unroll 2
-          for (int v = 0; v < NV; ++v) c[r][v] = vfma<Acc>(ar, b[v], c[r][v]);
+          for (int v = 0; v < NV; ++v) c[r][v] = ar * b[v] + c[r][v];
         }
       }
 #pragma GCC unroll 16
