@@ -17,29 +17,6 @@
 #if TP_CPU_FAST
 namespace tp {
 
-// The offset of row `row` (of the last tile dimension) of the tile at `idx`, and how many of its
-// elements lie inside the tensor (0 when the row itself is outside).
-template <class S, class DM, class T, int R>
-TP_DEV int row_span(const View<T, R>& v, const int64_t (&idx)[R], int row, int64_t& off) {
-  constexpr int last = S::rank - 1, n = S::dims[last];
-  int c[S::rank];
-  unravel<S>(row * n, c);
-  off = 0;
-  int cnt = n;
-  for (int i = 0; i < S::rank; ++i) {
-    const int d = DM::map[i];
-    const int64_t g = idx[i] * (int64_t)S::dims[i] + c[i];
-    if (i == last) {
-      const int64_t left = v.shape[d] - g;
-      if (left < cnt) cnt = left > 0 ? (int)left : 0;
-    } else if (g >= v.shape[d]) {
-      cnt = 0;
-    }
-    off += g * v.stride[d];
-  }
-  return cnt;
-}
-
 // The tile into dst[0..numel), row-major.
 template <class S, class DM, class T, int R>
 TP_DEV void load_rows(T* __restrict dst_tile, const View<T, R>& v, const int64_t (&idx)[R], T pad) {
@@ -47,7 +24,7 @@ TP_DEV void load_rows(T* __restrict dst_tile, const View<T, R>& v, const int64_t
   const int64_t st = v.stride[DM::map[S::rank - 1]];
   for (int row = 0; row < S::numel / n; ++row) {
     int64_t off;
-    const int cnt = row_span<S, DM>(v, idx, row, off);
+    const int cnt = chunk_span<S, DM, n, S::rank - 1>(v, idx, row * n, off);
     const T* src = v.base + off;
     T* dst = dst_tile + row * n;
     if (cnt == n && st == 1) {
@@ -73,7 +50,7 @@ TP_DEV void store_fast(const View<T, R>& v, const int64_t (&idx)[R], const Tile<
   const int64_t st = v.stride[DM::map[S::rank - 1]];
   for (int row = 0; row < S::numel / n; ++row) {
     int64_t off;
-    const int cnt = row_span<S, DM>(v, idx, row, off);
+    const int cnt = chunk_span<S, DM, n, S::rank - 1>(v, idx, row * n, off);
     T* dst = v.base + off;
     const T* src = x.v + row * n;
     if (cnt == n && st == 1) {
