@@ -9,6 +9,8 @@
 //                  order the spec leaves open; the GPU folds in a butterfly), any other in
 //                  element order;
 //   * scan_fast    one pass per line (the generic code folds each prefix anew);
+//   * gather_strided (broadcast, permute)   the result row by row, each source element found by
+//                  per-dimension strides (the generic code unravels every element's index);
 //   * load_fast, store_fast (and load_async's copy)   a tile row by row (rows of its last dimension): a row inside the
 //                  tensor is one contiguous loop (unit stride) or one strided loop, only a row
 //                  at the tensor's edge checks each element.
@@ -59,6 +61,41 @@ TP_DEV void store_fast(const View<T, R>& v, const int64_t (&idx)[R], const Tile<
       for (int j = 0; j < cnt; ++j) dst[j * st] = src[j];
     }
   }
+}
+
+// Strides (in elements of the row-major source) of each result dimension.
+template <int R> struct Strides { int s[R]; };
+template <class S> constexpr int row_major_stride(int i) {
+  int s = 1;
+  for (int j = i + 1; j < S::rank; ++j) s *= S::dims[j];
+  return s;
+}
+template <class Src, class Dst> constexpr Strides<Dst::rank> broadcast_strides() {
+  Strides<Dst::rank> st{};
+  for (int i = 0; i < Dst::rank; ++i) st.s[i] = Src::dims[i] == 1 ? 0 : row_major_stride<Src>(i);
+  return st;
+}
+template <class Src, class P, class Dst> constexpr Strides<Dst::rank> permute_strides() {
+  Strides<Dst::rank> st{};
+  for (int i = 0; i < Dst::rank; ++i) st.s[i] = row_major_stride<Src>(P::map[i]);
+  return st;
+}
+
+// The tile of shape Dst whose element at coordinates c is src[sum of c[i] * st[i]].
+template <class Dst, class Lr, class T>
+TP_DEV Tile<T, Dst::numel, Lr> gather_strided(const T* src, const Strides<Dst::rank> st) {
+  constexpr int last = Dst::rank - 1, n = Dst::dims[last];
+  Tile<T, Dst::numel, Lr> r;
+  for (int row = 0; row < Dst::numel / n; ++row) {
+    int c[Dst::rank];
+    unravel<Dst>(row * n, c);
+    int base = 0;
+    for (int i = 0; i < last; ++i) base += c[i] * st.s[i];
+    const int step = st.s[last];
+    T* out = r.v + row * n;
+    for (int j = 0; j < n; ++j) out[j] = src[base + j * step];
+  }
+  return r;
 }
 
 // Fold p[0..n) with a commutative combiner: one partial result per vector lane, then the lanes

@@ -451,6 +451,9 @@ template <class T, int N, class Lr, class G> TP_DEV Tile<T, N, Lr> gather_elems(
 // broadcast: size-1 source dimensions are repeated to the result's extent.
 template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
 TP_DEV Tile<T, Dst::numel, Lr> broadcast(const Tile<T, Src::numel, L>& x, unsigned char* smem) {
+#if TP_CPU_FAST
+  if constexpr (Dst::rank > 0) return gather_strided<Dst, Lr>(x.v, broadcast_strides<Src, Dst>());
+#endif
   const T* buf = tile_buf((T*)smem, x);
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank];
@@ -465,6 +468,9 @@ TP_DEV Tile<T, Dst::numel, Lr> broadcast(const Tile<T, Src::numel, L>& x, unsign
 // permute: result dim i is source dim P[i].
 template <class Src, class P, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
 TP_DEV Tile<T, Dst::numel, Lr> permute(const Tile<T, Src::numel, L>& x, unsigned char* smem) {
+#if TP_CPU_FAST
+  if constexpr (Dst::rank > 0) return gather_strided<Dst, Lr>(x.v, permute_strides<Src, P, Dst>());
+#endif
   const T* buf = tile_buf((T*)smem, x);
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank], sc[Src::rank];
