@@ -185,3 +185,22 @@ def test_every_block_runs_once_in_chunks(grid):
     hits = np.zeros(int(np.prod(grid)), np.int32)
     run(count_blocks, grid, hits)
     np.testing.assert_array_equal(hits, 1)
+
+
+# ----------------------------------------------------------------------------- broadcast, permute
+@ct.kernel
+def bcast_perm(x, row, col, out_b, out_p):
+    t = ct.load(x, (0, 0, 0), (2, 4, 8))
+    r = ct.load(row, (0, 0), (1, 8))
+    c = ct.load(col, (0, 0), (4, 1))
+    ct.store(out_b, (0, 0, 0), t + ct.broadcast_to(r, (2, 4, 8)) * ct.broadcast_to(c, (2, 4, 8)))
+    ct.store(out_p, (0, 0, 0), ct.permute(t, (2, 0, 1)))
+
+
+def test_broadcast_and_permute_by_strides():
+    x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    row, col = rng.standard_normal((1, 8)).astype(np.float32), rng.standard_normal((4, 1)).astype(np.float32)
+    out_b, out_p = np.zeros((2, 4, 8), np.float32), np.zeros((8, 2, 4), np.float32)
+    run(bcast_perm, (1,), x, row, col, out_b, out_p)
+    np.testing.assert_array_equal(out_b, x + row * col)
+    np.testing.assert_array_equal(out_p, np.transpose(x, (2, 0, 1)))
