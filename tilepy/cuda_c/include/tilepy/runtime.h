@@ -181,12 +181,6 @@ template <class T, int N, class L = Cyclic<N>> struct Tile {
   typedef L layout;
   static constexpr int K = L::K;
   T v[K];
-#if TP_CPU_FAST
-  // Tiles of a multiple of 4 KiB side by side on the stack would put element i of each at the
-  // same address modulo 4096, where the CPU takes a store to one for a conflict with a load
-  // from the other (4K aliasing): a cache line of padding staggers them.
-  unsigned char tp_stagger[(K * sizeof(T)) % 4096 == 0 ? 64 : 0];
-#endif
   TP_DEV static bool valid(int s) { return L::valid(s); }
   TP_DEV static int elem(int s) { return L::elem(s); }
 };
