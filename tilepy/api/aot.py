@@ -139,7 +139,7 @@ class Compiled:
     kind: str                       # "cubin" | "ptx" | "cpu"
     data: bytes
     block: tuple[int, int, int]
-    smem: int                       # static shared memory in bytes (from the emitter)
+    smem: int                       # dynamic shared memory per block in bytes (the emitter's)
     signature: list[str]            # per kernel parameter: "float16[:, ::1]", "int32", "const 64"
     c_params: list[tuple[str, str]]  # (C type, name) in launch order
     log: str = ""
@@ -428,4 +428,4 @@ def _run_cpu(c: Compiled, grid, values):
         lib.tp_cpu_error.restype = ctypes.c_char_p
         mode = c.versions.get("cpu_mode", "fast")
         c._lib = cpu.CpuLibrary(lib, c.name, mode, 1 if mode == "fast" else c.block[0])
-    cpu.run(c._lib, grid, values)
+    cpu.run(c._lib, grid, values, smem=c.smem)

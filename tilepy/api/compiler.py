@@ -57,7 +57,9 @@ class CompiledKernel:
         """The GPU code for `target` ("sm_XX": a cubin, "compute_XX": PTX), a launch.nvrtc.Cubin:
         what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a
         backend with another toolchain is chosen here, with its backend."""
+        from ..cuda_c.targets import check_fits
         from ..launch.nvrtc import compile_cubin
+        check_fits(self.emitted, target)
         return compile_cubin(self.compile_source(), target, self.name)
 
 
@@ -176,7 +178,8 @@ class CompiledModule:
         from ..launch import cpu
         from ..host.grid import normalize_grid
         lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
-        cpu.run(lib, normalize_grid(grid), module_args(self.module, args))
+        cpu.run(lib, normalize_grid(grid), module_args(self.module, args),
+                smem=self.emitted.smem_bytes)
 
 
 def module_args(module: Module, args) -> list:
