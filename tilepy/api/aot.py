@@ -361,7 +361,7 @@ def _run(c: Compiled, stream, grid, infos):
         if stream is not None:
             raise TileValueError(_device_mismatch(c, "cpu"))
         return _run_cpu(c, grid, values)
-    from ..launch.gpu import driver_available, gpu_arg, resolve_stream
+    from ..launch.gpu import allow_dynamic_smem, driver_available, gpu_arg, resolve_stream
     if not driver_available():
         raise TileLaunchError(f"kernel '{c.name}' was compiled for {c.arch} but no NVIDIA "
                               f"driver/GPU was found")
@@ -376,10 +376,20 @@ def _run(c: Compiled, stream, grid, infos):
     kern = kernels.get(dev.device_id)
     if kern is None:                      # loaded once per device
         make = ObjectCode.from_cubin if c.kind == "cubin" else ObjectCode.from_ptx
-        kern = kernels[dev.device_id] = make(c.data, name=c.name).get_kernel(c.name)
+        kern = make(c.data, name=c.name).get_kernel(c.name)
+        allow_dynamic_smem(kern, dev, _SmemNeed(c.name, c.smem), c.arch)
+        kernels[dev.device_id] = kern
         c._lib = kernels
-    launch(resolve_stream(stream, infos, dev), LaunchConfig(grid=grid, block=c.block), kern,
-           *[gpu_arg(v) for v in values])
+    launch(resolve_stream(stream, infos, dev), LaunchConfig(grid=grid, block=c.block,
+                                                           shmem_size=c.smem),
+           kern, *[gpu_arg(v) for v in values])
+
+
+@dataclass
+class _SmemNeed:
+    """What gpu.allow_dynamic_smem reads of a kernel: a saved kernel has no source locations."""
+    name: str
+    smem_bytes: int
 
 
 def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:

@@ -192,15 +192,16 @@ class CpuPlan:
 
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
-    __slots__ = ("kernel", "dev", "block", "args", "slots", "configs", "infos")
+    __slots__ = ("kernel", "dev", "block", "args", "slots", "configs", "infos", "smem")
     gpu = True
 
     def accepts(self, stream, current_mode=None) -> bool:
         return True
 
-    def __init__(self, kernel, dev, block, values: list, slots: list, infos):
+    def __init__(self, kernel, dev, block, values: list, slots: list, infos, smem: int = 0):
+        """`smem`: the kernel's dynamic shared memory in bytes (gpu.allow_dynamic_smem)."""
         from .gpu import NP_SCALAR, gpu_arg
-        self.kernel, self.dev, self.block = kernel, dev, block
+        self.kernel, self.dev, self.block, self.smem = kernel, dev, block, smem
         self.args = [gpu_arg(v) for v in values]
         self.slots = [None if s is None else
                       (s[0], s[1], None if s[1] is None else NP_SCALAR[type(values[s[0]])])
@@ -221,7 +222,7 @@ class GpuPlan:
         if cfg is None:
             if len(self.configs) >= MAX_PLANS:
                 self.configs.clear()
-            cfg = self.configs[g] = LaunchConfig(grid=g, block=self.block)
+            cfg = self.configs[g] = LaunchConfig(grid=g, block=self.block, shmem_size=self.smem)
         self.dev.set_current()
         launch(resolve_stream(stream, self.infos, self.dev), cfg, self.kernel, *args)
 
@@ -239,7 +240,8 @@ def launch_gpu(stream, grid, ck, infos, values, slots):
     ids.discard(None)
     dev = Device(ids.pop() if ids else 0)
     dev.set_current()
-    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos)
+    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos,
+                   ck.emitted.smem_bytes)
     if grid[0] * grid[1] * grid[2]:
         plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
     return plan

@@ -124,8 +124,28 @@ def loaded_kernel(ck, dev):
             oc = ObjectCode.from_cubin(code.data, name=ck.name)
         else:
             oc = ObjectCode.from_ptx(code.data, name=ck.name)
-        kern = _KERNELS[key] = oc.get_kernel(ck.name)
+        kern = oc.get_kernel(ck.name)
+        allow_dynamic_smem(kern, dev, ck.emitted, target)
+        _KERNELS[key] = kern
     return kern
+
+
+def allow_dynamic_smem(kern, dev, artifact, target: str):
+    """Issue 13: let `kern` take the artifact's dynamic shared memory (`artifact.smem_bytes`,
+    passed as the launch's shmem_size): above the 48 KiB every block gets, raise its
+    max-dynamic-shared-memory attribute, after checking the size against what the device lets
+    a block opt into (a located error naming the kernel's largest user otherwise)."""
+    from ..cuda_c.targets import STATIC_SMEM, check_fits
+    nbytes = artifact.smem_bytes
+    if nbytes <= STATIC_SMEM:
+        return
+    check_fits(artifact, target, int(dev.properties.max_shared_memory_per_block_optin))
+    from cuda.bindings import driver
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    (err,) = driver.cuKernelSetAttribute(attr, nbytes, kern.handle, dev.device_id)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise TileLaunchError(f"kernel '{artifact.name}': could not allow {nbytes} bytes of "
+                              f"dynamic shared memory per block on device {dev.device_id} ({err})")
 
 
 def gpu_arg(v):
