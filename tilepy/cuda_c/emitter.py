@@ -81,7 +81,7 @@ class EmitContext:
         op = self.op
         if op is not None:
             tile = next((v.type for v in op.operands if isinstance(v.type, TileType)), None)
-            self._user(nbytes, f"the scratch of '{op.name}'" + (f" on a {tile} tile" if tile
+            self._user(nbytes, f"the scratch of '{op.name}'" + (f" on a {tile}" if tile
                                                                   else ""), op.loc)
 
     def buffer(self, name: str, elem, count: int, what: str = "", loc=None):
