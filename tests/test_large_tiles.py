@@ -129,3 +129,29 @@ def test_attention_head_dims(d, bm, bn, mode):
     # d=256 at 64x64 does not fit two pipeline stages: V is staged from registers, with P read
     # from registers as the A operand (tensorcore.h as_operand)
     _attention(d, bm, bn)
+
+
+def _sass(kernel, args, arch) -> dict:
+    from tilepy.launch.nvrtc import compile_cubin
+    from tilepy.tools import sass_stats
+    if not sass_stats.available():
+        pytest.skip("nvdisasm/cuobjdump not installed")
+    ck = compile_for_args(kernel, args)
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    return r
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("dtype", [np.float16, "bf16"])
+def test_tk64_gemm_sass_has_a_cp_async_pipeline(dtype, arch):
+    dtype = _bf16() if dtype == "bf16" else dtype
+    c = _sass(matmul.matmul, _gemm_args(dtype, 4096, 4096, 4096, (128, 128, 64)), arch)["counts"]
+    assert c["LDGSTS"] > 0 and c["HMMA"] > 0 and c["LDSM"] > 0, c
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_attention_head_dim_128_compiles(arch):
+    q = np.zeros((16, 4096, 128), np.float16)
+    c = _sass(attention.attention, (q, q, q, q.copy(), 0.1, 128, 64, 128), arch)["counts"]
+    assert c["HMMA"] > 0 and c["LDGSTS"] > 0, c
