@@ -119,13 +119,14 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
     from ..ir import verify
     from ..ir.printer import print_module
     from ..lowering.dce import dce
-    from ..lowering.plan import plan_kernel
+    from ..lowering.plan import plan_kernel, threads_for
     verify(module)
     mlir = print_module(module)
     dce(module)
     be = backend()
     try:
-        plan = plan_kernel(module, be.threads, disjoint) if be.lowering else None
+        plan = plan_kernel(module, threads_for(module, be.threads), disjoint) \
+            if be.lowering else None
         emitted = be.emit(module, plan)
     except TileError:
         raise

@@ -32,6 +32,21 @@ class KernelPlan:
         return plan_pipelines(self.module, self.layouts, self.may_alias, stages)
 
 
+# Accumulator elements (f32: registers) per thread above which a block gets 8 warps instead of 4:
+# 128x128 f32 at 128 threads is 128 registers, the most that leaves room for the operands'
+# fragments without spilling (measured with ptxas on sm_80/sm_90, issue 13).
+ACC_PER_THREAD = 128
+
+
+def threads_for(module: Module, nt: int = 128) -> int:
+    """Threads per block chosen from the work: `nt`, doubled (8 warps) when the tensor-core
+    accumulators of the kernel's distinct mma ops, all live at once in a flash-attention loop,
+    come to more than ACC_PER_THREAD per thread (128x256 and 256x128 GEMM tiles, head dim 128
+    attention with 128 query rows)."""
+    acc = sum(op.result.type.numel for op in module.walk() if op.opdef.mma)
+    return 2 * nt if acc > ACC_PER_THREAD * nt else nt
+
+
 def plan_kernel(module: Module, nt: int = 128, disjoint: frozenset = frozenset()) -> KernelPlan:
     """`disjoint`: the entry arguments (array base pointers) whose memory the specialization
     proved overlaps no other array argument's (no barriers between accesses to them)."""
