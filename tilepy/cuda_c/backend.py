@@ -3,7 +3,8 @@ renderers are chosen); kernel.py emits. Light to import: a kernel read back from
 needs `from_record`, not the emitter. What a backend is to the compiler:
 
   name                   its key in stored records (the disk index)
-  threads                threads per tile block it plans for
+  threads                threads per tile block it plans for (the compiler doubles it for
+                         large tensor-core work: lowering/plan.py `threads_for`)
   lowering               True: it wants the lowering plan (lowering/plan.py: layouts over
                          the threads, barriers, pipelines), made by the compiler before `emit`
   emit(module, plan)     -> the kernel artifact
