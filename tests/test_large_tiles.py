@@ -178,3 +178,26 @@ def test_eight_warp_gemms_match_numpy(m, n, k, tiles, mode):
     ct.launch(None, (1, 1), matmul.matmul, args)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     _mm_check(c, a64 @ b64, np.abs(a64) @ np.abs(b64), 1e-5)
+
+
+def test_gpu_launch_allows_the_dynamic_shared_memory():
+    # the GPU path (fake driver: the cubin NVRTC made, run on the CPU) raises the kernel's
+    # max-dynamic-shared-memory attribute and launches with shmem_size; without the attribute
+    # the fake refuses a launch above 48 KiB, as CUDA does
+    from fake_driver import FakeDriver, cuda_array
+    a, b, c, *tiles = args = _gemm_args(np.float16, 128, 128, 128, (128, 128, 64))
+    with FakeDriver(cc=(8, 0)) as drv:
+        ct.launch(None, (1, 1), matmul.matmul, tuple(
+            cuda_array(x, "cai") if isinstance(x, np.ndarray) else x for x in args))
+        assert ("kernel.max_dynamic_smem", ("matmul", 98304)) in drv.calls
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    _mm_check(c, a64 @ b64, np.abs(a64) @ np.abs(b64), 1e-5)
+
+
+def test_gpu_launch_on_a_device_with_too_little_shared_memory():
+    from fake_driver import FakeDriver, cuda_array
+    x = np.zeros((64, 1024), np.float32)
+    with FakeDriver(cc=(8, 6)):
+        with pytest.raises(ct.TileUnsupportedFeatureError, match="sm_86 has 101376 bytes"):
+            ct.launch(None, (2,), row_softmax, (cuda_array(x, "cai"), cuda_array(x.copy(), "cai"),
+                                                32, 1024))
