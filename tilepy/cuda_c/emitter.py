@@ -224,14 +224,28 @@ def _functor(op: Operation) -> str:
     raise TileUnsupportedFeatureError(f"'{n}' is not supported by the CUDA C++ backend yet")
 
 
-ELEMENTWISE_UNSUPPORTED_ATTRS = ("rounding_mode", "flush_to_zero")
+# Rounding modes with a functor of their own (modifiers.h): (op, mode) -> functor name.
+_ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
+            ("sqrt", "approx"): "sqrt_approx", ("tanh", "approx"): "tanh_approx",
+            ("tanh", "full"): "tanh"}
+
+
+def _modified(op: Operation, functor: str) -> str:
+    """The functor with the op's float modifiers applied: a rounding mode's own functor, then
+    flush_to_zero around it."""
+    mode = op.attrs.get("rounding_mode")
+    if mode not in (None, "nearest_even"):
+        name = _ROUNDED.get((op.name, mode))
+        if name is None:
+            raise TileUnsupportedFeatureError(f"{op.name} with rounding_mode={mode} is not "
+                                              f"supported by the CUDA C++ backend yet")
+        functor = f"tp::op::{name}{{}}"
+    if op.attrs.get("flush_to_zero"):
+        functor = f"tp::op::ftz<{functor[:-2]}>{{}}"
+    return functor
 
 
 def emit_elementwise(ctx: EmitContext, op: Operation):
-    for a in ELEMENTWISE_UNSUPPORTED_ATTRS:
-        if op.attrs.get(a) not in (None, False, "nearest_even"):
-            raise TileUnsupportedFeatureError(f"{op.name} with {a}={op.attrs[a]} is not supported by "
-                                              f"the CUDA C++ backend yet")
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
     tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
@@ -241,7 +255,8 @@ def emit_elementwise(ctx: EmitContext, op: Operation):
     args = ", ".join(ctx(v) for v in op.operands)
     r = op.result
     name = ctx.define(r)
-    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
+    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_modified(op, _functor(op))}, {args});",
+               op.loc)
 
 
 # ---------------------------------------------------------------------------- other ops

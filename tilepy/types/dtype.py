@@ -95,6 +95,23 @@ def from_numpy(dt) -> DType:
     return hit
 
 
+def foreign(x) -> DType | None:
+    """The dtype a numpy or torch dtype object stands for, as cuTile accepts them wherever it
+    takes a dtype: `np.float32`, `np.dtype("int32")`, `np.bool_`, `torch.int32`, `torch.bool`.
+    None when `x` is none of these (or a dtype tilepy has no counterpart for)."""
+    if isinstance(x, DType):
+        return x
+    if type(x).__name__ == "dtype" and type(x).__module__ == "torch":
+        name = str(x).removeprefix("torch.")
+        return BY_NAME.get("bool_" if name == "bool" else name)
+    if isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, np.generic)):
+        try:
+            return from_numpy(x)
+        except (TileTypeError, TypeError):
+            return None
+    return None
+
+
 def default_signed(elem: E.ElementType) -> DType:
     """The dtype a signless element type reads as by default (ints signed, i1 as bool)."""
     for d in ALL_DTYPES:

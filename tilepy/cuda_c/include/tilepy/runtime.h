@@ -1244,6 +1244,8 @@ extern "C" int tp_assert_status(int reset) {
 }
 #endif
 
+// Float op modifiers: flush_to_zero, approx/full rounding.
+#include "tilepy/modifiers.h"
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
 // Fast paths that depend on layouts: warp-shuffle reductions, register broadcasts.
