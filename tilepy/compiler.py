@@ -17,7 +17,7 @@ import typing
 from dataclasses import dataclass
 
 from .errors import TileError, TileInternalError
-from .launch.intake import intake
+from .launch.intake import intake_arg
 
 if typing.TYPE_CHECKING:
     from .ir import Module
@@ -66,11 +66,7 @@ class CompiledKernel:
 
 
 def infos_for(args) -> list:
-    out = []
-    for a in args:
-        info = intake(a)
-        out.append(a if info is None else info)
-    return out
+    return [intake_arg(a) for a in args]
 
 
 def compile_for_args(kernel, args) -> CompiledKernel:
@@ -80,9 +76,9 @@ def compile_for_args(kernel, args) -> CompiledKernel:
 
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
-    from .frontend.params import ArrayParam
+    from .frontend.params import ArrayParam, expand
     args, out = iter(module.entry().body.block.args), []
-    for p in params:
+    for p in expand(params):
         c = p.c_params()
         if c:
             first = next(args)

@@ -16,13 +16,15 @@ import numpy as np
 from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
-from .params import ArrayParam, ConstParam, ScalarParam
+from .params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
 
 ALIGN = 16
 
 
 def param_for(name: str, info, constant: bool):
-    from ..launch.intake import ArrayInfo
+    from ..launch.intake import ArrayInfo, ArrayInfoList
+    if isinstance(info, ArrayInfoList) and not constant:
+        return _array_list(name, info)
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
@@ -51,6 +53,16 @@ def param_for(name: str, info, constant: bool):
                         f"parameter tilepy.Constant[...]")
 
 
+def _array_list(name: str, infos) -> ArrayListParam:
+    items = tuple(param_for(f"{name}_{i}", info, False) for i, info in enumerate(infos))
+    kinds = {(p.dtype, p.ndim) for p in items}
+    if len(kinds) > 1:
+        desc = ", ".join(f"{p.dtype.name} {p.ndim}-d" for p in items)
+        raise TileTypeError(f"argument '{name}': the arrays of a list must have one dtype and "
+                            f"rank (got {desc})")
+    return ArrayListParam(name, items)
+
+
 def _byte_range(info) -> tuple[int, int]:
     if any(d == 0 for d in info.shape):
         return info.ptr, info.ptr
@@ -62,13 +74,16 @@ def mark_disjoint(params: list, infos: list) -> list:
     """Array params whose memory overlaps no other array argument's get `disjoint=True` (the
     lowering then needs no barriers between accesses to them and to the other arrays)."""
     import dataclasses
-    arrays = [(i, _byte_range(info)) for i, (p, info) in enumerate(zip(params, infos))
-              if isinstance(p, ArrayParam)]
-    out = list(params)
-    for i, (lo, hi) in arrays:
-        if all(hi <= lo2 or hi2 <= lo for j, (lo2, hi2) in arrays if j != i):
-            out[i] = dataclasses.replace(params[i], disjoint=True)
-    return out
+    pairs = list(flat(params, infos))
+    arrays = [(p, _byte_range(info)) for p, info in pairs if isinstance(p, ArrayParam)]
+    alone = {p.name for i, (p, (lo, hi)) in enumerate(arrays)
+             if all(hi <= lo2 or hi2 <= lo for j, (_, (lo2, hi2)) in enumerate(arrays) if j != i)}
+
+    def mark(p):
+        if isinstance(p, ArrayListParam):
+            return dataclasses.replace(p, items=tuple(mark(q) for q in p.items))
+        return dataclasses.replace(p, disjoint=True) if p.name in alone else p
+    return [mark(p) for p in params]
 
 
 def _flags(fl) -> str:
@@ -79,6 +94,9 @@ def _flags(fl) -> str:
 
 def param_key(p) -> tuple:
     """The specialization key of one parameter: (name, property, value) triples."""
+    if isinstance(p, ArrayListParam):
+        return ((p.name, "kind", "array list"), (p.name, "length", len(p.items)),
+                *(t for q in p.items for t in param_key(q)))
     if isinstance(p, ArrayParam):
         return ((p.name, "kind", "array"), (p.name, "dtype", p.dtype.name),
                 (p.name, "rank", p.ndim), (p.name, "unit-stride", _flags(p.unit_stride)),

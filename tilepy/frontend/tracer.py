@@ -20,7 +20,7 @@ from . import api
 from .builtins import call_builtin
 from .context import KernelContext
 from .source import ParsedFunction
-from .values import Array, Tile, type_name
+from .values import Array, ArrayList, Tile, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -299,6 +299,9 @@ class FunctionTracer:
             raise TileTypeError("arrays cannot be indexed in kernels; use tilepy.load()/store() or "
                                 "tilepy.gather()/scatter()")
         index = self.expr(node.slice)
+        if isinstance(index, Tile) and isinstance(obj, ArrayList):
+            from .array_list import select_array
+            return select_array(self.ctx, obj, index)
         if isinstance(index, Tile):
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:

@@ -5,13 +5,14 @@ import weakref
 
 from ..errors import TileError, TileValueError
 from ..frontend.context import ArrayParam, ScalarParam
+from ..frontend.params import flat
 from ..launch.intake import ArrayInfo
 
 
 def flat_args(params, infos) -> list:
     """One value per entry parameter, in ArrayParam.c_params order."""
     out = []
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if isinstance(p, ArrayParam):
             if info.host_array is None:
                 raise TileValueError(f"argument '{p.name}': the interpreter runs on the CPU and "
@@ -41,7 +42,7 @@ def run_compiled(module, grid, params, infos, **kw):
     """Interpret a kernel's module on already-intaken arguments (`tilepy.launch`'s hook)."""
     from ..launch.launcher import stored_arrays
     from .run import run
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if isinstance(p, ArrayParam) and isinstance(info, ArrayInfo) and info.readonly \
                 and p.name in stored_arrays(module):
             raise TileValueError(f"argument '{p.name}' is read-only but the kernel stores to it")

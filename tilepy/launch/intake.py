@@ -221,3 +221,20 @@ def intake(obj, name: str = "") -> ArrayInfo | None:
     if hasattr(obj, "__array_interface__"):
         return from_numpy(obj, np.asarray(obj), name, "array_interface")
     return None
+
+
+class ArrayInfoList(tuple):
+    """The ArrayInfos of a list (or tuple) of arrays passed as one argument."""
+
+
+def intake_arg(obj, name: str = ""):
+    """What a kernel argument is to the specializer: an ArrayInfo, an ArrayInfoList for a
+    non-empty list or tuple whose items are all arrays, else the value itself."""
+    info = intake(obj, name)
+    if info is not None:
+        return info
+    if isinstance(obj, (list, tuple)) and obj:
+        items = [intake(x, f"{name}[{i}]") for i, x in enumerate(obj)]
+        if all(i is not None for i in items):
+            return ArrayInfoList(items)
+    return obj

@@ -16,14 +16,14 @@ import ctypes
 import numpy as np
 
 from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ..frontend.params import ArrayParam, ScalarParam
+from ..frontend.params import ArrayParam, ScalarParam, flat
 from ..settings import getenv_fast, interpret_requested, settings
 from ..types import dtype as D
 from ..compiler import stored_arrays
 from . import dispatch
 from .cpu import _mode_override
 from .dispatch import GRID_LIMIT, CpuPlan, grid3, plans_of, signature
-from .intake import ArrayInfo, intake
+from .intake import ArrayInfo, ArrayInfoList, intake_arg
 
 _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16,
           D.int32: ctypes.c_int32, D.int64: ctypes.c_int64, D.uint8: ctypes.c_uint8,
@@ -73,7 +73,7 @@ def pack_args(params, infos, slots: list | None = None) -> list:
     """ctypes values for the kernel's C parameters, in order (see ArrayParam.c_params). With
     `slots`, appends per kernel argument (index of its first C value, converter) or None."""
     values = []
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if isinstance(p, ArrayParam):
             if slots is not None:
                 slots.append((len(values), None))
@@ -98,7 +98,9 @@ def pack_args(params, infos, slots: list | None = None) -> list:
 # ----------------------------------------------------------------------------- checks
 def check_devices(infos, names) -> tuple[str, int | None]:
     """The one device all array arguments are on: ("cpu", 0) or ("cuda", ordinal)."""
-    arrays = [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]
+    arrays = [(f"{n}[{j}]", x) for n, i in zip(names, infos) if isinstance(i, ArrayInfoList)
+              for j, x in enumerate(i)]
+    arrays += [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]
     kinds = {i.device for _, i in arrays}
     if len(kinds) > 1:
         desc = ", ".join(f"'{n}' on {i.device}" for n, i in arrays)
@@ -119,7 +121,7 @@ def check_outputs(ck, params, infos):
     stored = ck.__dict__.get("_tp_stored")
     if stored is None:
         stored = ck.__dict__["_tp_stored"] = stored_arrays(ck.module)
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if not isinstance(p, ArrayParam) or p.name not in stored:
             continue
         if info.readonly:
@@ -177,7 +179,7 @@ def _launch(stream, grid, kernel, args):
     check_call(kernel, args)
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
-    infos = [_intake(a, n) for a, n in zip(args, names)] + list(args[len(names):])
+    infos = [intake_arg(a, n) for a, n in zip(args, names)] + list(args[len(names):])
     device, _ = check_devices(infos, names)
     if device == "cpu" and stream is not None:
         if is_cuda_stream(stream):
@@ -194,6 +196,7 @@ def _launch(stream, grid, kernel, args):
     check_outputs(ck, params, infos)
     slots: list = []
     values = pack_args(params, infos, slots)
+    infos = [i for _, i in flat(params, infos)]     # per slot: array lists expanded
     if device == "cuda":
         from .gpu import launch_gpu
         plan = launch_gpu(stream, g, ck, infos, values, slots)
@@ -226,6 +229,4 @@ def _cpu_mode():
     return _mode_override.get() or (getenv_fast("TILEPY_CPU_MODE") or "fast").strip().lower()
 
 
-def _intake(a, name):
-    info = intake(a, name)
-    return a if info is None else info
+
