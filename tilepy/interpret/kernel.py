@@ -6,7 +6,7 @@ import weakref
 from ..errors import TileError, TileValueError
 from ..frontend.context import ArrayParam, ScalarParam
 from ..frontend.params import flat
-from ..launch.intake import ArrayInfo
+from ..launch.intake import ArrayInfo, host_view
 
 
 def flat_args(params, infos) -> list:
@@ -14,10 +14,11 @@ def flat_args(params, infos) -> list:
     out = []
     for p, info in flat(params, infos):
         if isinstance(p, ArrayParam):
-            if info.host_array is None:
+            host = host_view(info)
+            if host is None:
                 raise TileValueError(f"argument '{p.name}': the interpreter runs on the CPU and "
                                      f"needs host (CPU) arrays (got a {info.device} array)")
-            out.append(info.host_array)
+            out.append(host)
             out += [int(s) for s in info.shape]
             out += [int(st) for i, st in enumerate(info.strides) if not p.unit_stride[i]]
         elif isinstance(p, ScalarParam):

@@ -238,3 +238,18 @@ def intake_arg(obj, name: str = ""):
         if all(i is not None for i in items):
             return ArrayInfoList(items)
     return obj
+
+
+def host_view(info: ArrayInfo) -> np.ndarray | None:
+    """A numpy view of a CPU array's memory (numpy arrays are their own; a torch CPU tensor or
+    DLPack array gets one built from its pointer, shape and strides); None off the CPU."""
+    if info.host_array is not None or info.device != "cpu":
+        return info.host_array
+    dt = info.dtype.numpy
+    if 0 in info.shape:
+        return np.zeros(info.shape, dt)
+    span = 1 + sum((d - 1) * s for d, s in zip(info.shape, info.strides))
+    raw = (ctypes.c_char * (span * dt.itemsize)).from_address(info.ptr)
+    flat = np.frombuffer(raw, dtype=dt)
+    return np.lib.stride_tricks.as_strided(flat, info.shape,
+                                           tuple(s * dt.itemsize for s in info.strides))

@@ -1,0 +1,162 @@
+"""cuTile programs that needed features tilepy lacked (issue 18): each kernel (tests/
+cutile_kernels/, cuTile's style, `import tilepy as ct` the only change) runs in the
+interpreter and in both CPU modes and matches numpy, and compiles with NVRTC for sm_80/sm_90."""
+import importlib.util
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+import tilepy.interpret as interp
+from cutile_kernels import dtypes, lists, modifiers
+from tilepy.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+rng = np.random.default_rng(18)
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+# Each case returns (kernel, grid, args, check); check() compares the outputs with numpy.
+@case
+def np_dtypes_causal_mask():
+    X = rng.standard_normal((40, 50)).astype(np.float16)
+    out = np.zeros((40, 1), np.float32)
+
+    def check():
+        ref = np.tril(X.astype(np.float64)).sum(1, keepdims=True)
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    return dtypes.causal_row_sums, (ct.cdiv(40, 16),), (X, out, 16, 32), check
+
+
+@case
+def np_dtypes_astype():
+    X = rng.uniform(-3, 3, 64).astype(np.float32)
+    out = np.zeros(64, np.int16)
+    return dtypes.rounded_counts, (4,), (X, out, 16), \
+        lambda: np.testing.assert_array_equal(out, (X * 4).astype(np.int32) + (X > 0))
+
+
+if HAVE_TORCH:
+    @case
+    def torch_dtypes():
+        import torch
+        from cutile_kernels import torch_dtypes
+        a = torch.randn(100, generator=torch.Generator().manual_seed(1))
+        b = torch.randn(100, generator=torch.Generator().manual_seed(2))
+        c = torch.full((100,), 7.0)
+
+        def check():
+            s = (a + b).half().float()
+            torch.testing.assert_close(c, torch.where(s > 0, s, 0.0), rtol=0, atol=0)
+        return torch_dtypes.vec_add_gather, (ct.cdiv(100, 32),), (a, b, c, 32), check
+
+
+@case
+def zero_d_loads_segments():
+    lengths = np.array([3, 0, 17, 40, 1])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    values = rng.standard_normal(int(indptr[-1])).astype(np.float32)
+    scale = np.array([0.5], np.float32)
+    out = np.zeros(5, np.float32)
+
+    def check():
+        ref = [0.5 * values[indptr[s]:indptr[s + 1]].astype(np.float64).sum() for s in range(5)]
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    return dtypes.segment_sums, (5,), (indptr, values, scale, out, 16), check
+
+
+@case
+def zero_d_load_picks_row():
+    W = rng.standard_normal((4, 32)).astype(np.float32)
+    ids = rng.integers(0, 4, 9).astype(np.int32)
+    X = rng.standard_normal((9, 32)).astype(np.float32)
+    out = np.zeros_like(X)
+    return dtypes.expert_rows, (9,), (W, ids, X, out, 32), \
+        lambda: np.testing.assert_array_equal(out, X * W[ids])
+
+
+@case
+def ftz_approx_silu_and_mul():
+    A = (rng.standard_normal((6, 64)) * 4).astype(np.float16)
+    B = rng.standard_normal((6, 64)).astype(np.float16)
+    A[0, :4] = [0, -90, 90, 6e-5]                 # exp(90) overflows f32; a subnormal f16
+    C = np.zeros_like(A)
+
+    def check():
+        a, b = A.astype(np.float64), B.astype(np.float64)
+        ref = a / (1 + np.exp(-a)) * b
+        np.testing.assert_allclose(C.astype(np.float64), ref, rtol=2e-3, atol=1e-3)
+    return modifiers.silu_and_mul, (6,), (A, B, C, 64), check
+
+
+@case
+def ftz_approx_online_softmax():
+    X = (rng.standard_normal((32, 100)) * 10).astype(np.float32)
+    X[3, 7] = -200.0                               # 2^-200-ish terms flush to zero
+    Y = np.zeros_like(X)
+
+    def check():
+        x = X.astype(np.float64)
+        e = np.exp2(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(Y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    return modifiers.online_softmax, (2,), (X, Y, 16, 32), check
+
+
+def _grouped(dtype):
+    shapes = [(40, 24, 33), (16, 64, 16), (70, 8, 20)]
+    As = [rng.standard_normal((m, k)).astype(dtype) for m, k, _ in shapes]
+    Bs = [rng.standard_normal((k, n)).astype(dtype) for _, k, n in shapes]
+    Cs = [np.zeros((m, n), np.float32) for m, _, n in shapes]
+
+    def check():
+        for a, b, c in zip(As, Bs, Cs):
+            np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4,
+                                       atol=1e-4)
+    return As, Bs, Cs, check
+
+
+@case
+def list_of_arrays_grouped_gemm():
+    As, Bs, Cs, check = _grouped(np.float16)
+    return lists.grouped_matmul, (5,), (As, Bs, Cs, 5, 16, 16, 16), check
+
+
+@case
+def tuple_of_arrays_sum():
+    xs = tuple(rng.standard_normal(n).astype(np.float32) for n in (50, 64, 40))
+    out = np.zeros(64, np.float32)
+
+    def check():
+        ref = np.zeros(64)
+        for x in xs:
+            ref[:len(x)] += x
+        np.testing.assert_allclose(out[:48], ref[:48], rtol=1e-6)
+    return lists.sum_of_list, (ct.cdiv(40, 16),), (xs, out, 16), check
+
+
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_matches_numpy(name, mode):
+    kernel, grid, args, check = CASES[name]()
+    if mode == "interpret":
+        interp.launch(grid, kernel, args)
+    else:
+        with ct.cpu_mode(mode):
+            ct.launch(None, grid, kernel, args)
+    check()
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_compiles_with_nvrtc(name, arch):
+    kernel, grid, args, _ = CASES[name]()
+    ck = compile_for_args(kernel, args)
+    cubin = compile_cubin(ck.compile_source(), arch, ck.name)
+    assert cubin.data[:4] == b"\x7fELF"
+    assert cubin.resource_usage().get("registers", 0) > 0, cubin.log
