@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 
 _ERRORS = ("TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
            "TileUnsupportedFeatureError", "TileInternalError", "TileCompileError",
+           "TileCompilerTimeoutError",
            "TileLaunchError", "TileVerificationError", "TileRecursionError",
            "TileStaticEvalError", "TileStaticAssertionError", "StaticException")
 _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -22,7 +23,9 @@ _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16
 _LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
          **{n: "tilepy.types.dtype" for n in _DTYPES},
          "Kernel": "tilepy.frontend.kernel", "kernel": "tilepy.frontend.kernel",
-         "function": "tilepy.frontend.kernel", "cpu_mode": "tilepy.launch.cpu"}
+         "function": "tilepy.frontend.kernel", "cpu_mode": "tilepy.launch.cpu",
+         "compiler_timeout": "tilepy.launch.timeout"}
+_SUBMODULES = ("tune",)                 # `tilepy.tune.exhaustive_search` without an import
 _API = "tilepy.frontend.api"
 
 
@@ -49,6 +52,8 @@ def launch(stream, grid, kernel, args):
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
         if name == "__all__":
@@ -67,4 +72,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_api_names()))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | set(_api_names()))
