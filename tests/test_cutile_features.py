@@ -8,7 +8,7 @@ import pytest
 
 import tilepy as ct
 import tilepy.interpret as interp
-from cutile_kernels import dtypes, lists, modifiers
+from cutile_kernels import batched, dtypes, lists, modifiers
 from tilepy.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
@@ -138,6 +138,46 @@ def tuple_of_arrays_sum():
             ref[:len(x)] += x
         np.testing.assert_allclose(out[:48], ref[:48], rtol=1e-6)
     return lists.sum_of_list, (ct.cdiv(40, 16),), (xs, out, 16), check
+
+
+@case
+def batch_broadcast_matmul():
+    Fil = rng.standard_normal((1, 8, 8)).astype(np.float32)
+    X = rng.standard_normal((6, 8, 4)).astype(np.float32)
+    out = np.zeros_like(X)
+    return batched.shared_filter, (ct.cdiv(6, 4),), (Fil, X, out, 4, 8, 4), \
+        lambda: np.testing.assert_allclose(out, Fil @ X, rtol=1e-5, atol=1e-6)
+
+
+@case
+def batch_broadcast_matmul_f16_tensor_cores():
+    Fil = rng.standard_normal((1, 16, 16)).astype(np.float16)
+    X = rng.standard_normal((4, 16, 32)).astype(np.float16)
+    out = np.zeros_like(X)
+
+    def check():
+        ref = Fil.astype(np.float64) @ X.astype(np.float64)
+        np.testing.assert_allclose(out.astype(np.float64), ref, rtol=5e-3, atol=5e-3)
+    return batched.shared_filter, (2,), (Fil, X, out, 2, 16, 32), check
+
+
+@case
+def batched_mma_small_tiles():
+    A = rng.integers(-3, 4, (8, 2, 4)).astype(np.float16)
+    B = rng.integers(-3, 4, (8, 4, 4)).astype(np.float16)
+    C = rng.integers(-3, 4, (8, 2, 4)).astype(np.float32)
+    ref = A.astype(np.float32) @ B.astype(np.float32) + C
+    return batched.batched_small_mma, (4,), (A, B, C, 2, 2, 4, 4), \
+        lambda: np.testing.assert_array_equal(C, ref)
+
+
+@case
+def matmul_with_vector():
+    W = rng.standard_normal((24, 16)).astype(np.float32)
+    v = rng.standard_normal(16).astype(np.float32)
+    out = np.zeros(24, np.float32)
+    return batched.matvec_rows, (3,), (W, v, out, 8, 16), \
+        lambda: np.testing.assert_allclose(out, W @ v, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])

@@ -4,7 +4,7 @@ An accumulator in an MmaAcc layout (lowering/assign_layouts.py) takes `tp::mma_t
 tensorcore.h: its operands are shared-memory operands (`tp::SmemOp`) when the K-loop pipeline
 (lowering/pipeline.py) already put them there, else register tiles that the template stages into
 the scratch buffer. Any other accumulator layout (tiles too small for whole 16 x 8 fragments)
-takes the generic shared-memory template `tp::mma`.
+takes the generic shared-memory template `tp::mma` (batched too).
 
 Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8; flags:
 bit 0 / 1 lhs / rhs signed (mmai), bit 2 / 3 round lhs / rhs to tf32 while loading fragments.
@@ -61,12 +61,9 @@ def emit_mma(ctx: EmitContext, op):
                    f"{flags}>({ea}, {eb}, {ctx(op.acc)}, {'tp_smem' if scratch else 'nullptr'});",
                    op.loc)
         return
-    if a.rank != 2:
-        raise TileUnsupportedFeatureError("batched (3-d) mma of tiles too small for tensor-core "
-                                          "fragments is not supported by the CUDA C++ backend yet")
     ctx.need_smem((a.numel + b.numel) * _bytes(a))
-    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma<{m}, {n}, {k}, {flags}>({ctx(op.lhs)}, "
-               f"{ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma<{m}, {n}, {k}, {flags}, {batch}>("
+               f"{ctx(op.lhs)}, {ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
 
 
 EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma}

@@ -503,13 +503,16 @@ template <class Acc, bool Signed, class T> TP_DEV Acc mma_operand(T x) {
     return cvt<Acc>(x);
   }
 }
-template <int M, int N, int K, int Flags = 3, class TA, class TC, class LA, class LB, class LC>
-TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * N, LB>& b,
-                               const Tile<TC, M * N, LC>& c, unsigned char* smem) {
+// Batch > 1: Batch independent products of [Batch x M x K] @ [Batch x K x N] (batched mma).
+template <int M, int N, int K, int Flags = 3, int Batch = 1, class TA, class TC, class LA,
+          class LB, class LC>
+TP_DEV Tile<TC, Batch * M * N, LC> mma(const Tile<TA, Batch * M * K, LA>& a,
+                                       const Tile<TA, Batch * K * N, LB>& b,
+                                       const Tile<TC, Batch * M * N, LC>& c, unsigned char* smem) {
   typedef typename cond<same<TC, int32_t>::value, uint32_t,
                         typename cond<same<TC, double>::value, double, float>::type>::type Acc;
   TA* A = (TA*)smem;
-  TA* B = A + M * K;
+  TA* B = A + Batch * M * K;
   __syncthreads();
   TP_UNROLL
   for (int s = 0; s < LA::K; ++s)
@@ -518,15 +521,17 @@ TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * 
   for (int s = 0; s < LB::K; ++s)
     if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
   __syncthreads();
-  Tile<TC, M * N, LC> r;
+  Tile<TC, Batch * M * N, LC> r;
   TP_UNROLL
   for (int s = 0; s < LC::K; ++s) {
     if (!LC::valid(s)) continue;
-    const int e = LC::elem(s), m = e / N, n = e % N;
+    const int e = LC::elem(s), i = e / (M * N), m = e / N % M, n = e % N;
+    const TA* Ai = A + i * M * K;
+    const TA* Bi = B + i * K * N;
     Acc acc = to_acc<Acc>(c.v[s]);
     for (int k = 0; k < K; ++k)
-      acc += mma_operand<Acc, (Flags & 1) != 0>(A[m * K + k]) *
-             mma_operand<Acc, (Flags & 2) != 0>(B[k * N + n]);
+      acc += mma_operand<Acc, (Flags & 1) != 0>(Ai[m * K + k]) *
+             mma_operand<Acc, (Flags & 2) != 0>(Bi[k * N + n]);
     r.v[s] = from_acc<TC>(acc);
   }
   return r;
