@@ -82,7 +82,8 @@ def mark_disjoint(params: list, infos: list) -> list:
     def mark(p):
         if isinstance(p, ArrayListParam):
             return dataclasses.replace(p, items=tuple(mark(q) for q in p.items))
-        return dataclasses.replace(p, disjoint=True) if p.name in alone else p
+        return dataclasses.replace(p, disjoint=True) if isinstance(p, ArrayParam) and \
+            p.name in alone else p
     return [mark(p) for p in params]
 
 
