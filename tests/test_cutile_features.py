@@ -8,7 +8,7 @@ import pytest
 
 import tilepy as ct
 import tilepy.interpret as interp
-from cutile_kernels import batched, dtypes, lists, modifiers
+from cutile_kernels import batched, dtypes, fp8, lists, modifiers
 from tilepy.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
@@ -180,6 +180,57 @@ def matmul_with_vector():
         lambda: np.testing.assert_allclose(out, W @ v, rtol=1e-5, atol=1e-5)
 
 
+def _fp8(name):
+    import ml_dtypes
+    return getattr(ml_dtypes, name)
+
+
+@case
+def fp8_quantize_saturating():
+    X = (rng.standard_normal((5, 100)) * 30).astype(np.float32)
+    X[2, 3] = np.inf                               # its row saturates: every value 0 but the inf
+    Q = np.zeros((5, 100), _fp8("float8_e4m3fn"))
+    S = np.zeros((5, 1), np.float32)
+
+    def check():
+        s = np.maximum(np.abs(X).max(1, keepdims=True), 1e-12) / np.float32(448)
+        np.testing.assert_array_equal(S, s)
+        with np.errstate(invalid="ignore"):
+            ref = np.clip((X / s).astype(np.float32), -448, 448).astype(Q.dtype)
+        ref[2] = np.where(np.isinf(X[2]), 448, 0)    # x / inf == 0; inf / inf == NaN -> +448
+        np.testing.assert_array_equal(Q.astype(np.float32), ref.astype(np.float32))
+    return fp8.quantize_rows, (5,), (X, Q, S, 128), check
+
+
+@case
+def fp8_dequantize_e5m2():
+    Q = (rng.standard_normal((4, 64)) * 100).astype(_fp8("float8_e5m2"))
+    S = rng.uniform(0.5, 2, (4, 1)).astype(np.float32)
+    Y = np.zeros((4, 64), np.float32)
+    return fp8.dequantize_rows, (4,), (Q, S, Y, 64), \
+        lambda: np.testing.assert_array_equal(Y, Q.astype(np.float32) * S)
+
+
+def _fp8_mm(name, tiles):
+    A = rng.integers(-8, 9, (64, 96)).astype(np.float32).astype(_fp8(name))
+    B = (rng.integers(-8, 9, (96, 48)) / 4).astype(np.float32).astype(_fp8(name))
+    C = np.zeros((64, 48), np.float32)
+    tm, tn, tk = tiles
+    ref = A.astype(np.float64) @ B.astype(np.float64) * 0.5 * 0.25
+    return fp8.fp8_matmul, (ct.cdiv(64, tm), ct.cdiv(48, tn)), (A, B, C, 0.5, 0.25, *tiles), \
+        lambda: np.testing.assert_array_equal(C, ref)
+
+
+@case
+def fp8_e4m3_matmul_tensor_core_tiles():
+    return _fp8_mm("float8_e4m3fn", (32, 16, 32))
+
+
+@case
+def fp8_e5m2_matmul_small_tiles():
+    return _fp8_mm("float8_e5m2", (8, 8, 16))
+
+
 @pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_kernel_matches_numpy(name, mode):
@@ -200,3 +251,22 @@ def test_kernel_compiles_with_nvrtc(name, arch):
     cubin = compile_cubin(ck.compile_source(), arch, ck.name)
     assert cubin.data[:4] == b"\x7fELF"
     assert cubin.resource_usage().get("registers", 0) > 0, cubin.log
+
+
+@pytest.mark.parametrize("name,arch,insn", [("float8_e4m3fn", "sm_89", "QMMA.16832.F32.E4M3.E4M3"),
+                                            ("float8_e5m2", "sm_89", "QMMA.16832.F32.E5M2.E5M2"),
+                                            ("float8_e4m3fn", "sm_90", "HMMA")])
+def test_fp8_mma_uses_tensor_cores_from_sm89(name, arch, insn, tmp_path):
+    """fp8 mma.sync (m16n8k32) where the GPU has it; sm_80 multiplies in float instead."""
+    from tilepy.tools import sass_stats
+    if not sass_stats.available():
+        pytest.skip("no nvdisasm/cuobjdump")
+    kernel, _, args, _ = _fp8_mm(name, (32, 16, 32))
+    ck = compile_for_args(kernel, args)
+    ops = {}
+    for a in (arch, "sm_80"):
+        path = tmp_path / f"{a}.cubin"
+        path.write_bytes(compile_cubin(ck.compile_source(), a, ck.name).data)
+        ops[a] = {o for v in sass_stats.sass_ops(str(path)).values() for o in v}
+    assert any(o.startswith(insn) for o in ops[arch]), sorted(ops[arch])
+    assert not any("MMA" in o for o in ops["sm_80"])

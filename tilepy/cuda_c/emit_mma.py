@@ -6,17 +6,18 @@ tensorcore.h: its operands are shared-memory operands (`tp::SmemOp`) when the K-
 the scratch buffer. Any other accumulator layout (tiles too small for whole 16 x 8 fragments)
 takes the generic shared-memory template `tp::mma` (batched too).
 
-Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8; flags:
+Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8, 5 e4m3 and
+6 e5m2 (tensor cores on sm_89 and newer, multiply-adds in float before); flags:
 bit 0 / 1 lhs / rhs signed (mmai), bit 2 / 3 round lhs / rhs to tf32 while loading fragments.
 """
 from __future__ import annotations
 
 from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
-from ..types import BF16, F16, F32, F64, I8, TF32, TileType
+from ..types import BF16, E4M3, E5M2, F16, F32, F64, I8, TF32, TileType
 from .emitter import EmitContext, _bytes
 
-KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4}
+KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4, E4M3: 5, E5M2: 6}
 
 
 def mma_kind(op) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from ..lowering.hazards import alias_oracle, barrier_ops
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
 from ..lowering.pipeline import plan_pipelines
-from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
+from ..types import CPP_TYPE, E4M3, E5M2, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
 from .writer import Writer
 
 RUNTIME_INCLUDE = '#include "tilepy/runtime.h"'
@@ -103,12 +103,7 @@ class EmitContext:
 
 
 # ---------------------------------------------------------------------------- C++ spelling
-_NO_CPP_TYPE = ("e4m3", "e5m2")      # runtime.h has no fp8 types yet
-
-
 def _cpp(e) -> str:
-    if e.name in _NO_CPP_TYPE:
-        raise TileUnsupportedFeatureError(f"{e} values are not supported by the CUDA C++ backend yet")
     return CPP_TYPE[e]
 
 
@@ -164,7 +159,7 @@ def literal(elem, value) -> str:
         core = _shortest(np.float32(f)) + "f"
     if elem.bits == 64:
         return f"(double){core}"
-    if elem in (F16, BF16):
+    if elem in (F16, BF16, E4M3, E5M2):
         return f"tp::cvt<{c}>({core})"
     return core
 
@@ -249,9 +244,9 @@ def emit_elementwise(ctx: EmitContext, op: Operation):
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
     tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
-            (names & {"e4m3", "e5m2", "tf32"} and not tf32_cvt):
-        raise TileUnsupportedFeatureError(f"{op.name} on tf32/fp8 types is not supported by the CUDA "
-                                          f"C++ backend yet")
+            ("tf32" in names and not tf32_cvt) or ({"e4m3", "e5m2"} <= names):
+        raise TileUnsupportedFeatureError(f"{op.name} on {' and '.join(sorted(names))} is not "
+                                          f"supported by the CUDA C++ backend yet")
     args = ", ".join(ctx(v) for v in op.operands)
     r = op.result
     name = ctx.define(r)

@@ -216,5 +216,5 @@ def elem_from_numpy(dt) -> ElementType:
 CPP_TYPE: dict[ElementType, str] = {
     I1: "bool", I8: "int8_t", I16: "int16_t", I32: "int32_t", I64: "int64_t",
     F16: "__half", BF16: "__nv_bfloat16", F32: "float", F64: "double", TF32: "float",
-    E4M3: "__nv_fp8_e4m3", E5M2: "__nv_fp8_e5m2",
+    E4M3: "tp::f8e4m3", E5M2: "tp::f8e5m2",      # runtime's fp8.h
 }
