@@ -67,9 +67,10 @@ float64 = DType("float64", E.F64)
 tfloat32 = DType("tfloat32", E.TF32)
 float8_e4m3fn = DType("float8_e4m3fn", E.E4M3)
 float8_e5m2 = DType("float8_e5m2", E.E5M2)
+float8_e8m0fnu = DType("float8_e8m0fnu", E.E8M0)
 
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16,
-              float32, float64, tfloat32, float8_e4m3fn, float8_e5m2)
+              float32, float64, tfloat32, float8_e4m3fn, float8_e5m2, float8_e8m0fnu)
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 
 # numpy dtype -> DType; bf16/fp8 (ml_dtypes types) are added when ml_dtypes is first needed
