@@ -67,4 +67,20 @@ def emit_mma(ctx: EmitContext, op):
                f"{ctx(op.lhs)}, {ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
 
 
-EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma}
+def emit_mma_scaled(ctx: EmitContext, op):
+    """The generic template of mma_scaled.h: scaled operands in shared memory, float sums."""
+    a, b = op.lhs.type, op.rhs.type
+    if min(a.numel, b.numel, op.acc.type.numel, op.lhs_scale.type.numel,
+           op.rhs_scale.type.numel) == 1:
+        raise TileUnsupportedFeatureError("mma_scaled with single-element operands or scales is "
+                                          "not supported by the CUDA C++ backend yet")
+    batch = a.shape[0] if a.rank == 3 else 1
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    ctx.need_smem(4 * (a.numel + b.numel + op.lhs_scale.type.numel + op.rhs_scale.type.numel))
+    name = ctx.define(op.result)
+    args = ", ".join(ctx(v) for v in (op.lhs, op.rhs, op.acc, op.lhs_scale, op.rhs_scale))
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_scaled<{m}, {n}, {k}, {batch}>("
+               f"{args}, tp_smem);", op.loc)
+
+
+EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma, "mmaf_scaled": emit_mma_scaled}

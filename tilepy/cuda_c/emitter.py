@@ -19,7 +19,8 @@ from ..lowering.hazards import alias_oracle, barrier_ops
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
 from ..lowering.pipeline import plan_pipelines
-from ..types import CPP_TYPE, E4M3, E5M2, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
+from ..types import (CPP_TYPE, E4M3, E5M2, E8M0, F16, NUMPY_DTYPE, BF16, I1, PartitionViewType,
+                     PtrType, TensorViewType, TileType)
 from .writer import Writer
 
 RUNTIME_INCLUDE = '#include "tilepy/runtime.h"'
@@ -159,6 +160,8 @@ def literal(elem, value) -> str:
         core = _shortest(np.float32(f)) + "f"
     if elem.bits == 64:
         return f"(double){core}"
+    if elem == E8M0:                   # its conversions take an explicit rounding: use bits
+        return _float_bits(elem, np.asarray(value).astype(NUMPY_DTYPE[elem]))
     if elem in (F16, BF16, E4M3, E5M2):
         return f"tp::cvt<{c}>({core})"
     return core
@@ -219,8 +222,9 @@ def _functor(op: Operation) -> str:
     raise TileUnsupportedFeatureError(f"'{n}' is not supported by the CUDA C++ backend yet")
 
 
-# Rounding modes with a functor of their own (modifiers.h): (op, mode) -> functor name.
+# Rounding modes with a functor of their own (modifiers.h; into e8m0: fp8.h): (op, mode) -> functor.
 _ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
+            ("ftof", "zero"): "to_e8m0<false>", ("ftof", "positive_inf"): "to_e8m0<true>",
             ("sqrt", "approx"): "sqrt_approx", ("tanh", "approx"): "tanh_approx",
             ("tanh", "full"): "tanh"}
 

@@ -178,6 +178,43 @@ def mma(ctx, x, y, acc, *, use_fast_acc=False):
     return Tile(ctx.b.value("mmaf", a.value, b.value, c.value), c.dtype)
 
 
+_SCALED_INPUTS = (D.float8_e4m3fn, D.float8_e5m2)
+_SCALE_BLOCK = 32
+
+
+def _scale_shape(t: Tile, k_axis: int) -> tuple:
+    k = t.shape[k_axis]
+    if k % _SCALE_BLOCK:
+        raise TileTypeError(f"mma_scaled(): K = {k} must be a multiple of the scaling block size "
+                            f"{_SCALE_BLOCK}")
+    shape = list(t.shape)
+    shape[k_axis] = k // _SCALE_BLOCK
+    return tuple(shape)
+
+
+@impl(api.mma_scaled)
+def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
+    a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
+    sa, sb = _mm_tile(x_scale, "x_scale"), _mm_tile(y_scale, "y_scale")
+    if a.dtype not in _SCALED_INPUTS or b.dtype not in _SCALED_INPUTS:
+        raise TileTypeError(f"mma_scaled(): x and y must be float8_e4m3fn or float8_e5m2 tiles "
+                            f"(got {a.dtype.name} and {b.dtype.name})")
+    if sa.dtype != D.float8_e8m0fnu or sb.dtype != D.float8_e8m0fnu:
+        raise TileTypeError(f"mma_scaled(): fp8 inputs take float8_e8m0fnu scales (got "
+                            f"{sa.dtype.name} and {sb.dtype.name})")
+    if c.dtype != D.float32:
+        raise TileTypeError(f"mma_scaled(): the accumulator must be float32 (got {c.dtype.name})")
+    for t, s, k, name in ((a, sa, -1, "x"), (b, sb, -2, "y")):
+        if s.shape != _scale_shape(t, k):
+            raise TileTypeError(f"mma_scaled(): {name}_scale shape {s.shape} does not match {name} "
+                                f"shape {t.shape}: expected {_scale_shape(t, k)} (one scale per "
+                                f"{_SCALE_BLOCK} elements along K)")
+    a, b, _ = _mm_operands(ctx, a, b, c.shape)
+    batch = a.shape[:-2]
+    sa, sb = broadcast(ctx, sa, batch + sa.shape[-2:]), broadcast(ctx, sb, batch + sb.shape[-2:])
+    return Tile(ctx.b.value("mmaf_scaled", a.value, b.value, c.value, sa.value, sb.value), c.dtype)
+
+
 @impl(api.matmul)
 def matmul(ctx, x, y):
     """x @ y (cuTile's rule: 1-d operands, broadcast batch), accumulated as mma() does."""

@@ -1255,6 +1255,8 @@ extern "C" int tp_assert_status(int reset) {
 #include "tilepy/warp.h"
 // 8-bit floats (their conversions are warp.h's numerics).
 #include "tilepy/fp8.h"
+// Block-scaled mma (mmaf_scaled), generic.
+#include "tilepy/mma_scaled.h"
 // Fast paths that depend on layouts: warp-shuffle reductions, register broadcasts.
 #include "tilepy/layout_ops.h"
 // Tensor cores: shared-memory operands, cp.async staging, mma.sync over MmaAcc layouts.
