@@ -180,12 +180,14 @@ def _what_dtype(x) -> str:
     return type_name(x)
 
 
-def check_dtype(x, what: str) -> DType:
-    """A dtype argument: a tilepy dtype, or a numpy/torch dtype object (as cuTile takes them)."""
+def check_dtype(ctx, x, what: str) -> DType:
+    """A builtin's `dtype` argument: a tilepy dtype, or a numpy/torch dtype object (as cuTile
+    takes them); an error points at the argument."""
     d = foreign(x)
     if d is None:
-        raise TileTypeError(f"{what} must be a dtype such as tilepy.float32, np.float32 or "
-                            f"torch.float32 (got {_what_dtype(x)})")
+        with ctx.arg("dtype"):
+            raise TileTypeError(f"{what} must be a dtype such as tilepy.float32, np.float32 or "
+                                f"torch.float32 (got {_what_dtype(x)})")
     return d
 
 
