@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-import tilepy.interpret as interp
+from cutile_cases import compile_case, run_case
 from cutile_kernels import batched, dtypes, fp8, lists, modifiers
 from tilepy.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
@@ -263,23 +263,13 @@ def mma_scaled_block_scaled_matmul():
 @pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_kernel_matches_numpy(name, mode):
-    kernel, grid, args, check = CASES[name]()
-    if mode == "interpret":
-        interp.launch(grid, kernel, args)
-    else:
-        with ct.cpu_mode(mode):
-            ct.launch(None, grid, kernel, args)
-    check()
+    run_case(CASES[name](), mode)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_kernel_compiles_with_nvrtc(name, arch):
-    kernel, grid, args, _ = CASES[name]()
-    ck = compile_for_args(kernel, args)
-    cubin = compile_cubin(ck.compile_source(), arch, ck.name)
-    assert cubin.data[:4] == b"\x7fELF"
-    assert cubin.resource_usage().get("registers", 0) > 0, cubin.log
+    compile_case(CASES[name](), arch)
 
 
 @pytest.mark.parametrize("name,arch,insn", [("float8_e4m3fn", "sm_89", "QMMA.16832.F32.E4M3.E4M3"),
@@ -303,7 +293,4 @@ def test_fp8_mma_uses_tensor_cores_from_sm89(name, arch, insn, tmp_path):
 
 def test_mma_scaled_compiles_for_blackwell():
     """mma_scaled takes the generic path on every target, sm_100 included (no tcgen05 yet)."""
-    kernel, _, args, _ = CASES["mma_scaled_block_scaled_matmul"]()
-    ck = compile_for_args(kernel, args)
-    cubin = compile_cubin(ck.compile_source(), "sm_100", ck.name)
-    assert cubin.data[:4] == b"\x7fELF"
+    compile_case(CASES["mma_scaled_block_scaled_matmul"](), "sm_100")

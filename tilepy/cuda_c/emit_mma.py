@@ -68,7 +68,8 @@ def emit_mma(ctx: EmitContext, op):
 
 
 def emit_mma_scaled(ctx: EmitContext, op):
-    """The generic template of mma_scaled.h: scaled operands in shared memory, float sums."""
+    """mma_scaled.h: the operands times their scales (staged through shared memory), then the
+    generic float mma."""
     a, b = op.lhs.type, op.rhs.type
     if min(a.numel, b.numel, op.acc.type.numel, op.lhs_scale.type.numel,
            op.rhs_scale.type.numel) == 1:
@@ -76,7 +77,8 @@ def emit_mma_scaled(ctx: EmitContext, op):
                                           "not supported by the CUDA C++ backend yet")
     batch = a.shape[0] if a.rank == 3 else 1
     (m, k), n = a.shape[-2:], b.shape[-1]
-    ctx.need_smem(4 * (a.numel + b.numel + op.lhs_scale.type.numel + op.rhs_scale.type.numel))
+    scales = op.lhs_scale.type.numel + op.rhs_scale.type.numel     # floats, then the operands
+    ctx.need_smem(4 * max(scales, a.numel + b.numel))
     name = ctx.define(op.result)
     args = ", ".join(ctx(v) for v in (op.lhs, op.rhs, op.acc, op.lhs_scale, op.rhs_scale))
     ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_scaled<{m}, {n}, {k}, {batch}>("

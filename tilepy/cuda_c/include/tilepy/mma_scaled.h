@@ -1,6 +1,8 @@
 // tilepy/mma_scaled.h -- block-scaled matrix multiply-accumulate (mmaf_scaled, cuTile's
-// mma_scaled), the generic shared-memory way: every product x[m, k] * y[k, n] is scaled by the
-// e8m0 scales of its 32-element blocks along K and summed in float, as the interpreter does.
+// mma_scaled), the generic way: every element of x and y is multiplied by the e8m0 scale of its
+// 32-element block along K (a power of two: exact in float), then the generic float mma of
+// runtime.h sums the products, as the interpreter does. The scales go through shared memory
+// (an element's scale may be held by another thread), which the mma then reuses.
 // (Block-scaled tensor cores are a Blackwell (sm_100) feature; this path runs on every target.)
 #pragma once
 
@@ -13,9 +15,7 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma_scaled(
     const Tile<TC, Batch * M * N, LC>& c, const Tile<TS, Batch * M * (K / 32), LSA>& sa,
     const Tile<TS, Batch * (K / 32) * N, LSB>& sb, unsigned char* smem) {
   constexpr int KS = K / 32;
-  float* A = (float*)smem;                   // x and y, each element times its block's scale
-  float* B = A + Batch * M * K;
-  float* SA = B + Batch * K * N;
+  float* SA = (float*)smem;
   float* SB = SA + Batch * M * KS;
   __syncthreads();
   TP_UNROLL
@@ -25,31 +25,19 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma_scaled(
   for (int s = 0; s < LSB::K; ++s)
     if (LSB::owner(s)) SB[LSB::elem(s)] = to_f32(sb.v[s]);
   __syncthreads();
+  Tile<float, Batch * M * K, LA> xa;
   TP_UNROLL
   for (int s = 0; s < LA::K; ++s) {
-    if (!LA::owner(s)) continue;
     const int e = LA::elem(s);               // [i, m, k] -> scale [i, m, k / 32]
-    A[e] = cvt<float>(a.v[s]) * SA[e / K * KS + e % K / 32];
+    if (LA::valid(s)) xa.v[s] = cvt<float>(a.v[s]) * SA[e / K * KS + e % K / 32];
   }
+  Tile<float, Batch * K * N, LB> xb;
   TP_UNROLL
   for (int s = 0; s < LB::K; ++s) {
-    if (!LB::owner(s)) continue;
     const int e = LB::elem(s), i = e / (K * N), k = e / N % K, n = e % N;   // -> [i, k / 32, n]
-    B[e] = cvt<float>(b.v[s]) * SB[(i * KS + k / 32) * N + n];
+    if (LB::valid(s)) xb.v[s] = cvt<float>(b.v[s]) * SB[(i * KS + k / 32) * N + n];
   }
-  __syncthreads();
-  Tile<TC, Batch * M * N, LC> r;
-  TP_UNROLL
-  for (int s = 0; s < LC::K; ++s) {
-    if (!LC::valid(s)) continue;
-    const int e = LC::elem(s), i = e / (M * N), m = e / N % M, n = e % N;
-    const float* Ai = A + i * M * K;
-    const float* Bi = B + i * K * N;
-    float acc = c.v[s];
-    for (int k = 0; k < K; ++k) acc += Ai[m * K + k] * Bi[k * N + n];
-    r.v[s] = acc;
-  }
-  return r;
+  return mma<M, N, K, 3, Batch>(xa, xb, c, smem);   // its first barrier ends the scale reads
 }
 
 }  // namespace tp
