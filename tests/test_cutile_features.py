@@ -82,6 +82,14 @@ def zero_d_load_picks_row():
 
 
 @case
+def zero_d_extract_and_num_tiles():
+    x = rng.standard_normal(64).astype(np.float32)
+    out = np.zeros(4, np.float32)
+    return dtypes.middle_times_length, (4,), (x, out, 16), \
+        lambda: np.testing.assert_allclose(out, (x[8::16] + 5) * 64, rtol=1e-6)
+
+
+@case
 def ftz_approx_silu_and_mul():
     A = (rng.standard_normal((6, 64)) * 4).astype(np.float16)
     B = rng.standard_normal((6, 64)).astype(np.float16)

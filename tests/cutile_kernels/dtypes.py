@@ -55,3 +55,13 @@ def expert_rows(W, expert_ids, X, Out, TILE: ConstInt):
     w = ct.load(W, (e, 0), shape=(1, TILE))
     x = ct.load(X, (i, 0), shape=(1, TILE))
     ct.store(Out, (i, 0), tile=x * w)
+
+
+@ct.kernel
+def middle_times_length(x, out, TILE: ConstInt):
+    """out[b] = (x's middle element of tile b + 5) * len(x): 0-d extract and num_tiles."""
+    b = ct.bid(0)
+    tx = ct.load(x, (b,), shape=(TILE,))
+    s = ct.extract(tx, index=TILE // 2, shape=()) + 5
+    n = ct.num_tiles(x, axis=0, shape=())
+    ct.store(out, b, s * n)

@@ -174,7 +174,7 @@ def num_tiles(ctx, array, axis, shape, order):
     axis %= a.ndim
     if isinstance(shape, int) and a.ndim == 1:
         shape = (shape,)
-    shp = _shape_for(a, shape, "num_tiles")
+    shp = _shape_for(a, shape, "num_tiles", allow_0d=True)
     dim_map = _order(order, a.ndim, "num_tiles") or tuple(range(a.ndim))
     extent = a.shape[dim_map[axis]]
     t = shp[axis]

@@ -135,6 +135,8 @@ def extract(ctx, x, index, shape):
     t = _tile(ctx, x, "extract")
     with ctx.arg("shape"):
         shp = tile_shape(shape, "extract() shape")
+        if shp == () and t.ndim:          # one element (cuTile): a (1, ..., 1) tile read as 0-d
+            return reshape(ctx, extract(ctx, x, index, (1,) * t.ndim), ())
         if len(shp) != t.ndim:
             raise TileTypeError(f"extract(): shape {shp} has rank {len(shp)} but the tile has rank "
                                 f"{t.ndim}")
