@@ -2,7 +2,7 @@
 test_cutile_features.py): a case is (kernel, grid, args, check)."""
 import tilepy as ct
 import tilepy.interpret as interp
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 

@@ -9,7 +9,7 @@ import pytest
 import tilepy as ct
 from cutile_cases import compile_case, run_case
 from cutile_kernels import batched, dtypes, fp8, lists, modifiers
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None

@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args, infos_for
+from tilepy.api.compiler import compile_for_args
 from tilepy.frontend.identity import Deps, fingerprint
-from tilepy.launch import cache, index
+from tilepy.api import index
+from tilepy.host.intake import infos_for
+from tilepy.launch import cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -5,7 +5,7 @@ import pytest
 from fake_arrays import FakeCAI, FakeDLPack
 
 import tilepy as ct
-from tilepy.launch.intake import ArrayInfo, intake, numpy_ptr
+from tilepy.host.intake import ArrayInfo, intake, numpy_ptr
 
 
 def test_numpy_pointer_shape_strides():

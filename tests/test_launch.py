@@ -9,7 +9,7 @@ from fake_arrays import FakeCAI, FakeDLPack, FakeStream
 from kernels_util import assert_located
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch import cpu, dispatch, nvrtc
 from tilepy.launch.gpu import StreamHandle, choose_target, driver_available, resolve_stream
 

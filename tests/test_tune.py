@@ -4,6 +4,7 @@ import pytest
 
 import tilepy as ct
 import tilepy.tune as tune
+from tilepy.api import tune as tune_impl       # where the search runs (patched below)
 from cutile_kernels import tuned
 from tilepy.errors import TileCompilerTimeoutError
 
@@ -11,7 +12,7 @@ from tilepy.errors import TileCompilerTimeoutError
 @pytest.fixture(autouse=True)
 def few_samples(monkeypatch):
     """CPU timings on a loaded machine rarely reach 1% in 1000 samples: keep the tests short."""
-    monkeypatch.setattr(tune, "_MAX_REPEATS", 20)
+    monkeypatch.setattr(tune_impl, "_MAX_REPEATS", 20)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_result_is_cached_on_disk_per_shapes(cache_dir, monkeypatch):
     X, Y = _inputs()
     first = tuned.tune_scaled_copy(X, Y, 2.0, quiet=True)
     launches = []
-    monkeypatch.setattr(tune, "_launch", lambda r, args: launches.append(r))
+    monkeypatch.setattr(tune_impl, "_launch", lambda r, args: launches.append(r))
     again = tuned.tune_scaled_copy(X, Y, 2.0, quiet=True)
     assert launches == []                          # from the disk cache: nothing launched
     assert again.best.config.TILE == first.best.config.TILE
@@ -86,7 +87,7 @@ def test_cache_off_times_every_call(monkeypatch):
     X, Y = _inputs()
     tuned.tune_scaled_copy(X, Y, 2.0, tiles=(64,), quiet=True)
     launches = []
-    monkeypatch.setattr(tune, "_launch", lambda r, args: launches.append(r))
+    monkeypatch.setattr(tune_impl, "_launch", lambda r, args: launches.append(r))
     tuned.tune_scaled_copy(X, Y, 2.0, tiles=(64,), quiet=True)
     assert launches
 

@@ -37,7 +37,7 @@ class Settings:
 
 
 def _default_cache_dir() -> str:
-    from . import __version__
+    from .version import __version__
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tilepy", __version__)
 

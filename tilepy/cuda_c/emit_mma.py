@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
 from ..types import BF16, E4M3, E5M2, F16, F32, F64, I8, TF32, TileType
-from .emitter import EmitContext, _bytes
+from .emitter import EMIT, EmitContext, _bytes
 
 KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4, E4M3: 5, E5M2: 6}
 
@@ -86,3 +86,4 @@ def emit_mma_scaled(ctx: EmitContext, op):
 
 
 EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma, "mmaf_scaled": emit_mma_scaled}
+EMIT.update(EMIT_MMA)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import Loc, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
-from .params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  # noqa: F401
+from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  # noqa: F401
 from .values import Array, ArrayList, Tile
 
 

@@ -16,13 +16,13 @@ import numpy as np
 from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
-from .params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
+from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
 
 ALIGN = 16
 
 
 def param_for(name: str, info, constant: bool):
-    from ..launch.intake import ArrayInfo, ArrayInfoList
+    from ..host.intake import ArrayInfo, ArrayInfoList
     if isinstance(info, ArrayInfoList) and not constant:
         return _array_list(name, info)
     if isinstance(info, ArrayInfo):

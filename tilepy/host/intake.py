@@ -105,9 +105,11 @@ def _is_torch(obj) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
+_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+
+
 def from_torch(t, name: str = "") -> ArrayInfo:
-    from .dispatch import note_torch
-    note_torch(sys.modules["torch"].Tensor)
+    _torch_tensor[0] = sys.modules["torch"].Tensor        # (the launch fast path compares types)
     dev = t.device
     if t.layout is not sys.modules["torch"].strided:
         raise TileTypeError(f"{_arg(name)}{t.layout} tensors are not supported (only dense, "
@@ -183,7 +185,7 @@ def _c_strides(shape) -> tuple[int, ...]:
 
 
 def _from_cai(obj, name: str) -> ArrayInfo:
-    from .gpu import driver_available
+    from .driver import driver_available
     if driver_available():
         return _from_cuda_view(obj, None, name, "cai")
     # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU
@@ -253,3 +255,19 @@ def host_view(info: ArrayInfo) -> np.ndarray | None:
     flat = np.frombuffer(raw, dtype=dt)
     return np.lib.stride_tricks.as_strided(flat, info.shape,
                                            tuple(s * dt.itemsize for s in info.strides))
+
+
+def infos_for(args) -> list:
+    """Per argument: its ArrayInfo (an ArrayInfoList for a list of arrays), or the value
+    itself (scalars, constants)."""
+    return [intake_arg(a) for a in args]
+
+
+def check_call(kernel, args):
+    """launch() was given a kernel (what the frontend traces: it specializes and traces) and a
+    tuple (or list) of arguments."""
+    if not (callable(getattr(kernel, "specialize", None)) and callable(getattr(kernel, "trace", None))):
+        raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
+    if not isinstance(args, (tuple, list)):
+        raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
+                            f"{type(args).__name__})")

@@ -1,4 +1,4 @@
-"""`tilepy.tune`: cuTile's tuning module (`cuda.tile.tune`) with its names and behavior.
+"""`tilepy.tune` (this module, re-exported there): cuTile's tuning module (`cuda.tile.tune`) with its names and behavior.
 
 `exhaustive_search(search_space, stream, grid_fn, kernel, args_fn, hints_fn)` launches the kernel
 with every configuration of the space, times it on the device of its array arguments (CUDA
@@ -110,7 +110,7 @@ class _Run:
 
     @staticmethod
     def make(cfg, stream, grid_fn, kernel, args_fn, hints_fn):
-        from .frontend.kernel import Kernel
+        from .kernel import Kernel
         k = kernel if isinstance(kernel, Kernel) else kernel(cfg)
         if hints_fn is not None:
             k = k.replace_hints(**hints_fn(cfg))
@@ -166,7 +166,7 @@ def _search(runs: list[_Run], single_run_timeout_sec) -> TuningResult:
 
 
 def _launch(r: _Run, args):
-    from .launch.launcher import launch
+    from .launcher import launch
     launch(r.stream, r.grid, r.kernel, args)
 
 
@@ -179,7 +179,7 @@ def _wall_us(r: _Run) -> float:
 
 
 def _on_gpu(args) -> list:
-    from .launch.intake import ArrayInfo, intake_arg
+    from ..host.intake import ArrayInfo, intake_arg
     infos = [intake_arg(a) for a in args]
     flat = [x for i in infos for x in (i if isinstance(i, tuple) else (i,))]
     return [i for i in flat if isinstance(i, ArrayInfo) and i.device == "cuda"]
@@ -204,7 +204,7 @@ def _timed_gpu(r: _Run, args, infos) -> float:
     from cuda.bindings import driver
     from cuda.core import Device
 
-    from .launch.gpu import resolve_stream
+    from ..launch.gpu import resolve_stream
     dev = Device(infos[0].device_id or 0)
     dev.set_current()
     handle = int(resolve_stream(r.stream, infos, dev).__cuda_stream__()[1])
@@ -236,7 +236,7 @@ _KIND = "tune"
 
 
 def _describe(arg) -> str:
-    from .launch.intake import ArrayInfo, intake_arg
+    from ..host.intake import ArrayInfo, intake_arg
     info = intake_arg(arg)
     if isinstance(info, ArrayInfo):
         return f"array({info.dtype.name},{info.shape},{info.strides},{info.device})"
@@ -253,7 +253,7 @@ def _device(args) -> str:
         return f"cuda:{d.name}:sm_{''.join(map(str, d.compute_capability))}"
     import platform
 
-    from .launch.cpu import current_mode
+    from ..launch.cpu import current_mode
     return f"cpu:{platform.machine()}:{_cpu_model()}:{current_mode()}"
 
 
@@ -270,18 +270,18 @@ def _cpu_model() -> str:
 
 
 def _cache_key(runs: list[_Run], args) -> str | None:
-    from .frontend.identity import fingerprint
-    from .launch import cache
+    from ..frontend.identity import fingerprint
+    from ..launch import cache
     kernels = [fingerprint(r.kernel) for r in runs]
     if None in kernels or cache.cache_dir() is None:
         return None
-    from . import __version__
+    from ..version import __version__
     return cache.key_of(__version__, _device(args), *kernels, *(repr(r.config) for r in runs),
                         *(r.grid for r in runs), *(_describe(a) for a in args))
 
 
 def _load(key, configs) -> TuningResult | None:
-    from .launch import cache
+    from ..launch import cache
     hit = cache.get(_KIND, key) if key else None
     if hit is None:
         return None
@@ -296,7 +296,7 @@ def _load(key, configs) -> TuningResult | None:
 
 
 def _store(key, result: TuningResult, configs):
-    from .launch import cache
+    from ..launch import cache
     if key is None:
         return
     index = {id(c): i for i, c in enumerate(configs)}
@@ -310,6 +310,6 @@ def _store(key, result: TuningResult, configs):
 def _exception_type(name: str) -> type:
     import builtins
 
-    from . import errors
+    from .. import errors
     t = getattr(errors, name, None) or getattr(builtins, name, None)
     return t if isinstance(t, type) and issubclass(t, BaseException) else Exception
