@@ -207,7 +207,7 @@ def _timed_gpu(r: _Run, args, infos) -> float:
     from ..launch.gpu import resolve_stream
     dev = Device(infos[0].device_id or 0)
     dev.set_current()
-    handle = int(resolve_stream(r.stream, infos, dev).__cuda_stream__()[1])
+    handle = driver.CUstream(int(resolve_stream(r.stream, infos, dev).__cuda_stream__()[1]))
     _, start = driver.cuEventCreate(0)
     _, end = driver.cuEventCreate(0)
     try:
