@@ -1,4 +1,5 @@
-"""`python -m tilepy cache list|clear|dir`: look at and empty the disk cache of compiled kernels."""
+"""`python -m tilepy doctor [--gpu]`: what works here; `python -m tilepy cache list|clear|dir`: look
+at and empty the disk cache of compiled kernels."""
 from __future__ import annotations
 
 import argparse
@@ -6,13 +7,7 @@ import os
 import sys
 import time
 
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+from .doctor.report import size as _size
 
 
 def _age(t: float) -> str:
@@ -69,7 +64,16 @@ def main(argv=None, out=sys.stdout) -> int:
     clr.add_argument("--all", action="store_true",
                      help="also the caches of other tilepy versions (default cache dir only)")
     csub.add_parser("dir", help="print the cache dir")
+    doc = sub.add_parser("doctor", help="what tilepy finds here, and a vector add on every backend")
+    doc.add_argument("--gpu", action="store_true",
+                     help="also the tutorial kernels, the cuTile-style suite and a fuzz batch on "
+                          "the GPU, and the speed table against torch")
+    doc.add_argument("--json", help="where --gpu writes the speed table as JSON")
+    doc.add_argument("--markdown", help="where --gpu writes the speed table as Markdown")
     args = ap.parse_args(argv)
+    if args.cmd == "doctor":
+        from .doctor import run
+        return run(out, args.gpu, args.json, args.markdown)
     if args.action == "list":
         return cache_list(out)
     if args.action == "clear":

@@ -361,25 +361,33 @@ def _run(c: Compiled, stream, grid, infos):
         if stream is not None:
             raise TileValueError(_device_mismatch(c, "cpu"))
         return _run_cpu(c, grid, values)
-    from ..launch.gpu import driver_available, gpu_arg, resolve_stream
-    if not driver_available():
+    from ..host import driver as gpu_driver
+    from ..launch import gpu
+    drv = gpu_driver.current()
+    if not drv.available():
         raise TileLaunchError(f"kernel '{c.name}' was compiled for {c.arch} but no NVIDIA "
                               f"driver/GPU was found")
-    from cuda.core import Device, LaunchConfig, ObjectCode, launch
     ids = {i.device_id for i in infos if getattr(i, "device_id", None) is not None}
-    dev = Device(ids.pop() if ids else 0)
-    dev.set_current()
+    dev = drv.core.Device(ids.pop() if ids else 0)
     why = cubin_mismatch(c.arch, tuple(dev.compute_capability)) if c.kind == "cubin" else None
     if why:
         raise TileLaunchError(f"kernel '{c.name}': {why}")
-    kernels = c._lib if isinstance(c._lib, dict) else {}
-    kern = kernels.get(dev.device_id)
-    if kern is None:                      # loaded once per device
-        make = ObjectCode.from_cubin if c.kind == "cubin" else ObjectCode.from_ptx
-        kern = kernels[dev.device_id] = make(c.data, name=c.name).get_kernel(c.name)
-        c._lib = kernels
-    launch(resolve_stream(stream, infos, dev), LaunchConfig(grid=grid, block=c.block), kern,
-           *[gpu_arg(v) for v in values])
+    gpu.check_grid(grid)
+    ctx = gpu.DeviceContext(dev, drv)
+    prev = ctx.enter()
+    try:
+        kernels = c._lib if isinstance(c._lib, dict) else {}
+        kern = kernels.get((drv, dev.device_id))
+        if kern is None:                      # loaded once per device
+            kern = kernels[(drv, dev.device_id)] = gpu.load_code(c.kind, c.data, c.name, drv)
+            c._lib = kernels
+        stream = gpu.resolve_stream(stream, infos, dev, drv)
+        drv.core.launch(stream, drv.core.LaunchConfig(grid=grid, block=c.block), kern,
+                        *[gpu.gpu_arg(v) for v in values])
+    except drv.errors as e:
+        raise TileLaunchError(f"launching kernel '{c.name}' failed: {e}") from None
+    finally:
+        ctx.leave(prev)
 
 
 def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:

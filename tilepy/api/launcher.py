@@ -135,7 +135,8 @@ def launch(stream, grid, kernel, args, *, backend=None):
             if found is not None:
                 plan = kp.table.get(found[0])
                 g = grid3(grid)
-                if plan is not None and g is not None and plan.accepts(stream, _cpu_mode):
+                if (plan is not None and g is not None and plan.accepts(stream, _cpu_mode)
+                        and plan.overlap.same(found[1])):
                     try:
                         return plan.run(g, found[1], stream)
                     except TileError as e:
@@ -148,11 +149,12 @@ def launch(stream, grid, kernel, args, *, backend=None):
 
 def _launch(stream, grid, kernel, args):
     from .compiler import compile_specialization
-    from ..launch.gpu import driver_available, is_cuda_stream
+    from ..launch.gpu import consumer_stream, driver_available, is_cuda_stream
     check_call(kernel, args)
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
-    infos = [intake_arg(a, n) for a, n in zip(args, names)] + list(args[len(names):])
+    consumer = consumer_stream(stream, args)
+    infos = [intake_arg(a, n, consumer) for a, n in zip(args, names)] + list(args[len(names):])
     device, _ = check_devices(infos, names)
     if device == "cpu" and stream is not None:
         if is_cuda_stream(stream):
@@ -184,6 +186,7 @@ def _launch(stream, grid, kernel, args):
     if type(args) is tuple:
         found = signature(args, plans_of(kernel).consts)
         if found is not None:
+            plan.overlap = dispatch.Overlap.of(infos)
             plans_of(kernel).store(found[0], plan)
 
 
@@ -199,6 +202,5 @@ def _cpu_mode():
     `cpu_mode()` override, else TILEPY_CPU_MODE. A mode that is not valid matches no plan, so the
     full path reports it (cpu.current_mode)."""
     return _mode_override.get() or (getenv_fast("TILEPY_CPU_MODE") or "fast").strip().lower()
-
 
 

@@ -63,21 +63,15 @@ def _array_list(name: str, infos) -> ArrayListParam:
     return ArrayListParam(name, items)
 
 
-def _byte_range(info) -> tuple[int, int]:
-    if any(d == 0 for d in info.shape):
-        return info.ptr, info.ptr
-    last = sum((d - 1) * s for d, s in zip(info.shape, info.strides))
-    return info.ptr, info.ptr + (last + 1) * info.dtype.elem.storage_bytes
-
-
 def mark_disjoint(params: list, infos: list) -> list:
     """Array params whose memory overlaps no other array argument's get `disjoint=True` (the
     lowering then needs no barriers between accesses to them and to the other arrays)."""
     import dataclasses
-    pairs = list(flat(params, infos))
-    arrays = [(p, _byte_range(info)) for p, info in pairs if isinstance(p, ArrayParam)]
-    alone = {p.name for i, (p, (lo, hi)) in enumerate(arrays)
-             if all(hi <= lo2 or hi2 <= lo for j, (_, (lo2, hi2)) in enumerate(arrays) if j != i)}
+
+    from ..host.intake import byte_extent, disjoint_flags
+    arrays = [(p, info) for p, info in flat(params, infos) if isinstance(p, ArrayParam)]
+    flags = disjoint_flags([(info.ptr, byte_extent(info)) for _, info in arrays])
+    alone = {p.name for (p, _), disjoint in zip(arrays, flags) if disjoint}
 
     def mark(p):
         if isinstance(p, ArrayListParam):

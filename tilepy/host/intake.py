@@ -106,6 +106,17 @@ def _is_torch(obj) -> bool:
 
 
 _torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+_cupy_array: list = [None]          # cupy.ndarray, once intake has seen one (the fast path too)
+
+
+def torch_dtype(dt, name: str = "") -> DType:
+    """tilepy's dtype for a torch dtype (TileTypeError for one a kernel cannot take)."""
+    dtype = D.BY_NAME.get(str(dt).replace("torch.", "").replace("bool", "bool_"))
+    if dtype is None:
+        raise TileTypeError(f"{_arg(name)}tensors of dtype {dt} are not supported "
+                            f"(supported: "
+                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    return dtype
 
 
 def from_torch(t, name: str = "") -> ArrayInfo:
@@ -117,32 +128,47 @@ def from_torch(t, name: str = "") -> ArrayInfo:
     if t.is_neg() or t.is_conj():
         raise TileValueError(f"{_arg(name)}the tensor has a pending negation/conjugation bit; "
                              f"pass tensor.resolve_neg() / resolve_conj()")
-    dtype = D.BY_NAME.get(str(t.dtype).replace("torch.", "").replace("bool", "bool_"))
-    if dtype is None:
-        raise TileTypeError(f"{_arg(name)}tensors of dtype {t.dtype} are not supported (supported: "
-                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    dtype = torch_dtype(t.dtype, name)
     strides = tuple(t.stride())
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
-    if dev.type == "cuda":
-        return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cuda",
-                         dev.index if dev.index is not None else 0, False, None, "torch")
-    if dev.type != "cpu":
+    if dev.type not in ("cpu", "cuda"):
         raise TileValueError(f"{_arg(name)}tensors on device '{dev}' are not supported (CPU and "
                              f"CUDA only)")
-    return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cpu", 0, False, None,
-                     "torch")
+    ptr = 0 if type(t).__name__ == "FakeTensor" else t.data_ptr()
+    if ptr == 0 and t.numel():
+        raise TileValueError(f"{_arg(name)}the tensor has no data (a fake tensor: torch.compile "
+                             f"or FakeTensorMode is tracing this code); launch kernels from a "
+                             f"function declared with tilepy.torch.op")
+    if dev.type == "cuda":
+        return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cuda",
+                         dev.index if dev.index is not None else 0, False, None, "torch")
+    return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cpu", 0, False, None, "torch")
 
 
 # ----------------------------------------------------------------------------- DLPack, CAI
-def _from_dlpack(obj, name: str) -> ArrayInfo:
+def byte_extent(info: ArrayInfo) -> int:
+    """Bytes from the array's first element to one past its last (0 when empty)."""
+    if any(d == 0 for d in info.shape):
+        return 0
+    last = sum((d - 1) * s for d, s in zip(info.shape, info.strides))
+    return (last + 1) * info.dtype.elem.storage_bytes
+
+
+def disjoint_flags(ranges) -> tuple[bool, ...]:
+    """Per (start, length) byte range: does it overlap none of the others?"""
+    return tuple(all(lo + n <= lo2 or lo2 + n2 <= lo for j, (lo2, n2) in enumerate(ranges) if j != i)
+                 for i, (lo, n) in enumerate(ranges))
+
+
+def _from_dlpack(obj, name: str, consumer) -> ArrayInfo:
     try:
         dev_type, dev_id = obj.__dlpack_device__()
     except Exception as e:
         raise TileTypeError(f"{_arg(name)}__dlpack_device__() failed: {e}") from None
     dev_type, dev_id = int(dev_type), int(dev_id)
     if dev_type in (KDL_CUDA, KDL_CUDA_MANAGED):
-        return _from_cuda_view(obj, dev_id, name, "dlpack")
+        return _from_cuda_view(obj, dev_id, name, "dlpack", consumer)
     if dev_type not in (KDL_CPU, KDL_CUDA_HOST):
         raise TileValueError(f"{_arg(name)}arrays on DLPack device "
                              f"{_DL_NAMES.get(dev_type, dev_type)} are not supported (CPU and CUDA "
@@ -155,14 +181,15 @@ def _from_dlpack(obj, name: str) -> ArrayInfo:
     return from_numpy(obj, arr, name, "dlpack")
 
 
-def _from_cuda_view(obj, dev_id: int | None, name: str, source: str) -> ArrayInfo:
-    """A CUDA array through cuda.core's StridedMemoryView."""
+def _from_cuda_view(obj, dev_id: int | None, name: str, source: str, consumer) -> ArrayInfo:
+    """A CUDA array through cuda.core's StridedMemoryView. `consumer(device_id)` is the launch
+    stream's handle: the producer's pending work is ordered before it (DLPack's `stream`, CAI's
+    `stream` field); without one (compiling, AOT) nothing is ordered."""
+    from .driver import current
+    drv = current()
+    stream_ptr = -1 if consumer is None else consumer(dev_id)
     try:
-        from cuda.core.utils import StridedMemoryView
-        if source == "dlpack":
-            v = StridedMemoryView.from_dlpack(obj, -1)
-        else:
-            v = StridedMemoryView.from_cuda_array_interface(obj, -1)
+        v = drv.view(obj, source, stream_ptr)
     except Exception as e:
         raise TileTypeError(f"{_arg(name)}cannot read a CUDA {type(obj).__name__}: "
                             f"{type(e).__name__}: {e}") from None
@@ -172,6 +199,9 @@ def _from_cuda_view(obj, dev_id: int | None, name: str, source: str) -> ArrayInf
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
     did = v.device_id if getattr(v, "device_id", None) not in (None, -1) else dev_id
+    if type(obj).__module__.startswith("cupy"):
+        _cupy_array[0] = type(obj)                          # (the launch fast path compares types)
+        source = "cupy"
     return ArrayInfo(obj, int(v.ptr), shape, strides, dtype, "cuda", did,
                      bool(getattr(v, "readonly", False)), None, source)
 
@@ -184,10 +214,10 @@ def _c_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _from_cai(obj, name: str) -> ArrayInfo:
+def _from_cai(obj, name: str, consumer) -> ArrayInfo:
     from .driver import driver_available
     if driver_available():
-        return _from_cuda_view(obj, None, name, "cai")
+        return _from_cuda_view(obj, None, name, "cai", consumer)
     # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU
     # holds the pointer). The launch then fails with "no GPU" -- or "mixed devices" first.
     try:
@@ -208,8 +238,9 @@ def _from_cai(obj, name: str) -> ArrayInfo:
                      "cai")
 
 
-def intake(obj, name: str = "") -> ArrayInfo | None:
-    """ArrayInfo for an array-like argument, None for anything else (scalars, constants)."""
+def intake(obj, name: str = "", consumer=None) -> ArrayInfo | None:
+    """ArrayInfo for an array-like argument, None for anything else (scalars, constants).
+    `consumer`: device id -> the launch stream's handle, for CUDA producers (gpu.consumer_stream)."""
     if isinstance(obj, np.ndarray):
         return from_numpy(obj, obj, name)
     if isinstance(obj, (np.generic, int, float, complex, str, bytes)) or obj is None:
@@ -217,9 +248,9 @@ def intake(obj, name: str = "") -> ArrayInfo | None:
     if _is_torch(obj):
         return from_torch(obj, name)
     if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
-        return _from_dlpack(obj, name)
+        return _from_dlpack(obj, name, consumer)
     if hasattr(obj, "__cuda_array_interface__"):
-        return _from_cai(obj, name)
+        return _from_cai(obj, name, consumer)
     if hasattr(obj, "__array_interface__"):
         return from_numpy(obj, np.asarray(obj), name, "array_interface")
     return None
@@ -229,14 +260,14 @@ class ArrayInfoList(tuple):
     """The ArrayInfos of a list (or tuple) of arrays passed as one argument."""
 
 
-def intake_arg(obj, name: str = ""):
+def intake_arg(obj, name: str = "", consumer=None):
     """What a kernel argument is to the specializer: an ArrayInfo, an ArrayInfoList for a
     non-empty list or tuple whose items are all arrays, else the value itself."""
-    info = intake(obj, name)
+    info = intake(obj, name, consumer)
     if info is not None:
         return info
     if isinstance(obj, (list, tuple)) and obj:
-        items = [intake(x, f"{name}[{i}]") for i, x in enumerate(obj)]
+        items = [intake(x, f"{name}[{i}]", consumer) for i, x in enumerate(obj)]
         if all(i is not None for i in items):
             return ArrayInfoList(items)
     return obj
