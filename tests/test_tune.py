@@ -125,3 +125,20 @@ def test_compiler_timeout_rejects_bad_values(bad):
     with pytest.raises(ct.TileValueError):
         with ct.compiler_timeout(bad):
             pass
+
+
+def test_gpu_arrays_are_timed_with_events_on_their_stream(cache_dir):
+    """CUDA arrays: each sample is the driver's event timing on the launch stream (the fake
+    driver runs the launch on the CPU), and the result is cached under the GPU's name."""
+    from fake_driver import FakeDriver, TorchLikeStream, cuda_array
+    X, Y = _inputs()
+    with FakeDriver() as drv:
+        gx, gy = cuda_array(X), cuda_array(Y)
+        result = tune.exhaustive_search(
+            [16, 64], TorchLikeStream(5), lambda t: (ct.cdiv(1000, t),), tuned.scaled_copy,
+            lambda t: (gx, gy, 3.0, t), quiet=True)
+        timed = drv.calls_named("elapsed_us")
+        assert len(timed) == sum(m.num_samples + 2 for m in result.successes)   # + warm-ups
+        assert {d for _, d in timed} == {5}                       # the launch stream's handle
+        np.testing.assert_array_equal(Y, 3 * X)
+        assert tune_impl._device((gx,)).startswith("cuda:Fake GPU 0")

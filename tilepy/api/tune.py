@@ -174,7 +174,7 @@ def _wall_us(r: _Run) -> float:
     args = r.args_fn()
     t0 = time.perf_counter()
     _launch(r, args)
-    _sync(r.stream, args)
+    _sync(r, args)
     return (time.perf_counter() - t0) * 1e6
 
 
@@ -200,35 +200,25 @@ def _timed_cpu(r: _Run, args) -> float:
     return (time.perf_counter() - t0) * 1e6
 
 
-def _timed_gpu(r: _Run, args, infos) -> float:
-    from cuda.bindings import driver
-    from cuda.core import Device
-
+def _gpu_stream(r: _Run, infos):
+    """(driver, the cuda.core Stream the launch goes to) for arguments on a GPU."""
+    from ..host import driver as gpu_driver
     from ..launch.gpu import resolve_stream
-    dev = Device(infos[0].device_id or 0)
+    drv = gpu_driver.current()
+    dev = drv.core.Device(infos[0].device_id or 0)
     dev.set_current()
-    handle = driver.CUstream(int(resolve_stream(r.stream, infos, dev).__cuda_stream__()[1]))
-    _, start = driver.cuEventCreate(0)
-    _, end = driver.cuEventCreate(0)
-    try:
-        driver.cuEventRecord(start, handle)
-        _launch(r, args)
-        driver.cuEventRecord(end, handle)
-        driver.cuEventSynchronize(end)
-        err, ms = driver.cuEventElapsedTime(start, end)
-        if err != driver.CUresult.CUDA_SUCCESS:
-            raise RuntimeError(f"cuEventElapsedTime failed: {err}")
-        return float(ms) * 1e3
-    finally:
-        driver.cuEventDestroy(start)
-        driver.cuEventDestroy(end)
+    return drv, resolve_stream(r.stream, infos, dev, drv)
 
 
-def _sync(stream, args):
+def _timed_gpu(r: _Run, args, infos) -> float:
+    drv, stream = _gpu_stream(r, infos)
+    return drv.elapsed_us(stream, lambda: _launch(r, args))
+
+
+def _sync(r: _Run, args):
     gpu = _on_gpu(args)
     if gpu:
-        from cuda.core import Device
-        Device(gpu[0].device_id or 0).sync()
+        _gpu_stream(r, gpu)[1].sync()
 
 
 # ----------------------------------------------------------------------------- disk cache
@@ -248,9 +238,10 @@ def _describe(arg) -> str:
 def _device(args) -> str:
     gpu = _on_gpu(args)
     if gpu:
-        from cuda.core import Device
-        d = Device(gpu[0].device_id or 0)
-        return f"cuda:{d.name}:sm_{''.join(map(str, d.compute_capability))}"
+        from ..host import driver as gpu_driver
+        drv = gpu_driver.current()
+        info = drv.device_info(drv.core.Device(gpu[0].device_id or 0))
+        return f"cuda:{info['name']}:sm_{''.join(map(str, info['cc']))}"
     import platform
 
     from ..launch.cpu import current_mode
