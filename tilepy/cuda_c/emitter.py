@@ -159,9 +159,11 @@ def literal(elem, value) -> str:
         core = _shortest(np.float32(f)) + "f"
     if elem.bits == 64:
         return f"(double){core}"
-    if elem == E8M0:                   # its conversions take an explicit rounding: use bits
+    if elem in (E4M3, E5M2, E8M0):
+        # 8-bit floats from their storage bits (values and paddings are stored as the interpreter
+        # stores them: NaN and Inf paddings of e4m3 are its NaN, not a saturated conversion)
         return _float_bits(elem, np.asarray(value).astype(NUMPY_DTYPE[elem]))
-    if elem in (F16, BF16, E4M3, E5M2):
+    if elem in (F16, BF16):
         return f"tp::cvt<{c}>({core})"
     return core
 
