@@ -258,7 +258,7 @@ def e8m0_mx_quantize():
 def mma_scaled_block_scaled_matmul():
     M, N, K = 32, 16, 128
     A = rng.integers(-6, 7, (M, K)).astype(np.float32).astype(_fp8("float8_e4m3fn"))
-    B = rng.integers(-6, 7, (K, N)).astype(np.float32).astype(_fp8("float8_e5m2"))
+    B = rng.integers(-6, 7, (K, N)).astype(np.float32).astype(_fp8("float8_e4m3fn"))
     SA = (2.0 ** rng.integers(-4, 5, (M, K // 32))).astype(_fp8("float8_e8m0fnu"))
     SB = (2.0 ** rng.integers(-4, 5, (K // 32, N))).astype(_fp8("float8_e8m0fnu"))
     C = np.zeros((M, N), np.float32)

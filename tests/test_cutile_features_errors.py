@@ -39,6 +39,15 @@ def mma_scaled_bad_scale_shape(a, sa, b, sb, c):
 
 
 @ct.kernel
+def mma_scaled_mixed_fp8(a, sa, b, sb, c):
+    ta = ct.load(a, (0, 0), shape=(16, 32))
+    tb = ct.load(b, (0, 0), shape=(32, 16))
+    ssa = ct.load(sa, (0, 0), shape=(16, 1))
+    ssb = ct.load(sb, (0, 0), shape=(1, 16))
+    ct.store(c, (0, 0), ct.mma_scaled(ta, ssa, tb, ssb, ct.zeros((16, 16), ct.float32)))   # F6
+
+
+@ct.kernel
 def fp8_add(x, y):
     t = ct.load(x, (0,), shape=(32,))
     ct.store(y, (0,), t + t)   # F5
@@ -59,6 +68,10 @@ CASES = [
                                           _f8("float8_e4m3fn", (64, 16)), _f8("float8_e8m0fnu", (2, 16)),
                                           np.zeros((16, 16), np.float32)),
      ct.TileTypeError, "F4", "ct.mma_scaled", r"expected \(16, 2\)"),
+    (mma_scaled_mixed_fp8, lambda: (_f8("float8_e4m3fn", (16, 32)), _f8("float8_e8m0fnu", (16, 1)),
+                                    _f8("float8_e5m2", (32, 16)), _f8("float8_e8m0fnu", (1, 16)),
+                                    np.zeros((16, 16), np.float32)),
+     ct.TileTypeError, "F6", "ct.mma_scaled", "of one dtype"),
     (fp8_add, lambda: (_f8("float8_e5m2", 32), _f8("float8_e5m2", 32)), ct.TileTypeError, "F5", "t + t",
      "e5m2"),
 ]

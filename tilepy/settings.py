@@ -12,6 +12,7 @@ TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++
 TILEPY_LOG         comma-separated topics logged to stderr: "recompile" (every recompilation of a
                    kernel says which argument property changed), or "all".
 TILEPY_INTERPRET   "1" runs every tilepy.launch in the reference interpreter (tilepy.interpret).
+TUTORIAL_FIGURES_DIR  where the tutorials save their figures (tilepy/tools/plotting.py).
 """
 from __future__ import annotations
 
@@ -121,3 +122,8 @@ def interpret_requested() -> bool:
     """TILEPY_INTERPRET asks for the reference interpreter (read apart from `settings()`)."""
     v = getenv_fast("TILEPY_INTERPRET")
     return v is not None and v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def tutorial_figures_dir() -> str | None:
+    """TUTORIAL_FIGURES_DIR: where the tutorials save their figures (None: the default)."""
+    return os.environ.get("TUTORIAL_FIGURES_DIR") or None

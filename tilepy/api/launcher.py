@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError
+from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError, for_user
 from ..host.grid import normalize_grid
 from ..host.intake import ArrayInfo, ArrayInfoList, check_call, intake_arg
 from ..host.params import ArrayParam, ScalarParam, flat
@@ -124,7 +124,7 @@ def launch(stream, grid, kernel, args, *, backend=None):
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
     if type(args) is tuple:
         try:
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
@@ -140,11 +140,11 @@ def launch(stream, grid, kernel, args, *, backend=None):
                     try:
                         return plan.run(g, found[1], stream)
                     except TileError as e:
-                        raise e.with_traceback(None) from None
+                        raise for_user(e) from None
     try:
         return _launch(stream, grid, kernel, args)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise for_user(e) from None
 
 
 def _launch(stream, grid, kernel, args):

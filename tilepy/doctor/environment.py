@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 import sys
 
@@ -130,21 +129,8 @@ def _target(cc, drv):
     return gpu.target_and_reason(tuple(cc), drv.version(), (major, minor), tc.supported_archs)
 
 
-def find_tileiras() -> str | None:
-    found = shutil.which("tileiras")
-    if found:
-        return found
-    import importlib.util
-    spec = importlib.util.find_spec("nvidia")
-    for d in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cu13", "cuda_tileiras", "cu12"):
-            path = os.path.join(d, sub, "bin", "tileiras")
-            if os.path.exists(path):
-                return path
-    return None
-
-
 def tileiras(report):
+    from ..launch.tileiras import find_tileiras
     report.section("tileiras (NVIDIA's Tile IR compiler, optional)")
     path = find_tileiras()
     if path is None:
@@ -156,4 +142,4 @@ def tileiras(report):
     except (OSError, subprocess.SubprocessError) as e:
         version = f"does not run ({e})"
     report.line("tileiras", f"{path} ({version.strip()})")
-    report.line("used by tilepy", "not yet (tilepy compiles through NVRTC)")
+    report.line("used by tilepy", "kernel.compile(..., compiler=\"tileiras\") (launches use NVRTC)")

@@ -263,7 +263,7 @@ op(OpDef("mmaf_scaled", operands=tuple(O(n) for n in _MMA_SCALED), results=(R("r
          syntax="$lhs, $rhs, $acc, $lhs_scale, $rhs_scale : type($lhs), type($rhs), type($acc), "
                 "type($lhs_scale), type($rhs_scale)",
          constraints=(all_tiles(*_MMA_SCALED, "result"), same_type("acc", "result"),
-                      same_rank(*_MMA_SCALED), _mma_rank, _mma_shapes,
+                      same_rank(*_MMA_SCALED), _mma_rank, _mma_shapes, same_elem("lhs", "rhs"),
                       elem_in((E4M3, E5M2), "lhs", "rhs"), elem_in((F32,), "acc"),
                       elem_in((E8M0,), "lhs_scale", "rhs_scale"), _mma_scale_shapes)))
 

@@ -23,6 +23,8 @@ EIATTR_MAX_THREADS = 0x05
 EIATTR_REQNTID = 0x10
 EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
+EIATTR_KPARAM_INFO_V2 = 0x45      # tileiras' cubins: u32 index, u16 ordinal, u16 offset, u16 size,
+#                                   then the pointee's alignment and address space
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,9 @@ def kernel_info(cubin: bytes, name: str) -> KernelInfo:
         if attr == EIATTR_KPARAM_INFO:
             _, ordinal, offset, word = struct.unpack_from("<IHHI", v)
             out.params.append(Param(ordinal, offset, word >> 18))
+        elif attr == EIATTR_KPARAM_INFO_V2:
+            _, ordinal, offset, size = struct.unpack_from("<IHHH", v)
+            out.params.append(Param(ordinal, offset, size))
         elif attr == EIATTR_MAX_THREADS:
             out.max_threads = struct.unpack_from("<III", v)
         elif attr == EIATTR_REQNTID:

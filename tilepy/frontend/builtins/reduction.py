@@ -196,9 +196,9 @@ def _scale_shape(t: Tile, k_axis: int) -> tuple:
 def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
     sa, sb = _mm_tile(x_scale, "x_scale"), _mm_tile(y_scale, "y_scale")
-    if a.dtype not in _SCALED_INPUTS or b.dtype not in _SCALED_INPUTS:
-        raise TileTypeError(f"mma_scaled(): x and y must be float8_e4m3fn or float8_e5m2 tiles "
-                            f"(got {a.dtype.name} and {b.dtype.name})")
+    if a.dtype not in _SCALED_INPUTS or b.dtype != a.dtype:
+        raise TileTypeError(f"mma_scaled(): x and y must be float8_e4m3fn or float8_e5m2 tiles of "
+                            f"one dtype (got {a.dtype.name} and {b.dtype.name})")
     if sa.dtype != D.float8_e8m0fnu or sb.dtype != D.float8_e8m0fnu:
         raise TileTypeError(f"mma_scaled(): fp8 inputs take float8_e8m0fnu scales (got "
                             f"{sa.dtype.name} and {sb.dtype.name})")
