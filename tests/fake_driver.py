@@ -296,6 +296,15 @@ class FakeDriver:
         return {"name": dev.name, "cc": dev.compute_capability, "sms": 4, "clock_mhz": 1000,
                 "memory_clock_mhz": 1000, "bus_width": 256, "memory": 1 << 30}
 
+    def elapsed_us(self, stream, run) -> float:
+        """The wall clock around `run()` and a sync of `stream` (the launch runs on the CPU)."""
+        import time
+        self.log("elapsed_us", stream.handle)
+        t0 = time.perf_counter()
+        run()
+        stream.sync()
+        return (time.perf_counter() - t0) * 1e6
+
     def alloc(self, nbytes: int) -> int:
         mem = np.zeros(max(1, nbytes), np.uint8)
         self.memory[mem.ctypes.data] = mem

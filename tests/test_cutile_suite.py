@@ -5,10 +5,9 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from cutile_cases import compile_case, run_case
 from cutile_kernels import (control, elementwise, indexing, layernorm, matmul, reductions,
                             softmax, transpose)
-from tilepy.api.compiler import compile_for_args
-from tilepy.launch.nvrtc import compile_cubin
 
 rng = np.random.default_rng(2024)
 CASES = {}
@@ -260,17 +259,10 @@ def early_return_and_static_iter():
 @pytest.mark.parametrize("name", list(CASES))
 def test_cutile_kernel_matches_numpy(name, mode):
     """fast: one thread per block; faithful: the block's 128 threads with real barriers."""
-    kernel, grid, args, check = CASES[name]()
-    with ct.cpu_mode(mode):
-        ct.launch(None, grid, kernel, args)
-    check()
+    run_case(CASES[name](), mode)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_cutile_kernel_compiles_with_nvrtc(name, arch):
-    kernel, grid, args, _ = CASES[name]()
-    ck = compile_for_args(kernel, args)
-    cubin = compile_cubin(ck.compile_source(), arch, ck.name)
-    assert cubin.data[:4] == b"\x7fELF"
-    assert cubin.resource_usage().get("registers", 0) > 0, cubin.log
+    compile_case(CASES[name](), arch)

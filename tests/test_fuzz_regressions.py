@@ -31,6 +31,14 @@ def op_case(op: str, operands: list[tuple[str, list]], dst: str, loads=False, **
                 (1, 1), set(), {})
 
 
+def padded_copy(elem: str, padding: str) -> Case:
+    """A load of 3 elements as a 4-element tile padded with `padding`, stored whole."""
+    arrays = [ArraySpec("in0", elem, (3,), (4,), "in", padding=padding, flip=(False,),
+                        values=[1.0, -2.0, 0.5]),
+              ArraySpec("out0", elem, (4,), (4,), "out")]
+    return Case(arrays, [(0, 0)], [], [(0, 1)], (1, 1), set(), {})
+
+
 I1 = [True, False, True, False]
 FOUND = {
     # runtime.h read i1 as 0/1 for signed ops (spec 8.8.1: signed i1 is 0/-1)
@@ -73,6 +81,11 @@ FOUND = {
     # 16-bit products were computed in (signed) int: overflow is undefined behavior in C++
     "muli i16 wraps": op_case("muli", [("i16", [-1, 32767, -32768, 300]),
                                        ("i16", [-1, 32767, -32768, 300])], "i16"),
+    # fp8 paddings were converted (saturating: NaN -> 448 for e4m3) instead of stored as the
+    # interpreter stores them (e4m3's NaN)
+    "e4m3 nan padding": padded_copy("e4m3", "nan"),
+    "e4m3 inf padding": padded_copy("e4m3", "pos_inf"),
+    "e5m2 -inf padding": padded_copy("e5m2", "neg_inf"),
 }
 
 

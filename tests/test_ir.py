@@ -164,7 +164,9 @@ def test_builder_checks_op_specific_attribute_values():
     with pytest.raises(TileTypeError, match=r"addf: flush_to_zero is only supported for f32 \(got f16\)"):
         b.value("addf", h, h, flush_to_zero=True)
     with pytest.raises(TileTypeError, match=r"ftof: attribute 'rounding_mode' must be one of nearest_even"):
-        b.value("ftof", x, rounding_mode="zero", result_types=[h.type])
+        b.value("ftof", x, rounding_mode="negative_inf", result_types=[h.type])
+    with pytest.raises(TileTypeError, match=r"ftof: conversions into f16 take rounding<nearest_even>"):
+        b.value("ftof", x, rounding_mode="zero", result_types=[h.type])      # e8m0 targets only
     i = const(b, I32, (4,))
     with pytest.raises(TileTypeError, match="negative_inf rounding is not valid with unsigned"):
         b.value("divi", i, i, signedness="unsigned", rounding="negative_inf")

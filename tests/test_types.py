@@ -73,10 +73,11 @@ def test_element_sizes_and_ranges():
     from tilepy.types import ELEMENT_TYPES, I8
     sizes = {n: e.bits for n, e in ELEMENT_TYPES.items()}
     assert sizes == {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16,
-                     "f32": 32, "f64": 64, "tf32": 32, "e4m3": 8, "e5m2": 8}
+                     "f32": 32, "f64": 64, "tf32": 32, "e4m3": 8, "e5m2": 8, "e8m0": 8}
     assert I8.int_range(True) == (-128, 127) and I8.int_range(False) == (0, 255)
     assert I1.int_range(True) == (-1, 0) and I1.int_range(False) == (0, 1)
-    assert [e.name for e in ELEMENT_TYPES.values() if e.alternative] == ["bf16", "tf32", "e4m3", "e5m2"]
+    assert [e.name for e in ELEMENT_TYPES.values() if e.alternative] == ["bf16", "tf32", "e4m3", "e5m2",
+                                                                         "e8m0"]
     assert element_type("f8E5M2").name == "e5m2" and element_type("fp8e4m3fn") is E4M3
 
 

@@ -13,16 +13,19 @@ from .version import __version__  # noqa: F401
 
 _ERRORS = ("TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
            "TileUnsupportedFeatureError", "TileInternalError", "TileCompileError",
+           "TileCompilerTimeoutError",
            "TileLaunchError", "TileVerificationError", "TileRecursionError",
            "TileStaticEvalError", "TileStaticAssertionError", "StaticException")
 _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "float16", "bfloat16", "float32", "float64", "tfloat32", "float8_e4m3fn",
-           "float8_e5m2")
+           "float8_e5m2", "float8_e8m0fnu")
 # public name -> the module that defines it (builtins not listed here come from frontend.api)
 _LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
          **{n: "tilepy.types.dtype" for n in _DTYPES},
          "Kernel": "tilepy.api.kernel", "kernel": "tilepy.api.kernel",
-         "function": "tilepy.api.kernel", "cpu_mode": "tilepy.launch.cpu"}
+         "function": "tilepy.api.kernel", "cpu_mode": "tilepy.launch.cpu",
+         "compiler_timeout": "tilepy.launch.timeout"}
+_SUBMODULES = ("tune",)                 # `tilepy.tune.exhaustive_search` without an import
 _API = "tilepy.frontend.api"
 
 
@@ -49,6 +52,8 @@ def launch(stream, grid, kernel, args, **kw):
 
 
 def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
     module = _LAZY.get(name)
     if module is None:
         if name == "__all__":
@@ -69,4 +74,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_api_names()))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | set(_api_names()))

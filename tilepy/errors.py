@@ -251,6 +251,9 @@ class TileCompileError(TileError):
         return f"{base}\n--- compiler log ---\n{self.log}" if self.log else base
 
 
+class TileCompilerTimeoutError(TileCompileError):
+    """Compiling a kernel took longer than `tilepy.compiler_timeout(...)` allows (cuTile's name)."""
+
 class TileLaunchError(TileError):
     """A launch failed at run time (bad arguments for the backend, a device error, a deadlock)."""
 

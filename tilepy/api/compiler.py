@@ -84,9 +84,9 @@ def tile_ir(kernel, key, params) -> Module:
 
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
-    from ..host.params import ArrayParam
+    from ..host.params import ArrayParam, expand
     args, out = iter(module.entry().body.block.args), []
-    for p in params:
+    for p in expand(params):
         c = p.c_params()
         if c:
             first = next(args)

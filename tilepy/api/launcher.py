@@ -15,8 +15,8 @@ import ctypes
 
 from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError, for_user
 from ..host.grid import normalize_grid
-from ..host.intake import ArrayInfo, check_call, intake
-from ..host.params import ArrayParam, ScalarParam
+from ..host.intake import ArrayInfo, ArrayInfoList, check_call, intake_arg
+from ..host.params import ArrayParam, ScalarParam, flat
 from ..launch import dispatch
 from ..launch.cpu import _mode_override
 from ..launch.dispatch import CpuPlan, grid3, plans_of, signature
@@ -55,7 +55,7 @@ def pack_args(params, infos, slots: list | None = None) -> list:
     """ctypes values for the kernel's C parameters, in order (see ArrayParam.c_params). With
     `slots`, appends per kernel argument (index of its first C value, converter) or None."""
     values = []
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if isinstance(p, ArrayParam):
             if slots is not None:
                 slots.append((len(values), None))
@@ -80,7 +80,9 @@ def pack_args(params, infos, slots: list | None = None) -> list:
 # ----------------------------------------------------------------------------- checks
 def check_devices(infos, names) -> tuple[str, int | None]:
     """The one device all array arguments are on: ("cpu", 0) or ("cuda", ordinal)."""
-    arrays = [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]
+    arrays = [(f"{n}[{j}]", x) for n, i in zip(names, infos) if isinstance(i, ArrayInfoList)
+              for j, x in enumerate(i)]
+    arrays += [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]
     kinds = {i.device for _, i in arrays}
     if len(kinds) > 1:
         desc = ", ".join(f"'{n}' on {i.device}" for n, i in arrays)
@@ -102,7 +104,7 @@ def check_outputs(ck, params, infos):
     if stored is None:
         from ..ir.writes import stored_arrays
         stored = ck.__dict__["_tp_stored"] = stored_arrays(ck.module)
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if not isinstance(p, ArrayParam) or p.name not in stored:
             continue
         if info.readonly:
@@ -152,7 +154,7 @@ def _launch(stream, grid, kernel, args):
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
     consumer = consumer_stream(stream, args)
-    infos = [_intake(a, n, consumer) for a, n in zip(args, names)] + list(args[len(names):])
+    infos = [intake_arg(a, n, consumer) for a, n in zip(args, names)] + list(args[len(names):])
     device, _ = check_devices(infos, names)
     if device == "cpu" and stream is not None:
         if is_cuda_stream(stream):
@@ -169,6 +171,7 @@ def _launch(stream, grid, kernel, args):
     check_outputs(ck, params, infos)
     slots: list = []
     values = pack_args(params, infos, slots)
+    infos = [i for _, i in flat(params, infos)]     # per slot: array lists expanded
     if device == "cuda":
         plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots)
     else:
@@ -201,6 +204,3 @@ def _cpu_mode():
     return _mode_override.get() or (getenv_fast("TILEPY_CPU_MODE") or "fast").strip().lower()
 
 
-def _intake(a, name, consumer=None):
-    info = intake(a, name, consumer)
-    return a if info is None else info

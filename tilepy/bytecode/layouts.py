@@ -16,7 +16,7 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
 - `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
 - `pow` is NVIDIA's `fpowf`.
-Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca, mmaf_scaled,
+Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,
 gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
 row because tilepy has no op to write.
 """
@@ -76,6 +76,7 @@ def _rows() -> dict[str, Layout]:
         "int_to_ptr": (51, "int_to_ptr"), "iota": (58, "iota"), "log2": (64, "log2"),
         "log": (63, "log"), "make_partition_view": (66, "make_partition_view"),
         "make_token": (68, "make_token"), "mmaf": None, "mulhii": (77, "mulhii"),
+        "mmaf_scaled": (114, "mmaf_scaled"),     # 13.3: lhs, rhs, acc, lhs_scale, rhs_scale
         "negf": (79, "negf"), "offset": (81, "offset"), "ori": (82, "ori"),
         "pack": (111, "pack"), "ptr_to_int": (86, "ptr_to_int"),
         "ptr_to_ptr": (87, "ptr_to_ptr"), "remf": (89, "remf"), "reshape": (91, "reshape"),

@@ -4,19 +4,20 @@ An accumulator in an MmaAcc layout (lowering/assign_layouts.py) takes `tp::mma_t
 tensorcore.h: its operands are shared-memory operands (`tp::SmemOp`) when the K-loop pipeline
 (lowering/pipeline.py) already put them there, else register tiles that the template stages into
 the scratch buffer. Any other accumulator layout (tiles too small for whole 16 x 8 fragments)
-takes the generic shared-memory template `tp::mma`.
+takes the generic shared-memory template `tp::mma` (batched too).
 
-Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8; flags:
+Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8, 5 e4m3 and
+6 e5m2 (tensor cores on sm_89 and newer, multiply-adds in float before); flags:
 bit 0 / 1 lhs / rhs signed (mmai), bit 2 / 3 round lhs / rhs to tf32 while loading fragments.
 """
 from __future__ import annotations
 
 from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
-from ..types import BF16, F16, F32, F64, I8, TF32, TileType
+from ..types import BF16, E4M3, E5M2, F16, F32, F64, I8, TF32, TileType
 from .emitter import EMIT, EmitContext, _bytes
 
-KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4}
+KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4, E4M3: 5, E5M2: 6}
 
 
 def mma_kind(op) -> tuple[int, int]:
@@ -61,13 +62,28 @@ def emit_mma(ctx: EmitContext, op):
                    f"{flags}>({ea}, {eb}, {ctx(op.acc)}, {'tp_smem' if scratch else 'nullptr'});",
                    op.loc)
         return
-    if a.rank != 2:
-        raise TileUnsupportedFeatureError("batched (3-d) mma of tiles too small for tensor-core "
-                                          "fragments is not supported by the CUDA C++ backend yet")
     ctx.need_smem((a.numel + b.numel) * _bytes(a))
-    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma<{m}, {n}, {k}, {flags}>({ctx(op.lhs)}, "
-               f"{ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma<{m}, {n}, {k}, {flags}, {batch}>("
+               f"{ctx(op.lhs)}, {ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
 
 
-EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma}
+def emit_mma_scaled(ctx: EmitContext, op):
+    """mma_scaled.h: the operands times their scales (staged through shared memory), then the
+    generic float mma."""
+    a, b = op.lhs.type, op.rhs.type
+    if min(a.numel, b.numel, op.acc.type.numel, op.lhs_scale.type.numel,
+           op.rhs_scale.type.numel) == 1:
+        raise TileUnsupportedFeatureError("mma_scaled with single-element operands or scales is "
+                                          "not supported by the CUDA C++ backend yet")
+    batch = a.shape[0] if a.rank == 3 else 1
+    (m, k), n = a.shape[-2:], b.shape[-1]
+    scales = op.lhs_scale.type.numel + op.rhs_scale.type.numel     # floats, then the operands
+    ctx.need_smem(4 * max(scales, a.numel + b.numel))
+    name = ctx.define(op.result)
+    args = ", ".join(ctx(v) for v in (op.lhs, op.rhs, op.acc, op.lhs_scale, op.rhs_scale))
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_scaled<{m}, {n}, {k}, {batch}>("
+               f"{args}, tp_smem);", op.loc)
+
+
+EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma, "mmaf_scaled": emit_mma_scaled}
 EMIT.update(EMIT_MMA)

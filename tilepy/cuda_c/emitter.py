@@ -17,7 +17,8 @@ from ..ir import Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
-from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
+from ..types import (CPP_TYPE, E4M3, E5M2, E8M0, F16, NUMPY_DTYPE, BF16, I1, PartitionViewType,
+                     PtrType, TensorViewType, TileType)
 from .layout_types import layout_type
 from .writer import Writer
 
@@ -117,12 +118,7 @@ class EmitContext:
 
 
 # ---------------------------------------------------------------------------- C++ spelling
-_NO_CPP_TYPE = ("e4m3", "e5m2")      # runtime.h has no fp8 types yet
-
-
 def _cpp(e) -> str:
-    if e.name in _NO_CPP_TYPE:
-        raise TileUnsupportedFeatureError(f"{e} values are not supported by the CUDA C++ backend yet")
     return CPP_TYPE[e]
 
 
@@ -178,6 +174,10 @@ def literal(elem, value) -> str:
         core = _shortest(np.float32(f)) + "f"
     if elem.bits == 64:
         return f"(double){core}"
+    if elem in (E4M3, E5M2, E8M0):
+        # 8-bit floats from their storage bits (values and paddings are stored as the interpreter
+        # stores them: NaN and Inf paddings of e4m3 are its NaN, not a saturated conversion)
+        return _float_bits(elem, np.asarray(value).astype(NUMPY_DTYPE[elem]))
     if elem in (F16, BF16):
         return f"tp::cvt<{c}>({core})"
     return core
@@ -226,24 +226,40 @@ def _functor(op: Operation) -> str:
     return f"tp::op::{n}<{', '.join(args)}>{{}}" if args else f"tp::op::{n}{{}}"
 
 
-ELEMENTWISE_UNSUPPORTED_ATTRS = ("rounding_mode", "flush_to_zero")
+# Rounding modes with a functor of their own (modifiers.h; into e8m0: fp8.h): (op, mode) -> functor.
+_ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
+            ("ftof", "zero"): "to_e8m0<false>", ("ftof", "positive_inf"): "to_e8m0<true>",
+            ("sqrt", "approx"): "sqrt_approx", ("tanh", "approx"): "tanh_approx",
+            ("tanh", "full"): "tanh"}
+
+
+def _modified(op: Operation, functor: str) -> str:
+    """The functor with the op's float modifiers applied: a rounding mode's own functor, then
+    flush_to_zero around it."""
+    mode = op.attrs.get("rounding_mode")
+    if mode not in (None, "nearest_even"):
+        name = _ROUNDED.get((op.name, mode))
+        if name is None:
+            raise TileUnsupportedFeatureError(f"{op.name} with rounding_mode={mode} is not "
+                                              f"supported by the CUDA C++ backend yet")
+        functor = f"tp::op::{name}{{}}"
+    if op.attrs.get("flush_to_zero"):
+        functor = f"tp::op::ftz<{functor[:-2]}>{{}}"
+    return functor
 
 
 def emit_elementwise(ctx: EmitContext, op: Operation):
-    for a in ELEMENTWISE_UNSUPPORTED_ATTRS:
-        if op.attrs.get(a) not in (None, False, "nearest_even"):
-            raise TileUnsupportedFeatureError(f"{op.name} with {a}={op.attrs[a]} is not supported by "
-                                              f"the CUDA C++ backend yet")
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
     tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
-            (names & {"e4m3", "e5m2", "tf32"} and not tf32_cvt):
-        raise TileUnsupportedFeatureError(f"{op.name} on tf32/fp8 types is not supported by the CUDA "
-                                          f"C++ backend yet")
+            ("tf32" in names and not tf32_cvt) or ({"e4m3", "e5m2"} <= names):
+        raise TileUnsupportedFeatureError(f"{op.name} on {' and '.join(sorted(names))} is not "
+                                          f"supported by the CUDA C++ backend yet")
     args = ", ".join(ctx(v) for v in op.operands)
     r = op.result
     name = ctx.define(r)
-    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_functor(op)}, {args});", op.loc)
+    ctx.w.line(f"const {ctx.ty(r)} {name} = tp::ew({_modified(op, _functor(op))}, {args});",
+               op.loc)
 
 
 # ---------------------------------------------------------------------------- other ops

@@ -251,6 +251,13 @@ def mma(x, y, /, acc, *, use_fast_acc=False):
 
 
 @_stub
+def mma_scaled(x, x_scale, y, y_scale, /, acc):
+    """Block-scaled x @ y + acc (cuTile): fp8 x and y, float8_e8m0fnu scales, one per 32
+    elements along K (x_scale [..., M, K/32], y_scale [..., K/32, N]), float32 acc:
+    result[i, j] = acc[i, j] + sum_k x[i, k] * x_scale[i, k // 32] * y[k, j] * y_scale[k // 32, j]."""
+
+
+@_stub
 def matmul(x, y, /):
     """x @ y in the promoted dtype of the inputs."""
 

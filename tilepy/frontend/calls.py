@@ -16,6 +16,7 @@ import operator
 from ..errors import TileError, TileRecursionError, TileSyntaxError, TileTypeError, \
     TileUnsupportedFeatureError, TileValueError, current_loc
 from ..types import DType
+from ..types.dtype import foreign
 from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
@@ -70,10 +71,12 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     if is_builtin(fn):
         with tr.ctx.call_args(_arg_locs(tr, fn, arg_nodes, kw_nodes)):
             return call_builtin(tr.ctx, fn, args, kwargs)
-    if isinstance(fn, DType):
+    dtype = foreign(fn) if isinstance(fn, (DType, type)) else None
+    if dtype is not None:                      # tilepy.float32(x), np.float32(x)
         if len(args) != 1 or kwargs:
-            raise TileTypeError(f"{fn}(...) takes exactly one value")
-        return dtype_call(tr.ctx, fn, args[0])
+            raise TileTypeError(f"{fn.__name__ if isinstance(fn, type) else fn}(...) takes "
+                                f"exactly one value")
+        return dtype_call(tr.ctx, dtype, args[0])
     if isinstance(fn, LocalFunction):
         return inline_call(tr, fn, fn.scope, args, kwargs)
     from .kernel import KernelFunction

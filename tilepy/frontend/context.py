@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from ..errors import Loc, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
-from ..host.params import ArrayParam, ConstParam, ScalarParam  # noqa: F401  (re-exported)
-from .values import Array, Tile
+from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  # noqa: F401
+from .values import Array, ArrayList, Tile
 
 
 def _at(flags: tuple, i: int) -> bool:
@@ -51,6 +51,8 @@ class KernelContext:
         for p in params:
             if isinstance(p, ArrayParam):
                 bound[p.name] = self._array(p, args)
+            elif isinstance(p, ArrayListParam):
+                bound[p.name] = ArrayList(self._array(q, args) for q in p.items)
             elif isinstance(p, ScalarParam):
                 bound[p.name] = Tile(next(args), p.dtype)
             else:
@@ -86,6 +88,8 @@ class KernelContext:
         if hit is not None:
             return hit
         pv_type = PartitionViewType(tuple(shape), a.view.type, dim_map, padding)
+        if a.local:
+            return self.b.value("make_partition_view", a.view, result_types=[pv_type])
         op = make_op("make_partition_view", a.view, result_types=[pv_type])
         self.entry_block.ops.insert(self.prologue_end, op)
         op.parent = self.entry_block

@@ -123,7 +123,7 @@ def _class(cls) -> str | None:
 
 
 def _library_value(v) -> str | None:
-    """tilepy dtypes and kernels, numpy dtypes and scalars."""
+    """tilepy dtypes and kernels, numpy dtypes and scalars, torch dtypes."""
     from ..types.dtype import DType
     if isinstance(v, DType):
         return f"dtype:{v.name}"
@@ -131,6 +131,8 @@ def _library_value(v) -> str | None:
     if isinstance(v, KernelFunction):
         fn, opts = fingerprint(v.func), fingerprint(v.options)
         return None if fn is None or opts is None else f"kernel:{fn}:{opts}"
+    if type(v).__name__ == "dtype" and type(v).__module__ == "torch":
+        return f"torchdtype:{v}"
     np = sys.modules.get("numpy")
     if np is not None:
         if isinstance(v, np.dtype):

@@ -16,13 +16,15 @@ import numpy as np
 from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
-from ..host.params import ArrayParam, ConstParam, ScalarParam
+from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
 
 ALIGN = 16
 
 
 def param_for(name: str, info, constant: bool):
-    from ..host.intake import ArrayInfo
+    from ..host.intake import ArrayInfo, ArrayInfoList
+    if isinstance(info, ArrayInfoList) and not constant:
+        return _array_list(name, info)
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
@@ -51,19 +53,32 @@ def param_for(name: str, info, constant: bool):
                         f"parameter tilepy.Constant[...]")
 
 
+def _array_list(name: str, infos) -> ArrayListParam:
+    items = tuple(param_for(f"{name}_{i}", info, False) for i, info in enumerate(infos))
+    kinds = {(p.dtype, p.ndim) for p in items}
+    if len(kinds) > 1:
+        desc = ", ".join(f"{p.dtype.name} {p.ndim}-d" for p in items)
+        raise TileTypeError(f"argument '{name}': the arrays of a list must have one dtype and "
+                            f"rank (got {desc})")
+    return ArrayListParam(name, items)
+
+
 def mark_disjoint(params: list, infos: list) -> list:
     """Array params whose memory overlaps no other array argument's get `disjoint=True` (the
     lowering then needs no barriers between accesses to them and to the other arrays)."""
     import dataclasses
 
     from ..host.intake import byte_extent, disjoint_flags
-    arrays = [i for i, p in enumerate(params) if isinstance(p, ArrayParam)]
-    flags = disjoint_flags([(infos[i].ptr, byte_extent(infos[i])) for i in arrays])
-    out = list(params)
-    for i, disjoint in zip(arrays, flags):
-        if disjoint:
-            out[i] = dataclasses.replace(params[i], disjoint=True)
-    return out
+    arrays = [(p, info) for p, info in flat(params, infos) if isinstance(p, ArrayParam)]
+    flags = disjoint_flags([(info.ptr, byte_extent(info)) for _, info in arrays])
+    alone = {p.name for (p, _), disjoint in zip(arrays, flags) if disjoint}
+
+    def mark(p):
+        if isinstance(p, ArrayListParam):
+            return dataclasses.replace(p, items=tuple(mark(q) for q in p.items))
+        return dataclasses.replace(p, disjoint=True) if isinstance(p, ArrayParam) and \
+            p.name in alone else p
+    return [mark(p) for p in params]
 
 
 def _flags(fl) -> str:
@@ -74,6 +89,9 @@ def _flags(fl) -> str:
 
 def param_key(p) -> tuple:
     """The specialization key of one parameter: (name, property, value) triples."""
+    if isinstance(p, ArrayListParam):
+        return ((p.name, "kind", "array list"), (p.name, "length", len(p.items)),
+                *(t for q in p.items for t in param_key(q)))
     if isinstance(p, ArrayParam):
         return ((p.name, "kind", "array"), (p.name, "dtype", p.dtype.name),
                 (p.name, "rank", p.ndim), (p.name, "unit-stride", _flags(p.unit_stride)),

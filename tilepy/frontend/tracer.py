@@ -23,7 +23,7 @@ from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
-from .values import Array, Tile, type_name
+from .values import Array, ArrayList, Tile, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -278,6 +278,9 @@ class FunctionTracer:
             raise TileTypeError("arrays cannot be indexed in kernels; use tilepy.load()/store() or "
                                 "tilepy.gather()/scatter()")
         index = self.expr(node.slice)
+        if isinstance(index, Tile) and isinstance(obj, ArrayList):
+            from .array_list import select_array
+            return select_array(self.ctx, obj, index)
         if isinstance(index, Tile):
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:

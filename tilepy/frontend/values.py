@@ -50,14 +50,25 @@ class Array:
     strides: tuple                        # per dim: Value or int (1 when specialized unit stride)
     view: Value | None = None             # tensor_view, built in the kernel prologue
     partitions: dict = field(default_factory=dict)   # (tile shape, dim_map, padding) -> Value
+    local: bool = False                   # view made in the body (an ArrayList item chosen at
+                                          # run time): its partition views are made there too
 
     def __repr__(self) -> str:
         return f"Array[{self.dtype.name},{self.ndim}d]"
 
 
+class ArrayList(tuple):
+    """A list (or tuple) of arrays passed as one kernel argument: a tuple of `Array`s of one
+    dtype and rank. `len()` and constant indices are plain tuple operations; a runtime index
+    selects among the items' pointers, shapes and strides (frontend/array_list.py)."""
+
+    def __repr__(self) -> str:
+        return f"ArrayList[{len(self)} x {self[0]!r}]"
+
+
 def type_name(v) -> str:
     """How a value's type is named in error messages."""
-    if isinstance(v, (Tile, Array)):
+    if isinstance(v, (Tile, Array, ArrayList)):
         return repr(v)
     if isinstance(v, bool):
         return "bool constant"

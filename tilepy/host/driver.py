@@ -130,6 +130,16 @@ class CoreDriver:
                 "bus_width": p.global_memory_bus_width,
                 "memory": int(_check(driver.cuDeviceTotalMem(dev.device_id), "cuDeviceTotalMem"))}
 
+    def elapsed_us(self, stream, run) -> float:
+        """Microseconds between two timing events recorded on `stream` around `run()` (what
+        tilepy.tune measures of a launch)."""
+        opts = self.core.EventOptions(enable_timing=True)
+        start = stream.record(options=opts)
+        run()
+        end = stream.record(options=opts)
+        end.sync()
+        return float(end - start) * 1e3
+
     def alloc(self, nbytes: int) -> int:
         """Device memory in the current context (`python -m tilepy doctor`'s own arrays)."""
         from cuda.bindings import driver

@@ -256,13 +256,42 @@ def intake(obj, name: str = "", consumer=None) -> ArrayInfo | None:
     return None
 
 
+class ArrayInfoList(tuple):
+    """The ArrayInfos of a list (or tuple) of arrays passed as one argument."""
+
+
+def intake_arg(obj, name: str = "", consumer=None):
+    """What a kernel argument is to the specializer: an ArrayInfo, an ArrayInfoList for a
+    non-empty list or tuple whose items are all arrays, else the value itself."""
+    info = intake(obj, name, consumer)
+    if info is not None:
+        return info
+    if isinstance(obj, (list, tuple)) and obj:
+        items = [intake(x, f"{name}[{i}]", consumer) for i, x in enumerate(obj)]
+        if all(i is not None for i in items):
+            return ArrayInfoList(items)
+    return obj
+
+
+def host_view(info: ArrayInfo) -> np.ndarray | None:
+    """A numpy view of a CPU array's memory (numpy arrays are their own; a torch CPU tensor or
+    DLPack array gets one built from its pointer, shape and strides); None off the CPU."""
+    if info.host_array is not None or info.device != "cpu":
+        return info.host_array
+    dt = info.dtype.numpy
+    if 0 in info.shape:
+        return np.zeros(info.shape, dt)
+    span = 1 + sum((d - 1) * s for d, s in zip(info.shape, info.strides))
+    raw = (ctypes.c_char * (span * dt.itemsize)).from_address(info.ptr)
+    flat = np.frombuffer(raw, dtype=dt)
+    return np.lib.stride_tricks.as_strided(flat, info.shape,
+                                           tuple(s * dt.itemsize for s in info.strides))
+
+
 def infos_for(args) -> list:
-    """Per argument: its ArrayInfo, or the value itself (scalars, constants)."""
-    out = []
-    for a in args:
-        info = intake(a)
-        out.append(a if info is None else info)
-    return out
+    """Per argument: its ArrayInfo (an ArrayInfoList for a list of arrays), or the value
+    itself (scalars, constants)."""
+    return [intake_arg(a) for a in args]
 
 
 def check_call(kernel, args):

@@ -30,6 +30,33 @@ class ArrayParam:
 
 
 @dataclass(frozen=True)
+class ArrayListParam:
+    """A list (or tuple) of arrays as one argument: each item is an array parameter of its own
+    (named `<name>_<i>`), all of one dtype and rank; the length is part of the specialization."""
+    name: str
+    items: tuple[ArrayParam, ...]
+
+    def c_params(self) -> list[tuple[str, object]]:
+        return [c for p in self.items for c in p.c_params()]
+
+
+def expand(params):
+    """The params with every array list replaced by its items."""
+    for p in params:
+        yield from p.items if isinstance(p, ArrayListParam) else (p,)
+
+
+def flat(params, infos):
+    """(param, info) pairs with every array list expanded into its items' pairs: what crosses
+    the kernel boundary, one entry per array or scalar."""
+    for p, info in zip(params, infos):
+        if isinstance(p, ArrayListParam):
+            yield from zip(p.items, info)
+        else:
+            yield p, info
+
+
+@dataclass(frozen=True)
 class ScalarParam:
     name: str
     dtype: DType

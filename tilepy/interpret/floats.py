@@ -58,9 +58,23 @@ def to_f64(a: np.ndarray) -> np.ndarray:
 def encode(x: np.ndarray, elem) -> np.ndarray:
     """Storage array of float64 values that are already representable in `elem`."""
     x = np.asarray(x, dtype=np.float64)
-    if elem in (E.BF16, E.E4M3, E.E5M2):
+    if elem in (E.BF16, E.E4M3, E.E5M2, E.E8M0):
         return x.astype(np.float32).astype(storage(elem))   # exact: the value is representable
     return x.astype(storage(elem))
+
+
+def round_e8m0(x, mode: str) -> np.ndarray:
+    """float64 values into e8m0 (powers of two 2^-127..2^127) rounding toward zero or +inf,
+    saturating to that range (+inf gives 2^127); zero, negative values and NaN have no e8m0 value
+    and give NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.full(x.shape, np.nan)
+    pos = np.isfinite(x) & (x > 0)
+    m, e = np.frexp(x[pos])                      # x = m * 2^e, 0.5 <= m < 1
+    k = e - 1 + ((m != 0.5) if mode == "positive_inf" else 0)
+    out[pos] = np.ldexp(1.0, np.clip(k, -127, 127))
+    out[np.isposinf(x)] = 2.0 ** 127
+    return out
 
 
 def round_f64(x, elem, mode: str = "nearest_even", satfinite: bool | None = None) -> np.ndarray:

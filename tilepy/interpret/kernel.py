@@ -4,19 +4,20 @@ from __future__ import annotations
 import weakref
 
 from ..errors import TileError, TileValueError, for_user
-from ..host.intake import ArrayInfo, check_call, infos_for
-from ..host.params import ArrayParam, ScalarParam
+from ..host.intake import ArrayInfo, check_call, host_view, infos_for
+from ..host.params import ArrayParam, ScalarParam, flat
 
 
 def flat_args(params, infos) -> list:
     """One value per entry parameter, in ArrayParam.c_params order."""
     out = []
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if isinstance(p, ArrayParam):
-            if info.host_array is None:
+            host = host_view(info)
+            if host is None:
                 raise TileValueError(f"argument '{p.name}': the interpreter runs on the CPU and "
                                      f"needs host (CPU) arrays (got a {info.device} array)")
-            out.append(info.host_array)
+            out.append(host)
             out += [int(s) for s in info.shape]
             out += [int(st) for i, st in enumerate(info.strides) if not p.unit_stride[i]]
         elif isinstance(p, ScalarParam):
@@ -41,7 +42,7 @@ def run_compiled(module, grid, params, infos, **kw):
     """Interpret a kernel's module on already-intaken arguments (`tilepy.launch`'s hook)."""
     from ..ir.writes import stored_arrays
     from .run import run
-    for p, info in zip(params, infos):
+    for p, info in flat(params, infos):
         if isinstance(p, ArrayParam) and isinstance(info, ArrayInfo) and info.readonly \
                 and p.name in stored_arrays(module):
             raise TileValueError(f"argument '{p.name}' is read-only but the kernel stores to it")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import TileValueError
+from .values import expand_scales
 
 MAX_REASONS = 4
 
@@ -102,8 +103,11 @@ def _rule(ex, op, inputs, outputs):
         return lambda m: HANDLERS[name](ex, op, m)
     if name in ("reduce", "scan"):
         return lambda m: _fold(op, m, len(outputs))
-    if name in ("mmaf", "mmai"):
+    if name in ("mmaf", "mmai", "mmaf_scaled"):
         def mma(m):
+            if name == "mmaf_scaled":                  # a scale's lanes reach its whole block
+                sa, sb = expand_scales(m[3], m[4])
+                m = [m[0] | sa, m[1] | sb, m[2]]
             a, b, c = (x.astype(np.int64) for x in m)
             return [(np.matmul(a, np.ones_like(b)) > 0) | (np.matmul(np.ones_like(a), b) > 0)
                     | (c > 0)]

@@ -20,7 +20,7 @@ from ..types import PtrType
 from ..types import element as E
 from . import floats as F
 from .arith import handler
-from .values import as_signed, as_unsigned, storage_dtype, wrap
+from .values import as_signed, as_unsigned, expand_scales, storage_dtype, wrap
 
 
 def dense_storage(dv, elem, shape) -> np.ndarray:
@@ -184,6 +184,16 @@ def mmaf(ex, op, args):
     with np.errstate(all="ignore"):
         r = np.matmul(a, b) + c
     return [F.encode(F.round_f64(r, elem), elem)]
+
+
+@handler("mmaf_scaled")
+def mmaf_scaled(ex, op, args):
+    """Each product scaled by its block's two scales (powers of two: exact), summed as mmaf."""
+    a, b, c, sa, sb = (F.to_f64(x) for x in args)
+    sa, sb = expand_scales(sa, sb)
+    with np.errstate(all="ignore"):
+        r = np.matmul(a * sa, b * sb) + c
+    return [F.encode(F.round_f64(r, E.F32), E.F32)]
 
 
 @handler("mmai")

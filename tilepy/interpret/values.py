@@ -119,3 +119,9 @@ def scalar_value(v, elem, what: str) -> np.ndarray:
         raise TileValueError(f"{what}: expected a number for an {elem} parameter (got {v!r})")
     from .floats import encode, round_f64
     return encode(round_f64(np.array(float(v)), elem), elem)
+
+
+def expand_scales(x_scale, y_scale, block: int = 32):
+    """mmaf_scaled's block scales repeated to the operand shapes: x_scale along K (its last
+    axis), y_scale along K (its second to last)."""
+    return np.repeat(x_scale, block, axis=-1), np.repeat(y_scale, block, axis=-2)

@@ -88,6 +88,36 @@ neg("mmaf", "same_type(acc,result)", "%a = constant <f16: 0.0> : tile<4x8xf16>\n
     "%c = constant <f32: 0.0> : tile<4x2xf32>\n%r = mmaf %a, %b, %c : tile<4x8xf16>, tile<8x2xf16>, "
     "tile<4x2xf32>",
     mutate=lambda m: setattr(first(m, "mmaf").results[0], "type", scalar_tile(I32)))
+
+
+def _scaled(rule, a="16x64xe4m3", b="64x8xe4m3", c="16x8xf32", sa="16x2xe8m0", sb="2x8xe8m0"):
+    ts = (a, b, c, sa, sb)
+    decl = "\n".join(f"%{n} = constant <{t.split('x')[-1]}: 1.0> : tile<{t}>"
+                     for n, t in zip("abcst", ts))
+    neg("mmaf_scaled", rule, f"{decl}\n%r = mmaf_scaled %a, %b, %c, %s, %t : " +
+        ", ".join(f"tile<{t}>" for t in ts))
+
+
+_scaled("same_rank(lhs,rhs,acc,lhs_scale,rhs_scale)", sa="2x16x2xe8m0")
+_scaled("mma_rank", a="64xe4m3", b="64xe4m3", c="1xf32", sa="2xe8m0", sb="2xe8m0")
+_scaled("mma_shapes", b="32x8xe4m3")
+_scaled("elem_in(lhs,rhs)", a="16x64xf16", b="64x8xf16")
+_scaled("same_elem(lhs,rhs)", b="64x8xe5m2")
+_scaled("elem_in(acc)", c="16x8xf16")
+_scaled("elem_in(lhs_scale,rhs_scale)", sb="2x8xe4m3")
+_scaled("mma_scale_shapes", sa="16x4xe8m0")
+neg("mmaf_scaled", "tiles(lhs,rhs,acc,lhs_scale,rhs_scale,result)",
+    "%a = constant <e4m3: 1.0> : tile<16x64xe4m3>\n%b = constant <e4m3: 1.0> : tile<64x8xe4m3>\n"
+    "%c = constant <f32: 0.0> : tile<16x8xf32>\n%s = make_token : token\n"
+    "%t = constant <e8m0: 1.0> : tile<2x8xe8m0>\n"
+    "%r = mmaf_scaled %a, %b, %c, %s, %t : tile<16x64xe4m3>, tile<64x8xe4m3>, tile<16x8xf32>, "
+    "token, tile<2x8xe8m0>")
+neg("mmaf_scaled", "same_type(acc,result)", "%a = constant <e4m3: 1.0> : tile<16x64xe4m3>\n"
+    "%b = constant <e4m3: 1.0> : tile<64x8xe4m3>\n%c = constant <f32: 0.0> : tile<16x8xf32>\n"
+    "%s = constant <e8m0: 1.0> : tile<16x2xe8m0>\n%t = constant <e8m0: 1.0> : tile<2x8xe8m0>\n"
+    "%r = mmaf_scaled %a, %b, %c, %s, %t : tile<16x64xe4m3>, tile<64x8xe4m3>, tile<16x8xf32>, "
+    "tile<16x2xe8m0>, tile<2x8xe8m0>",
+    mutate=lambda m: setattr(first(m, "mmaf_scaled").results[0], "type", scalar_tile(I32)))
 _S = " signed signed"
 _mma("mmai", "tiles(lhs,rhs,acc,result)", "token", "8x2xi8", "4x2xi32", _S)
 _mma("mmai", "elem_in(lhs,rhs)", "4x8xi16", "8x2xi8", "4x2xi32", _S)

@@ -7,7 +7,7 @@ flush_to_zero is f32-only wherever the spec allows it at all.
 """
 from __future__ import annotations
 
-from ..types import (ARITH_FLOAT_TYPES, F32, FLOAT_TYPES, I1, I64, INT_TYPES, PtrType, TileType)
+from ..types import (ARITH_FLOAT_TYPES, E8M0, F32, FLOAT_TYPES, I1, I64, INT_TYPES, PtrType, TileType)
 from .constraints import all_tiles, elem_in, elem_is_ptr, same_elem, same_shape, same_type
 from .opdef import (CMP_ORDERING, CMP_PREDICATE, OVERFLOW, ROUNDING, SIGNEDNESS, A, O, OpDef, R,
                     op, rule, same_as)
@@ -202,13 +202,33 @@ _SIGN = A("signedness", SIGNEDNESS, False)
 _convert("exti", INT_TYPES, INT_TYPES, (_SIGN,), "$signedness", (_wider,))
 _convert("trunci", INT_TYPES, INT_TYPES, (A("overflow", OVERFLOW),), "?( overflow<$overflow> )?",
          (_narrower,))
-_convert("ftof", FLOAT_TYPES, FLOAT_TYPES, (A("rounding_mode", ROUNDING, allowed=("nearest_even",)),),
-         "?( rounding<$rounding_mode> )?", (_different,))
+# e8m0 (f8E8M0FNU, NVIDIA's dialect 13.2): conversions into it round toward zero or +inf only, and
+# never from an integer.
+_E8M0_MODES = ("zero", "positive_inf")
+
+
+@rule("ftof_rounding", "take rounding<")
+def _ftof_rounding(op):
+    m, r = op.attrs.get("rounding_mode") or "nearest_even", op.result.type.elem
+    if (r == E8M0) != (m in _E8M0_MODES):
+        want = "rounding<zero> or rounding<positive_inf>" if r == E8M0 else "rounding<nearest_even>"
+        return f"conversions into {r} take {want} (got rounding<{m}>)"
+
+
+@rule("itof_e8m0", "integer to e8m0 conversion is not supported")
+def _itof_e8m0(op):
+    if op.result.type.elem == E8M0:
+        return "integer to e8m0 conversion is not supported: convert to another float type first"
+
+
+_convert("ftof", FLOAT_TYPES, FLOAT_TYPES,
+         (A("rounding_mode", ROUNDING, allowed=("nearest_even",) + _E8M0_MODES),),
+         "?( rounding<$rounding_mode> )?", (_different, _ftof_rounding))
 _convert("ftoi", FLOAT_TYPES, INT_TYPES,
          (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",))),
          "$signedness ?( rounding<$rounding_mode> )?")
 _convert("itof", INT_TYPES, FLOAT_TYPES, (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_even",))),
-         "$signedness ?( rounding<$rounding_mode> )?")
+         "$signedness ?( rounding<$rounding_mode> )?", (_itof_e8m0,))
 
 
 @rule("bitcast_ptr", "pointer types must use ptr_to_int/int_to_ptr")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..types import (BF16, E4M3, E5M2, F16, F32, F64, I1, I8, I32, INT_TYPES, TF32, PtrType,
+from ..types import (BF16, E4M3, E5M2, E8M0, F16, F32, F64, I1, I8, I32, INT_TYPES, TF32, PtrType,
                      TensorViewType, TileType, TOKEN, scalar_tile)
 from .constraints import (all_tiles, elem_in, elem_is_ptr, is_token, rank_in, same_elem, same_rank,
                           same_shape, same_type, scalar)
@@ -239,6 +239,33 @@ op(OpDef("mmai", operands=tuple(O(n) for n in _MMA), mma=True,
          constraints=(all_tiles(*_MMA, "result"), same_type("acc", "result"),
                       elem_in((I8,), "lhs", "rhs"), elem_in((I32,), "acc"), same_rank(*_MMA),
                       _mma_rank, _mma_shapes)))
+
+
+# mmaf_scaled (NVIDIA's dialect 13.3; cuTile's mma_scaled): block-scaled fp8 products,
+#   result[.., m, n] = acc + sum_k lhs[.., m, k] * lhs_scale[.., m, k // 32]
+#                              * rhs[.., k, n] * rhs_scale[.., k // 32, n]
+SCALE_BLOCK = 32          # K elements per scale (the fp8 row of NVIDIA's table)
+
+
+@rule("mma_scale_shapes", "scale shapes must be the operand shapes with K divided by 32")
+def _mma_scale_shapes(o):
+    a, b, sa, sb = (t.type.shape for t in (o.lhs, o.rhs, o.lhs_scale, o.rhs_scale))
+    want_a = a[:-1] + (a[-1] // SCALE_BLOCK,)
+    want_b = b[:-2] + (b[-2] // SCALE_BLOCK,) + b[-1:]
+    if a[-1] % SCALE_BLOCK or sa != want_a or sb != want_b:
+        return (f"scale shapes must be the operand shapes with K divided by 32 (block size 32): "
+                f"expected {want_a} and {want_b} (got {sa} and {sb})")
+
+
+_MMA_SCALED = ("lhs", "rhs", "acc", "lhs_scale", "rhs_scale")
+op(OpDef("mmaf_scaled", operands=tuple(O(n) for n in _MMA_SCALED), results=(R("result"),),
+         infer=same_as(2),
+         syntax="$lhs, $rhs, $acc, $lhs_scale, $rhs_scale : type($lhs), type($rhs), type($acc), "
+                "type($lhs_scale), type($rhs_scale)",
+         constraints=(all_tiles(*_MMA_SCALED, "result"), same_type("acc", "result"),
+                      same_rank(*_MMA_SCALED), _mma_rank, _mma_shapes, same_elem("lhs", "rhs"),
+                      elem_in((E4M3, E5M2), "lhs", "rhs"), elem_in((F32,), "acc"),
+                      elem_in((E8M0,), "lhs_scale", "rhs_scale"), _mma_scale_shapes)))
 
 
 # ------------------------------------------------------------------------------- pack/unpack

@@ -95,6 +95,12 @@ _SAMPLES = [
                    "tile<32x8xe4m3>\n"
                    "%c = constant <f16: 0.0> : tile<16x8xf16>\n"
                    "%r = mmaf %a, %b, %c : tile<16x32xe4m3>, tile<32x8xe4m3>, tile<16x8xf16>"),
+    Sample("mmaf_scaled", "%a = constant <e5m2: 1.0> : tile<16x64xe5m2>\n%b = constant <e5m2: 1.0> : "
+                          "tile<64x8xe5m2>\n%c = constant <f32: 0.0> : tile<16x8xf32>\n"
+                          "%s = constant <e8m0: 2.0> : tile<16x2xe8m0>\n"
+                          "%t = constant <e8m0: 0.5> : tile<2x8xe8m0>\n"
+                          "%r = mmaf_scaled %a, %b, %c, %s, %t : tile<16x64xe5m2>, tile<64x8xe5m2>, "
+                          "tile<16x8xf32>, tile<16x2xe8m0>, tile<2x8xe8m0>"),
     Sample("mmai", "%a = constant <i8: 1> : tile<2x4x8xi8>\n%b = constant <i8: 1> : tile<2x8x2xi8>\n"
                    "%c = constant <i32: 0> : tile<2x4x2xi32>\n"
                    "%r = mmai %a, %b, %c unsigned signed : tile<2x4x8xi8>, tile<2x8x2xi8>, tile<2x4x2xi32>"),

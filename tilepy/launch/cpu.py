@@ -31,7 +31,7 @@ import numpy as np
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError, TileLaunchError, TileValueError
 from ..settings import settings
-from . import cache, cpu_isa
+from . import cache, cpu_isa, timeout
 
 ENTRY = "tp_cpu_launch"
 ASSERTS_FAILED = 2          # the entry point's return code when tile assertions failed
@@ -227,7 +227,13 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
             f.write(source)
         libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
         opts = [f for f in fl if not f.startswith("-l")]
-        proc = subprocess.run([cxx, *opts, src, "-o", out, *libs], capture_output=True, text=True)
+        limit = timeout.current()
+        try:
+            proc = subprocess.run([cxx, *opts, src, "-o", out, *libs], capture_output=True,
+                                  text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise timeout.expired(f"the host C++ compiler building kernel '{name}'", limit) \
+                from None
         if proc.returncode != 0:
             from .diagnostics import compile_error
             raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "

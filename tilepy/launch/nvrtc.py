@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError
-from . import cache, toolchain
+from . import cache, timeout, toolchain
 
 BASE_OPTIONS = ("--std=c++17", "-Xptxas=-v", "--generate-line-info", "-default-device")
 
@@ -110,7 +110,8 @@ def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cub
     hit = cache.get(kind, key)
     if hit is not None and _valid(kind, hit.payload):
         return Cubin(arch, hit.payload, hit.meta.get("log", ""), kind, tc.nvrtc_version, hit.meta)
-    out = _compile(source, arch, name, kind)
+    out = timeout.call_with_limit(lambda: _compile(source, arch, name, kind),
+                                  f"NVRTC compiling kernel '{name}' for {arch}")
     out.nvrtc = tc.nvrtc_version
     out.meta = {"kind": kind, "arch": arch, "name": name, "log": out.log,
                 "nvrtc": tc.nvrtc_version, "tilepy": __version__}

@@ -1,6 +1,7 @@
 """`python -m tilepy.tools.coverage`: which Tile IR ops tilepy covers, computed from the code.
 
-Columns, per op of the operations chapter (`SPEC_OPS`):
+Columns, per op of the operations chapter (`SPEC_OPS`) and of NVIDIA's newer dialect
+(`DIALECT_OPS`):
   defined    the op has a row in `OPS`
   verified   every rule of the row (constraints, region rules, op-specific enum restrictions) is
              broken by an instance in `negatives*.py` that the verifier rejects by that very
@@ -55,6 +56,8 @@ SPEC_OPS = (
     ("8.11.3", "load_view_tko"), ("8.11.4", "make_partition_view"), ("8.11.5", "make_tensor_view"),
     ("8.11.6", "store_view_tko"), ("8.12.1", "assume"), ("8.12.2", "print_tko"),
 )
+# Ops of NVIDIA's dialect newer than the spec chapters: (dialect version, op).
+DIALECT_OPS = (("13.3", "mmaf_scaled"),)
 
 
 # ------------------------------------------------------------------------------ self-tests
@@ -140,7 +143,7 @@ def coverage() -> list[Row]:
             tested.setdefault(n.op, set()).add(n.rule)
     backend, interp = _emitter_ops(), _interpreter_ops()
     rows = []
-    for section, name in SPEC_OPS:
+    for section, name in SPEC_OPS + DIALECT_OPS:
         row = Row(section, name, defined=name in OPS, cpu=name in backend, cuda=name in backend,
                   interp=name in interp)
         row.problems += failures.get(name, [])
@@ -189,4 +192,4 @@ def main(argv=None):
 if __name__ == "__main__":
     main()
 
-__all__ = ["SPEC_OPS", "coverage", "render", "check_sample", "check_negative", "Row", "Module"]
+__all__ = ["SPEC_OPS", "DIALECT_OPS", "coverage", "render", "check_sample", "check_negative", "Row", "Module"]

@@ -67,9 +67,10 @@ float64 = DType("float64", E.F64)
 tfloat32 = DType("tfloat32", E.TF32)
 float8_e4m3fn = DType("float8_e4m3fn", E.E4M3)
 float8_e5m2 = DType("float8_e5m2", E.E5M2)
+float8_e8m0fnu = DType("float8_e8m0fnu", E.E8M0)
 
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16,
-              float32, float64, tfloat32, float8_e4m3fn, float8_e5m2)
+              float32, float64, tfloat32, float8_e4m3fn, float8_e5m2, float8_e8m0fnu)
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 
 # numpy dtype -> DType; bf16/fp8 (ml_dtypes types) are added when ml_dtypes is first needed
@@ -93,6 +94,23 @@ def from_numpy(dt) -> DType:
         raise TileTypeError(f"arrays of dtype {dt} are not supported (supported: "
                             f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))})")
     return hit
+
+
+def foreign(x) -> DType | None:
+    """The dtype a numpy or torch dtype object stands for, as cuTile accepts them wherever it
+    takes a dtype: `np.float32`, `np.dtype("int32")`, `np.bool_`, `torch.int32`, `torch.bool`.
+    None when `x` is none of these (or a dtype tilepy has no counterpart for)."""
+    if isinstance(x, DType):
+        return x
+    if type(x).__name__ == "dtype" and type(x).__module__ == "torch":
+        name = str(x).removeprefix("torch.")
+        return BY_NAME.get("bool_" if name == "bool" else name)
+    if isinstance(x, np.dtype) or (isinstance(x, type) and issubclass(x, np.generic)):
+        try:
+            return from_numpy(x)
+        except (TileTypeError, TypeError):
+            return None
+    return None
 
 
 def default_signed(elem: E.ElementType) -> DType:

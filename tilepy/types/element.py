@@ -48,12 +48,15 @@ class ElementType:
 
     @property
     def min_exp(self) -> int:
-        """Exponent of the smallest normal number."""
-        return 1 - self.bias
+        """Exponent of the smallest normal number (e8m0: exponent field 0 is 2^-127, no
+        subnormals)."""
+        return -self.bias if self.mant_bits == 0 else 1 - self.bias
 
     @property
     def max_exp(self) -> int:
         """Exponent of the largest finite number."""
+        if self.mant_bits == 0:
+            return self.bias
         return self.bias + (0 if self.has_inf else 1)
 
     @property
@@ -61,6 +64,8 @@ class ElementType:
         """MAX_NORM: the largest finite value (spec 5.1.3)."""
         if self.is_int:
             raise TileTypeError(f"{self} is not a floating-point type")
+        if self.mant_bits == 0:        # e8m0: powers of two, the top exponent is NaN
+            return 2.0 ** self.max_exp
         frac = 2.0 - 2.0 ** -self.mant_bits
         if not self.has_inf:           # the all-ones mantissa of the top exponent is NaN
             frac -= 2.0 ** -self.mant_bits
@@ -97,17 +102,21 @@ F64 = ElementType("f64", 64, "float", 8, 11, 52)
 TF32 = ElementType("tf32", 32, "float", 4, 8, 10, alternative=True)
 E4M3 = ElementType("e4m3", 8, "float", 1, 4, 3, alternative=True, has_inf=False)
 E5M2 = ElementType("e5m2", 8, "float", 1, 5, 2, alternative=True)
+# f8E8M0FNU (NVIDIA's dialect 13.2+, block scales of mmaf_scaled): unsigned powers of two
+# 2^-127..2^127, 0xff is NaN; no zero, no infinity.
+E8M0 = ElementType("e8m0", 8, "float", 1, 8, 0, alternative=True, has_inf=False)
 
 ELEMENT_TYPES: dict[str, ElementType] = {
-    t.name: t for t in (I1, I8, I16, I32, I64, F16, BF16, F32, F64, TF32, E4M3, E5M2)
+    t.name: t for t in (I1, I8, I16, I32, I64, F16, BF16, F32, F64, TF32, E4M3, E5M2, E8M0)
 }
 INT_TYPES = (I1, I8, I16, I32, I64)
-FLOAT_TYPES = (F16, BF16, F32, F64, TF32, E4M3, E5M2)
+FLOAT_TYPES = (F16, BF16, F32, F64, TF32, E4M3, E5M2, E8M0)
 # Types the floating-point arithmetic ops accept (spec 8.7: tile<f16 | bf16 | f32 | f64>).
 ARITH_FLOAT_TYPES = (F16, BF16, F32, F64)
 
 # Alternative spellings accepted when parsing (the spec uses both, e.g. in mmaf and pack).
-ALIASES = {"f8E4M3FN": E4M3, "fp8e4m3fn": E4M3, "f8E5M2": E5M2, "fp8e5m2": E5M2}
+ALIASES = {"f8E4M3FN": E4M3, "fp8e4m3fn": E4M3, "f8E5M2": E5M2, "fp8e5m2": E5M2,
+           "f8E8M0FNU": E8M0}
 
 
 def element_type(name: str) -> ElementType:
@@ -147,11 +156,12 @@ DATA_LAYOUT: dict[ElementType, Layout] = {
     BF16: Layout(4, 16, 1, "bfloat16", "bfloat16"),
     E4M3: Layout(10, 8, 1, "float8_e4m3fn", "float8_e4m3fn"),
     E5M2: Layout(12, 8, 1, "float8_e5m2", "float8_e5m2"),
+    E8M0: Layout(14, 8, 1, "float8_e8m0fnu", "float8_e8m0fnu"),   # kDLFloat8_e8m0fnu=14
 }
 ELEMENT_OF_NUMPY_NAME = {row.numpy_name: e for e, row in DATA_LAYOUT.items()}
 # Element types whose numpy dtype is an ml_dtypes type: that package (~40 ms to import) is
 # loaded the first time one of them is needed (an array of it has already loaded it).
-ML_DTYPES = frozenset(e for e, row in DATA_LAYOUT.items() if row.dlpack_code in (4, 10, 12))
+ML_DTYPES = frozenset(e for e, row in DATA_LAYOUT.items() if row.dlpack_code in (4, 10, 12, 14))
 
 
 class _NumpyDtypes(dict):
@@ -216,5 +226,5 @@ def elem_from_numpy(dt) -> ElementType:
 CPP_TYPE: dict[ElementType, str] = {
     I1: "bool", I8: "int8_t", I16: "int16_t", I32: "int32_t", I64: "int64_t",
     F16: "__half", BF16: "__nv_bfloat16", F32: "float", F64: "double", TF32: "float",
-    E4M3: "__nv_fp8_e4m3", E5M2: "__nv_fp8_e5m2",
+    E4M3: "tp::f8e4m3", E5M2: "tp::f8e5m2", E8M0: "tp::f8e8m0",      # runtime's fp8.h
 }

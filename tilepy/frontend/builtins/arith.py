@@ -295,7 +295,7 @@ def isnan(ctx, x):
 # --------------------------------------------------------------------------- conversions
 @impl(api.astype)
 def astype(ctx, x, dtype, *, rounding_mode=None):
-    dtype = check_dtype(dtype, "astype() dtype")
+    dtype = check_dtype(ctx, dtype, "astype() dtype")
     t = as_tile(ctx, x, dtype)
     return convert(ctx, t, dtype, _mode(rounding_mode))
 

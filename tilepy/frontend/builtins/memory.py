@@ -13,7 +13,7 @@ from .. import api
 from ..promotion import can_cast_implicitly
 from ..values import Array, Tile, type_name
 from .registry import impl, require_constant
-from .semantics import as_tile, broadcast, convert, emit, tile_shape
+from .semantics import as_tile, broadcast, convert, emit, reshape, tile_shape
 
 
 def _axis(axis, what="axis") -> int:
@@ -64,8 +64,10 @@ def _order(order, ndim: int, fn: str) -> tuple[int, ...] | None:
                          f"{tuple(range(ndim))} (got {order!r})")
 
 
-def _shape_for(array: Array, shape, fn: str) -> tuple[int, ...]:
+def _shape_for(array: Array, shape, fn: str, allow_0d: bool = False) -> tuple[int, ...]:
     shape = tile_shape(shape, f"{fn}() shape")
+    if allow_0d and shape == ():         # one element: a (1, ..., 1) tile read as a 0-d tile
+        return (1,) * array.ndim
     if len(shape) != array.ndim:
         raise TileTypeError(f"{fn}(): shape {shape} has {len(shape)} dimensions but the array has "
                             f"{array.ndim}")
@@ -111,7 +113,7 @@ def load(ctx, array, index, shape, *, order, padding_mode, check_bounds, latency
          memory_order, memory_scope):
     a = _array(array, "load")
     with ctx.arg("shape"):
-        shp = _shape_for(a, shape, "load")
+        shp = _shape_for(a, shape, "load", allow_0d=True)
     dim_map = _order(order, a.ndim, "load")
     if not isinstance(padding_mode, api.PaddingMode):
         raise TileTypeError(f"load(): padding_mode must be a tilepy.PaddingMode (got "
@@ -130,7 +132,8 @@ def load(ctx, array, index, shape, *, order, padding_mode, check_bounds, latency
         idx = _index(ctx, index, a.ndim, "load")
     op = ctx.b.create("load_view_tko", pv, idx, ctx.token, **attrs)
     ctx.token = op.results[1]
-    return Tile(op.results[0], a.dtype)
+    t = Tile(op.results[0], a.dtype)
+    return reshape(ctx, t, ()) if shape == () else t
 
 
 @impl(api.store)
@@ -171,7 +174,7 @@ def num_tiles(ctx, array, axis, shape, order):
     axis %= a.ndim
     if isinstance(shape, int) and a.ndim == 1:
         shape = (shape,)
-    shp = _shape_for(a, shape, "num_tiles")
+    shp = _shape_for(a, shape, "num_tiles", allow_0d=True)
     dim_map = _order(order, a.ndim, "num_tiles") or tuple(range(a.ndim))
     extent = a.shape[dim_map[axis]]
     t = shp[axis]

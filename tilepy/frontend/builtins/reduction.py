@@ -13,7 +13,8 @@ from ..values import Tile, type_name
 from .arith import _float_modifiers
 from .registry import impl, require_constant
 from ..promotion import promote
-from .semantics import as_tile, broadcast, constant, convert, emit, literal_array, reshape
+from .semantics import (as_tile, broadcast, broadcast_shapes, constant, convert, emit, literal_array,
+                        reshape)
 
 
 def reduce_dim(ctx, t: Tile, dim: int, combine, identity) -> Tile:
@@ -116,24 +117,47 @@ def min_(ctx, x, axis=None, *, keepdims=False, flush_to_zero=False, propagate_na
 
 
 # ---------------------------------------------------------------------------------- matmul
-def _mm_tile(x, what) -> Tile:
+def _mm_tile(x, what, min_rank=2) -> Tile:
     if not isinstance(x, Tile):
         raise TileTypeError(f"mma(): {what} must be a tile (got {type_name(x)})")
-    if x.ndim not in (2, 3):
+    if not min_rank <= x.ndim <= 3:
         raise TileTypeError(f"mma(): {what} must be a 2-d or 3-d (batched) tile (got shape {x.shape})")
     return x
+
+
+def _mm_shapes(xs, ys):
+    """cuTile's matmul shape rule: 1-d x is (1, K), 1-d y is (K, 1); the batch dimensions
+    broadcast. (x shape, y shape, accumulator shape) after broadcasting; None if they do not
+    form a product or the batch has more than one dimension (Tile IR mma is 2-d or 3-d)."""
+    xs = (1,) + xs if len(xs) == 1 else xs
+    ys = ys + (1,) if len(ys) == 1 else ys
+    if xs[-1] != ys[-2]:
+        return None
+    try:
+        batch = broadcast_shapes(xs[:-2], ys[:-2])
+    except TileTypeError:
+        return None
+    if len(batch) > 1:
+        return None
+    return batch + xs[-2:], batch + ys[-2:], batch + (xs[-2], ys[-1])
+
+
+def _mm_operands(ctx, a, b, c_shape=None):
+    shapes = _mm_shapes(a.shape, b.shape)
+    if shapes is None or (c_shape is not None and shapes[2] != c_shape):
+        acc = "" if c_shape is None else f" + {c_shape}"
+        raise TileTypeError(f"mma(): shapes {a.shape} @ {b.shape}{acc} do not form a matrix "
+                            f"multiplication (expected [B]xMxK @ [B]xKxN + [B]xMxN, the batch "
+                            f"dimension broadcast)")
+    if b.ndim == 1:
+        b = reshape(ctx, b, b.shape + (1,))
+    return broadcast(ctx, a, shapes[0]), broadcast(ctx, b, shapes[1]), shapes[2]
 
 
 @impl(api.mma)
 def mma(ctx, x, y, acc, *, use_fast_acc=False):
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
-    if not (a.ndim == b.ndim == c.ndim):
-        raise TileTypeError(f"mma(): x, y and acc must have the same rank (got shapes {a.shape}, "
-                            f"{b.shape}, {c.shape})")
-    if a.shape[-1] != b.shape[-2] or c.shape[-2:] != (a.shape[-2], b.shape[-1]) or \
-            a.shape[:-2] != b.shape[:-2] or a.shape[:-2] != c.shape[:-2]:
-        raise TileTypeError(f"mma(): shapes {a.shape} @ {b.shape} + {c.shape} do not form a matrix "
-                            f"multiplication (expected MxK @ KxN + MxN)")
+    a, b, _ = _mm_operands(ctx, a, b, c.shape)
     if a.dtype.is_int and b.dtype.is_int and a.dtype.bits == b.dtype.bits == 8:
         if c.dtype != D.int32:
             raise TileTypeError(f"mma(): int8 inputs accumulate into int32 (got {c.dtype.name})")
@@ -154,13 +178,54 @@ def mma(ctx, x, y, acc, *, use_fast_acc=False):
     return Tile(ctx.b.value("mmaf", a.value, b.value, c.value), c.dtype)
 
 
+_SCALED_INPUTS = (D.float8_e4m3fn, D.float8_e5m2)
+_SCALE_BLOCK = 32
+
+
+def _scale_shape(t: Tile, k_axis: int) -> tuple:
+    k = t.shape[k_axis]
+    if k % _SCALE_BLOCK:
+        raise TileTypeError(f"mma_scaled(): K = {k} must be a multiple of the scaling block size "
+                            f"{_SCALE_BLOCK}")
+    shape = list(t.shape)
+    shape[k_axis] = k // _SCALE_BLOCK
+    return tuple(shape)
+
+
+@impl(api.mma_scaled)
+def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
+    a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
+    sa, sb = _mm_tile(x_scale, "x_scale"), _mm_tile(y_scale, "y_scale")
+    if a.dtype not in _SCALED_INPUTS or b.dtype != a.dtype:
+        raise TileTypeError(f"mma_scaled(): x and y must be float8_e4m3fn or float8_e5m2 tiles of "
+                            f"one dtype (got {a.dtype.name} and {b.dtype.name})")
+    if sa.dtype != D.float8_e8m0fnu or sb.dtype != D.float8_e8m0fnu:
+        raise TileTypeError(f"mma_scaled(): fp8 inputs take float8_e8m0fnu scales (got "
+                            f"{sa.dtype.name} and {sb.dtype.name})")
+    if c.dtype != D.float32:
+        raise TileTypeError(f"mma_scaled(): the accumulator must be float32 (got {c.dtype.name})")
+    for t, s, k, name in ((a, sa, -1, "x"), (b, sb, -2, "y")):
+        if s.shape != _scale_shape(t, k):
+            raise TileTypeError(f"mma_scaled(): {name}_scale shape {s.shape} does not match {name} "
+                                f"shape {t.shape}: expected {_scale_shape(t, k)} (one scale per "
+                                f"{_SCALE_BLOCK} elements along K)")
+    a, b, _ = _mm_operands(ctx, a, b, c.shape)
+    batch = a.shape[:-2]
+    sa, sb = broadcast(ctx, sa, batch + sa.shape[-2:]), broadcast(ctx, sb, batch + sb.shape[-2:])
+    return Tile(ctx.b.value("mmaf_scaled", a.value, b.value, c.value, sa.value, sb.value), c.dtype)
+
+
 @impl(api.matmul)
 def matmul(ctx, x, y):
-    a, b = _mm_tile(x, "x"), _mm_tile(y, "y")
+    """x @ y (cuTile's rule: 1-d operands, broadcast batch), accumulated as mma() does."""
+    a, b = _mm_tile(x, "x", 1), _mm_tile(y, "y", 1)
     d = promote(a.dtype, b.dtype)
     if not d.is_float:
         raise TileTypeError(f"matmul() of {d.name} tiles: use mma() with an int32 accumulator")
-    a, b = convert(ctx, a, d), convert(ctx, b, d)
+    a2, b2, acc_shape = _mm_operands(ctx, convert(ctx, a, d), convert(ctx, b, d))
     acc_dtype = d if d.elem in MMAF_TYPES.get(d.elem, ()) else D.float32
-    acc = broadcast(ctx, constant(ctx, 0, acc_dtype), a.shape[:-1] + (b.shape[-1],))
-    return convert(ctx, mma(ctx, a, b, acc), d)
+    acc = broadcast(ctx, constant(ctx, 0, acc_dtype), acc_shape)
+    r = convert(ctx, mma(ctx, a2, b2, acc), d)
+    out = acc_shape[:-2] + (() if a.ndim == 1 else acc_shape[-2:-1]) + \
+        (() if b.ndim == 1 else acc_shape[-1:])
+    return r if r.shape == out else reshape(ctx, r, out)

@@ -10,6 +10,7 @@ import numpy as np
 from ...errors import TileTypeError, TileValueError
 from ...ir import DenseValue
 from ...types import DType, TileType
+from ...types.dtype import foreign
 from ..promotion import literal_dtype, promote
 from ..values import Tile, type_name
 
@@ -173,11 +174,21 @@ def emit(ctx, opname: str, *tiles: Tile, dtype: DType, **attrs) -> Tile:
     return Tile(v, dtype)
 
 
-def check_dtype(x, what: str) -> DType:
-    if not isinstance(x, DType):
-        raise TileTypeError(f"{what} must be a tilepy dtype such as tilepy.float32 "
-                            f"(got {type_name(x)})")
-    return x
+def _what_dtype(x) -> str:
+    if isinstance(x, (type, np.dtype)) or type(x).__module__ == "torch":
+        return f"{x!s}, which has no tilepy dtype"
+    return type_name(x)
+
+
+def check_dtype(ctx, x, what: str) -> DType:
+    """A builtin's `dtype` argument: a tilepy dtype, or a numpy/torch dtype object (as cuTile
+    takes them); an error points at the argument."""
+    d = foreign(x)
+    if d is None:
+        with ctx.arg("dtype"):
+            raise TileTypeError(f"{what} must be a dtype such as tilepy.float32, np.float32 or "
+                                f"torch.float32 (got {_what_dtype(x)})")
+    return d
 
 
 def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:

@@ -17,7 +17,7 @@ from .semantics import (as_tile, broadcast, check_dtype, constant, convert, is_n
 def _filled(ctx, shape, value, dtype) -> Tile:
     with ctx.arg("shape"):
         shp = tile_shape(shape)
-    dtype = check_dtype(dtype, "dtype")
+    dtype = check_dtype(ctx, dtype, "dtype")
     if isinstance(value, Tile):
         return broadcast(ctx, convert(ctx, value, dtype), shp)
     if not is_number(value):
@@ -45,7 +45,7 @@ def arange(ctx, size, *, dtype, start=0, step=1):
     with ctx.arg("size"):
         n = require_constant(size, "arange() size")
         tile_shape((n,), "arange() size")
-    dtype = check_dtype(dtype, "arange() dtype")
+    dtype = check_dtype(ctx, dtype, "arange() dtype")
     idt = dtype if dtype.is_int else D.int32
     it = Tile(ctx.b.value("iota", result_types=[TileType((n,), idt.elem)]), idt)
     it = convert(ctx, it, dtype)
@@ -135,6 +135,8 @@ def extract(ctx, x, index, shape):
     t = _tile(ctx, x, "extract")
     with ctx.arg("shape"):
         shp = tile_shape(shape, "extract() shape")
+        if shp == () and t.ndim:          # one element (cuTile): a (1, ..., 1) tile read as 0-d
+            return reshape(ctx, extract(ctx, x, index, (1,) * t.ndim), ())
         if len(shp) != t.ndim:
             raise TileTypeError(f"extract(): shape {shp} has rank {len(shp)} but the tile has rank "
                                 f"{t.ndim}")
@@ -207,7 +209,7 @@ def _nested_array(value, dtype):
 @impl(api.astile)
 def astile(ctx, value, *, dtype=None):
     if dtype is not None:
-        dtype = check_dtype(dtype, "astile() dtype")
+        dtype = check_dtype(ctx, dtype, "astile() dtype")
     if isinstance(value, Tile):
         return value if dtype is None else convert(ctx, value, dtype)
     if is_number(value):
@@ -227,7 +229,7 @@ def astile(ctx, value, *, dtype=None):
 @impl(api.bitcast)
 def bitcast(ctx, x, dtype):
     t = _tile(ctx, x, "bitcast")
-    dtype = check_dtype(dtype, "bitcast() dtype")
+    dtype = check_dtype(ctx, dtype, "bitcast() dtype")
     if t.dtype.bits != dtype.bits or t.dtype.is_bool or dtype.is_bool:
         raise TileTypeError(f"bitcast() needs dtypes of the same bit width (got {t.dtype.name} and "
                             f"{dtype.name})")

@@ -537,20 +537,23 @@ template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, clas
 TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
                      Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b);   // tilepy/cpu_gemm.h
 #endif
-template <int M, int N, int K, int Flags = 3, class TA, class TC, class LA, class LB, class LC>
-TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * N, LB>& b,
-                               const Tile<TC, M * N, LC>& c, unsigned char* smem) {
+// Batch > 1: Batch independent products of [Batch x M x K] @ [Batch x K x N] (batched mma).
+template <int M, int N, int K, int Flags = 3, int Batch = 1, class TA, class TC, class LA,
+          class LB, class LC>
+TP_DEV Tile<TC, Batch * M * N, LC> mma(const Tile<TA, Batch * M * K, LA>& a,
+                                       const Tile<TA, Batch * K * N, LB>& b,
+                                       const Tile<TC, Batch * M * N, LC>& c, unsigned char* smem) {
   typedef typename cond<same<TC, int32_t>::value, uint32_t,
                         typename cond<same<TC, double>::value, double, float>::type>::type Acc;
 #if TP_CPU_FAST
-  Tile<TC, M * N, LC> out;
-  mma_fast<1, M, N, K, Acc, false, false>(a, b, c, out,
-                                          [](TA x) { return mma_operand<Acc, (Flags & 1) != 0>(x); },
-                                          [](TA x) { return mma_operand<Acc, (Flags & 2) != 0>(x); });
+  Tile<TC, Batch * M * N, LC> out;
+  mma_fast<Batch, M, N, K, Acc, false, false>(
+      a, b, c, out, [](TA x) { return mma_operand<Acc, (Flags & 1) != 0>(x); },
+      [](TA x) { return mma_operand<Acc, (Flags & 2) != 0>(x); });
   return out;
 #endif
   TA* A = (TA*)smem;
-  TA* B = A + M * K;
+  TA* B = A + Batch * M * K;
   __syncthreads();
   TP_UNROLL
   for (int s = 0; s < LA::K; ++s)
@@ -559,15 +562,17 @@ TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * 
   for (int s = 0; s < LB::K; ++s)
     if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
   __syncthreads();
-  Tile<TC, M * N, LC> r;
+  Tile<TC, Batch * M * N, LC> r;
   TP_UNROLL
   for (int s = 0; s < LC::K; ++s) {
     if (!LC::valid(s)) continue;
-    const int e = LC::elem(s), m = e / N, n = e % N;
+    const int e = LC::elem(s), i = e / (M * N), m = e / N % M, n = e % N;
+    const TA* Ai = A + i * M * K;
+    const TA* Bi = B + i * K * N;
     Acc acc = to_acc<Acc>(c.v[s]);
     for (int k = 0; k < K; ++k)
-      acc += mma_operand<Acc, (Flags & 1) != 0>(A[m * K + k]) *
-             mma_operand<Acc, (Flags & 2) != 0>(B[k * N + n]);
+      acc += mma_operand<Acc, (Flags & 1) != 0>(Ai[m * K + k]) *
+             mma_operand<Acc, (Flags & 2) != 0>(Bi[k * N + n]);
     r.v[s] = from_acc<TC>(acc);
   }
   return r;
@@ -1290,8 +1295,14 @@ extern "C" int tp_assert_status(int reset) {
 }
 #endif
 
+// Float op modifiers: flush_to_zero, approx/full rounding.
+#include "tilepy/modifiers.h"
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
+// 8-bit floats (their conversions are warp.h's numerics).
+#include "tilepy/fp8.h"
+// Block-scaled mma (mmaf_scaled), generic.
+#include "tilepy/mma_scaled.h"
 // Fast paths that depend on layouts: warp-shuffle reductions, register broadcasts.
 #include "tilepy/layout_ops.h"
 // Tensor cores: shared-memory operands, cp.async staging, mma.sync over MmaAcc layouts.

@@ -9,7 +9,7 @@
 //                                    acc (layout MmaAcc) + a @ b; a and b are SmemOps or register
 //                                    tiles (staged into `scratch` first)
 //
-// Kinds: 0 SIMT (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8 (Flags bit 0: lhs signed, bit 1: rhs
+// Kinds: 0 SIMT (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8, 5 e4m3, 6 e5m2 (Flags bit 0: lhs signed, bit 1: rhs
 // signed), with Flags bit 2 / bit 3: round lhs / rhs to tf32 as the fragments are read. Where the
 // GPU has the instruction (f16: sm_75 as two m16n8k8, the others sm_80) and in the faithful CPU
 // mode, every warp loads its fragments with ldmatrix (or, where ldmatrix cannot transpose, with
@@ -147,14 +147,16 @@ TP_DEV float tf32_rne(float x) {
 // ------------------------------------------------------------------------------ kinds
 template <int Kind> constexpr bool tc_available() {
 #if TP_WARP_OPS && defined(TP_GPU)
-  return (Kind == 1 && TP_ARCH >= 750) || ((Kind == 2 || Kind == 3 || Kind == 4) && TP_ARCH >= 800);
+  return (Kind == 1 && TP_ARCH >= 750) || ((Kind == 2 || Kind == 3 || Kind == 4) && TP_ARCH >= 800) ||
+         ((Kind == 5 || Kind == 6) && TP_ARCH >= 890);
 #elif TP_WARP_OPS
-  return Kind >= 1 && Kind <= 4;
+  return Kind >= 1 && Kind <= 6;
 #else
   return false;
 #endif
 }
-template <int Kind> struct kstep { static constexpr int value = Kind == 3 ? 8 : Kind == 4 ? 32 : 16; };
+template <int Kind> struct kstep { static constexpr int value = Kind == 3 ? 8 : Kind >= 4 ? 32 : 16; };
+template <int Kind> constexpr bool is_8bit_kind() { return Kind >= 4; }   // i8, e4m3, e5m2
 
 // An operand element as the value the multiply uses (Acc: float, double or int32 as uint32).
 template <int Kind, bool Signed, bool RoundTf32, class Acc, class T> TP_DEV Acc mul_value(T x) {
@@ -174,7 +176,9 @@ template <int Kind, bool RoundTf32, class T> TP_DEV uint32_t frag_bits(T x) {
     memcpy(&u, &x, 2);
     return u;
   } else if constexpr (sizeof(T) == 1) {
-    return (uint8_t)x;
+    uint8_t u;
+    memcpy(&u, &x, 1);
+    return u;
   } else {
     return f32_bits(RoundTf32 ? tf32_rne(x) : x);
   }
@@ -196,13 +200,15 @@ template <> struct frag<3> {   // m16n8k8 .tf32
   TP_DEV static FragCoord a(int l, int i) { return {l / 4 + 8 * (i & 1), l % 4 + 4 * (i >> 1)}; }
   TP_DEV static FragCoord b(int l, int i) { return {l % 4 + 4 * i, l / 4}; }
 };
-template <> struct frag<4> {   // m16n8k32 .s8/.u8
+template <> struct frag<4> {   // m16n8k32 .s8/.u8 (and .e4m3/.e5m2: frag<5>, frag<6>)
   static constexpr int NA = 16, NB = 8, RA = 4, RB = 2;
   TP_DEV static FragCoord a(int l, int i) {
     return {l / 4 + 8 * ((i >> 2) & 1), 4 * (l % 4) + (i & 3) + 16 * (i >> 3)};
   }
   TP_DEV static FragCoord b(int l, int i) { return {4 * (l % 4) + (i & 3) + 16 * (i >> 2), l / 4}; }
 };
+template <> struct frag<5> : frag<4> {};
+template <> struct frag<6> : frag<4> {};
 
 // The A fragment of rows i * 16.., k k0..k0+15 from a tile in the accumulator layout of the same
 // warps (MmaAcc<Bt, M, K, WM, 1>): the C fragments of n-tiles k0 / 8 and k0 / 8 + 1 are, pairwise
@@ -257,7 +263,7 @@ TP_DEV void frag_a(uint32_t (&r)[frag<Kind>::RA], const Op& A, int b, int m0, in
     ldmatrix<4>(r, A.srow(b, m0 + l % 16, k0 + (l / 16) * 8));
   } else if constexpr ((Kind == 1 || Kind == 2) && Op::tr) {
     ldmatrix<4, true>(r, A.srow(b, k0 + l % 8 + (l / 16) * 8, m0 + ((l / 8) % 2) * 8));
-  } else if constexpr (Kind == 4 && !Op::tr) {
+  } else if constexpr (is_8bit_kind<Kind>() && !Op::tr) {
     ldmatrix<4>(r, A.srow(b, m0 + l % 16, k0 + (l / 16) * 16));
   } else {
     frag_a_elems<Kind, Round>(r, A, b, m0, k0);
@@ -270,7 +276,7 @@ TP_DEV void frag_b(uint32_t (&r0)[frag<Kind>::RB], uint32_t (&r1)[frag<Kind>::RB
                    int b, int k0, int n0) {
   const int l = lane_of();
   constexpr bool b16 = Kind == 1 || Kind == 2;
-  if constexpr ((b16 && !Op::tr) || ((b16 || Kind == 4) && Op::tr)) {
+  if constexpr ((b16 && !Op::tr) || ((b16 || is_8bit_kind<Kind>()) && Op::tr)) {
     uint32_t t[4];
     if constexpr (b16 && !Op::tr) {
       if constexpr (Two) ldmatrix<4, true>(t, B.srow(b, k0 + l % 16, n0 + (l / 16) * 8));
@@ -306,6 +312,10 @@ TP_DEV void mma_step(Acc (&d)[4], const uint32_t (&a)[frag<Kind>::RA], const uin
     mma_m16n8k16_bf16_f32(d, a, b, d);
   } else if constexpr (Kind == 3) {
     mma_m16n8k8_tf32_f32(d, a, b, d);
+  } else if constexpr (Kind == 5) {
+    mma_m16n8k32_e4m3_f32(d, a, b, d);
+  } else if constexpr (Kind == 6) {
+    mma_m16n8k32_e5m2_f32(d, a, b, d);
   } else {
     int32_t (&di)[4] = *(int32_t(*)[4])d;
     mma_m16n8k32_i8_s32<(Flags & 1) != 0, (Flags & 2) != 0>(di, a, b, di);

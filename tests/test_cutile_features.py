@@ -1,0 +1,304 @@
+"""cuTile programs that needed features tilepy lacked (issue 18): each kernel (tests/
+cutile_kernels/, cuTile's style, `import tilepy as ct` the only change) runs in the
+interpreter and in both CPU modes and matches numpy, and compiles with NVRTC for sm_80/sm_90."""
+import importlib.util
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from cutile_cases import compile_case, run_case
+from cutile_kernels import batched, dtypes, fp8, lists, modifiers
+from tilepy.api.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+rng = np.random.default_rng(18)
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+# Each case returns (kernel, grid, args, check); check() compares the outputs with numpy.
+@case
+def np_dtypes_causal_mask():
+    X = rng.standard_normal((40, 50)).astype(np.float16)
+    out = np.zeros((40, 1), np.float32)
+
+    def check():
+        ref = np.tril(X.astype(np.float64)).sum(1, keepdims=True)
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    return dtypes.causal_row_sums, (ct.cdiv(40, 16),), (X, out, 16, 32), check
+
+
+@case
+def np_dtypes_astype():
+    X = rng.uniform(-3, 3, 64).astype(np.float32)
+    out = np.zeros(64, np.int16)
+    return dtypes.rounded_counts, (4,), (X, out, 16), \
+        lambda: np.testing.assert_array_equal(out, (X * 4).astype(np.int32) + (X > 0))
+
+
+if HAVE_TORCH:
+    @case
+    def torch_dtypes():
+        import torch
+        from cutile_kernels import torch_dtypes
+        a = torch.randn(100, generator=torch.Generator().manual_seed(1))
+        b = torch.randn(100, generator=torch.Generator().manual_seed(2))
+        c = torch.full((100,), 7.0)
+
+        def check():
+            s = (a + b).half().float()
+            torch.testing.assert_close(c, torch.where(s > 0, s, 0.0), rtol=0, atol=0)
+        return torch_dtypes.vec_add_gather, (ct.cdiv(100, 32),), (a, b, c, 32), check
+
+
+@case
+def zero_d_loads_segments():
+    lengths = np.array([3, 0, 17, 40, 1])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    values = rng.standard_normal(int(indptr[-1])).astype(np.float32)
+    scale = np.array([0.5], np.float32)
+    out = np.zeros(5, np.float32)
+
+    def check():
+        ref = [0.5 * values[indptr[s]:indptr[s + 1]].astype(np.float64).sum() for s in range(5)]
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    return dtypes.segment_sums, (5,), (indptr, values, scale, out, 16), check
+
+
+@case
+def zero_d_load_picks_row():
+    W = rng.standard_normal((4, 32)).astype(np.float32)
+    ids = rng.integers(0, 4, 9).astype(np.int32)
+    X = rng.standard_normal((9, 32)).astype(np.float32)
+    out = np.zeros_like(X)
+    return dtypes.expert_rows, (9,), (W, ids, X, out, 32), \
+        lambda: np.testing.assert_array_equal(out, X * W[ids])
+
+
+@case
+def zero_d_extract_and_num_tiles():
+    x = rng.standard_normal(64).astype(np.float32)
+    out = np.zeros(4, np.float32)
+    return dtypes.middle_times_length, (4,), (x, out, 16), \
+        lambda: np.testing.assert_allclose(out, (x[8::16] + 5) * 64, rtol=1e-6)
+
+
+@case
+def ftz_approx_silu_and_mul():
+    A = (rng.standard_normal((6, 64)) * 4).astype(np.float16)
+    B = rng.standard_normal((6, 64)).astype(np.float16)
+    A[0, :4] = [0, -90, 90, 6e-5]                 # exp(90) overflows f32; a subnormal f16
+    C = np.zeros_like(A)
+
+    def check():
+        a, b = A.astype(np.float64), B.astype(np.float64)
+        ref = a / (1 + np.exp(-a)) * b
+        np.testing.assert_allclose(C.astype(np.float64), ref, rtol=2e-3, atol=1e-3)
+    return modifiers.silu_and_mul, (6,), (A, B, C, 64), check
+
+
+@case
+def ftz_approx_online_softmax():
+    X = (rng.standard_normal((32, 100)) * 10).astype(np.float32)
+    X[3, 7] = -200.0                               # 2^-200-ish terms flush to zero
+    Y = np.zeros_like(X)
+
+    def check():
+        x = X.astype(np.float64)
+        e = np.exp2(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(Y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    return modifiers.online_softmax, (2,), (X, Y, 16, 32), check
+
+
+def _grouped(dtype):
+    shapes = [(40, 24, 33), (16, 64, 16), (70, 8, 20)]
+    As = [rng.standard_normal((m, k)).astype(dtype) for m, k, _ in shapes]
+    Bs = [rng.standard_normal((k, n)).astype(dtype) for _, k, n in shapes]
+    Cs = [np.zeros((m, n), np.float32) for m, _, n in shapes]
+
+    def check():
+        for a, b, c in zip(As, Bs, Cs):
+            np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4,
+                                       atol=1e-4)
+    return As, Bs, Cs, check
+
+
+@case
+def list_of_arrays_grouped_gemm():
+    As, Bs, Cs, check = _grouped(np.float16)
+    return lists.grouped_matmul, (5,), (As, Bs, Cs, 5, 16, 16, 16), check
+
+
+@case
+def tuple_of_arrays_sum():
+    xs = tuple(rng.standard_normal(n).astype(np.float32) for n in (50, 64, 40))
+    out = np.zeros(64, np.float32)
+
+    def check():
+        ref = np.zeros(64)
+        for x in xs:
+            ref[:len(x)] += x
+        np.testing.assert_allclose(out[:48], ref[:48], rtol=1e-6)
+    return lists.sum_of_list, (ct.cdiv(40, 16),), (xs, out, 16), check
+
+
+@case
+def batch_broadcast_matmul():
+    Fil = rng.standard_normal((1, 8, 8)).astype(np.float32)
+    X = rng.standard_normal((6, 8, 4)).astype(np.float32)
+    out = np.zeros_like(X)
+    return batched.shared_filter, (ct.cdiv(6, 4),), (Fil, X, out, 4, 8, 4), \
+        lambda: np.testing.assert_allclose(out, Fil @ X, rtol=1e-5, atol=1e-6)
+
+
+@case
+def batch_broadcast_matmul_f16_tensor_cores():
+    Fil = rng.standard_normal((1, 16, 16)).astype(np.float16)
+    X = rng.standard_normal((4, 16, 32)).astype(np.float16)
+    out = np.zeros_like(X)
+
+    def check():
+        ref = Fil.astype(np.float64) @ X.astype(np.float64)
+        np.testing.assert_allclose(out.astype(np.float64), ref, rtol=5e-3, atol=5e-3)
+    return batched.shared_filter, (2,), (Fil, X, out, 2, 16, 32), check
+
+
+@case
+def batched_mma_small_tiles():
+    A = rng.integers(-3, 4, (8, 2, 4)).astype(np.float16)
+    B = rng.integers(-3, 4, (8, 4, 4)).astype(np.float16)
+    C = rng.integers(-3, 4, (8, 2, 4)).astype(np.float32)
+    ref = A.astype(np.float32) @ B.astype(np.float32) + C
+    return batched.batched_small_mma, (4,), (A, B, C, 2, 2, 4, 4), \
+        lambda: np.testing.assert_array_equal(C, ref)
+
+
+@case
+def matmul_with_vector():
+    W = rng.standard_normal((24, 16)).astype(np.float32)
+    v = rng.standard_normal(16).astype(np.float32)
+    out = np.zeros(24, np.float32)
+    return batched.matvec_rows, (3,), (W, v, out, 8, 16), \
+        lambda: np.testing.assert_allclose(out, W @ v, rtol=1e-5, atol=1e-5)
+
+
+def _fp8(name):
+    import ml_dtypes
+    return getattr(ml_dtypes, name)
+
+
+@case
+def fp8_quantize_saturating():
+    X = (rng.standard_normal((5, 100)) * 30).astype(np.float32)
+    X[2, 3] = np.inf                               # its row saturates: every value 0 but the inf
+    Q = np.zeros((5, 100), _fp8("float8_e4m3fn"))
+    S = np.zeros((5, 1), np.float32)
+
+    def check():
+        s = np.maximum(np.abs(X).max(1, keepdims=True), 1e-12) / np.float32(448)
+        np.testing.assert_array_equal(S, s)
+        with np.errstate(invalid="ignore"):
+            ref = np.clip((X / s).astype(np.float32), -448, 448).astype(Q.dtype)
+        ref[2] = np.where(np.isinf(X[2]), 448, 0)    # x / inf == 0; inf / inf == NaN -> +448
+        np.testing.assert_array_equal(Q.astype(np.float32), ref.astype(np.float32))
+    return fp8.quantize_rows, (5,), (X, Q, S, 128), check
+
+
+@case
+def fp8_dequantize_e5m2():
+    Q = (rng.standard_normal((4, 64)) * 100).astype(_fp8("float8_e5m2"))
+    S = rng.uniform(0.5, 2, (4, 1)).astype(np.float32)
+    Y = np.zeros((4, 64), np.float32)
+    return fp8.dequantize_rows, (4,), (Q, S, Y, 64), \
+        lambda: np.testing.assert_array_equal(Y, Q.astype(np.float32) * S)
+
+
+def _fp8_mm(name, tiles):
+    A = rng.integers(-8, 9, (64, 96)).astype(np.float32).astype(_fp8(name))
+    B = (rng.integers(-8, 9, (96, 48)) / 4).astype(np.float32).astype(_fp8(name))
+    C = np.zeros((64, 48), np.float32)
+    tm, tn, tk = tiles
+    ref = A.astype(np.float64) @ B.astype(np.float64) * 0.5 * 0.25
+    return fp8.fp8_matmul, (ct.cdiv(64, tm), ct.cdiv(48, tn)), (A, B, C, 0.5, 0.25, *tiles), \
+        lambda: np.testing.assert_array_equal(C, ref)
+
+
+@case
+def fp8_e4m3_matmul_tensor_core_tiles():
+    return _fp8_mm("float8_e4m3fn", (32, 16, 32))
+
+
+@case
+def fp8_e5m2_matmul_small_tiles():
+    return _fp8_mm("float8_e5m2", (8, 8, 16))
+
+
+@case
+def e8m0_mx_quantize():
+    X = (rng.standard_normal((16, 32)) * 10.0 ** rng.integers(-3, 4, (16, 1))).astype(np.float32)
+    Q = np.zeros((16, 32), _fp8("float8_e4m3fn"))
+    S = np.zeros((16, 1), _fp8("float8_e8m0fnu"))
+
+    def check():
+        amax = np.maximum(np.abs(X).max(1, keepdims=True), np.float32(1e-30))
+        s = 2.0 ** np.ceil(np.log2((amax / np.float32(448)).astype(np.float64)))
+        np.testing.assert_array_equal(S.astype(np.float64), s)
+        ref = (X / s.astype(np.float32)).astype(Q.dtype)
+        np.testing.assert_array_equal(Q.astype(np.float32), ref.astype(np.float32))
+    return fp8.mx_quantize, (4,), (X, Q, S, 4), check
+
+
+@case
+def mma_scaled_block_scaled_matmul():
+    M, N, K = 32, 16, 128
+    A = rng.integers(-6, 7, (M, K)).astype(np.float32).astype(_fp8("float8_e4m3fn"))
+    B = rng.integers(-6, 7, (K, N)).astype(np.float32).astype(_fp8("float8_e4m3fn"))
+    SA = (2.0 ** rng.integers(-4, 5, (M, K // 32))).astype(_fp8("float8_e8m0fnu"))
+    SB = (2.0 ** rng.integers(-4, 5, (K // 32, N))).astype(_fp8("float8_e8m0fnu"))
+    C = np.zeros((M, N), np.float32)
+    a = A.astype(np.float64) * np.repeat(SA.astype(np.float64), 32, 1)
+    b = B.astype(np.float64) * np.repeat(SB.astype(np.float64), 32, 0)
+    return fp8.block_scaled_matmul, (2, 1), (A, SA, B, SB, C, 16, 16, 64), \
+        lambda: np.testing.assert_array_equal(C, a @ b)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_matches_numpy(name, mode):
+    run_case(CASES[name](), mode)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_compiles_with_nvrtc(name, arch):
+    compile_case(CASES[name](), arch)
+
+
+@pytest.mark.parametrize("name,arch,insn", [("float8_e4m3fn", "sm_89", "QMMA.16832.F32.E4M3.E4M3"),
+                                            ("float8_e5m2", "sm_89", "QMMA.16832.F32.E5M2.E5M2"),
+                                            ("float8_e4m3fn", "sm_90", "HMMA")])
+def test_fp8_mma_uses_tensor_cores_from_sm89(name, arch, insn, tmp_path):
+    """fp8 mma.sync (m16n8k32) where the GPU has it; sm_80 multiplies in float instead."""
+    from tilepy.tools import sass_stats
+    if not sass_stats.available():
+        pytest.skip("no nvdisasm/cuobjdump")
+    kernel, _, args, _ = _fp8_mm(name, (32, 16, 32))
+    ck = compile_for_args(kernel, args)
+    ops = {}
+    for a in (arch, "sm_80"):
+        path = tmp_path / f"{a}.cubin"
+        path.write_bytes(compile_cubin(ck.compile_source(), a, ck.name).data)
+        ops[a] = {o for v in sass_stats.sass_ops(str(path)).values() for o in v}
+    assert any(o.startswith(insn) for o in ops[arch]), sorted(ops[arch])
+    assert not any("MMA" in o for o in ops["sm_80"])
+
+
+def test_mma_scaled_compiles_for_blackwell():
+    """mma_scaled takes the generic path on every target, sm_100 included (no tcgen05 yet)."""
+    compile_case(CASES["mma_scaled_block_scaled_matmul"](), "sm_100")

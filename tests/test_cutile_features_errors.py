@@ -1,0 +1,100 @@
+"""Located errors of the issue-18 features: a dtype object tilepy has no dtype for, lists of
+arrays that cannot be one parameter, e8m0 conversions without their rounding, mma_scaled shapes,
+fp8 arithmetic (not allowed, as in cuTile)."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from kernels_util import assert_located
+
+HERE = __file__
+V32 = np.zeros(32, np.float32)
+
+
+@ct.kernel
+def complex_dtype(x):
+    ct.store(x, (0,), ct.arange(32, dtype=np.complex64).astype(ct.float32))   # F1
+
+
+@ct.kernel
+def list_runtime_index_not_int(xs, out):
+    t = ct.load(xs[ct.bid(0) * 1.0], (0,), shape=(32,))   # F2
+    ct.store(out, (0,), t)
+
+
+@ct.kernel
+def e8m0_without_rounding(x, s):
+    t = ct.load(x, (0,), shape=(32,))
+    ct.store(s, (0,), t.astype(ct.float8_e8m0fnu))   # F3
+
+
+@ct.kernel
+def mma_scaled_bad_scale_shape(a, sa, b, sb, c):
+    ta = ct.load(a, (0, 0), shape=(16, 64))
+    tb = ct.load(b, (0, 0), shape=(64, 16))
+    acc = ct.zeros((16, 16), ct.float32)
+    ssa = ct.load(sa, (0, 0), shape=(16, 4))
+    ssb = ct.load(sb, (0, 0), shape=(2, 16))
+    ct.store(c, (0, 0), ct.mma_scaled(ta, ssa, tb, ssb, acc))   # F4
+
+
+@ct.kernel
+def mma_scaled_mixed_fp8(a, sa, b, sb, c):
+    ta = ct.load(a, (0, 0), shape=(16, 32))
+    tb = ct.load(b, (0, 0), shape=(32, 16))
+    ssa = ct.load(sa, (0, 0), shape=(16, 1))
+    ssb = ct.load(sb, (0, 0), shape=(1, 16))
+    ct.store(c, (0, 0), ct.mma_scaled(ta, ssa, tb, ssb, ct.zeros((16, 16), ct.float32)))   # F6
+
+
+@ct.kernel
+def fp8_add(x, y):
+    t = ct.load(x, (0,), shape=(32,))
+    ct.store(y, (0,), t + t)   # F5
+
+
+def _f8(name, shape):
+    import ml_dtypes
+    return np.zeros(shape, getattr(ml_dtypes, name))
+
+
+CASES = [
+    (complex_dtype, lambda: (V32,), ct.TileTypeError, "F1", "np.complex64", "no tilepy dtype"),
+    (list_runtime_index_not_int, lambda: ([V32, V32], V32), ct.TileTypeError, "F2", "xs[ct.bid(0) * 1.0]",
+     "integer scalar"),
+    (e8m0_without_rounding, lambda: (V32, _f8("float8_e8m0fnu", 32)), ct.TileTypeError, "F3",
+     "t.astype(ct.float8_e8m0fnu)", "rounding<zero> or rounding<positive_inf>"),
+    (mma_scaled_bad_scale_shape, lambda: (_f8("float8_e4m3fn", (16, 64)), _f8("float8_e8m0fnu", (16, 4)),
+                                          _f8("float8_e4m3fn", (64, 16)), _f8("float8_e8m0fnu", (2, 16)),
+                                          np.zeros((16, 16), np.float32)),
+     ct.TileTypeError, "F4", "ct.mma_scaled", r"expected \(16, 2\)"),
+    (mma_scaled_mixed_fp8, lambda: (_f8("float8_e4m3fn", (16, 32)), _f8("float8_e8m0fnu", (16, 1)),
+                                    _f8("float8_e5m2", (32, 16)), _f8("float8_e8m0fnu", (1, 16)),
+                                    np.zeros((16, 16), np.float32)),
+     ct.TileTypeError, "F6", "ct.mma_scaled", "of one dtype"),
+    (fp8_add, lambda: (_f8("float8_e5m2", 32), _f8("float8_e5m2", 32)), ct.TileTypeError, "F5", "t + t",
+     "e5m2"),
+]
+
+
+@pytest.mark.parametrize("kernel,args,exc,marker,snippet,message", CASES, ids=[c[3] for c in CASES])
+def test_located_error(kernel, args, exc, marker, snippet, message):
+    with pytest.raises(exc, match=message) as info:
+        kernel.mlir(*args())
+    assert_located(info.value, marker, snippet, HERE)
+
+
+def test_arrays_of_a_list_must_share_dtype_and_rank():
+    with pytest.raises(ct.TileTypeError, match="one dtype and rank.*float32 1-d, int32 1-d"):
+        list_runtime_index_not_int.mlir([V32, np.zeros(32, np.int32)], V32)
+
+
+def test_dtype_objects_are_fingerprinted_for_the_disk_index():
+    torch = pytest.importorskip("torch")
+    from tilepy.frontend.identity import fingerprint
+    assert fingerprint(torch.int32) is not None
+    assert fingerprint(torch.int32) != fingerprint(torch.float32) != fingerprint(np.float32)
+    from tilepy.types import dtype as D
+    assert D.foreign(torch.bool) is D.bool_ and D.foreign(np.bool_) is D.bool_
+    assert D.foreign(np.dtype("uint16")) is D.uint16 and D.foreign(torch.float8_e4m3fn) is D.float8_e4m3fn
+    assert D.foreign(torch.complex64) is None and D.foreign(int) is None

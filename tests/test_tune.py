@@ -1,0 +1,144 @@
+"""tilepy.tune (cuTile's tuning module) and tilepy.compiler_timeout."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+import tilepy.tune as tune
+from tilepy.api import tune as tune_impl       # where the search runs (patched below)
+from cutile_kernels import tuned
+from tilepy.errors import TileCompilerTimeoutError
+
+
+@pytest.fixture(autouse=True)
+def few_samples(monkeypatch):
+    """CPU timings on a loaded machine rarely reach 1% in 1000 samples: keep the tests short."""
+    monkeypatch.setattr(tune_impl, "_MAX_REPEATS", 20)
+
+
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture
+def cache_dir(module_cache, monkeypatch):
+    """One disk cache for this file's tests: each kernel compiles once."""
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(module_cache))
+    return module_cache
+
+
+def _inputs():
+    X = np.arange(1000, dtype=np.float32)
+    return X, np.zeros_like(X)
+
+
+def test_cutile_style_module_imports_and_tunes(cache_dir, capsys):
+    X, Y = _inputs()
+    result = tuned.tune_scaled_copy(X, Y, 2.0)
+    assert isinstance(result, tune.TuningResult)
+    assert len(result.successes) == 6 and not result.failures
+    assert result.best in result.successes
+    assert result.best.mean_us == min(m.mean_us for m in result.successes)
+    assert all(5 <= m.num_samples <= 20 and m.mean_us > 0 for m in result.successes)
+    assert "6 succeeded, 0 failed" in capsys.readouterr().out
+    cfg = result.best.config                       # the config launches and gives the right result
+    ct.launch(None, (ct.cdiv(1000, cfg.TILE),), tuned.scaled_copy.replace_hints(
+        occupancy=cfg.occupancy), (X, Y, 2.0, cfg.TILE))
+    np.testing.assert_array_equal(Y, 2 * X)
+
+
+def test_failing_configs_are_reported_not_raised(cache_dir):
+    X, Y = _inputs()
+    result = tuned.tune_scaled_copy(X, Y, 2.0, tiles=(32, 48), quiet=True)   # 48: not a power of 2
+    assert {m.config.TILE for m in result.successes} == {32}
+    assert len(result.failures) == 2
+    cfg, exc, msg = result.failures[0]
+    assert cfg.TILE == 48 and issubclass(exc, ct.TileTypeError) and "power of two" in msg
+    assert "2 failed" in result.summary()
+
+
+def test_no_valid_config_raises(cache_dir):
+    X, Y = _inputs()
+    with pytest.raises(ValueError, match="No valid config"):
+        tuned.tune_scaled_copy(X, Y, 2.0, tiles=(48,), quiet=True)
+    with pytest.raises(ValueError, match="empty"):
+        tune.exhaustive_search([], None, None, tuned.scaled_copy, None)
+
+
+def test_result_is_cached_on_disk_per_shapes(cache_dir, monkeypatch):
+    X, Y = _inputs()
+    first = tuned.tune_scaled_copy(X, Y, 2.0, quiet=True)
+    launches = []
+    monkeypatch.setattr(tune_impl, "_launch", lambda r, args: launches.append(r))
+    again = tuned.tune_scaled_copy(X, Y, 2.0, quiet=True)
+    assert launches == []                          # from the disk cache: nothing launched
+    assert again.best.config.TILE == first.best.config.TILE
+    assert [m.mean_us for m in again.successes] == [m.mean_us for m in first.successes]
+    X2, Y2 = np.arange(999, dtype=np.float32), np.zeros(999, np.float32)
+    tuned.tune_scaled_copy(X2, Y2, 2.0, quiet=True)          # another shape: timed again
+    assert launches
+    launches.clear()
+    tuned.tune_scaled_copy(X, Y, 2.0, quiet=True, cache=False)
+    assert launches
+
+
+def test_cache_off_times_every_call(monkeypatch):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    X, Y = _inputs()
+    tuned.tune_scaled_copy(X, Y, 2.0, tiles=(64,), quiet=True)
+    launches = []
+    monkeypatch.setattr(tune_impl, "_launch", lambda r, args: launches.append(r))
+    tuned.tune_scaled_copy(X, Y, 2.0, tiles=(64,), quiet=True)
+    assert launches
+
+
+def test_tune_is_reachable_as_an_attribute():
+    assert ct.tune.exhaustive_search is tune.exhaustive_search
+    assert {"exhaustive_search", "TuningResult", "Measurement"} <= set(tune.__all__)
+
+
+def test_compiler_timeout_stops_a_slow_host_compile(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    slow = tmp_path / "slowcxx"
+    slow.write_text('#!/bin/sh\n[ "$1" = --version ] && exec g++ --version\nexec sleep 5\n')
+    slow.chmod(0o755)
+    from tilepy.launch import cpu
+    monkeypatch.setattr(cpu, "host_compiler", lambda: str(slow))
+    X, Y = _inputs()
+    k = ct.kernel(tuned.scaled_copy.func)
+    with ct.compiler_timeout(0.5), pytest.raises(TileCompilerTimeoutError, match="0.5 s"):
+        ct.launch(None, (2,), k, (X, Y, 2.0, 512))     # a tile size no other test compiles
+
+
+def test_compiler_timeout_bounds_nvrtc(monkeypatch):
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    import time
+
+    from tilepy.launch import nvrtc
+    monkeypatch.setattr(nvrtc, "_compile", lambda *a: time.sleep(3))
+    with ct.compiler_timeout(0.2), pytest.raises(TileCompilerTimeoutError, match="NVRTC"):
+        nvrtc.compile_cubin("__global__ void k() {}", "sm_80", "k")
+
+
+@pytest.mark.parametrize("bad", [0, -1, "10", True])
+def test_compiler_timeout_rejects_bad_values(bad):
+    with pytest.raises(ct.TileValueError):
+        with ct.compiler_timeout(bad):
+            pass
+
+
+def test_gpu_arrays_are_timed_with_events_on_their_stream(cache_dir):
+    """CUDA arrays: each sample is the driver's event timing on the launch stream (the fake
+    driver runs the launch on the CPU), and the result is cached under the GPU's name."""
+    from fake_driver import FakeDriver, TorchLikeStream, cuda_array
+    X, Y = _inputs()
+    with FakeDriver() as drv:
+        gx, gy = cuda_array(X), cuda_array(Y)
+        result = tune.exhaustive_search(
+            [16, 64], TorchLikeStream(5), lambda t: (ct.cdiv(1000, t),), tuned.scaled_copy,
+            lambda t: (gx, gy, 3.0, t), quiet=True)
+        timed = drv.calls_named("elapsed_us")
+        assert len(timed) == sum(m.num_samples + 2 for m in result.successes)   # + warm-ups
+        assert {d for _, d in timed} == {5}                       # the launch stream's handle
+        np.testing.assert_array_equal(Y, 3 * X)
+        assert tune_impl._device((gx,)).startswith("cuda:Fake GPU 0")

@@ -1,0 +1,53 @@
+// tilepy/fp8.h -- the 8-bit float element types e4m3 (float8_e4m3fn) and e5m2 (float8_e5m2).
+//
+// A value is its byte. Like the half types, an fp8 value computes in float and rounds once
+// (is_half / to_f32 / from_f32): exact for conversions (every fp8 value is a float) and correctly
+// rounded into fp8 (float has more than 2p + 2 bits). Conversions into fp8 round to nearest even
+// and saturate to the largest finite value (spec 5.1.3, as the interpreter does); NaN converts to
+// +448 for e4m3 (which has no NaN in conversions) and stays NaN for e5m2.
+#pragma once
+
+namespace tp {
+
+struct f8e4m3 { uint8_t bits; };
+struct f8e5m2 { uint8_t bits; };
+template <> struct is_half<f8e4m3> { static constexpr bool value = true; };
+template <> struct is_half<f8e5m2> { static constexpr bool value = true; };
+TP_DEV float to_f32(f8e4m3 x) { return e4m3_to_f32(x.bits); }
+TP_DEV float to_f32(f8e5m2 x) { return e5m2_to_f32(x.bits); }
+template <> TP_DEV f8e4m3 from_f32<f8e4m3>(float x) {
+  return {x != x ? (uint8_t)0x7e : e4m3_from_f32(x)};
+}
+template <> TP_DEV f8e5m2 from_f32<f8e5m2>(float x) { return {e5m2_from_f32(x)}; }
+
+}  // namespace tp
+
+namespace tp {
+
+// e8m0 (float8_e8m0fnu): 2^(bits - 127), 0xff is NaN. Conversions into it take an explicit
+// rounding (op::to_e8m0), so it has no from_f32.
+struct f8e8m0 { uint8_t bits; };
+template <> struct is_half<f8e8m0> { static constexpr bool value = true; };
+TP_DEV float to_f32(f8e8m0 x) {
+  if (x.bits == 0xff) return f32_from_bits(0x7fc00000u);
+  return x.bits ? f32_from_bits((uint32_t)x.bits << 23) : f32_from_bits(0x00400000u);  // 2^-127
+}
+
+namespace op {
+// Into e8m0 rounding toward zero (Up = false) or +inf (Up = true), saturating to 2^-127..2^127
+// (+inf gives 2^127); zero, negative values and NaN give NaN (as the interpreter).
+template <bool Up> struct to_e8m0 {
+  template <class T> TP_DEV f8e8m0 operator()(T a) const {
+    const double d = (double)wide(a);
+    if (!(d > 0)) return {0xff};
+    if (d > 1.7014118346046923e38) return {254};
+    int e;
+    const double m = frexp(d, &e);                  // d = m * 2^e, 0.5 <= m < 1
+    int k = e - 1 + ((Up && m != 0.5) ? 1 : 0);
+    k = k < -127 ? -127 : k > 127 ? 127 : k;
+    return {(uint8_t)(k + 127)};
+  }
+};
+}  // namespace op
+
+}  // namespace tp

@@ -1,0 +1,43 @@
+// tilepy/mma_scaled.h -- block-scaled matrix multiply-accumulate (mmaf_scaled, cuTile's
+// mma_scaled), the generic way: every element of x and y is multiplied by the e8m0 scale of its
+// 32-element block along K (a power of two: exact in float), then the generic float mma of
+// runtime.h sums the products, as the interpreter does. The scales go through shared memory
+// (an element's scale may be held by another thread), which the mma then reuses.
+// (Block-scaled tensor cores are a Blackwell (sm_100) feature; this path runs on every target.)
+#pragma once
+
+namespace tp {
+
+template <int M, int N, int K, int Batch, class TA, class TB, class TS, class TC, class LA,
+          class LB, class LSA, class LSB, class LC>
+TP_DEV Tile<TC, Batch * M * N, LC> mma_scaled(
+    const Tile<TA, Batch * M * K, LA>& a, const Tile<TB, Batch * K * N, LB>& b,
+    const Tile<TC, Batch * M * N, LC>& c, const Tile<TS, Batch * M * (K / 32), LSA>& sa,
+    const Tile<TS, Batch * (K / 32) * N, LSB>& sb, unsigned char* smem) {
+  constexpr int KS = K / 32;
+  float* SA = (float*)smem;
+  float* SB = SA + Batch * M * KS;
+  __syncthreads();
+  TP_UNROLL
+  for (int s = 0; s < LSA::K; ++s)
+    if (LSA::owner(s)) SA[LSA::elem(s)] = to_f32(sa.v[s]);
+  TP_UNROLL
+  for (int s = 0; s < LSB::K; ++s)
+    if (LSB::owner(s)) SB[LSB::elem(s)] = to_f32(sb.v[s]);
+  __syncthreads();
+  Tile<float, Batch * M * K, LA> xa;
+  TP_UNROLL
+  for (int s = 0; s < LA::K; ++s) {
+    const int e = LA::elem(s);               // [i, m, k] -> scale [i, m, k / 32]
+    if (LA::valid(s)) xa.v[s] = cvt<float>(a.v[s]) * SA[e / K * KS + e % K / 32];
+  }
+  Tile<float, Batch * K * N, LB> xb;
+  TP_UNROLL
+  for (int s = 0; s < LB::K; ++s) {
+    const int e = LB::elem(s), i = e / (K * N), k = e / N % K, n = e % N;   // -> [i, k / 32, n]
+    if (LB::valid(s)) xb.v[s] = cvt<float>(b.v[s]) * SB[(i * KS + k / 32) * N + n];
+  }
+  return mma<M, N, K, 3, Batch>(xa, xb, c, smem);   // its first barrier ends the scale reads
+}
+
+}  // namespace tp
