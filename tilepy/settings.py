@@ -31,6 +31,7 @@ class Settings:
     cache_size: int | None = DEFAULT_CACHE_SIZE   # bytes; None: no cap
     cpu_mode: str = "fast"
     log: frozenset[str] = frozenset()
+    cache_dir_is_default: bool = True   # not set by TILEPY_CACHE_DIR
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -94,7 +95,7 @@ def _read(raw: tuple) -> Settings:
         n = os.cpu_count() or 1
     mode = (mode or "fast").strip().lower()
     log = frozenset(t.strip().lower() for t in (log or "").split(",") if t.strip())
-    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log)
+    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log, not cache)
 
 
 # ----------------------------------------------------------------------------- per launch

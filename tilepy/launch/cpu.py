@@ -157,18 +157,14 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     lib = None
     entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
-        lib = _load(entry.path)
+        lib = _load(entry.path) or _load_bytes(entry.payload)   # evicted since: the bytes we read
     if lib is None:
         data = _compile(cxx, fl, full, name)
         path = cache.put("cpu", key, data, {"kind": "cpu", "name": name, "mode": mode,
                                             "compiler": compiler_id(cxx), "tilepy": __version__},
                          ".so")
-        if path is None:                    # no disk cache: load a scratch copy, then delete it
-            path = _scratch_file(data)
-            lib = _load(path)
-            os.unlink(path)
-        else:
-            lib = _load(path)
+        # Another process may evict the entry before it is loaded: then load the bytes in hand.
+        lib = (_load(path) if path else None) or _load_bytes(data)
         if lib is None:
             raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
     fn = getattr(lib, ENTRY)
@@ -203,12 +199,16 @@ def _load(path: str) -> ctypes.CDLL | None:
         return None
 
 
-def _scratch_file(data: bytes) -> str:
+def _load_bytes(data: bytes) -> ctypes.CDLL | None:
+    """Load a library from memory: a private scratch file, deleted once loaded."""
     import tempfile
     fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return _load(path)
+    finally:
+        os.unlink(path)
 
 
 def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
@@ -224,8 +224,14 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
             from .diagnostics import compile_error
             raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "
                                 f"CPU backend", proc.stderr)
-        with open(out, "rb") as f:
-            return f.read()
+        try:
+            with open(out, "rb") as f:
+                return f.read()
+        except OSError:
+            raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
+                                   f"library for kernel '{name}' (is TILEPY_CXX a C++ compiler?)"
+                                   f"{': ' + proc.stderr.strip() if proc.stderr.strip() else ''}"
+                                   ) from None
 
 
 # ---------------------------------------------------------------------------- launching
