@@ -66,9 +66,10 @@ def test_size_parsing(text, expected):
     assert parse_size(text) == expected
 
 
-def test_bad_size_warns_and_uses_default():
-    with pytest.warns(UserWarning, match="TILEPY_CACHE_SIZE"):
-        assert parse_size("lots") == 2 << 30
+@pytest.mark.parametrize("text", ["lots", "-5", "inf", "nan", "5X", "0.0001"])
+def test_bad_size_is_an_error(text):
+    with pytest.raises(ct.TileValueError, match=f"TILEPY_CACHE_SIZE='{text}' is not valid"):
+        parse_size(text)
 
 
 # ----------------------------------------------------------------------------- entries
@@ -324,5 +325,5 @@ def test_settings_follow_the_environment(monkeypatch, tmp_path):
         assert settings().cache_dir == str(tmp_path / home / ".cache" / "tilepy" / ct.__version__)
     monkeypatch.setenv("TILEPY_CPU_WORKERS", "3")
     assert settings().cpu_workers == 3
-    monkeypatch.setenv("TILEPY_CPU_WORKERS", "x")
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "")
     assert settings().cpu_workers == (os.cpu_count() or 1)

@@ -24,18 +24,18 @@ import ctypes
 import functools
 import os
 import re
+import signal
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError, TileLaunchError, TileValueError
-from ..settings import settings
+from ..settings import CPU_MODES as MODES, MAX_CPU_WORKERS, settings
 from . import cache
 
 ENTRY = "tp_cpu_launch"
-ASSERTS_FAILED = 2          # the entry point's return code when tile assertions failed
-MODES = ("fast", "faithful")
 MAX_DYNAMIC_SMEM = 227 * 1024
 
 _mode_override: contextvars.ContextVar[str | None] = contextvars.ContextVar("tilepy_cpu_mode",
@@ -116,14 +116,35 @@ def rewrite_dynamic_smem(source: str) -> str:
 
 
 def host_entry(name: str, param_types: list[str]) -> str:
-    """C++ that runs kernel `name` over a grid: params[i] points at the i-th argument."""
+    """C++ that runs kernel `name` over a grid: params[i] points at the i-th argument; what the
+    launch found (assertions, error, signal) goes into `report` (Report below)."""
     args = ", ".join(f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types))
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
-            f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers) {{\n"
-            f'  const int rc = tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), '
-            f"(size_t)smem, workers, [&] {{ {name}({args}); }});\n"
-            f"  return rc == 0 && tp_assert_status(0) ? {ASSERTS_FAILED} : rc;\n}}\n"
-            f'extern "C" const char* tp_cpu_error() {{ return tp::cpu::error_text.c_str(); }}\n')
+            f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
+            f"tp::cpu::Report* report) {{\n"
+            f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
+            f"workers, report, [&] {{ {name}({args}); }});\n}}\n")
+
+
+class Report(ctypes.Structure):
+    """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released."""
+    _fields_ = [("watch_signals", ctypes.c_int), ("signal", ctypes.c_int),
+                ("asserts", ctypes.c_int), ("error", ctypes.c_char * 1020)]
+
+
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def watch_signals() -> bool:
+    """Should a launch from this thread stop at Ctrl-C? Yes on the main thread while Python
+    handles SIGINT (other threads never see signals in Python)."""
+    return threading.get_ident() == _MAIN_THREAD and callable(signal.getsignal(signal.SIGINT))
+
+
+def new_report() -> Report:
+    r = Report()
+    r.watch_signals = watch_signals()
+    return r
 
 
 def _plain(ctype: str) -> str:
@@ -167,15 +188,18 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
         lib = (_load(path) if path else None) or _load_bytes(data)
         if lib is None:
             raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
-    fn = getattr(lib, ENTRY)
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 + [ctypes.c_ulonglong,
-                                                                             ctypes.c_int]
-    lib.tp_cpu_error.restype = ctypes.c_char_p
-    lib.tp_assert_status.restype, lib.tp_assert_status.argtypes = ctypes.c_int, [ctypes.c_int]
-    out = CpuLibrary(lib, name, mode, threads)
+    out = library(lib, name, mode, threads)
     _LOADED[key] = out
     return out
+
+
+def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
+    """A loaded kernel library with its entry point's signature declared."""
+    fn = getattr(lib, ENTRY)
+    fn.restype = ctypes.c_int
+    fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
+                   [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
+    return CpuLibrary(lib, name, mode, threads)
 
 
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
@@ -247,23 +271,36 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
                              f"{MAX_DYNAMIC_SMEM}]")
     ptrs = (ctypes.c_void_p * max(1, len(values)))(
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+    report = new_report()
     rc = getattr(lib.lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], bx, by, bz, smem,
-                                 workers or settings().cpu_workers)
-    check_launch(lib, rc)
+                                 clamp_workers(workers or settings().cpu_workers), report)
+    check_launch(lib, rc, report)
 
 
-def check_launch(lib: CpuLibrary, rc: int):
-    """After a launch: failed tile assertions (their messages are on stderr), the entry point's
-    error."""
-    if rc == 0:
-        return
-    if rc == ASSERTS_FAILED:
-        failed = lib.lib.tp_assert_status(1)
-        raise TileLaunchError(f"{failed} tile assertion(s) failed in kernel {lib.name!r} (the "
-                              f"messages are on stderr)")
-    msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
-    raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
-                          f"{msg or f'kernel {lib.name!r}: code {rc}'}")
+def clamp_workers(n: int) -> int:
+    """A worker count the CPU backend can start: 1 to MAX_CPU_WORKERS (with a warning past it)."""
+    if n > MAX_CPU_WORKERS:
+        import warnings
+        warnings.warn(f"{n} CPU workers is more threads than useful; using {MAX_CPU_WORKERS}",
+                      stacklevel=3)
+        return MAX_CPU_WORKERS
+    return max(1, int(n))
+
+
+def check_launch(lib: CpuLibrary, rc: int, report: Report):
+    """After a launch: a signal that stopped it (its Python handler runs now; KeyboardInterrupt
+    for Ctrl-C), the entry point's error, failed tile assertions (messages are on stderr)."""
+    if report.signal:
+        signal.raise_signal(report.signal)
+        raise TileLaunchError(f"kernel {lib.name!r} was stopped by signal {report.signal} before "
+                              f"it finished")
+    if rc != 0:
+        msg = report.error.decode(errors="replace")
+        raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
+                              f"{msg or f'kernel {lib.name!r}: code {rc}'}")
+    if report.asserts:
+        raise TileLaunchError(f"{report.asserts} tile assertion(s) failed in kernel {lib.name!r} "
+                              f"(the messages are on stderr)")
 
 
 # ---------------------------------------------------------------------------- hand-written kernels

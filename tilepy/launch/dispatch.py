@@ -20,7 +20,8 @@ import ctypes
 
 import numpy as np
 
-from ..errors import TileLaunchError, TileUnsupportedFeatureError
+from ..errors import TileUnsupportedFeatureError
+from .cpu import Report, watch_signals
 from .intake import _DATA_OFFSET, numpy_ptr
 
 GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
@@ -135,11 +136,6 @@ def _half_bits(dtype):
     return conv
 
 
-def _check_rc(rc: int):
-    if rc != 0:
-        raise TileLaunchError(f"the CPU launch failed with code {rc}")
-
-
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
@@ -148,13 +144,14 @@ class CpuPlan:
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
                  mode=None, check=None):
-        """`fn(params, gx, gy, gz, *extra, workers)` is the library's entry point (cpu.py);
+        """`fn(params, gx, gy, gz, *extra, workers, report)` is the library's entry point (cpu.py);
         `values`: the packed ctypes values of one valid call (launcher.pack_args);
         `slots`: per kernel argument, (field index, converter) or None for constants;
         `mode`: the CPU mode the library was built for, compared with the current one per call
-        (None: one mode only); `check(rc)`: what cpu.py checks after a launch (default: rc)."""
+        (None: one mode only); `check(rc, report)`: what cpu.py checks after a launch (its
+        Report is per call, pooled with the argument block)."""
         self.lib, self.fn, self.extra, self.mode = lib, fn, extra, mode
-        self.check = check or _check_rc
+        self.check = check
         fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
         self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
         self.fields = [f for f, _ in fields]
@@ -172,7 +169,7 @@ class CpuPlan:
         base = ctypes.addressof(s)
         n = max(1, len(self.fields))
         ptrs = (ctypes.c_void_p * n)(*[base + getattr(self.struct, f).offset for f in self.fields])
-        return s, ptrs
+        return s, ptrs, Report()
 
     def run(self, g, vals, stream=None):
         pool = self.pool
@@ -187,11 +184,13 @@ class CpuPlan:
                     field, conv = slot
                     setattr(s, field, v if conv is None else conv(v))
             gx, gy, gz = g
+            report = block[2]
+            report.watch_signals = watch_signals()
             rc = self.fn(block[1], gx, gy, gz, *self.extra,
-                         1 if gx * gy * gz == 1 else self.workers())
+                         1 if gx * gy * gz == 1 else self.workers(), report)
+            self.check(rc, report)
         finally:
             pool.append(block)
-        self.check(rc)
 
 
 class GpuPlan:

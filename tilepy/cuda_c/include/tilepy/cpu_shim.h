@@ -15,6 +15,7 @@
 // correctly rounded host code.
 #pragma once
 #include <atomic>
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -82,7 +84,7 @@ inline unsigned char* dynamic_smem() {
   return buf->bytes;
 }
 
-// The first error of a launch, reported to Python by tp_cpu_error().
+// The first error of a launch (copied into its Report).
 inline std::mutex error_mutex;
 inline std::string error_text;
 inline std::atomic<bool> failed{false};
@@ -94,6 +96,68 @@ inline void clear_error() {
   std::lock_guard<std::mutex> g(error_mutex);
   failed = false;
   error_text.clear();
+}
+
+// ---------------------------------------------------------------------------- one launch
+// What a launch tells Python (launch/cpu.py: Report). It is filled before the launch lock is
+// released, so concurrent launches of one library never see each other's assertions or errors.
+struct Report {
+  int watch_signals;       // in: stop at SIGINT (Ctrl-C) between blocks (the main thread's launches)
+  int signal;              // out: the signal that stopped the launch early, 0 if it ran to the end
+  int asserts;             // out: tile assertions that failed in this launch
+  char error[1020];        // out: the first error
+};
+inline std::atomic<int> assert_failures{0};
+inline std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
+inline thread_local std::string print_buffer;    // tile printing (runtime.h: print_append)
+inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
+
+// Workers take no new block once this is true: a signal arrived or the launch failed.
+inline bool stopping() {
+  return stop_signal.load(std::memory_order_relaxed) != 0 || failed.load(std::memory_order_relaxed);
+}
+
+// Holds the launch lock (launches of one library are serialized), resets the per-launch state,
+// watches for SIGINT when asked, and fills the Report before the lock is released.
+class LaunchScope {
+  std::lock_guard<std::mutex> serial_{launch_mutex};
+  Report* report_;
+  struct sigaction old_{};
+
+ public:
+  explicit LaunchScope(Report* r) : report_(r) {
+    clear_error();
+    assert_failures = 0;
+    stop_signal = 0;
+    print_buffer.clear();
+    if (r->watch_signals) {
+      struct sigaction sa{};
+      sa.sa_handler = on_signal;
+      sa.sa_flags = SA_RESTART;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGINT, &sa, &old_);
+    }
+  }
+  ~LaunchScope() {
+    if (report_->watch_signals) sigaction(SIGINT, &old_, nullptr);
+    report_->signal = stop_signal.load();
+    report_->asserts = assert_failures.load();
+    std::snprintf(report_->error, sizeof report_->error, "%s", error_text.c_str());
+  }
+};
+
+// Run `body` on `workers` OS threads, this one included (fewer when the system refuses more).
+template <class F> void run_workers(int workers, const F& body) {
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(body);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  body();
+  for (auto& t : pool) t.join();
 }
 }}  // namespace tp::cpu
 
@@ -151,9 +215,9 @@ static inline void __syncthreads() {}
 namespace tp { namespace cpu {
 // Run every block of `grid` (one thread each) on `workers` OS threads.
 template <class K>
-int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, const K& kernel) {
-  std::lock_guard<std::mutex> serial(launch_mutex);
-  clear_error();
+int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
+           const K& kernel) {
+  LaunchScope scope(report);
   if (block.x * block.y * block.z != 1) {
     set_error(std::string("kernel '") + name + "' was built for the fast CPU mode (one thread "
               "per block) but launched with more threads per block");
@@ -169,18 +233,15 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, co
     Ctx ctx;
     cur = &ctx;
     unsigned char* dyn = smem ? dynamic_smem() : nullptr;
-    for (long b; (b = next.fetch_add(1)) < nblocks;) {
+    for (long b; !stopping() && (b = next.fetch_add(1)) < nblocks;) {
       ctx.bid = index3(b, grid);
       if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
       kernel();
     }
     cur = nullptr;
   };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  return 0;
+  run_workers(workers, worker);
+  return failed.load() ? -2 : 0;
 }
 }}  // namespace tp::cpu
 #endif

@@ -1169,7 +1169,7 @@ TP_DEV double pcast(__nv_bfloat16 x) { return to_f32(x); }
 #define TP_PRINTF printf
 TP_DEV void print_flush() {}
 #else
-inline thread_local std::string print_buffer;
+using cpu::print_buffer;
 template <class... A> void print_append(const char* fmt, A... args) {
   int n = std::snprintf(nullptr, 0, fmt, args...);
   if (n <= 0) return;
@@ -1208,10 +1208,6 @@ TP_DEV void print_tile(const char* spec, const Tile<T, S::numel, L>& x, unsigned
 }
 
 // ------------------------------------------------------------------------------ assertions
-#ifndef TP_GPU
-inline std::atomic<int> assert_failures{0};
-#endif
-
 TP_DEV void assert_fail(const char* msg, int e) {
 #ifdef TP_GPU
   printf("tilepy assertion failed: %s (tile element %d, block (%d, %d, %d))\n", msg, e,
@@ -1220,7 +1216,7 @@ TP_DEV void assert_fail(const char* msg, int e) {
 #else
   fprintf(stderr, "tilepy assertion failed: %s (tile element %d, block (%d, %d, %d))\n", msg, e,
           (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z);
-  assert_failures.fetch_add(1);
+  cpu::assert_failures.fetch_add(1);
 #endif
 }
 
@@ -1234,15 +1230,6 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 }
 
 }  // namespace tp
-
-#ifndef TP_GPU
-// The CPU runner reads (and resets) the number of failed assertions after a launch.
-extern "C" int tp_assert_status(int reset) {
-  const int n = tp::assert_failures.load();
-  if (reset) tp::assert_failures.store(0);
-  return n;
-}
-#endif
 
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
