@@ -103,8 +103,8 @@ def _log(t: str) -> frozenset[str]:
     topics = frozenset(p.strip().lower() for p in t.split(",") if p.strip())
     bad = sorted(topics - set(LOG_TOPICS))
     if bad:
-        raise ValueError(f"unknown topic {', '.join(map(repr, bad))}; expected comma-separated "
-                         f"topics from {', '.join(LOG_TOPICS)}")
+        raise ValueError(f"expected comma-separated topics from {', '.join(LOG_TOPICS)} "
+                         f"(unknown: {', '.join(map(repr, bad))})")
     return topics
 
 

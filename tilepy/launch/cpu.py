@@ -71,10 +71,14 @@ def current_mode() -> str:
 
 
 # ---------------------------------------------------------------------------- compiling
-@functools.lru_cache(maxsize=None)
 def host_compiler() -> str:
+    """TILEPY_CXX (validated in settings.py), else the first of g++, c++, clang++ found."""
+    return _find_compiler(settings().cxx)
+
+
+@functools.lru_cache(maxsize=None)
+def _find_compiler(cxx: str | None) -> str:
     import shutil
-    cxx = settings().cxx
     for c in ([cxx] if cxx else []) + ["g++", "c++", "clang++"]:
         path = shutil.which(c)
         if path:

@@ -77,8 +77,11 @@ def signature(args, consts):
             sig.append((a.dtype, a.shape, a.strides, a.flags.writeable, p & _ALIGN))
             vals.append(p)
         elif t is _torch_tensor[0]:
-            p = a.data_ptr()
-            sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
+            try:
+                p = a.data_ptr()
+                sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
+            except RuntimeError:      # sparse and other strideless layouts: intake explains
+                return None
             vals.append(p)
         elif c:
             if t in _CONST_TYPES:

@@ -1,0 +1,188 @@
+"""Launches under concurrency, signals and bad configuration (issue 16): tile assertions are
+counted per launch, Ctrl-C stops a long CPU launch, worker counts are clamped, a sparse tensor
+on the cached path is a TileTypeError, bad TILEPY_* values are errors naming the variable."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tilepy.launch import cpu
+from tilepy.settings import MAX_CPU_WORKERS, settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@ct.kernel
+def under(x, limit):
+    t = ct.load(x, (0,), (8,))
+    ct.assert_(t < limit, "over the limit")
+
+
+def test_assertions_are_counted_per_launch_across_threads(capfd):
+    """8 threads launch one kernel (one library), half of the launches failing 1 assertion per
+    block: each launch reports exactly its own failures."""
+    x = np.arange(8, dtype=np.float32)
+    ct.launch(None, (4,), under, (x, 100.0))
+    wrong = []
+
+    def work(t):
+        for i in range(40):
+            fails = (t + i) % 2 == 0
+            try:
+                ct.launch(None, (4,), under, (x, 7.0 if fails else 100.0))
+                if fails:
+                    wrong.append((t, i, "passed"))
+            except ct.TileLaunchError as e:
+                if not fails or not str(e).startswith("4 tile assertion(s) failed"):
+                    wrong.append((t, i, str(e)))
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert wrong == []
+    assert capfd.readouterr().err.count("over the limit (tile element 7") == 8 * 20 * 4
+
+
+INTERRUPT = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np
+    import tilepy as ct
+    @ct.kernel
+    def spin(a):
+        t = ct.load(a, (0,), (16,))
+        for i in range(64):
+            t = t * 1.0001 + 0.5
+        ct.store(a, (0,), t)
+    a = np.zeros(16, np.float32)
+    ct.launch(None, (4,), spin, (a,))                  # compiled and cached
+    sent = []
+    def interrupt():
+        time.sleep(0.5)
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt).start()
+    start = time.perf_counter()
+    try:
+        ct.launch(None, (2**24 - 1, 2**20), spin, (a,))
+        print("finished", time.perf_counter() - start)
+    except KeyboardInterrupt:
+        print("interrupted after %.3f s" % (time.perf_counter() - sent[0]))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ct.launch(None, (4,), spin, (a,))                  # the next launch runs normally
+    print("next launch ok")
+""")
+
+
+def test_ctrl_c_stops_a_long_cpu_launch(tmp_path):
+    script = tmp_path / "interrupt.py"
+    script.write_text(INTERRUPT)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "TILEPY_CPU_WORKERS": "2"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    first, second = p.stdout.split("\n")[:2]
+    assert first.startswith("interrupted after"), p.stdout
+    assert float(first.split()[2]) < 1.0 and second == "next launch ok"
+
+
+def test_a_launch_from_another_thread_leaves_sigint_alone():
+    import signal
+    x = np.arange(8, dtype=np.float32)
+    before = signal.getsignal(signal.SIGINT)
+    th = threading.Thread(target=lambda: ct.launch(None, (64,), under, (x, 100.0)))
+    th.start()
+    th.join()
+    assert signal.getsignal(signal.SIGINT) is before
+    assert cpu.new_report().watch_signals == callable(before)
+
+
+MANY = textwrap.dedent("""
+    import numpy as np
+    import tilepy as ct
+    @ct.kernel
+    def plus1(a):
+        i = ct.bid(0)
+        ct.store(a, (i,), ct.load(a, (i,), (1,)) + 1)
+    a = np.zeros(200000, np.int32)
+    ct.launch(None, (200000,), plus1, (a,))
+    print(int(a.sum()))
+""")
+
+
+def test_a_huge_worker_count_is_clamped_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "100000")
+    with pytest.warns(UserWarning, match="TILEPY_CPU_WORKERS=100000 is more threads"):
+        assert settings().cpu_workers == MAX_CPU_WORKERS
+    script = tmp_path / "many.py"
+    script.write_text(MANY)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "200000", p.stderr[-3000:]
+    assert "more threads than useful" in p.stderr
+
+
+@pytest.mark.filterwarnings("ignore:Sparse CSR")
+def test_a_sparse_tensor_on_the_cached_path_is_a_type_error():
+    torch = pytest.importorskip("torch")
+
+    @ct.kernel
+    def bump(a):
+        ct.store(a, (0,), ct.load(a, (0,), (4,)) + 1)
+
+    dense = torch.zeros(4)
+    ct.launch(None, (1,), bump, (dense,))
+    ct.launch(None, (1,), bump, (dense,))                 # the cached fast path is set up
+    for sparse in (torch.zeros(4).to_sparse(), torch.zeros(2, 2).to_sparse_csr()):
+        with pytest.raises(ct.TileTypeError, match="tensors are not supported"):
+            ct.launch(None, (1,), bump, (sparse,))
+
+
+# ----------------------------------------------------------------------------- configuration
+BAD = [("TILEPY_CACHE_SIZE", "-5"), ("TILEPY_CACHE_SIZE", "lots"), ("TILEPY_CPU_WORKERS", "0"),
+       ("TILEPY_CPU_WORKERS", "-1"), ("TILEPY_CPU_WORKERS", "abc"), ("TILEPY_LOG", "bogus"),
+       ("TILEPY_INTERPRET", "2"), ("TILEPY_CPU_MODE", "fibres"), ("TILEPY_CXX", "/no/such/c++")]
+
+
+@pytest.mark.parametrize("name,value", BAD)
+def test_a_bad_environment_value_is_an_error_naming_it(monkeypatch, name, value):
+    @ct.kernel
+    def first(x):
+        ct.store(x, (0,), ct.load(x, (0,), (8,)) + 1)
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ct.TileValueError, match=re.escape(f"{name}='{value}' is not valid: expected")):
+        ct.launch(None, (1,), first, (np.arange(8, dtype=np.float32),))
+
+
+@pytest.mark.parametrize("name,value,field,expected", [
+    ("TILEPY_INTERPRET", "yes", "interpret", True), ("TILEPY_INTERPRET", "0", "interpret", False),
+    ("TILEPY_LOG", "Recompile, all", "log", frozenset({"recompile", "all"})),
+    ("TILEPY_CPU_MODE", " Faithful ", "cpu_mode", "faithful"),
+    ("TILEPY_CACHE_SIZE", "1.5G", "cache_size", 3 << 29), ("TILEPY_CACHE_DIR", "OFF", "cache_dir", None),
+    ("TILEPY_CPU_WORKERS", "", "cpu_workers", os.cpu_count() or 1)])
+def test_good_environment_values(monkeypatch, name, value, field, expected):
+    monkeypatch.setenv(name, value)
+    assert getattr(settings(), field) == expected
+
+
+def test_every_variable_is_in_the_readme_table():
+    from tilepy.settings import VARS
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    for v in VARS:
+        assert f"| `{v.name}` |" in readme, v.name
+
+
+def test_a_compiler_that_writes_nothing_is_a_compile_error(monkeypatch, tmp_path):
+    fake = tmp_path / "fakecxx"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("TILEPY_CXX", str(fake))
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    with pytest.raises(ct.TileCompileError, match="exited without error but wrote no library"):
+        cpu.compile_kernel('#include "tilepy/runtime.h"\n__global__ void k(float* p) {}\n',
+                           "k", 1, "fast")
