@@ -186,3 +186,78 @@ def test_a_compiler_that_writes_nothing_is_a_compile_error(monkeypatch, tmp_path
     with pytest.raises(ct.TileCompileError, match="exited without error but wrote no library"):
         cpu.compile_kernel('#include "tilepy/runtime.h"\n__global__ void k(float* p) {}\n',
                            "k", 1, "fast")
+
+
+# ----------------------------------------------------------------------------- element addresses
+@ct.kernel
+def gather_scatter(a, idx, out):
+    i = ct.load(idx, (0,), (8,))
+    t = ct.gather(a, i, check_bounds=False)                 # GATHER
+    ct.scatter(out, i, t + 1, check_bounds=False)           # SCATTER
+
+
+@ct.kernel
+def add_at(a, idx):
+    i = ct.load(idx, (0,), (8,))
+    ct.atomic_add(a, i, ct.full((8,), 1, dtype=ct.int32), check_bounds=False)  # ATOMIC
+
+
+def _line_of(marker):
+    src = open(__file__).read().splitlines()
+    return next(n for n, line in enumerate(src, 1) if line.rstrip().endswith("# " + marker))
+
+
+@pytest.mark.parametrize("wild,marker", [(1 << 28, "GATHER"), (-(1 << 28), "GATHER"),
+                                         (16, "GATHER")])
+def test_a_wild_gather_index_is_a_located_launch_error(wild, marker):
+    base = np.arange(64, dtype=np.float32)
+    a = base[16:32]                                          # neighbours that are not arguments
+    idx = np.arange(8, dtype=np.int32)
+    out = np.zeros(8 + 16, np.float32)[:16]
+    ct.launch(None, (1,), gather_scatter, (a, idx, out))
+    assert out[:8].tolist() == list(range(17, 25))
+    idx[3] = wild
+    with pytest.raises(ct.TileLaunchError, match="outside every array argument") as e:
+        ct.launch(None, (2,), gather_scatter, (a, idx, out))
+    assert e.value.loc is not None and e.value.loc.line == _line_of(marker)
+    assert e.value.loc.file == __file__
+
+
+def test_a_wild_scatter_writes_nothing_outside_the_arrays():
+    a = np.arange(16, dtype=np.float32)
+    base = np.zeros(64, np.float32)
+    out = base[16:32]
+    idx = np.arange(8, dtype=np.int32)
+    idx[5] = 16                                              # base[32]: just past `out`
+    a_ok = np.arange(32, dtype=np.float32)                   # the gather of index 16 is valid
+    with pytest.raises(ct.TileLaunchError) as e:
+        ct.launch(None, (1,), gather_scatter, (a_ok, idx, out))
+    assert e.value.loc.line == _line_of("SCATTER")
+    assert base[32] == 0 and not base[:16].any() and not base[33:].any()
+
+
+def test_a_wild_atomic_index_is_a_located_launch_error():
+    a = np.zeros(16, np.int32)
+    idx = np.arange(8, dtype=np.int32)
+    ct.launch(None, (1,), add_at, (a, idx))
+    idx[7] = 1 << 29
+    with pytest.raises(ct.TileLaunchError, match="outside every array argument") as e:
+        ct.launch(None, (1,), add_at, (a, idx))
+    assert e.value.loc.line == _line_of("ATOMIC")
+
+
+def test_in_bounds_element_accesses_of_strided_views_pass():
+    """Non-unit strides and 2-D arrays: every element is inside its extent."""
+    @ct.kernel
+    def pick(a, r, c, out):
+        i = ct.load(r, (0,), (8,))
+        j = ct.load(c, (0,), (8,))
+        ct.scatter(out, (i, j), ct.gather(a, (i, j), check_bounds=False), check_bounds=False)
+
+    big = np.arange(20 * 30, dtype=np.float32).reshape(20, 30)
+    a = big[1::2, 3::3]                                       # 10 x 9, strided
+    r = np.array([0, 9, 3, 9, 0, 5, 1, 2], np.int32)
+    c = np.array([0, 8, 4, 0, 8, 2, 7, 1], np.int32)
+    out = np.zeros((30, 40), np.float32)[::3, ::4]           # 10 x 10
+    ct.launch(None, (1,), pick, (a, r, c, out))
+    assert (out[r, c] == a[r, c]).all()

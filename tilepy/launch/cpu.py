@@ -119,21 +119,46 @@ def rewrite_dynamic_smem(source: str) -> str:
     return _EXTERN_SHARED.sub(repl, source)
 
 
-def host_entry(name: str, param_types: list[str]) -> str:
+def host_entry(name: str, param_types: list[str], names: list[str] | None = None) -> str:
     """C++ that runs kernel `name` over a grid: params[i] points at the i-th argument; what the
-    launch found (assertions, error, signal) goes into `report` (Report below)."""
-    args = ", ".join(f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types))
+    launch found (assertions, error, signal) goes into `report` (Report below). With the
+    parameter `names` of an emitted kernel, element-space accesses are checked against the
+    arrays' extents (cpu_shim.h); hand-written kernels run unchecked."""
+    vals = [f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types)]
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
             f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
-            f"tp::cpu::Report* report) {{\n"
+            f"tp::cpu::Report* report) {{\n{_extents(param_types, names, vals)}"
             f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
-            f"workers, report, [&] {{ {name}({args}); }});\n}}\n")
+            f"workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
+
+
+def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -> str:
+    """C++ setting report->extents to the address ranges of the array parameters (a pointer
+    followed by its `<name>_shape_<d>` and, where not unit stride, `<name>_stride_<d>`)."""
+    if names is None:
+        return "  report->nextents = -1;\n"
+    index = {n: i for i, n in enumerate(names)}
+    items = []
+    for t, n, p in zip(param_types, names, vals):
+        if "*" not in _plain(t) and "ptr<" not in t:
+            continue
+        shape, strides = [], []
+        while f"{n}_shape_{len(shape)}" in index:
+            st = index.get(f"{n}_stride_{len(shape)}")
+            strides.append("1" if st is None else vals[st])
+            shape.append(vals[index[f"{n}_shape_{len(shape)}"]])
+        items.append(f"tp::cpu::extent({p}, sizeof(*{p}), {{{', '.join(shape)}}}, "
+                     f"{{{', '.join(strides)}}})")
+    return (f"  const tp::cpu::Extent tp_extents[] = {{{''.join(i + ', ' for i in items)}{{0, 0}}}};\n"
+            f"  report->extents = tp_extents;\n  report->nextents = {len(items)};\n")
 
 
 class Report(ctypes.Structure):
     """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released."""
     _fields_ = [("watch_signals", ctypes.c_int), ("signal", ctypes.c_int),
-                ("asserts", ctypes.c_int), ("error", ctypes.c_char * 1020)]
+                ("asserts", ctypes.c_int), ("nextents", ctypes.c_int), ("extents", ctypes.c_void_p),
+                ("error_line", ctypes.c_int), ("error_file", ctypes.c_char * 1024),
+                ("error", ctypes.c_char * 1024)]
 
 
 _MAIN_THREAD = threading.main_thread().ident
@@ -167,11 +192,13 @@ class CpuLibrary:
 _LOADED: dict[str, CpuLibrary] = {}
 
 
-def build_source(source: str, name: str, param_types: list[str], mode: str, threads: int) -> CpuLibrary:
-    """Compile (or find in the cache) and load `source` with a host entry for kernel `name`."""
+def build_source(source: str, name: str, param_types: list[str], mode: str, threads: int,
+                 names: list[str] | None = None) -> CpuLibrary:
+    """Compile (or find in the cache) and load `source` with a host entry for kernel `name`
+    (with parameter `names`: element-space accesses checked, see host_entry)."""
     _check_mode(mode)
     threads = 1 if mode == "fast" else threads
-    full = rewrite_dynamic_smem(source) + host_entry(name, param_types)
+    full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
     fl = flags(mode, threads)
     from .. import __version__
@@ -209,7 +236,7 @@ def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
     """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],
-                        mode or current_mode(), emitted.nt)
+                        mode or current_mode(), emitted.nt, [n for _, n in emitted.params])
 
 
 @functools.lru_cache(maxsize=None)
@@ -301,10 +328,23 @@ def check_launch(lib: CpuLibrary, rc: int, report: Report):
     if rc != 0:
         msg = report.error.decode(errors="replace")
         raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
-                              f"{msg or f'kernel {lib.name!r}: code {rc}'}")
+                              f"{msg or f'kernel {lib.name!r}: code {rc}'}", _where(report))
     if report.asserts:
         raise TileLaunchError(f"{report.asserts} tile assertion(s) failed in kernel {lib.name!r} "
                               f"(the messages are on stderr)")
+
+
+def _where(report: Report):
+    """The user's line a launch error happened at, when the runtime knows it."""
+    file = report.error_file.decode(errors="replace")
+    if not file or report.error_line <= 0:
+        return None
+    import linecache
+
+    from ..errors import Loc
+    text = linecache.getline(file, report.error_line) or None
+    col = len(text) - len(text.lstrip()) if text else 0
+    return Loc(file, report.error_line, col, source_line=text)
 
 
 # ---------------------------------------------------------------------------- hand-written kernels

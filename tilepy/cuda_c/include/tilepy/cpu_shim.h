@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -84,18 +85,68 @@ inline unsigned char* dynamic_smem() {
   return buf->bytes;
 }
 
-// The first error of a launch (copied into its Report).
+// The first error of a launch (copied into its Report), and the user's line it happened at
+// when known (`file` empty otherwise).
 inline std::mutex error_mutex;
-inline std::string error_text;
+inline std::string error_text, error_file;
+inline int error_line = 0;
 inline std::atomic<bool> failed{false};
-inline void set_error(const std::string& msg) {
+inline void set_error(const std::string& msg, const char* file = "", int line = 0) {
   std::lock_guard<std::mutex> g(error_mutex);
-  if (!failed.exchange(true)) error_text = msg;
+  if (failed.exchange(true)) return;
+  error_text = msg;
+  error_file = file;
+  error_line = line;
 }
 inline void clear_error() {
   std::lock_guard<std::mutex> g(error_mutex);
   failed = false;
   error_text.clear();
+  error_file.clear();
+  error_line = 0;
+}
+
+// ---------------------------------------------------------------------------- element addresses
+// Element-space accesses (gather, scatter, atomics through tiles of pointers) are checked against
+// the address ranges of the launch's array arguments, whatever check_bounds says: on a GPU a wild
+// index is undefined behavior, on the CPU it would corrupt or kill the Python process. The host
+// entry computes the ranges (`extent`); hand-written kernels have none (nextents < 0: unchecked).
+struct Extent { uintptr_t lo, hi; };
+inline const Extent* extents = nullptr;
+inline int nextents = -1;
+
+inline Extent extent(const void* p, size_t elem, std::initializer_list<long long> shape,
+                     std::initializer_list<long long> strides) {
+  long long lo = 0, hi = 0;
+  auto st = strides.begin();
+  for (long long n : shape) {
+    if (n <= 0) return {0, 0};
+    const long long step = (n - 1) * *st++;
+    (step < 0 ? lo : hi) += step;
+  }
+  return {(uintptr_t)p + lo * (long long)elem, (uintptr_t)p + (hi + 1) * (long long)elem};
+}
+
+inline bool address_ok(const void* p, size_t n) {
+  const uintptr_t a = (uintptr_t)p;
+  for (int i = 0; i < nextents; ++i)
+    if (a >= extents[i].lo && a + n <= extents[i].hi) return true;
+  return nextents < 0;
+}
+
+// Where an element-space access was written: the user's line, through the #line directives
+// (a default argument or member initializer evaluates __builtin_LINE() at the call site).
+struct Caller { const char* file; int line; };
+inline Caller caller(const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return {f, l}; }
+
+inline bool check_address(const void* p, size_t n, const Caller& at) {
+  if (address_ok(p, n)) return true;
+  char msg[256];
+  std::snprintf(msg, sizeof msg, "an element address (%p, %zu bytes) is outside every array "
+                "argument: a gather, scatter or atomic index is out of bounds (check_bounds=False "
+                "skips the mask, not the CPU backend's check)", p, n);
+  set_error(msg, at.file, at.line);
+  return false;
 }
 
 // ---------------------------------------------------------------------------- one launch
@@ -105,7 +156,11 @@ struct Report {
   int watch_signals;       // in: stop at SIGINT (Ctrl-C) between blocks (the main thread's launches)
   int signal;              // out: the signal that stopped the launch early, 0 if it ran to the end
   int asserts;             // out: tile assertions that failed in this launch
-  char error[1020];        // out: the first error
+  int nextents;            // in (host entry): the array arguments' address ranges, -1: unchecked
+  const Extent* extents;
+  int error_line;          // out: the first error, and the user's line it happened at (if known)
+  char error_file[1024];
+  char error[1024];
 };
 inline std::atomic<int> assert_failures{0};
 inline std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
@@ -127,6 +182,8 @@ class LaunchScope {
  public:
   explicit LaunchScope(Report* r) : report_(r) {
     clear_error();
+    extents = r->extents;
+    nextents = r->nextents;
     assert_failures = 0;
     stop_signal = 0;
     print_buffer.clear();
@@ -143,6 +200,8 @@ class LaunchScope {
     report_->signal = stop_signal.load();
     report_->asserts = assert_failures.load();
     std::snprintf(report_->error, sizeof report_->error, "%s", error_text.c_str());
+    std::snprintf(report_->error_file, sizeof report_->error_file, "%s", error_file.c_str());
+    report_->error_line = error_line;
   }
 };
 
