@@ -261,3 +261,40 @@ def test_in_bounds_element_accesses_of_strided_views_pass():
     out = np.zeros((30, 40), np.float32)[::3, ::4]           # 10 x 10
     ct.launch(None, (1,), pick, (a, r, c, out))
     assert (out[r, c] == a[r, c]).all()
+
+
+# ----------------------------------------------------------------------------- forward progress
+FOREVER = textwrap.dedent("""
+    import numpy as np
+    import tilepy as ct
+    @ct.kernel
+    def forever(a, n):
+        x = ct.load(a, (0,), (4,))
+        i = n
+        while i != 1:              # from 2: 4, 8, ..., 2^31, 0, 0, ...: never 1
+            i = i * 2
+        ct.store(a, (0,), x + 1)
+    a = np.zeros(4, np.int32)
+    ct.launch(None, (1,), forever, (a, 1))             # compiled (this one ends at once)
+    print("launching", flush=True)
+    ct.launch(None, (1,), forever, (a, 2))
+    print("finished", a.tolist(), flush=True)
+""")
+
+
+def test_a_loop_that_never_ends_is_not_deleted(tmp_path):
+    """The C++ compiler may delete a side-effect-free loop (the forward-progress rule); the
+    kernel then 'finished' and stored. It must run instead (here: until it is killed)."""
+    script = tmp_path / "forever.py"
+    script.write_text(FOREVER)
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "launching\n"
+        out = []
+        reader = threading.Thread(target=lambda: out.append(p.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(3)
+        assert out == [] and p.poll() is None, f"the endless loop ended: {out}"
+    finally:
+        p.kill()
+        p.wait()

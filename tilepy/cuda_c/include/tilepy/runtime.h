@@ -75,6 +75,10 @@ template <> struct unsigned_of<int32_t> { typedef uint32_t type; };
 template <> struct unsigned_of<int64_t> { typedef uint64_t type; };
 
 TP_DEV int tid() { return (int)threadIdx.x; }
+// A `loop` op runs until it breaks, possibly forever (spec 8.7). C++ lets a compiler assume that
+// a loop without side effects ends (the forward-progress rule) and delete it; every emitted
+// `loop` calls this once per iteration: an empty volatile asm is a side effect and no instruction.
+TP_DEV void progress() { asm volatile(""); }
 TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
 TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
 
