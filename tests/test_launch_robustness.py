@@ -298,3 +298,20 @@ def test_a_loop_that_never_ends_is_not_deleted(tmp_path):
     finally:
         p.kill()
         p.wait()
+
+
+def test_a_misaligned_view_is_rejected_before_any_launch():
+    @ct.kernel
+    def twice(a):
+        ct.store(a, (0,), ct.load(a, (0,), (4,)) * 2)
+
+    raw = np.zeros(64, np.uint8)
+    view = raw[2:18].view(np.float32)                        # 2 bytes past a 4-byte boundary
+    with pytest.raises(ct.TileValueError, match="not a multiple of its 4-byte element size"):
+        ct.launch(None, (1,), twice, (view,))
+    ok = raw[4:20].view(np.float32)
+    ct.launch(None, (1,), twice, (ok,))
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(raw[6:22].view(np.float32))      # torch takes numpy's misaligned view
+    with pytest.raises(ct.TileValueError, match="misaligned view"):
+        ct.launch(None, (1,), twice, (t,))
