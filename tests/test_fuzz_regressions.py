@@ -136,3 +136,22 @@ def test_order_dependent_overflow_of_a_product_reduction_is_not_a_mismatch():
                 [(5, 1)], (1, 1), {4, 5}, {"err": 64})
     out = run_batch([case], [0])[0]
     assert out.status == "agree", out.detail
+
+
+@pytest.mark.parametrize("values", [[8.0] * 32 + [0.125] * 32, ([8.0] * 16 + [0.125] * 16) * 2,
+                                    ([8.0] * 2 + [0.125] * 2) * 16])
+def test_order_dependent_overflow_of_a_long_f16_product_is_not_a_mismatch(values):
+    """An f16 product of 64 values of magnitude 8 (< sqrt(max) = 256) overflows in one order
+    (inf, or NaN from inf * 0) and not in another (1.0): the tolerance must count the product's
+    64 factors, not two."""
+    one = int(np.array(1.0, np.float16).view(np.uint16))
+    body = ((((1, "tile<f16>"), (2, "tile<f16>")),
+             [Step("mulf", (1, 2), ((3, "tile<f16>"),), {})], ("yield", (3,))),)
+    case = Case([ArraySpec("in0", "f16", (64,), (64,), "in", values=values),
+                 ArraySpec("out0", "f16", (1,), (1,), "out")], [(0, 0)],
+                [Step("reduce", (0,), ((4, "tile<f16>"),), {"dim": 0, "identities": [("f16", one)]},
+                      body),
+                 Step("reshape", (4,), ((5, "tile<1xf16>"),), {})],
+                [(5, 1)], (1, 1), {4, 5}, {"err": 130})
+    out = run_batch([case], [0])[0]
+    assert out.status == "agree", out.detail
