@@ -315,3 +315,44 @@ def test_a_misaligned_view_is_rejected_before_any_launch():
     t = torch.from_numpy(raw[6:22].view(np.float32))      # torch takes numpy's misaligned view
     with pytest.raises(ct.TileValueError, match="misaligned view"):
         ct.launch(None, (1,), twice, (t,))
+
+
+# ----------------------------------------------------------------------------- bad arguments
+@ct.kernel
+def first_n(a, n: ct.Constant[int]):
+    ct.store(a, (0,), ct.load(a, (0,), (n,)) + 1)
+
+
+@pytest.mark.parametrize("value", [np.int32(16), np.int64(16), np.uint8(16)])
+def test_a_numpy_integer_constant_is_that_int(value):
+    a = np.zeros(16, np.float32)
+    ct.launch(None, (1,), first_n, (a, value))
+    assert (a == 1).all()
+
+
+@pytest.mark.parametrize("value,shown", [(16.0, "16.0 (float"), (True, "True (bool")])
+def test_a_constant_of_the_wrong_type_names_the_element(value, shown):
+    with pytest.raises(ct.TileTypeError, match=re.escape(f"(element 0 is {shown}")):
+        ct.launch(None, (1,), first_n, (np.zeros(16, np.float32), value))
+
+
+@pytest.mark.parametrize("arch,match", [(90, "unknown target architecture 90 (expected a string"),
+                                        ("sm_70", "cannot compile for sm_70: it supports sm_75"),
+                                        ("sm_1000", "cannot compile for sm_1000: it supports")])
+def test_a_bad_arch_is_a_clear_compile_error(arch, match):
+    from tilepy.launch import nvrtc
+    with pytest.raises(ct.TileCompileError, match=re.escape(match)):
+        nvrtc.compile_cubin("__global__ void z() {}", arch, "z")
+    with pytest.raises(ct.TileCompileError, match=re.escape(match)):
+        first_n.compile(np.zeros(16, np.float32), 16, arch=arch)
+
+
+def test_the_interpreter_shows_a_negative_index_as_written():
+    import tilepy.interpret
+
+    @ct.kernel
+    def at(a, i):
+        ct.store(a, (i,), ct.load(a, (i,), (4,)) + 1)
+
+    with pytest.raises(ct.TileValueError, match=re.escape("index -1 (read unsigned: 4294967295)")):
+        tilepy.interpret.launch((1,), at, (np.zeros(16, np.float32), -1))

@@ -32,7 +32,7 @@ def param_for(name: str, info, constant: bool):
                           shape_div16=tuple(d % 16 == 0 for d in info.shape),
                           stride_div16=tuple(s % 16 == 0 for s in info.strides))
     if constant:
-        return ConstParam(name, info)
+        return ConstParam(name, _plain_constant(info))
     if isinstance(info, bool):
         return ScalarParam(name, D.bool_)
     if isinstance(info, int):
@@ -49,6 +49,18 @@ def param_for(name: str, info, constant: bool):
     raise TileTypeError(f"argument '{name}' of type {type(info).__name__} is not supported: "
                         f"pass arrays (numpy, torch, DLPack), Python numbers, or mark the "
                         f"parameter tilepy.Constant[...]")
+
+
+def _plain_constant(value):
+    """A numpy scalar given for a Constant is the Python value it holds (np.int32(16) is 16),
+    so it specializes, prints and hashes as that value."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
 
 
 def _byte_range(info) -> tuple[int, int]:
