@@ -21,12 +21,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @ct.kernel
 def under(x, limit):
     t = ct.load(x, (0,), (8,))
+    ct.printf("block %d: %d\n", ct.bid(0), t)
     ct.assert_(t < limit, "over the limit")
 
 
 def test_assertions_are_counted_per_launch_across_threads(capfd):
     """8 threads launch one kernel (one library), half of the launches failing 1 assertion per
-    block: each launch reports exactly its own failures."""
+    block: each launch reports exactly its own failures, and every print comes out whole."""
     x = np.arange(8, dtype=np.float32)
     ct.launch(None, (4,), under, (x, 100.0))
     wrong = []
@@ -47,7 +48,11 @@ def test_assertions_are_counted_per_launch_across_threads(capfd):
     for th in threads:
         th.join()
     assert wrong == []
-    assert capfd.readouterr().err.count("over the limit (tile element 7") == 8 * 20 * 4
+    out, err = capfd.readouterr()
+    assert err.count("over the limit (tile element 7") == 8 * 20 * 4
+    lines = out.splitlines()
+    assert len(lines) == 8 * 40 * 4 + 4
+    assert set(lines) == {f"block {b}: [0, 1, 2, 3, 4, 5, 6, 7]" for b in range(4)}
 
 
 INTERRUPT = textwrap.dedent("""
