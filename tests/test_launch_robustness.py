@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @ct.kernel
 def under(x, limit):
     t = ct.load(x, (0,), (8,))
-    ct.printf("block %d: %d\n", ct.bid(0), t)
+    ct.printf("block %d: %.0f\n", ct.bid(0), t)
     ct.assert_(t < limit, "over the limit")
 
 
@@ -100,9 +100,11 @@ def test_a_launch_from_another_thread_leaves_sigint_alone():
     import signal
     x = np.arange(8, dtype=np.float32)
     before = signal.getsignal(signal.SIGINT)
-    th = threading.Thread(target=lambda: ct.launch(None, (64,), under, (x, 100.0)))
+    done = []
+    th = threading.Thread(target=lambda: done.append(ct.launch(None, (64,), under, (x, 100.0))))
     th.start()
     th.join()
+    assert done == [None]
     assert signal.getsignal(signal.SIGINT) is before
     assert cpu.new_report().watch_signals == callable(before)
 
