@@ -42,7 +42,7 @@ t1 = time.perf_counter()
 import tilepy as ct
 t2 = time.perf_counter()
 if cold:                      # the compiler's modules (a warm start does not load them)
-    import tilepy.compiler, tilepy.frontend.tracer, tilepy.cuda_c.emitter, tilepy.aot
+    import tilepy.api.compiler, tilepy.frontend.tracer, tilepy.cuda_c.kernel, tilepy.aot
     import tilepy.launch.nvrtc
 t3 = time.perf_counter()
 sys.path.insert(0, ROOT + "/tutorials")
@@ -57,7 +57,7 @@ else:
     C = np.zeros((512, 512), np.float32)
     args = (A, A, C, 64, 64, 32)
 t4 = time.perf_counter()
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 compile_for_args(k, args)     # trace + lowering + emission (a warm start: the disk index)
 t5 = time.perf_counter()
 cubin = k.compile(*args, arch="sm_90")      # NVRTC (a warm start: the cache)

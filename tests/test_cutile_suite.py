@@ -7,7 +7,7 @@ import pytest
 import tilepy as ct
 from cutile_kernels import (control, elementwise, indexing, layernorm, matmul, reductions,
                             softmax, transpose)
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 rng = np.random.default_rng(2024)

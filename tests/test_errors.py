@@ -338,7 +338,7 @@ def test_errors_show_no_compiler_frames(kernel, args, exc, marker, snippet, mess
     # only the public entry point (kernel.mlir, launch) appears; no tracer/builtin/compiler frames
     assert len(internal) <= 1, frames
     # (tilepy/__init__.py: `tilepy.launch` before its first call loads the launcher, see there)
-    assert all(f.endswith(("frontend/kernel.py", "launch/launcher.py", "tilepy/__init__.py"))
+    assert all(f.endswith(("api/kernel.py", "api/launcher.py", "tilepy/__init__.py"))
                for f in internal), frames
     assert info.value.__cause__ is None and info.value.__suppress_context__
 

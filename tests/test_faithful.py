@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch import cpu
 from faithful_util import HERE, build
 

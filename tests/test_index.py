@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.frontend.identity import Deps, fingerprint
-from tilepy.launch import cache, index
+from tilepy.api import index
+from tilepy.host.intake import infos_for
+from tilepy.launch import cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -270,7 +272,7 @@ def test_a_corrupt_index_entry_is_a_miss(fresh):
 
 def test_a_record_of_another_format_is_a_miss(fresh):
     a = np.zeros(32, np.float32)
-    key, params = _double.specialize([compile_for_args.__globals__["intake"](x) for x in (a, a)])
+    key, params = _double.specialize(infos_for((a, a)))
     slot = index.slot_key(_double, params)
     cache.put(index.KIND, slot, json.dumps([{"deps": [], "name": 3}]).encode(), {})
     _double.cache.clear()

@@ -5,7 +5,7 @@ import pytest
 from fake_arrays import FakeCAI, FakeDLPack
 
 import tilepy as ct
-from tilepy.launch.intake import ArrayInfo, intake, numpy_ptr
+from tilepy.host.intake import ArrayInfo, intake, numpy_ptr
 
 
 def test_numpy_pointer_shape_strides():
@@ -144,3 +144,15 @@ def test_torch_errors():
         intake(torch.zeros(2, device="meta"), "x")
     with pytest.raises(ct.TileValueError, match="negation"):
         intake(torch.zeros(2)._neg_view(), "x")
+
+
+def test_fake_tensors_are_refused():
+    """A fake tensor (torch.compile's tracing) reports a null data pointer: launching on it ran
+    the kernel on address 0 (a segfault) before this check."""
+    torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        fake = torch.empty(64)
+    with pytest.raises(ct.TileValueError, match="argument 'x': the tensor has no data"):
+        intake(fake, "x")
+    assert intake(torch.empty(0), "x").shape == (0,)      # an empty tensor may have no pointer

@@ -211,7 +211,7 @@ def test_cutile_suite_in_the_interpreter(name):
 
 def test_an_ir_module_runs_in_the_interpreter_and_on_the_cpu_backend():
     """compiler.compile_module: a module built without Python goes to the CPU backend too."""
-    from tilepy.compiler import compile_module
+    from tilepy.api.compiler import compile_module
     text = ("cuda_tile.module @m {\nentry @k(%p: tile<ptr<f32>>, %s: tile<f32>) {\n"
             "%tv = make_tensor_view %p, shape = [16], strides = [1] : tensor_view<16xf32, strides=[1]>\n"
             "%pv = make_partition_view %tv : partition_view<tile=(16), tensor_view<16xf32, strides=[1]>>\n"

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tilepy.ir import OPS
-from tilepy.ir.coverage import SPEC_OPS, check_negative, check_sample, coverage, render
+from tilepy.tools.coverage import SPEC_OPS, check_negative, check_sample, coverage, render
 from tilepy.ir.negatives import NEGATIVES
 from tilepy.ir.samples import VALID
 
@@ -47,13 +47,12 @@ def test_coverage_totals():
         [(r.op, r.problems) for r in rows if r.problems]
     text = render(rows)
     assert "95/95 defined, 95/95 verified, 95/95 printed/parsed" in text
-    from tilepy.cuda_c.emitter import ELEMENTWISE, EMIT
-    emitted = set(EMIT) | set(ELEMENTWISE) | {"module", "entry"}
-    assert {r.op for r in rows if r.cpu} == emitted & set(OPS)
+    from tilepy.cuda_c.kernel import handled_ops
+    assert {r.op for r in rows if r.cpu} == handled_ops() & set(OPS)
 
 
 def test_coverage_is_a_command():
-    out = subprocess.run([sys.executable, "-m", "tilepy.ir.coverage"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "tilepy.tools.coverage"], capture_output=True, text=True,
                          check=True).stdout
     assert re.search(r"^8\.7\.4\s+addf\s+yes\s+yes\s+yes", out, re.M)
     assert "95/95 defined" in out and "95/95 ref. interp." in out   # tilepy.interpret: every op

@@ -9,7 +9,7 @@ from fake_arrays import FakeCAI, FakeDLPack, FakeStream
 from kernels_util import assert_located
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch import cpu, dispatch, nvrtc
 from tilepy.launch.gpu import StreamHandle, choose_target, driver_available, resolve_stream
 
@@ -182,6 +182,15 @@ def test_signature_distinguishes_what_a_plan_depends_on():
     assert sig(np.zeros((4, 8), np.float32), 1) == base
     assert sig(a, 0.0) != sig(a, -0.0)
     assert dispatch.signature((a, [1]), consts) is None        # unhashable constant: full path
+
+
+def test_dtype_constants_take_the_fast_path():
+    """A Constant[DType] argument (a compute dtype, as in tutorial 6's GELU) is a constant like
+    an int: calls with it are signed (they took the full path on every call before)."""
+    consts = (False, True)
+    a = np.zeros((4, 8), np.float32)
+    f32 = dispatch.signature((a, ct.float32), consts)
+    assert f32 is not None and f32[0] != dispatch.signature((a, ct.float64), consts)[0]
     assert dispatch.signature((a, 1), (False, False))[0] == dispatch.signature((a, 5), (False, False))[0]
 
 

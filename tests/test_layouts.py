@@ -5,7 +5,8 @@ import pytest
 
 import tilepy as ct
 from tests.reference_kernels.cases import CASES
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
+from tilepy.cuda_c.layout_types import layout_type
 from tilepy.launch.cpu import compile_kernel
 from tilepy.lowering.assign_layouts import assign_layouts
 from tilepy.lowering.layouts import Blocked, BlockedRows, Cyclic, MmaAcc, MmaRows, mma_warps
@@ -48,7 +49,7 @@ extern "C" __global__ void probe(int* elem, int* own) {
 @pytest.mark.parametrize("layout", LAYOUTS[::2] + [LAYOUTS[9], LAYOUTS[11]], ids=str)
 def test_cpp_layout_matches_python(layout, mode):
     nt = 128 if mode == "faithful" else 1
-    k = compile_kernel(f"#define LAYOUT {layout.cpp()}\n" + PROBE, "probe", threads=nt, mode=mode)
+    k = compile_kernel(f"#define LAYOUT {layout_type(layout)}\n" + PROBE, "probe", threads=nt, mode=mode)
     slots = [layout.slots(nt, t) for t in range(nt)]
     per = len(slots[0])
     elem = np.full(nt * per, -2, np.int32)

@@ -6,7 +6,7 @@ import pytest
 from definitions import load as tutorial
 
 import tilepy as ct
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

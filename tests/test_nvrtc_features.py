@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.reference_kernels.cases import CASES
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch import nvrtc, toolchain
 from tilepy.tools import sass_stats
 

@@ -8,7 +8,7 @@ import pytest
 
 import tilepy as ct
 from tests.reference_kernels.cases import CASES, case_matmul, case_softmax
-from tilepy.compiler import compile_for_args
+from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools import sass_stats
 

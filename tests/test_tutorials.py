@@ -41,12 +41,21 @@ EXPECT = {
                         ["04_layernorm.png"]),
     "05_attention.py": (["attention: 4 heads, S=200, D=64, float16: matches numpy"],
                         ["05_attention.png"]),
-    "06_torch_interop.py": ((["gelu torch.float32: (320, 512) matches torch",
+    "06_torch_interop.py": ((["tilepy_tutorial::gelu(Tensor x) -> Tensor",
+                              "gelu torch.float32: (320, 512) matches torch",
                               "gelu torch.float16: (320, 512) matches torch",
                               "gelu torch.bfloat16: (320, 512) matches torch",
                               "gelu on a transposed view (no copy): matches torch",
-                              "gelu into a slice of a larger tensor: matches torch and matches numpy",
-                              "gelu over [-6, 6] in three dtypes: matches torch"], ["06_torch_gelu.png"])
+                              "gelu backward (autograd through the op): matches torch",
+                              "opcheck tilepy_tutorial::gelu: test_schema, test_autograd_registration, "
+                              "test_faketensor, test_aot_dispatch_dynamic passed",
+                              "opcheck tilepy_tutorial::gelu_backward: test_schema",
+                              "gradcheck of gelu in float64: passed",
+                              "dynamo's graph: <built-in function matmul>, tilepy_tutorial.gelu.default, "
+                              "<built-in function add>",
+                              "torch.compile(fullgraph=True) of a block with the op: forward and "
+                              "gradient match torch",
+                              "gelu and its derivative over [-6, 6]: match torch"], ["06_torch_gelu.png"])
                             if HAS_TORCH else (["torch is not installed: skipping this tutorial"], [])),
     "07_inspect_code.py": (["the Tile IR has the block id, two tile loads, mulf, addf and the store",
                             "+  entry @axpy(%alpha: tile<f32>, %x: tile<ptr<f32>>, %x_shape_0: "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401
 
 _ERRORS = ("TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
            "TileUnsupportedFeatureError", "TileInternalError", "TileCompileError",
@@ -21,8 +21,8 @@ _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16
 # public name -> the module that defines it (builtins not listed here come from frontend.api)
 _LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
          **{n: "tilepy.types.dtype" for n in _DTYPES},
-         "Kernel": "tilepy.frontend.kernel", "kernel": "tilepy.frontend.kernel",
-         "function": "tilepy.frontend.kernel", "cpu_mode": "tilepy.launch.cpu"}
+         "Kernel": "tilepy.api.kernel", "kernel": "tilepy.api.kernel",
+         "function": "tilepy.api.kernel", "cpu_mode": "tilepy.launch.cpu"}
 _API = "tilepy.frontend.api"
 
 
@@ -40,7 +40,7 @@ def launch(stream, grid, kernel, args):
     (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
     place, so later `tilepy.launch(...)` calls go straight to it)."""
     from .errors import TileError
-    from .launch.launcher import launch as run
+    from .api.launcher import launch as run
     globals()["launch"] = run
     try:
         return run(stream, grid, kernel, args)

@@ -39,7 +39,7 @@ class Settings:
 # Each takes the stripped text of a set variable and returns the value, or raises ValueError
 # saying what the variable accepts.
 def _default_cache_dir() -> str:
-    from . import __version__
+    from .version import __version__
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tilepy", __version__)

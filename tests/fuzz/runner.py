@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import tilepy.interpret as interp
-from tilepy.compiler import compile_module
+from tilepy.api.compiler import compile_module
 from tilepy.errors import TileCompileError, TileUnsupportedFeatureError
 from tilepy.interpret import floats as F
 from tilepy.launch import cpu

@@ -3,7 +3,7 @@ terminators continue / yield / return, and the parallel assignment of loop-carri
 from __future__ import annotations
 
 from ..types import CPP_TYPE, TileType
-from .emitter import emit_op, emit_yield_in_lambda
+from .emitter import EMIT, emit_op, emit_yield_in_lambda
 
 
 def emit_for(ctx, op):
@@ -90,3 +90,4 @@ def emit_return(ctx, op):
 
 EMIT_CONTROL = {"for": emit_for, "continue": emit_continue, "if": emit_if, "yield": emit_yield,
                 "return": emit_return, "make_token": emit_nothing, "join_tokens": emit_nothing}
+EMIT.update(EMIT_CONTROL)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
 from ..types import BF16, F16, F32, F64, I8, TF32, TileType
-from .emitter import EmitContext, _bytes
+from .emitter import EMIT, EmitContext, _bytes
 
 KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4}
 
@@ -70,3 +70,4 @@ def emit_mma(ctx: EmitContext, op):
 
 
 EMIT_MMA = {"mmaf": emit_mma, "mmai": emit_mma}
+EMIT.update(EMIT_MMA)

@@ -10,7 +10,8 @@ import re
 from ..errors import TileUnsupportedFeatureError
 from ..types import TileType
 from .emit_control import _assign_results, _enclosing_loop
-from .emitter import EmitContext, _bytes, _lambda, barrier, ctype, emit_op, literal, shape_t
+from .emitter import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, emit_op, emit_reduce, literal,
+                        shape_t)
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
 _SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
@@ -205,9 +206,20 @@ def emit_assert(ctx, op):
     ctx.w.line(f"tp::tile_assert({ctx(op.condition)}, {c_string(op.message)});", op.loc)
 
 
+def emit_reduce_n(ctx, op):
+    if len(op.operands) == 2:
+        return emit_reduce2(ctx, op)
+    if len(op.operands) != 1:
+        raise TileUnsupportedFeatureError("reduce over more than two tiles is not supported by the "
+                                          "CUDA C++ backend yet")
+    return emit_reduce(ctx, op)
+
+
 EMIT_MORE = {
-    "assume": emit_assume, "load_ptr_tko": emit_load_ptr, "store_ptr_tko": emit_store_ptr,
+    "reduce": emit_reduce_n, "assume": emit_assume, "load_ptr_tko": emit_load_ptr,
+    "store_ptr_tko": emit_store_ptr,
     "atomic_rmw_tko": emit_atomic, "atomic_cas_tko": emit_atomic, "extract": emit_extract,
     "cat": emit_cat, "scan": emit_scan, "loop": emit_loop, "break": emit_break,
     "print_tko": emit_print, "assert": emit_assert,
 }
+EMIT.update(EMIT_MORE)

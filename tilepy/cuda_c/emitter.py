@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, at
-from ..ir import Module, Operation, Value
-from ..lowering.assign_layouts import LayoutPlan, assign_layouts, commutative
-from ..lowering.hazards import alias_oracle, barrier_ops
+from ..ir import Operation, Value
+from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
-from ..lowering.pipeline import plan_pipelines
 from ..types import CPP_TYPE, F16, BF16, I1, PartitionViewType, PtrType, TensorViewType, TileType
+from .layout_types import layout_type
 from .writer import Writer
 
 RUNTIME_INCLUDE = '#include "tilepy/runtime.h"'
@@ -84,7 +83,7 @@ class EmitContext:
     def lay(self, v: Value) -> str:
         """The C++ layout type of tile value `v` (lowering/assign_layouts.py)."""
         lay = self.plan.layout(v)
-        return (lay or Cyclic(v.type.numel)).cpp()
+        return layout_type(lay or Cyclic(v.type.numel))
 
     def operand(self, v: Value) -> tuple[str, int]:
         """An mma operand: the shared-memory operand the pipeline staged it in, or the register
@@ -99,7 +98,7 @@ class EmitContext:
         if lay is None or isinstance(lay, Cyclic):
             return ctype(t)
         check_size(t)
-        return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {lay.cpp()}>"
+        return f"tp::Tile<{elem_ctype(t)}, {t.numel}, {layout_type(lay)}>"
 
 
 # ---------------------------------------------------------------------------- C++ spelling
@@ -187,41 +186,29 @@ _PRED = {"equal": 0, "not_equal": 1, "less_than": 2, "less_than_or_equal": 3, "g
          "greater_than_or_equal": 5}
 
 
-def _signed(op) -> str:
-    return "true" if op.attrs.get("signedness") == "signed" else "false"
+# The runtime functor of an element-wise op is `tp::op::<op name><template arguments>{}`: the
+# arguments are the result's C++ type for conversions (the op row's category), then, in the
+# row's attribute order, each attribute spelled below; other attributes are no arguments.
+_TEMPLATE_ARG = {
+    "signedness": lambda op: "true" if op.attrs.get("signedness") == "signed" else "false",
+    "propagate_nan": lambda op: "true" if op.attrs.get("propagate_nan") else "false",
+    "rounding": lambda op: str({None: 0, "zero": 0, "negative_inf": 1,
+                                "positive_inf": 2}[op.attrs.get("rounding")]),
+    "comparison_predicate": lambda op: str(_PRED[op.comparison_predicate]),
+    "comparison_ordering": lambda op: "true" if op.comparison_ordering == "ordered" else "false",
+}
+NO_FUNCTOR = {"mulhii", "int_to_ptr", "ptr_to_int", "ptr_to_ptr"}   # not in runtime.h yet
 
 
 def _functor(op: Operation) -> str:
-    n = op.name
-    rt = op.results[0].type
-    simple = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
-              "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil",
-              "absf", "negf", "addi", "subi", "muli", "andi", "ori", "xori", "negi", "absi", "shli",
-              "select", "offset"}
-    if n in simple:
-        return f"tp::op::{n}{{}}"
-    if n in ("maxf", "minf"):
-        return f"tp::op::{n}<{'true' if op.attrs.get('propagate_nan') else 'false'}>{{}}"
-    if n in ("maxi", "mini", "remi", "shri"):
-        return f"tp::op::{n}<{_signed(op)}>{{}}"
-    if n == "divi":
-        rnd = {None: 0, "zero": 0, "negative_inf": 1, "positive_inf": 2}[op.attrs.get("rounding")]
-        return f"tp::op::divi<{_signed(op)}, {rnd}>{{}}"
-    if n == "cmpf":
-        ordered = "true" if op.comparison_ordering == "ordered" else "false"
-        return f"tp::op::cmpf<{_PRED[op.comparison_predicate]}, {ordered}>{{}}"
-    if n == "cmpi":
-        return f"tp::op::cmpi<{_PRED[op.comparison_predicate]}, {_signed(op)}>{{}}"
-    to = elem_ctype(rt)
+    n, rt = op.name, op.results[0].type
+    if n in NO_FUNCTOR:
+        raise TileUnsupportedFeatureError(f"'{n}' is not supported by the CUDA C++ backend yet")
     if n == "ftof" and str(rt.elem) == "tf32":
         return "tp::op::to_tf32{}"
-    if n == "ftof":
-        return f"tp::op::ftof<{to}>{{}}"
-    if n in ("itof", "ftoi", "exti"):
-        return f"tp::op::{n}<{to}, {_signed(op)}>{{}}"
-    if n in ("trunci", "bitcast"):
-        return f"tp::op::{n}<{to}>{{}}"
-    raise TileUnsupportedFeatureError(f"'{n}' is not supported by the CUDA C++ backend yet")
+    args = [elem_ctype(rt)] if op.opdef.category == "conversion" else []
+    args += [_TEMPLATE_ARG[a.name](op) for a in op.opdef.attrs if a.name in _TEMPLATE_ARG]
+    return f"tp::op::{n}<{', '.join(args)}>{{}}" if args else f"tp::op::{n}{{}}"
 
 
 ELEMENTWISE_UNSUPPORTED_ATTRS = ("rounding_mode", "flush_to_zero")
@@ -390,12 +377,7 @@ def _bytes(t: TileType) -> int:
 
 
 def emit_reduce(ctx, op):
-    if len(op.operands) == 2:
-        from .emit_ops import emit_reduce2
-        return emit_reduce2(ctx, op)
-    if len(op.operands) != 1:
-        raise TileUnsupportedFeatureError("reduce over more than two tiles is not supported by the "
-                                          "CUDA C++ backend yet")
+    """A reduce of one tile (emit_ops.py registers `reduce`, with the two-tile case)."""
     src, res = op.operands[0], op.results[0]
     s = src.type
     ident = literal(s.elem, op.identities[0].array[()])
@@ -452,107 +434,16 @@ EMIT = {
     "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
     "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
     "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
-    "permute": emit_permute, "reduce": emit_reduce,
+    "permute": emit_permute,
 }
-ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
-               "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
-               "ceil", "absf", "negf", "maxf", "minf", "addi", "subi", "muli", "divi", "remi",
-               "maxi", "mini", "negi", "absi", "andi", "ori", "xori", "shli", "shri", "cmpf", "cmpi",
-               "select", "ftof", "itof", "ftoi", "exti", "trunci", "bitcast", "offset"}
-
-
-def _register_more():
-    """The ops of emit_control.py, emit_ops.py and emit_mma.py (they import this module's
-    helpers, so they are loaded here)."""
-    from .emit_control import EMIT_CONTROL
-    from .emit_mma import EMIT_MMA
-    from .emit_ops import EMIT_MORE
-    EMIT.update(EMIT_CONTROL)
-    EMIT.update(EMIT_MORE)
-    EMIT.update(EMIT_MMA)
-
-
 def emit_op(ctx: EmitContext, op: Operation):
     if id(op) in ctx.skip:
         return
     with at(op.loc):
         fn = EMIT.get(op.name)
-        if fn is None and op.name in ELEMENTWISE:
+        if fn is None and op.opdef.elementwise:
             fn = emit_elementwise
         if fn is None:
             raise TileUnsupportedFeatureError(f"'{op.name}' is not supported by the CUDA C++ "
                                               f"backend yet")
         fn(ctx, op)
-
-
-# ---------------------------------------------------------------------------- kernel
-@dataclass
-class EmittedKernel:
-    name: str
-    params: list[tuple[str, str]]      # (C++ type, name) in launch order
-    body: Writer
-    tables: list[str]
-    smem_bytes: int
-    nt: int
-
-    def source(self, line_directives: bool = False) -> str:
-        head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
-                "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
-        head += self.tables + ([""] if self.tables else [])
-        params = ", ".join(f"{t} {n}" for t, n in self.params)
-        head.append(f'extern "C" __global__ void __launch_bounds__(TP_NT) {self.name}({params}) {{')
-        body = self.body.render(line_directives)
-        return "\n".join(head) + "\n" + body
-
-
-SMEM_LIMIT = 48 * 1024          # static shared memory of one block
-
-
-def emit_kernel(module: Module, nt: int = 128, stages: int = 3,
-                disjoint: frozenset = frozenset()) -> EmittedKernel:
-    """The kernel's C++. K loops are pipelined with `stages` stages, fewer if shared memory
-    would exceed SMEM_LIMIT, and not at all if even two do not fit. `disjoint`: the entry
-    arguments (array base pointers) whose memory the specialization proved overlaps no other
-    array argument's."""
-    entry = module.entry()
-    layouts = assign_layouts(module, nt)
-    may_alias = alias_oracle(disjoint)
-    barriers = barrier_ops(module, layouts, may_alias)
-    for s in range(stages, 1, -1):
-        ctx = _emit(module, layouts, plan_pipelines(module, layouts, may_alias, s), barriers)
-        if ctx.buffer_bytes + ctx.smem_bytes <= SMEM_LIMIT:
-            break
-    else:
-        ctx = _emit(module, layouts, {}, barriers)
-    smem = (ctx.smem_bytes + 15) // 16 * 16
-    if smem + ctx.buffer_bytes > SMEM_LIMIT:
-        raise TileUnsupportedFeatureError(
-            f"kernel '{entry.sym_name}' needs {smem + ctx.buffer_bytes} bytes of shared memory for "
-            f"its data movement; more than 48 KiB is not supported yet (use smaller tiles)")
-    if smem:
-        scratch = [f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"]
-    else:   # the ops that name it take their register paths
-        scratch = ["unsigned char* const tp_smem = nullptr;"] if any(
-            "tp_smem" in text for _, text, _ in ctx.w.lines) else []
-    decls = ctx.buffers + scratch
-    for d in reversed(decls):
-        ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, smem + ctx.buffer_bytes, nt)
-
-
-def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:
-    entry = module.entry()
-    ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
-    ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
-    for a in entry.body.block.args:
-        n = ctx.define(a)
-        ctx.params.append((ctype(a.type), n))
-    ctx.w.depth = 1
-    for op in entry.body.block.ops:
-        emit_op(ctx, op)
-    ctx.w.depth = 0
-    ctx.w.line("}")
-    return ctx
-
-
-_register_more()

@@ -21,7 +21,8 @@ from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
 from .source import parse_function
 from .static import SPECIAL_FORMS
-from .tracer import BoundBuiltin, Captured, FunctionTracer, LocalFunction, ReturnSignal
+from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal
+from .tracer import CALLS, FunctionTracer
 from .values import Array, Tile, type_name
 
 
@@ -75,8 +76,8 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
         return dtype_call(tr.ctx, fn, args[0])
     if isinstance(fn, LocalFunction):
         return inline_call(tr, fn, fn.scope, args, kwargs)
-    from .kernel import Kernel
-    if isinstance(fn, Kernel):
+    from .kernel import KernelFunction
+    if isinstance(fn, KernelFunction):
         fn = fn.func
     py = _py_builtin(fn)
     if py is not None:
@@ -268,3 +269,5 @@ def _py_builtin(fn):
         return None
     return None
 
+
+CALLS.update(expr=expr_call, combiner=call_combiner)

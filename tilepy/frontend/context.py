@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import Loc, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
-from .params import ArrayParam, ConstParam, ScalarParam  # noqa: F401  (re-exported)
+from ..host.params import ArrayParam, ConstParam, ScalarParam  # noqa: F401  (re-exported)
 from .values import Array, Tile
 
 

@@ -80,7 +80,7 @@ def stmt_if(tr, node: ast.If, rest) -> bool:
     """Trace `node`; True when it also traced `rest` (the statements after it)."""
     cond = tr.expr(node.test)
     if not isinstance(cond, Tile):
-        from .tracer import _truth
+        from .names import truth as _truth
         with at(tr.loc(node.test)):
             taken = node.body if _truth(cond) else node.orelse
         tr.run(list(taken) + list(rest))      # folded: the taken branch, then what follows
@@ -101,7 +101,7 @@ def stmt_if(tr, node: ast.If, rest) -> bool:
 def _trace_branch(tr, stmts, before, catch_return=False):
     """Trace `stmts` into a new block from state `before`: (block, end state, terminated,
     returned value)."""
-    from .tracer import ReturnSignal
+    from .names import ReturnSignal
     set_state(tr, before)
     tr.terminated = False
     blk = Block()
@@ -114,8 +114,7 @@ def _trace_branch(tr, stmts, before, catch_return=False):
                 raise
             value = r.value
         if tr.terminated:
-            from .loops import seal
-            seal(tr)
+            tr.seal()
     return blk, get_state(tr), tr.terminated, value
 
 
@@ -163,7 +162,7 @@ def trace_if(tr, node: ast.If, cond: Tile):
 
 def trace_if_returning(tr, node: ast.If, cond: Tile, rest):
     """An `if` with a `return` inside: each branch continues with `rest`, and returns."""
-    from .tracer import ReturnSignal
+    from .names import ReturnSignal
     with at(tr.loc(node.test)):
         cond = scalar_bool(tr, cond, "if")
     before = get_state(tr)
@@ -189,7 +188,7 @@ class Merge:
         self.yields = [[] for _ in blocks]
 
     def add(self, what, vals, before):
-        from .tracer import Undefined
+        from .names import Undefined
         first = vals[0]
         if all(v is first for v in vals) and (len(vals) > 1 or first is before):
             return lambda results: first

@@ -126,8 +126,8 @@ def _library_value(v) -> str | None:
     from ..types.dtype import DType
     if isinstance(v, DType):
         return f"dtype:{v.name}"
-    from .kernel import Kernel
-    if isinstance(v, Kernel):
+    from .kernel import KernelFunction
+    if isinstance(v, KernelFunction):
         fn, opts = fingerprint(v.func), fingerprint(v.options)
         return None if fn is None or opts is None else f"kernel:{fn}:{opts}"
     np = sys.modules.get("numpy")
@@ -223,8 +223,8 @@ class Deps:
         i = len(self.items)
         self.items.append([kind, ref, name, f])
         self._index[k] = i
-        from .kernel import Kernel
-        if isinstance(value, (types.FunctionType, types.ModuleType, type, Kernel)):
+        from .kernel import KernelFunction
+        if isinstance(value, (types.FunctionType, types.ModuleType, type, KernelFunction)):
             self._refs.setdefault(id(value), i)
             self._alive.append(value)
             func = getattr(value, "func", None)
@@ -257,7 +257,7 @@ def tilepy_build() -> str:
     """A fingerprint of tilepy's own code: its version and the size and mtime of every source
     file and runtime header in the package (an edit, a reinstall or an upgrade changes it)."""
     if not _BUILD:
-        from .. import __version__
+        from ..version import __version__
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         h = hashlib.sha1(__version__.encode())
         todo = [root]

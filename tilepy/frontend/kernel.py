@@ -1,8 +1,10 @@
-"""`@tilepy.kernel`: the kernel object, its specialization on arguments, and tracing.
+"""The traced side of a kernel: its function, options, specialization on arguments, tracing.
 
 A kernel is compiled once per *specialization* (specialize.py: dtypes, ranks, strides,
 alignment, divisibility, constant values); compiled specializations live in `kernel.cache`,
-in memory. `trace()` turns one specialization into a Tile IR module.
+in memory. `trace()` (api/kernel.py, through trace.py) turns one specialization into a Tile IR
+module. The user-facing kernel
+object (`tilepy.Kernel`: `mlir`, `cuda_source`, `compile`) is api/kernel.py's subclass.
 """
 from __future__ import annotations
 
@@ -10,13 +12,10 @@ import functools
 import inspect
 import typing
 
-from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, TileValueError, at
+from ..errors import TileSyntaxError, TileTypeError, TileValueError
 from ..settings import settings
 from .api import ByTarget, ConstantAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
-
-if typing.TYPE_CHECKING:
-    from ..ir import Module
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
 OPTIONS = {
@@ -60,8 +59,8 @@ def _constant_params(func) -> set[str]:
     return out
 
 
-class Kernel:
-    """A tile kernel. Launch it with `tilepy.launch(stream, grid, kernel, args)`."""
+class KernelFunction:
+    """A function traced as a tile kernel (api/kernel.py's `Kernel` is the user's object)."""
 
     def __init__(self, func, **options):
         if not inspect.isfunction(func):
@@ -90,36 +89,6 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<tilepy.kernel {self.name}>"
 
-    def replace_hints(self, **options) -> "Kernel":
-        """A new kernel with the same function and these options changed (cuTile API)."""
-        return Kernel(self.func, **{**self.options, **options})
-
-    # ------------------------------------------------------------------ views for users
-    def mlir(self, *args) -> str:
-        """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""
-        from ..compiler import compile_for_args
-        try:
-            return compile_for_args(self, args).mlir
-        except TileError as e:
-            raise e.with_traceback(None) from None     # the user's line is in the message
-
-    def cuda_source(self, *args) -> str:
-        """The CUDA C++ this kernel becomes for `args`."""
-        from ..compiler import compile_for_args
-        try:
-            return compile_for_args(self, args).cuda_source
-        except TileError as e:
-            raise e.with_traceback(None) from None
-
-    def compile(self, *args, arch: str = "sm_90"):
-        """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
-        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
-        from ..aot import compile_kernel
-        try:
-            return compile_kernel(self, args, arch)
-        except TileError as e:
-            raise e.with_traceback(None) from None
-
     # ------------------------------------------------------------------ specialization
     def specialize(self, infos) -> tuple[tuple, list]:
         """(cache key, params) for per-argument infos (ArrayInfo or Python values)."""
@@ -136,47 +105,3 @@ class Kernel:
             self.keys.append(key)
         return key, params
 
-    def trace(self, params, deps=None) -> Module:
-        """Run the kernel's Python body on tracing values: the Tile IR module. `deps`
-        (identity.Deps) records what the trace reads from outside the arguments."""
-        from .context import KernelContext          # the compiler: loaded on the first trace
-        from .source import parse_function
-        from .tracer import FunctionTracer, ReturnSignal
-        parsed = parse_function(self.func)
-        ctx = KernelContext(self.name)
-        ctx.module.name = self.name
-        ctx.deps = deps
-        from .calls import function_env
-        tracer = FunctionTracer(ctx, parsed, function_env(self.func), self.func)
-        ctx.tracer = tracer
-        ctx.call_stack.append(self.func.__code__)
-        with at(parsed.loc(parsed.tree)):
-            try:
-                tracer.scope.update(ctx.begin(params))
-                tracer.run(parsed.tree.body)
-            except ReturnSignal as r:
-                if r.value is not None:
-                    raise TileTypeError("a kernel cannot return a value") from None
-            except TileError:
-                raise
-            except RecursionError:
-                raise TileSyntaxError("the kernel is nested too deeply to compile") from None
-            except Exception as e:  # a bug in tilepy: keep the user's location
-                raise TileInternalError(f"internal error while compiling '{self.name}': "
-                                        f"{type(e).__name__}: {e}") from e
-        ctx.finish()
-        return ctx.module
-
-
-def kernel(func=None, /, **options):
-    """Decorate a function as a tile kernel (`@tilepy.kernel` or `@tilepy.kernel(...)`)."""
-    if func is None:
-        return lambda f: Kernel(f, **options)
-    return Kernel(func, **options)
-
-
-def function(func=None, /, *, host=False, tile=True):
-    """Mark a helper as usable in kernels. Helpers are inlined where they are called."""
-    if func is None:
-        return lambda f: f
-    return func

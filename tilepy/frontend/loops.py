@@ -146,7 +146,7 @@ def run_loop(tr, node, kind, bounds):
     state = get_state(tr)
     target = node.target.id if kind in ("for", "range_loop") else None
     assigned = assigned_names(node.body)
-    from .tracer import Undefined
+    from .names import Undefined
     carried = [n for n in assigned if n in state and n != target
                and not isinstance(state[n], Undefined)] + [TOKEN]
     carried = [n for n in carried if _carriable(state[n], n, n in assigned)]
@@ -195,7 +195,7 @@ def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
     else:
         op = b.create("loop", init_vals, result_types=types, regions=[Region([blk])])
         results = op.results
-    from .tracer import Undefined
+    from .names import Undefined
     after = dict(state)
     for n, init, res in zip(frame.carried, frame.inits, results):
         res.hint = None if n.startswith("$") else n
@@ -255,7 +255,7 @@ def _while_test(tr, node, frame):
         if isinstance(cond, Tile):
             _break_unless(tr, frame, scalar_bool(tr, cond, "while"))
         else:
-            from .tracer import _truth
+            from .names import truth as _truth
             if not _truth(cond):
                 raise _NeverRuns()
 
@@ -310,7 +310,7 @@ def _exit(tr, frame: LoopFrame, how: str):
 
 
 def _exit_values(tr, frame: LoopFrame) -> list:
-    from .tracer import Undefined
+    from .names import Undefined
     cur = get_state(tr)
     out = []
     for n, init, arg in zip(frame.carried, frame.inits, frame.args):

@@ -16,13 +16,13 @@ import numpy as np
 from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
-from .params import ArrayParam, ConstParam, ScalarParam
+from ..host.params import ArrayParam, ConstParam, ScalarParam
 
 ALIGN = 16
 
 
 def param_for(name: str, info, constant: bool):
-    from ..launch.intake import ArrayInfo
+    from ..host.intake import ArrayInfo
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")

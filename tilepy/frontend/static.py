@@ -96,7 +96,7 @@ def resolve(tr, v):
     if isinstance(v, ArrayProxy):
         return v.array
     if isinstance(v, Sym):
-        from .builtins import call_builtin
+        from .builtins.registry import call_builtin
         return call_builtin(tr.ctx, v.stub, [resolve(tr, a) for a in v.args], {})
     if isinstance(v, tuple):
         return tuple(resolve(tr, x) for x in v)
@@ -108,7 +108,7 @@ def resolve(tr, v):
 
 def evaluate(tr, node: ast.expr):
     """Evaluate `node` as Python over the tracer's variables (proxies for runtime values)."""
-    from .tracer import Undefined
+    from .names import Undefined
     ns = dict(vars(py_builtins))
     ns.update(tr.env)
     local = {k: proxy(v) for k, v in tr.scope.items() if not isinstance(v, Undefined)}
@@ -198,14 +198,6 @@ def static_items(tr, node: ast.Call) -> list:
     except TypeError as e:
         raise TileStaticEvalError(f"static_iter(): {e}") from None
     return [resolve(tr, x) for x in items]
-
-
-def ensure_constant(value):
-    if isinstance(value, (Tile, Array)) or (isinstance(value, tuple) and any(
-            isinstance(v, (Tile, Array)) for v in value)):
-        raise TileStaticAssertionError("Argument of ensure_constant() is not a compile-time "
-                                       "constant")
-    return value
 
 
 # Builtins the tracer handles as keywords: they receive the call's argument *nodes*.

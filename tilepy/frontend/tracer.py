@@ -13,12 +13,14 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import operator
+from typing import Callable
 
 from ..errors import (TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError,
                       StaticException, at)
 from . import api
 from .builtins import call_builtin
 from .context import KernelContext
+from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
 from .values import Array, Tile, type_name
 
@@ -45,36 +47,9 @@ TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.per
                 "cumsum": api.cumsum, "cumprod": api.cumprod, "bitcast": api.bitcast}
 
 
-class Undefined:
-    """A name that is not defined on every path reaching this point."""
-
-    def __init__(self, why: str):
-        self.why = why
-
-
-class Captured:
-    """A runtime value a combiner function may not use (reduce/scan regions are isolated)."""
-
-    def __init__(self, why: str):
-        self.why = why
-
-
-class ReturnSignal(Exception):
-    def __init__(self, value):
-        self.value = value
-
-
-class BoundBuiltin:
-    def __init__(self, stub, first):
-        self.stub, self.first = stub, first
-
-
-class LocalFunction:
-    """A `def` or `lambda` inside a kernel: inlined where it is called."""
-
-    def __init__(self, node, tracer: "FunctionTracer"):
-        self.node, self.tracer = node, tracer
-        self.scope = tracer.scope      # closes over the defining scope
+# How calls are traced: calls.py, which builds tracers for the functions it inlines, fills this
+# ("expr": a call expression, "combiner": a reduce/scan combiner) when it loads (trace.py loads it).
+CALLS: dict[str, Callable] = {}
 
 
 class FunctionTracer:
@@ -210,7 +185,7 @@ class FunctionTracer:
         msg = self.expr(node.msg) if node.msg is not None else None
         if isinstance(cond, Tile):
             call_builtin(self.ctx, api.assert_, [cond, msg], {})
-        elif not _truth(cond):
+        elif not truth(cond):
             raise TileValueError(f"assertion failed{': ' + str(msg) if msg is not None else ''}")
 
     def stmt_Raise(self, node):
@@ -336,7 +311,7 @@ class FunctionTracer:
         if isinstance(node.op, ast.Not):
             if isinstance(v, Tile):
                 return call_builtin(self.ctx, api.bitwise_not, [self._as_bool(v)], {})
-            return not _truth(v)
+            return not truth(v)
         if isinstance(node.op, ast.UAdd):
             return v
         stub = api.negative if isinstance(node.op, ast.USub) else api.bitwise_not
@@ -374,7 +349,7 @@ class FunctionTracer:
         acc = self.expr(node.values[0])
         for n in node.values[1:]:
             if not isinstance(acc, Tile):          # Python short-circuit on constants
-                if (not _truth(acc)) if is_and else _truth(acc):
+                if (not truth(acc)) if is_and else truth(acc):
                     return acc
                 acc = self.expr(n)
                 continue
@@ -386,7 +361,7 @@ class FunctionTracer:
     def expr_IfExp(self, node):
         cond = self.expr(node.test)
         if not isinstance(cond, Tile):
-            return self.expr(node.body if _truth(cond) else node.orelse)
+            return self.expr(node.body if truth(cond) else node.orelse)
         return call_builtin(self.ctx, api.where, [cond, self.expr(node.body),
                                                   self.expr(node.orelse)], {})
 
@@ -398,8 +373,16 @@ class FunctionTracer:
         return LocalFunction(node, self)
 
     def expr_Call(self, node):
-        from .calls import expr_call
-        return expr_call(self, node)
+        return CALLS["expr"](self, node)
+
+    def call_combiner(self, fn, args, what: str):
+        """Call the combiner function of reduce()/scan() (builtins/combine.py)."""
+        return CALLS["combiner"](self.ctx, fn, args, what)
+
+    def seal(self):
+        """End the current loop-body block if a branch left the loop (control_flow.py)."""
+        from .loops import seal
+        seal(self)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -411,12 +394,6 @@ def _dtype(name):
 def _numeric(*xs) -> bool:
     from .builtins.semantics import is_number
     return all(is_number(x) or isinstance(x, Tile) for x in xs)
-
-
-def _truth(v) -> bool:
-    if isinstance(v, Array):
-        raise TileTypeError("an array has no truth value")
-    return bool(v)
 
 
 _NAMES = {ast.Try: "try/except", ast.With: "with", ast.Raise: "raise", ast.Global: "global",

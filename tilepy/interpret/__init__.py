@@ -51,7 +51,8 @@ Debugging
 from . import memops, tileops  # noqa: F401  (register their handlers)
 from .arith import HANDLERS, INEXACT_OPS
 from .machine import CONTROL, KernelAssertionError, OpEvent, print_ops
-from .run import run, check_grid
+from ..host.grid import normalize_grid as check_grid
+from .run import run
 from .kernel import launch, run_compiled
 
 #: Every op name the interpreter executes (terminators included).

@@ -4,8 +4,8 @@ from __future__ import annotations
 import weakref
 
 from ..errors import TileError, TileValueError
-from ..frontend.context import ArrayParam, ScalarParam
-from ..launch.intake import ArrayInfo
+from ..host.intake import ArrayInfo, check_call, infos_for
+from ..host.params import ArrayParam, ScalarParam
 
 
 def flat_args(params, infos) -> list:
@@ -39,7 +39,7 @@ def traced_module(kernel, key, params):
 
 def run_compiled(module, grid, params, infos, **kw):
     """Interpret a kernel's module on already-intaken arguments (`tilepy.launch`'s hook)."""
-    from ..launch.launcher import stored_arrays
+    from ..ir.writes import stored_arrays
     from .run import run
     for p, info in zip(params, infos):
         if isinstance(p, ArrayParam) and isinstance(info, ArrayInfo) and info.readonly \
@@ -58,8 +58,6 @@ def launch_interpreted(kernel, key, params, infos, grid, **kw):
 
 def launch(grid, kernel, args, **kw):
     """Like `tilepy.launch(None, grid, kernel, args)`, interpreted (keywords go to `run`)."""
-    from ..compiler import infos_for
-    from ..launch.launcher import check_call
     try:
         check_call(kernel, args)
         infos = infos_for(args)

@@ -193,11 +193,10 @@ class BlockExec:
 
 
 def _access_bytes(op) -> int:
-    if op.name in ("load_view_tko", "store_view_tko"):
-        return op.view.type.view.elem.storage_bytes
-    if op.name == "load_ptr_tko":
-        return op.source.type.elem.pointee.storage_bytes
-    return op.destination.type.elem.pointee.storage_bytes
+    """The element size of a memory access, from the operand the op table says it goes through."""
+    through = op.opdef.reads or op.opdef.writes
+    t = op.operand_group(through)[0].type
+    return t.view.elem.storage_bytes if through == "view" else t.elem.pointee.storage_bytes
 
 
 def _broadcast(values):

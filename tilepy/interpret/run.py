@@ -6,6 +6,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import TileError, TileTypeError, TileUnsupportedFeatureError, TileValueError
+from ..host.grid import normalize_grid
 from ..ir import Module, Operation, verify
 from ..types import PtrType, TileType
 from ..types import element as E
@@ -14,7 +15,6 @@ from .machine import (BlockExec, KernelAssertionError, Machine, OpEvent, race_re
 from .memory import Memory, flat_span
 from .tileops import dense_storage
 
-GRID_LIMIT = 2**24 - 1      # spec 8.3.9/8.3.10: per grid dimension
 MAX_TILE_ELEMENTS = 1 << 24  # the interpreter's own limit (a tile is a numpy array)
 
 
@@ -32,23 +32,6 @@ def _check_sizes(entry: Operation):
                 raise TileValueError(f"{op.name}: a tile of {v.type.numel} elements ({v.type}) is "
                                      f"too large for the interpreter (at most {MAX_TILE_ELEMENTS})",
                                      op.loc)
-
-
-def check_grid(grid) -> tuple[int, int, int]:
-    if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
-        grid = (int(grid),)
-    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
-        raise TileValueError(f"grid must be an int or a tuple of 1 to 3 ints (got {grid!r})")
-    out = []
-    for g in grid:
-        if isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, np.integer)):
-            raise TileValueError(f"grid extents must be ints (got {grid!r})")
-        if not 0 <= int(g) <= GRID_LIMIT:
-            raise TileValueError(f"grid extent {int(g)} is out of range: each grid dimension must "
-                                 f"be in [0, {GRID_LIMIT}] (spec 8.3.10; 0 launches nothing, as "
-                                 f"tilepy.launch does)")
-        out.append(int(g))
-    return tuple(out + [1] * (3 - len(out)))
 
 
 def _pointer_arg(value, pointee, what: str) -> tuple[np.ndarray, int]:
@@ -129,7 +112,7 @@ def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
         if bad:
             raise TileUnsupportedFeatureError(f"'{bad[0].name}' is not supported by the interpreter",
                                               bad[0].loc)
-        g = check_grid(grid)
+        g = normalize_grid(grid)
         memory = Memory()
         values = bind_args(memory, ent, args)
         m = Machine(memory, g, _globals(memory, module), on_op, max_loop_iterations, check_races)

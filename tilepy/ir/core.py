@@ -6,7 +6,7 @@ like `op.lhs` or `op.rounding_mode` are resolved through that row.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import Loc
 from ..types import Type
@@ -199,5 +199,9 @@ class Module:
         raise KeyError(name)
 
     def __str__(self) -> str:
-        from .printer import print_module
-        return print_module(self)
+        return TEXT["module"](self)
+
+
+# How a module prints (`str(module)`): printer.py, which imports this module, registers its
+# print_module here; `tilepy.ir` loads the printer, so every Module can print.
+TEXT: dict[str, Callable] = {}

@@ -5,40 +5,9 @@ phrase. Rules the text cannot break (the syntax ties the parts together, e.g. th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
-from .core import Module
+from .negatives_base import NEGATIVES, Negative, first, neg, value  # noqa: F401  (re-exported)
 from .ops import OPS
-from .samples import _PTR, Sample
-
-
-@dataclass(frozen=True)
-class Negative:
-    op: str
-    rule: str
-    body: str
-    params: str = ""
-    module: bool = False
-    mutate: Callable[[Module], None] | None = None
-
-    def text(self) -> str:
-        return Sample(self.op, self.body, self.params, self.module).text()
-
-
-def first(m: Module, name: str):
-    return next(o for o in m.walk() if o.name == name)
-
-
-def value(m: Module, hint: str):
-    return next(r for o in m.walk() for r in o.results if r.hint == hint)
-
-
-NEGATIVES: list[Negative] = []
-
-
-def neg(op, rule, body, params="", module=False, mutate=None):
-    NEGATIVES.append(Negative(op, rule, body, params, module, mutate))
+from .samples import _PTR
 
 
 # ------------------------------------------------------------------- element-wise families
@@ -162,4 +131,4 @@ neg("ptr_to_ptr", "ptr(source)", "%a = constant <i64: 0> : tile<4xi64>\n%r = ptr
                                  "tile<4xptr<f32>>")
 neg("ptr_to_ptr", "ptr(result)", "%r = ptr_to_ptr %p : tile<ptr<f32>> -> tile<i64>", _PTR)
 
-from . import negatives_more  # noqa: E402,F401  (the other ops; appends to NEGATIVES)
+from . import negatives_more, negatives_control  # noqa: E402,F401  (the other ops; they append to NEGATIVES)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..types import I32, scalar_tile
-from .negatives import first, neg
+from .negatives_base import first, neg
 from .samples import _TV, _VIEW_PARAMS
 
 _C = "%c = constant <i1: true> : tile<i1>\n"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..types import I32, scalar_tile
-from .negatives import first, neg, value
+from .negatives_base import first, neg, value
 from .ops import OPS
 from .samples import _PTR, _PTRS, _PV, _PV_T, _TV, _VIEW_PARAMS
 
@@ -278,4 +278,3 @@ for _rule, _kw in (("attr:memory_ordering_semantics", dict(o="weak")),
     neg("atomic_rmw_tko", _rule, _PTRS + "\n%tk = make_token : token\n"
         "%ih = ptr_to_ptr %addrs : tile<8xptr<f32>> -> tile<8xptr<i16>>\n" + _RMW.format(**_d), _PTR)
 
-from . import negatives_control  # noqa: E402,F401

@@ -13,7 +13,7 @@ Syntax strings use a small format language, read in both directions:
                 "$view[$index]" prints "%v[%a, %b]" and "rounding<$rounding_mode>" "rounding<zero>".
 
 Every constraint is a function `op -> None | str` tagged with a rule id and a phrase (`rule`):
-the phrase is a fixed part of the message it returns, so tests and `tilepy.ir.coverage` can
+the phrase is a fixed part of the message it returns, so tests and `tilepy.tools.coverage` can
 check that an invalid instance is rejected by the very rule it breaks.
 """
 from __future__ import annotations
@@ -116,6 +116,10 @@ class OpDef:
     terminator: bool = False
     pure: bool = True
     elementwise: bool = False
+    commutative: bool = False          # a binary op whose operands may be swapped
+    mma: bool = False                  # a matrix multiply-accumulate (lhs, rhs, acc)
+    reads: str | None = None           # the operand group a memory op reads through
+    writes: str | None = None          # the operand group a memory op writes through
     category: str = "core"
     section: str = ""                  # spec section, e.g. "8.7.4"
     tokens: Any = None                 # parsed syntax, filled in lazily

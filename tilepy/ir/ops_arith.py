@@ -44,7 +44,8 @@ def _same(operands):
 
 
 # ------------------------------------------------------------------------------ floating point
-def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False):
+def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False,
+             commutative=False):
     """An element-wise float op; `rounding` maps each accepted mode to the types supporting it."""
     attrs, mods, extra = [], [], []
     if rounding:
@@ -62,7 +63,7 @@ def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False)
     syntax = ", ".join(f"${n}" for n in operands) + "".join(" " + m for m in mods)
     return op(OpDef(name, operands=tuple(O(n) for n in operands), attrs=tuple(attrs),
                     results=(R("result"),), syntax=syntax + " : type($result)", infer=same_as(0),
-                    elementwise=True, category="float",
+                    elementwise=True, commutative=commutative, category="float",
                     constraints=(all_tiles(*operands, "result"), *_same(operands),
                                  elem_in(_ALL, operands[0]), same_type(operands[0], "result"),
                                  *extra)))
@@ -70,14 +71,14 @@ def float_op(name, operands=("lhs", "rhs"), rounding=None, ftz=False, nan=False)
 
 _IEEE_ALL = {m: _ALL for m in IEEE}
 _UNARY = ("source",)
-float_op("addf", rounding=_IEEE_ALL, ftz=True)
+float_op("addf", rounding=_IEEE_ALL, ftz=True, commutative=True)
 float_op("subf", rounding=_IEEE_ALL, ftz=True)
-float_op("mulf", rounding=_IEEE_ALL, ftz=True)
+float_op("mulf", rounding=_IEEE_ALL, ftz=True, commutative=True)
 float_op("divf", rounding={**_IEEE_ALL, "approx": (F32,), "full": (F32,)}, ftz=True)
 float_op("fma", ("lhs", "rhs", "acc"), rounding=_IEEE_ALL, ftz=True)
 float_op("remf")
-float_op("maxf", nan=True, ftz=True)
-float_op("minf", nan=True, ftz=True)
+float_op("maxf", nan=True, ftz=True, commutative=True)
+float_op("minf", nan=True, ftz=True, commutative=True)
 float_op("pow", ("source", "exponent"))
 float_op("atan2", ("x", "y"))
 float_op("sqrt", _UNARY, rounding={**_IEEE_ALL, "approx": (F32,)}, ftz=True)
@@ -91,7 +92,7 @@ for _name in ("negf", "absf", "exp", "log", "log2", "sin", "cos", "tan", "sinh",
 
 # ------------------------------------------------------------------------------------ integer
 def int_op(name, operands=("lhs", "rhs"), signedness=False, overflow=False, extra=(),
-           category="integer", more_attrs=(), more_mods=()):
+           category="integer", more_attrs=(), more_mods=(), commutative=False):
     attrs, mods = [], []
     if signedness:
         attrs.append(A("signedness", SIGNEDNESS, optional=False))
@@ -104,22 +105,26 @@ def int_op(name, operands=("lhs", "rhs"), signedness=False, overflow=False, extr
     syntax = ", ".join(f"${n}" for n in operands) + "".join(" " + m for m in mods)
     return op(OpDef(name, operands=tuple(O(n) for n in operands), attrs=tuple(attrs),
                     results=(R("result"),), syntax=syntax + " : type($result)", infer=same_as(0),
-                    elementwise=True, category=category,
+                    elementwise=True, commutative=commutative, category=category,
                     constraints=(all_tiles(*operands, "result"), *_same(operands),
                                  elem_in(INT_TYPES, operands[0]), same_type(operands[0], "result"),
                                  *extra)))
 
 
-for _name in ("addi", "subi", "muli", "shli"):
-    int_op(_name, overflow=True)
+int_op("addi", overflow=True, commutative=True)
+int_op("subi", overflow=True)
+int_op("muli", overflow=True, commutative=True)
+int_op("shli", overflow=True)
 int_op("negi", _UNARY, overflow=True)
 int_op("absi", _UNARY)
 int_op("mulhii", ("x", "y"))
-for _name in ("remi", "maxi", "mini", "shri"):
-    int_op(_name, signedness=True)
-int_op("ori")
-int_op("xori")
-int_op("andi", category="bitwise")
+int_op("remi", signedness=True)
+int_op("maxi", signedness=True, commutative=True)
+int_op("mini", signedness=True, commutative=True)
+int_op("shri", signedness=True)
+int_op("ori", commutative=True)
+int_op("xori", commutative=True)
+int_op("andi", category="bitwise", commutative=True)
 
 
 @rule("divi_floor_unsigned", "negative_inf rounding is not valid with unsigned")

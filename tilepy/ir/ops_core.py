@@ -227,12 +227,12 @@ def _mmaf_acc(o):
 
 
 _MMA = ("lhs", "rhs", "acc")
-op(OpDef("mmaf", operands=tuple(O(n) for n in _MMA), results=(R("result"),), infer=same_as(2),
+op(OpDef("mmaf", operands=tuple(O(n) for n in _MMA), results=(R("result"),), infer=same_as(2), mma=True,
          syntax="$lhs, $rhs, $acc : type($lhs), type($rhs), type($acc)",
          constraints=(all_tiles(*_MMA, "result"), same_type("acc", "result"),
                       same_elem("lhs", "rhs"), same_rank(*_MMA), _mma_rank, _mma_shapes,
                       _mmaf_input, _mmaf_acc)))
-op(OpDef("mmai", operands=tuple(O(n) for n in _MMA),
+op(OpDef("mmai", operands=tuple(O(n) for n in _MMA), mma=True,
          attrs=(A("signedness_lhs", SIGNEDNESS, False), A("signedness_rhs", SIGNEDNESS, False)),
          results=(R("result"),), infer=same_as(2),
          syntax="$lhs, $rhs, $acc $signedness_lhs $signedness_rhs : type($lhs), type($rhs), type($acc)",

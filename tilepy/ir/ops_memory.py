@@ -109,7 +109,7 @@ def _view_rules(tile_name):
 
 
 op(OpDef("load_view_tko", operands=(O("view"), O("index", variadic=True), O("token", optional=True)),
-         attrs=_LOAD, results=(R("tile"), R("result_token")), category="view", pure=False,
+         attrs=_LOAD, results=(R("tile"), R("result_token")), category="view", pure=False, reads="view",
          infer=lambda t, a: [t[0].tile_type(), TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $view[$index] "
                 f"?( token = $token )? {_HINTS} : type($view) ?( , type1($index) )? "
@@ -117,7 +117,7 @@ op(OpDef("load_view_tko", operands=(O("view"), O("index", variadic=True), O("tok
          constraints=_view_rules("tile")))
 op(OpDef("store_view_tko", operands=(O("tile"), O("view"), O("index", variadic=True),
                                      O("token", optional=True)),
-         attrs=_STORE, results=(R("result_token"),), category="view", pure=False,
+         attrs=_STORE, results=(R("result_token"),), category="view", pure=False, writes="view",
          infer=lambda t, a: [TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $tile, $view[$index] "
                 f"?( token = $token )? {_HINTS} : type($tile), type($view) ?( , type1($index) )? "
@@ -171,6 +171,7 @@ def _padding_mask(o):
 op(OpDef("load_ptr_tko", operands=(O("source"), O("mask", optional=True),
                                    O("paddingValue", optional=True), O("token", optional=True)),
          attrs=_LOAD, results=(R("result"), R("result_token")), category="memory", pure=False,
+         reads="source",
          infer=lambda t, a: [t[0].with_elem(t[0].elem.pointee), TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $source ?( , $mask )? "
                 f"?( , $paddingValue )? ?( token = $token )? {_HINTS} : type($source) "
@@ -180,6 +181,7 @@ op(OpDef("load_ptr_tko", operands=(O("source"), O("mask", optional=True),
 op(OpDef("store_ptr_tko", operands=(O("destination"), O("value"), O("mask", optional=True),
                                     O("token", optional=True)),
          attrs=_STORE, results=(R("result_token"),), category="memory", pure=False,
+         writes="destination",
          infer=lambda t, a: [TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $destination, $value ?( , $mask )? "
                 f"?( token = $token )? {_HINTS} : type($destination), type($value) "
@@ -193,7 +195,7 @@ op(OpDef("store_ptr_tko", operands=(O("destination"), O("value"), O("mask", opti
 op(OpDef("atomic_cas_tko", operands=(O("pointers"), O("cmp"), O("val"), O("mask", optional=True),
                                      O("token", optional=True)),
          attrs=_ATOMIC, results=(R("result"), R("result_token")), category="atomic",
-         pure=False, infer=lambda t, a: [t[1], TOKEN],
+         pure=False, reads="pointers", writes="pointers", infer=lambda t, a: [t[1], TOKEN],
          syntax="$memory_ordering_semantics $memory_scope $pointers, $cmp, $val ?( , $mask )? "
                 "?( token = $token )? : type($pointers), type($cmp) ?( , type($mask) )? "
                 "-> type($result), type($result_token)",
@@ -219,7 +221,7 @@ op(OpDef("atomic_rmw_tko", operands=(O("pointers"), O("arg"), O("mask", optional
                                      O("token", optional=True)),
          attrs=_ATOMIC + (A("mode", ATOMIC_MODE, False),),
          results=(R("result"), R("result_token")), category="atomic", pure=False,
-         infer=lambda t, a: [t[1], TOKEN],
+         reads="pointers", writes="pointers", infer=lambda t, a: [t[1], TOKEN],
          syntax="$memory_ordering_semantics $memory_scope $pointers, $mode, $arg ?( , $mask )? "
                 "?( , token = $token )? : type($pointers), type($arg) ?( , type($mask) )? "
                 "-> type($result), type($result_token)",

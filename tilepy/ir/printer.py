@@ -10,7 +10,7 @@ import re
 from typing import Callable
 
 from .attrs import escape_string, format_scalar
-from .core import Block, Module, Operation, Value
+from .core import TEXT, Block, Module, Operation, Value
 
 
 class Namer:
@@ -304,3 +304,6 @@ def print_op(op: Operation) -> str:
     p = Printer()
     p.op(op)
     return "\n".join(p.lines)
+
+
+TEXT["module"] = print_module

@@ -1,4 +1,4 @@
-"""One valid instance of every op, as text (used by `tilepy.ir.coverage` and the tests): it must
+"""One valid instance of every op, as text (used by `tilepy.tools.coverage` and the tests): it must
 parse, verify, and print back to the same text after a second parse.
 
 `Sample.body` is the body of a kernel `@sample(params)`, or a whole module when `module` is set.

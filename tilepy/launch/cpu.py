@@ -201,7 +201,7 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
     fl = flags(mode, threads)
-    from .. import __version__
+    from ..version import __version__
     key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), full)
     hit = _LOADED.get(key)
     if hit is not None:

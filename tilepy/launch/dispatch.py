@@ -20,11 +20,12 @@ import ctypes
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError
+from ..errors import TileLaunchError, TileUnsupportedFeatureError
+from ..host.grid import GRID_LIMIT
+from ..host.intake import _DATA_OFFSET, _torch_tensor, numpy_ptr
+from ..types import DType
 from .cpu import Report, watch_signals
-from .intake import _DATA_OFFSET, numpy_ptr
 
-GRID_LIMIT = 2**24 - 1     # spec 8.3.10: grid dimensions are limited to 2^24-1 per axis
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
 _ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
 
@@ -33,12 +34,7 @@ _from_address = ctypes.c_void_p.from_address
 _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
 _SCALAR_SET = frozenset(_SCALARS)
-_CONST_TYPES = frozenset((int, bool, str, type(None)))
-_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
-
-
-def note_torch(tensor_type):
-    _torch_tensor[0] = tensor_type
+_CONST_TYPES = frozenset((int, bool, str, type(None), DType))   # DType: a Constant[DType]
 
 
 class KernelPlans:
@@ -230,6 +226,25 @@ class GpuPlan:
             cfg = self.configs[g] = LaunchConfig(grid=g, block=self.block)
         self.dev.set_current()
         launch(resolve_stream(stream, self.infos, self.dev), cfg, self.kernel, *args)
+
+
+def launch_gpu(stream, grid, ck, infos, values, slots):
+    """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
+    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
+    from .gpu import driver_available, loaded_kernel
+    if not driver_available():
+        raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
+                              "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
+    from cuda.core import Device
+
+    ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
+    ids.discard(None)
+    dev = Device(ids.pop() if ids else 0)
+    dev.set_current()
+    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos)
+    if grid[0] * grid[1] * grid[2]:
+        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
+    return plan
 
 
 class _StreamHint:

@@ -17,25 +17,7 @@ import sys
 import numpy as np
 
 from ..errors import TileLaunchError, TileValueError
-
-
-@functools.lru_cache(maxsize=None)
-def driver_available() -> bool:
-    """Is there a loadable NVIDIA driver with at least one GPU? Asked once per process."""
-    try:
-        import cuda.pathfinder
-        cuda.pathfinder.load_nvidia_dynamic_lib("cuda")
-    except Exception:
-        return False
-    try:
-        from cuda.bindings import driver
-        (err,) = driver.cuInit(0)
-        if err != driver.CUresult.CUDA_SUCCESS:
-            return False
-        err, n = driver.cuDeviceGetCount()
-        return err == driver.CUresult.CUDA_SUCCESS and n > 0
-    except Exception:
-        return False
+from ..host.driver import driver_available  # noqa: F401  (also imported from here)
 
 
 @functools.lru_cache(maxsize=None)
@@ -136,34 +118,14 @@ def loaded_kernel(ck, dev):
     if kern is None:
         from cuda.core import ObjectCode
 
-        from .nvrtc import compile_cubin
         target = device_target(dev)
-        code = compile_cubin(ck.compile_source(), target, ck.name)
+        code = ck.binary(target)             # the compiled kernel's GPU code (api/compiler.py)
         if code.kind == "cubin":
             oc = ObjectCode.from_cubin(code.data, name=ck.name)
         else:
             oc = ObjectCode.from_ptx(code.data, name=ck.name)
         kern = _KERNELS[key] = oc.get_kernel(ck.name)
     return kern
-
-
-def launch_gpu(stream, grid, ck, infos, values, slots):
-    """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
-    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
-    if not driver_available():
-        raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
-                              "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
-    from cuda.core import Device
-
-    from .dispatch import GpuPlan
-    ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
-    ids.discard(None)
-    dev = Device(ids.pop() if ids else 0)
-    dev.set_current()
-    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos)
-    if grid[0] * grid[1] * grid[2]:
-        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
-    return plan
 
 
 def gpu_arg(v):

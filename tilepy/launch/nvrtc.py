@@ -109,7 +109,7 @@ def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cub
     cached on disk by content."""
     kind, arch = check_arch(arch)
     tc = toolchain.info()
-    from .. import __version__
+    from ..version import __version__
     key = cache.key_of(kind, __version__, tc.nvrtc_version, tc.runtime_version, arch,
                        options(arch, source), _headers(), source)
     hit = cache.get(kind, key)

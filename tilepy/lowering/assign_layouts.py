@@ -27,16 +27,13 @@ from ..ir import Module, Operation, Value
 from ..types import PtrType, TileType
 from .layouts import Blocked, Layout, mma_warps, rows_of
 
-ELEMENTWISE = {"addf", "subf", "mulf", "divf", "remf", "pow", "atan2", "fma", "exp", "exp2", "log",
-               "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor",
-               "ceil", "absf", "negf", "maxf", "minf", "addi", "subi", "muli", "divi", "remi",
-               "maxi", "mini", "negi", "absi", "andi", "ori", "xori", "shli", "shri", "cmpf",
-               "cmpi", "select", "ftof", "itof", "ftoi", "exti", "trunci", "bitcast", "offset"}
-SAME_LAYOUT = ELEMENTWISE | {"reshape", "assume", "load_ptr_tko", "store_ptr_tko",
-                             "atomic_rmw_tko", "atomic_cas_tko"}
-MMA = ("mmaf", "mmai")
-ATOMICS = ("atomic_rmw_tko", "atomic_cas_tko")
-COMMUTATIVE = {"addf", "addi", "mulf", "muli", "maxf", "minf", "maxi", "mini", "andi", "ori", "xori"}
+def same_layout(op: Operation) -> bool:
+    """Ops whose operands and results share one layout: element-wise ops, memory ops through
+    tiles of pointers (per element too; the op table's `reads`/`writes` name the operand), a
+    row-major reshape (moves nothing) and assume (the identity)."""
+    through = op.opdef.reads or op.opdef.writes
+    return op.opdef.elementwise or (through is not None and through != "view") or \
+        op.name in ("reshape", "assume")
 
 
 def distributed(v: Value) -> bool:
@@ -50,7 +47,7 @@ def commutative(reduce_op: Operation) -> bool:
     if len(reduce_op.operands) != 1 or len(blk.ops) != 2:
         return False
     f, y = blk.ops
-    return (f.name in COMMUTATIVE and y.name == "yield" and list(y.operands) == [f.results[0]]
+    return (f.opdef.commutative and y.name == "yield" and list(y.operands) == [f.results[0]]
             and {id(v) for v in f.operands} == {id(a) for a in blk.args})
 
 
@@ -113,9 +110,9 @@ def _collect(module: Module) -> _Groups:
             g.add(r)
     for op in module.walk():
         n = op.name
-        if n in SAME_LAYOUT:
+        if same_layout(op):
             g.union(*op.operands, *op.results)
-        elif n in MMA:
+        elif op.opdef.mma:
             g.union(op.acc, op.result)
         elif n in ("for", "loop"):
             args = op.body.block.args[1:] if n == "for" else op.body.block.args
@@ -160,15 +157,15 @@ class _Assigner:
         self.ops = ops = list(module.walk())
         self.reduces = [o for o in ops if o.name == "reduce" and len(o.operands) == 1
                         and distributed(o.operands[0])]
-        mma_groups = {g.find(id(o.result)) for o in ops if o.name in MMA and distributed(o.result)}
+        mma_groups = {g.find(id(o.result)) for o in ops if o.opdef.mma and distributed(o.result)}
         self.rows_reduced = any(g.find(id(o.operands[0])) in mma_groups and
                                 o.dim == o.operands[0].type.rank - 1 for o in self.reduces)
         self.atomic_groups = {g.find(id(o.results[0])) for o in ops
-                              if o.name in ATOMICS and distributed(o.results[0])}
+                              if o.opdef.category == "atomic" and distributed(o.results[0])}
 
     def anchors(self):
         for o in self.ops:
-            if o.name in MMA and distributed(o.result):
+            if o.opdef.mma and distributed(o.result):
                 k, shape = self.groups.find(id(o.result)), o.result.type.shape
                 acc = mma_warps(shape[0] if len(shape) == 3 else 1, shape[-2], shape[-1], self.nt,
                                 self.rows_reduced)

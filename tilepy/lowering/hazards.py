@@ -23,9 +23,10 @@ from ..types import TileType
 from .assign_layouts import LayoutPlan
 from .memfacts import root_arg, tensor_view_op
 
-MEMORY = ("load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko", "atomic_rmw_tko",
-          "atomic_cas_tko")
-WRITES = ("store_view_tko", "store_ptr_tko", "atomic_rmw_tko", "atomic_cas_tko")
+
+def memory_op(op: Operation) -> bool:
+    """Does `op` read or write memory (the op table's `reads`/`writes`)?"""
+    return op.opdef.reads is not None or op.opdef.writes is not None
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,8 @@ def alias_oracle(disjoint: frozenset = frozenset()):
 
 
 def access(op: Operation, layouts: LayoutPlan) -> Access:
-    write = op.name in WRITES
-    if op.name in ("load_view_tko", "store_view_tko"):
+    write = op.opdef.writes is not None
+    if (op.opdef.writes or op.opdef.reads) == "view":
         t: TileType = op.tile.type
         root = root_arg(op.view)
         if t.numel == 1:
@@ -87,7 +88,7 @@ def conflict(a: Access, b: Access, may_alias) -> bool:
 
 def barrier_ops(module: Module, layouts: LayoutPlan, may_alias) -> set[int]:
     """ids of the memory ops that need a __syncthreads() before them."""
-    acc = {id(o): access(o, layouts) for o in module.walk() if o.name in MEMORY}
+    acc = {id(o): access(o, layouts) for o in module.walk() if memory_op(o)}
     marks: set[int] = set()
 
     def visit(block, pending: frozenset):
@@ -95,7 +96,7 @@ def barrier_ops(module: Module, layouts: LayoutPlan, may_alias) -> set[int]:
         conts: list[frozenset] = []
         brks: list[frozenset] = []
         for op in block.ops:
-            if op.name in MEMORY:
+            if memory_op(op):
                 a = acc[id(op)]
                 if any(conflict(acc[p], a, may_alias) for p in pending):
                     marks.add(id(op))

@@ -1,11 +1,12 @@
 """Layout encodings: which thread of a tile block holds which element of a tile, in which slot.
 
 Each encoding is a small frozen dataclass mirroring one C++ layout type of
-tilepy/cuda_c/include/tilepy/layout.h (`cpp()` spells it). `slots(nt, tid)` computes, in Python,
-what that type computes in C++: for each slot of thread `tid`, the row-major linear index of the
-element it holds (None for a slot past the end) and whether the thread owns the element (stores
-it, when the layout replicates elements). Tests check the two agree and that every element is
-owned exactly once; the assignment pass (assign_layouts.py) only needs `cpp()` and the fields.
+tilepy/cuda_c/include/tilepy/layout.h (cuda_c/layout_types.py spells it). `slots(nt, tid)`
+computes, in Python, what that type computes in C++: for each slot of thread `tid`, the
+row-major linear index of the element it holds (None for a slot past the end) and whether the
+thread owns the element (stores it, when the layout replicates elements). Tests check the two
+agree and that every element is owned exactly once; the assignment pass (assign_layouts.py)
+only needs the fields.
 
   Cyclic(n)            element e in thread e % nt (the fallback)
   Blocked(n, vec)      chunks of vec consecutive elements, chunk c in thread c % nt: vector
@@ -26,9 +27,6 @@ class Cyclic:
     vec = 1
     replicated = False
 
-    def cpp(self) -> str:
-        return f"tp::Cyclic<{self.numel}>"
-
     def slots(self, nt: int, tid: int):
         k = -(-self.numel // nt)
         return [(e, True) if e < self.numel else (None, False)
@@ -40,9 +38,6 @@ class Blocked:
     numel: int
     vec: int
     replicated = False
-
-    def cpp(self) -> str:
-        return f"tp::Blocked<{self.numel}, {self.vec}>"
 
     def slots(self, nt: int, tid: int):
         g = -(-self.numel // (nt * self.vec))
@@ -67,9 +62,6 @@ class BlockedRows:
     @property
     def replicated(self) -> bool:
         return self.lanes > 1
-
-    def cpp(self) -> str:
-        return f"tp::BlockedRows<{self.rows}, {self.lanes}>"
 
     def slots(self, nt: int, tid: int):
         if nt == 1:
@@ -100,9 +92,6 @@ class MmaAcc:
     def frags(self) -> tuple[int, int]:
         return self.m // self.warps_m // 16, self.n // self.warps_n // 8
 
-    def cpp(self) -> str:
-        return f"tp::MmaAcc<{self.batch}, {self.m}, {self.n}, {self.warps_m}, {self.warps_n}>"
-
     def slots(self, nt: int, tid: int):
         if nt != 32 * self.warps_m * self.warps_n:
             return [(e, True) for e in range(self.numel)]
@@ -132,9 +121,6 @@ class MmaRows:
     @property
     def numel(self) -> int:
         return self.batch * self.m
-
-    def cpp(self) -> str:
-        return f"tp::MmaRows<{self.batch}, {self.m}, {self.warps_m}, {self.warps_n}>"
 
     def slots(self, nt: int, tid: int):
         if nt != 32 * self.warps_m * self.warps_n:

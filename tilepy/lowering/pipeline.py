@@ -26,8 +26,6 @@ from .assign_layouts import LayoutPlan
 from .layouts import MmaAcc
 from .memfacts import contiguous_along, root_arg
 
-MMA = ("mmaf", "mmai")
-WRITES = ("store_view_tko", "store_ptr_tko", "atomic_rmw_tko", "atomic_cas_tko")
 
 
 @dataclass
@@ -112,7 +110,7 @@ def _chain_to_mma(v: Value, uses) -> tuple[list[Operation], Operation, bool] | N
         if len(us) != 1:
             return None
         u = us[0]
-        if u.name in MMA and v is not u.acc:
+        if u.opdef.mma and v is not u.acc:
             return chain, u, rnd
         if u.name == "reshape" and u.result.type.shape[-2:] == v.type.shape[-2:]:
             pass
@@ -142,7 +140,7 @@ class _Names:
 def _writes_alias(body_op: Operation, load: Operation, may_alias) -> bool:
     src = root_arg(load.view)
     for o in body_op.walk():
-        if o.name in WRITES:
+        if o.opdef.writes is not None:
             dst = root_arg(o.view if o.name == "store_view_tko" else o.operands[0])
             if may_alias(src, dst):
                 return True
@@ -161,7 +159,7 @@ def plan_pipelines(module: Module, layouts: LayoutPlan, may_alias, stages: int =
         iv = body.args[0]
         p = Pipeline(loop, stages)
         for op in body.ops:
-            if op.name in MMA and isinstance(layouts.layout(op.result), MmaAcc):
+            if op.opdef.mma and isinstance(layouts.layout(op.result), MmaAcc):
                 for v in (op.lhs, op.rhs):
                     if not _defined_in(v, body) and isinstance(v.type, TileType) and v.type.numel > 1 \
                             and not any(h.value is v for h in p.hoisted):

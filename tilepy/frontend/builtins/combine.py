@@ -95,11 +95,10 @@ def _identities(tiles, identity, what):
 
 
 def _user_combiner(ctx, func, what):
-    from ..calls import call_combiner
-    from ..tracer import LocalFunction
+    from ..names import LocalFunction
 
     def combine(accs, elems):
-        return call_combiner(ctx, func, [*accs, *elems], what)
+        return ctx.tracer.call_combiner(func, [*accs, *elems], what)
     if isinstance(func, LocalFunction) and isinstance(func.node, ast.Lambda):
         combine.loc = func.tracer.loc(func.node.body)
     return combine

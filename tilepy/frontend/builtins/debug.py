@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from ...errors import TileSyntaxError, TileTypeError
+from ...errors import TileStaticAssertionError, TileSyntaxError, TileTypeError
 from ...ir import AssumePredicate
 from ...types import dtype as D
 from .. import api
@@ -201,8 +201,11 @@ def assert_(ctx, cond, message=None):
 # ------------------------------------------------------------------------ compile time
 @impl(api.ensure_constant)
 def ensure_constant(ctx, value):
-    from ..static import ensure_constant as check
-    return check(value)
+    if isinstance(value, (Tile, Array)) or (isinstance(value, tuple) and any(
+            isinstance(v, (Tile, Array)) for v in value)):
+        raise TileStaticAssertionError("Argument of ensure_constant() is not a compile-time "
+                                       "constant")
+    return value
 
 
 @impl(api.static_exception)

@@ -105,9 +105,21 @@ def _is_torch(obj) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
+_torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+
+
+def torch_dtype(dt, name: str = "") -> DType:
+    """tilepy's dtype for a torch dtype (TileTypeError for one a kernel cannot take)."""
+    dtype = D.BY_NAME.get(str(dt).replace("torch.", "").replace("bool", "bool_"))
+    if dtype is None:
+        raise TileTypeError(f"{_arg(name)}tensors of dtype {dt} are not supported "
+                            f"(supported: "
+                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    return dtype
+
+
 def from_torch(t, name: str = "") -> ArrayInfo:
-    from .dispatch import note_torch
-    note_torch(sys.modules["torch"].Tensor)
+    _torch_tensor[0] = sys.modules["torch"].Tensor        # (the launch fast path compares types)
     dev = t.device
     if t.layout is not sys.modules["torch"].strided:
         raise TileTypeError(f"{_arg(name)}{t.layout} tensors are not supported (only dense, "
@@ -115,21 +127,22 @@ def from_torch(t, name: str = "") -> ArrayInfo:
     if t.is_neg() or t.is_conj():
         raise TileValueError(f"{_arg(name)}the tensor has a pending negation/conjugation bit; "
                              f"pass tensor.resolve_neg() / resolve_conj()")
-    dtype = D.BY_NAME.get(str(t.dtype).replace("torch.", "").replace("bool", "bool_"))
-    if dtype is None:
-        raise TileTypeError(f"{_arg(name)}tensors of dtype {t.dtype} are not supported (supported: "
-                            f"{', '.join(d.name for d in D.ALL_DTYPES if d is not D.tfloat32)})")
+    dtype = torch_dtype(t.dtype, name)
     strides = tuple(t.stride())
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
-    if dev.type == "cuda":
-        return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cuda",
-                         dev.index if dev.index is not None else 0, False, None, "torch")
-    if dev.type != "cpu":
+    if dev.type not in ("cpu", "cuda"):
         raise TileValueError(f"{_arg(name)}tensors on device '{dev}' are not supported (CPU and "
                              f"CUDA only)")
-    return ArrayInfo(t, t.data_ptr(), tuple(t.shape), strides, dtype, "cpu", 0, False, None,
-                     "torch")
+    ptr = 0 if type(t).__name__ == "FakeTensor" else t.data_ptr()
+    if ptr == 0 and t.numel():
+        raise TileValueError(f"{_arg(name)}the tensor has no data (a fake tensor: torch.compile "
+                             f"or FakeTensorMode is tracing this code); launch kernels from a "
+                             f"function declared with tilepy.torch.op")
+    if dev.type == "cuda":
+        return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cuda",
+                         dev.index if dev.index is not None else 0, False, None, "torch")
+    return ArrayInfo(t, ptr, tuple(t.shape), strides, dtype, "cpu", 0, False, None, "torch")
 
 
 # ----------------------------------------------------------------------------- DLPack, CAI
@@ -183,7 +196,7 @@ def _c_strides(shape) -> tuple[int, ...]:
 
 
 def _from_cai(obj, name: str) -> ArrayInfo:
-    from .gpu import driver_available
+    from .driver import driver_available
     if driver_available():
         return _from_cuda_view(obj, None, name, "cai")
     # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU
@@ -233,3 +246,22 @@ def aligned(info: ArrayInfo, name: str) -> ArrayInfo:
                              f"its {size}-byte element size (a misaligned view; a GPU would fault "
                              f"on it): pass an aligned copy (numpy.array(x) / tensor.clone())")
     return info
+
+
+def infos_for(args) -> list:
+    """Per argument: its ArrayInfo, or the value itself (scalars, constants)."""
+    out = []
+    for a in args:
+        info = intake(a)
+        out.append(a if info is None else info)
+    return out
+
+
+def check_call(kernel, args):
+    """launch() was given a kernel (what the frontend traces: it specializes and traces) and a
+    tuple (or list) of arguments."""
+    if not (callable(getattr(kernel, "specialize", None)) and callable(getattr(kernel, "trace", None))):
+        raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
+    if not isinstance(args, (tuple, list)):
+        raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
+                            f"{type(args).__name__})")

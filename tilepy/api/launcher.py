@@ -13,39 +13,21 @@ from __future__ import annotations
 
 import ctypes
 
-import numpy as np
-
-from ..errors import TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError, TileValueError
-from ..frontend.params import ArrayParam, ScalarParam
+from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError
+from ..host.grid import normalize_grid
+from ..host.intake import ArrayInfo, check_call, intake
+from ..host.params import ArrayParam, ScalarParam
+from ..launch import dispatch
+from ..launch.cpu import _mode_override
+from ..launch.dispatch import CpuPlan, grid3, plans_of, signature
 from ..settings import cpu_mode_requested, interpret_requested, settings
 from ..types import dtype as D
-from ..compiler import stored_arrays
-from . import dispatch
-from .cpu import _mode_override
-from .dispatch import GRID_LIMIT, CpuPlan, grid3, plans_of, signature
-from .intake import ArrayInfo, intake
 
 _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16,
           D.int32: ctypes.c_int32, D.int64: ctypes.c_int64, D.uint8: ctypes.c_uint8,
           D.uint16: ctypes.c_uint16, D.uint32: ctypes.c_uint32, D.uint64: ctypes.c_uint64,
           D.float32: ctypes.c_float, D.float64: ctypes.c_double, D.float16: ctypes.c_uint16,
           D.bfloat16: ctypes.c_uint16}
-
-
-def normalize_grid(grid) -> tuple[int, int, int]:
-    if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
-        grid = (int(grid),)
-    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
-        raise TileValueError(f"grid must be a tuple of 1 to 3 ints (got {grid!r})")
-    out = []
-    for g in grid:
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)):
-            raise TileValueError(f"grid extents must be ints (got {grid!r})")
-        if not 0 <= int(g) <= GRID_LIMIT:
-            raise TileValueError(f"grid extent {int(g)} is out of range: each of the 3 grid "
-                                 f"dimensions must be in [0, {GRID_LIMIT}]")
-        out.append(int(g))
-    return tuple(out + [1] * (3 - len(out)))
 
 
 # ----------------------------------------------------------------------------- packing
@@ -118,6 +100,7 @@ def check_outputs(ck, params, infos):
     """Arrays the kernel writes must be writable and must not alias elements (stride 0)."""
     stored = ck.__dict__.get("_tp_stored")
     if stored is None:
+        from ..ir.writes import stored_arrays
         stored = ck.__dict__["_tp_stored"] = stored_arrays(ck.module)
     for p, info in zip(params, infos):
         if not isinstance(p, ArrayParam) or p.name not in stored:
@@ -161,19 +144,9 @@ def launch(stream, grid, kernel, args, *, backend=None):
         raise e.with_traceback(None) from None
 
 
-def check_call(kernel, args):
-    """launch() was given a kernel and a tuple (or list) of arguments."""
-    from ..frontend.kernel import Kernel
-    if not isinstance(kernel, Kernel):
-        raise TileTypeError(f"launch() expects a @tilepy.kernel (got {type(kernel).__name__})")
-    if not isinstance(args, (tuple, list)):
-        raise TileTypeError(f"launch() takes the kernel arguments as a tuple (got "
-                            f"{type(args).__name__})")
-
-
 def _launch(stream, grid, kernel, args):
-    from ..compiler import compile_specialization
-    from .gpu import driver_available, is_cuda_stream
+    from .compiler import compile_specialization
+    from ..launch.gpu import driver_available, is_cuda_stream
     check_call(kernel, args)
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
@@ -195,10 +168,9 @@ def _launch(stream, grid, kernel, args):
     slots: list = []
     values = pack_args(params, infos, slots)
     if device == "cuda":
-        from .gpu import launch_gpu
-        plan = launch_gpu(stream, g, ck, infos, values, slots)
+        plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots)
     else:
-        from . import cpu
+        from ..launch import cpu
         lib = cpu.build(ck.emitted, ck.compile_source())
         block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
         plan = CpuPlan(lib, getattr(lib.lib, cpu.ENTRY), values, slots,

@@ -20,9 +20,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .errors import TileError, TileLaunchError, TileTypeError, TileValueError
-from .types import DType
-from .types import dtype as D
+from ..errors import TileError, TileLaunchError, TileTypeError, TileValueError
+from ..types import DType
+from ..types import dtype as D
 
 _ODD = 17          # placeholder extent/stride: not 1 and not divisible by 2, 4, 8, 16
 
@@ -57,7 +57,7 @@ class ArraySpec:
                          tuple(p.stride_div16) or (False,) * p.ndim, p.disjoint)
 
     def param(self, name: str):
-        from .frontend.params import ArrayParam
+        from ..host.params import ArrayParam
         return ArrayParam(name, self.dtype, self.ndim, self.unit_stride, self.aligned16,
                           self.shape_div16, self.stride_div16, self.disjoint)
 
@@ -72,7 +72,7 @@ class ArraySpec:
     def example(self, index: int = 0):
         """An ArrayInfo with exactly this spec's properties and no others. Disjoint examples
         get memory of their own; the others all start at one address (they overlap)."""
-        from .launch.intake import ArrayInfo
+        from ..host.intake import ArrayInfo
         shape = tuple(16 * _ODD if d16 else _ODD for d16 in self.shape_div16)
         strides = tuple(1 if u else (16 if d16 else 1) * _ODD ** (self.ndim - i)
                         for i, (u, d16) in enumerate(zip(self.unit_stride, self.stride_div16)))
@@ -157,7 +157,7 @@ class Compiled:
                 "versions": self.versions}
 
     def resource_usage(self) -> dict:
-        from .launch.nvrtc import Cubin
+        from ..launch.nvrtc import Cubin
         return Cubin(self.arch, self.data, self.log).resource_usage()
 
     def save(self, prefix: str) -> tuple[str, str]:
@@ -172,7 +172,7 @@ class Compiled:
 
     def check_args(self, args) -> list:
         """ArrayInfos/values for `args`, or an error naming what differs from the signature."""
-        from .launch.intake import ArrayInfo, intake
+        from ..host.intake import ArrayInfo, intake
         if len(args) != len(self._specs):
             raise TileTypeError(f"kernel '{self.name}' was compiled for {len(self._specs)} "
                                 f"argument(s) ({', '.join(self.signature)}), got {len(args)}")
@@ -192,7 +192,8 @@ class Compiled:
 
     def launch(self, stream, grid, args):
         """Run on the device this was compiled for (a GPU for cubin/ptx, the CPU for "cpu")."""
-        from .launch.launcher import check_devices, normalize_grid
+        from ..host.grid import normalize_grid
+        from .launcher import check_devices
         try:
             infos = self.check_args(tuple(args))
             device, _ = check_devices(infos, [n for n, _ in self._specs])
@@ -235,7 +236,7 @@ def _check_scalar(c: Compiled, pname: str, spec, a):
 
 
 def _check_array(c: Compiled, pname: str, spec: ArraySpec, info):
-    from .launch.intake import ArrayInfo
+    from ..host.intake import ArrayInfo
     pre = f"argument '{pname}': kernel '{c.name}' was compiled for {spec}"
     if not isinstance(info, ArrayInfo):
         raise TileTypeError(f"{pre}, got {type(info).__name__}")
@@ -252,7 +253,7 @@ def _check_array(c: Compiled, pname: str, spec: ArraySpec, info):
 
 def _check_specialization(c: Compiled, infos):
     """Every property the code assumes (alignment, divisibility, no overlap) holds for `infos`."""
-    from .frontend.specialize import mark_disjoint, param_for
+    from ..frontend.specialize import mark_disjoint, param_for
     params = [spec.param(n) if isinstance(spec, ArraySpec) else None for n, spec in c._specs]
     actual = mark_disjoint([param_for(n, i, False) if p is not None else p
                             for (n, _), p, i in zip(c._specs, params, infos)], infos)
@@ -276,7 +277,7 @@ def _check_specialization(c: Compiled, infos):
 def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
     """`kernel.compile(*args, arch=...)`."""
     from .compiler import compile_specialization
-    from .frontend.params import ArrayParam, ConstParam
+    from ..host.params import ArrayParam, ConstParam
     names = list(kernel.signature.parameters)
     if len(args) != len(names):
         raise TileTypeError(f"kernel '{kernel.name}' takes {len(names)} argument(s) "
@@ -299,7 +300,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
 
 
 def _info_for(a, constant: bool, index: int = 0):
-    from .launch.intake import intake
+    from ..host.intake import intake
     if constant:
         return a
     if isinstance(a, str):
@@ -315,18 +316,17 @@ def _info_for(a, constant: bool, index: int = 0):
 
 
 def _binary(ck, arch: str):
-    from . import __version__
+    from ..version import __version__
     if arch == "cpu":
-        from .launch import cpu
+        from ..launch import cpu
         built = cpu.build(ck.emitted, ck.compile_source())
         with open(built.lib._name, "rb") as f:
             data = f.read()
-        from .launch.cache import decode
+        from ..launch.cache import decode
         found = decode(data)                  # a cache entry: strip the trailer
         return (found[0] if found else data), "", "cpu", {"tilepy": __version__,
                                                           "cpu_mode": built.mode}
-    from .launch.nvrtc import compile_cubin
-    code = compile_cubin(ck.compile_source(), arch, ck.name)
+    code = ck.binary(arch)
     return code.data, code.log, code.kind, {"tilepy": __version__, "nvrtc": code.nvrtc}
 
 
@@ -352,7 +352,7 @@ def _spec_from_str(s: str, name: str):
 
 
 def _run(c: Compiled, stream, grid, infos):
-    from .launch import launcher
+    from . import launcher
     params = _params(c)
     values = launcher.pack_args(params, infos)
     if grid[0] * grid[1] * grid[2] == 0:
@@ -361,7 +361,7 @@ def _run(c: Compiled, stream, grid, infos):
         if stream is not None:
             raise TileValueError(_device_mismatch(c, "cpu"))
         return _run_cpu(c, grid, values)
-    from .launch.gpu import driver_available, gpu_arg, resolve_stream
+    from ..launch.gpu import driver_available, gpu_arg, resolve_stream
     if not driver_available():
         raise TileLaunchError(f"kernel '{c.name}' was compiled for {c.arch} but no NVIDIA "
                               f"driver/GPU was found")
@@ -396,7 +396,7 @@ def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:
 
 
 def _params(c: Compiled) -> list:
-    from .frontend.params import ConstParam, ScalarParam
+    from ..host.params import ConstParam, ScalarParam
     out = []
     for name, spec in c._specs:
         if isinstance(spec, ArraySpec):
@@ -409,7 +409,7 @@ def _params(c: Compiled) -> list:
 
 
 def _run_cpu(c: Compiled, grid, values):
-    from .launch import cpu
+    from ..launch import cpu
     if c._lib is None:
         lib = cpu._load_bytes(c.data)
         if lib is None:

@@ -1,14 +1,18 @@
-"""The pipeline, in order: specialize -> trace -> verify -> lower -> emit.
+"""The pipeline, in order: specialize -> trace -> verify -> lower -> plan -> emit.
 
     arguments --intake--> ArrayInfo/values --Kernel.specialize--> params (cache key)
-      --Kernel.trace--> Tile IR module --verify--> --dce--> --emit_kernel--> CUDA C++
+      --Kernel.trace--> Tile IR module --verify--> --dce--> --plan_kernel--> lowering plan
+      --backend.emit--> kernel artifact (CUDA C++)
 
 The order matters: the verifier runs on the traced module exactly as printed by `kernel.mlir()`
-(what the user reads is what was checked); dead-code elimination runs before emission so the
-C++ only has ops that contribute; the emitter needs a verified module because it trusts types.
+(what the user reads is what was checked); dead-code elimination runs before planning so the
+plan and the C++ only have ops that contribute; layouts, barriers and pipelines are planned
+here, on the verified module, for the backend's thread count, and the backend only follows the
+plan. The backend is an object (`BACKEND`, cuda_c/backend.py says what one is): a second one
+(Tile IR bytecode) is chosen here and touches nothing else.
 
 A specialization is compiled once per process (`kernel.cache`) and, across processes, found in
-the disk index (launch/index.py) when nothing the trace read has changed: then none of the
+the disk index (api/index.py) when nothing the trace read has changed: then none of the
 pipeline runs (nor is it imported), and the module is re-traced only if someone asks for it.
 """
 from __future__ import annotations
@@ -16,26 +20,11 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
-from .errors import TileError, TileInternalError
-from .launch.intake import intake
+from ..errors import TileError, TileInternalError
+from ..host.intake import infos_for
 
 if typing.TYPE_CHECKING:
-    from .ir import Module
-
-
-@dataclass
-class StoredKernel:
-    """What the launch path uses of an emitted kernel (cuda_c.emitter.EmittedKernel), as kept
-    in the disk index."""
-    name: str
-    params: list[tuple[str, str]]      # (C++ type, name) in launch order
-    nt: int
-    smem_bytes: int
-    text: str                          # the source without / with #line directives
-    text_lines: str
-
-    def source(self, line_directives: bool = False) -> str:
-        return self.text_lines if line_directives else self.text
+    from ..ir import Module
 
 
 class CompiledKernel:
@@ -46,7 +35,7 @@ class CompiledKernel:
                  kernel=None):
         self.name, self.key, self.params = name, key, params
         self.mlir = mlir
-        self.emitted = emitted       # cuda_c.emitter.EmittedKernel, or a StoredKernel
+        self.emitted = emitted       # the backend's kernel artifact (cuda_c/backend.py)
         self._module = module
         self._kernel = kernel
 
@@ -64,13 +53,12 @@ class CompiledKernel:
         """The source given to compilers: #line directives point errors at the user's code."""
         return self.emitted.source(line_directives=True)
 
-
-def infos_for(args) -> list:
-    out = []
-    for a in args:
-        info = intake(a)
-        out.append(a if info is None else info)
-    return out
+    def binary(self, target: str):
+        """The GPU code for `target` ("sm_XX": a cubin, "compute_XX": PTX), a launch.nvrtc.Cubin:
+        what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a
+        backend with another toolchain is chosen here, with its backend."""
+        from ..launch.nvrtc import compile_cubin
+        return compile_cubin(self.compile_source(), target, self.name)
 
 
 def compile_for_args(kernel, args) -> CompiledKernel:
@@ -80,7 +68,7 @@ def compile_for_args(kernel, args) -> CompiledKernel:
 
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
-    from .frontend.params import ArrayParam
+    from ..host.params import ArrayParam
     args, out = iter(module.entry().body.block.args), []
     for p in params:
         c = p.c_params()
@@ -97,11 +85,11 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     hit = kernel.cache.get(key)
     if hit is not None:
         return hit
-    from .launch import index
+    from . import index
     slot = index.slot_key(kernel, params)
     ck = _from_record(kernel, key, params, index.find(kernel, slot)) if slot is not None else None
     if ck is None:
-        from .frontend.identity import Deps
+        from ..frontend.identity import Deps
         deps = Deps(kernel.func) if slot is not None else None
         module, mlir, emitted = _lower(kernel, params, deps)
         ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted, kernel)
@@ -117,18 +105,26 @@ def _lower(kernel, params, deps=None):
     return (module,) + lower_module(module, f"'{kernel.name}'", disjoint_args(module, params))
 
 
+def backend():
+    """The backend kernels are compiled with (the CUDA C++ emitter; one object, loaded late)."""
+    from ..cuda_c.backend import CPP
+    return CPP
+
+
 def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -> tuple:
-    """Verify, print, eliminate dead code (in place), emit: (Tile IR text, EmittedKernel).
-    `disjoint`: the entry arguments known not to overlap (emit_kernel)."""
-    from .cuda_c.emitter import emit_kernel
-    from .ir import verify
-    from .ir.printer import print_module
-    from .lowering.dce import dce
+    """Verify, print, eliminate dead code (in place), plan the lowering, emit: (Tile IR text,
+    kernel artifact). `disjoint`: the entry arguments known not to overlap (hazards.py)."""
+    from ..ir import verify
+    from ..ir.printer import print_module
+    from ..lowering.dce import dce
+    from ..lowering.plan import plan_kernel
     verify(module)
     mlir = print_module(module)
     dce(module)
+    be = backend()
     try:
-        emitted = emit_kernel(module, disjoint=disjoint)
+        plan = plan_kernel(module, be.threads, disjoint) if be.lowering else None
+        emitted = be.emit(module, plan)
     except TileError:
         raise
     except Exception as e:
@@ -138,17 +134,19 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
 
 
 def _record(ck: CompiledKernel, deps) -> dict:
-    e = ck.emitted
-    return {"deps": deps.items, "name": e.name, "params": [list(p) for p in e.params],
-            "nt": e.nt, "smem_bytes": e.smem_bytes, "text": ck.cuda_source,
-            "text_lines": ck.compile_source(), "mlir": ck.mlir,
-            "stored": sorted(stored_arrays(ck.module))}
+    """The disk index's record: backend-neutral, the artifact as its backend records it."""
+    from ..ir.writes import stored_arrays
+    be = backend()
+    return {"deps": deps.items, "mlir": ck.mlir, "stored": sorted(stored_arrays(ck.module)),
+            "backend": be.name, "kernel": be.record(ck.emitted)}
 
 
 def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
+    be = backend()
     try:
-        emitted = StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
-                               int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]))
+        if r["backend"] != be.name:
+            return None
+        emitted = be.from_record(r["kernel"])
     except (KeyError, TypeError, ValueError):       # no record, or not one this code wrote
         return None
     ck = CompiledKernel(kernel.name, key, params, None, "", emitted, kernel)
@@ -163,7 +161,7 @@ class CompiledModule:
     name: str
     module: Module
     mlir: str
-    emitted: object              # cuda_c.emitter.EmittedKernel
+    emitted: object              # the backend's kernel artifact
 
     @property
     def cuda_source(self) -> str:
@@ -175,8 +173,8 @@ class CompiledModule:
     def run_cpu(self, grid, args, mode: str | None = None):
         """Run on the CPU backend: one argument per entry parameter, as `tilepy.interpret.run`
         takes them (a numpy array or (array, element offset) per pointer, scalars otherwise)."""
-        from .launch import cpu
-        from .launch.launcher import normalize_grid
+        from ..launch import cpu
+        from ..host.grid import normalize_grid
         lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
         cpu.run(lib, normalize_grid(grid), module_args(self.module, args))
 
@@ -187,9 +185,9 @@ def module_args(module: Module, args) -> list:
 
     import numpy as np
 
-    from .errors import TileTypeError
-    from .types import PtrType
-    from .types import element as E
+    from ..errors import TileTypeError
+    from ..types import PtrType
+    from ..types import element as E
     scalars = {E.I1: ctypes.c_bool, E.I8: ctypes.c_int8, E.I16: ctypes.c_int16,
                E.I32: ctypes.c_int32, E.I64: ctypes.c_int64, E.F32: ctypes.c_float,
                E.F64: ctypes.c_double, E.TF32: ctypes.c_float}
@@ -220,36 +218,3 @@ def compile_module(module: Module) -> CompiledModule:
     specialization); run it on the CPU with `launch.cpu.build` and `launch.cpu.run`."""
     mlir, emitted = lower_module(module, f"module '{module.name}'")
     return CompiledModule(module.entry().sym_name, module, mlir, emitted)
-
-
-# ----------------------------------------------------------------------------- facts for launches
-WRITE_OPS = {"store_view_tko": "view", "store_ptr_tko": "destination",
-             "atomic_cas_tko": "pointers", "atomic_rmw_tko": "pointers"}
-
-
-def stored_arrays(module) -> set[str]:
-    """Names of the array parameters the kernel writes (stores, scatters, atomics): the entry
-    arguments reached backwards from a write's destination through view and pointer values."""
-    from .types.tile import PartitionViewType, PtrType, TensorViewType, TileType
-
-    def is_ref(t) -> bool:
-        return (isinstance(t, (TensorViewType, PartitionViewType, PtrType))
-                or (isinstance(t, TileType) and isinstance(t.elem, PtrType)))
-    out = set()
-    for op in module.walk():
-        operand = WRITE_OPS.get(op.name)
-        if operand is None:
-            continue
-        todo, seen = list(op.operand_group(operand)), set()
-        while todo:
-            v = todo.pop()
-            if id(v) in seen:
-                continue
-            seen.add(id(v))
-            d = getattr(v, "op", None)
-            if d is None:
-                if v.hint:
-                    out.add(v.hint)
-                continue
-            todo += [o for o in d.operands if is_ref(o.type)]
-    return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from . import cache
+from ..launch import cache
 
 KIND = "spec"
 MAX_VARIANTS = 8
@@ -29,7 +29,7 @@ def slot_key(kernel, params) -> str | None:
     if cache.cache_dir() is None:
         return None
     from ..frontend.identity import fingerprint, tilepy_build
-    from ..frontend.params import ConstParam
+    from ..host.params import ConstParam
     parts = [fingerprint(kernel.func), fingerprint(kernel.options)]
     for p in params:
         if isinstance(p, ConstParam):

@@ -1,4 +1,4 @@
-"""`python -m tilepy.ir.coverage`: which Tile IR ops tilepy covers, computed from the code.
+"""`python -m tilepy.tools.coverage`: which Tile IR ops tilepy covers, computed from the code.
 
 Columns, per op of the operations chapter (`SPEC_OPS`):
   defined    the op has a row in `OPS`
@@ -8,7 +8,7 @@ Columns, per op of the operations chapter (`SPEC_OPS`):
              an op without rules does not count
   printed/parsed  the op's instance in `samples.py` parses, verifies, prints, and prints the
              same text again after a second parse
-  CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.emitter.EMIT`/`ELEMENTWISE`; entry
+  CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.kernel.handled_ops`; entry
              is `emit_kernel` itself). Both backends compile the same emitted C++ today.
   interp     the op is in `tilepy.interpret.SUPPORTED_OPS` (when that module exists)
 """
@@ -19,13 +19,13 @@ import importlib
 from dataclasses import dataclass, field
 
 from ..errors import TileError, TileVerificationError
-from .core import Module
-from .negatives import NEGATIVES, Negative
-from .ops import OPS
-from .parser import parse_module
-from .printer import print_module
-from .samples import VALID, Sample
-from .verifier import verify
+from ..ir.core import Module
+from ..ir.negatives import NEGATIVES, Negative
+from ..ir.ops import OPS
+from ..ir.parser import parse_module
+from ..ir.printer import print_module
+from ..ir.samples import VALID, Sample
+from ..ir.verifier import verify
 
 # The operations chapter, in order: (section, op).
 SPEC_OPS = (
@@ -104,13 +104,10 @@ class Row:
 
 def _emitter_ops() -> set[str]:
     try:
-        em = importlib.import_module("tilepy.cuda_c.emitter")
+        em = importlib.import_module("tilepy.cuda_c.kernel")
     except ImportError:
         return set()
-    ops = set(getattr(em, "EMIT", {})) | set(getattr(em, "ELEMENTWISE", ()))
-    if hasattr(em, "emit_kernel"):        # it takes a module and emits its entry
-        ops |= {"module", "entry"}
-    return ops
+    return em.handled_ops()
 
 
 def _interpreter_ops() -> set[str]:
@@ -166,7 +163,7 @@ def render(rows: list[Row], show_problems: bool = False) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tilepy.ir.coverage", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m tilepy.tools.coverage", description=__doc__.split("\n")[0])
     ap.add_argument("--problems", action="store_true", help="list why a cell is not covered")
     args = ap.parse_args(argv)
     print(render(coverage(), args.problems))

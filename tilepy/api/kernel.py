@@ -1,0 +1,61 @@
+"""`@tilepy.kernel`: the user's kernel object. What it is compiled from (its function, options,
+specialization and tracing) is the frontend's `KernelFunction`; this layer adds the views a
+user asks for, which run the pipeline (compiler.py, aot.py)."""
+from __future__ import annotations
+
+from ..errors import TileError
+from ..frontend.kernel import KernelFunction
+
+
+class Kernel(KernelFunction):
+    """A tile kernel. Launch it with `tilepy.launch(stream, grid, kernel, args)`."""
+
+    def replace_hints(self, **options) -> "Kernel":
+        """A new kernel with the same function and these options changed (cuTile API)."""
+        return Kernel(self.func, **{**self.options, **options})
+
+    def trace(self, params, deps=None):
+        """Run the kernel's Python body on tracing values: the Tile IR module. `deps`
+        (frontend/identity.Deps) records what the trace reads from outside the arguments."""
+        from ..frontend.trace import trace_kernel      # the compiler: loaded on the first trace
+        return trace_kernel(self, params, deps)
+
+    # ------------------------------------------------------------------ views for users
+    def mlir(self, *args) -> str:
+        """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""
+        from .compiler import compile_for_args
+        try:
+            return compile_for_args(self, args).mlir
+        except TileError as e:
+            raise e.with_traceback(None) from None     # the user's line is in the message
+
+    def cuda_source(self, *args) -> str:
+        """The CUDA C++ this kernel becomes for `args`."""
+        from .compiler import compile_for_args
+        try:
+            return compile_for_args(self, args).cuda_source
+        except TileError as e:
+            raise e.with_traceback(None) from None
+
+    def compile(self, *args, arch: str = "sm_90"):
+        """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
+        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
+        from .aot import compile_kernel
+        try:
+            return compile_kernel(self, args, arch)
+        except TileError as e:
+            raise e.with_traceback(None) from None
+
+
+def kernel(func=None, /, **options):
+    """Decorate a function as a tile kernel (`@tilepy.kernel` or `@tilepy.kernel(...)`)."""
+    if func is None:
+        return lambda f: Kernel(f, **options)
+    return Kernel(func, **options)
+
+
+def function(func=None, /, *, host=False, tile=True):
+    """Mark a helper as usable in kernels. Helpers are inlined where they are called."""
+    if func is None:
+        return lambda f: f
+    return func

@@ -1,0 +1,54 @@
+"""The CUDA C++ backend as one object, `CPP`, that api/compiler.py chooses (as tinygrad's
+renderers are chosen); kernel.py emits. Light to import: a kernel read back from the disk index
+needs `from_record`, not the emitter. What a backend is to the compiler:
+
+  name                   its key in stored records (the disk index)
+  threads                threads per tile block it plans for
+  lowering               True: it wants the lowering plan (lowering/plan.py: layouts over
+                         the threads, barriers, pipelines), made by the compiler before `emit`
+  emit(module, plan)     -> the kernel artifact
+  record(artifact)       -> a JSON-ready dict; from_record(dict) -> an artifact (or raises
+                         KeyError/TypeError/ValueError for a record it did not write)
+
+An artifact is what the launch path runs: `name`, `nt` (threads per block), `smem_bytes`,
+`params` ((C type, name) in launch order) and `source(line_directives)`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class StoredKernel:
+    """An emitted kernel (kernel.EmittedKernel) as read back from the disk index."""
+    name: str
+    params: list[tuple[str, str]]      # (C++ type, name) in launch order
+    nt: int
+    smem_bytes: int
+    text: str                          # the source without / with #line directives
+    text_lines: str
+
+    def source(self, line_directives: bool = False) -> str:
+        return self.text_lines if line_directives else self.text
+
+
+class CppBackend:
+    name = "cuda_c"
+    threads = 128
+    lowering = True
+
+    def emit(self, module, plan):
+        from .kernel import emit_kernel
+        return emit_kernel(module, plan)
+
+    def record(self, k) -> dict:
+        return {"name": k.name, "params": [list(p) for p in k.params], "nt": k.nt,
+                "smem_bytes": k.smem_bytes, "text": k.source(line_directives=False),
+                "text_lines": k.source(line_directives=True)}
+
+    def from_record(self, r: dict) -> StoredKernel:
+        return StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
+                            int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]))
+
+
+CPP = CppBackend()

@@ -1,0 +1,46 @@
+"""Small values of tracing, shared by the tracer and the modules it uses (control flow, loops,
+calls, static evaluation, builtins): they depend on nothing of the tracer."""
+from __future__ import annotations
+
+from ..errors import TileTypeError
+from .values import Array
+
+
+class Undefined:
+    """A name that is not defined on every path reaching this point."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+
+class Captured:
+    """A runtime value a combiner function may not use (reduce/scan regions are isolated)."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+
+class ReturnSignal(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class BoundBuiltin:
+    def __init__(self, stub, first):
+        self.stub, self.first = stub, first
+
+
+class LocalFunction:
+    """A `def` or `lambda` inside a kernel: inlined where it is called. `tracer`: the
+    FunctionTracer of the function that defines it."""
+
+    def __init__(self, node, tracer):
+        self.node, self.tracer = node, tracer
+        self.scope = tracer.scope      # closes over the defining scope
+
+
+def truth(v) -> bool:
+    """Python truth of a compile-time value (an array has none)."""
+    if isinstance(v, Array):
+        raise TileTypeError("an array has no truth value")
+    return bool(v)

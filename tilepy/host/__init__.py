@@ -1,0 +1,2 @@
+"""What a call hands in, below every stage: array intake, the grid, the specialization parameters,
+the GPU driver probe."""
