@@ -106,7 +106,7 @@ def test_a_launch_from_another_thread_leaves_sigint_alone():
     th.join()
     assert done == [None]
     assert signal.getsignal(signal.SIGINT) is before
-    assert cpu.new_report().watch_signals == callable(before)
+    assert cpu.new_report().watch_signals == 1
 
 
 MANY = textwrap.dedent("""

@@ -319,6 +319,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   const long nblocks = (long)grid.x * grid.y * grid.z;
   if (workers < 1) workers = 1;
   if (workers > nblocks) workers = (int)(nblocks > 0 ? nblocks : 1);
+  scope.watch(nblocks, workers);
   std::atomic<long> next{0};
   auto body = [&] {
     Worker w;

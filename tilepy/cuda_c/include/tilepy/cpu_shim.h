@@ -173,10 +173,13 @@ inline bool stopping() {
 }
 
 // Holds the launch lock (launches of one library are serialized), resets the per-launch state,
-// watches for SIGINT when asked, and fills the Report before the lock is released.
+// and fills the Report before the lock is released. `watch(n)`: a launch of the main thread whose
+// workers run more than one block each stops at SIGINT between blocks (a handler that records
+// the signal, for the launch only; Python re-raises it afterwards). An ignored SIGINT stays so.
 class LaunchScope {
   std::lock_guard<std::mutex> serial_{launch_mutex};
   Report* report_;
+  bool watching_ = false;
   struct sigaction old_{};
 
  public:
@@ -187,16 +190,19 @@ class LaunchScope {
     assert_failures = 0;
     stop_signal = 0;
     print_buffer.clear();
-    if (r->watch_signals) {
-      struct sigaction sa{};
-      sa.sa_handler = on_signal;
-      sa.sa_flags = SA_RESTART;
-      sigemptyset(&sa.sa_mask);
-      sigaction(SIGINT, &sa, &old_);
-    }
+  }
+  void watch(long nblocks, int workers) {
+    if (!report_->watch_signals || nblocks <= workers) return;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_);
+    watching_ = old_.sa_handler != SIG_IGN;
+    if (!watching_) sigaction(SIGINT, &old_, nullptr);
   }
   ~LaunchScope() {
-    if (report_->watch_signals) sigaction(SIGINT, &old_, nullptr);
+    if (watching_) sigaction(SIGINT, &old_, nullptr);
     report_->signal = stop_signal.load();
     report_->asserts = assert_failures.load();
     std::snprintf(report_->error, sizeof report_->error, "%s", error_text.c_str());
@@ -287,6 +293,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   const long nblocks = (long)grid.x * grid.y * grid.z;
   if (workers < 1) workers = 1;
   if (workers > nblocks) workers = (int)(nblocks > 0 ? nblocks : 1);
+  scope.watch(nblocks, workers);
   std::atomic<long> next{0};
   auto worker = [&] {
     Ctx ctx;
