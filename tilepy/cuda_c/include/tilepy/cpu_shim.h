@@ -139,13 +139,17 @@ inline bool address_ok(const void* p, size_t n) {
 struct Caller { const char* file; int line; };
 inline Caller caller(const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return {f, l}; }
 
-inline bool check_address(const void* p, size_t n, const Caller& at) {
-  if (address_ok(p, n)) return true;
+[[gnu::noinline, gnu::cold]] inline void bad_address(const void* p, size_t n, const Caller& at) {
   char msg[256];
   std::snprintf(msg, sizeof msg, "an element address (%p, %zu bytes) is outside every array "
                 "argument: a gather, scatter or atomic index is out of bounds (check_bounds=False "
                 "skips the mask, not the CPU backend's check)", p, n);
   set_error(msg, at.file, at.line);
+}
+
+inline bool check_address(const void* p, size_t n, const Caller& at) {
+  if (__builtin_expect(address_ok(p, n), 1)) return true;
+  bad_address(p, n, at);
   return false;
 }
 
