@@ -1,4 +1,4 @@
-"""SASS quality of the reference kernels, without a GPU: ours (NVRTC) beside cuTile's (tileiras).
+"""SASS quality of the reference kernels, without a GPU: ours (NVRTC), ours through tileiras, cuTile's.
 
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
 
@@ -11,7 +11,9 @@ the very same kernel source is compiled with cuTile (`import cuda.tile as ct`,
 `cuda.tile.compilation.export_kernel`, no GPU needed) for the same specialization (arrays
 disjoint, 16-byte aligned, last dimension contiguous, divisibility by 16 as the arguments have
 it) and its numbers are printed beside ours ("local" is cuobjdump's per-thread local memory,
-spills included). cuTile does not target sm_75.
+spills included). cuTile does not target sm_75. Where tileiras is installed (tilepy[tileiras]),
+a middle column group is tilepy's own Tile IR for the same specialization, written as bytecode
+(`kernel.bytecode`) and compiled by tileiras: NVIDIA's compiler on tilepy's IR.
 """
 from __future__ import annotations
 
@@ -41,6 +43,23 @@ def ours(case, arch: str) -> dict:
     ck = compile_for_args(kernel, args)
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     (r,) = stats(cb.data, cb.log).values()
+    return r
+
+
+# ------------------------------------------------------------------ tilepy's Tile IR via tileiras
+def via_tileiras(case, arch: str) -> dict | str:
+    """The same specialization's Tile IR, as bytecode, through NVIDIA's tileiras."""
+    from tilepy.bytecode import write_module
+    from tilepy.errors import TileError
+    from tilepy.launch.tileiras import assemble
+    kernel, args, _, _ = case
+    if int(arch[3:]) < 80:
+        return "tileiras targets sm_80+"
+    try:
+        code = assemble(write_module(compile_for_args(kernel, args).module), arch, kernel.name)
+    except TileError as e:
+        return str(e).splitlines()[0].replace("|", "/")[:70]
+    (r,) = stats(code.data).values()
     return r
 
 
@@ -129,7 +148,11 @@ def main(argv=None):
     p.add_argument("--json", action="store_true")
     opts = p.parse_args(argv)
     ct = cutile()
+    from tilepy.launch.tileiras import find_tileiras
+    tas = find_tileiras() is not None
     head = ["kernel", "arch", "regs", "smem B", "spill B", "HMMA/HGMMA", *COLUMNS[1:]]
+    if tas:
+        head += ["IR->tileiras regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
     if ct is not None:
         head += ["cuTile regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
     lines, data = [], {}
@@ -140,6 +163,11 @@ def main(argv=None):
                 mine = ours(case, arch)
                 cells = [name, arch, *row(mine)]
                 data[f"{name}/{arch}"] = {"tilepy": {k: v for k, v in mine.items() if k != "ops"}}
+                if tas:
+                    second = via_tileiras(case, arch)
+                    cells += row(second, "local_bytes")
+                    data[f"{name}/{arch}"]["tilepy_tileiras"] = second if isinstance(second, str) \
+                        else {k: v for k, v in second.items() if k != "ops"}
                 if ct is not None:
                     other = theirs(ct, case, arch, tmp)
                     cells += row(other, "local_bytes")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from guarded import launch
 
 rng = np.random.default_rng(1234)
 
@@ -16,7 +17,8 @@ def cpu_mode(request):
 
 
 def run(kernel, grid, *args):
-    ct.launch(None, grid, kernel, args)
+    """ct.launch in the current CPU mode, with guard bytes around every array (guarded.py)."""
+    launch(grid, kernel, args)
 
 
 @ct.kernel

@@ -135,16 +135,21 @@ def test_helper_functions_are_inlined(check):
 
 
 def test_specializations_are_cached():
+    """One specialization per distinct key: a repeated call reuses it (the very same compiled
+    kernel), a new constant or dtype adds exactly one."""
     a = np.zeros(100, np.float32)
     h = np.zeros(100, np.float16)
-    n0 = len(vadd.cache)
-    vadd.mlir(a, a, a, 16)
-    vadd.mlir(a, a, a, 16)
-    vadd.mlir(a, a, a, 32)
-    vadd.mlir(h, h, h, 16)
-    assert len(vadd.cache) - n0 <= 3
+    vadd.cache.clear()
+    sizes = []
+    for args in [(a, a, a, 16), (a, a, a, 16), (a, a, a, 32), (h, h, h, 16), (a, a, a, 16)]:
+        vadd.mlir(*args)
+        sizes.append(len(vadd.cache))
+    assert sizes == [1, 1, 2, 3, 3]
     keys = list(vadd.cache)
     assert len(set(keys)) == len(keys)
+    first = vadd.cache[keys[0]]
+    vadd.mlir(a, a, a, 16)
+    assert vadd.cache[keys[0]] is first
 
 
 def test_kernel_cannot_be_called_directly():

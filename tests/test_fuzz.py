@@ -1,8 +1,12 @@
 """Differential fuzzing in CI: random valid kernels through the reference interpreter and every
 execution of fuzz.runner.EXECUTIONS (CPU fast mode, CPU faithful mode; every batch also compiles
-with NVRTC), with a fixed seed and budget. `python benchmarks/fuzz.py` is the long run."""
+with NVRTC), with a fixed seed and budget. `python benchmarks/fuzz.py` is the long run.
+
+`slow` (minutes): CI runs it (pytest-xdist runs the rest of the suite on the other workers
+meanwhile); `-m "not slow"` leaves it out."""
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from fuzz import batches
@@ -11,6 +15,7 @@ from fuzz.runner import EXECUTIONS, run_batch
 BATCHES, CASES_PER_BATCH, MIN_COMPARED = 40, 12, 300
 
 
+@pytest.mark.slow
 def test_random_kernels_agree_with_the_interpreter():
     seen = Counter()
 

@@ -1,4 +1,8 @@
 """Real-GPU tests: skipped cleanly when no NVIDIA driver/GPU is present."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 import tilepy as ct
@@ -7,9 +11,33 @@ from tilepy.launch.gpu import driver_available
 pytestmark = pytest.mark.gpu
 
 
+PROBE = "from tilepy.launch.gpu import driver_available as d; print(d(), d())"
+ORACLE = """
+import ctypes
+try:
+    lib = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    print(False)
+else:
+    n = ctypes.c_int(0)
+    print(lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value > 0)
+"""
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
 def test_driver_probe_is_safe_without_a_driver():
-    # Must never hang or raise, with or without a driver.
-    assert driver_available() in (True, False)
+    """In a fresh process the probe neither hangs nor raises, answers the same twice, and agrees
+    with asking libcuda directly through ctypes (no driver here: False; on a GPU machine: True)."""
+    probe, oracle = _python(PROBE), _python(ORACLE)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    first, second = probe.stdout.split()
+    assert first == second == oracle.stdout.strip(), (probe.stdout, oracle.stdout, oracle.stderr)
 
 
 @pytest.mark.skipif(not driver_available(), reason="no NVIDIA driver/GPU")

@@ -267,7 +267,8 @@ SUPPORTED = (75, 80, 86, 89, 90, 100, 120)
 
 @pytest.mark.parametrize("cc,driver,expected", [
     ((9, 0), 13000, "sm_90"), ((8, 6), 13050, "sm_86"), ((12, 0), 13020, "sm_120"),
-    ((10, 3), 13050, "compute_100"), ((12, 1), 13060, "compute_120"),
+    ((10, 3), 13050, "sm_100"), ((12, 1), 13000, "sm_120"),     # a cubin of the same major
+    ((13, 0), 13050, "compute_120"),                              # a newer major: PTX
 ])
 def test_choose_target(cc, driver, expected):
     assert choose_target(cc, driver, (13, 5), SUPPORTED) == expected
@@ -276,7 +277,7 @@ def test_choose_target(cc, driver, expected):
 @pytest.mark.parametrize("cc,driver,nv,message", [
     ((9, 0), 12080, (13, 5), r"driver supports CUDA 12.8, older than tilepy's NVRTC \(CUDA 13.5\).*"
                              r"tilepy\[cu12\]"),
-    ((10, 3), 13000, (13, 5), "newer than NVRTC 13.5 knows, and the driver .* too old"),
+    ((13, 0), 13000, (13, 5), "newer than NVRTC 13.5 knows, and the driver .* too old"),
     ((7, 0), 13050, (13, 5), r"older than the oldest arch NVRTC 13.5 supports \(sm_75\)"),
 ])
 def test_choose_target_errors(cc, driver, nv, message):
@@ -284,33 +285,32 @@ def test_choose_target_errors(cc, driver, nv, message):
         choose_target(cc, driver, nv, SUPPORTED)
 
 
-class FakeDevice:
-    device_id = 0
-    default_stream = object()
-
-
 def test_resolve_stream():
-    dev = FakeDevice()
-    assert resolve_stream(None, [], dev) is dev.default_stream
-    s = FakeStream()
-    assert resolve_stream(s, [], dev) is s
+    from fake_driver import FakeDriver, FakeStream
+    with FakeDriver() as drv:
+        dev = drv.core.Device(0)
+        assert resolve_stream(None, [], dev) is drv.core.LEGACY_DEFAULT_STREAM
+        s = drv.core.Stream.from_handle(5)
+        assert resolve_stream(s, [], dev) is s
 
-    class TorchLikeStream:
-        cuda_stream = 4242
+        class TorchLikeStream:
+            cuda_stream = 4242
 
-    class CupyLikeStream:
-        ptr = 99
-    assert resolve_stream(TorchLikeStream(), [], dev).__cuda_stream__() == (0, 4242)
-    assert resolve_stream(CupyLikeStream(), [], dev).__cuda_stream__() == (0, 99)
-    assert resolve_stream(np.int64(5), [], dev).__cuda_stream__() == (0, 5)
-    for bad in ("stream", 1.5, True):
-        with pytest.raises(ct.TileValueError, match="as a CUDA stream"):
-            resolve_stream(bad, [], dev)
+        class CupyLikeStream:
+            ptr = 99
+        for stream, handle in ((TorchLikeStream(), 4242), (CupyLikeStream(), 99), (np.int64(5), 5),
+                               (FakeStream(drv, 1234, 0), 1234), (StreamHandle(7), 7)):
+            got = resolve_stream(stream, [], dev)
+            assert isinstance(got, FakeStream) and got.__cuda_stream__() == (0, handle)
+        for bad in ("stream", 1.5, True):
+            with pytest.raises(ct.TileValueError, match="as a CUDA stream"):
+                resolve_stream(bad, [], dev)
 
 
 def test_driver_probe_is_cached():
+    from tilepy.host.driver import probe
     assert driver_available() is driver_available()
-    assert driver_available.cache_info().currsize == 1
+    assert probe.cache_info().currsize == 1
 
 
 # ----------------------------------------------------------------------------- compiler errors

@@ -8,6 +8,7 @@ from definitions import load as tutorial
 import tilepy as ct
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
+from tilepy.tools import sass_stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,6 +41,18 @@ def test_tutorial_kernel_compiles_with_nvrtc(name, kernel, args, arch):
     usage = cubin.resource_usage()
     assert usage.get("registers", 0) > 0, cubin.log
     assert usage.get("spill_stores", 0) == 0 or name.startswith("matmul"), cubin.log
+    if not sass_stats.available():
+        pytest.skip("nvdisasm/cuobjdump not installed: SASS not checked")
+    kernels = sass_stats.stats(cubin.data, cubin.log)
+    assert list(kernels) == [ck.name], kernels.keys()          # one entry, the kernel's name
+    counts = kernels[ck.name]["counts"]
+    need = [k for prefix, ks in SASS_NEEDS.items() if name.startswith(prefix) for k in ks]
+    assert all(counts[k] > 0 for k in need), (name, arch, need, counts)
+
+
+# what each kernel must become: 128-bit global accesses, warp-shuffle reductions, tensor cores
+SASS_NEEDS = {"vector_add": ["LDG.E.128", "STG.E.128"], "softmax": ["SHFL"],
+              "matmul_float16": ["HMMA", "LDSM"]}
 
 
 def test_nvrtc_error_is_reported_with_log():

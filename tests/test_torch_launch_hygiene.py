@@ -3,11 +3,13 @@ tensors does no host synchronization, no allocation and no driver query, and lau
 torch's current stream of the tensors' device -- so it can be captured in a CUDA graph.
 
 No CUDA tensors exist here (torch is a CPU build), so the test makes CPU tensors look like
-CUDA ones to the launcher (their ArrayInfo says "cuda", device 0) and puts a recording stub in
-place of cuda.core and the driver bindings (tests/cuda_core_stub.py); torch's current stream
-is a stand-in that says which stream torch would launch on. The kernel is compiled by the real
-NVRTC (sm_90 cubin) on the first launch. Everything a launch does through cuda.core or the
-driver is recorded; the cached launch may only make the device's context current and launch.
+CUDA ones to the launcher (their ArrayInfo says "cuda", device 0) and puts the fake driver of
+tests/fake_driver.py in place of cuda.core and the driver (it runs the CPU build of the kernel
+from the packed launch parameters, so the results are real); torch's current stream is a
+stand-in that says which stream torch would launch on. The kernel is compiled by the real NVRTC
+(sm_90 cubin) on the first launch. Everything a launch asks of the driver is recorded; the
+cached launch may only read the thread's current context (to leave it as it was) and launch;
+a stream handle seen for the first time is wrapped once as a cuda.core Stream.
 On a machine with a GPU, tests/test_torch_ops_gpu.py captures the op in a real CUDA graph.
 """
 import dataclasses
@@ -17,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import tilepy as ct  # noqa: E402
 import tilepy.torch as tpt  # noqa: E402
-from cuda_core_stub import install  # noqa: E402
+from fake_driver import FakeDriver  # noqa: E402
 from torch_tutorial import tutorial6  # noqa: E402
 from tilepy.api import launcher  # noqa: E402
 
@@ -34,7 +36,9 @@ class _TorchStream:
 @pytest.fixture
 def gpu_world(monkeypatch):
     """The stub, torch's current stream (changeable), and a record of torch.cuda calls."""
-    stub = install(monkeypatch)
+    stub = FakeDriver().install(monkeypatch)
+    stub.set_context(0x1000)                          # torch's context on cuda:0 is current
+    stub.calls.clear()
     current = {"stream": 0x5100}
     torch_calls = []
 
@@ -48,8 +52,8 @@ def gpu_world(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_stream", current_stream)
     real_intake = launcher._intake
 
-    def as_cuda(a, name):          # the launcher sees the CPU tensors as CUDA tensors
-        info = real_intake(a, name)
+    def as_cuda(a, name, consumer=None):   # the launcher sees the CPU tensors as CUDA tensors
+        info = real_intake(a, name, consumer)
         if getattr(info, "source", None) == "torch":
             return dataclasses.replace(info, device="cuda", device_id=0)
         return info
@@ -67,30 +71,40 @@ def _fresh_gelu(tag):
     return tpt.op(f"tilepy_hygiene::gelu_{tag}", body), kernel
 
 
-def test_cached_launch_only_sets_the_context_and_launches_on_torchs_stream(gpu_world):
+def _names(stub):
+    return [c[0] for c in stub.calls]
+
+
+def test_cached_launch_only_launches_on_torchs_stream(gpu_world):
     stub, current, torch_calls = gpu_world
     gelu, kernel = _fresh_gelu("cached")
     x = torch.randn(40, 100)
-    gelu(x)                                           # first launch: compile, load, ask
-    first = [c[0] for c in stub.calls]
-    assert "ObjectCode.from_cubin" in first and "Device.compute_capability" in first
+    y = gelu(x)                                       # first launch: compile, load, ask
+    first = _names(stub)
+    assert "objectcode.from_cubin" in first and "stream.from_handle" in first
     assert first[-1] == "launch"
+    torch.testing.assert_close(y, torch.nn.functional.gelu(x, approximate="tanh"))   # it ran
 
     stub.calls.clear()
     torch_calls.clear()
     x2 = torch.randn(40, 100)
     y2 = gelu(x2)                                     # cached: same signature, new tensors
-    assert [c[0] for c in stub.calls] == ["Device.set_current", "launch"], stub.calls
-    _, handle, grid, block, launched, args = stub.calls[1]
-    assert handle == 0x5100 and grid == (3, 2, 1) and launched == ("kernel", kernel.name)
-    assert args[0] == x2.data_ptr() and y2.data_ptr() in args    # this call's tensors
+    assert _names(stub) == ["ctx.get", "launch"], stub.calls
+    launched = stub.launches[-1]
+    assert launched.stream == 0x5100 and launched.grid == (3, 2, 1)
+    assert launched.kernel == kernel.name
+    assert launched.args[0] == x2.data_ptr() and y2.data_ptr() in launched.args   # this call's
     assert torch_calls == [("torch.cuda.current_stream", 0)]     # the tensors' device
+    assert stub.current_context() == 0x1000                      # torch's context left current
 
     stub.calls.clear()
-    current["stream"] = 0x5200                        # torch switched streams
+    current["stream"] = 0x5200                        # torch switched streams: wrapped once
     gelu(x2)
-    assert [c[0] for c in stub.calls] == ["Device.set_current", "launch"]
-    assert stub.calls[1][1] == 0x5200
+    assert _names(stub) == ["stream.from_handle", "ctx.get", "launch"]
+    assert stub.launches[-1].stream == 0x5200
+    stub.calls.clear()
+    gelu(x2)
+    assert _names(stub) == ["ctx.get", "launch"]
 
 
 def test_first_launch_is_where_the_queries_are(gpu_world):
@@ -99,20 +113,17 @@ def test_first_launch_is_where_the_queries_are(gpu_world):
     gelu, _ = _fresh_gelu("queries")
     for shape in ((16, 64), (16, 64), (16, 64), (32, 64), (32, 64)):
         gelu(torch.randn(*shape))
-    queries = [c for c in stub.calls if c[0] in ("Device.compute_capability", "cuDriverGetVersion",
-                                                 "ObjectCode.get_kernel", "LaunchConfig")]
+    names = _names(stub)
     # one compile/load for the kernel; a LaunchConfig per new grid (two shapes, one plan each)
-    assert [c[0] for c in queries].count("ObjectCode.get_kernel") == 1
-    assert [c[0] for c in queries].count("LaunchConfig") == 2
-    assert [c[0] for c in stub.calls].count("launch") == 5
-    assert not [c for c in stub.calls if "not modelled" in c[0] or c[0] in
-                ("Device.sync", "Device.allocate")]
+    assert names.count("objectcode.get_kernel") == 1
+    assert names.count("launchconfig") == 2
+    assert names.count("launch") == 5
+    assert not [n for n in names if "not modelled" in n or n in ("stream.sync", "printf_fifo")]
 
 
-def test_stub_reports_what_it_does_not_model(monkeypatch):
-    stub = install(monkeypatch)
-    import cuda.core
-    with pytest.raises(AttributeError, match="does not model cuda.core.Stream"):
-        cuda.core.Stream  # noqa: B018
-    assert stub.calls == [("cuda.core.Stream (not modelled)",)]
+def test_the_fake_driver_reports_what_it_does_not_model(monkeypatch):
+    stub = FakeDriver().install(monkeypatch)
+    with pytest.raises(AttributeError, match="does not model cuda.core.Buffer"):
+        stub.core.Buffer  # noqa: B018
+    assert stub.calls == [("cuda.core.Buffer (not modelled)", None)]
     ct.cdiv(1, 1)   # tilepy itself is untouched

@@ -35,17 +35,17 @@ def _api_names() -> list[str]:
 from . import launch as _launch_package  # noqa: E402,F401
 
 
-def launch(stream, grid, kernel, args):
+def launch(stream, grid, kernel, args, **kw):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments
     (tilepy.launch.launcher.launch; this stand-in loads it on the first call and puts it in its
     place, so later `tilepy.launch(...)` calls go straight to it)."""
-    from .errors import TileError
+    from .errors import TileError, for_user
     from .api.launcher import launch as run
     globals()["launch"] = run
     try:
-        return run(stream, grid, kernel, args)
+        return run(stream, grid, kernel, args, **kw)
     except TileError as e:
-        raise e.with_traceback(None) from None   # the user's line is in the message
+        raise for_user(e) from None   # the user's line is in the message
 
 
 def __getattr__(name: str):
@@ -60,7 +60,9 @@ def __getattr__(name: str):
         module = _API
     mod = importlib.import_module(module)
     if module == _API and name not in mod.__all__:
-        raise AttributeError(f"module 'tilepy' has no attribute '{name}'")
+        from .errors import TileAttributeError, did_you_mean
+        near = did_you_mean(name, set(_LAZY) | set(mod.__all__) | {"launch"})
+        raise TileAttributeError(f"module 'tilepy' has no attribute '{name}'{near}")
     value = getattr(mod, name)
     globals()[name] = value            # later lookups are plain attribute reads
     return value

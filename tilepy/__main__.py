@@ -1,4 +1,5 @@
-"""`python -m tilepy cache list|clear|dir`: look at and empty the disk cache of compiled kernels."""
+"""`python -m tilepy`: tilepy's command line (alone: this help). `doctor [--gpu]`: what works here;
+`cache list|clear|dir`: look at and empty the disk cache of compiled kernels."""
 from __future__ import annotations
 
 import argparse
@@ -7,13 +8,7 @@ import re
 import sys
 import time
 
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+from .doctor.report import size as _size
 
 
 def _age(t: float) -> str:
@@ -24,27 +19,59 @@ def _age(t: float) -> str:
     return f"{s:.0f}s ago"
 
 
-def cache_list(out) -> int:
+def cache_list(out, limit: int = 20, kernel: str | None = None) -> int:
+    """The entries grouped by kernel, the most recently used kernel first: at most `limit`
+    kernels (0: all), only those whose name matches `kernel` (a glob, or a part of the name)."""
     from .launch import cache
     root = cache.cache_dir()
     if root is None:
         print("the disk cache is off (TILEPY_CACHE_DIR=off)", file=out)
         return 0
-    entries = cache.listing()
+    groups = _by_kernel(cache, cache.listing())
+    total = sum(len(g) for g in groups.values())
     print(f"cache dir: {root}", file=out)
-    if not entries:
-        print("no entries", file=out)
+    if kernel is not None:
+        groups = {n: g for n, g in groups.items() if _matches(n, kernel)}
+    if not groups:
+        print("no entries" + (f" for kernels matching {kernel!r}" if kernel is not None else ""),
+              file=out)
         return 0
-    print(f"{'kind':<6} {'key':<14} {'size':>10}  {'last used':<10}  what", file=out)
+    shown = list(groups.items())[:limit or None]
+    for name, group in shown:
+        size = sum(e.size for e, _ in group)
+        print(f"{name}: {len(group)} entr{'y' if len(group) == 1 else 'ies'}, {_size(size)}, "
+              f"last used {_age(group[0][0].mtime)}", file=out)
+        for e, what in group:
+            print(f"  {e.kind:<6} {e.key[:12]:<13} {_size(e.size):>10}  {_age(e.mtime):<10}  {what}",
+                  file=out)
+    entries = [e for g in groups.values() for e, _ in g]
+    print(f"{len(entries)} entries, {_size(sum(e.size for e in entries))}"
+          + (f" (of {total} in the cache)" if len(entries) != total else ""), file=out)
+    if len(shown) < len(groups):
+        print(f"showing {len(shown)} of {len(groups)} kernels, most recently used first "
+              f"(--limit 0 shows all, --kernel NAME one)", file=out)
+    return 0
+
+
+def _by_kernel(cache, entries) -> dict:
+    """{kernel name: [(entry, description)], most recently used first}, kernels in the order of
+    their last use (entries that are not readable are grouped as "(unreadable)")."""
+    groups: dict[str, list] = {}
     for e in reversed(entries):               # most recently used first
         meta = cache.read_meta(e.path)
-        what = "CORRUPT (will be recompiled)" if meta is None else \
-            " ".join(str(meta[k]) for k in ("name", "arch") if k in meta)
-        print(f"{e.kind:<6} {e.key[:12]:<14} {_size(e.size):>10}  {_age(e.mtime):<10}  {what}",
-              file=out)
-    total = sum(e.size for e in entries)
-    print(f"{len(entries)} entries, {_size(total)}", file=out)
-    return 0
+        if meta is None:
+            name, what = "(unreadable)", "CORRUPT (will be recompiled)"
+        else:
+            name = str(meta.get("name", "(unnamed)"))
+            what = " ".join(str(meta[k]) for k in ("name", "arch", "mode") if k in meta)
+        groups.setdefault(name, []).append((e, what))
+    return groups
+
+
+def _matches(name: str, pattern: str) -> bool:
+    import fnmatch
+    return fnmatch.fnmatchcase(name, pattern) if any(c in pattern for c in "*?[") \
+        else pattern in name
 
 
 def cache_clear(out, everything: bool) -> int:
@@ -70,17 +97,36 @@ def cache_clear(out, everything: bool) -> int:
 
 def main(argv=None, out=sys.stdout) -> int:
     ap = argparse.ArgumentParser(prog="python -m tilepy", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd")
     c = sub.add_parser("cache", help="the disk cache of compiled kernels")
-    csub = c.add_subparsers(dest="action", required=True)
-    csub.add_parser("list", help="list entries, most recently used first")
+    csub = c.add_subparsers(dest="action")
+    lst = csub.add_parser("list", help="list entries grouped by kernel, most recently used first")
+    lst.add_argument("--limit", type=int, default=20, metavar="N",
+                     help="show at most N kernels (default 20; 0: all)")
+    lst.add_argument("--kernel", metavar="NAME",
+                     help="only kernels whose name contains NAME (or matches it as a glob)")
     clr = csub.add_parser("clear", help="remove every entry")
     clr.add_argument("--all", action="store_true",
                      help="also the caches of other tilepy versions (default cache dir only)")
     csub.add_parser("dir", help="print the cache dir")
+    doc = sub.add_parser("doctor", help="what tilepy finds here, and a vector add on every backend")
+    doc.add_argument("--gpu", action="store_true",
+                     help="also the tutorial kernels, the cuTile-style suite and a fuzz batch on "
+                          "the GPU, and the speed table against torch")
+    doc.add_argument("--json", help="where --gpu writes the speed table as JSON")
+    doc.add_argument("--markdown", help="where --gpu writes the speed table as Markdown")
     args = ap.parse_args(argv)
+    if args.cmd is None:                      # `python -m tilepy` alone: what it can do
+        ap.print_help(out)
+        return 0
+    if args.cmd == "doctor":
+        from .doctor import run
+        return run(out, args.gpu, args.json, args.markdown)
+    if args.action is None:
+        c.print_help(out)
+        return 0
     if args.action == "list":
-        return cache_list(out)
+        return cache_list(out, args.limit, args.kernel)
     if args.action == "clear":
         return cache_clear(out, args.all)
     from .launch import cache

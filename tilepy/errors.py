@@ -11,11 +11,18 @@ prints as::
 
 The location is ambient: the frontend enters `at(loc)` once per AST node, and errors raised deep
 inside type rules pick it up in `TileError.__init__` when they were not given one explicitly.
+An error that nothing inside tilepy located (a bad launch argument) points at the user's call
+into tilepy (`for_user`). In IPython and Jupyter a location in a cell reads as IPython's own
+(`Cell In[3], line 4`), and the traceback shows the user's frames only (`_render_traceback_`).
+The caret is placed by display column: `ast` columns count UTF-8 bytes, a terminal shows
+characters, some of them two columns wide.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -31,19 +38,91 @@ class Loc:
     function: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col + 1}"
+        cell = cell_name(self.file)
+        if cell is not None:
+            return f"{cell}, line {self.line}"
+        return f"{self.file}:{self.line}:{self.column}"
+
+    @property
+    def column(self) -> int:
+        """The 1-based display column of the start (`col` counts UTF-8 bytes, as `ast` does)."""
+        if self.source_line is None:
+            return self.col + 1
+        return display_width(self.source_line.encode()[:self.col]) + 1
 
     def snippet(self) -> str:
         """The source line with a caret under the span (empty when the source is unknown)."""
         if self.source_line is None:
             return ""
         text = self.source_line.rstrip("\n")
-        end = self.end_col if (self.end_line in (None, self.line) and self.end_col) else len(text)
-        width = max(1, end - self.col)
+        raw = text.encode()
+        end = self.end_col if (self.end_line in (None, self.line) and self.end_col) else len(raw)
+        start = display_width(raw[:self.col])
+        width = max(1, display_width(raw[:end]) - start)
         num = str(self.line)
         pad = " " * len(num)
         return (f" {pad} |\n {num} | {text}\n"
-                f" {pad} | {' ' * self.col}{'^' * width}")
+                f" {pad} | {' ' * start}{'^' * width}")
+
+
+def display_width(utf8: bytes) -> int:
+    """Terminal columns of UTF-8 text: wide (CJK, most emoji) characters take two, combining
+    marks none."""
+    n = 0
+    for ch in utf8.decode(errors="ignore"):
+        if unicodedata.combining(ch):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+    return n
+
+
+def cell_name(file: str) -> str | None:
+    """`Cell In[3]` for the file name IPython compiled a cell under, when running in IPython."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        shell = ipython.get_ipython()
+        label = shell.compile.format_code_name(file) if shell is not None else None
+    except Exception:              # another IPython version, or not a cell
+        return None
+    return f"{label[0]} {label[1]}" if label else None
+
+
+def did_you_mean(name: str, known) -> str:
+    """"; did you mean 'x'?" naming the nearest of the `known` names, or "" when none is near."""
+    import difflib
+    near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"; did you mean '{near[0]}'?" if near else ""
+
+
+def _in_tilepy(frame) -> bool:
+    name = frame.f_globals.get("__name__") or ""
+    return name == "tilepy" or name.startswith("tilepy.")
+
+
+def caller_loc() -> Loc | None:
+    """The location of the innermost call into tilepy from the user's code."""
+    import linecache
+    frame = sys._getframe(1)
+    while frame is not None and _in_tilepy(frame):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code, line = frame.f_code, frame.f_lineno
+    positions = list(code.co_positions())[frame.f_lasti // 2] \
+        if hasattr(code, "co_positions") else (line, None, None, None)
+    start, end_line, col, end_col = positions
+    text = linecache.getline(code.co_filename, start or line) or None
+    return Loc(code.co_filename, start or line, col or 0, end_line, end_col, text, code.co_name)
+
+
+def for_user(e: "TileError") -> "TileError":
+    """`e` as the user sees it: located at the call into tilepy when nothing inside placed it,
+    and without tilepy's frames (raise it `from None`)."""
+    if e.loc is None:
+        e.loc = caller_loc()
+    return e.with_traceback(None)
 
 
 _current_loc: contextvars.ContextVar[Loc | None] = contextvars.ContextVar("tilepy_loc", default=None)
@@ -66,7 +145,56 @@ def at(loc: Loc | None):
         _current_loc.reset(token)
 
 
-class TileError(Exception):
+class Passing(Exception):
+    """Control flow of the compiler carried by an exception (a traced `return`, a loop traced
+    again): not an error; `internal_errors` lets it through."""
+
+
+class internal_errors:
+    """`with internal_errors(what):` turns an unexpected exception raised in the block (a bug in
+    tilepy) into a TileInternalError at the ambient location. Entered once per AST node and per
+    emitted op, the innermost block wraps it, so the error carries the user's line. (A class:
+    it is entered for every node, and a generator-based context manager costs more.)"""
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if e is None or not isinstance(e, Exception) or isinstance(
+                e, (TileError, Passing, RecursionError)):
+            return False
+        raise TileInternalError(f"internal error in tilepy while {self.what}: "
+                                f"{type(e).__name__}: {e} (please report it)") from e
+
+
+class _UserFrames:
+    """In IPython and Jupyter, the traceback of a tilepy error shows the user's frames only."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's rendering of this error with tilepy's own frames left out (IPython calls
+        this instead of formatting the traceback itself)."""
+        import traceback
+        import types
+        frames, tb = [], self.__traceback__
+        while tb is not None:          # IPython's own frame (the cell's caller) goes too
+            name = tb.tb_frame.f_globals.get("__name__") or ""
+            if not (_in_tilepy(tb.tb_frame) or name.startswith("IPython.")):
+                frames.append(tb)
+            tb = tb.tb_next
+        kept = None
+        for t in reversed(frames):
+            kept = types.TracebackType(kept, t.tb_frame, t.tb_lasti, t.tb_lineno)
+        shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+        if shell is None:
+            return traceback.format_exception(type(self), self, kept)
+        return shell.InteractiveTB.structured_traceback(type(self), self, kept, tb_offset=0)
+
+
+class TileError(_UserFrames, Exception):
     """Base of every tilepy error. `loc` defaults to the ambient location."""
 
     def __init__(self, message: str, loc: Loc | None = None):
@@ -89,6 +217,10 @@ class TileError(Exception):
                 parts.append(snip)
         parts.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(parts)
+
+
+class TileAttributeError(_UserFrames, AttributeError):
+    """`tilepy.<name>` for a name tilepy does not have (the message names the nearest one)."""
 
 
 class TileSyntaxError(TileError):

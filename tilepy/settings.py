@@ -5,6 +5,9 @@ variable accepts raises TileValueError naming the variable, the value and what i
 the first launch or compile that reads it), never a silent fallback. The one exception is
 TILEPY_CPU_WORKERS past MAX_CPU_WORKERS: a valid but useless count, clamped with a warning.
 README.md ("Environment variables") has the same table for users.
+
+TUTORIAL_FIGURES_DIR (not tilepy's: where the tutorials save their figures, tools/plotting.py)
+is read here too, unvalidated (any folder).
 """
 from __future__ import annotations
 
@@ -203,3 +206,8 @@ def cpu_mode_requested() -> str:
     if v is None:
         return "fast"
     return v if v in CPU_MODES else settings().cpu_mode
+
+
+def tutorial_figures_dir() -> str | None:
+    """TUTORIAL_FIGURES_DIR: where the tutorials save their figures (None: the default)."""
+    return os.environ.get("TUTORIAL_FIGURES_DIR") or None

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 import tilepy as ct
-from plotting import new_figure, save
+from tilepy.tools.plotting import new_figure, save
 
 
 # %%

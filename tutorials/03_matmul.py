@@ -26,7 +26,7 @@
 import numpy as np
 
 import tilepy as ct
-from plotting import new_figure, save
+from tilepy.tools.plotting import new_figure, save
 
 
 # %%

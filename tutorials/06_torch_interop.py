@@ -29,7 +29,7 @@
 import math
 
 import tilepy as ct
-from plotting import new_figure, save
+from tilepy.tools.plotting import new_figure, save
 
 try:
     import torch

@@ -108,7 +108,7 @@ assert any("f64" in line for line in diff if line.startswith("+"))
 cuda = axpy.cuda_source(2.0, x, y, 128)
 print(cuda)
 assert 'extern "C"' in cuda and "axpy" in cuda
-assert os.path.basename(__file__ if "__file__" in globals() else "07_inspect_code.py") in cuda
+assert os.path.basename(axpy.func.__code__.co_filename) in cuda     # this file (a notebook: the cell)
 
 # %% [markdown]
 # ## Compiling for a GPU without one
@@ -142,6 +142,44 @@ assert ".entry axpy" in text
 with tempfile.TemporaryDirectory() as d:
     paths = cubin.save(os.path.join(d, "axpy"))
     print("saved:", [os.path.basename(p) for p in paths])
+
+# %% [markdown]
+# ## Everything side by side
+#
+# `kernel.inspect(*args)` gathers all of the above for one specialization: the Tile IR, the
+# CUDA C++, the PTX and the SASS statistics of the sm_90 cubin (registers, spills, shared
+# memory, instruction counts). In a notebook it shows as panes side by side with syntax
+# highlighting; `print(view)` gives the same as plain text.
+
+# %%
+view = axpy.inspect(2.0, x, y, 128)
+print(f"inspect: {view.sass.registers} registers, {view.sass.spill_bytes} spill bytes, "
+      f"{view.sass.instructions} SASS instructions")
+view
+
+# %% [markdown]
+# ## NVIDIA's Tile IR compiler on the same IR
+#
+# The Tile IR above is also what NVIDIA's own Tile IR compiler reads: `kernel.bytecode(...)`
+# writes it in NVIDIA's Tile IR bytecode format, and `kernel.compile(..., compiler="tileiras")`
+# (extra `tilepy[tileiras]`) hands that to `tileiras` and returns its cubin, with no CUDA C++ in
+# between. Side by side, the registers and the SASS instructions (nvdisasm) of the two cubins.
+
+# %%
+bytecode = axpy.bytecode(2.0, x, y, 128)
+print(f"Tile IR bytecode: {len(bytecode)} bytes, format version {bytecode[8]}.{bytecode[9]}")
+from tilepy.launch.tileiras import find_tileiras  # noqa: E402
+from tilepy.tools import sass_stats  # noqa: E402
+
+if find_tileiras() is None or not sass_stats.available():
+    print("tileiras or nvdisasm is not installed: pip install 'tilepy[tileiras]' "
+          "nvidia-cuda-nvdisasm to compare")
+else:
+    second = axpy.compile(2.0, x, y, 128, arch="sm_90", compiler="tileiras")
+    for who, c in (("NVRTC (tilepy's C++)", cubin), ("tileiras (tilepy's Tile IR)", second)):
+        (r,) = sass_stats.stats(c.data, c.log).values()
+        print(f"{who:28} block {c.block[0]:4}, {r['registers']:3} registers, "
+              f"{len(r['ops'])} SASS instructions")
 
 # %% [markdown]
 # ## And it runs

@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 import tilepy as ct
-from plotting import new_figure, save
+from tilepy.tools.plotting import new_figure, save
 
 
 def marked_line(kernel, marker: str = "# <- error here") -> int:

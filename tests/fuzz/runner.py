@@ -283,7 +283,11 @@ def run_batch(cases: list[Case], seeds: list[int], executions=None) -> list[Outc
             continue
         for name, execute in executions.items():
             got = [copy_arrays(arrs[id(c)], c) for c in batch]
-            execute.run(libs[name], grid, ctypes_values([p for g in got for p in g.params]))
+            values = ctypes_values([p for g in got for p in g.params])
+            if getattr(execute, "device_memory", False):    # copies the allocations itself
+                execute.run(libs[name], grid, values, [b for g in got for b in g.bases])
+            else:
+                execute.run(libs[name], grid, values)
             for c, g in zip(batch, got):
                 msg = compare(c, refs[id(c)], g, mags[id(c)])
                 if msg and results[id(c)].status == "agree":

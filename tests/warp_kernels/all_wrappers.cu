@@ -38,7 +38,7 @@ allops(const __half* A, float* out, int* iout, unsigned char* q) {
   float v = d[0] + d[1] + d[2] + d[3] + tp::to_tf32(d[0]);
   v += tp::shfl_sync(0xffffffffu, v, 3);
   v += tp::shfl_up_sync(0xffffffffu, v, 1, 16);
-  v += tp::shfl_down_sync(0x0000ffffu, v, 2, 8);
+  if (l < 16) v += tp::shfl_down_sync(0x0000ffffu, v, 2, 8);   // only the lanes in the mask
   v += tp::shfl_xor_sync(0xffffffffu, v, 4);
   double dv = tp::shfl_xor_sync(0xffffffffu, (double)v, 1);
   __half hv = tp::shfl_sync(0xffffffffu, __float2half(v), 0);
@@ -46,7 +46,7 @@ allops(const __half* A, float* out, int* iout, unsigned char* q) {
   unsigned b = tp::ballot_sync(0xffffffffu, v > 0);
   bool an = tp::any_sync(0xffffffffu, v > 0), al = tp::all_sync(0xffffffffu, v > 0);
   q[threadIdx.x] = tp::e4m3_from_f32(v) ^ tp::e5m2_from_f32(v);
-  out[threadIdx.x] = v + (float)dv + __half2float(hv) + tp::e4m3_to_f32(q[0]) +
-                     tp::e5m2_to_f32(q[1]) + (float)tp::pack_half2(hv, hv);
+  out[threadIdx.x] = v + (float)dv + __half2float(hv) + tp::e4m3_to_f32(q[threadIdx.x]) +
+                     tp::e5m2_to_f32(q[threadIdx.x]) + (float)tp::pack_half2(hv, hv);
   iout[threadIdx.x] = di[0] + di[3] + (int)b + an + al;
 }

@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..errors import TileError, TileLaunchError, TileTypeError, TileValueError
+from ..errors import TileError, TileLaunchError, TileTypeError, TileValueError, for_user
 from ..types import DType
 from ..types import dtype as D
 
@@ -202,7 +202,7 @@ class Compiled:
                 raise TileValueError(_device_mismatch(self, device))
             return _run(self, stream, normalize_grid(grid), infos)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
 
 
 def _device_mismatch(c: Compiled, device: str) -> str:
@@ -274,17 +274,22 @@ def _check_specialization(c: Compiled, infos):
             raise TileValueError(f"{pre}, but its memory overlaps another array argument")
 
 
-def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
-    """`kernel.compile(*args, arch=...)`."""
-    from .compiler import compile_specialization
+COMPILERS = ("nvrtc", "tileiras")
+
+
+def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -> Compiled:
+    """`kernel.compile(*args, arch=..., compiler=...)`: "nvrtc" compiles tilepy's CUDA C++,
+    "tileiras" gives tilepy's Tile IR (as bytecode) to NVIDIA's Tile IR compiler."""
+    from .compiler import compile_specialization, tile_ir
     from ..host.params import ArrayParam, ConstParam
     names = list(kernel.signature.parameters)
     if len(args) != len(names):
         raise TileTypeError(f"kernel '{kernel.name}' takes {len(names)} argument(s) "
                             f"({', '.join(names)}) but {len(args)} were given")
+    if compiler not in COMPILERS:
+        raise TileValueError(f"compiler must be one of {', '.join(COMPILERS)} (got {compiler!r})")
     infos = [_info_for(a, n in kernel.constants, i) for i, (a, n) in enumerate(zip(args, names))]
     key, params = kernel.specialize(infos)
-    ck = compile_specialization(kernel, key, params)
     specs = []
     for p in params:
         if isinstance(p, ArrayParam):
@@ -293,10 +298,37 @@ def compile_kernel(kernel, args, arch: str = "sm_90") -> Compiled:
             specs.append((p.name, p.value))
         else:
             specs.append((p.name, p.dtype))
+    if compiler == "tileiras":
+        return _tileiras(tile_ir(kernel, key, params), arch, specs)
+    ck = compile_specialization(kernel, key, params)
     data, log, kind, versions = _binary(ck, arch)
     return Compiled(ck.name, arch, kind, data, (ck.emitted.nt, 1, 1), ck.emitted.smem_bytes,
                     [_spec_str(s) for _, s in specs], [tuple(p) for p in ck.emitted.params], log,
                     ck.compile_source(), versions, specs)
+
+
+def _tileiras(module, arch: str, specs) -> Compiled:
+    """A cubin from NVIDIA's tileiras: its kernel takes the entry's parameters (pointers and
+    scalars, in order) and requires the block size the cubin records."""
+    from ..bytecode import write_module
+    from ..ir.printer import print_module
+    from ..launch.tileiras import assemble, required_threads, tileiras_version
+    from ..types import PtrType
+    from ..types.element import CPP_TYPE
+    from ..version import __version__
+    if arch == "cpu" or not arch.startswith("sm_"):
+        raise TileValueError(f"compiler='tileiras' makes cubins: arch must be sm_XX (got {arch!r})")
+    entry = module.entry()
+    code = assemble(write_module(module), arch, entry.sym_name)
+    block = required_threads(code.data, entry.sym_name) or (0, 0, 0)
+    c_params = []
+    for a in entry.regions[0].block.args:
+        e = a.type.elem
+        c_params.append((f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e],
+                         a.hint or f"arg{len(c_params)}"))
+    return Compiled(entry.sym_name, arch, "cubin", code.data, tuple(block), 0,
+                    [_spec_str(s) for _, s in specs], c_params, code.log, print_module(module),
+                    {"tilepy": __version__, "tileiras": tileiras_version()}, specs)
 
 
 def _info_for(a, constant: bool, index: int = 0):
@@ -361,25 +393,33 @@ def _run(c: Compiled, stream, grid, infos):
         if stream is not None:
             raise TileValueError(_device_mismatch(c, "cpu"))
         return _run_cpu(c, grid, values)
-    from ..launch.gpu import driver_available, gpu_arg, resolve_stream
-    if not driver_available():
+    from ..host import driver as gpu_driver
+    from ..launch import gpu
+    drv = gpu_driver.current()
+    if not drv.available():
         raise TileLaunchError(f"kernel '{c.name}' was compiled for {c.arch} but no NVIDIA "
                               f"driver/GPU was found")
-    from cuda.core import Device, LaunchConfig, ObjectCode, launch
     ids = {i.device_id for i in infos if getattr(i, "device_id", None) is not None}
-    dev = Device(ids.pop() if ids else 0)
-    dev.set_current()
+    dev = drv.core.Device(ids.pop() if ids else 0)
     why = cubin_mismatch(c.arch, tuple(dev.compute_capability)) if c.kind == "cubin" else None
     if why:
         raise TileLaunchError(f"kernel '{c.name}': {why}")
-    kernels = c._lib if isinstance(c._lib, dict) else {}
-    kern = kernels.get(dev.device_id)
-    if kern is None:                      # loaded once per device
-        make = ObjectCode.from_cubin if c.kind == "cubin" else ObjectCode.from_ptx
-        kern = kernels[dev.device_id] = make(c.data, name=c.name).get_kernel(c.name)
-        c._lib = kernels
-    launch(resolve_stream(stream, infos, dev), LaunchConfig(grid=grid, block=c.block), kern,
-           *[gpu_arg(v) for v in values])
+    gpu.check_grid(grid)
+    ctx = gpu.DeviceContext(dev, drv)
+    prev = ctx.enter()
+    try:
+        kernels = c._lib if isinstance(c._lib, dict) else {}
+        kern = kernels.get((drv, dev.device_id))
+        if kern is None:                      # loaded once per device
+            kern = kernels[(drv, dev.device_id)] = gpu.load_code(c.kind, c.data, c.name, drv)
+            c._lib = kernels
+        stream = gpu.resolve_stream(stream, infos, dev, drv)
+        drv.core.launch(stream, drv.core.LaunchConfig(grid=grid, block=c.block), kern,
+                        *[gpu.gpu_arg(v) for v in values])
+    except drv.errors as e:
+        raise TileLaunchError(f"launching kernel '{c.name}' failed: {e}") from None
+    finally:
+        ctx.leave(prev)
 
 
 def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:

@@ -66,6 +66,20 @@ def compile_for_args(kernel, args) -> CompiledKernel:
     return compile_specialization(kernel, key, params)
 
 
+def tile_ir(kernel, key, params) -> Module:
+    """The specialization's Tile IR, verified and without dead code, with no backend involved:
+    what the bytecode writer and tileiras take (they do not need the C++ emitter's support)."""
+    hit = kernel.cache.get(key)
+    if hit is not None:
+        return hit.module
+    from ..ir import verify
+    from ..lowering.dce import dce
+    module = kernel.trace(params)
+    verify(module)
+    dce(module)
+    return module
+
+
 def disjoint_args(module: Module, params) -> frozenset:
     """The entry arguments (array base pointers) the specialization proved disjoint."""
     from ..host.params import ArrayParam
@@ -134,10 +148,12 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
 
 
 def _record(ck: CompiledKernel, deps) -> dict:
-    """The disk index's record: backend-neutral, the artifact as its backend records it."""
+    """The disk index's record: backend-neutral, the artifact as its backend records it; `files`:
+    the source files of the kernel and its helpers (`Deps.files`, for `index.find`)."""
     from ..ir.writes import stored_arrays
     be = backend()
     return {"deps": deps.items, "mlir": ck.mlir, "stored": sorted(stored_arrays(ck.module)),
+            "files": sorted([f, ref] for f, ref in deps.files.items()),
             "backend": be.name, "kernel": be.record(ck.emitted)}
 
 
@@ -147,7 +163,9 @@ def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
         if r["backend"] != be.name:
             return None
         emitted = be.from_record(r["kernel"])
-    except (KeyError, TypeError, ValueError):       # no record, or not one this code wrote
+        if r.get("moved"):                          # files now elsewhere (index.find)
+            emitted = be.relocate(emitted, r["moved"])
+    except (KeyError, TypeError, ValueError, AttributeError):   # not a record this code wrote
         return None
     ck = CompiledKernel(kernel.name, key, params, None, "", emitted, kernel)
     ck.__dict__["_tp_stored"] = set(r.get("stored", ()))       # launcher.check_outputs

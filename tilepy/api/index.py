@@ -5,7 +5,8 @@ emission: it finds the emitted C++ (and the facts the launch needs) here, and th
 content-addressed cache under the key of that C++, as usual. One entry per *slot*:
 
     slot key = hash(tilepy's build fingerprint, the kernel function's fingerprint (module, name,
-                    file, line, source file hash, defaults), its options, the specialization)
+                    line, source file hash, defaults: not the file's path), its options, the
+                    specialization)
 
 holding up to MAX_VARIANTS *variants*, each a record whose `deps` are what its trace read from
 outside (frontend/identity.py). A variant is used only when every dependency still has its
@@ -55,11 +56,19 @@ def _variants(slot: str) -> list[dict]:
 
 
 def find(kernel, slot: str) -> dict | None:
-    """The record of a variant of `slot` whose dependencies all hold now, or None."""
+    """The record of a variant of `slot` whose dependencies all hold now, or None. Its "moved"
+    maps the files it was traced from to where the kernel and its helpers are now (a notebook
+    cell in a new kernel process, a moved module): the backend renames them in its artifact."""
     from ..frontend.identity import Deps
     for record in _variants(slot):
-        if Deps.hold(record["deps"], kernel.func):
-            return record
+        values = Deps.resolve(record["deps"], kernel.func)
+        if values is None:
+            continue
+        try:
+            moved = Deps.moved_files(record.get("files", []), values, kernel.func)
+        except (TypeError, ValueError, IndexError):     # not a record this code wrote
+            return None
+        return {**record, "moved": moved}
     return None
 
 

@@ -3,7 +3,7 @@ specialization and tracing) is the frontend's `KernelFunction`; this layer adds 
 user asks for, which run the pipeline (compiler.py, aot.py)."""
 from __future__ import annotations
 
-from ..errors import TileError
+from ..errors import TileError, for_user
 from ..frontend.kernel import KernelFunction
 
 
@@ -27,7 +27,7 @@ class Kernel(KernelFunction):
         try:
             return compile_for_args(self, args).mlir
         except TileError as e:
-            raise e.with_traceback(None) from None     # the user's line is in the message
+            raise for_user(e) from None     # the user's line is in the message
 
     def cuda_source(self, *args) -> str:
         """The CUDA C++ this kernel becomes for `args`."""
@@ -35,16 +35,37 @@ class Kernel(KernelFunction):
         try:
             return compile_for_args(self, args).cuda_source
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
 
-    def compile(self, *args, arch: str = "sm_90"):
-        """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
-        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed."""
-        from .aot import compile_kernel
+    def bytecode(self, *args, version: tuple[int, int] | None = None) -> bytes:
+        """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
+        `tileirdisasm` read); `version` (major, minor) defaults to tilepy.bytecode's newest."""
+        from ..bytecode import DEFAULT_VERSION, write_module
+        from .compiler import infos_for, tile_ir
         try:
-            return compile_kernel(self, args, arch)
+            module = tile_ir(self, *self.specialize(infos_for(args)))
+            return write_module(module, version or DEFAULT_VERSION)
         except TileError as e:
             raise e.with_traceback(None) from None
+
+    def compile(self, *args, arch: str = "sm_90", compiler: str = "nvrtc"):
+        """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
+        ("sm_XX"), PTX ("compute_XX") or CPU library ("cpu") with its metadata; no GPU needed.
+        `compiler="tileiras"`: the cubin from NVIDIA's Tile IR compiler (tilepy[tileiras])."""
+        from .aot import compile_kernel
+        try:
+            return compile_kernel(self, args, arch, compiler)
+        except TileError as e:
+            raise for_user(e) from None
+
+    def inspect(self, *args, arch: str = "sm_90"):
+        """The Tile IR, CUDA C++, PTX and SASS statistics of this kernel for `args`, side by
+        side with syntax highlighting in a notebook, as plain text in a terminal."""
+        from .inspect_view import inspect_kernel
+        try:
+            return inspect_kernel(self, args, arch)
+        except TileError as e:
+            raise for_user(e) from None
 
 
 def kernel(func=None, /, **options):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError
+from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError, for_user
 from ..host.grid import normalize_grid
 from ..host.intake import ArrayInfo, check_call, intake
 from ..host.params import ArrayParam, ScalarParam
@@ -122,7 +122,7 @@ def launch(stream, grid, kernel, args, *, backend=None):
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            raise for_user(e) from None
     if type(args) is tuple:
         try:
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
@@ -133,24 +133,26 @@ def launch(stream, grid, kernel, args, *, backend=None):
             if found is not None:
                 plan = kp.table.get(found[0])
                 g = grid3(grid)
-                if plan is not None and g is not None and plan.accepts(stream, _cpu_mode):
+                if (plan is not None and g is not None and plan.accepts(stream, _cpu_mode)
+                        and plan.overlap.same(found[1])):
                     try:
                         return plan.run(g, found[1], stream)
                     except TileError as e:
-                        raise e.with_traceback(None) from None
+                        raise for_user(e) from None
     try:
         return _launch(stream, grid, kernel, args)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise for_user(e) from None
 
 
 def _launch(stream, grid, kernel, args):
     from .compiler import compile_specialization
-    from ..launch.gpu import driver_available, is_cuda_stream
+    from ..launch.gpu import consumer_stream, driver_available, is_cuda_stream
     check_call(kernel, args)
     g = normalize_grid(grid)
     names = list(kernel.signature.parameters)
-    infos = [_intake(a, n) for a, n in zip(args, names)] + list(args[len(names):])
+    consumer = consumer_stream(stream, args)
+    infos = [_intake(a, n, consumer) for a, n in zip(args, names)] + list(args[len(names):])
     device, _ = check_devices(infos, names)
     if device == "cpu" and stream is not None:
         if is_cuda_stream(stream):
@@ -181,6 +183,7 @@ def _launch(stream, grid, kernel, args):
     if type(args) is tuple:
         found = signature(args, plans_of(kernel).consts)
         if found is not None:
+            plan.overlap = dispatch.Overlap.of(infos)
             plans_of(kernel).store(found[0], plan)
 
 
@@ -197,6 +200,6 @@ def _cpu_mode():
     return _mode_override.get() or cpu_mode_requested()
 
 
-def _intake(a, name):
-    info = intake(a, name)
+def _intake(a, name, consumer=None):
+    info = intake(a, name, consumer)
     return a if info is None else info

@@ -9,6 +9,8 @@ needs `from_record`, not the emitter. What a backend is to the compiler:
   emit(module, plan)     -> the kernel artifact
   record(artifact)       -> a JSON-ready dict; from_record(dict) -> an artifact (or raises
                          KeyError/TypeError/ValueError for a record it did not write)
+  relocate(artifact, moved) -> the artifact with its source files renamed ({old: new}: the
+                         kernel's files are elsewhere in this process; api/index.py)
 
 An artifact is what the launch path runs: `name`, `nt` (threads per block), `smem_bytes`,
 `params` ((C type, name) in launch order) and `source(line_directives)`.
@@ -49,6 +51,13 @@ class CppBackend:
     def from_record(self, r: dict) -> StoredKernel:
         return StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
                             int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]))
+
+    def relocate(self, k: StoredKernel, moved: dict[str, str]) -> StoredKernel:
+        """The `#line` directives name the files where the kernel is now (source_key.py)."""
+        from dataclasses import replace
+
+        from .source_key import relocate
+        return replace(k, text_lines=relocate(k.text_lines, moved))
 
 
 CPP = CppBackend()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError, at
+from ..errors import TileUnsupportedFeatureError, at, internal_errors
 from ..ir import Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
@@ -439,7 +439,7 @@ EMIT = {
 def emit_op(ctx: EmitContext, op: Operation):
     if id(op) in ctx.skip:
         return
-    with at(op.loc):
+    with at(op.loc), internal_errors(f"emitting C++ for '{op.name}'"):
         fn = EMIT.get(op.name)
         if fn is None and op.opdef.elementwise:
             fn = emit_elementwise

@@ -13,8 +13,9 @@ Fingerprints (`fingerprint(value)`, a string or None):
 - None, bool, int, float (exact bits), complex, str, bytes; tuples, lists, dicts, sets of those;
 - tilepy dtypes and builtins, numpy dtypes and scalars, enum members (class, name, value);
 - modules (by name: their attributes are dependencies of their own);
-- Python functions: module, qualified name, file, first line, the hash of the whole source file
-  and the defaults (their globals are dependencies when they are inlined);
+- Python functions: module, qualified name, first line, the hash of the whole source file and
+  the defaults (their globals are dependencies when they are inlined); not the file's path: a
+  notebook cell's file is named after the kernel process, and a moved module is the same module;
 - classes of trusted modules (builtins, math, numpy, tilepy, ...) and enum classes;
 - a tilepy kernel: its function and options.
 Compile-time calls of trusted builtins (math.ceil, len, ...) are taken to be pure.
@@ -107,7 +108,7 @@ def _function(fn) -> str | None:
     kwdefaults = fingerprint(fn.__kwdefaults__)
     if src is None or defaults is None or kwdefaults is None:
         return None
-    return (f"fn:{fn.__module__}:{fn.__qualname__}@{code.co_filename}:{code.co_firstlineno}:"
+    return (f"fn:{fn.__module__}:{fn.__qualname__}@{code.co_firstlineno}:"
             f"{src}:{defaults}:{kwdefaults}")
 
 
@@ -179,6 +180,13 @@ class Deps:
         self._refs: dict[int, int] = {id(root): -1}
         self._alive = [root]             # keeps the objects whose ids are in _refs alive
         self.why: str | None = None      # why the trace cannot be reused (None: it can)
+        self.files: dict[str, int] = {}  # source file -> the ref (as above) of a function in it
+        self._file(root, -1)
+
+    def _file(self, value, ref: int):
+        f = code_file(value)
+        if f is not None:
+            self.files.setdefault(f, ref)
 
     def fail(self, why: str):
         if self.why is None:
@@ -227,6 +235,7 @@ class Deps:
         if isinstance(value, (types.FunctionType, types.ModuleType, type, KernelFunction)):
             self._refs.setdefault(id(value), i)
             self._alive.append(value)
+            self._file(value, i)
             func = getattr(value, "func", None)
             if isinstance(func, types.FunctionType):       # a Kernel: its function is inlined
                 self._refs.setdefault(id(func), i)
@@ -234,6 +243,12 @@ class Deps:
     @staticmethod
     def hold(items: list, root) -> bool:
         """Do all recorded dependencies still have their fingerprints in this process?"""
+        return Deps.resolve(items, root) is not None
+
+    @staticmethod
+    def resolve(items: list, root) -> list | None:
+        """The values of the recorded dependencies in this process, or None when one of them
+        no longer has its fingerprint."""
         values = []
         for kind, ref, name, f in items:
             try:
@@ -242,11 +257,28 @@ class Deps:
                 else:
                     v = getattr(values[ref] if isinstance(ref, int) else _resolve_owner(ref), name)
             except Exception:
-                return False
+                return None
             if fingerprint(v) != f:
-                return False
+                return None
             values.append(v)
-        return True
+        return values
+
+    @staticmethod
+    def moved_files(files: list, values: list, root) -> dict[str, str]:
+        """{file recorded: where it is now} for the recorded `files` ([file, ref] pairs, as in
+        `Deps.files`) that moved: a notebook cell in a new kernel process, a moved module."""
+        out = {}
+        for old, ref in files:
+            now = code_file(root if ref == -1 else values[ref])
+            if now is not None and now != old:
+                out[old] = now
+        return out
+
+
+def code_file(value) -> str | None:
+    """The source file of a function, or of a kernel's function."""
+    code = getattr(getattr(value, "func", value), "__code__", None)
+    return getattr(code, "co_filename", None)
 
 
 # ----------------------------------------------------------------------------- tilepy itself
@@ -270,6 +302,7 @@ def tilepy_build() -> str:
                             todo.append(e.path)
                     elif e.name.endswith((".py", ".h")):
                         st = e.stat()
-                        h.update(f"{e.path}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                        rel = os.path.relpath(e.path, root)    # not where it is installed
+                        h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns}\n".encode())
         _BUILD.append(h.hexdigest())
     return _BUILD[0]

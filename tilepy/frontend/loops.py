@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, at
+from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, at, Passing
 from ..ir import Block, Region, Value
 from ..types import TileType
 from ..types import dtype as D
@@ -44,11 +44,11 @@ class LoopFrame:
     exits: list = field(default_factory=list)        # carried values at each exit
 
 
-class _Retrace(Exception):
+class _Retrace(Passing):
     """A carried variable's type must change: trace the loop again."""
 
 
-class _NeverRuns(Exception):
+class _NeverRuns(Passing):
     """`while <constant false>`."""
 
 

@@ -2,7 +2,7 @@
 calls, static evaluation, builtins): they depend on nothing of the tracer."""
 from __future__ import annotations
 
-from ..errors import TileTypeError
+from ..errors import Passing, TileTypeError
 from .values import Array
 
 
@@ -20,7 +20,7 @@ class Captured:
         self.why = why
 
 
-class ReturnSignal(Exception):
+class ReturnSignal(Passing):
     def __init__(self, value):
         self.value = value
 

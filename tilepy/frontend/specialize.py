@@ -63,22 +63,17 @@ def _plain_constant(value):
     return value
 
 
-def _byte_range(info) -> tuple[int, int]:
-    if any(d == 0 for d in info.shape):
-        return info.ptr, info.ptr
-    last = sum((d - 1) * s for d, s in zip(info.shape, info.strides))
-    return info.ptr, info.ptr + (last + 1) * info.dtype.elem.storage_bytes
-
-
 def mark_disjoint(params: list, infos: list) -> list:
     """Array params whose memory overlaps no other array argument's get `disjoint=True` (the
     lowering then needs no barriers between accesses to them and to the other arrays)."""
     import dataclasses
-    arrays = [(i, _byte_range(info)) for i, (p, info) in enumerate(zip(params, infos))
-              if isinstance(p, ArrayParam)]
+
+    from ..host.intake import byte_extent, disjoint_flags
+    arrays = [i for i, p in enumerate(params) if isinstance(p, ArrayParam)]
+    flags = disjoint_flags([(infos[i].ptr, byte_extent(infos[i])) for i in arrays])
     out = list(params)
-    for i, (lo, hi) in arrays:
-        if all(hi <= lo2 or hi2 <= lo for j, (lo2, hi2) in arrays if j != i):
+    for i, disjoint in zip(arrays, flags):
+        if disjoint:
             out[i] = dataclasses.replace(params[i], disjoint=True)
     return out
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import operator
+import types
 from typing import Callable
 
 from ..errors import (TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError,
-                      StaticException, at)
+                      StaticException, at, did_you_mean, internal_errors)
 from . import api
 from .builtins import call_builtin
 from .context import KernelContext
@@ -79,14 +80,14 @@ class FunctionTracer:
             self.stmt(s)
 
     def stmt(self, node):
-        with at(self.loc(node)):
+        with at(self.loc(node)), internal_errors("tracing this line"):
             handler = getattr(self, "stmt_" + type(node).__name__, None)
             if handler is None:
                 raise TileSyntaxError(f"{describe(node)} is not supported in tile kernels")
             handler(node)
 
     def expr(self, node):
-        with at(self.loc(node)):
+        with at(self.loc(node)), internal_errors("tracing this expression"):
             handler = getattr(self, "expr_" + type(node).__name__, None)
             if handler is None:
                 raise TileSyntaxError(f"{describe(node)} is not supported in tile kernels")
@@ -207,7 +208,8 @@ class FunctionTracer:
             elif hasattr(py_builtins, name):
                 v = getattr(py_builtins, name)
             else:
-                raise TileSyntaxError(f"name '{name}' is not defined")
+                near = did_you_mean(name, [*self.scope, *self.env])
+                raise TileSyntaxError(f"name '{name}' is not defined{near}")
             if self.ctx.deps is not None:           # a value from outside: the trace depends on it
                 self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
@@ -248,8 +250,9 @@ class FunctionTracer:
             raise TileTypeError(f"arrays have no attribute '{name}' in kernels")
         try:
             v = getattr(obj, name)
-        except AttributeError:
-            raise TileTypeError(f"{type_name(obj)} has no attribute '{name}'") from None
+        except AttributeError as e:     # a module's own message (tilepy's names the nearest)
+            raise TileTypeError(str(e) if isinstance(obj, types.ModuleType) else
+                                f"{type_name(obj)} has no attribute '{name}'") from None
         if self.ctx.deps is not None:
             self.ctx.deps.attr(obj, name, v)
         return v
@@ -263,7 +266,8 @@ class FunctionTracer:
             return BoundBuiltin(api._tile_item, t)
         if name in TILE_METHODS:
             return BoundBuiltin(TILE_METHODS[name], t)
-        raise TileTypeError(f"tiles have no attribute '{name}'")
+        known = ("dtype", "shape", "ndim", "T", "item", *TILE_METHODS)
+        raise TileTypeError(f"tiles have no attribute '{name}'{did_you_mean(name, known)}")
 
     def expr_Subscript(self, node):
         obj = self.expr(node.value)

@@ -1,13 +1,25 @@
-"""Is there an NVIDIA driver with a GPU? Asked once per process, before any other driver call
-(launch/gpu.py says why), by argument intake (a CUDA array interface is read differently
-without a driver) and by the GPU launch path."""
+"""Is there an NVIDIA driver with a GPU -- and the one seam between tilepy and that driver.
+
+Everything gpu.py and intake.py ask of the driver goes through the object `current()` returns:
+cuda.core's classes (`core.Device`, `core.ObjectCode`, `core.LaunchConfig`, `core.launch`,
+`core.Stream`) and the few cuda.bindings calls cuda.core does not wrap (the driver's version,
+the calling thread's current context, the printf buffer size). `CoreDriver` is the real one;
+tests put a test double in its place with `use(...)` (tests/fake_driver.py runs the CPU build of
+each kernel from the packed kernelParams), so the launch path's logic runs without a GPU.
+
+Nothing here touches the driver before `available()` said yes (../shared/ARCHITECTURE.md:
+without a driver, a failed module load can leave the process unable to make later calls). It
+lives in host/ (below everything) because argument intake asks it too: a CUDA array interface
+is read differently without a driver, and through the driver with the launch stream.
+"""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 
 @functools.lru_cache(maxsize=None)
-def driver_available() -> bool:
+def probe() -> bool:
     """Is there a loadable NVIDIA driver with at least one GPU? Asked once per process."""
     try:
         import cuda.pathfinder
@@ -23,3 +35,135 @@ def driver_available() -> bool:
         return err == driver.CUresult.CUDA_SUCCESS and n > 0
     except Exception:
         return False
+
+
+def _check(result, what: str):
+    from cuda.bindings import driver
+    err, *rest = result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        from ..errors import TileLaunchError
+        raise TileLaunchError(f"{what} failed: {err}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+class CoreDriver:
+    """The real driver: cuda.core and cuda.bindings (imported on first use)."""
+    name = "NVIDIA driver (cuda.core)"
+
+    @functools.cached_property
+    def core(self):
+        import cuda.core
+        return cuda.core
+
+    @functools.cached_property
+    def errors(self) -> tuple[type, ...]:
+        """The exception types a failing driver call raises (wrapped in TileLaunchError)."""
+        from cuda.core._utils.cuda_utils import CUDAError
+        return (CUDAError,)
+
+    def available(self) -> bool:
+        return probe()
+
+    @functools.lru_cache(maxsize=None)
+    def version(self) -> int:
+        """CUDA version the driver supports, e.g. 12080 for 12.8."""
+        from cuda.bindings import driver
+        return int(_check(driver.cuDriverGetVersion(), "cuDriverGetVersion"))
+
+    def device_count(self) -> int:
+        from cuda.bindings import driver
+        return int(_check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
+
+    def current_context(self) -> int:
+        """The calling thread's current CUDA context (0: none)."""
+        from cuda.bindings import driver
+        return int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
+
+    def set_context(self, ctx: int):
+        from cuda.bindings import driver
+        _check(driver.cuCtxSetCurrent(driver.CUcontext(ctx)), "cuCtxSetCurrent")
+
+    def context_of(self, dev) -> int:
+        """The context `dev.set_current()` makes current (the device's primary context)."""
+        return int(dev.context.handle)
+
+    def stream_device(self, stream) -> int | None:
+        """The device a cuda.core Stream belongs to (None: a default stream, which follows the
+        current context)."""
+        if stream is self.core.LEGACY_DEFAULT_STREAM or stream is self.core.PER_THREAD_DEFAULT_STREAM:
+            return None
+        try:
+            return int(stream.device.device_id)
+        except self.errors:
+            return None
+
+    def set_printf_fifo(self, nbytes: int) -> bool:
+        """Grow device printf's buffer in the current context (the default is 1 MiB). CUDA
+        allows it only before the context's first printing launch: False when refused (the
+        buffer stays as it is)."""
+        from cuda.bindings import driver
+        limit = driver.CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE
+        err, size = driver.cuCtxGetLimit(limit)
+        if err != driver.CUresult.CUDA_SUCCESS or int(size) >= nbytes:
+            return err == driver.CUresult.CUDA_SUCCESS
+        (err,) = driver.cuCtxSetLimit(limit, nbytes)
+        return err == driver.CUresult.CUDA_SUCCESS
+
+    def device_info(self, dev) -> dict:
+        """What `python -m tilepy doctor` shows of a GPU (and its peaks are computed from)."""
+        from cuda.bindings import driver
+        p = dev.properties
+        return {"name": dev.name, "cc": tuple(dev.compute_capability),
+                "sms": p.multiprocessor_count, "clock_mhz": p.clock_rate // 1000,
+                "memory_clock_mhz": p.memory_clock_rate // 1000,
+                "bus_width": p.global_memory_bus_width,
+                "memory": int(_check(driver.cuDeviceTotalMem(dev.device_id), "cuDeviceTotalMem"))}
+
+    def alloc(self, nbytes: int) -> int:
+        """Device memory in the current context (`python -m tilepy doctor`'s own arrays)."""
+        from cuda.bindings import driver
+        return int(_check(driver.cuMemAlloc(max(1, nbytes)), "cuMemAlloc"))
+
+    def free(self, ptr: int):
+        from cuda.bindings import driver
+        _check(driver.cuMemFree(ptr), "cuMemFree")
+
+    def to_device(self, ptr: int, host):
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyHtoD(ptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+
+    def to_host(self, host, ptr: int):
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyDtoH(host.ctypes.data, ptr, host.nbytes), "cuMemcpyDtoH")
+
+    def view(self, obj, source: str, stream_ptr: int):
+        """cuda.core's StridedMemoryView of a CUDA array; `stream_ptr` is the consumer stream
+        (the launch's), so the producer's pending work is ordered before it (-1: no order)."""
+        from cuda.core.utils import StridedMemoryView
+        if source == "dlpack":
+            return StridedMemoryView.from_dlpack(obj, stream_ptr)
+        return StridedMemoryView.from_cuda_array_interface(obj, stream_ptr)
+
+
+_REAL = CoreDriver()
+_active: list = [_REAL]
+
+
+def driver_available() -> bool:
+    """Is there a loadable NVIDIA driver with at least one GPU (the current driver's answer)?"""
+    return current().available()
+
+
+def current():
+    """The driver the GPU path uses now (the real one unless a test replaced it)."""
+    return _active[-1]
+
+
+@contextlib.contextmanager
+def use(driver):
+    """Run the block with `driver` in place of the real one (tests: a fake driver)."""
+    _active.append(driver)
+    try:
+        yield driver
+    finally:
+        _active.remove(driver)

@@ -106,6 +106,7 @@ def _is_torch(obj) -> bool:
 
 
 _torch_tensor: list = [None]        # torch.Tensor, once intake has seen one (torch is optional)
+_cupy_array: list = [None]          # cupy.ndarray, once intake has seen one (the fast path too)
 
 
 def torch_dtype(dt, name: str = "") -> DType:
@@ -146,14 +147,28 @@ def from_torch(t, name: str = "") -> ArrayInfo:
 
 
 # ----------------------------------------------------------------------------- DLPack, CAI
-def _from_dlpack(obj, name: str) -> ArrayInfo:
+def byte_extent(info: ArrayInfo) -> int:
+    """Bytes from the array's first element to one past its last (0 when empty)."""
+    if any(d == 0 for d in info.shape):
+        return 0
+    last = sum((d - 1) * s for d, s in zip(info.shape, info.strides))
+    return (last + 1) * info.dtype.elem.storage_bytes
+
+
+def disjoint_flags(ranges) -> tuple[bool, ...]:
+    """Per (start, length) byte range: does it overlap none of the others?"""
+    return tuple(all(lo + n <= lo2 or lo2 + n2 <= lo for j, (lo2, n2) in enumerate(ranges) if j != i)
+                 for i, (lo, n) in enumerate(ranges))
+
+
+def _from_dlpack(obj, name: str, consumer) -> ArrayInfo:
     try:
         dev_type, dev_id = obj.__dlpack_device__()
     except Exception as e:
         raise TileTypeError(f"{_arg(name)}__dlpack_device__() failed: {e}") from None
     dev_type, dev_id = int(dev_type), int(dev_id)
     if dev_type in (KDL_CUDA, KDL_CUDA_MANAGED):
-        return _from_cuda_view(obj, dev_id, name, "dlpack")
+        return _from_cuda_view(obj, dev_id, name, "dlpack", consumer)
     if dev_type not in (KDL_CPU, KDL_CUDA_HOST):
         raise TileValueError(f"{_arg(name)}arrays on DLPack device "
                              f"{_DL_NAMES.get(dev_type, dev_type)} are not supported (CPU and CUDA "
@@ -166,14 +181,15 @@ def _from_dlpack(obj, name: str) -> ArrayInfo:
     return from_numpy(obj, arr, name, "dlpack")
 
 
-def _from_cuda_view(obj, dev_id: int | None, name: str, source: str) -> ArrayInfo:
-    """A CUDA array through cuda.core's StridedMemoryView."""
+def _from_cuda_view(obj, dev_id: int | None, name: str, source: str, consumer) -> ArrayInfo:
+    """A CUDA array through cuda.core's StridedMemoryView. `consumer(device_id)` is the launch
+    stream's handle: the producer's pending work is ordered before it (DLPack's `stream`, CAI's
+    `stream` field); without one (compiling, AOT) nothing is ordered."""
+    from .driver import current
+    drv = current()
+    stream_ptr = -1 if consumer is None else consumer(dev_id)
     try:
-        from cuda.core.utils import StridedMemoryView
-        if source == "dlpack":
-            v = StridedMemoryView.from_dlpack(obj, -1)
-        else:
-            v = StridedMemoryView.from_cuda_array_interface(obj, -1)
+        v = drv.view(obj, source, stream_ptr)
     except Exception as e:
         raise TileTypeError(f"{_arg(name)}cannot read a CUDA {type(obj).__name__}: "
                             f"{type(e).__name__}: {e}") from None
@@ -183,6 +199,9 @@ def _from_cuda_view(obj, dev_id: int | None, name: str, source: str) -> ArrayInf
     if any(s < 0 for s in strides):
         raise TileValueError(f"{_arg(name)}unsupported strides: negative strides {strides}")
     did = v.device_id if getattr(v, "device_id", None) not in (None, -1) else dev_id
+    if type(obj).__module__.startswith("cupy"):
+        _cupy_array[0] = type(obj)                          # (the launch fast path compares types)
+        source = "cupy"
     return ArrayInfo(obj, int(v.ptr), shape, strides, dtype, "cuda", did,
                      bool(getattr(v, "readonly", False)), None, source)
 
@@ -195,10 +214,10 @@ def _c_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _from_cai(obj, name: str) -> ArrayInfo:
+def _from_cai(obj, name: str, consumer) -> ArrayInfo:
     from .driver import driver_available
     if driver_available():
-        return _from_cuda_view(obj, None, name, "cai")
+        return _from_cuda_view(obj, None, name, "cai", consumer)
     # No driver: read the interface ourselves (StridedMemoryView would ask the driver which GPU
     # holds the pointer). The launch then fails with "no GPU" -- or "mixed devices" first.
     try:
@@ -219,8 +238,9 @@ def _from_cai(obj, name: str) -> ArrayInfo:
                      "cai")
 
 
-def intake(obj, name: str = "") -> ArrayInfo | None:
-    """ArrayInfo for an array-like argument, None for anything else (scalars, constants)."""
+def intake(obj, name: str = "", consumer=None) -> ArrayInfo | None:
+    """ArrayInfo for an array-like argument, None for anything else (scalars, constants).
+    `consumer`: device id -> the launch stream's handle, for CUDA producers (gpu.consumer_stream)."""
     if isinstance(obj, np.ndarray):
         return aligned(from_numpy(obj, obj, name), name)
     if isinstance(obj, (np.generic, int, float, complex, str, bytes)) or obj is None:
@@ -228,9 +248,9 @@ def intake(obj, name: str = "") -> ArrayInfo | None:
     if _is_torch(obj):
         return aligned(from_torch(obj, name), name)
     if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
-        return aligned(_from_dlpack(obj, name), name)
+        return aligned(_from_dlpack(obj, name, consumer), name)
     if hasattr(obj, "__cuda_array_interface__"):
-        return aligned(_from_cai(obj, name), name)
+        return aligned(_from_cai(obj, name, consumer), name)
     if hasattr(obj, "__array_interface__"):
         return aligned(from_numpy(obj, np.asarray(obj), name, "array_interface"), name)
     return None

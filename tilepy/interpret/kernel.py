@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..errors import TileError, TileValueError
+from ..errors import TileError, TileValueError, for_user
 from ..host.intake import ArrayInfo, check_call, infos_for
 from ..host.params import ArrayParam, ScalarParam
 
@@ -64,4 +64,4 @@ def launch(grid, kernel, args, **kw):
         key, params = kernel.specialize(infos)
         launch_interpreted(kernel, key, params, infos, grid, **kw)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise for_user(e) from None

@@ -5,7 +5,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import TileError, TileTypeError, TileUnsupportedFeatureError, TileValueError
+from ..errors import TileError, TileTypeError, TileUnsupportedFeatureError, TileValueError, for_user
 from ..host.grid import normalize_grid
 from ..ir import Module, Operation, verify
 from ..types import PtrType, TileType
@@ -138,4 +138,4 @@ def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
                                  f"{where}, at least one a store (undefined behavior, spec 8.6)",
                                  store.loc)
     except TileError as e:
-        raise e.with_traceback(None) from None
+        raise for_user(e) from None

@@ -217,10 +217,16 @@ def _bitcast_no_ptr(op):
         return "pointer types must use ptr_to_int/int_to_ptr, not bitcast"
 
 
+def _format_bits(e) -> int:
+    """The width bitcast compares: a float's format (sign, exponent, mantissa), so tf32 is 19
+    bits though stored in 32 (NVIDIA's verifier: i32 <-> tf32 is not a bitcast)."""
+    return 1 + e.exp_bits + e.mant_bits if e.is_float else e.bits
+
+
 @rule("bitcast_width", "must have the same bit width")
 def _bitcast_width(op):
     s, r = op.source.type.elem, op.result.type.elem
-    if s.bits != r.bits:
+    if _format_bits(s) != _format_bits(r):
         return f"source and result element types must have the same bit width (got {s}, {r})"
 
 

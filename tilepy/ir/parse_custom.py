@@ -51,6 +51,7 @@ def _iter_values(p):
 
 
 def _for(p, opdef, nres):
+    unsigned_first = p.accept_word("unsigned")     # NVIDIA's 13.4 prints `for unsigned %iv in`
     iv = p.expect_re(VALUE, "an induction variable")
     p.expect("in")
     p.expect("(")
@@ -65,7 +66,7 @@ def _for(p, opdef, nres):
     pos = p.pos
     iv_type = p.type()
     _check_type(p, lb, iv_type, pos)
-    unsigned = p.accept("unsigned")
+    unsigned = p.accept("unsigned") or unsigned_first
     pairs, types = [], []
     if p.accept("iter_values"):
         pairs = _iter_values(p)

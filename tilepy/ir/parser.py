@@ -24,6 +24,19 @@ from .scanner import IDENT, INT, NUMBER, STRING, SYMBOL, VALUE, Scanner, unescap
 
 _DIMS = re.compile(r"(\d+|\?)x")
 _BOOL = re.compile(r"true|false")
+_GROUP = re.compile(r":\d+")
+_INTEGER = re.compile(r"-?(0x[0-9A-Fa-f]+|\d+)")
+
+
+def _default_elem(lit: str) -> str:
+    """MLIR's type of a literal printed without one."""
+    if lit in ("true", "false"):
+        return "i1"
+    return "i64" if _INTEGER.fullmatch(lit) else "f64"
+
+
+# NVIDIA's 13.4 op names for tilepy's (13.1 spec) ones.
+NVIDIA_NAMES = {"fpowf": "pow"}
 
 
 class Parser(Scanner):
@@ -108,20 +121,21 @@ class Parser(Scanner):
         tile = self._dims()
         tile.append(self.integer("a tile extent"))
         self.expect(")")
-        self.expect(",")
-        self.accept("view") and self.expect("=")
-        view = self.type()
-        dim_map = padding = None
-        while self.accept(","):
+        view = dim_map = padding = None
+        while self.accept(","):         # the spec: view first; NVIDIA's 13.4: padding_value first
             if self.accept("dim_map"):
                 self.expect("=")
                 self.expect("[")
                 dim_map = tuple(self.comma_list(self.integer, "]"))
-            else:
-                self.expect("padding_value", "dim_map or padding_value")
+            elif self.accept("padding_value"):
                 self.expect("=")
                 padding = self.expect_re(IDENT, "a padding value")
+            else:
+                self.accept("view") and self.expect("=")
+                view = self.type()
         self.expect(">")
+        if view is None:
+            raise self.error("partition_view needs a tensor_view")
         return PartitionViewType(tuple(tile), view, dim_map, padding)
 
     # ================================================================== attributes
@@ -154,8 +168,10 @@ class Parser(Scanner):
         self.skip()
         start = self.pos
         lit = self.literal()
-        self.expect(":")
-        elem = self.elem()
+        if self.accept(":"):
+            elem = self.elem()
+        else:                           # NVIDIA elides MLIR's default types: i1, i64, f64
+            elem = element_type(_default_elem(lit))
         try:
             return dense_from_literals(elem, lit)
         except TileError as e:
@@ -237,7 +253,7 @@ class Parser(Scanner):
     def define(self, name: str, v: Value, pos: int | None = None):
         if any(name in s for s in self.scopes):
             raise self.error(f"redefinition of {name}", pos)
-        v.hint = name[1:]
+        v.hint = name[1:].replace("#", "_")      # %x#1 of a group prints as %x_1
         self.scopes[-1][name] = v
 
     def typed_arg(self, block: Block):
@@ -253,12 +269,13 @@ class Parser(Scanner):
         start = self.pos
         names = []
         if self.peek_re(VALUE):
-            names = self.comma_list(lambda: self.expect_re(VALUE, "a result name"))
+            names = [n for group in self.comma_list(self.result_names) for n in group]
             self.expect("=")
         self.skip()
         op_pos = self.pos
         word = self.expect_re(IDENT, "an op name")
         name = word[len("cuda_tile."):] if word.startswith("cuda_tile.") else word
+        name = NVIDIA_NAMES.get(name, name)
         opdef = OPS.get(name)
         if opdef is None:
             raise self.error(f"unknown op '{word}'", op_pos)
@@ -274,6 +291,12 @@ class Parser(Scanner):
             self.define(n, r, start)
         block.append(op)
         return op
+
+    def result_names(self) -> list[str]:
+        """`%x`, or NVIDIA's group `%x:3` of three results, used as `%x#0`, `%x#1`, `%x#2`."""
+        name = self.expect_re(VALUE, "a result name")
+        count = self.accept_re(_GROUP)
+        return [f"{name}#{i}" for i in range(int(count[1:]))] if count else [name]
 
     def block_body(self, block: Block, implicit: str | None = None) -> Block:
         """Statements up to the closing `}` (the `{` is already read)."""
@@ -341,18 +364,54 @@ class Parser(Scanner):
     def _format(self, opdef, toks, i, end, st, nres):
         while i < end:
             tok, _ = toks[i]
+            if tok == "?(" and _flag_group(opdef, toks, i):
+                i = self._flags(opdef, toks, i, st)
+                continue
             if tok == "?(":
                 j = group_end(toks, i)
-                anchor = syntax_anchor(toks[i + 1:j - 1])
+                body = i + 1
+                anchor = syntax_anchor(toks[body:j - 1])
                 known = self._present(opdef, anchor, st) if anchor else None
                 if known is None:
-                    known = self._group_starts(opdef, toks[i + 1:j - 1])
+                    known = self._group_starts(opdef, toks[body:j - 1])
+                if not known and self._comma_dropped(toks, body, j):
+                    known, body = True, body + 1
                 if known:
-                    self._format(opdef, toks, i + 1, j - 1, st, nres)
+                    self._format(opdef, toks, body, j - 1, st, nres)
                 i = j
                 continue
             self._token(opdef, tok, st, nres)
             i += 1
+
+    def _flags(self, opdef, toks, i, st) -> int:
+        """A run of optional flag groups (`?( propagate_nan$propagate_nan )? ?( flush_to_zero..`),
+        read in any order (NVIDIA prints flush_to_zero first); returns the index after the run."""
+        words = {}
+        while i < len(toks) and toks[i][0] == "?(" and _flag_group(opdef, toks, i):
+            words[toks[i + 1][0]] = toks[i + 2][0][1:]
+            i += 4
+        while (word := next((w for w in words if self.accept_word(w)), None)) is not None:
+            st["attrs"][words.pop(word)] = True
+        return i
+
+    def accept_word(self, word: str) -> bool:
+        """`word` as a whole word (so `flush_to_zero` is not read out of `flush_to_zero_x`)."""
+        self.skip()
+        m = IDENT.match(self.text, self.pos)
+        if m is None or m.group(0) != word:
+            return False
+        self.pos = m.end()
+        return True
+
+    def _comma_dropped(self, toks, body, end) -> bool:
+        """NVIDIA prints `%mask token=%t` where the spec's syntax has `, token = $token`: an
+        optional group `, <keyword> ...` whose keyword comes without the comma."""
+        if end - body < 3 or toks[body][0] != "," or not IDENT.fullmatch(toks[body + 1][0]):
+            return False
+        saved = self.pos
+        found = self.accept_word(toks[body + 1][0])
+        self.pos = saved
+        return found
 
     def _group_starts(self, opdef, toks) -> bool:
         """Whether the text continues with the optional group `toks`: its first two tokens
@@ -414,6 +473,15 @@ class Parser(Scanner):
             if v.type != t:
                 raise self.error(f"{v.hint and '%' + v.hint or 'operand'} has type {v.type}, "
                                  f"but the text says {t}", start)
+
+
+def _flag_group(opdef, toks, i) -> bool:
+    """Whether toks[i:] starts with `?( word $flag )?` for a flag attribute of the op."""
+    if i + 3 >= len(toks) or toks[i + 3][0] != ")?" or not toks[i + 2][0].startswith("$"):
+        return False
+    name = toks[i + 2][0][1:]
+    return opdef.member_kind(name) == "attr" and opdef.attr_spec(name).kind == "flag" \
+        and IDENT.fullmatch(toks[i + 1][0]) is not None
 
 
 # ================================================================== entry points

@@ -6,7 +6,7 @@ import re
 
 from ..errors import Loc, TileSyntaxError
 
-VALUE = re.compile(r"%[A-Za-z0-9_$.\-]+")
+VALUE = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#\d+)?")   # %x#1: a result of NVIDIA's group %x:2
 SYMBOL = re.compile(r"@[A-Za-z_][\w$.\-]*")
 IDENT = re.compile(r"[A-Za-z_][\w$.]*")
 INT = re.compile(r"[-+]?\d+")

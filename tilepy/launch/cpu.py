@@ -33,7 +33,7 @@ import numpy as np
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError, TileLaunchError, TileValueError
 from ..settings import CPU_MODES as MODES, MAX_CPU_WORKERS, settings
-from . import cache
+from . import cache, cpu_isa
 
 ENTRY = "tp_cpu_launch"
 MAX_DYNAMIC_SMEM = 227 * 1024
@@ -94,15 +94,20 @@ def compiler_id(cxx: str) -> str:
 
 
 def flags(mode: str = "fast", threads: int = 1) -> list[str]:
+    """The host compiler's flags; the fast mode's are for the host's ISA (cpu_isa.py)."""
     import platform
-    f = ["-O2", "-std=c++17", "-shared", "-fPIC", "-pthread", f"-I{INCLUDE_DIR}", "-w"]
+    f = ["-std=c++17", "-shared", "-fPIC", "-pthread", f"-I{INCLUDE_DIR}", "-w"]
     if mode == "fast":
-        f.append("-DTP_NT=1")
-    else:
-        f += ["-DTP_FAITHFUL", f"-DTP_NT={threads}"]
+        return f + ["-DTP_NT=1", *cpu_isa.fast_flags()]
+    f += ["-O2", "-DTP_FAITHFUL", f"-DTP_NT={threads}"]
     if platform.machine() in ("x86_64", "AMD64"):
         f.append("-mf16c")             # hardware f16 conversions
     return f
+
+
+def isa_flags() -> list[str]:
+    """The ISA flags of fast-mode libraries on this host."""
+    return cpu_isa.isa_flags()
 
 
 _EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+([^;{}()\[\]]*(?:\([^)]*\)[^;{}()\[\]]*)*?)"
@@ -201,8 +206,9 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
     fl = flags(mode, threads)
+    from ..cuda_c.source_key import location_free
     from ..version import __version__
-    key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), full)
+    key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), location_free(full))
     hit = _LOADED.get(key)
     if hit is not None:
         return hit
@@ -274,7 +280,9 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
         out = os.path.join(d, f"{name}.so")
         with open(src, "w") as f:
             f.write(source)
-        proc = subprocess.run([cxx, *fl, src, "-o", out], capture_output=True, text=True)
+        libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
+        opts = [f for f in fl if not f.startswith("-l")]
+        proc = subprocess.run([cxx, *opts, src, "-o", out, *libs], capture_output=True, text=True)
         if proc.returncode != 0:
             from .diagnostics import compile_error
             raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "

@@ -14,10 +14,12 @@ import re
 from ..errors import Loc, TileCompileError
 
 # NVRTC: `k.py(12): error`; gcc/clang: `k.py:12:5: error` / `k.py:12:5:   required from here`;
-# NVRTC instantiation context: `at line 12 of k.py`.
+# NVRTC instantiation context: `at line 12 of k.py`; tileiras (the bytecode's debug locations):
+# `#cuda_tile.di_loc<loc("k.py":12:5) in ...>: error`.
 _PY_LOC = re.compile(r'(?P<f1>[^\s"()]+\.py)\((?P<l1>\d+)\)'
                      r'|(?P<f2>[^\s"():]+\.py):(?P<l2>\d+)(?::\d+)?:'
-                     r'|at line (?P<l3>\d+) of "?(?P<f3>[^\s"]+\.py)')
+                     r'|at line (?P<l3>\d+) of "?(?P<f3>[^\s"]+\.py)'
+                     r'|loc\("(?P<f4>[^"]+\.py)":(?P<l4>\d+):(?P<c4>\d+)\)')
 _ERROR = re.compile(r"(?:catastrophic |fatal )?error(?: #\d+(?:-D)?)?:\s*(?P<msg>.*)")
 
 
@@ -30,12 +32,12 @@ def first_error(log: str) -> str | None:
 def user_loc(log: str) -> Loc | None:
     """The user's Python line that the log's errors point at (through #line), or None."""
     for m in _PY_LOC.finditer(log):
-        file = m.group("f1") or m.group("f2") or m.group("f3")
-        line = int(m.group("l1") or m.group("l2") or m.group("l3"))
+        file = m.group("f1") or m.group("f2") or m.group("f3") or m.group("f4")
+        line = int(m.group("l1") or m.group("l2") or m.group("l3") or m.group("l4"))
         text = linecache.getline(file, line)
         if not text:
             return Loc(file, line, 0)
-        col = len(text) - len(text.lstrip())
+        col = int(m.group("c4")) - 1 if m.group("c4") else len(text) - len(text.lstrip())
         return Loc(file, line, col, line, len(text.rstrip("\n")), source_line=text)
     return None
 

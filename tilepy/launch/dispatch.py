@@ -2,27 +2,30 @@
 
 A launch that went through the full path (intake, specialization, compile, checks) leaves a
 plan behind, filed under the *call signature* of its arguments: per array its dtype, shape,
-strides, writability (numpy) or device and negation bit (torch), and pointer alignment (mod
-16); per scalar its type; per Constant its value. Everything a specialization or an argument
+strides, writability (numpy) or device (torch, cupy) and negation bit (torch), and pointer
+alignment (mod 16); per scalar its type; per Constant its value. Which arrays overlap is not in
+the signature (it needs the pointers): the plan checks it (`Overlap`). Everything a specialization or an argument
 check can depend on is in the signature except the array pointers and scalar values, so a later
 call with the same signature needs only: the signature (a tuple and a dict lookup), the
 pointers (read from the numpy object in ~0.2 us), the scalar values, and one call.
 
 `CpuPlan`: the C argument block (a ctypes Structure with the shapes and strides filled in, and
 the `void*[]` pointing into it) is taken from a per-plan pool for the duration of the call, so
-threads never share one. `GpuPlan`: the cuda.core argument list with the pointers replaced.
+threads never share one. `GpuPlan`: the cuda.core argument list with the pointers replaced; the stream resolved
+per call (gpu.py).
 Anything else -- other array types, a new signature, a stream with CPU arrays -- takes the full
 path, which validates and explains.
 """
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numpy as np
 
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host.grid import GRID_LIMIT
-from ..host.intake import _DATA_OFFSET, _torch_tensor, numpy_ptr
+from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
 from ..types import DType
 from .cpu import Report, watch_signals
 
@@ -78,6 +81,10 @@ def signature(args, consts):
                 sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
             except RuntimeError:      # sparse and other strideless layouts: intake explains
                 return None
+            vals.append(p)
+        elif t is _cupy_array[0]:
+            p = a.data.ptr
+            sig.append(("cupy", a.dtype, a.shape, a.strides, a.device.id, p & _ALIGN))
             vals.append(p)
         elif c:
             if t in _CONST_TYPES:
@@ -138,7 +145,7 @@ def _half_bits(dtype):
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
-                 "mode", "check")
+                 "mode", "check", "overlap")
     gpu = False
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
@@ -158,6 +165,7 @@ class CpuPlan:
         self.slots = [None if s is None else (self.fields[s[0]], s[1]) for s in slots]
         self.pool: list = []
         self.workers = workers_fn
+        self.overlap = ANY_OVERLAP
 
     def accepts(self, stream, current_mode=None) -> bool:
         """Can this plan run a call with `stream` now? (CPU launches take no stream.)"""
@@ -194,62 +202,137 @@ class CpuPlan:
 
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
-    __slots__ = ("kernel", "dev", "block", "args", "slots", "configs", "infos")
+    __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
+                 "cupy", "sync", "name", "overlap")
     gpu = True
 
-    def accepts(self, stream, current_mode=None) -> bool:
-        return True
-
-    def __init__(self, kernel, dev, block, values: list, slots: list, infos):
+    def __init__(self, kernel, ctx, block, values: list, slots: list, infos, sync=False,
+                 name="kernel"):
+        """`ctx`: gpu.DeviceContext of the device; `sync`: synchronize after each launch and
+        check (kernels with device asserts or prints, gpu.py)."""
         from .gpu import NP_SCALAR, gpu_arg
-        self.kernel, self.dev, self.block = kernel, dev, block
+        self.kernel, self.ctx, self.dev, self.drv, self.block = kernel, ctx, ctx.dev, ctx.drv, block
         self.args = [gpu_arg(v) for v in values]
         self.slots = [None if s is None else
                       (s[0], s[1], None if s[1] is None else NP_SCALAR[type(values[s[0]])])
                       for s in slots]
         self.configs: dict = {}
-        self.infos = [_StreamHint(getattr(i, "source", "")) for i in infos]
+        sources = {getattr(i, "source", "") for i in infos}
+        self.torch_args, self.cupy = "torch" in sources, "cupy" in sources
+        self.sync, self.name = sync, name
+        self.overlap = ANY_OVERLAP
 
-    def run(self, g, vals, stream=None):
-        from cuda.core import LaunchConfig, launch
+    def accepts(self, stream, current_mode=None) -> bool:
+        """cupy arrays skip intake here, and with it DLPack's stream exchange: they take this
+        path only on cupy's current stream (their producer's)."""
+        if not self.cupy:
+            return True
+        from .gpu import stream_handle
+        cupy_stream = sys.modules["cupy"].cuda.get_current_stream().ptr
+        return stream_handle(stream, self.torch_args, self.dev.device_id) == cupy_stream
 
-        from .gpu import resolve_stream
+    def _config(self, g):
+        from .gpu import check_grid
+        check_grid(g)
+        if len(self.configs) >= MAX_PLANS:
+            self.configs.clear()
+        cfg = self.configs[g] = self.drv.core.LaunchConfig(grid=g, block=self.block)
+        return cfg
+
+    def arguments(self, vals) -> list:
+        """The kernel arguments of a call, as cuda.core's launch takes them (pointers as ints,
+        scalars as numpy scalars of the parameter's width)."""
         args = self.args.copy()
         for slot, v in zip(self.slots, vals):
             if slot is not None:
                 i, conv, wrap = slot
                 args[i] = v if conv is None else wrap(conv(v))
-        cfg = self.configs.get(g)
-        if cfg is None:
-            if len(self.configs) >= MAX_PLANS:
-                self.configs.clear()
-            cfg = self.configs[g] = LaunchConfig(grid=g, block=self.block)
-        self.dev.set_current()
-        launch(resolve_stream(stream, self.infos, self.dev), cfg, self.kernel, *args)
+        return args
+
+    def run(self, g, vals, stream=None):
+        from .gpu import launch_stream
+        args = self.arguments(vals)
+        cfg = self.configs.get(g) or self._config(g)
+        s = launch_stream(stream, self.torch_args, self.dev, self.drv)
+        prev = self.ctx.enter()
+        try:
+            self.drv.core.launch(s, cfg, self.kernel, *args)
+            if self.sync:
+                s.sync()
+        except self.drv.errors as e:
+            raise TileLaunchError(_launch_failure(self.name, self.sync, e)) from None
+        finally:
+            self.ctx.leave(prev)
 
 
 def launch_gpu(stream, grid, ck, infos, values, slots):
     """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
     call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
-    from .gpu import driver_available, loaded_kernel
-    if not driver_available():
+    from ..host import driver as gpu_driver
+    from .gpu import (PRINTF_FIFO, DeviceContext, check_grid, check_stream_device, debug_ops,
+                      loaded_kernel)
+    drv = gpu_driver.current()
+    if not drv.available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
                               "pass CPU arrays (numpy, torch CPU) to run on the CPU backend")
-    from cuda.core import Device
-
+    check_grid(grid)
     ids = {i.device_id for i in infos if getattr(i, "device", None) == "cuda"}
     ids.discard(None)
-    dev = Device(ids.pop() if ids else 0)
-    dev.set_current()
-    plan = GpuPlan(loaded_kernel(ck, dev), dev, (ck.emitted.nt, 1, 1), values, slots, infos)
+    dev = drv.core.Device(ids.pop() if ids else 0)
+    ctx = DeviceContext(dev, drv)
+    prev = ctx.enter()
+    try:
+        if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
+            check_stream_device(drv.stream_device(stream), dev)
+        asserts, prints = debug_ops(ck.compile_source())
+        if prints:
+            drv.set_printf_fifo(PRINTF_FIFO)
+        plan = GpuPlan(loaded_kernel(ck, dev, drv), ctx, (ck.emitted.nt, 1, 1), values, slots,
+                       infos, sync=asserts or prints, name=ck.name)
+    finally:
+        ctx.leave(prev)
     if grid[0] * grid[1] * grid[2]:
         plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
     return plan
 
 
-class _StreamHint:
-    """What resolve_stream needs to know of an argument: was it a torch tensor."""
-    __slots__ = ("source",)
+def _launch_failure(name: str, synced: bool, e) -> str:
+    if not synced:
+        return f"launching kernel '{name}' failed: {e}"
+    return (f"kernel '{name}' failed on the GPU: {e}. A failed device assertion prints its "
+            f"message on stdout and stops the kernel; the CUDA context is unusable after it "
+            f"(restart the process)")
 
-    def __init__(self, source: str):
-        self.source = source
+
+# ----------------------------------------------------------------------------- overlap
+class Overlap:
+    """Which array arguments overlap another one -- the specialization depends on it (barriers,
+    cp.async pipelining), but the signature has only pointers' alignment. A plan keeps the
+    pattern of the call that made it and the arrays' byte extents (fixed by the signature);
+    a call with another pattern takes the full path."""
+    __slots__ = ("arrays", "pattern")
+
+    def __init__(self, arrays: tuple[tuple[int, int], ...], pattern: tuple[bool, ...]):
+        self.arrays, self.pattern = arrays, pattern      # (argument index, byte extent)
+
+    @staticmethod
+    def of(infos) -> Overlap:
+        from ..host.intake import ArrayInfo, byte_extent, disjoint_flags
+        arrays = tuple((k, byte_extent(i)) for k, i in enumerate(infos) if isinstance(i, ArrayInfo))
+        if len(arrays) < 2:
+            return ANY_OVERLAP
+        return Overlap(arrays, disjoint_flags([(infos[k].ptr, n) for k, n in arrays]))
+
+    def same(self, vals) -> bool:
+        from ..host.intake import disjoint_flags
+        return disjoint_flags([(vals[k], n) for k, n in self.arrays]) == self.pattern
+
+
+class _AnyOverlap:
+    __slots__ = ()
+
+    def same(self, vals) -> bool:
+        return True
+
+
+ANY_OVERLAP = _AnyOverlap()

@@ -1,33 +1,50 @@
 """Launching on an NVIDIA GPU through cuda.core (needs the driver; probed once per process).
 
-Without a driver, cuda.core calls that load modules fail and can leave the process unable to
-make any later driver call (../shared/ARCHITECTURE.md, facts; /work/notes: the get_kernel
-hang), so nothing here touches the driver before `driver_available()` said yes.
+Every driver call goes through `host/driver.current()` (the real cuda.core, or a test double:
+tests/fake_driver.py), and nothing touches the driver before `driver_available()` said yes.
+`launch_gpu` and the per-call `GpuPlan` are in dispatch.py (which imports this module, never the
+other way).
 
-Target: the device's exact arch as a cubin when NVRTC knows it; a device newer than NVRTC gets
-PTX for the newest arch NVRTC has, which the driver JIT-compiles (only if the driver is at least
-as new as NVRTC, or it rejects the PTX). A driver of an older CUDA major than NVRTC cannot load
-NVRTC's output at all: that asks for the `cu12` extra.
+Target: the device's exact arch as a cubin when NVRTC knows it; else a cubin for the newest arch
+NVRTC has of the device's major version (SASS runs on a newer minor of its major); a device of a
+newer major than NVRTC knows gets PTX for the newest arch NVRTC has, which the driver JIT-compiles
+(only if the driver is at least as new as NVRTC, or it rejects the PTX). A driver of an older
+CUDA major than NVRTC cannot load NVRTC's output at all: that asks for the `cu12` extra.
+
+Streams: whatever names the launch stream (a cuda.core Stream, `__cuda_stream__`, a torch or
+cupy stream, an int handle; torch's current stream when the arguments are torch tensors) becomes
+a cuda.core Stream, one per handle, checked once to be on the arguments' device.
+
+Context: a launch makes the arguments' device current and puts the caller's context back after
+(torch keeps its current device in the thread's current context).
+
+Errors: CUDA errors of loading and launching raise TileLaunchError. A kernel with device
+assertions or prints is synchronized after its launch: a failed `assert_` (which traps) raises
+TileLaunchError there, at the launch that failed -- and the CUDA context is then unusable for
+the rest of the process, as after any trap -- and its printf output is out when launch returns.
 """
 from __future__ import annotations
 
-import functools
 import sys
 
 import numpy as np
 
 from ..errors import TileLaunchError, TileValueError
-from ..host.driver import driver_available  # noqa: F401  (also imported from here)
+from ..host import driver as gpu_driver
+
+CUDA_GRID_YZ = 65535               # CUDA's limit on grid y and z (x: 2^31-1, above tilepy's 2^24-1)
+PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that print (default 1 MiB)
+_LEGACY, _PER_THREAD = 1, 2        # CU_STREAM_LEGACY / CU_STREAM_PER_THREAD handles
 
 
-@functools.lru_cache(maxsize=None)
+def driver_available() -> bool:
+    """Is there a loadable NVIDIA driver with at least one GPU? (host/driver.py)"""
+    return gpu_driver.driver_available()
+
+
 def driver_version() -> int:
     """CUDA version the driver supports, e.g. 12080 for 12.8 (needs the driver)."""
-    from cuda.bindings import driver
-    err, v = driver.cuDriverGetVersion()
-    if err != driver.CUresult.CUDA_SUCCESS:
-        raise TileLaunchError(f"cuDriverGetVersion failed: {err}")
-    return int(v)
+    return gpu_driver.current().version()
 
 
 def _ver(v: int) -> str:
@@ -36,8 +53,14 @@ def _ver(v: int) -> str:
 
 def choose_target(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
                   supported: tuple[int, ...]) -> str:
-    """The NVRTC target for a device of compute capability `cc`: "sm_XX" (a cubin for that exact
-    arch) or "compute_XX" (PTX for the driver to JIT); TileLaunchError when nothing loads."""
+    """The NVRTC target for a device of compute capability `cc`: "sm_XX" (a cubin) or
+    "compute_XX" (PTX for the driver to JIT); TileLaunchError when nothing loads."""
+    return target_and_reason(cc, driver, nvrtc, supported)[0]
+
+
+def target_and_reason(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
+                      supported: tuple[int, ...]) -> tuple[str, str]:
+    """(target, why) -- see choose_target; `why` says so in words (`python -m tilepy doctor`)."""
     nv = nvrtc[0] * 1000 + nvrtc[1] * 10
     if driver // 1000 < nvrtc[0]:
         raise TileLaunchError(
@@ -46,17 +69,30 @@ def choose_target(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
             f"{driver // 1000} wheels (pip install 'tilepy[cu{driver // 1000}]') or update the driver")
     arch = cc[0] * 10 + cc[1]
     if arch in supported:
-        return f"sm_{arch}"
+        return f"sm_{arch}", f"a cubin for the GPU's own arch (NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_{arch})"
     older = [a for a in supported if a < arch]
     if not older:
         raise TileLaunchError(f"this GPU (sm_{arch}) is older than the oldest arch NVRTC "
                               f"{nvrtc[0]}.{nvrtc[1]} supports (sm_{min(supported)}); use the "
                               f"CUDA 12 wheels (pip install 'tilepy[cu12]')")
+    same_major = [a for a in older if a // 10 == cc[0]]
+    if same_major:
+        return (f"sm_{max(same_major)}", f"NVRTC {nvrtc[0]}.{nvrtc[1]} does not know sm_{arch}; a "
+                f"cubin for sm_{max(same_major)} (same major version) runs on it")
     if driver < nv:
         raise TileLaunchError(
             f"this GPU (sm_{arch}) is newer than NVRTC {nvrtc[0]}.{nvrtc[1]} knows, and the driver "
             f"(CUDA {_ver(driver)}) is too old to JIT its PTX: update tilepy's CUDA wheels")
-    return f"compute_{max(older)}"
+    return (f"compute_{max(older)}", f"NVRTC {nvrtc[0]}.{nvrtc[1]} knows no arch of sm_{arch}'s "
+            f"major version: PTX for compute_{max(older)}, JIT-compiled by the driver")
+
+
+def device_target(dev) -> str:
+    from . import toolchain
+    tc = toolchain.info()
+    major, minor = (int(x) for x in tc.nvrtc_version.split("."))
+    return choose_target(tuple(dev.compute_capability), driver_version(), (major, minor),
+                         tc.supported_archs)
 
 
 # ----------------------------------------------------------------------------- streams
@@ -77,55 +113,147 @@ def is_cuda_stream(stream) -> bool:
                                    or isinstance(stream, (int, np.integer)) or hasattr(stream, "ptr"))
 
 
-def resolve_stream(stream, infos, dev):
-    """The stream to launch on: the argument (a cuda.core Stream, anything with
-    `__cuda_stream__`, a torch/cupy stream, an int handle), else torch's current stream when
-    any argument is a torch tensor, else the device's default stream."""
+def stream_handle(stream, torch_args: bool, device_id: int | None) -> int:
+    """The CUstream handle of what names the launch stream (see `resolve_stream`); 0 is the
+    legacy default stream."""
     if stream is None:
-        if any(getattr(i, "source", "") == "torch" for i in infos):
-            torch = sys.modules["torch"]
-            return StreamHandle(torch.cuda.current_stream(dev.device_id).cuda_stream)
-        return dev.default_stream
+        if torch_args:
+            return int(sys.modules["torch"].cuda.current_stream(device_id or 0).cuda_stream)
+        return 0
     if hasattr(stream, "__cuda_stream__"):
-        return stream
+        return int(stream.__cuda_stream__()[1])
     if hasattr(stream, "cuda_stream"):           # torch.cuda.Stream without the protocol
-        return StreamHandle(stream.cuda_stream)
+        return int(stream.cuda_stream)
     if hasattr(stream, "ptr") and isinstance(getattr(stream, "ptr"), int):   # cupy.cuda.Stream
-        return StreamHandle(stream.ptr)
+        return stream.ptr
     if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool):
-        return StreamHandle(int(stream))
+        return int(stream)
     raise TileValueError(f"cannot use a {type(stream).__name__} as a CUDA stream (pass a cuda.core "
                          f"Stream, a torch.cuda.Stream, an object with __cuda_stream__, an int "
                          f"handle, or None)")
 
 
-# ----------------------------------------------------------------------------- launch
+def consumer_stream(stream, args):
+    """For intake of CUDA arrays: device id -> the launch stream's handle as DLPack and CAI
+    want it (the legacy default stream is 1 there, 0 being ambiguous)."""
+    torch_args = any(type(a).__module__.startswith("torch") for a in args)
+
+    def handle(device_id):
+        h = stream_handle(stream, torch_args, device_id)
+        return _LEGACY if h == 0 else h
+    return handle
+
+
+_STREAMS: dict = {}
+MAX_STREAMS = 256
+
+
+def wrapped_stream(handle: int, drv=None):
+    """(cuda.core Stream, its device or None) for a CUstream handle, made once per handle (a
+    foreign stream given to cuda.core's launch is deprecated there)."""
+    drv = drv or gpu_driver.current()
+    hit = _STREAMS.get((drv, handle))
+    if hit is None:
+        core = drv.core
+        if handle in (0, _LEGACY):
+            s = core.LEGACY_DEFAULT_STREAM
+        elif handle == _PER_THREAD:
+            s = core.PER_THREAD_DEFAULT_STREAM
+        else:
+            s = core.Stream.from_handle(handle)
+        if len(_STREAMS) >= MAX_STREAMS:
+            _STREAMS.clear()
+        hit = _STREAMS[(drv, handle)] = (s, drv.stream_device(s))
+    return hit
+
+
+def resolve_stream(stream, infos, dev, drv=None):
+    """The cuda.core Stream to launch on: the argument (a cuda.core Stream, anything with
+    `__cuda_stream__`, a torch/cupy stream, an int handle), else torch's current stream when
+    any argument is a torch tensor, else the device's default stream."""
+    torch_args = any(getattr(i, "source", "") == "torch" for i in infos)
+    return launch_stream(stream, torch_args, dev, drv or gpu_driver.current())
+
+
+def launch_stream(stream, torch_args: bool, dev, drv):
+    """resolve_stream's work; a stream of another device than `dev` is an error."""
+    if isinstance(stream, drv.core.Stream):
+        return stream
+    s, device = wrapped_stream(stream_handle(stream, torch_args, dev.device_id), drv)
+    check_stream_device(device, dev)
+    return s
+
+
+def check_stream_device(device: int | None, dev):
+    if device is not None and device != dev.device_id:
+        raise TileValueError(f"the stream is on cuda:{device} but the arrays are on "
+                             f"cuda:{dev.device_id}; launch on a stream of the arrays' device")
+
+
+def check_grid(grid):
+    if grid[1] > CUDA_GRID_YZ or grid[2] > CUDA_GRID_YZ:
+        raise TileValueError(f"grid {tuple(grid)} is too large for CUDA: grid y and z must be at "
+                             f"most {CUDA_GRID_YZ} (x may go up to 2^24-1); fold the extra blocks "
+                             f"into x")
+
+
+# ----------------------------------------------------------------------------- loading
 _KERNELS: dict = {}
 
 
-def device_target(dev) -> str:
-    from . import toolchain
-    tc = toolchain.info()
-    major, minor = (int(x) for x in tc.nvrtc_version.split("."))
-    return choose_target(tuple(dev.compute_capability), driver_version(), (major, minor),
-                         tc.supported_archs)
+def code_key(ck) -> tuple:
+    """What identifies a kernel's code: its name and the source given to the compiler (two
+    kernels with the same argument signature differ here; a redefined one too)."""
+    return ck.name, ck.compile_source()
 
 
-def loaded_kernel(ck, dev):
-    """The cuda.core Kernel of `ck` on `dev`: compiled for the device's arch, loaded once."""
-    key = (ck.key, dev.device_id)
+def loaded_kernel(ck, dev, drv=None):
+    """The cuda.core Kernel of `ck` on `dev`: compiled for the device's arch, loaded once per
+    (code, device)."""
+    drv = drv or gpu_driver.current()
+    key = (drv, code_key(ck), dev.device_id)
     kern = _KERNELS.get(key)
     if kern is None:
-        from cuda.core import ObjectCode
-
-        target = device_target(dev)
-        code = ck.binary(target)             # the compiled kernel's GPU code (api/compiler.py)
-        if code.kind == "cubin":
-            oc = ObjectCode.from_cubin(code.data, name=ck.name)
-        else:
-            oc = ObjectCode.from_ptx(code.data, name=ck.name)
-        kern = _KERNELS[key] = oc.get_kernel(ck.name)
+        code = ck.binary(device_target(dev))   # the compiled kernel's GPU code (api/compiler.py)
+        kern = _KERNELS[key] = load_code(code.kind, code.data, ck.name, drv)
     return kern
+
+
+def load_code(kind: str, data: bytes, name: str, drv=None):
+    """Load a cubin or PTX and get kernel `name` from it (CUDA errors: TileLaunchError)."""
+    drv = drv or gpu_driver.current()
+    oc = drv.core.ObjectCode
+    try:
+        code = oc.from_cubin(data, name=name) if kind == "cubin" else oc.from_ptx(data, name=name)
+        return code.get_kernel(name)
+    except drv.errors as e:
+        raise TileLaunchError(f"the driver could not load kernel '{name}' ({kind}): {e}") from None
+
+
+def debug_ops(source: str) -> tuple[bool, bool]:
+    """(asserts, prints): does the kernel's source assert or print on the device?"""
+    return "tp::tile_assert(" in source, "tp::print_" in source
+
+
+class DeviceContext:
+    """Makes a device current for one launch and puts the caller's context back after
+    (cuda.core's set_current alone would leave it replaced, and torch's current device with it)."""
+    __slots__ = ("dev", "drv", "ctx")
+
+    def __init__(self, dev, drv):
+        self.dev, self.drv, self.ctx = dev, drv, None
+
+    def enter(self) -> int:
+        """Make the device current; returns the caller's context for `leave`."""
+        prev = self.drv.current_context()
+        if self.ctx is None or prev != self.ctx:
+            self.dev.set_current()
+            self.ctx = self.drv.context_of(self.dev)
+        return prev
+
+    def leave(self, prev: int):
+        if prev != self.ctx:
+            self.drv.set_context(prev)
 
 
 def gpu_arg(v):

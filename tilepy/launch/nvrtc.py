@@ -109,9 +109,10 @@ def compile_cubin(source: str, arch: str = "sm_80", name: str = "kernel") -> Cub
     cached on disk by content."""
     kind, arch = check_arch(arch)
     tc = toolchain.info()
+    from ..cuda_c.source_key import location_free
     from ..version import __version__
     key = cache.key_of(kind, __version__, tc.nvrtc_version, tc.runtime_version, arch,
-                       options(arch, source), _headers(), source)
+                       options(arch, source), _headers(), location_free(source))
     hit = cache.get(kind, key)
     if hit is not None and _valid(kind, hit.payload):
         return Cubin(arch, hit.payload, hit.meta.get("log", ""), kind, tc.nvrtc_version, hit.meta)

@@ -11,6 +11,8 @@ Columns, per op of the operations chapter (`SPEC_OPS`):
   CPU, CUDA  the C++ emitter handles the op (`tilepy.cuda_c.kernel.handled_ops`; entry
              is `emit_kernel` itself). Both backends compile the same emitted C++ today.
   interp     the op is in `tilepy.interpret.SUPPORTED_OPS` (when that module exists)
+  bytecode   the op's sample is written as Tile IR bytecode by `tilepy.bytecode` (NVIDIA's
+             verifier accepting it is checked by tests/test_bytecode.py, where tileirdisasm exists)
 """
 from __future__ import annotations
 
@@ -99,7 +101,17 @@ class Row:
     cpu: bool = False
     cuda: bool = False
     interp: bool = False
+    bytecode: bool = False
     problems: list[str] = field(default_factory=list)
+
+
+def check_bytecode(sample: Sample) -> str | None:
+    from ..bytecode import write_module
+    try:
+        write_module(parse_module(sample.text()))
+    except TileError as e:
+        return str(e).splitlines()[0]
+    return None
 
 
 def _emitter_ops() -> set[str]:
@@ -142,13 +154,18 @@ def coverage() -> list[Row]:
             row.printed = problem is None
             if problem:
                 row.problems.append(f"sample: {problem}")
+            problem = check_bytecode(sample) if sample else "no sample"
+            row.bytecode = problem is None
+            if problem:
+                row.problems.append(f"bytecode: {problem}")
         rows.append(row)
     return rows
 
 
 def render(rows: list[Row], show_problems: bool = False) -> str:
-    cols = ("defined", "verified", "printed", "cpu", "cuda", "interp")
-    heads = ("defined", "verified", "printed/parsed", "CPU backend", "CUDA backend", "ref. interp.")
+    cols = ("defined", "verified", "printed", "cpu", "cuda", "interp", "bytecode")
+    heads = ("defined", "verified", "printed/parsed", "CPU backend", "CUDA backend", "ref. interp.",
+             "bytecode")
     width = max(len(r.op) for r in rows)
     lines = [f"{'section':8} {'op':{width}}  " + "  ".join(heads)]
     for r in rows:

@@ -25,16 +25,17 @@ tensors' device (CPU tensors run on the CPU backend).
 Launch guarantee (CUDA graphs, streams). A launch whose kernel and argument signature (dtype,
 shape, strides, device, 16-byte alignment of each tensor; scalar types; Constant values) were
 launched before in the process is a *cached launch*. It reads each tensor's pointer and metadata
-on the host, asks torch for its current stream on the tensors' device, makes the device's
-context current (`cuda.core.Device.set_current`) and enqueues the kernel
+on the host, asks torch for its current stream on the tensors' device (wrapped once per handle
+as a cuda.core Stream), reads the thread's current context (cuCtxGetCurrent; the device's is
+made current only when it is not, and the caller's put back after) and enqueues the kernel
 (`cuda.core.launch`) on that stream, with the argument values in the launch's parameter
 buffer. It does no host synchronization (no stream, event or device synchronize, no reading
 back), no allocation (device, host-pinned or managed), and no driver query (device attributes,
 pointer attributes, versions, module loads): so it can run inside `torch.cuda.graph` capture
 and on any stream torch makes current. The first launch of a signature compiles the kernel,
 loads the module and asks the device what it is: run each op once before capturing (torch's
-graph capture wants a warm-up run anyway). Checked without a GPU against a stub of cuda.core
-(tests/test_torch_launch_hygiene.py).
+graph capture wants a warm-up run anyway). Checked without a GPU on the fake driver of
+tests/fake_driver.py (tests/test_torch_launch_hygiene.py).
 """
 from __future__ import annotations
 

@@ -133,7 +133,12 @@ def mod(ctx, x, y):
                emit(ctx, "xori", c("less_than", r, zero), c("less_than", b, zero), dtype=D.bool_),
                dtype=D.bool_)
     adjusted = emit(ctx, "addf" if d.is_float else "addi", r, b, dtype=d)
-    return emit(ctx, "select", fix, adjusted, r, dtype=d)
+    r = emit(ctx, "select", fix, adjusted, r, dtype=d)
+    if d.is_float:      # a zero remainder has the divisor's sign, as in Python (-0.0 % 1 is 0.0)
+        neg0 = broadcast(ctx, constant(ctx, -0.0, d), a.shape)
+        signed0 = emit(ctx, "select", c("less_than", b, zero), neg0, zero, dtype=d)
+        r = emit(ctx, "select", c("equal", r, zero), signed0, r, dtype=d)
+    return r
 
 
 @impl(api.divmod)

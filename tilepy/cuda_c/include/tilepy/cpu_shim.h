@@ -279,6 +279,7 @@ static inline __nv_bfloat16 __float2bfloat16(float x) { return __float2bfloat16_
 #if defined(TP_FAITHFUL)
 #include "tilepy/cpu_fiber.h"
 #else
+#include "tilepy/cpu_fast.h"
 static inline void __syncthreads() {}
 
 namespace tp { namespace cpu {
@@ -299,14 +300,18 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   if (workers > nblocks) workers = (int)(nblocks > 0 ? nblocks : 1);
   scope.watch(nblocks, workers);
   std::atomic<long> next{0};
+  const long chunk = blocks_per_chunk(nblocks, workers);
   auto worker = [&] {
     Ctx ctx;
     cur = &ctx;
     unsigned char* dyn = smem ? dynamic_smem() : nullptr;
-    for (long b; !stopping() && (b = next.fetch_add(1)) < nblocks;) {
-      ctx.bid = index3(b, grid);
-      if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
-      kernel();
+    for (long b0; !stopping() && (b0 = next.fetch_add(chunk)) < nblocks;) {   // a chunk of blocks
+      const long b1 = nblocks - b0 < chunk ? nblocks : b0 + chunk;
+      for (long b = b0; b < b1; ++b) {
+        ctx.bid = index3(b, grid);
+        if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
+        kernel();
+      }
     }
     cur = nullptr;
   };

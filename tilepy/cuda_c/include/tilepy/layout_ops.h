@@ -135,6 +135,9 @@ template <class Src, int D, class Lr, bool Comm, class T, class L, class F>
 TP_DEV auto reduce_to(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
   constexpr int M = Src::numel / Src::dims[D];
   constexpr int path = Comm ? rows_path<Src, D, L, Lr>::value : 0;
+#if TP_CPU_FAST
+  return reduce_fast<Src, D, Lr, Comm>(x, ident, f);
+#endif
   if constexpr (Comm && M == 1) {
     return reduce_all(x, ident, smem, f);
   } else if constexpr (path == 1) {

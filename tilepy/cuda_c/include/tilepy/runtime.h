@@ -54,8 +54,14 @@ typedef unsigned long long uint64_t;
 #else
 #include "tilepy/cpu_shim.h"
 #define TP_DEV inline
+#if !defined(TP_FAITHFUL)
+#define TP_CPU_FAST 1   // one thread holds each tile, row-major (tilepy/cpu_fast.h)
+#endif
 #define TP_UNROLL
 #define TP_ROLLED
+#endif
+#ifndef TP_CPU_FAST
+#define TP_CPU_FAST 0
 #endif
 
 namespace tp {
@@ -302,6 +308,10 @@ TP_DEV int chunk_span(const View<T, R>& v, const int64_t (&idx)[R], int e, int64
   return n;
 }
 
+}  // namespace tp
+#include "tilepy/cpu_tiles.h"
+namespace tp {
+
 // Vector accesses of V elements (V * sizeof(T) in 2..16 bytes, the address aligned to it).
 template <int B> struct bits_t;
 #ifdef TP_GPU
@@ -341,6 +351,9 @@ template <class S, class L, class T, bool Vec> constexpr int vec_width() {
 
 template <class S, class DM, class L = Cyclic<S::numel>, bool Vec = false, class T, int R>
 TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
+#if TP_CPU_FAST
+  if constexpr (S::rank > 0) return load_fast<S, DM, L>(v, idx, pad);
+#endif
   constexpr int V = vec_width<S, L, T, Vec>();
   Tile<T, S::numel, L> r;
   TP_UNROLL
@@ -371,6 +384,9 @@ TP_DEV T load_scalar(const View<T, R>& v, const int64_t (&idx)[R], T pad) {
 
 template <class S, class DM, bool Vec = false, class T, int R, class L>
 TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel, L>& x) {
+#if TP_CPU_FAST
+  if constexpr (S::rank > 0) return store_fast<S, DM>(v, idx, x);
+#endif
   constexpr int V = L::replicated ? 1 : vec_width<S, L, T, Vec>();
   TP_UNROLL
   for (int s0 = 0; s0 < L::K; s0 += V) {
@@ -411,6 +427,16 @@ template <class T, int N, class L> TP_DEV void to_smem(T* buf, const Tile<T, N, 
   __syncthreads();
 }
 
+// The row-major elements of x, for an op that reads its operand through shared memory: in the
+// fast CPU mode (identity layouts) the tile itself, elsewhere x copied into `buf`.
+template <class T, int N, class L> TP_DEV const T* tile_buf(T* buf, const Tile<T, N, L>& x) {
+#if TP_CPU_FAST
+  return x.v;
+#else
+  to_smem(buf, x);
+  return buf;
+#endif
+}
 // A tile of layout Lr whose element e is get(e).
 template <class T, int N, class Lr, class G> TP_DEV Tile<T, N, Lr> gather_elems(G get) {
   Tile<T, N, Lr> r;
@@ -423,8 +449,10 @@ template <class T, int N, class Lr, class G> TP_DEV Tile<T, N, Lr> gather_elems(
 // broadcast: size-1 source dimensions are repeated to the result's extent.
 template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
 TP_DEV Tile<T, Dst::numel, Lr> broadcast(const Tile<T, Src::numel, L>& x, unsigned char* smem) {
-  T* buf = (T*)smem;
-  to_smem(buf, x);
+#if TP_CPU_FAST
+  if constexpr (Dst::rank > 0) return gather_strided<Dst, Lr>(x.v, broadcast_strides<Src, Dst>());
+#endif
+  const T* buf = tile_buf((T*)smem, x);
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank];
     unravel<Dst>(e, c);
@@ -438,8 +466,10 @@ TP_DEV Tile<T, Dst::numel, Lr> broadcast(const Tile<T, Src::numel, L>& x, unsign
 // permute: result dim i is source dim P[i].
 template <class Src, class P, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
 TP_DEV Tile<T, Dst::numel, Lr> permute(const Tile<T, Src::numel, L>& x, unsigned char* smem) {
-  T* buf = (T*)smem;
-  to_smem(buf, x);
+#if TP_CPU_FAST
+  if constexpr (Dst::rank > 0) return gather_strided<Dst, Lr>(x.v, permute_strides<Src, P, Dst>());
+#endif
+  const T* buf = tile_buf((T*)smem, x);
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank], sc[Src::rank];
     unravel<Dst>(e, c);
@@ -458,8 +488,7 @@ TP_DEV Tile<T, N, Lr> convert(const Tile<T, N, L>& x, unsigned char* smem) {
   if constexpr (same<L, Lr>::value) {
     return x;
   } else {
-    T* buf = (T*)smem;
-    to_smem(buf, x);
+    const T* buf = tile_buf((T*)smem, x);
     return gather_elems<T, N, Lr>([&](int e) { return buf[e]; });
   }
 }
@@ -480,8 +509,7 @@ TP_DEV T reduce_one(const T* buf, int out_e, T ident, F f) {
 template <class Src, int D, class Lr = Cyclic<Src::numel / Src::dims[D]>, class T, class L, class F>
 TP_DEV auto reduce(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
   constexpr int M = Src::numel / Src::dims[D];
-  T* buf = (T*)smem;
-  to_smem(buf, x);
+  const T* buf = tile_buf((T*)smem, x);
   if constexpr (M == 1) {
     return reduce_one<Src, D>(buf, 0, ident, f);
   } else {
@@ -507,11 +535,24 @@ template <class Acc, bool Signed, class T> TP_DEV Acc mma_operand(T x) {
     return cvt<Acc>(x);
   }
 }
+#if TP_CPU_FAST
+template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, class TC, class L, class OA,
+          class OB, class FA, class FB>
+TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
+                     Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b);   // tilepy/cpu_gemm.h
+#endif
 template <int M, int N, int K, int Flags = 3, class TA, class TC, class LA, class LB, class LC>
 TP_DEV Tile<TC, M * N, LC> mma(const Tile<TA, M * K, LA>& a, const Tile<TA, K * N, LB>& b,
                                const Tile<TC, M * N, LC>& c, unsigned char* smem) {
   typedef typename cond<same<TC, int32_t>::value, uint32_t,
                         typename cond<same<TC, double>::value, double, float>::type>::type Acc;
+#if TP_CPU_FAST
+  Tile<TC, M * N, LC> out;
+  mma_fast<1, M, N, K, Acc, false, false>(a, b, c, out,
+                                          [](TA x) { return mma_operand<Acc, (Flags & 1) != 0>(x); },
+                                          [](TA x) { return mma_operand<Acc, (Flags & 2) != 0>(x); });
+  return out;
+#endif
   TA* A = (TA*)smem;
   TA* B = A + M * K;
   __syncthreads();
@@ -611,15 +652,16 @@ struct negf {
   template <class T> TP_DEV T operator()(T a) const { return narrow<T>(-wide(a)); }
 };
 // maxf/minf: IEEE 754-2019 maximumNumber (NaN-ignoring) or maximum (propagate_nan); +0 > -0.
+// Written as selects, not branches, so that loops of it vectorize.
 template <bool Max, bool PropagateNan> struct minmaxf {
   template <class T> TP_DEV T operator()(T a_, T b_) const {
     auto a = wide(a_), b = wide(b_);
-    if (is_nan(a) || is_nan(b)) {   // a canonical NaN (spec 8.7.16)
-      if (PropagateNan || (is_nan(a) && is_nan(b))) return narrow<T>((decltype(a))nan_f32());
-      return is_nan(a) ? b_ : a_;
-    }
-    if (a == b) return (signbit(a) == Max) ? b_ : a_;
-    return (Max ? a > b : a < b) ? a_ : b_;
+    const bool na = is_nan(a), nb = is_nan(b);
+    const T nan = narrow<T>((decltype(a))nan_f32());   // a canonical NaN (spec 8.7.16)
+    T r = (Max ? a > b : a < b) ? a_ : b_;
+    r = a == b ? ((signbit(a) == Max) ? b_ : a_) : r;
+    r = nb ? (PropagateNan ? nan : a_) : r;
+    return na ? ((PropagateNan || nb) ? nan : b_) : r;
   }
 };
 template <bool N> using maxf = minmaxf<true, N>;
@@ -1060,8 +1102,7 @@ TP_DEV T atomic_cas_s(T* p, T c, T v, bool m, unsigned char* smem TP_AT) {
 // extract: the sub-tile of shape Dst at sub-tile grid index idx (a one-element result is a scalar).
 template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class L>
 TP_DEV auto extract(const Tile<T, Src::numel, L>& x, const int (&idx)[Src::rank], unsigned char* smem) {
-  T* buf = (T*)smem;
-  to_smem(buf, x);
+  const T* buf = tile_buf((T*)smem, x);
   auto src_of = [&](int e) {
     int c[Dst::rank];
     unravel<Dst>(e, c);
@@ -1105,10 +1146,12 @@ TP_DEV Tile<T, Dst::numel, Lr> cat(const Tile<T, Src::numel, LA>& a, const Tile<
 // accumulator), as in the reduce combiner); Reverse runs from the last index down.
 template <class Src, int D, bool Reverse, class Lr = Cyclic<Src::numel>, class T, class L, class F>
 TP_DEV Tile<T, Src::numel, Lr> scan(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
+#if TP_CPU_FAST
+  return scan_fast<Src, D, Reverse, Lr>(x, ident, f);
+#endif
   constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
   constexpr int n = Src::dims[D];
-  T* buf = (T*)smem;
-  to_smem(buf, x);
+  const T* buf = tile_buf((T*)smem, x);
   return gather_elems<T, Src::numel, Lr>([&](int e) {
     const int outer = e / (n * inner_n), inner = e % inner_n, j = (e / inner_n) % n;
     const int base = outer * n * inner_n + inner;
@@ -1217,8 +1260,7 @@ template <class... A> TP_DEV void print_scalars(const char* fmt, A... args) {
 // A tile prints like a nested Python list: [[a, b], [c, d]].
 template <class S, class T, class L>
 TP_DEV void print_tile(const char* spec, const Tile<T, S::numel, L>& x, unsigned char* smem) {
-  T* buf = (T*)smem;
-  to_smem(buf, x);
+  const T* buf = tile_buf((T*)smem, x);
   if (tid() != 0) return;
   for (int e = 0; e < S::numel; ++e) {
     int c[S::rank];

@@ -33,8 +33,8 @@ template <class T, int Bt, int R, int C, bool Tr = false> struct SmemOp {
   static constexpr int SW = CPR >= 8 ? 8 : CPR, RPL = CPR >= 8 ? 1 : (CPR > 0 ? 8 / CPR : 1);
   static constexpr int elems = Bt * R * C;
   T* p;
-  TP_DEV static int soff(int b, int sr, int sc) {
-    if constexpr (CPR <= 1) return (b * SR + sr) * SC + sc;
+  TP_DEV static int soff(int b, int sr, int sc) {   // (no swizzle in the fast CPU mode)
+    if constexpr (CPR <= 1 || TP_CPU_FAST) return (b * SR + sr) * SC + sc;
     else return (b * SR + sr) * SC + (((sc / EPC) ^ ((sr / RPL) % SW)) * EPC) + sc % EPC;
   }
   TP_DEV T* srow(int b, int sr, int sc) const { return p + soff(b, sr, sc); }
@@ -101,6 +101,9 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
   static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
   constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
+#if TP_CPU_FAST
+  if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
+#endif
   if constexpr (SC % EPC == 0) {
     constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
     TP_UNROLL
@@ -316,6 +319,10 @@ template <int Kind, class TC> struct acc_of {
 };
 
 
+}  // namespace tp
+#include "tilepy/cpu_gemm.h"
+namespace tp {
+
 // ------------------------------------------------------------------------------ compute
 template <int Bt, int M, int N, int K, int Kind, int Flags, class TC, class LC, class OA, class OB>
 TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile<TC, Bt * M * N, LC>& c) {
@@ -323,22 +330,13 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
   constexpr bool SA = (Flags & 1) != 0, SB = (Flags & 2) != 0, RA = (Flags & 4) != 0,
                  RB = (Flags & 8) != 0;
   Tile<TC, Bt * M * N, LC> r;
-  if constexpr (!LC::real) {   // one thread holds the tile row-major (fast CPU mode)
-    Acc acc[Bt * M * N];
-    for (int e = 0; e < Bt * M * N; ++e) acc[e] = to_acc<Acc>(c.v[e]);
-    for (int b = 0; b < Bt; ++b)
-      for (int k = 0; k < K; ++k) {
-        Acc brow[N];                        // row k of B, unswizzled: the inner loop vectorizes
-        for (int n = 0; n < N; ++n) brow[n] = mul_value<Kind, SB, RB, Acc>(elem_at<K, N>(B, b, k, n));
-        for (int m = 0; m < M; ++m) {
-          const Acc av = mul_value<Kind, SA, RA, Acc>(elem_at<M, K>(A, b, m, k));
-          Acc* row = acc + (b * M + m) * N;
-          for (int n = 0; n < N; ++n) row[n] += av * brow[n];
-        }
-      }
-    for (int e = 0; e < Bt * M * N; ++e) r.v[e] = from_acc<TC>(acc[e]);
-    return r;
-  } else {
+#if TP_CPU_FAST
+  mma_fast<Bt, M, N, K, Acc, Kind != 4 && !RA, Kind != 4 && !RB>(
+      A, B, c, r, [](auto x) { return mul_value<Kind, SA, RA, Acc>(x); },
+      [](auto x) { return mul_value<Kind, SB, RB, Acc>(x); });
+  return r;
+#else
+  {
     constexpr int FM = LC::FM, FN = LC::FN, WN = N / (FN * 8);
     const int l = lane_of(), w = warp_of();
     const int wm0 = (w / WN) * (FM * 16), wn0 = (w % WN) * (FN * 8);
@@ -403,6 +401,7 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
     for (int s = 0; s < LC::K; ++s) r.v[s] = from_acc<TC>((&acc[0][0][0][0])[s]);
     return r;
   }
+#endif
 }
 
 // A register operand staged at `where`, or the shared-memory operand itself.

@@ -1,16 +1,18 @@
-"""Figures for the tutorials.
+"""Figures for the tutorials (`from tilepy.tools.plotting import new_figure, save`).
 
-Each tutorial draws its figures with matplotlib's Agg backend and saves them as PNG files under
-`tutorials/figures/` (or `$TUTORIAL_FIGURES_DIR`); opened as a notebook (jupytext), a figure also
-shows inline. matplotlib is optional: `pip install .` does not install it, and without it a
-tutorial still runs and checks its results; only the plot is skipped, with a printed note.
+Part of the installed package, so a tutorial runs wherever it is saved: as a script, or as a
+notebook copied to any folder. Each tutorial draws its figures with matplotlib (the Agg backend
+in a script, inline in a Jupyter kernel) and saves them as PNG files under `figures/` beside the
+script (a notebook: its folder), or `$TUTORIAL_FIGURES_DIR`. matplotlib is optional: `pip
+install .` does not install it, and without it a tutorial still runs and checks its results;
+only the plot is skipped, with a printed note.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from ..settings import tutorial_figures_dir
 
 
 def _pyplot():
@@ -25,7 +27,11 @@ def _pyplot():
 
 
 def figures_dir() -> str:
-    return os.environ.get("TUTORIAL_FIGURES_DIR") or os.path.join(_HERE, "figures")
+    """$TUTORIAL_FIGURES_DIR, else `figures/` beside the script being run, else (a notebook, an
+    interactive session) under the current folder."""
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    here = os.path.dirname(os.path.abspath(script)) if script else os.getcwd()
+    return tutorial_figures_dir() or os.path.join(here, "figures")
 
 
 def new_figure(what: str, ncols: int = 1, width: float = 6.0, height: float = 4.0):

@@ -1,0 +1,197 @@
+"""tilepy's Tile IR bytecode (tilepy/bytecode/) read by NVIDIA's tools: every module of the test
+corpora (tutorial kernels, the cuTile-style suite, ir/samples.py, the spec listings) is written as
+bytecode and accepted by `tileirdisasm` (NVIDIA's reader and verifier); where tilepy's parser reads
+NVIDIA's printed text back, the module has the same ops in the same order. The format tests below
+need no NVIDIA tool."""
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import bytecode_util as bu
+from tilepy.bytecode import read_module, write_module
+from tilepy.bytecode.layouts import LAYOUTS, STRUCTURAL
+from tilepy.bytecode.stream import signed_varint, varint
+from tilepy.errors import TileUnsupportedFeatureError
+from tilepy.ir.ops import OPS
+from tilepy.ir.parser import parse_module
+
+CORPORA = bu.corpora()
+needs_tool = pytest.mark.skipif(bu.TILEIRDISASM is None,
+                                reason="tileirdisasm not installed (pip install nvidia-cuda-tileiras)")
+
+@needs_tool
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_nvidia_verifier_accepts(name):
+    result = bu.disasm(write_module(CORPORA[name]()))
+    assert result.returncode == 0, result.stderr
+    assert "entry @" in result.stdout
+
+
+def _shape(module):
+    """Per op: its name, result types and the attributes it sets to other than their default
+    (NVIDIA's printer leaves out a default rounding: the bytecode layouts' defaults)."""
+    def attrs(o):
+        layout = LAYOUTS.get(o.name)
+        default = {f.name: f.default for f in layout.attrs} if layout else {}
+        return sorted(k for k, v in o.attrs.items() if v not in (None, False, default.get(k)))
+    return [(o.name, [str(r.type) for r in o.results], attrs(o)) for o in module.walk()]
+
+
+@needs_tool
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_nvidia_text_reads_back_the_same(name):
+    """tileirdisasm's text of tilepy's bytecode, read by tilepy's parser and verified, has the
+    same ops with the same result types and attributes."""
+    from tilepy.ir.verifier import verify
+    module = CORPORA[name]()
+    text = bu.disasm(write_module(module)).stdout
+    back = parse_module(f"cuda_tile.module @m {{\n{text}\n}}\n")
+    verify(back)
+    assert _shape(back) == _shape(module)
+
+
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_reader_round_trips(name):
+    """tilepy's reader gives back a module that verifies, has the same ops, and writes the very
+    same bytes."""
+    from tilepy.ir.verifier import verify
+    data = write_module(CORPORA[name]())
+    back = read_module(data)
+    verify(back)
+    assert _shape(back) == _shape(CORPORA[name]())
+    assert write_module(back) == data
+
+
+def test_reader_refuses_what_tilepy_cannot_hold():
+    data = bytearray(write_module(CORPORA["sample:load_view_tko"]()))
+    with pytest.raises(TileUnsupportedFeatureError, match="version 13.1"):
+        read_module(bytes(data[:8]) + b"\x0d\x01" + bytes(data[10:]))
+    from tilepy.errors import TileValueError
+    with pytest.raises(TileValueError, match="not Tile IR bytecode"):
+        read_module(b"MLIR" + bytes(data[4:]))
+    with pytest.raises(TileValueError, match="truncated"):
+        read_module(bytes(data[:40]))
+
+
+@needs_tool
+def test_kernel_bytecode():
+    cases = bu.tutorial_modules()
+    assert "tutorial:01_vector_add.vector_add" in cases
+    import sys
+    sys.path.insert(0, os.path.join(bu.HERE, "..", "tutorials"))
+    from definitions import load
+    a = np.zeros(2048, np.float32)
+    data = load("01_vector_add").vector_add.bytecode(a, a, a, 256)
+    assert data.startswith(b"\x7fTileIR\x00\x0d\x04")
+    text = bu.disasm(data).stdout
+    assert "load_view_tko" in text and "tile<256xf32>" in text
+
+
+@pytest.mark.parametrize("version", [(13, 2), (13, 3), (13, 4)])
+def test_versions_in_the_header(version):
+    sample = CORPORA["sample:addf"]()
+    data = write_module(sample, version)
+    assert data[:8] == b"\x7fTileIR\x00" and tuple(data[8:10]) == version
+    assert data[-1] == 0                    # the end-of-bytecode section
+
+
+def test_older_versions_differ_where_the_format_does():
+    """13.4 adds inbounds to load/store_view_tko and optional-part bitfields to ptr types."""
+    module = CORPORA["sample:load_view_tko"]()
+    assert len(write_module(module, (13, 4))) > len(write_module(module, (13, 3)))
+
+
+def test_unwritten_version_is_refused():
+    with pytest.raises(TileUnsupportedFeatureError, match="13.1 is not written"):
+        write_module(CORPORA["sample:addf"](), (13, 1))
+
+
+def test_every_op_has_a_layout():
+    missing = [name for name in OPS if name not in LAYOUTS and name not in STRUCTURAL]
+    assert not missing
+
+
+@pytest.mark.parametrize("value, encoded", [(0, b"\x00"), (127, b"\x7f"), (128, b"\x80\x01"),
+                                            (300, b"\xac\x02")])
+def test_varint(value, encoded):
+    buf = bytearray()
+    varint(value, buf)
+    assert bytes(buf) == encoded
+
+
+@pytest.mark.parametrize("value, encoded", [(0, b"\x00"), (-1, b"\x01"), (1, b"\x02"),
+                                            (-64, b"\x7f")])
+def test_signed_varint(value, encoded):
+    buf = bytearray()
+    signed_varint(value, buf)
+    assert bytes(buf) == encoded
+
+
+def test_bitcast_to_tf32_is_not_a_same_width_cast():
+    """NVIDIA's verifier: tf32 is 19 bits wide, so i32 <-> tf32 is no bitcast (found by taking
+    the fuzzer's kernels through tileirdisasm); tilepy's verifier says the same."""
+    from tilepy.errors import TileError
+    from tilepy.ir.verifier import verify
+    text = ("cuda_tile.module @m {\nentry @k() {\n%a = constant <i32: 7> : tile<4xi32>\n"
+            "%r = bitcast %a : tile<4xi32> -> tile<4xtf32>\nreturn\n}\n}\n")
+    with pytest.raises(TileError, match="same bit width"):
+        verify(parse_module(text))
+
+
+FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
+
+
+@needs_tool
+def test_fuzzed_kernels_are_accepted():
+    """At least 500 random valid kernels (tests/fuzz), several entries a module."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from fuzz import batches
+    from fuzz.case import materialize
+    from tilepy.ir.core import Module
+    modules, pending = [], Module("fuzz")
+
+    @settings(max_examples=FUZZ_BATCHES, derandomize=True, database=None, deadline=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(batches(FUZZ_CASES))
+    def collect(batch):
+        nonlocal pending
+        module, _ = materialize(batch[0], name=f"fuzz{len(modules)}_{len(pending.items)}")
+        for item in module.items:
+            pending.append(item)
+        if len(pending.items) == FUZZ_PER_MODULE:
+            modules.append(pending)
+            pending = Module("fuzz")
+
+    collect()
+    modules += [pending] if pending.items else []
+    kernels = 0
+    for module in modules:
+        data = write_module(module)
+        result = bu.disasm(data)
+        assert result.returncode == 0, f"{result.stderr}\n{module}"
+        assert write_module(read_module(data)) == data
+        kernels += FUZZ_CASES * len(module.items)
+    assert kernels >= 500
+
+
+@needs_tool
+def test_locations_point_at_the_python_lines(tmp_path):
+    """The debug section carries each op's Python line: NVIDIA's disassembler shows the addf of
+    `a_tile + b_tile` at its line and column in the tutorial."""
+    path = os.path.join(bu.HERE, "..", "tutorials", "01_vector_add.py")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    row = next(i for i, text in enumerate(lines, 1) if "tile=a_tile + b_tile" in text)
+    col = lines[row - 1].index("a_tile + b_tile") + 1
+    data = write_module(CORPORA["tutorial:01_vector_add.vector_add"]())
+    path = tmp_path / "k.tileirbc"
+    path.write_bytes(data)
+    text = subprocess.run([bu.TILEIRDISASM, "-g", str(path)], capture_output=True, text=True,
+                          check=True).stdout
+    addf_loc = re.search(r"= addf .* loc\((#loc\d+)\)", text).group(1)
+    inner = re.search(rf"^{addf_loc} = #cuda_tile.di_loc<(#loc\d*) in #di_subprogram>", text,
+                      re.M).group(1)
+    assert re.search(rf'^{inner} = loc\(".*01_vector_add.py":{row}:{col}\)', text, re.M)

@@ -1,0 +1,42 @@
+"""The tutorials as notebook users run them: each is opened as a notebook (jupytext) and executed
+in a real Jupyter kernel (nbclient + ipykernel), once from the tutorials folder and once saved
+somewhere else (what they import comes from the installed package, not from beside them). They
+print the same checks as when run as scripts, and draw their figures (into `figures/` beside a
+notebook saved elsewhere)."""
+import os
+import shutil
+
+import pytest
+
+from notebook_util import execute, text_of
+from test_tutorials import EXPECT, HAS_MPL, TUTORIAL_DIR, TUTORIALS
+
+PLACES = ("tutorials folder", "copied elsewhere")
+HTML = {"07_inspect_code.py": 'class="tp-inspect"'}      # rich output a notebook must show
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("path", TUTORIALS, ids=[os.path.basename(p) for p in TUTORIALS])
+def test_tutorial_runs_in_a_jupyter_kernel(path, place, tmp_path):
+    jupytext = pytest.importorskip("jupytext")
+    name = os.path.basename(path)
+    nb = jupytext.read(path)
+    if place == PLACES[0]:
+        cwd, figures = TUTORIAL_DIR, tmp_path
+    else:                                       # only the notebook itself: no helper beside it
+        cwd = figures = tmp_path / "my notebooks"
+        cwd.mkdir()
+        shutil.copy(path, cwd / name)
+        figures = cwd / "figures"               # the default: beside the notebook
+    env = {"TUTORIAL_FIGURES_DIR": str(figures) if place == PLACES[0] else ""}
+    execute(nb, cwd, env, timeout=900)
+    out = "\n".join(text_of(c) for c in nb.cells if c.cell_type == "code")
+    lines, drawn = EXPECT[name]
+    for line in lines:
+        assert line in out, f"{line!r} not printed:\n{out[-3000:]}"
+    if name in HTML:
+        pages = [o["data"].get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                 for o in c.outputs if o["output_type"] == "execute_result"]
+        assert any(HTML[name] in p for p in pages), "no HTML view was displayed"
+    if HAS_MPL:
+        assert sorted(os.listdir(figures) if os.path.isdir(figures) else []) == sorted(drawn)

@@ -1,0 +1,157 @@
+"""Per-op layouts of the bytecode, as data: one row per tilepy op (keyed by the op table's names).
+
+An op is written as: its opcode; its result types (`results`: "each" one type id per result,
+"sized" a count first); a varint of flag bits (`flags`, in order: a unit attribute that is set,
+an optional attribute or operand that is present); its attributes (`attrs`, in order, each by its
+encoding); its operands (`operands`: "each" one value id per operand, optional ones only when
+present; "counted" the total count, then every id; "groups" variadic groups each with a count);
+then `regions` nested regions. Facts from NVIDIA's cuda-tile dialect (BytecodeOpcodes.td, Ops.td)
+and cuTile's encoder; written as tilepy data.
+
+13.1 spec vs NVIDIA's 13.4 dialect, as handled here (a `since` version on a field: older
+bytecode lacks it, and the writer refuses a non-default value there):
+- `exp` takes `rounding` (13.3; tilepy has none: written as `full`);
+- `tanh`'s rounding and `negi`'s overflow are in the bytecode since 13.2;
+- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3 (tilepy: unset);
+- `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
+- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
+- `pow` is NVIDIA's `fpowf`.
+Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca, mmaf_scaled,
+gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
+row because tilepy has no op to write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    enc: str = "flag"           # flag | enum | int | str | bool | ints32 | dense | predicate |
+    #                             hints | identities | inbounds
+    since: tuple[int, int] = (13, 1)
+    default: object = None      # the value written when tilepy's op has none
+
+
+@dataclass(frozen=True)
+class Layout:
+    opcode: int
+    nvidia: str                 # NVIDIA's op name, where it differs from tilepy's
+    results: str = "each"       # each | sized
+    flags: tuple[Field, ...] = ()
+    attrs: tuple[Field, ...] = ()
+    operands: str = "each"      # each | counted | groups
+    regions: int = 0
+
+
+def _f(name, since=(13, 1), default=None, enc="flag"):
+    return Field(name, enc, since, default)
+
+
+def _a(name, enc="enum", since=(13, 1), default=None):
+    return Field(name, enc, since, default)
+
+
+FTZ = _f("flush_to_zero")
+ROUND_EVEN = _a("rounding_mode", default="nearest_even")
+OVERFLOW = _a("overflow", default="none")
+SIGNED = _a("signedness")
+ORDERING = _a("memory_ordering_semantics")
+SCOPE = _a("memory_scope")
+HINTS = _a("optimization_hints", "hints")
+INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # tilepy: no index is in bounds
+
+
+def _rows() -> dict[str, Layout]:
+    float_binary = dict(flags=(FTZ,), attrs=(ROUND_EVEN,))
+    minmax = dict(flags=(_f("propagate_nan"), FTZ))
+    view_mem = dict(results="sized", flags=(_f("memory_scope"), _f("optimization_hints"),
+                                            _f("token")),
+                    attrs=(ORDERING, SCOPE, HINTS, INBOUNDS), operands="groups")
+    plain = {  # opcode, NVIDIA name: one result, operands one by one, no attributes
+        "absf": (0, "absf"), "absi": (1, "absi"), "andi": (4, "andi"), "atan2": (110, "atan2"),
+        "bitcast": (9, "bitcast"), "broadcast": (11, "broadcast"), "ceil": (13, "ceil"),
+        "cosh": (19, "cosh"), "cos": (18, "cos"), "floor": (39, "floor"), "pow": (84, "fpowf"),
+        "int_to_ptr": (51, "int_to_ptr"), "iota": (58, "iota"), "log2": (64, "log2"),
+        "log": (63, "log"), "make_partition_view": (66, "make_partition_view"),
+        "make_token": (68, "make_token"), "mmaf": None, "mulhii": (77, "mulhii"),
+        "negf": (79, "negf"), "offset": (81, "offset"), "ori": (82, "ori"),
+        "pack": (111, "pack"), "ptr_to_int": (86, "ptr_to_int"),
+        "ptr_to_ptr": (87, "ptr_to_ptr"), "remf": (89, "remf"), "reshape": (91, "reshape"),
+        "select": (95, "select"), "sinh": (99, "sinh"), "sin": (98, "sin"), "tan": (105, "tan"),
+        "unpack": (112, "unpack"), "xori": (108, "xori"),
+        "get_tile_block_id": (48, "get_tile_block_id"),
+        "get_num_tile_blocks": (46, "get_num_tile_blocks"),
+    }
+    rows = {name: Layout(*v) for name, v in plain.items() if v}
+    rows.update({
+        "addf": Layout(2, "addf", **float_binary), "subf": Layout(103, "subf", **float_binary),
+        "mulf": Layout(76, "mulf", **float_binary), "divf": Layout(20, "divf", **float_binary),
+        "fma": Layout(40, "fma", **float_binary),
+        "sqrt": Layout(100, "sqrt", **float_binary),
+        "maxf": Layout(69, "maxf", **minmax), "minf": Layout(71, "minf", **minmax),
+        "exp2": Layout(24, "exp2", flags=(FTZ,)), "rsqrt": Layout(93, "rsqrt", flags=(FTZ,)),
+        "tanh": Layout(106, "tanh", attrs=(_a("rounding_mode", since=(13, 2), default="full"),)),
+        "exp": Layout(23, "exp", attrs=(_a("rounding_mode", since=(13, 3), default="full"),)),
+        "addi": Layout(3, "addi", attrs=(OVERFLOW,)), "subi": Layout(104, "subi", attrs=(OVERFLOW,)),
+        "muli": Layout(78, "muli", attrs=(OVERFLOW,)), "shli": Layout(96, "shli", attrs=(OVERFLOW,)),
+        "negi": Layout(80, "negi", attrs=(_a("overflow", since=(13, 2), default="none"),)),
+        "trunci": Layout(107, "trunci", attrs=(OVERFLOW,)),
+        "remi": Layout(90, "remi", attrs=(SIGNED,)), "maxi": Layout(70, "maxi", attrs=(SIGNED,)),
+        "mini": Layout(72, "mini", attrs=(SIGNED,)), "shri": Layout(97, "shri", attrs=(SIGNED,)),
+        "exti": Layout(37, "exti", attrs=(SIGNED,)),
+        "divi": Layout(21, "divi", attrs=(SIGNED, _a("rounding", default="zero"))),
+        "cmpf": Layout(14, "cmpf", attrs=(_a("comparison_predicate"), _a("comparison_ordering"))),
+        "cmpi": Layout(15, "cmpi", attrs=(_a("comparison_predicate"), SIGNED)),
+        "ftof": Layout(42, "ftof", attrs=(ROUND_EVEN,)),
+        "ftoi": Layout(43, "ftoi", flags=(_f("saturating", since=(13, 4)),),
+                       attrs=(SIGNED, _a("rounding_mode", default="nearest_int_to_zero"))),
+        "itof": Layout(59, "itof", attrs=(SIGNED, ROUND_EVEN)),
+        "mmaf": Layout(73, "mmaf", flags=(_f("fast_acc", since=(13, 3)),)),
+        "mmai": Layout(74, "mmai", attrs=(_a("signedness_lhs"), _a("signedness_rhs"))),
+        "cat": Layout(12, "cat", attrs=(_a("dim", "int"),)),
+        "permute": Layout(83, "permute", attrs=(_a("permutation", "ints32"),)),
+        "extract": Layout(38, "extract", results="sized", operands="counted"),
+        "assume": Layout(6, "assume", attrs=(_a("predicate", "predicate"),)),
+        "constant": Layout(16, "constant", attrs=(_a("value", "dense"),)),
+        "get_global": Layout(44, "get_global", attrs=(_a("name", "str"),)),
+        "assert": Layout(5, "assert", attrs=(_a("message", "str"),)),
+        "print_tko": Layout(85, "print_tko", results="sized", flags=(_f("token", (13, 2)),),
+                            attrs=(_a("str", "str"),), operands="groups"),
+        "join_tokens": Layout(60, "join_tokens", results="sized", operands="counted"),
+        "make_tensor_view": Layout(67, "make_tensor_view", results="sized", operands="groups"),
+        "get_index_space_shape": Layout(45, "get_index_space_shape", results="sized"),
+        "get_tensor_shape": Layout(47, "get_tensor_shape", results="sized"),
+        "load_view_tko": Layout(62, "load_view_tko", **view_mem),
+        "store_view_tko": Layout(102, "store_view_tko", **view_mem),
+        "load_ptr_tko": Layout(61, "load_ptr_tko", flags=(
+            _f("memory_scope"), _f("optimization_hints"), _f("mask"), _f("paddingValue"),
+            _f("token")), attrs=(ORDERING, SCOPE, HINTS)),
+        "store_ptr_tko": Layout(101, "store_ptr_tko", flags=(
+            _f("memory_scope"), _f("optimization_hints"), _f("mask"), _f("token")),
+            attrs=(ORDERING, SCOPE, HINTS)),
+        "atomic_cas_tko": Layout(7, "atomic_cas_tko", flags=(_f("mask"), _f("token")),
+                                 attrs=(ORDERING, SCOPE)),
+        "atomic_rmw_tko": Layout(8, "atomic_rmw_tko", flags=(_f("mask"), _f("token")),
+                                 attrs=(ORDERING, SCOPE, _a("mode"))),
+        "for": Layout(41, "for", results="sized", flags=(_f("unsignedCmp", (13, 2)),),
+                      operands="counted", regions=1),
+        "loop": Layout(65, "loop", results="sized", operands="counted", regions=1),
+        "if": Layout(50, "if", results="sized", regions=2),
+        "reduce": Layout(88, "reduce", results="sized", operands="counted", regions=1,
+                         attrs=(_a("dim", "int"), _a("identities", "identities"))),
+        "scan": Layout(94, "scan", results="sized", operands="counted", regions=1,
+                       attrs=(_a("dim", "int"), _a("reverse", "bool"),
+                              _a("identities", "identities"))),
+    })
+    for name, opcode in (("yield", 109), ("continue", 17), ("break", 10), ("return", 92)):
+        rows[name] = Layout(opcode, name, results="sized", operands="counted")
+    return rows
+
+
+LAYOUTS: dict[str, Layout] = _rows()
+
+# Written as parts of the file, not as ops: `module` is the file, `entry` a function of the
+# function section, `global` an entry of the global section.
+STRUCTURAL = ("module", "entry", "global")

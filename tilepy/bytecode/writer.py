@@ -1,0 +1,342 @@
+"""ir.Module -> Tile IR bytecode bytes.
+
+File: magic `\\x7fTileIR\\x00`, version (major, minor byte; tag u16), then sections, each a
+byte id (|0x80 when aligned), a varint length, [a varint alignment and padding], the body:
+functions, globals, constants, debug info, types, strings; a 0 byte ends the file.
+A function: name (string id), signature (type id), flags (2: entry, 4: has hints), debug index,
+[hints], the byte length of its body, then its ops. Values are numbered per function: the
+parameters first, then results in order; a region's block arguments and ops take the numbers
+after the enclosing op's operands, and the op's results come after its regions (numbers used
+inside a region are free again once it ends).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TileUnsupportedFeatureError
+from ..ir.opdef import ROUNDING
+from ..types import I32
+from .debuginfo import DebugInfo
+from .layouts import LAYOUTS, Field, Layout
+from .stream import Constants, Strings, pad, signed_varint, varint
+from .types import TypeTable
+
+VERSIONS = ((13, 2), (13, 3), (13, 4))
+DEFAULT_VERSION = (13, 4)
+MAGIC = b"\x7fTileIR\x00"
+SEC_END, SEC_STRING, SEC_FUNC, SEC_DEBUG, SEC_CONST, SEC_TYPE, SEC_GLOBAL = range(7)
+ENTRY, ENTRY_HINTS = 0x02, 0x04
+TAG_INT, TAG_FLOAT, TAG_BOOL, TAG_DICT, TAG_HINTS = 0x01, 0x02, 0x03, 0x0A, 0x0B
+TAG_DIV_BY, TAG_SAME, TAG_BOUNDED = 0x08, 0x09, 0x0C
+
+
+def write_module(module, version: tuple[int, int] = DEFAULT_VERSION) -> bytes:
+    if version not in VERSIONS:
+        raise TileUnsupportedFeatureError(
+            f"bytecode version {version[0]}.{version[1]} is not written by tilepy "
+            f"(writes {', '.join(f'{a}.{b}' for a, b in VERSIONS)})")
+    return bytes(_File(version).write(module))
+
+
+class _File:
+    def __init__(self, version):
+        self.version = version
+        self.strings, self.constants = Strings(), Constants()
+        self.types = TypeTable(version)
+        self.debug = DebugInfo(self.strings)
+
+    def write(self, module) -> bytearray:
+        funcs = bytearray()
+        entries = [op for op in module.items if op.name == "entry"]
+        globals_ = [op for op in module.items if op.name == "global"]
+        varint(len(entries), funcs)
+        for e in entries:
+            self.function(e, funcs)
+        out = bytearray(MAGIC)
+        out += bytes([self.version[0], self.version[1], 0, 0])
+        _section(SEC_FUNC, 8, funcs, out)
+        if globals_:
+            _section(SEC_GLOBAL, 1, self.global_section(globals_), out)
+        consts = bytearray()
+        self.constants.write(8, consts)
+        _section(SEC_CONST, 8, consts, out)
+        _section(SEC_DEBUG, 8, self.debug.section(), out)
+        types = bytearray()
+        self.types.write(4, types)
+        _section(SEC_TYPE, 4, types, out)
+        strings = bytearray()
+        self.strings.write(4, strings)
+        _section(SEC_STRING, 4, strings, out)
+        out.append(SEC_END)
+        return out
+
+    # ------------------------------------------------------------------ functions
+    def function(self, entry, buf: bytearray) -> None:
+        block = entry.regions[0].block
+        params = [a.type for a in block.args]
+        hints = entry.attrs.get("optimization_hints")
+        varint(self.strings.id(entry.sym_name), buf)
+        varint(self.types.function(params, []), buf)
+        buf.append(ENTRY | (ENTRY_HINTS if hints else 0))
+        varint(self.debug.function(entry), buf)
+        if hints:
+            buf.append(TAG_HINTS)           # tagged here, untagged as an op's attribute
+            self.hints(hints, buf)
+        body = _Body(self, {a: i for i, a in enumerate(block.args)})
+        for op in block.ops:
+            body.op(op)
+        varint(len(body.buf), buf)
+        buf += body.buf
+
+    def global_section(self, globals_) -> bytearray:
+        """Each global: name, type, value (constant id), alignment; since 13.3 also its symbol
+        visibility (tilepy's globals are public) and whether it is constant (tilepy: no)."""
+        buf = bytearray()
+        varint(len(globals_), buf)
+        for g in globals_:
+            varint(self.strings.id(g.sym_name), buf)
+            varint(self.types.id(g.type), buf)
+            varint(self.constants.id(dense_bytes(g.value)), buf)
+            varint(g.attrs.get("alignment") or 0, buf)
+            if self.version >= (13, 3):
+                buf.append(0)               # public
+                varint(0, buf)              # not constant
+        return buf
+
+    # ------------------------------------------------------------------ attributes
+    def hints(self, hints, buf: bytearray) -> None:
+        varint(len(hints.entries), buf)
+        for arch, items in hints.entries:
+            varint(self.strings.id(arch), buf)
+            buf.append(TAG_DICT)
+            varint(len(items), buf)
+            for key, value in items:
+                varint(self.strings.id(key), buf)
+                if isinstance(value, bool):
+                    buf += bytes([TAG_BOOL, int(value)])
+                elif isinstance(value, int):
+                    buf.append(TAG_INT)
+                    varint(self.types.elem(I32), buf)
+                    varint(value & 0xFFFFFFFF, buf)
+                else:
+                    raise TileUnsupportedFeatureError(
+                        f"bytecode: optimization hint {key} = {value!r} is not an integer or bool")
+
+    def predicate(self, p, buf: bytearray) -> None:
+        if p.kind == "div_by":
+            buf.append(TAG_DIV_BY)
+            varint(p.divisor, buf)
+            buf.append((p.every is not None) | ((p.along is not None) << 1))
+            for v in (p.every, p.along):
+                if v is not None:
+                    signed_varint(v, buf)
+        elif p.kind == "bounded":
+            buf.append(TAG_BOUNDED)
+            buf.append((p.lower is not None) | ((p.upper is not None) << 1))
+            for v in (p.lower, p.upper):
+                if v is not None:
+                    signed_varint(v, buf)
+        else:
+            buf.append(TAG_SAME)
+            varint(len(p.values), buf)
+            for v in p.values:
+                buf += int(v).to_bytes(8, "little", signed=True)
+
+    def scalar_attr(self, dense, buf: bytearray) -> None:
+        """A typed integer or float scalar attribute (a reduce/scan identity)."""
+        elem, width = dense.elem, dense.elem.bits
+        bits = int.from_bytes(dense_bytes(dense)[:max(1, (width + 7) // 8)], "little")
+        if elem.is_float:
+            buf.append(TAG_FLOAT)
+            varint(self.types.elem(elem), buf)
+            if width <= 8:
+                buf.append(bits)
+            else:                           # the bits as an int64, zig-zag (NVIDIA's APInt)
+                signed_varint(bits - (1 << 64) if bits >> 63 else bits, buf)
+        else:
+            buf.append(TAG_INT)
+            varint(self.types.elem(elem), buf)
+            varint(bits & ((1 << width) - 1), buf)
+
+
+def _section(sid: int, alignment: int, body: bytearray, out: bytearray) -> None:
+    out.append(sid | (0x80 if alignment > 1 else 0))
+    varint(len(body), out)
+    if alignment > 1:
+        varint(alignment, out)
+        pad(alignment, out)
+    out += body
+
+
+class _Body:
+    """The ops of one function, numbering values as the reader will."""
+
+    def __init__(self, file: _File, ids: dict):
+        self.file, self.ids, self.buf = file, ids, bytearray()
+        self.next = len(ids)
+
+    def op(self, op) -> None:
+        layout = LAYOUTS.get(op.name)
+        if layout is None:
+            raise TileUnsupportedFeatureError(f"bytecode: op '{op.name}' has no bytecode layout")
+        f, buf = self.file, self.buf
+        f.debug.op(op)
+        varint(layout.opcode, buf)
+        types = [f.types.id(r.type) for r in op.results]
+        if layout.results == "sized":
+            varint(len(types), buf)
+        for t in types:
+            varint(t, buf)
+        self.flags(op, layout)
+        for field in layout.attrs:
+            self.attr(op, field, layout)
+        self.operands(op, layout)
+        if layout.regions:
+            self.regions(op, layout)
+        for r in op.results:
+            self.ids[r] = self.next
+            self.next += 1
+
+    # ------------------------------------------------------------------ parts of an op
+    def flags(self, op, layout: Layout) -> None:
+        if not layout.flags:
+            return
+        bits, written = 0, False
+        for i, field in enumerate(layout.flags):
+            present = self.present(op, field.name)
+            if self.file.version < field.since:
+                if present:
+                    raise _too_old(op, field, self.file.version)
+                continue
+            written = True
+            bits |= int(present) << i
+        if written:
+            varint(bits, self.buf)
+
+    def present(self, op, name: str) -> bool:
+        kind = op.opdef.member_kind(name)
+        if kind == "operand":
+            return bool(op.operand_group(name))
+        if kind == "attr":
+            return op.attrs.get(name) not in (None, False)
+        return False                        # a field tilepy's op does not have: unset
+
+    def attr(self, op, field: Field, layout: Layout) -> None:
+        value = op.attrs.get(field.name)
+        if value is None:
+            value = field.default
+        if self.file.version < field.since:
+            if value != field.default:
+                raise _too_old(op, field, self.file.version)
+            return
+        if value is None:
+            if any(f.name == field.name for f in layout.flags):
+                return                      # an optional attribute, absent: its flag says so
+            raise TileUnsupportedFeatureError(
+                f"bytecode: {op.name} has no '{field.name}' and the bytecode needs one")
+        _ATTR_WRITERS[field.enc](self, op, field, value)
+
+    def operands(self, op, layout: Layout) -> None:
+        buf, ids = self.buf, self.ids
+        if layout.operands == "counted":
+            varint(len(op.operands), buf)
+            for v in op.operands:
+                varint(ids[v], buf)
+            return
+        for spec in op.opdef.operands:
+            group = op.operand_group(spec.name)
+            if spec.variadic and layout.operands == "groups":
+                varint(len(group), buf)
+            for v in group:
+                varint(ids[v], buf)
+
+    def regions(self, op, layout: Layout) -> None:
+        regions = list(op.regions) + [None] * (layout.regions - len(op.regions))
+        varint(layout.regions, self.buf)
+        for region in regions:
+            blocks = region.blocks if region is not None else []
+            varint(len(blocks), self.buf)
+            for block in blocks:
+                self.block(block)
+
+    def block(self, block) -> None:
+        outer_buf, outer_next = self.buf, self.next
+        varint(len(block.args), self.buf)
+        for a in block.args:
+            varint(self.file.types.id(a.type), self.buf)
+        for a in block.args:
+            self.ids[a] = self.next
+            self.next += 1
+        self.buf = bytearray()
+        for inner in block.ops:
+            self.op(inner)
+        body, self.buf = self.buf, outer_buf
+        varint(len(block.ops), self.buf)
+        self.buf += body
+        self.next = outer_next
+
+
+def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:
+    return TileUnsupportedFeatureError(
+        f"bytecode: {op.name}'s '{field.name}' needs bytecode {field.since[0]}.{field.since[1]} "
+        f"or later (writing {version[0]}.{version[1]})")
+
+
+def _enum(body: _Body, op, field: Field, value) -> None:
+    """An enum's byte is its index in the attribute kind's values (tilepy's kinds list them in
+    NVIDIA's order); `exp`'s rounding, which tilepy's op lacks, is a RoundingMode."""
+    own = op.opdef.member_kind(field.name) == "attr"
+    kind = op.opdef.attr_spec(field.name).kind if own else ROUNDING
+    body.buf.append(kind.values.index(value))
+
+
+def _inbounds(body: _Body, op, field: Field, value) -> None:
+    n = len(op.operand_group("index"))
+    varint(n, body.buf)
+    body.buf += bytes(n)                    # tilepy has no `inbounds`: every index may be out
+
+
+def dense_bytes(value) -> bytes:
+    """A dense constant's payload (MLIR's raw buffer): little-endian elements, one element for a
+    splat; i1 packs eight elements a byte (LSB first), a splat i1 is one byte 0x00 or 0xFF; tf32
+    (19 bits, float32 storage in tilepy) takes 3 bytes an element."""
+    arr = np.ascontiguousarray(value.array)
+    if value.elem.name == "tf32":
+        bits = arr.reshape(-1).astype(np.float32).view(np.uint32) >> 13
+        return b"".join(int(b).to_bytes(3, "little") for b in bits)
+    if value.elem.name != "i1":
+        return arr.tobytes()
+    bits = arr.reshape(-1).astype(bool)
+    if value.is_splat or bits.all() or not bits.any():
+        return b"\xff" if bits.all() else b"\x00"
+    return np.packbits(bits, bitorder="little").tobytes()
+
+
+def _dense(body: _Body, op, field: Field, value) -> None:
+    varint(body.file.constants.id(dense_bytes(value)), body.buf)
+
+
+def _ints32(body: _Body, op, field: Field, value) -> None:
+    varint(len(value), body.buf)
+    for v in value:
+        body.buf += int(v).to_bytes(4, "little", signed=True)
+
+
+def _identities(body: _Body, op, field: Field, value) -> None:
+    varint(len(value), body.buf)
+    for ident in value:
+        body.file.scalar_attr(ident, body.buf)
+
+
+_ATTR_WRITERS = {
+    "enum": _enum,
+    "int": lambda b, op, f, v: varint(int(v), b.buf),
+    "bool": lambda b, op, f, v: b.buf.append(int(bool(v))),
+    "str": lambda b, op, f, v: varint(b.file.strings.id(v), b.buf),
+    "predicate": lambda b, op, f, v: b.file.predicate(v, b.buf),
+    "hints": lambda b, op, f, v: b.file.hints(v, b.buf),
+    "dense": _dense,
+    "ints32": _ints32,
+    "identities": _identities,
+    "inbounds": _inbounds,
+}
