@@ -307,7 +307,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     unsigned char* dyn = smem ? dynamic_smem() : nullptr;
     for (long b0; !stopping() && (b0 = next.fetch_add(chunk)) < nblocks;) {   // a chunk of blocks
       const long b1 = nblocks - b0 < chunk ? nblocks : b0 + chunk;
-      for (long b = b0; b < b1; ++b) {
+      for (long b = b0; b < b1 && !stopping(); ++b) {   // a chunk may be long: check per block
         ctx.bid = index3(b, grid);
         if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
         kernel();
