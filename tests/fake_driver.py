@@ -116,6 +116,7 @@ class FakeDevice:
 class FakeLaunchConfig:
     grid: tuple
     block: tuple
+    shmem_size: int = 0
 
     def __post_init__(self):
         gpu_driver.current().log("launchconfig", (tuple(self.grid), tuple(self.block)))
@@ -129,6 +130,7 @@ class FakeKernel:
         self.info = kernel_info(cubin, name)
         self.source = source
         self.threads = int(re.search(r"#define TP_NT (\d+)", source).group(1))
+        self.max_dynamic_smem = 48 * 1024     # until allow_dynamic_smem raises it
         self._libs: dict = {}
 
     def library(self):
@@ -183,13 +185,16 @@ def fake_launch(stream, config, kernel, *args):
     mx = kernel.info.max_threads
     if mx is not None and any(b > m for b, m in zip(config.block, mx)):
         raise FakeCUDAError(f"CUDA_ERROR_INVALID_VALUE: block {config.block} > maxntid {mx}")
+    if config.shmem_size > kernel.max_dynamic_smem:
+        raise FakeCUDAError(f"CUDA_ERROR_INVALID_VALUE: {config.shmem_size} bytes of dynamic shared "
+                            f"memory > the kernel's maximum {kernel.max_dynamic_smem}")
     buf, ptrs = drv.param_buffer(kernel, args)
     drv.launches.append(Launch(kernel.name, stream.handle, tuple(config.grid), tuple(config.block),
                                args))
     lib = kernel.library()
     b = (1, 1, 1) if lib.mode == "fast" else config.block
     report = cpu.new_report()
-    rc = getattr(lib.lib, cpu.ENTRY)(ptrs, gx, gy, gz, *b, 0, 1, report)
+    rc = getattr(lib.lib, cpu.ENTRY)(ptrs, gx, gy, gz, *b, config.shmem_size, 1, report)
     if rc == 0 and report.asserts:
         drv.sticky = ASSERT_TRAPPED
     elif rc != 0:
@@ -271,6 +276,16 @@ class FakeDriver:
 
     def stream_device(self, stream):
         return stream.device_id
+
+    def smem_optin(self, dev) -> int:
+        from tilepy.cuda_c.targets import smem_limit
+        return smem_limit(f"sm_{self.cc[0]}{self.cc[1]}")
+
+    def allow_dynamic_smem(self, kern, dev, nbytes: int):
+        self.log("kernel.max_dynamic_smem", (kern.name, nbytes))
+        if nbytes > self.smem_optin(dev):
+            raise FakeCUDAError(f"CUDA_ERROR_INVALID_VALUE: {nbytes} bytes of shared memory")
+        kern.max_dynamic_smem = nbytes
 
     def set_printf_fifo(self, nbytes: int) -> bool:
         self.log("printf_fifo", nbytes)

@@ -139,7 +139,7 @@ class Compiled:
     kind: str                       # "cubin" | "ptx" | "cpu"
     data: bytes
     block: tuple[int, int, int]
-    smem: int                       # static shared memory in bytes (from the emitter)
+    smem: int                       # dynamic shared memory per block in bytes (the emitter's)
     signature: list[str]            # per kernel parameter: "float16[:, ::1]", "int32", "const 64"
     c_params: list[tuple[str, str]]  # (C type, name) in launch order
     log: str = ""
@@ -411,15 +411,24 @@ def _run(c: Compiled, stream, grid, infos):
         kernels = c._lib if isinstance(c._lib, dict) else {}
         kern = kernels.get((drv, dev.device_id))
         if kern is None:                      # loaded once per device
-            kern = kernels[(drv, dev.device_id)] = gpu.load_code(c.kind, c.data, c.name, drv)
+            kern = gpu.load_code(c.kind, c.data, c.name, drv)
+            gpu.allow_dynamic_smem(kern, dev, _SmemNeed(c.name, c.smem), c.arch, drv)
+            kernels[(drv, dev.device_id)] = kern
             c._lib = kernels
         stream = gpu.resolve_stream(stream, infos, dev, drv)
-        drv.core.launch(stream, drv.core.LaunchConfig(grid=grid, block=c.block), kern,
-                        *[gpu.gpu_arg(v) for v in values])
+        cfg = drv.core.LaunchConfig(grid=grid, block=c.block, shmem_size=c.smem)
+        drv.core.launch(stream, cfg, kern, *[gpu.gpu_arg(v) for v in values])
     except drv.errors as e:
         raise TileLaunchError(f"launching kernel '{c.name}' failed: {e}") from None
     finally:
         ctx.leave(prev)
+
+
+@dataclass
+class _SmemNeed:
+    """What gpu.allow_dynamic_smem reads of a kernel (a saved kernel has no source locations)."""
+    name: str
+    smem_bytes: int
 
 
 def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:
@@ -456,4 +465,4 @@ def _run_cpu(c: Compiled, grid, values):
             raise TileLaunchError(f"the CPU library of compiled kernel '{c.name}' does not load")
         mode = c.versions.get("cpu_mode", "fast")
         c._lib = cpu.library(lib, c.name, mode, 1 if mode == "fast" else c.block[0])
-    cpu.run(c._lib, grid, values)
+    cpu.run(c._lib, grid, values, smem=c.smem)

@@ -57,7 +57,9 @@ class CompiledKernel:
         """The GPU code for `target` ("sm_XX": a cubin, "compute_XX": PTX), a launch.nvrtc.Cubin:
         what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a
         backend with another toolchain is chosen here, with its backend."""
+        from ..cuda_c.targets import check_fits
         from ..launch.nvrtc import compile_cubin
+        check_fits(self.emitted, target)
         return compile_cubin(self.compile_source(), target, self.name)
 
 
@@ -131,13 +133,14 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
     from ..ir import verify
     from ..ir.printer import print_module
     from ..lowering.dce import dce
-    from ..lowering.plan import plan_kernel
+    from ..lowering.plan import plan_kernel, threads_for
     verify(module)
     mlir = print_module(module)
     dce(module)
     be = backend()
     try:
-        plan = plan_kernel(module, be.threads, disjoint) if be.lowering else None
+        plan = plan_kernel(module, threads_for(module, be.threads), disjoint) \
+            if be.lowering else None
         emitted = be.emit(module, plan)
     except TileError:
         raise
@@ -194,7 +197,8 @@ class CompiledModule:
         from ..launch import cpu
         from ..host.grid import normalize_grid
         lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
-        cpu.run(lib, normalize_grid(grid), module_args(self.module, args))
+        cpu.run(lib, normalize_grid(grid), module_args(self.module, args),
+                smem=self.emitted.smem_bytes)
 
 
 def module_args(module: Module, args) -> list:

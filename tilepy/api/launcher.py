@@ -176,8 +176,8 @@ def _launch(stream, grid, kernel, args):
         lib = cpu.build(ck.emitted, ck.compile_source())
         block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
         plan = CpuPlan(lib, getattr(lib.lib, cpu.ENTRY), values, slots,
-                       lambda: settings().cpu_workers, extra=(*block, 0), mode=lib.mode,
-                       check=lambda rc, report: cpu.check_launch(lib, rc, report))
+                       lambda: settings().cpu_workers, extra=(*block, ck.emitted.smem_bytes),
+                       mode=lib.mode, check=lambda rc, report: cpu.check_launch(lib, rc, report))
         if g[0] * g[1] * g[2]:
             plan.run(g, [i.ptr if isinstance(i, ArrayInfo) else i for i in infos])
     if type(args) is tuple:

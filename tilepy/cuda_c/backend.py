@@ -3,7 +3,8 @@ renderers are chosen); kernel.py emits. Light to import: a kernel read back from
 needs `from_record`, not the emitter. What a backend is to the compiler:
 
   name                   its key in stored records (the disk index)
-  threads                threads per tile block it plans for
+  threads                threads per tile block it plans for (the compiler doubles it for
+                         large tensor-core work: lowering/plan.py `threads_for`)
   lowering               True: it wants the lowering plan (lowering/plan.py: layouts over
                          the threads, barriers, pipelines), made by the compiler before `emit`
   emit(module, plan)     -> the kernel artifact
@@ -12,12 +13,16 @@ needs `from_record`, not the emitter. What a backend is to the compiler:
   relocate(artifact, moved) -> the artifact with its source files renamed ({old: new}: the
                          kernel's files are elsewhere in this process; api/index.py)
 
-An artifact is what the launch path runs: `name`, `nt` (threads per block), `smem_bytes`,
-`params` ((C type, name) in launch order) and `source(line_directives)`.
+An artifact is what the launch path runs: `name`, `nt` (threads per block), `smem_bytes` (the
+dynamic shared memory a launch passes, cuda_c/targets.py), `smem_user` ((what, Loc) of its
+largest part, for errors), `params` ((C type, name) in launch order) and
+`source(line_directives)`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+
+from ..errors import Loc
 
 
 @dataclass
@@ -29,6 +34,7 @@ class StoredKernel:
     smem_bytes: int
     text: str                          # the source without / with #line directives
     text_lines: str
+    smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
 
     def source(self, line_directives: bool = False) -> str:
         return self.text_lines if line_directives else self.text
@@ -46,11 +52,14 @@ class CppBackend:
     def record(self, k) -> dict:
         return {"name": k.name, "params": [list(p) for p in k.params], "nt": k.nt,
                 "smem_bytes": k.smem_bytes, "text": k.source(line_directives=False),
-                "text_lines": k.source(line_directives=True)}
+                "text_lines": k.source(line_directives=True),
+                "smem_user": [k.smem_user[0], asdict(k.smem_user[1]) if k.smem_user[1] else None]}
 
     def from_record(self, r: dict) -> StoredKernel:
+        what, loc = r.get("smem_user") or ("", None)
         return StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
-                            int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]))
+                            int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]),
+                            (str(what), Loc(**loc) if loc else None))
 
     def relocate(self, k: StoredKernel, moved: dict[str, str]) -> StoredKernel:
         """The `#line` directives name the files where the kernel is now (source_key.py)."""

@@ -31,6 +31,11 @@ def smem_op(o: Operand, offset: str = "") -> str:
     return f"tp::SmemOp<{CPP_TYPE[o.elem]}, {bt}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
 
 
+def _tile(o: Operand) -> str:
+    bt, r, c = o.shape
+    return f"{(bt, r, c) if bt > 1 else (r, c)} {o.elem}"
+
+
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
     inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
                         counter=ctx.counter, plan=ctx.plan, used_values=ctx.used_values)
@@ -74,7 +79,7 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         ctx.w.line("__syncthreads();  // earlier readers of the loop's shared-memory operands are "
                    "done", op.loc)
     for h in pipe.hoisted:
-        ctx.buffer(h.buffer, h.elem, h.elems)
+        ctx.buffer(h.buffer, h.elem, h.elems, f"the loop-invariant {_tile(h)} mma operand", op.loc)
         ctx.w.line(f"tp::stage({ctx(h.value)}, {smem_op(h)});  // loop-invariant mma operand", op.loc)
         ctx.staged[id(h.value)] = (smem_op(h), 0)
     if pipe.hoisted and not pipe.loads:
@@ -90,7 +95,8 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     S = pipe.stages
     fetch, count, stage = ctx.fresh("tp_fetch"), ctx.fresh("tp_it"), ctx.fresh("tp_stage")
     for s in pipe.loads:
-        ctx.buffer(s.operand.buffer, s.operand.elem, S * s.operand.elems)
+        ctx.buffer(s.operand.buffer, s.operand.elem, S * s.operand.elems,
+                   f"the {_tile(s.operand)} mma operand in {S} pipeline stage(s)", s.load.loc)
         ctx.skip.update(id(o) for o in s.skipped)
         ctx.staged[id(s.operand.value)] = (smem_op(s.operand, f" + {stage} * {s.operand.elems}"),
                                            int(s.operand.round_tf32))

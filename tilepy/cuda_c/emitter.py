@@ -47,8 +47,10 @@ class EmitContext:
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
     pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
     skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
-    buffers: list[str] = field(default_factory=list)      # __shared__ arrays of pipelines
+    buffers: list[tuple[str, str, int]] = field(default_factory=list)   # (C type, name, bytes)
     buffer_bytes: int = 0
+    smem_user: tuple = (0, "", None)   # (bytes, what, loc) of the largest shared-memory user
+    op: Operation | None = None        # the op being emitted
     params: list[tuple[str, str]] = field(default_factory=list)
 
     def fresh(self, hint: str | None) -> str:
@@ -74,11 +76,24 @@ class EmitContext:
         return self.names[id(v)]
 
     def need_smem(self, nbytes: int):
+        """Scratch shared memory for the op being emitted (the scratch is shared by all ops)."""
         self.smem_bytes = max(self.smem_bytes, nbytes)
+        op = self.op
+        if op is not None:
+            tile = next((v.type for v in op.operands if isinstance(v.type, TileType)), None)
+            self._user(nbytes, f"the scratch of '{op.name}'" + (f" on a {tile}" if tile
+                                                                  else ""), op.loc)
 
-    def buffer(self, name: str, elem, count: int):
-        self.buffers.append(f"__shared__ __align__(128) {CPP_TYPE[elem]} {name}[{count}];")
-        self.buffer_bytes += (count * elem.storage_bytes + 127) // 128 * 128
+    def buffer(self, name: str, elem, count: int, what: str = "", loc=None):
+        """A shared-memory array of its own (pipeline stages, hoisted mma operands)."""
+        nbytes = (count * elem.storage_bytes + 127) // 128 * 128
+        self.buffers.append((CPP_TYPE[elem], name, nbytes))
+        self.buffer_bytes += nbytes
+        self._user(nbytes, what or f"the {count} x {elem} buffer {name}", loc)
+
+    def _user(self, nbytes: int, what: str, loc):
+        if nbytes > self.smem_user[0]:
+            self.smem_user = (nbytes, what, loc)
 
     def lay(self, v: Value) -> str:
         """The C++ layout type of tile value `v` (lowering/assign_layouts.py)."""
@@ -440,10 +455,14 @@ def emit_op(ctx: EmitContext, op: Operation):
     if id(op) in ctx.skip:
         return
     with at(op.loc), internal_errors(f"emitting C++ for '{op.name}'"):
+        outer, ctx.op = ctx.op, op
         fn = EMIT.get(op.name)
         if fn is None and op.opdef.elementwise:
             fn = emit_elementwise
         if fn is None:
             raise TileUnsupportedFeatureError(f"'{op.name}' is not supported by the CUDA C++ "
                                               f"backend yet")
-        fn(ctx, op)
+        try:
+            fn(ctx, op)
+        finally:
+            ctx.op = outer

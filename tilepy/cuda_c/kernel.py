@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import TileUnsupportedFeatureError
+from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
 from ..lowering.assign_layouts import LayoutPlan
 from ..lowering.plan import KernelPlan
 from . import emit_control, emit_mma, emit_ops, emit_pipeline  # noqa: F401  (they register their ops)
+from .targets import MAX_SMEM, PIPELINE_SMEM, kib
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
 
@@ -22,8 +23,9 @@ class EmittedKernel:
     params: list[tuple[str, str]]      # (C++ type, name) in launch order
     body: Writer
     tables: list[str]
-    smem_bytes: int
+    smem_bytes: int                    # dynamic shared memory per block, in bytes
     nt: int
+    smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
 
     def source(self, line_directives: bool = False) -> str:
         head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
@@ -35,33 +37,53 @@ class EmittedKernel:
         return "\n".join(head) + "\n" + body
 
 
-SMEM_LIMIT = 48 * 1024          # static shared memory of one block
-
-
 def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKernel:
     """The kernel's C++, following the lowering plan the compiler made (layouts, barriers,
-    pipelines). K loops are pipelined with `stages` stages, fewer if shared memory would exceed
-    SMEM_LIMIT, and not at all if even two do not fit."""
+    pipelines). All shared memory is one dynamic `extern __shared__` array (targets.py): the
+    pipeline buffers, then the ops' scratch. K loops are pipelined with `stages` stages, fewer
+    while the kernel would exceed PIPELINE_SMEM, and not at all if even two do not fit; a
+    kernel needing more than any target has is refused here, naming its largest user (the
+    launch and `CompiledKernel.binary` check the size against the target's)."""
     entry = module.entry()
-    nt = plan.nt
     for s in range(stages, 0, -1):
         ctx = _emit(module, plan.layouts, plan.pipelines(s), plan.barriers)
-        if s == 1 or ctx.buffer_bytes + ctx.smem_bytes <= SMEM_LIMIT:
+        if s == 1 or ctx.buffer_bytes + ctx.smem_bytes <= PIPELINE_SMEM:
             break
-    smem = (ctx.smem_bytes + 15) // 16 * 16
-    if smem + ctx.buffer_bytes > SMEM_LIMIT:
-        raise TileUnsupportedFeatureError(
-            f"kernel '{entry.sym_name}' needs {smem + ctx.buffer_bytes} bytes of shared memory for "
-            f"its data movement; more than 48 KiB is not supported yet (use smaller tiles)")
-    if smem:
-        scratch = [f"__shared__ __align__(128) unsigned char tp_smem[{smem}];"]
-    else:   # the ops that name it take their register paths
-        scratch = ["unsigned char* const tp_smem = nullptr;"] if any(
-            "tp_smem" in text for _, text, _ in ctx.w.lines) else []
-    decls = ctx.buffers + scratch
+    scratch = (ctx.smem_bytes + 127) // 128 * 128
+    total = ctx.buffer_bytes + scratch
+    user = smem_user(ctx)
+    if total > MAX_SMEM:
+        with at(user[1]):
+            raise TileUnsupportedFeatureError(
+                f"kernel '{entry.sym_name}' needs {kib(total)} of shared memory, more than any "
+                f"GPU gives one block ({kib(MAX_SMEM)}); the largest part is {user[0]}: use "
+                f"smaller tiles")
+    decls = _smem_decls(ctx, scratch)
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, smem + ctx.buffer_bytes, nt)
+    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, total, plan.nt, user)
+
+
+def smem_user(ctx: EmitContext) -> tuple:
+    """(what, loc) of the kernel's largest shared-memory user, for the errors that name it."""
+    nbytes, what, loc = ctx.smem_user
+    return (f"{what} ({nbytes} bytes)" if what else "", loc)
+
+
+def _smem_decls(ctx: EmitContext, scratch: int) -> list[str]:
+    """The dynamic shared-memory array and the named pointers into it."""
+    uses_scratch = any("tp_smem" in text for _, text, _ in ctx.w.lines)
+    if not ctx.buffers and not scratch:    # the ops that name tp_smem take their register paths
+        return ["unsigned char* const tp_smem = nullptr;"] if uses_scratch else []
+    out = ["extern __shared__ __align__(128) unsigned char tp_dsmem[];"]
+    offset = 0
+    for ctype_, name, nbytes in ctx.buffers:
+        out.append(f"{ctype_}* const {name} = reinterpret_cast<{ctype_}*>(tp_dsmem + {offset});")
+        offset += nbytes
+    if uses_scratch:
+        out.append(f"unsigned char* const tp_smem = tp_dsmem + {offset};" if scratch else
+                   "unsigned char* const tp_smem = nullptr;")
+    return out
 
 
 def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:

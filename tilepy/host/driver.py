@@ -97,6 +97,17 @@ class CoreDriver:
         except self.errors:
             return None
 
+    def smem_optin(self, dev) -> int:
+        """Shared memory one block of `dev` may opt into, in bytes."""
+        return int(dev.properties.max_shared_memory_per_block_optin)
+
+    def allow_dynamic_smem(self, kern, dev, nbytes: int):
+        """Raise a loaded kernel's max-dynamic-shared-memory attribute on `dev` to `nbytes`."""
+        from cuda.bindings import driver
+        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        _check(driver.cuKernelSetAttribute(attr, nbytes, kern.handle, dev.device_id),
+               "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+
     def set_printf_fifo(self, nbytes: int) -> bool:
         """Grow device printf's buffer in the current context (the default is 1 MiB). CUDA
         allows it only before the context's first printing launch: False when refused (the

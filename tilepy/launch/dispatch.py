@@ -203,13 +203,15 @@ class CpuPlan:
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
-                 "cupy", "sync", "name", "overlap")
+                 "cupy", "sync", "name", "overlap", "smem")
     gpu = True
 
     def __init__(self, kernel, ctx, block, values: list, slots: list, infos, sync=False,
-                 name="kernel"):
+                 name="kernel", smem=0):
         """`ctx`: gpu.DeviceContext of the device; `sync`: synchronize after each launch and
-        check (kernels with device asserts or prints, gpu.py)."""
+        check (kernels with device asserts or prints, gpu.py); `smem`: the kernel's dynamic
+        shared memory in bytes (gpu.allow_dynamic_smem let the kernel take it)."""
+        self.smem = smem
         from .gpu import NP_SCALAR, gpu_arg
         self.kernel, self.ctx, self.dev, self.drv, self.block = kernel, ctx, ctx.dev, ctx.drv, block
         self.args = [gpu_arg(v) for v in values]
@@ -236,7 +238,8 @@ class GpuPlan:
         check_grid(g)
         if len(self.configs) >= MAX_PLANS:
             self.configs.clear()
-        cfg = self.configs[g] = self.drv.core.LaunchConfig(grid=g, block=self.block)
+        cfg = self.configs[g] = self.drv.core.LaunchConfig(grid=g, block=self.block,
+                                                              shmem_size=self.smem)
         return cfg
 
     def arguments(self, vals) -> list:
@@ -288,7 +291,7 @@ def launch_gpu(stream, grid, ck, infos, values, slots):
         if prints:
             drv.set_printf_fifo(PRINTF_FIFO)
         plan = GpuPlan(loaded_kernel(ck, dev, drv), ctx, (ck.emitted.nt, 1, 1), values, slots,
-                       infos, sync=asserts or prints, name=ck.name)
+                       infos, sync=asserts or prints, name=ck.name, smem=ck.emitted.smem_bytes)
     finally:
         ctx.leave(prev)
     if grid[0] * grid[1] * grid[2]:

@@ -214,9 +214,26 @@ def loaded_kernel(ck, dev, drv=None):
     key = (drv, code_key(ck), dev.device_id)
     kern = _KERNELS.get(key)
     if kern is None:
-        code = ck.binary(device_target(dev))   # the compiled kernel's GPU code (api/compiler.py)
-        kern = _KERNELS[key] = load_code(code.kind, code.data, ck.name, drv)
+        target = device_target(dev)
+        code = ck.binary(target)             # the compiled kernel's GPU code (api/compiler.py)
+        kern = load_code(code.kind, code.data, ck.name, drv)
+        allow_dynamic_smem(kern, dev, ck.emitted, target, drv)
+        _KERNELS[key] = kern
     return kern
+
+
+def allow_dynamic_smem(kern, dev, artifact, target: str, drv=None):
+    """Let `kern` take the artifact's dynamic shared memory (`artifact.smem_bytes`, which the
+    launch passes as shmem_size; issue 13): above the 48 KiB every block gets, check it against
+    what the device lets a block opt into (a located error naming the kernel's largest user
+    otherwise), then raise the kernel's max-dynamic-shared-memory attribute."""
+    from ..cuda_c.targets import STATIC_SMEM, check_fits
+    nbytes = artifact.smem_bytes
+    if nbytes <= STATIC_SMEM:
+        return
+    drv = drv or gpu_driver.current()
+    check_fits(artifact, target, drv.smem_optin(dev))
+    drv.allow_dynamic_smem(kern, dev, nbytes)
 
 
 def load_code(kind: str, data: bytes, name: str, drv=None):

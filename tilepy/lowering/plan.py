@@ -32,6 +32,30 @@ class KernelPlan:
         return plan_pipelines(self.module, self.layouts, self.may_alias, stages)
 
 
+# 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
+# warps instead of 4. Measured with ptxas on sm_80/sm_90 (issue 13): 128x128x32 f16 GEMM (160
+# by mma_registers) fits 4 warps without spilling; 128x128x64 (192) and attention with head dim
+# 64 and 128 query rows (224) spill there and do not at 8 warps (about 170 registers each).
+REGS_PER_THREAD = 160
+
+
+def mma_registers(module: Module) -> int:
+    """32-bit registers the mma ops of `module` hold over a whole block: their accumulators and
+    operands (a flash-attention loop has all of them live at once)."""
+    regs = 0
+    for op in module.walk():
+        if op.opdef.mma:
+            regs += sum(v.type.numel * v.type.elem.storage_bytes for v in op.operands) // 4
+    return regs
+
+
+def threads_for(module: Module, nt: int = 128) -> int:
+    """Threads per block chosen from the work: `nt` (4 warps), doubled when the tensor-core
+    work would take more than REGS_PER_THREAD registers per thread (128x128x64, 128x256,
+    256x128 GEMM tiles; attention with 128 query rows)."""
+    return 2 * nt if mma_registers(module) > REGS_PER_THREAD * nt else nt
+
+
 def plan_kernel(module: Module, nt: int = 128, disjoint: frozenset = frozenset()) -> KernelPlan:
     """`disjoint`: the entry arguments (array base pointers) whose memory the specialization
     proved overlaps no other array argument's (no barriers between accesses to them)."""

@@ -243,6 +243,7 @@ static inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); ret
 static inline int __float_as_int(float f) { int x; std::memcpy(&x, &f, 4); return x; }
 static inline float __uint_as_float(unsigned x) { float f; std::memcpy(&f, &x, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned x; std::memcpy(&x, &f, 4); return x; }
+static inline long long __double_as_longlong(double f) { long long x; std::memcpy(&x, &f, 8); return x; }
 
 // ---------------------------------------------------------------------------- half types
 // f16 and bf16 storage with round-to-nearest-even conversions from float (as __float2half_rn).

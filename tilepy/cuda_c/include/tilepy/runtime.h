@@ -588,6 +588,10 @@ template <class T, class W> TP_DEV T narrow(W x) {
 }
 TP_DEV bool is_nan(float x) { return x != x; }
 TP_DEV bool is_nan(double x) { return x != x; }
+// The sign bit, read from the bits: g++ 12 crashes (ICE in FRE's eliminate_stmt) on signbit() of
+// a value it knows is fabs(y) once the loops around both are vectorized, as in minf(absf(y), y).
+TP_DEV bool sign_bit(float x) { return __float_as_int(x) < 0; }
+TP_DEV bool sign_bit(double x) { return __double_as_longlong(x) < 0; }
 
 namespace op {
 #define TP_FBIN(NAME, EXPR)                                                           \
@@ -659,7 +663,7 @@ template <bool Max, bool PropagateNan> struct minmaxf {
     const bool na = is_nan(a), nb = is_nan(b);
     const T nan = narrow<T>((decltype(a))nan_f32());   // a canonical NaN (spec 8.7.16)
     T r = (Max ? a > b : a < b) ? a_ : b_;
-    r = a == b ? ((signbit(a) == Max) ? b_ : a_) : r;
+    r = a == b ? ((sign_bit(a) == Max) ? b_ : a_) : r;
     r = nb ? (PropagateNan ? nan : a_) : r;
     return na ? ((PropagateNan || nb) ? nan : b_) : r;
   }

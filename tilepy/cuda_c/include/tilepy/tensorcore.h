@@ -404,9 +404,10 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
 #endif
 }
 
-// A register operand staged at `where`, or the shared-memory operand itself.
+// A register operand staged at `where`, or the operand itself: one in shared memory, or a
+// register A operand the mma reads from registers (Op is then the register tile's own type).
 template <class Op, class X> TP_DEV Op as_operand(const X& x, unsigned char* where) {
-  if constexpr (is_smem_op<X>::value) {
+  if constexpr (is_smem_op<X>::value || !is_smem_op<Op>::value) {
     return x;
   } else {
     Op op{(typename Op::elem_t*)where};
