@@ -193,12 +193,12 @@ def fake_launch(stream, config, kernel, *args):
                                args))
     lib = kernel.library()
     b = (1, 1, 1) if lib.mode == "fast" else config.block
-    rc = getattr(lib.lib, cpu.ENTRY)(ptrs, gx, gy, gz, *b, config.shmem_size, 1)
-    if rc == cpu.ASSERTS_FAILED:
-        lib.lib.tp_assert_status(1)
+    report = cpu.new_report()
+    rc = getattr(lib.lib, cpu.ENTRY)(ptrs, gx, gy, gz, *b, config.shmem_size, 1, report)
+    if rc == 0 and report.asserts:
         drv.sticky = ASSERT_TRAPPED
     elif rc != 0:
-        drv.sticky = f"CUDA_ERROR_LAUNCH_FAILED: {(lib.lib.tp_cpu_error() or b'').decode()}"
+        drv.sticky = f"CUDA_ERROR_LAUNCH_FAILED: {report.error.decode(errors='replace')}"
     del buf
 
 

@@ -66,9 +66,10 @@ def test_size_parsing(text, expected):
     assert parse_size(text) == expected
 
 
-def test_bad_size_warns_and_uses_default():
-    with pytest.warns(UserWarning, match="TILEPY_CACHE_SIZE"):
-        assert parse_size("lots") == 2 << 30
+@pytest.mark.parametrize("text", ["lots", "-5", "inf", "nan", "5X", "0.0001"])
+def test_bad_size_is_an_error(text):
+    with pytest.raises(ct.TileValueError, match=f"TILEPY_CACHE_SIZE='{text}' is not valid"):
+        parse_size(text)
 
 
 # ----------------------------------------------------------------------------- entries
@@ -184,8 +185,8 @@ WORKER = textwrap.dedent("""
         assert out.data[:4] == b"\\x7fELF", "bad cubin"
         # raw entries too: many writers of one key, readers never see a partial entry
         key = "ee" * 20
-        cache.put("blob", key, bytes([seed]) * 200000, {{"seed": seed}})
-        e = cache.get("blob", key)
+        cache.put("ptx", key, bytes([seed]) * 200000, {{"seed": seed}})
+        e = cache.get("ptx", key)
         assert e is not None and len(set(e.payload)) == 1 and e.payload[0] == e.meta["seed"]
     print("ok")
 """)
@@ -209,23 +210,23 @@ def test_size_cap_evicts_least_recently_used(cache_dir, monkeypatch):
     monkeypatch.setenv("TILEPY_CACHE_SIZE", "0")
     paths = []
     for i in range(5):
-        paths.append(cache.put("blob", f"{i:02d}" * 20, b"x" * 10_000, {}))
+        paths.append(cache.put("ptx", f"{i:02d}" * 20, b"x" * 10_000, {}))
         os.utime(paths[-1], (1000 + i, 1000 + i))
-    cache.get("blob", "00" * 20)                    # a hit makes entry 0 the most recent
+    cache.get("ptx", "00" * 20)                    # a hit makes entry 0 the most recent
     monkeypatch.setenv("TILEPY_CACHE_SIZE", "35000")
-    new = cache.put("blob", "99" * 20, b"y" * 10_000, {})
-    left = {p for p in map(str, entry_files(cache_dir, "blob"))}
+    new = cache.put("ptx", "99" * 20, b"y" * 10_000, {})
+    left = {p for p in map(str, entry_files(cache_dir, "ptx"))}
     assert new in left and paths[0] in left
     assert paths[1] not in left and paths[2] not in left      # the two least recently used
     assert sum(os.path.getsize(p) for p in left) <= 35000
 
 
 def test_stale_temporary_files_are_removed(cache_dir):
-    cache.put("blob", "aa" * 20, b"x", {})
-    stale = cache_dir / "blob" / "aa" / (cache.TMP_PREFIX + "dead")
+    cache.put("ptx", "aa" * 20, b"x", {})
+    stale = cache_dir / "ptx" / "aa" / (cache.TMP_PREFIX + "dead")
     stale.write_bytes(b"partial")
     os.utime(stale, (1, 1))
-    fresh = cache_dir / "blob" / "aa" / (cache.TMP_PREFIX + "live")
+    fresh = cache_dir / "ptx" / "aa" / (cache.TMP_PREFIX + "live")
     fresh.write_bytes(b"being written")
     removed = cache.evict(1 << 30)
     assert str(stale) in removed and fresh.exists()
@@ -324,5 +325,5 @@ def test_settings_follow_the_environment(monkeypatch, tmp_path):
         assert settings().cache_dir == str(tmp_path / home / ".cache" / "tilepy" / ct.__version__)
     monkeypatch.setenv("TILEPY_CPU_WORKERS", "3")
     assert settings().cpu_workers == 3
-    monkeypatch.setenv("TILEPY_CPU_WORKERS", "x")
+    monkeypatch.setenv("TILEPY_CPU_WORKERS", "")
     assert settings().cpu_workers == (os.cpu_count() or 1)

@@ -133,21 +133,35 @@ def test_the_harness_catches_a_wrong_execution():
     assert "out0 (i16, exact): 1 element(s) differ" in out.detail
 
 
+def product_case(elem: str, values, err: int) -> Case:
+    """out0[0] = the product of the 64 `values` (a mulf `reduce`)."""
+    dt = NUMPY_DTYPE[element_type(elem)]
+    one = int(np.array(1.0, dt).view(f"u{dt.itemsize}"))          # the identity of mulf
+    t = f"tile<{elem}>"
+    body = ((((1, t), (2, t)), [Step("mulf", (1, 2), ((3, t),), {})], ("yield", (3,))),)
+    return Case([ArraySpec("in0", elem, (64,), (64,), "in", values=values),
+                 ArraySpec("out0", elem, (1,), (1,), "out")], [(0, 0)],
+                [Step("reduce", (0,), ((4, t),), {"dim": 0, "identities": [(elem, one)]}, body),
+                 Step("reshape", (4,), ((5, f"tile<1x{elem}>"),), {})],
+                [(5, 1)], (1, 1), {4, 5}, {"err": err})
+
+
 def test_order_dependent_overflow_of_a_product_reduction_is_not_a_mismatch():
     """A long fuzz run found a product `reduce` of huge and tiny f64 values giving inf in the
     interpreter and NaN or a finite value in faithful mode: the spec leaves the order open and
     the order decides where the product overflows. The harness accepts a non-finite value on
     either side once magnitudes pass sqrt(max); the values here differ between orders."""
-    one = 4607182418800017408                     # 1.0 as f64 bits: the identity of mulf
-    body = ((((1, "tile<f64>"), (2, "tile<f64>")),
-             [Step("mulf", (1, 2), ((3, "tile<f64>"),), {})], ("yield", (3,))),)
-    case = Case([ArraySpec("in0", "f64", (64,), (64,), "in", values=[1e200] * 32 + [1e-200] * 32),
-                 ArraySpec("out0", "f64", (1,), (1,), "out")], [(0, 0)],
-                [Step("reduce", (0,), ((4, "tile<f64>"),), {"dim": 0, "identities": [("f64", one)]},
-                      body),
-                 Step("reshape", (4,), ((5, "tile<1xf64>"),), {})],
-                [(5, 1)], (1, 1), {4, 5}, {"err": 64})
-    out = run_batch([case], [0])[0]
+    out = run_batch([product_case("f64", [1e200] * 32 + [1e-200] * 32, 64)], [0])[0]
+    assert out.status == "agree", out.detail
+
+
+@pytest.mark.parametrize("values", [[8.0] * 32 + [0.125] * 32, ([8.0] * 16 + [0.125] * 16) * 2,
+                                    ([8.0] * 2 + [0.125] * 2) * 16])
+def test_order_dependent_overflow_of_a_long_f16_product_is_not_a_mismatch(values):
+    """An f16 product of 64 values of magnitude 8 (< sqrt(max) = 256) overflows in one order
+    (inf, or NaN from inf * 0) and not in another (1.0): the tolerance must count the product's
+    64 factors, not two."""
+    out = run_batch([product_case("f16", values, 130)], [0])[0]
     assert out.status == "agree", out.detail
 
 

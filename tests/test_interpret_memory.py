@@ -185,3 +185,35 @@ def test_views_report_their_shapes():
                on_op=lambda e: seen.append([int(v) for v in e.outputs])
                if e.op.name.startswith("get_") else None)
     assert seen == [[3, 3], [9, 17]]
+
+
+# ----------------------------------------------------------------------------- aliasing arguments
+def _shift_kernel():
+    import tilepy as ct
+
+    @ct.kernel
+    def shift(a, b):
+        i = ct.bid(0)
+        ct.store(b, (i,), ct.load(a, (i,), (4,)) + 1)     # RACE
+    return shift
+
+
+def test_arguments_aliasing_one_buffer_share_addresses_and_races_are_reported():
+    """Block i reads a[4i:4i+4] = x[4i+4:...] which block i+1 writes through b: a race that is
+    only visible when both arguments map the buffer's bytes to the same addresses."""
+    x = np.zeros(20, np.float32)
+    with pytest.raises(TileValueError, match=r"data race.*aliased by") as e:
+        interp.launch((4,), _shift_kernel(), (x[4:], x[:16]))
+    assert e.value.loc.source_line.rstrip().endswith("# RACE")
+
+
+def test_adjacent_arguments_of_one_buffer_do_not_alias():
+    y = np.zeros(32, np.float32)
+    interp.launch((4,), _shift_kernel(), (y[:16], y[16:]))
+    assert (y[16:] == 1).all() and (y[:16] == 0).all()
+
+
+def test_one_block_reading_and_writing_aliased_arguments_is_no_race():
+    x = np.arange(16, dtype=np.float32)
+    interp.launch((4,), _shift_kernel(), (x, x[:]))
+    assert (x == np.arange(16) + 1).all()

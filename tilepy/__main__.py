@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 
@@ -74,15 +75,23 @@ def _matches(name: str, pattern: str) -> bool:
 
 
 def cache_clear(out, everything: bool) -> int:
-    from .launch import cache
+    from .launch import cache, cache_fs
+    from .settings import settings
     root = cache.cache_dir()
     if root is None:
         print("the disk cache is off (TILEPY_CACHE_DIR=off)", file=out)
         return 0
-    target = os.path.dirname(root) if everything and os.environ.get("TILEPY_CACHE_DIR") is None \
-        else root
-    n, freed = cache.clear(target)
-    print(f"removed {n} files ({_size(freed)}) from {target}", file=out)
+    targets = [root]
+    if everything and settings().cache_dir_is_default:      # every version's folder
+        parent = os.path.dirname(root)
+        targets = [d for d in cache_fs.subdirs(parent, re.compile(".+"))
+                   if cache_fs.is_regular(os.path.join(d, cache_fs.MARKER))]
+    for target in targets:
+        if not cache_fs.claim(target, create=False):
+            print(f"left {target} alone: it is not a tilepy cache of yours", file=out)
+            continue
+        n, freed = cache.clear(target)
+        print(f"removed {n} files ({_size(freed)}) from {target}", file=out)
     return 0
 
 

@@ -1,27 +1,26 @@
-"""Every TILEPY_* environment variable, read in one place.
+"""Every TILEPY_* environment variable, read and validated in one place (the table VARS).
 
-TILEPY_CACHE_DIR   where compiled kernels are kept (default $XDG_CACHE_HOME/tilepy/<version>,
-                   ~/.cache/tilepy/<version> without XDG_CACHE_HOME); "off" disables the disk cache.
-TILEPY_CACHE_SIZE  size cap of the disk cache: bytes, or a number with K/M/G (default 2G); the
-                   least recently used entries are evicted past it. "0" or "unlimited": no cap.
-TILEPY_CPU_WORKERS number of OS threads the CPU backend spreads blocks over (default: all cores).
-TILEPY_CPU_MODE    how the CPU backend runs a block: "fast" (default; one thread per block) or
-                   "faithful" (the block's real threads as fibers: barriers, warps, tensor-core
-                   fragments); `tilepy.cpu_mode(...)` overrides it for a `with` block.
-TILEPY_CXX         host C++ compiler for the CPU backend (default: g++, else c++, else clang++).
-TILEPY_LOG         comma-separated topics logged to stderr: "recompile" (every recompilation of a
-                   kernel says which argument property changed), or "all".
-TILEPY_INTERPRET   "1" runs every tilepy.launch in the reference interpreter (tilepy.interpret).
-TUTORIAL_FIGURES_DIR  where the tutorials save their figures (tilepy/tools/plotting.py).
+One policy for all of them: unset or empty means the default; a value that is not one the
+variable accepts raises TileValueError naming the variable, the value and what it accepts (at
+the first launch or compile that reads it), never a silent fallback. The one exception is
+TILEPY_CPU_WORKERS past MAX_CPU_WORKERS: a valid but useless count, clamped with a warning.
+README.md ("Environment variables") has the same table for users.
+
+TUTORIAL_FIGURES_DIR (not tilepy's: where the tutorials save their figures, tools/plotting.py)
+is read here too, unvalidated (any folder).
 """
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
+from typing import Callable
 
 DEFAULT_CACHE_SIZE = 2 << 30
-_VARS = ("TILEPY_CACHE_DIR", "TILEPY_CACHE_SIZE", "TILEPY_CPU_WORKERS", "TILEPY_CXX",
-         "TILEPY_CPU_MODE", "TILEPY_LOG", "XDG_CACHE_HOME", "HOME")
+MAX_CPU_WORKERS = 1024              # more OS threads than this only cost (and may fail to start)
+CPU_MODES = ("fast", "faithful")
+LOG_TOPICS = ("recompile", "all")
+_ON, _OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 @dataclass(frozen=True)
@@ -32,38 +31,127 @@ class Settings:
     cache_size: int | None = DEFAULT_CACHE_SIZE   # bytes; None: no cap
     cpu_mode: str = "fast"
     log: frozenset[str] = frozenset()
+    cache_dir_is_default: bool = True   # not set by TILEPY_CACHE_DIR
+    interpret: bool = False
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
 
 
+# ----------------------------------------------------------------------------- parsers
+# Each takes the stripped text of a set variable and returns the value, or raises ValueError
+# saying what the variable accepts.
 def _default_cache_dir() -> str:
     from .version import __version__
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tilepy", __version__)
 
 
+def _cache_dir(t: str) -> str | None:
+    return None if t.lower() == "off" else t
+
+
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
-          "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+          "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40,
+          "TIB": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([A-Z]*)")
+
+
+def _size(t: str) -> int | None:
+    u = t.upper()
+    if u in ("0", "UNLIMITED", "NONE"):
+        return None
+    m = _SIZE.fullmatch(u)
+    if m is None or m.group(2) not in _UNITS:
+        raise ValueError("expected a size: bytes or a number with K/M/G/T (e.g. 500M, 2G), or "
+                         "0 / unlimited for no cap")
+    n = int(float(m.group(1)) * _UNITS[m.group(2)])
+    if n <= 0:
+        raise ValueError("a size cap must be at least one byte (0 or unlimited: no cap)")
+    return n
+
+
+def _workers(t: str) -> int:
+    try:
+        n = int(t)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError("expected a positive number of worker threads")
+    if n > MAX_CPU_WORKERS:
+        import warnings
+        warnings.warn(f"TILEPY_CPU_WORKERS={t} is more threads than useful; using "
+                      f"{MAX_CPU_WORKERS}", stacklevel=6)
+        n = MAX_CPU_WORKERS
+    return n
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(t: str) -> str:
+        if t.lower() not in options:
+            raise ValueError(f"expected one of {', '.join(options)}")
+        return t.lower()
+    return parse
+
+
+def _cxx(t: str) -> str:
+    import shutil
+    if shutil.which(t) is None:
+        raise ValueError("expected a C++ compiler: a command on PATH or the path of an executable")
+    return t
+
+
+def _log(t: str) -> frozenset[str]:
+    topics = frozenset(p.strip().lower() for p in t.split(",") if p.strip())
+    bad = sorted(topics - set(LOG_TOPICS))
+    if bad:
+        raise ValueError(f"expected comma-separated topics from {', '.join(LOG_TOPICS)} "
+                         f"(unknown: {', '.join(map(repr, bad))})")
+    return topics
+
+
+def _flag(t: str) -> bool:
+    if t.lower() not in _ON + _OFF:
+        raise ValueError(f"expected 1 (or {', '.join(_ON[1:])}) to turn it on, 0 (or "
+                         f"{', '.join(_OFF[1:])}) to turn it off")
+    return t.lower() in _ON
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    field: str
+    parse: Callable[[str], object]
+    default: Callable[[], object]
+
+
+VARS = (
+    Var("TILEPY_CACHE_DIR", "cache_dir", _cache_dir, _default_cache_dir),
+    Var("TILEPY_CACHE_SIZE", "cache_size", _size, lambda: DEFAULT_CACHE_SIZE),
+    Var("TILEPY_CPU_WORKERS", "cpu_workers", _workers, lambda: os.cpu_count() or 1),
+    Var("TILEPY_CPU_MODE", "cpu_mode", _choice(CPU_MODES), lambda: "fast"),
+    Var("TILEPY_CXX", "cxx", _cxx, lambda: None),
+    Var("TILEPY_LOG", "log", _log, frozenset),
+    Var("TILEPY_INTERPRET", "interpret", _flag, lambda: False),
+)
+_READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
+
+
+def parse(var: Var, text: str | None):
+    """The value of `var` set to `text` (None: unset)."""
+    if text is None or not text.strip():
+        return var.default()
+    try:
+        return var.parse(text.strip())
+    except ValueError as e:
+        from .errors import TileValueError
+        raise TileValueError(f"{var.name}={text!r} is not valid: {e}") from None
 
 
 def parse_size(text: str | None) -> int | None:
-    """'500M' -> bytes; '0'/'unlimited' -> None (no cap); unset or unreadable -> the default."""
-    if text is None or not text.strip():
-        return DEFAULT_CACHE_SIZE
-    t = text.strip().upper()
-    if t in ("0", "UNLIMITED", "NONE", "OFF"):
-        return None
-    num = t.rstrip("KMGIB")
-    unit = t[len(num):]
-    try:
-        n = float(num) * _UNITS[unit]
-    except (ValueError, KeyError):
-        import warnings
-        warnings.warn(f"TILEPY_CACHE_SIZE={text!r} is not a size (e.g. 500M, 2G); using the default",
-                      stacklevel=3)
-        return DEFAULT_CACHE_SIZE
-    return int(n) if n > 0 else None
+    """TILEPY_CACHE_SIZE's value for `text`: '500M' -> bytes; '0'/'unlimited' -> None (no cap)."""
+    return parse(VARS[1], text)
 
 
 _memo: tuple[tuple, Settings] | None = None
@@ -73,29 +161,14 @@ def settings() -> Settings:
     """The current settings. The environment is read on every call (tests change it), but the
     parsed result is reused while the variables are unchanged: launches call this per call."""
     global _memo
-    env = os.environ
-    raw = tuple(env.get(k) for k in _VARS)
+    raw = tuple(os.environ.get(k) for k in _READ)
     memo = _memo
     if memo is not None and memo[0] == raw:
         return memo[1]
-    s = _read(raw)
+    values = {v.field: parse(v, text) for v, text in zip(VARS, raw)}
+    s = Settings(**values, cache_dir_is_default=not (raw[0] or "").strip())
     _memo = (raw, s)
     return s
-
-
-def _read(raw: tuple) -> Settings:
-    cache, size, workers, cxx, mode, log = raw[:6]
-    if cache is not None and cache.strip().lower() == "off":
-        cache_dir = None
-    else:
-        cache_dir = cache or _default_cache_dir()
-    try:
-        n = int(workers) if workers else (os.cpu_count() or 1)
-    except ValueError:
-        n = os.cpu_count() or 1
-    mode = (mode or "fast").strip().lower()
-    log = frozenset(t.strip().lower() for t in (log or "").split(",") if t.strip())
-    return Settings(cache_dir, max(1, n), cxx or None, parse_size(size), mode, log)
 
 
 # ----------------------------------------------------------------------------- per launch
@@ -103,7 +176,8 @@ def _read(raw: tuple) -> Settings:
 # (it encodes the key and decodes the value). The two variables every launch reads are looked
 # up in os.environ's own table with keys encoded once (CPython keeps it in `_data`; os.environ
 # updates it on every assignment, so nothing is stale), or through os.environ where that
-# table is not there.
+# table is not there. A value other than the common spellings goes through `settings()`,
+# which validates it.
 _ENV_DATA = getattr(os.environ, "_data", None)
 _ENV_KEYS: dict = {}
 
@@ -119,9 +193,19 @@ def getenv_fast(name: str) -> str | None:
 
 
 def interpret_requested() -> bool:
-    """TILEPY_INTERPRET asks for the reference interpreter (read apart from `settings()`)."""
+    """TILEPY_INTERPRET asks for the reference interpreter."""
     v = getenv_fast("TILEPY_INTERPRET")
-    return v is not None and v.strip().lower() in ("1", "true", "yes", "on")
+    if v is None or v == "0":
+        return False
+    return v == "1" or settings().interpret
+
+
+def cpu_mode_requested() -> str:
+    """TILEPY_CPU_MODE's mode."""
+    v = getenv_fast("TILEPY_CPU_MODE")
+    if v is None:
+        return "fast"
+    return v if v in CPU_MODES else settings().cpu_mode
 
 
 def tutorial_figures_dir() -> str | None:

@@ -154,6 +154,22 @@ def _eps(case: Case) -> float:
     return eps
 
 
+def _factors(case: Case) -> int:
+    """The most factors one product in the case multiplies: 2 (a mulf), or n for a product
+    reduce/scan over a dimension of n elements (its partial products, in an order the spec
+    leaves open, reach mag**n)."""
+    shapes = {vid: case.arrays[ai].tile for vid, ai in case.loads}
+    for st in _walk(case.steps):
+        shapes.update((r, parse_type(t).shape) for r, t in st.results)
+        shapes.update((r, parse_type(t).shape) for args, _, _ in st.regions for r, t in args)
+    n = 2
+    for st in _walk(case.steps):
+        if st.op in ("reduce", "scan") and any(b.op == "mulf" for _, body, _ in st.regions
+                                               for b in body) and st.args[0] in shapes:
+            n = max(n, shapes[st.args[0]][st.attrs["dim"]])
+    return n
+
+
 def _walk(steps):
     for st in steps:
         yield st
@@ -185,11 +201,12 @@ def compare(case: Case, ref: Arrays, got: Arrays, mag: float) -> str | None:
                 with np.errstate(invalid="ignore"):
                     same |= np.abs(x - y) <= tol
                     same |= (np.isinf(x) & (np.abs(y) >= big)) | (np.isinf(y) & (np.abs(x) >= big))
-                if mag >= np.sqrt(F.FORMATS[elem].max):
-                    # values this large reach the format's range in a product of two, so an
-                    # evaluation order the spec leaves open (reduce, scan) may overflow where
-                    # the interpreter's did not, and inf * 0 or inf - inf gives NaN: past this
-                    # magnitude a non-finite value on either side is a legitimate outcome
+                if mag >= F.FORMATS[elem].max ** (1 / _factors(case)):
+                    # values this large reach the format's range in a product of that many
+                    # factors (two: one mulf; n: a product reduce/scan over n elements), so an
+                    # evaluation order the spec leaves open may overflow where the interpreter's
+                    # did not, and inf * 0 or inf - inf gives NaN: past this magnitude a
+                    # non-finite value on either side is a legitimate outcome
                     same |= ~np.isfinite(x) | ~np.isfinite(y)
             if same.all():
                 continue

@@ -458,23 +458,11 @@ def _params(c: Compiled) -> list:
 
 
 def _run_cpu(c: Compiled, grid, values):
-    import ctypes
-    import tempfile
-
     from ..launch import cpu
     if c._lib is None:
-        fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-aot-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(c.data)
-        try:
-            lib = ctypes.CDLL(path)
-        finally:
-            os.unlink(path)
-        fn = getattr(lib, cpu.ENTRY)
-        fn.restype = ctypes.c_int
-        fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
-                       [ctypes.c_ulonglong, ctypes.c_int])
-        lib.tp_cpu_error.restype = ctypes.c_char_p
+        lib = cpu._load_bytes(c.data)
+        if lib is None:
+            raise TileLaunchError(f"the CPU library of compiled kernel '{c.name}' does not load")
         mode = c.versions.get("cpu_mode", "fast")
-        c._lib = cpu.CpuLibrary(lib, c.name, mode, 1 if mode == "fast" else c.block[0])
+        c._lib = cpu.library(lib, c.name, mode, 1 if mode == "fast" else c.block[0])
     cpu.run(c._lib, grid, values, smem=c.smem)

@@ -20,7 +20,7 @@ from ..host.params import ArrayParam, ScalarParam, flat
 from ..launch import dispatch
 from ..launch.cpu import _mode_override
 from ..launch.dispatch import CpuPlan, grid3, plans_of, signature
-from ..settings import getenv_fast, interpret_requested, settings
+from ..settings import cpu_mode_requested, interpret_requested, settings
 from ..types import dtype as D
 
 _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16,
@@ -180,7 +180,7 @@ def _launch(stream, grid, kernel, args):
         block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
         plan = CpuPlan(lib, getattr(lib.lib, cpu.ENTRY), values, slots,
                        lambda: settings().cpu_workers, extra=(*block, ck.emitted.smem_bytes),
-                       mode=lib.mode, check=lambda rc: cpu.check_launch(lib, rc))
+                       mode=lib.mode, check=lambda rc, report: cpu.check_launch(lib, rc, report))
         if g[0] * g[1] * g[2]:
             plan.run(g, [i.ptr if isinstance(i, ArrayInfo) else i for i in infos])
     if type(args) is tuple:
@@ -199,8 +199,7 @@ def _interpret(grid, kernel, args, backend):
 
 def _cpu_mode():
     """The CPU mode a launch made now would use (plans are per mode), read the cheap way: the
-    `cpu_mode()` override, else TILEPY_CPU_MODE. A mode that is not valid matches no plan, so the
-    full path reports it (cpu.current_mode)."""
-    return _mode_override.get() or (getenv_fast("TILEPY_CPU_MODE") or "fast").strip().lower()
+    `cpu_mode()` override, else TILEPY_CPU_MODE."""
+    return _mode_override.get() or cpu_mode_requested()
 
 

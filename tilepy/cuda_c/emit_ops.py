@@ -142,6 +142,7 @@ def emit_loop(ctx, op):
             ctx.alias(res, arg)
             ctx.w.line(f"{ctx.ty(arg)} {n} = {ctx(init)};", op.loc)
     with ctx.w.indent("while (true) {", loc=op.loc):
+        ctx.w.line("tp::progress();", op.loc)       # the loop may not end: it must not be deleted
         for o in blk.ops:
             emit_op(ctx, o)
 

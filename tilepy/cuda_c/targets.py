@@ -31,7 +31,7 @@ PIPELINE_SMEM = min(v for cc, v in SMEM_PER_BLOCK.items() if cc >= 80)
 
 def arch_number(arch: str) -> int | None:
     """90 for "sm_90", "sm_90a", "compute_90"; None for a name that is not an arch."""
-    m = re.fullmatch(r"(?:sm|compute)_(\d+)[af]?", arch or "")
+    m = re.fullmatch(r"(?:sm|compute)_(\d+)[af]?", arch) if isinstance(arch, str) else None
     return int(m.group(1)) if m else None
 
 

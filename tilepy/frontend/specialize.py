@@ -34,7 +34,7 @@ def param_for(name: str, info, constant: bool):
                           shape_div16=tuple(d % 16 == 0 for d in info.shape),
                           stride_div16=tuple(s % 16 == 0 for s in info.strides))
     if constant:
-        return ConstParam(name, info)
+        return ConstParam(name, _plain_constant(info))
     if isinstance(info, bool):
         return ScalarParam(name, D.bool_)
     if isinstance(info, int):
@@ -61,6 +61,18 @@ def _array_list(name: str, infos) -> ArrayListParam:
         raise TileTypeError(f"argument '{name}': the arrays of a list must have one dtype and "
                             f"rank (got {desc})")
     return ArrayListParam(name, items)
+
+
+def _plain_constant(value):
+    """A numpy scalar given for a Constant is the Python value it holds (np.int32(16) is 16),
+    so it specializes, prints and hashes as that value."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
 
 
 def mark_disjoint(params: list, infos: list) -> list:

@@ -242,17 +242,17 @@ def intake(obj, name: str = "", consumer=None) -> ArrayInfo | None:
     """ArrayInfo for an array-like argument, None for anything else (scalars, constants).
     `consumer`: device id -> the launch stream's handle, for CUDA producers (gpu.consumer_stream)."""
     if isinstance(obj, np.ndarray):
-        return from_numpy(obj, obj, name)
+        return aligned(from_numpy(obj, obj, name), name)
     if isinstance(obj, (np.generic, int, float, complex, str, bytes)) or obj is None:
         return None                   # numpy scalars have __array_interface__ too
     if _is_torch(obj):
-        return from_torch(obj, name)
+        return aligned(from_torch(obj, name), name)
     if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
-        return _from_dlpack(obj, name, consumer)
+        return aligned(_from_dlpack(obj, name, consumer), name)
     if hasattr(obj, "__cuda_array_interface__"):
-        return _from_cai(obj, name, consumer)
+        return aligned(_from_cai(obj, name, consumer), name)
     if hasattr(obj, "__array_interface__"):
-        return from_numpy(obj, np.asarray(obj), name, "array_interface")
+        return aligned(from_numpy(obj, np.asarray(obj), name, "array_interface"), name)
     return None
 
 
@@ -286,6 +286,18 @@ def host_view(info: ArrayInfo) -> np.ndarray | None:
     flat = np.frombuffer(raw, dtype=dt)
     return np.lib.stride_tricks.as_strided(flat, info.shape,
                                            tuple(s * dt.itemsize for s in info.strides))
+
+
+def aligned(info: ArrayInfo, name: str) -> ArrayInfo:
+    """Elements must be aligned to their size (spec 6.3.1): a GPU faults on a misaligned load,
+    so a misaligned view (e.g. a float32 view 2 bytes into a buffer) is rejected on every
+    device, before any launch."""
+    size = info.dtype.itemsize
+    if info.ptr % size and 0 not in info.shape:
+        raise TileValueError(f"{_arg(name)}the array's address 0x{info.ptr:x} is not a multiple of "
+                             f"its {size}-byte element size (a misaligned view; a GPU would fault "
+                             f"on it): pass an aligned copy (numpy.array(x) / tensor.clone())")
+    return info
 
 
 def infos_for(args) -> list:

@@ -26,6 +26,15 @@ def _u(v) -> int:
     return int(a.astype(bool)) if a.dtype == bool else int(a.view(f"u{a.dtype.itemsize}"))
 
 
+def _as_written(v) -> str:
+    """An index as the user wrote it: a negative one is also shown as read (unsigned)."""
+    a = np.asarray(v)
+    if a.dtype == bool or a.dtype.kind == "u":
+        return str(_u(v))
+    signed = int(a.view(f"i{a.dtype.itemsize}"))
+    return str(signed) if signed >= 0 else f"{signed} (read unsigned: {_u(v)})"
+
+
 @handler("make_token")
 def make_token(ex, op, args):
     return [TOKEN]
@@ -72,8 +81,9 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
     space = pv.index_space()
     for d, (i, n) in enumerate(zip(idx, space)):
         if i >= n:
-            raise TileValueError(f"{what}: index {i} of dimension {d} is outside the index space "
-                                 f"{space} of the partition view (undefined behavior, spec 5.3.3)")
+            raise TileValueError(f"{what}: index {_as_written(index[d])} of dimension {d} is "
+                                 f"outside the index space {space} of the partition view "
+                                 f"(undefined behavior, spec 5.3.3)")
     coords = np.indices(t.tile_shape, dtype=np.int64) if t.tile_shape else np.zeros((0,), np.int64)
     off = np.zeros(t.tile_shape, dtype=np.int64)
     inb = np.ones(t.tile_shape, dtype=bool)

@@ -36,6 +36,39 @@ class Memory:
         self.allocs.append(Allocation(name, data, base))
         return base
 
+    def add_all(self, items: list[tuple[str, np.ndarray]]) -> list[int]:
+        """Map the 1-d arrays of `items` ((name, array)); returns their base addresses. Arrays
+        whose bytes overlap (arguments aliasing one buffer) share one allocation, each at its own
+        offset in it, so the same byte has the same address whichever argument reaches it (the
+        race check then sees blocks that write through one and read through the other)."""
+        spans = [(_host_range(flat), k) for k, (_, flat) in enumerate(items)]
+        order = sorted((r, k) for r, k in spans if r[1] > r[0])
+        groups: list[list[int]] = []
+        hi = None
+        for (lo, end), k in order:
+            if hi is not None and lo < hi:
+                groups[-1].append(k)
+                hi = max(hi, end)
+            else:
+                groups.append([k])
+                hi = end
+        bases = [0] * len(items)
+        for k, (r, _) in enumerate(spans):
+            if r[1] <= r[0]:
+                bases[k] = self.add(items[k][0], items[k][1])
+        for g in groups:
+            lo = min(spans[k][0][0] for k in g)
+            first = min(g, key=lambda k: spans[k][0][0])
+            size = max(spans[k][0][1] for k in g) - lo
+            data = np.lib.stride_tricks.as_strided(items[first][1].view(np.uint8), shape=(size,),
+                                                   strides=(1,))
+            names = [items[k][0] for k in g]
+            name = names[0] if len(g) == 1 else f"{names[0]} (aliased by {', '.join(names[1:])})"
+            base = self.add(name, data)
+            for k in g:
+                bases[k] = base + spans[k][0][0] - lo
+        return bases
+
     def describe(self, addr: int) -> str:
         """An address as a user reads it: the allocation's name and the byte offset in it."""
         k, off = (addr >> SPAN_BITS) - 1, addr & int(_OFF_MASK)
@@ -98,3 +131,9 @@ def flat_span(arr: np.ndarray) -> np.ndarray:
     span = 1 + sum((d - 1) * (s // item) for d, s in zip(arr.shape, arr.strides))
     raw = arr.view(f"u{item}")           # as_strided needs a builtin dtype (not bf16/fp8)
     return np.lib.stride_tricks.as_strided(raw, shape=(span,), strides=(item,)).view(arr.dtype)
+
+
+def _host_range(flat: np.ndarray) -> tuple[int, int]:
+    """The host byte addresses [lo, hi) of a 1-d contiguous array."""
+    lo = flat.__array_interface__["data"][0]
+    return lo, lo + flat.nbytes

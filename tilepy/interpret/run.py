@@ -34,7 +34,8 @@ def _check_sizes(entry: Operation):
                                      op.loc)
 
 
-def _pointer_arg(memory: Memory, value, pointee, what: str) -> np.ndarray:
+def _pointer_arg(value, pointee, what: str) -> tuple[np.ndarray, int]:
+    """(the memory an array argument spans, its first element's byte offset in it)."""
     offset = 0
     if isinstance(value, tuple) and len(value) == 2:
         value, offset = value
@@ -49,8 +50,7 @@ def _pointer_arg(memory: Memory, value, pointee, what: str) -> np.ndarray:
                              f"multiples of the element size")
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)) or offset < 0:
         raise TileValueError(f"{what}: the element offset must be a non-negative int (got {offset!r})")
-    base = memory.add(what, flat_span(value))
-    return np.array(base + int(offset) * want.itemsize, dtype=np.uint64)
+    return flat_span(value), int(offset) * want.itemsize
 
 
 _KINDS = {"int": "iub", "float": "fV"}
@@ -64,16 +64,20 @@ def bind_args(memory: Memory, entry: Operation, args: Sequence[Any]) -> list:
     if len(args) != len(params):
         raise TileTypeError(f"kernel '{entry.sym_name}' has {len(params)} parameter(s) but "
                             f"{len(args)} argument(s) were given")
-    out = []
+    out, arrays = [], {}
     for i, (p, v) in enumerate(zip(params, args)):
         what = f"argument {i} ({p.hint or 'param'}: {p.type})"
         t = p.type
         if not isinstance(t, TileType) or t.rank != 0:
             raise TileTypeError(f"{what}: kernel parameters must be 0-d tiles")
         if isinstance(t.elem, PtrType):
-            out.append(_pointer_arg(memory, v, t.elem.pointee, what))
+            arrays[i] = (what, *_pointer_arg(v, t.elem.pointee, what))
+            out.append(None)
         else:
             out.append(scalar_value(v, t.elem, what))
+    bases = memory.add_all([(what, flat) for what, flat, _ in arrays.values()])
+    for (i, (_, _, offset)), base in zip(arrays.items(), bases):
+        out[i] = np.array(base + offset, dtype=np.uint64)
     return out
 
 

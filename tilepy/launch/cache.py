@@ -15,6 +15,9 @@ point at). Writes go to a temporary file in the same folder and are published wi
 so concurrent processes see a whole entry or none; two processes compiling the same key both
 write equivalent bytes. Past the size cap (TILEPY_CACHE_SIZE) the least recently used entries
 are evicted; a hit refreshes the entry's mtime, which is the "last used" time.
+
+The folder must be the user's own, private and marked as tilepy's, and only the names tilepy
+writes are ever listed, evicted or cleared (cache_fs.py says how and why).
 """
 from __future__ import annotations
 
@@ -26,10 +29,11 @@ import time
 from dataclasses import dataclass
 
 from ..settings import settings
+from . import cache_fs as fs
 
 MAGIC = b"TPCACHE1"
 _TRAILER = struct.Struct("<8sQI32s")
-TMP_PREFIX = ".tmp-"
+TMP_PREFIX = fs.TMP_PREFIX
 STALE_TMP_SECONDS = 3600
 
 
@@ -50,11 +54,22 @@ class Entry:
 
 
 def cache_dir() -> str | None:
+    """The cache folder from the settings (None: TILEPY_CACHE_DIR=off). Whether it may be used
+    is `root()`'s question."""
     return settings().cache_dir
 
 
-def path_for(kind: str, key: str, suffix: str = "") -> str | None:
+def root(create: bool = False) -> str | None:
+    """The cache folder when the cache may use it (private, owned, marked: cache_fs.py); with
+    `create`, made when absent. None: off, refused (warned once), or (without create) absent."""
     d = cache_dir()
+    return d if d is not None and fs.claim(d, create) else None
+
+
+def path_for(kind: str, key: str, suffix: str = "", create: bool = False) -> str | None:
+    if kind not in fs.KINDS or suffix not in fs.SUFFIXES or not fs.KEY_RE.fullmatch(key):
+        raise ValueError(f"not a cache entry name: {kind}/{key}{suffix}")
+    d = root(create)
     if d is None:
         return None
     return os.path.join(d, kind, key[:2], key + suffix)
@@ -84,59 +99,44 @@ def decode(data: bytes) -> tuple[bytes, dict] | None:
 
 
 def get(kind: str, key: str, suffix: str = "") -> Entry | None:
-    """The entry for `key`, or None (no cache, absent, truncated, corrupt or unreadable)."""
+    """The entry for `key`, or None (no cache, absent, truncated, corrupt, not a regular file,
+    unreadable)."""
     path = path_for(kind, key, suffix)
     if path is None:
         return None
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    found = decode(data)
+    data = fs.read_file(path)
+    found = None if data is None else decode(data)
     if found is None:
         return None
     try:
-        os.utime(path)             # last used, for eviction
-    except OSError:
+        os.utime(path, follow_symlinks=False)      # last used, for eviction
+    except (OSError, NotImplementedError):
         pass
     return Entry(path, found[0], found[1])
 
 
 def put(kind: str, key: str, payload: bytes, meta: dict, suffix: str = "") -> str | None:
     """Store an entry atomically; returns its path (None when the cache is off or not writable)."""
-    path = path_for(kind, key, suffix)
-    if path is None:
+    path = path_for(kind, key, suffix, create=True)
+    if path is None or not fs.write_file(path, encode(payload, meta)):
         return None
-    import tempfile
-    folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=TMP_PREFIX)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(encode(payload, meta))
-        os.replace(tmp, path)
-    except OSError:
-        _unlink(tmp)
-        return None
-    except BaseException:
-        _unlink(tmp)
-        raise
     cap = settings().cache_size
     if cap is not None:
         evict(cap, keep=path)
     return path
 
 
-def _unlink(path: str) -> bool:
-    try:
-        os.unlink(path)
-        return True
-    except OSError:
-        return False
+def read_memo(name: str) -> bytes | None:
+    """A memo file tilepy keeps at the top of the cache folder (fs.MEMOS), or None."""
+    d = root()
+    return None if d is None else fs.read_file(os.path.join(d, name))
+
+
+def write_memo(name: str, data: bytes):
+    assert name in fs.MEMOS, name
+    d = root(create=True)
+    if d is not None:
+        fs.write_file(os.path.join(d, name), data)
 
 
 # ----------------------------------------------------------------------------- listing, eviction
@@ -149,93 +149,95 @@ class Listed:
     mtime: float
 
 
-def listing(root: str | None = None) -> list[Listed]:
-    """Every entry file under the cache dir (temporary files excluded), oldest use first."""
-    root = root or cache_dir()
+def listing(root_dir: str | None = None) -> list[Listed]:
+    """Every entry file tilepy wrote under the cache folder, oldest use first (only names of the
+    form <kind>/<key[:2]>/<key><suffix>; never a link, a temporary or a foreign file)."""
+    d = root_dir or root()
     out = []
-    if root is None or not os.path.isdir(root):
+    if d is None or not fs.is_regular(os.path.join(d, fs.MARKER)):
         return out
-    for kind in sorted(os.listdir(root)):
-        kdir = os.path.join(root, kind)
-        if not os.path.isdir(kdir):
-            continue
-        for dirpath, _, files in os.walk(kdir):
-            for name in files:
-                if name.startswith(TMP_PREFIX):
-                    continue
-                p = os.path.join(dirpath, name)
-                try:
-                    st = os.stat(p)
-                except OSError:
-                    continue
-                out.append(Listed(p, kind, name.split(".")[0], st.st_size, st.st_mtime))
+    for kind, shard in fs.shard_dirs(d):
+        for e in fs.files(shard, lambda n, s=shard: fs.is_entry_name(s, n)):
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            out.append(Listed(e.path, kind, e.name.split(".")[0], st.st_size, st.st_mtime))
     out.sort(key=lambda e: e.mtime)
     return out
 
 
 def read_meta(path: str) -> dict | None:
-    try:
-        with open(path, "rb") as f:
-            found = decode(f.read())
-    except OSError:
-        return None
+    data = fs.read_file(path)
+    found = None if data is None else decode(data)
     return None if found is None else found[1]
 
 
-def evict(cap: int, keep: str | None = None, root: str | None = None) -> list[str]:
+def evict(cap: int, keep: str | None = None, root_dir: str | None = None) -> list[str]:
     """Remove least recently used entries until the cache is under `cap` bytes; also removes
     temporary files left by processes that died mid-write. Returns the removed paths."""
-    root = root or cache_dir()
+    d = root_dir or root()
     removed = []
-    if root is None:
+    if d is None:
         return removed
-    _remove_stale_tmp(root, removed)
-    entries = listing(root)
+    now = time.time()
+    for t in _tmp_files(d):
+        st = _lstat(t)
+        if st is not None and now - st.st_mtime > STALE_TMP_SECONDS and fs.unlink(t.path):
+            removed.append(t.path)
+    entries = listing(d)
     total = sum(e.size for e in entries)
     for e in entries:
         if total <= cap:
             break
         if e.path == keep:
             continue
-        if _unlink(e.path):
+        if fs.unlink(e.path):
             removed.append(e.path)
         total -= e.size
     return removed
 
 
-def _remove_stale_tmp(root: str, removed: list[str]):
-    now = time.time()
-    for dirpath, _, files in os.walk(root):
-        for name in files:
-            if name.startswith(TMP_PREFIX):
-                p = os.path.join(dirpath, name)
-                try:
-                    old = now - os.stat(p).st_mtime > STALE_TMP_SECONDS
-                except OSError:
-                    continue
-                if old and _unlink(p):
-                    removed.append(p)
+def _tmp_files(d: str) -> list:
+    """tilepy's temporary files: at the top (memos) and in the entry folders."""
+    if not fs.is_regular(os.path.join(d, fs.MARKER)):
+        return []
+    folders = [d] + [s for _, s in fs.shard_dirs(d)]
+    return [e for f in folders for e in fs.files(f, fs.is_tmp_name)]
 
 
-def clear(root: str | None = None) -> tuple[int, int]:
-    """Remove every entry (and temporary file); returns (files removed, bytes freed)."""
-    root = root or cache_dir()
+def clear(root_dir: str | None = None) -> tuple[int, int]:
+    """Remove every entry, memo and temporary file tilepy wrote (nothing else, and not the
+    marker); returns (files removed, bytes freed)."""
+    d = root_dir or root()
     n = freed = 0
-    if root is None or not os.path.isdir(root):
+    if d is None or not fs.is_regular(os.path.join(d, fs.MARKER)):
         return n, freed
-    for dirpath, dirs, files in os.walk(root, topdown=False):
-        for name in files:
-            p = os.path.join(dirpath, name)
-            try:
-                size = os.stat(p).st_size
-            except OSError:
-                continue
-            if _unlink(p):
-                n += 1
-                freed += size
-        for d in dirs:
-            try:
-                os.rmdir(os.path.join(dirpath, d))
-            except OSError:
-                pass
+    paths = [(e.path, e.size) for e in listing(d)]
+    for e in _tmp_files(d) + fs.files(d, fs.MEMOS.__contains__):
+        st = _lstat(e)
+        if st is not None:
+            paths.append((e.path, st.st_size))
+    for p, size in paths:
+        if fs.unlink(p):
+            n += 1
+            freed += size
+    for kind in fs.subdirs(d, fs.KINDS):       # folders left empty (rmdir fails on others)
+        for shard in fs.subdirs(kind, fs.SHARD_RE):
+            _rmdir(shard)
+        _rmdir(kind)
     return n, freed
+
+
+def _lstat(e: os.DirEntry):
+    try:
+        return e.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _rmdir(path: str):
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass

@@ -24,18 +24,18 @@ import ctypes
 import functools
 import os
 import re
+import signal
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..cuda_c import INCLUDE_DIR
 from ..errors import TileCompileError, TileLaunchError, TileValueError
-from ..settings import settings
+from ..settings import CPU_MODES as MODES, MAX_CPU_WORKERS, settings
 from . import cache, cpu_isa, timeout
 
 ENTRY = "tp_cpu_launch"
-ASSERTS_FAILED = 2          # the entry point's return code when tile assertions failed
-MODES = ("fast", "faithful")
 MAX_DYNAMIC_SMEM = 227 * 1024
 
 _mode_override: contextvars.ContextVar[str | None] = contextvars.ContextVar("tilepy_cpu_mode",
@@ -71,10 +71,14 @@ def current_mode() -> str:
 
 
 # ---------------------------------------------------------------------------- compiling
-@functools.lru_cache(maxsize=None)
 def host_compiler() -> str:
+    """TILEPY_CXX (validated in settings.py), else the first of g++, c++, clang++ found."""
+    return _find_compiler(settings().cxx)
+
+
+@functools.lru_cache(maxsize=None)
+def _find_compiler(cxx: str | None) -> str:
     import shutil
-    cxx = settings().cxx
     for c in ([cxx] if cxx else []) + ["g++", "c++", "clang++"]:
         path = shutil.which(c)
         if path:
@@ -120,15 +124,61 @@ def rewrite_dynamic_smem(source: str) -> str:
     return _EXTERN_SHARED.sub(repl, source)
 
 
-def host_entry(name: str, param_types: list[str]) -> str:
-    """C++ that runs kernel `name` over a grid: params[i] points at the i-th argument."""
-    args = ", ".join(f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types))
+def host_entry(name: str, param_types: list[str], names: list[str] | None = None) -> str:
+    """C++ that runs kernel `name` over a grid: params[i] points at the i-th argument; what the
+    launch found (assertions, error, signal) goes into `report` (Report below). With the
+    parameter `names` of an emitted kernel, element-space accesses are checked against the
+    arrays' extents (cpu_shim.h); hand-written kernels run unchecked."""
+    vals = [f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types)]
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
-            f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers) {{\n"
-            f'  const int rc = tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), '
-            f"(size_t)smem, workers, [&] {{ {name}({args}); }});\n"
-            f"  return rc == 0 && tp_assert_status(0) ? {ASSERTS_FAILED} : rc;\n}}\n"
-            f'extern "C" const char* tp_cpu_error() {{ return tp::cpu::error_text.c_str(); }}\n')
+            f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
+            f"tp::cpu::Report* report) {{\n{_extents(param_types, names, vals)}"
+            f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
+            f"workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
+
+
+def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -> str:
+    """C++ setting report->extents to the address ranges of the array parameters (a pointer
+    followed by its `<name>_shape_<d>` and, where not unit stride, `<name>_stride_<d>`)."""
+    if names is None:
+        return "  report->nextents = -1;\n"
+    index = {n: i for i, n in enumerate(names)}
+    items = []
+    for t, n, p in zip(param_types, names, vals):
+        if "*" not in _plain(t) and "ptr<" not in t:
+            continue
+        shape, strides = [], []
+        while f"{n}_shape_{len(shape)}" in index:
+            st = index.get(f"{n}_stride_{len(shape)}")
+            strides.append("1" if st is None else vals[st])
+            shape.append(vals[index[f"{n}_shape_{len(shape)}"]])
+        items.append(f"tp::cpu::extent({p}, sizeof(*{p}), {{{', '.join(shape)}}}, "
+                     f"{{{', '.join(strides)}}})")
+    return (f"  const tp::cpu::Extent tp_extents[] = {{{''.join(i + ', ' for i in items)}{{0, 0}}}};\n"
+            f"  report->extents = tp_extents;\n  report->nextents = {len(items)};\n")
+
+
+class Report(ctypes.Structure):
+    """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released."""
+    _fields_ = [("watch_signals", ctypes.c_int), ("signal", ctypes.c_int),
+                ("asserts", ctypes.c_int), ("nextents", ctypes.c_int), ("extents", ctypes.c_void_p),
+                ("error_line", ctypes.c_int), ("error_file", ctypes.c_char * 1024),
+                ("error", ctypes.c_char * 1024)]
+
+
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def watch_signals() -> bool:
+    """Should a launch from this thread stop at Ctrl-C? Yes on the main thread (other threads
+    never see signals in Python); the runtime leaves an ignored SIGINT alone (cpu_shim.h)."""
+    return threading.get_ident() == _MAIN_THREAD
+
+
+def new_report() -> Report:
+    r = Report()
+    r.watch_signals = watch_signals()
+    return r
 
 
 def _plain(ctype: str) -> str:
@@ -147,11 +197,13 @@ class CpuLibrary:
 _LOADED: dict[str, CpuLibrary] = {}
 
 
-def build_source(source: str, name: str, param_types: list[str], mode: str, threads: int) -> CpuLibrary:
-    """Compile (or find in the cache) and load `source` with a host entry for kernel `name`."""
+def build_source(source: str, name: str, param_types: list[str], mode: str, threads: int,
+                 names: list[str] | None = None) -> CpuLibrary:
+    """Compile (or find in the cache) and load `source` with a host entry for kernel `name`
+    (with parameter `names`: element-space accesses checked, see host_entry)."""
     _check_mode(mode)
     threads = 1 if mode == "fast" else threads
-    full = rewrite_dynamic_smem(source) + host_entry(name, param_types)
+    full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
     fl = flags(mode, threads)
     from ..cuda_c.source_key import location_free
@@ -163,35 +215,34 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     lib = None
     entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
-        lib = _load(entry.path)
+        lib = _load(entry.path) or _load_bytes(entry.payload)   # evicted since: the bytes we read
     if lib is None:
         data = _compile(cxx, fl, full, name)
         path = cache.put("cpu", key, data, {"kind": "cpu", "name": name, "mode": mode,
                                             "compiler": compiler_id(cxx), "tilepy": __version__},
                          ".so")
-        if path is None:                    # no disk cache: load a scratch copy, then delete it
-            path = _scratch_file(data)
-            lib = _load(path)
-            os.unlink(path)
-        else:
-            lib = _load(path)
+        # Another process may evict the entry before it is loaded: then load the bytes in hand.
+        lib = (_load(path) if path else None) or _load_bytes(data)
         if lib is None:
             raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
-    fn = getattr(lib, ENTRY)
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 + [ctypes.c_ulonglong,
-                                                                             ctypes.c_int]
-    lib.tp_cpu_error.restype = ctypes.c_char_p
-    lib.tp_assert_status.restype, lib.tp_assert_status.argtypes = ctypes.c_int, [ctypes.c_int]
-    out = CpuLibrary(lib, name, mode, threads)
+    out = library(lib, name, mode, threads)
     _LOADED[key] = out
     return out
+
+
+def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
+    """A loaded kernel library with its entry point's signature declared."""
+    fn = getattr(lib, ENTRY)
+    fn.restype = ctypes.c_int
+    fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
+                   [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
+    return CpuLibrary(lib, name, mode, threads)
 
 
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
     """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],
-                        mode or current_mode(), emitted.nt)
+                        mode or current_mode(), emitted.nt, [n for _, n in emitted.params])
 
 
 @functools.lru_cache(maxsize=None)
@@ -209,12 +260,16 @@ def _load(path: str) -> ctypes.CDLL | None:
         return None
 
 
-def _scratch_file(data: bytes) -> str:
+def _load_bytes(data: bytes) -> ctypes.CDLL | None:
+    """Load a library from memory: a private scratch file, deleted once loaded."""
     import tempfile
     fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return _load(path)
+    finally:
+        os.unlink(path)
 
 
 def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
@@ -238,8 +293,14 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
             from .diagnostics import compile_error
             raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "
                                 f"CPU backend", proc.stderr)
-        with open(out, "rb") as f:
-            return f.read()
+        try:
+            with open(out, "rb") as f:
+                return f.read()
+        except OSError:
+            raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
+                                   f"library for kernel '{name}' (is TILEPY_CXX a C++ compiler?)"
+                                   f"{': ' + proc.stderr.strip() if proc.stderr.strip() else ''}"
+                                   ) from None
 
 
 # ---------------------------------------------------------------------------- launching
@@ -255,23 +316,49 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
                              f"{MAX_DYNAMIC_SMEM}]")
     ptrs = (ctypes.c_void_p * max(1, len(values)))(
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+    report = new_report()
     rc = getattr(lib.lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], bx, by, bz, smem,
-                                 workers or settings().cpu_workers)
-    check_launch(lib, rc)
+                                 clamp_workers(workers or settings().cpu_workers), report)
+    check_launch(lib, rc, report)
 
 
-def check_launch(lib: CpuLibrary, rc: int):
-    """After a launch: failed tile assertions (their messages are on stderr), the entry point's
-    error."""
-    if rc == 0:
-        return
-    if rc == ASSERTS_FAILED:
-        failed = lib.lib.tp_assert_status(1)
-        raise TileLaunchError(f"{failed} tile assertion(s) failed in kernel {lib.name!r} (the "
-                              f"messages are on stderr)")
-    msg = (lib.lib.tp_cpu_error() or b"").decode(errors="replace")
-    raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
-                          f"{msg or f'kernel {lib.name!r}: code {rc}'}")
+def clamp_workers(n: int) -> int:
+    """A worker count the CPU backend can start: 1 to MAX_CPU_WORKERS (with a warning past it)."""
+    if n > MAX_CPU_WORKERS:
+        import warnings
+        warnings.warn(f"{n} CPU workers is more threads than useful; using {MAX_CPU_WORKERS}",
+                      stacklevel=3)
+        return MAX_CPU_WORKERS
+    return max(1, int(n))
+
+
+def check_launch(lib: CpuLibrary, rc: int, report: Report):
+    """After a launch: a signal that stopped it (its Python handler runs now; KeyboardInterrupt
+    for Ctrl-C), the entry point's error, failed tile assertions (messages are on stderr)."""
+    if report.signal:
+        signal.raise_signal(report.signal)
+        raise TileLaunchError(f"kernel {lib.name!r} was stopped by signal {report.signal} before "
+                              f"it finished")
+    if rc != 0:
+        msg = report.error.decode(errors="replace")
+        raise TileLaunchError(f"the CPU launch ({lib.mode} mode) failed: "
+                              f"{msg or f'kernel {lib.name!r}: code {rc}'}", _where(report))
+    if report.asserts:
+        raise TileLaunchError(f"{report.asserts} tile assertion(s) failed in kernel {lib.name!r} "
+                              f"(the messages are on stderr)")
+
+
+def _where(report: Report):
+    """The user's line a launch error happened at, when the runtime knows it."""
+    file = report.error_file.decode(errors="replace")
+    if not file or report.error_line <= 0:
+        return None
+    import linecache
+
+    from ..errors import Loc
+    text = linecache.getline(file, report.error_line) or None
+    col = len(text) - len(text.lstrip()) if text else 0
+    return Loc(file, report.error_line, col, source_line=text)
 
 
 # ---------------------------------------------------------------------------- hand-written kernels

@@ -27,6 +27,7 @@ from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host.grid import GRID_LIMIT
 from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
 from ..types import DType
+from .cpu import Report, watch_signals
 
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
 _ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
@@ -75,8 +76,11 @@ def signature(args, consts):
             sig.append((a.dtype, a.shape, a.strides, a.flags.writeable, p & _ALIGN))
             vals.append(p)
         elif t is _torch_tensor[0]:
-            p = a.data_ptr()
-            sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
+            try:
+                p = a.data_ptr()
+                sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
+            except RuntimeError:      # sparse and other strideless layouts: intake explains
+                return None
             vals.append(p)
         elif t is _cupy_array[0]:
             p = a.data.ptr
@@ -138,11 +142,6 @@ def _half_bits(dtype):
     return conv
 
 
-def _check_rc(rc: int):
-    if rc != 0:
-        raise TileLaunchError(f"the CPU launch failed with code {rc}")
-
-
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
@@ -151,13 +150,14 @@ class CpuPlan:
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
                  mode=None, check=None):
-        """`fn(params, gx, gy, gz, *extra, workers)` is the library's entry point (cpu.py);
+        """`fn(params, gx, gy, gz, *extra, workers, report)` is the library's entry point (cpu.py);
         `values`: the packed ctypes values of one valid call (launcher.pack_args);
         `slots`: per kernel argument, (field index, converter) or None for constants;
         `mode`: the CPU mode the library was built for, compared with the current one per call
-        (None: one mode only); `check(rc)`: what cpu.py checks after a launch (default: rc)."""
+        (None: one mode only); `check(rc, report)`: what cpu.py checks after a launch (its
+        Report is per call, pooled with the argument block)."""
         self.lib, self.fn, self.extra, self.mode = lib, fn, extra, mode
-        self.check = check or _check_rc
+        self.check = check
         fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
         self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
         self.fields = [f for f, _ in fields]
@@ -176,7 +176,7 @@ class CpuPlan:
         base = ctypes.addressof(s)
         n = max(1, len(self.fields))
         ptrs = (ctypes.c_void_p * n)(*[base + getattr(self.struct, f).offset for f in self.fields])
-        return s, ptrs
+        return s, ptrs, Report()
 
     def run(self, g, vals, stream=None):
         pool = self.pool
@@ -191,11 +191,13 @@ class CpuPlan:
                     field, conv = slot
                     setattr(s, field, v if conv is None else conv(v))
             gx, gy, gz = g
+            report = block[2]
+            report.watch_signals = watch_signals()
             rc = self.fn(block[1], gx, gy, gz, *self.extra,
-                         1 if gx * gy * gz == 1 else self.workers())
+                         1 if gx * gy * gz == 1 else self.workers(), report)
+            self.check(rc, report)
         finally:
             pool.append(block)
-        self.check(rc)
 
 
 class GpuPlan:

@@ -72,11 +72,17 @@ def nvrtc_version() -> tuple[int, int]:
 
 
 def check_arch(arch: str) -> tuple[str, str]:
-    """("cubin", "sm_90") for "sm_90"/"sm_90a"; ("ptx", "compute_90") for "compute_90"."""
-    m = re.fullmatch(r"(sm|compute)_(\d+)([af]?)", arch or "")
+    """("cubin", "sm_90") for "sm_90"/"sm_90a"; ("ptx", "compute_90") for "compute_90". An arch
+    the installed NVRTC does not support is a TileCompileError listing the ones it does."""
+    m = re.fullmatch(r"(sm|compute)_(\d+)([af]?)", arch) if isinstance(arch, str) else None
     if not m:
-        raise TileCompileError(f"unknown target architecture {arch!r} (expected e.g. 'sm_80', "
-                               f"'sm_90', 'sm_90a' for a cubin or 'compute_80' for PTX)")
+        raise TileCompileError(f"unknown target architecture {arch!r} (expected a string such as "
+                               f"'sm_80', 'sm_90', 'sm_90a' for a cubin or 'compute_80' for PTX)")
+    tc = toolchain.info()
+    if int(m.group(2)) not in tc.supported_archs:
+        known = ", ".join(f"sm_{a}" for a in tc.supported_archs)
+        raise TileCompileError(f"NVRTC {tc.nvrtc_version} cannot compile for {arch}: it supports "
+                               f"{known}")
     return ("cubin" if m.group(1) == "sm" else "ptx"), arch
 
 

@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from ..errors import TileCompileError
-from ..settings import settings
+from . import cache
 
 MEMO = "toolchain.json"
 _ENV = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")
@@ -69,31 +69,27 @@ def fingerprint(tc: Toolchain | None) -> list:
 @functools.lru_cache(maxsize=None)
 def info() -> Toolchain:
     """The installed toolchain (remembered across processes, see the module docstring)."""
-    d = settings().cache_dir
-    memo_path = os.path.join(d, MEMO) if d else None
-    if memo_path:
-        tc = _read_memo(memo_path)
-        if tc is not None:
-            return tc
+    tc = _read_memo()
+    if tc is not None:
+        return tc
     tc = probe()
-    if memo_path:
-        _write_memo(memo_path, tc)
+    _write_memo(tc)
     return tc
 
 
-def _read_memo(path: str) -> Toolchain | None:
+def _read_memo() -> Toolchain | None:
     try:
-        with open(path) as f:
-            data = json.load(f)
+        data = json.loads(cache.read_memo(MEMO) or b"null")
         tc = Toolchain(**{**data["toolchain"],
                           "supported_archs": tuple(data["toolchain"]["supported_archs"])})
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
     return tc if data.get("fingerprint") == json.loads(json.dumps(fingerprint(tc))) else None
 
 
-def _write_memo(path: str, tc: Toolchain):
-    _write_text(path, json.dumps({"toolchain": asdict(tc), "fingerprint": fingerprint(tc)}))
+def _write_memo(tc: Toolchain):
+    cache.write_memo(MEMO, json.dumps({"toolchain": asdict(tc),
+                                       "fingerprint": fingerprint(tc)}).encode())
 
 
 def bindings_major() -> int:
@@ -199,37 +195,19 @@ def compiler_version(cxx: str) -> str:
     import subprocess
     real = os.path.realpath(cxx)
     ident = f"{real}:{_stat(real)}"
-    d = settings().cache_dir
-    memo_path = os.path.join(d, COMPILERS) if d else None
-    memo = {}
-    if memo_path:
-        try:
-            with open(memo_path) as f:
-                memo = json.load(f)
-            if ident in memo:
-                return memo[ident]
-        except (OSError, ValueError):
-            memo = {}
+    try:
+        memo = json.loads(cache.read_memo(COMPILERS) or b"{}")
+    except ValueError:
+        memo = {}
+    if not isinstance(memo, dict):
+        memo = {}
+    if isinstance(memo.get(ident), str):
+        return memo[ident]
     try:
         out = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
         version = out.split("\n")[0]
     except OSError:
         return cxx
-    if memo_path and isinstance(memo, dict):
-        memo[ident] = version
-        _write_text(memo_path, json.dumps(memo))
+    memo[ident] = version
+    cache.write_memo(COMPILERS, json.dumps(memo).encode())
     return version
-
-
-def _write_text(path: str, text: str):
-    import tempfile
-
-    from . import cache
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=cache.TMP_PREFIX)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        pass

@@ -195,9 +195,14 @@ def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:
     """A constant shape: an int or a tuple of ints."""
     if isinstance(x, int) and not isinstance(x, bool):
         x = (x,)
-    if not isinstance(x, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in x):
+    if not isinstance(x, tuple):
         kind = "a runtime tile" if isinstance(x, Tile) else type_name(x)
         raise TileTypeError(f"{what} must be a compile-time constant tuple of ints (got {kind})")
+    for i, d in enumerate(x):
+        if not isinstance(d, int) or isinstance(d, bool):
+            kind = "a runtime tile" if isinstance(d, Tile) else f"{d!r} ({type_name(d)})"
+            raise TileTypeError(f"{what} must be a compile-time constant tuple of ints (element "
+                                f"{i} is {kind})")
     return x
 
 

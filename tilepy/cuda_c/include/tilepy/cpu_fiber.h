@@ -301,9 +301,9 @@ inline void run_block(Worker& w, long b, size_t smem) {
 
 // ---------------------------------------------------------------------------- launch
 template <class K>
-int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, const K& kernel) {
-  std::lock_guard<std::mutex> serial(launch_mutex);
-  clear_error();
+int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
+           const K& kernel) {
+  LaunchScope scope(report);
   if ((long)block.x * block.y * block.z != TP_NT) {
     set_error(std::string("kernel '") + name + "' was built for " + std::to_string(TP_NT) +
               " threads per block but launched with block " + dim_str(block));
@@ -319,6 +319,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, co
   const long nblocks = (long)grid.x * grid.y * grid.z;
   if (workers < 1) workers = 1;
   if (workers > nblocks) workers = (int)(nblocks > 0 ? nblocks : 1);
+  scope.watch(nblocks, workers);
   std::atomic<long> next{0};
   auto body = [&] {
     Worker w;
@@ -327,7 +328,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, co
     w.entry = [](const void* k) { (*(const K*)k)(); };
     worker = &w;
     init_fibers(w);
-    for (long b; !failed.load() && (b = next.fetch_add(1)) < nblocks;) {
+    for (long b; !stopping() && (b = next.fetch_add(1)) < nblocks;) {
       run_block(w, b, smem);
       if (w.aborted) break;
     }
@@ -335,10 +336,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, co
     worker = nullptr;
     cur = nullptr;
   };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < workers; ++i) pool.emplace_back(body);
-  body();
-  for (auto& t : pool) t.join();
+  run_workers(workers, body);
   return failed.load() ? -2 : 0;
 }
 

@@ -15,15 +15,18 @@
 // correctly rounded host code.
 #pragma once
 #include <atomic>
+#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -82,18 +85,148 @@ inline unsigned char* dynamic_smem() {
   return buf->bytes;
 }
 
-// The first error of a launch, reported to Python by tp_cpu_error().
+// The first error of a launch (copied into its Report), and the user's line it happened at
+// when known (`file` empty otherwise).
 inline std::mutex error_mutex;
-inline std::string error_text;
+inline std::string error_text, error_file;
+inline int error_line = 0;
 inline std::atomic<bool> failed{false};
-inline void set_error(const std::string& msg) {
+inline void set_error(const std::string& msg, const char* file = "", int line = 0) {
   std::lock_guard<std::mutex> g(error_mutex);
-  if (!failed.exchange(true)) error_text = msg;
+  if (failed.exchange(true)) return;
+  error_text = msg;
+  error_file = file;
+  error_line = line;
 }
 inline void clear_error() {
   std::lock_guard<std::mutex> g(error_mutex);
   failed = false;
   error_text.clear();
+  error_file.clear();
+  error_line = 0;
+}
+
+// ---------------------------------------------------------------------------- element addresses
+// Element-space accesses (gather, scatter, atomics through tiles of pointers) are checked against
+// the address ranges of the launch's array arguments, whatever check_bounds says: on a GPU a wild
+// index is undefined behavior, on the CPU it would corrupt or kill the Python process. The host
+// entry computes the ranges (`extent`); hand-written kernels have none (nextents < 0: unchecked).
+struct Extent { uintptr_t lo, hi; };
+inline const Extent* extents = nullptr;
+inline int nextents = -1;
+
+inline Extent extent(const void* p, size_t elem, std::initializer_list<long long> shape,
+                     std::initializer_list<long long> strides) {
+  long long lo = 0, hi = 0;
+  auto st = strides.begin();
+  for (long long n : shape) {
+    if (n <= 0) return {0, 0};
+    const long long step = (n - 1) * *st++;
+    (step < 0 ? lo : hi) += step;
+  }
+  return {(uintptr_t)p + lo * (long long)elem, (uintptr_t)p + (hi + 1) * (long long)elem};
+}
+
+inline bool address_ok(const void* p, size_t n) {
+  const uintptr_t a = (uintptr_t)p;
+  for (int i = 0; i < nextents; ++i)
+    if (a >= extents[i].lo && a + n <= extents[i].hi) return true;
+  return nextents < 0;
+}
+
+// Where an element-space access was written: the user's line, through the #line directives
+// (a default argument or member initializer evaluates __builtin_LINE() at the call site).
+struct Caller { const char* file; int line; };
+inline Caller caller(const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return {f, l}; }
+
+[[gnu::noinline, gnu::cold]] inline void bad_address(const void* p, size_t n, const Caller& at) {
+  char msg[256];
+  std::snprintf(msg, sizeof msg, "an element address (%p, %zu bytes) is outside every array "
+                "argument: a gather, scatter or atomic index is out of bounds (check_bounds=False "
+                "skips the mask, not the CPU backend's check)", p, n);
+  set_error(msg, at.file, at.line);
+}
+
+inline bool check_address(const void* p, size_t n, const Caller& at) {
+  if (__builtin_expect(address_ok(p, n), 1)) return true;
+  bad_address(p, n, at);
+  return false;
+}
+
+// ---------------------------------------------------------------------------- one launch
+// What a launch tells Python (launch/cpu.py: Report). It is filled before the launch lock is
+// released, so concurrent launches of one library never see each other's assertions or errors.
+struct Report {
+  int watch_signals;       // in: stop at SIGINT (Ctrl-C) between blocks (the main thread's launches)
+  int signal;              // out: the signal that stopped the launch early, 0 if it ran to the end
+  int asserts;             // out: tile assertions that failed in this launch
+  int nextents;            // in (host entry): the array arguments' address ranges, -1: unchecked
+  const Extent* extents;
+  int error_line;          // out: the first error, and the user's line it happened at (if known)
+  char error_file[1024];
+  char error[1024];
+};
+inline std::atomic<int> assert_failures{0};
+inline std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
+inline thread_local std::string print_buffer;    // tile printing (runtime.h: print_append)
+inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
+
+// Workers take no new block once this is true: a signal arrived or the launch failed.
+inline bool stopping() {
+  return stop_signal.load(std::memory_order_relaxed) != 0 || failed.load(std::memory_order_relaxed);
+}
+
+// Holds the launch lock (launches of one library are serialized), resets the per-launch state,
+// and fills the Report before the lock is released. `watch(n)`: a launch of the main thread whose
+// workers run more than one block each stops at SIGINT between blocks (a handler that records
+// the signal, for the launch only; Python re-raises it afterwards). An ignored SIGINT stays so.
+class LaunchScope {
+  std::lock_guard<std::mutex> serial_{launch_mutex};
+  Report* report_;
+  bool watching_ = false;
+  struct sigaction old_{};
+
+ public:
+  explicit LaunchScope(Report* r) : report_(r) {
+    clear_error();
+    extents = r->extents;
+    nextents = r->nextents;
+    assert_failures = 0;
+    stop_signal = 0;
+    print_buffer.clear();
+  }
+  void watch(long nblocks, int workers) {
+    if (!report_->watch_signals || nblocks <= workers) return;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_);
+    watching_ = old_.sa_handler != SIG_IGN;
+    if (!watching_) sigaction(SIGINT, &old_, nullptr);
+  }
+  ~LaunchScope() {
+    if (watching_) sigaction(SIGINT, &old_, nullptr);
+    report_->signal = stop_signal.load();
+    report_->asserts = assert_failures.load();
+    std::snprintf(report_->error, sizeof report_->error, "%s", error_text.c_str());
+    std::snprintf(report_->error_file, sizeof report_->error_file, "%s", error_file.c_str());
+    report_->error_line = error_line;
+  }
+};
+
+// Run `body` on `workers` OS threads, this one included (fewer when the system refuses more).
+template <class F> void run_workers(int workers, const F& body) {
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(body);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
+  body();
+  for (auto& t : pool) t.join();
 }
 }}  // namespace tp::cpu
 
@@ -153,9 +286,9 @@ static inline void __syncthreads() {}
 namespace tp { namespace cpu {
 // Run every block of `grid` (one thread each) on `workers` OS threads.
 template <class K>
-int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, const K& kernel) {
-  std::lock_guard<std::mutex> serial(launch_mutex);
-  clear_error();
+int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
+           const K& kernel) {
+  LaunchScope scope(report);
   if (block.x * block.y * block.z != 1) {
     set_error(std::string("kernel '") + name + "' was built for the fast CPU mode (one thread "
               "per block) but launched with more threads per block");
@@ -166,15 +299,16 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, co
   const long nblocks = (long)grid.x * grid.y * grid.z;
   if (workers < 1) workers = 1;
   if (workers > nblocks) workers = (int)(nblocks > 0 ? nblocks : 1);
+  scope.watch(nblocks, workers);
   std::atomic<long> next{0};
   const long chunk = blocks_per_chunk(nblocks, workers);
   auto worker = [&] {
     Ctx ctx;
     cur = &ctx;
     unsigned char* dyn = smem ? dynamic_smem() : nullptr;
-    for (long b0; (b0 = next.fetch_add(chunk)) < nblocks;) {   // one chunk of blocks
+    for (long b0; !stopping() && (b0 = next.fetch_add(chunk)) < nblocks;) {   // a chunk of blocks
       const long b1 = nblocks - b0 < chunk ? nblocks : b0 + chunk;
-      for (long b = b0; b < b1; ++b) {
+      for (long b = b0; b < b1 && !stopping(); ++b) {   // a chunk may be long: check per block
         ctx.bid = index3(b, grid);
         if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
         kernel();
@@ -182,11 +316,8 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, co
     }
     cur = nullptr;
   };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  return 0;
+  run_workers(workers, worker);
+  return failed.load() ? -2 : 0;
 }
 }}  // namespace tp::cpu
 #endif

@@ -81,6 +81,10 @@ template <> struct unsigned_of<int32_t> { typedef uint32_t type; };
 template <> struct unsigned_of<int64_t> { typedef uint64_t type; };
 
 TP_DEV int tid() { return (int)threadIdx.x; }
+// A `loop` op runs until it breaks, possibly forever (spec 8.7). C++ lets a compiler assume that
+// a loop without side effects ends (the forward-progress rule) and delete it; every emitted
+// `loop` calls this once per iteration: an empty volatile asm is a side effect and no instruction.
+TP_DEV void progress() { asm volatile(""); }
 TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
 TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
 
@@ -848,32 +852,51 @@ template <class T> TP_DEV void st(T* p, T v) {
   if constexpr (same<T, bool>::value) *(unsigned char*)p = v ? 1 : 0; else *p = v;
 }
 
+// On the CPU every element-space access (load_ptr, store_ptr, atomics) is checked against the
+// array arguments (cpu_shim.h: check_address) and reported at the user's line (`at`, taken at
+// the call site); on a GPU there is no check (out of bounds is undefined, as the spec says).
+#ifdef TP_GPU
+#define TP_AT
+#define TP_AT_MEMBER
+#define TP_OK(p) true
+#else
+#define TP_AT , cpu::Caller at = cpu::caller()
+#define TP_AT_MEMBER cpu::Caller at = cpu::caller();
+#define TP_OK(p) cpu::check_address(p, sizeof(*(p)), at)
+#endif
+
 namespace op {
 struct offset {  // ptr + offset elements
   template <class P, class I> TP_DEV P operator()(P p, I o) const { return p + (int64_t)o; }
 };
 struct load_ptr {  // masked-off elements take the padding value
-  template <class T> TP_DEV T operator()(T* p) const { return ld(p); }
-  template <class T> TP_DEV T operator()(T* p, bool m) const { return m ? ld(p) : T(); }
-  template <class T> TP_DEV T operator()(T* p, bool m, T pad) const { return m ? ld(p) : pad; }
+  TP_AT_MEMBER
+  template <class T> TP_DEV T operator()(T* p) const { return TP_OK(p) ? ld(p) : T(); }
+  template <class T> TP_DEV T operator()(T* p, bool m) const { return m && TP_OK(p) ? ld(p) : T(); }
+  template <class T> TP_DEV T operator()(T* p, bool m, T pad) const {
+    return !m ? pad : TP_OK(p) ? ld(p) : T();
+  }
 };
 }  // namespace op
 
 // store_ptr: each thread stores its own elements; a one-element tile is stored by thread 0.
 template <class T, int N, class L>
-TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v) {
+TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v TP_AT) {
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::owner(s)) st(p.v[s], v.v[s]);
+    if (L::owner(s) && TP_OK(p.v[s])) st(p.v[s], v.v[s]);
 }
 template <class T, int N, class L>
-TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v, const Tile<bool, N, L>& m) {
+TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v,
+                      const Tile<bool, N, L>& m TP_AT) {
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::owner(s) && m.v[s]) st(p.v[s], v.v[s]);
+    if (L::owner(s) && m.v[s] && TP_OK(p.v[s])) st(p.v[s], v.v[s]);
 }
-template <class T> TP_DEV void store_ptr(T* p, T v) { if (tid() == 0) st(p, v); }
-template <class T> TP_DEV void store_ptr(T* p, T v, bool m) { if (tid() == 0 && m) st(p, v); }
+template <class T> TP_DEV void store_ptr(T* p, T v TP_AT) { if (tid() == 0 && TP_OK(p)) st(p, v); }
+template <class T> TP_DEV void store_ptr(T* p, T v, bool m TP_AT) {
+  if (tid() == 0 && m && TP_OK(p)) st(p, v);
+}
 
 // ------------------------------------------------------------------------------ atomics
 // Modes (atomic_rmw_tko): 0 and, 1 or, 2 xor, 3 add, 4 addf, 5 max, 6 min, 7 umax, 8 umin, 9 xchg.
@@ -1021,44 +1044,44 @@ template <int Order, int Scope, class T> TP_DEV T atomic_cas1(T* p, T cmp, T val
 // compared value (cas), as the spec allows.
 // (Atomic tiles are never in a replicated layout: the lowering gives them their own.)
 template <int Mode, int Order, int Scope, class T, int N, class L>
-TP_DEV Tile<T, N, L> atomic_rmw(const Tile<T*, N, L>& p, const Tile<T, N, L>& v) {
+TP_DEV Tile<T, N, L> atomic_rmw(const Tile<T*, N, L>& p, const Tile<T, N, L>& v TP_AT) {
   static_assert(!L::replicated, "atomics on a replicated layout");
   Tile<T, N, L> r;
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::valid(s)) r.v[s] = atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]);
+    if (L::valid(s)) r.v[s] = TP_OK(p.v[s]) ? atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]) : T();
   return r;
 }
 template <int Mode, int Order, int Scope, class T, int N, class L>
 TP_DEV Tile<T, N, L> atomic_rmw(const Tile<T*, N, L>& p, const Tile<T, N, L>& v,
-                                const Tile<bool, N, L>& m) {
+                                const Tile<bool, N, L>& m TP_AT) {
   static_assert(!L::replicated, "atomics on a replicated layout");
   Tile<T, N, L> r;
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
     if (L::valid(s))
-      r.v[s] = m.v[s] ? atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]) : T();
+      r.v[s] = m.v[s] && TP_OK(p.v[s]) ? atomic_rmw1<Mode, Order, Scope>(p.v[s], v.v[s]) : T();
   return r;
 }
 template <int Order, int Scope, class T, int N, class L>
 TP_DEV Tile<T, N, L> atomic_cas(const Tile<T*, N, L>& p, const Tile<T, N, L>& c,
-                                const Tile<T, N, L>& v) {
+                                const Tile<T, N, L>& v TP_AT) {
   static_assert(!L::replicated, "atomics on a replicated layout");
   Tile<T, N, L> r;
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::valid(s)) r.v[s] = atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]);
+    if (L::valid(s)) r.v[s] = TP_OK(p.v[s]) ? atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]) : c.v[s];
   return r;
 }
 template <int Order, int Scope, class T, int N, class L>
 TP_DEV Tile<T, N, L> atomic_cas(const Tile<T*, N, L>& p, const Tile<T, N, L>& c,
-                                const Tile<T, N, L>& v, const Tile<bool, N, L>& m) {
+                                const Tile<T, N, L>& v, const Tile<bool, N, L>& m TP_AT) {
   static_assert(!L::replicated, "atomics on a replicated layout");
   Tile<T, N, L> r;
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
     if (L::valid(s))
-      r.v[s] = m.v[s] ? atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]) : c.v[s];
+      r.v[s] = m.v[s] && TP_OK(p.v[s]) ? atomic_cas1<Order, Scope>(p.v[s], c.v[s], v.v[s]) : c.v[s];
   return r;
 }
 
@@ -1072,15 +1095,15 @@ template <class T> TP_DEV T share_from_thread0(T x, bool mine, unsigned char* sm
   return buf[0];
 }
 template <int Mode, int Order, int Scope, class T>
-TP_DEV T atomic_rmw_s(T* p, T v, bool m, unsigned char* smem) {
+TP_DEV T atomic_rmw_s(T* p, T v, bool m, unsigned char* smem TP_AT) {
   T r = T();
-  if (tid() == 0 && m) r = atomic_rmw1<Mode, Order, Scope>(p, v);
+  if (tid() == 0 && m && TP_OK(p)) r = atomic_rmw1<Mode, Order, Scope>(p, v);
   return share_from_thread0(r, tid() == 0, smem);
 }
 template <int Order, int Scope, class T>
-TP_DEV T atomic_cas_s(T* p, T c, T v, bool m, unsigned char* smem) {
+TP_DEV T atomic_cas_s(T* p, T c, T v, bool m, unsigned char* smem TP_AT) {
   T r = c;
-  if (tid() == 0 && m) r = atomic_cas1<Order, Scope>(p, c, v);
+  if (tid() == 0 && m && TP_OK(p)) r = atomic_cas1<Order, Scope>(p, c, v);
   return share_from_thread0(r, tid() == 0, smem);
 }
 
@@ -1221,7 +1244,7 @@ TP_DEV double pcast(__nv_bfloat16 x) { return to_f32(x); }
 #define TP_PRINTF printf
 TP_DEV void print_flush() {}
 #else
-inline thread_local std::string print_buffer;
+using cpu::print_buffer;
 template <class... A> void print_append(const char* fmt, A... args) {
   int n = std::snprintf(nullptr, 0, fmt, args...);
   if (n <= 0) return;
@@ -1259,10 +1282,6 @@ TP_DEV void print_tile(const char* spec, const Tile<T, S::numel, L>& x, unsigned
 }
 
 // ------------------------------------------------------------------------------ assertions
-#ifndef TP_GPU
-inline std::atomic<int> assert_failures{0};
-#endif
-
 TP_DEV void assert_fail(const char* msg, int e) {
 #ifdef TP_GPU
   printf("tilepy assertion failed: %s (tile element %d, block (%d, %d, %d))\n", msg, e,
@@ -1271,7 +1290,7 @@ TP_DEV void assert_fail(const char* msg, int e) {
 #else
   fprintf(stderr, "tilepy assertion failed: %s (tile element %d, block (%d, %d, %d))\n", msg, e,
           (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z);
-  assert_failures.fetch_add(1);
+  cpu::assert_failures.fetch_add(1);
 #endif
 }
 
@@ -1285,15 +1304,6 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 }
 
 }  // namespace tp
-
-#ifndef TP_GPU
-// The CPU runner reads (and resets) the number of failed assertions after a launch.
-extern "C" int tp_assert_status(int reset) {
-  const int n = tp::assert_failures.load();
-  if (reset) tp::assert_failures.store(0);
-  return n;
-}
-#endif
 
 // Float op modifiers: flush_to_zero, approx/full rounding.
 #include "tilepy/modifiers.h"
