@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 # v2: v1's bugs, texts moved with issue 19's restructuring; v3: rt-load-pad runs the ragged
 # test (it survived v2's subset: that padded load was not vectorized)
-MUTANT_SET_VERSION = 3
+MUTANT_SET_VERSION = 4   # v4: v3 with anchors moved to the merged code (selects in minmaxf, location_free keys)
 
 RT = "tilepy/cuda_c/include/tilepy/runtime.h"
 EMIT = "tilepy/cuda_c/emitter.py"
@@ -63,10 +63,10 @@ MUTANTS = (
     m("rt-atan2-swap", "runtime", "atan2 operands swapped", RT,
       "TP_FBIN(atan2, ::atan2(a, b))", "TP_FBIN(atan2, ::atan2(b, a))", NUMPY, "-k", "atan2"),
     m("rt-signed-zero", "runtime", "maxf/minf ignore the sign of zero", RT,
-      "if (a == b) return (signbit(a) == Max) ? b_ : a_;", "if (a == b) return a_;", NUMPY,
+      "r = a == b ? ((sign_bit(a) == Max) ? b_ : a_) : r;", "r = a == b ? a_ : r;", NUMPY,
       "-k", "maximum or minimum"),
     m("rt-nan-number", "runtime", "maxNumber returns the first operand when one is NaN", RT,
-      "return is_nan(a) ? b_ : a_;", "return a_;", NUMPY, "-k", "maximum or minimum"),
+      "return na ? ((PropagateNan || nb) ? nan : b_) : r;", "return na ? ((PropagateNan || nb) ? nan : a_) : r;", NUMPY, "-k", "maximum or minimum"),
     m("rt-floordiv-round", "runtime", "signed floor division rounds the wrong way", RT,
       "if (r != 0 && ((r < 0) != (y < 0))) { if (Rounding == 1) q -= 1; }",
       "if (r != 0 && ((r < 0) != (y < 0))) { if (Rounding == 2) q -= 1; }", NUMPY, "-k",
@@ -145,11 +145,14 @@ MUTANTS = (
       "shape_div16=tuple(True for d in info.shape)", RAGGED),
     # --------------------------------------------------------------------- cache keys
     Mutant("key-headers", "cache keys", "runtime headers dropped from the CPU and NVRTC keys",
-           ((CPU, "compiler_id(cxx), fl, _headers(), full)", "compiler_id(cxx), fl, full)"),
-            (NVRTC, "options(arch, source), _headers(), source)", "options(arch, source), source)")),
+           ((CPU, "compiler_id(cxx), fl, _headers(), location_free(full))",
+             "compiler_id(cxx), fl, location_free(full))"),
+            (NVRTC, "options(arch, source), _headers(), location_free(source))",
+             "options(arch, source), location_free(source))")),
            (KEYS,), named=True),
     m("key-cpu-flags", "cache keys", "compiler flags dropped from the CPU key", CPU,
-      "compiler_id(cxx), fl, _headers(), full)", "compiler_id(cxx), _headers(), full)", KEYS),
+      "compiler_id(cxx), fl, _headers(), location_free(full))",
+      "compiler_id(cxx), _headers(), location_free(full))", KEYS),
     m("key-cpu-version", "cache keys", "tilepy version dropped from the CPU key", CPU,
       'key_of("cpu", __version__, compiler_id(cxx)', 'key_of("cpu", compiler_id(cxx)', KEYS),
     m("key-nvrtc-version", "cache keys", "NVRTC version dropped from the NVRTC key", NVRTC,
