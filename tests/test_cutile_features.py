@@ -256,6 +256,7 @@ def e8m0_mx_quantize():
 
 @case
 def mma_scaled_block_scaled_matmul():
+    """ct.mma_scaled (tests/cutile_kernels/fp8.py) against numpy: the scaled product in float64."""
     M, N, K = 32, 16, 128
     A = rng.integers(-6, 7, (M, K)).astype(np.float32).astype(_fp8("float8_e4m3fn"))
     B = rng.integers(-6, 7, (K, N)).astype(np.float32).astype(_fp8("float8_e4m3fn"))

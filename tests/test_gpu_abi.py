@@ -104,10 +104,8 @@ def test_parameter_abi_of_the_speed_table(name):
     assert abi_mismatches(kernel, args, "sm_90") == []
 
 
-@pytest.mark.xfail(strict=True, raises=ct.TileCompileError,
-                   reason="tilepy bug found here: P @ V with d=128 and 64x64 tiles does not compile "
-                          "(tensorcore.h as_operand of an MmaAcc tile)")
 def test_attention_d128_with_64x64_tiles_compiles():
+    """P @ V with d=128 and 64x64 tiles (once a compile error in tensorcore.h's as_operand)."""
     from definitions import load
     q = np.zeros((2, 256, 128), np.float16)
     assert abi_mismatches(load("05_attention").attention, (q, q, q, q.copy(), 0.1, 64, 64, 128),

@@ -50,14 +50,14 @@ def gpu_world(monkeypatch):
         monkeypatch.setattr(torch.cuda, name,
                             lambda *a, _n=name, **k: torch_calls.append((f"torch.cuda.{_n}",)))
     monkeypatch.setattr(torch.cuda, "current_stream", current_stream)
-    real_intake = launcher._intake
+    real_intake = launcher.intake_arg
 
     def as_cuda(a, name, consumer=None):   # the launcher sees the CPU tensors as CUDA tensors
         info = real_intake(a, name, consumer)
         if getattr(info, "source", None) == "torch":
             return dataclasses.replace(info, device="cuda", device_id=0)
         return info
-    monkeypatch.setattr(launcher, "_intake", as_cuda)
+    monkeypatch.setattr(launcher, "intake_arg", as_cuda)
     return stub, current, torch_calls
 
 

@@ -28,7 +28,7 @@ MARKER = "CACHEDIR.TAG"
 MARKER_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                "# This folder is a tilepy cache of compiled kernels (https://bford.info/cachedir/).\n"
                "# tilepy lists, evicts and clears only the entries it wrote here.\n")
-KINDS = ("cubin", "ptx", "cpu", "spec", "tileiras")   # the folders entries live in
+KINDS = ("cubin", "ptx", "cpu", "spec", "tileiras", "tune")   # the folders entries live in
 SUFFIXES = ("", ".so")
 MEMOS = ("toolchain.json", "compilers.json")      # written at the top (launch/toolchain.py)
 TMP_PREFIX = ".tmp-"
