@@ -1,0 +1,63 @@
+"""Issue 13: the configurations users pick for speed compile for sm_80 and sm_90 and match numpy
+on the CPU backend in both modes, at reduced sizes. Attention: head dim 32-256 x BM 64/128 x BN
+32/64/128 at the shortest sequence with more than one key block and ragged edges; the whole
+matrix (24 configurations, both modes, NVRTC sm_80/sm_90 with registers and spills) is
+`python benchmarks/attention_matrix.py`; here a subset that takes every d, BM and BN. Softmax
+and layernorm with 4096-wide rows, the 64x64 transpose."""
+import functools
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tests.reference_kernels import cases
+from tilepy.api.compiler import compile_for_args
+
+
+@pytest.fixture(params=["fast", "faithful"])
+def mode(request):
+    with ct.cpu_mode(request.param):
+        yield request.param
+
+
+def _run(case):
+    kernel, args, grid, check = case
+    ct.launch(None, grid, kernel, args)
+    check()
+
+
+ATTENTION = [(32, 128, 32), (64, 64, 128), (128, 128, 64), (128, 64, 32), (256, 64, 64),
+             (256, 128, 128)]
+
+
+@pytest.mark.parametrize("d, bm, bn", ATTENTION)
+def test_attention_matrix_matches_numpy(d, bm, bn, mode):
+    _run(cases.case_attention_ragged(np.random.default_rng(d + bm + bn), d, bm, bn))
+
+
+ROWS = {"softmax_4096": lambda rng: cases.case_softmax(rng, cols=4096),
+        "layernorm_4096_tile_1024": lambda rng: cases.case_layernorm(rng, n=4096, tile=1024),
+        "layernorm_4096_tile_4096": lambda rng: cases.case_layernorm(rng, n=4096, tile=4096),
+        "transpose_64_ragged": lambda rng: cases.case_transpose(rng, 100, 72),
+        "transpose_64": lambda rng: cases.case_transpose(rng, 128, 64)}
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_row_kernels_and_transpose_match_numpy(name, mode):
+    _run(ROWS[name](np.random.default_rng(4096)))
+
+
+@functools.cache
+def _source(name):
+    kernel, args, _, _ = ROWS[name](np.random.default_rng(0))
+    return compile_for_args(kernel, args)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", ["softmax_4096", "layernorm_4096_tile_1024",
+                                  "layernorm_4096_tile_4096", "transpose_64"])
+def test_row_kernels_and_transpose_compile(name, arch):
+    from tilepy.launch.nvrtc import compile_cubin
+    ck = _source(name)
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    assert cb.data[:4] == b"\x7fELF"
