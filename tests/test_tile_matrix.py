@@ -61,3 +61,27 @@ def test_row_kernels_and_transpose_compile(name, arch):
     ck = _source(name)
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     assert cb.data[:4] == b"\x7fELF"
+
+
+STACKY = r'''
+extern "C" __global__ void stacky(float* p, int i, int n) {
+    float a[256];
+    for (int j = 0; j < n; ++j) a[j & 255] = p[j * blockDim.x + threadIdx.x];
+    p[threadIdx.x] = a[i & 255];
+}
+'''
+
+
+def test_sass_stats_reads_the_stack_frame_from_the_cubin():
+    # cuobjdump's LOCAL column stays 0 for a stack frame (spills, local arrays): the frame size
+    # is EIATTR_FRAME_SIZE in the cubin, the same number ptxas reports
+    import re
+
+    from tilepy.launch.nvrtc import compile_cubin
+    from tilepy.tools import sass_stats
+    if not sass_stats.available():
+        pytest.skip("nvdisasm/cuobjdump not installed")
+    cb = compile_cubin(STACKY, "sm_80", "stacky")
+    (r,) = sass_stats.stats(cb.data).values()
+    (frame,) = re.findall(r"(\d+) bytes stack frame", cb.log)
+    assert r["stack"] == int(frame) >= 256 and r["counts"]["LDL/STL"] > 0, (r["stack"], cb.log)
