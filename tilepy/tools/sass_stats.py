@@ -5,13 +5,13 @@
 * registers, static shared memory: parsed from the cubin ELF (EIATTR_REGCOUNT in .nv.info, else
   the `.text.<fn>` section's sh_info >> 24; the size of `.nv.shared.<fn>`, which on sm_90 includes
   1 KiB of shared memory the system reserves);
-* stack frame bytes per thread (spills and local arrays): EIATTR_FRAME_SIZE in .nv.info;
+* `stack`, the stack frame bytes per thread (spills, local arrays): EIATTR_FRAME_SIZE in .nv.info;
 * spill bytes: from the ptxas report NVRTC puts in its log with -Xptxas=-v (pass `log=`);
 * SASS: `nvdisasm -c` (or `cuobjdump -sass`) from the nvidia-cuda-nvdisasm / -cuobjdump wheels,
   found with cuda.pathfinder, on $PATH or in the wheels' folders. Instructions predicated @!PT
   (never executed) are not counted.
 
-`stats(data, log)` returns, per kernel, a dict with `registers`, `smem`, `stack`, `spill_bytes` and
+`stats(data, log)` returns, per kernel, a dict with `registers`, `smem`, `spill_bytes` and
 `counts` (instruction class -> count; the classes of CLASSES), plus `ops` (every mnemonic).
 (Adapted from the prototype in shared/prototype/sass_stats.py.)
 """
