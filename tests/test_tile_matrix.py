@@ -85,3 +85,19 @@ def test_sass_stats_reads_the_stack_frame_from_the_cubin():
     (r,) = sass_stats.stats(cb.data).values()
     (frame,) = re.findall(r"(\d+) bytes stack frame", cb.log)
     assert r["stack"] == int(frame) >= 256 and r["counts"]["LDL/STL"] > 0, (r["stack"], cb.log)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_a_transposed_tile_is_stored_with_128_bit_stores(arch):
+    # the transposed 64x64 f32 tile is gathered from shared memory word by word; NVVM split its
+    # 16-byte stores into 4 STG each (56 scalar stores: 8 chunks x 4, plus the ragged edge's 3)
+    from tilepy.launch.nvrtc import compile_cubin
+    from tilepy.tools import sass_stats
+    if not sass_stats.available():
+        pytest.skip("nvdisasm/cuobjdump not installed")
+    x = np.zeros((4096, 4096), np.float32)
+    ck = compile_for_args(cases.transpose.transpose, (x, x.copy(), 64))
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    (r,) = sass_stats.stats(cb.data).values()
+    stores = [op for op in r["ops"] if op.startswith("STG")]
+    assert r["counts"]["STG.E.128"] == 8 and len(stores) == 8 + 8 * 3, stores
