@@ -101,3 +101,52 @@ def test_a_transposed_tile_is_stored_with_128_bit_stores(arch):
     (r,) = sass_stats.stats(cb.data).values()
     stores = [op for op in r["ops"] if op.startswith("STG")]
     assert r["counts"]["STG.E.128"] == 8 and len(stores) == 8 + 8 * 3, stores
+
+
+# ------------------------------------------------------------------ num_ctas, occupancy
+def _registers(kernel, args, arch):
+    from tilepy.launch.nvrtc import compile_cubin
+    from tilepy.tools.sass_stats import elf_resources
+    ck = compile_for_args(kernel, args)
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    return ck.cuda_source, elf_resources(cb.data)[ck.name]["registers"]
+
+
+def _matmul(**options):
+    kernel, args, grid, check = cases.case_matmul(np.random.default_rng(1))   # 64x64x32, 4 warps
+    return kernel.replace_hints(**options) if options else kernel, args, grid, check
+
+
+def test_occupancy_bounds_the_registers_per_thread():
+    # 65536 registers / (128 threads x 8 blocks) = 64 per thread (120 without the option)
+    kernel, args, _, _ = _matmul(occupancy=8)
+    src, regs = _registers(kernel, args, "sm_80")
+    assert "__launch_bounds__(TP_NT, TP_MIN_BLOCKS)" in src and "#define TP_MIN_BLOCKS 8" in src
+    assert regs <= 64, regs
+    assert _registers(_matmul()[0], args, "sm_80")[1] > 64
+
+
+def test_occupancy_by_target_is_chosen_per_arch():
+    kernel, args, _, _ = _matmul(occupancy=ct.ByTarget(sm_90=8, default=1))
+    src, regs90 = _registers(kernel, args, "sm_90")
+    assert "__CUDA_ARCH__ == 900" in src and regs90 <= 64
+    assert _registers(kernel, args, "sm_80")[1] > 64
+
+
+@pytest.mark.parametrize("options", [{"occupancy": 2}, {"num_ctas": 2}])
+def test_kernel_options_run_on_the_cpu(options, mode):
+    kernel, args, grid, check = _matmul(**options)
+    ct.launch(None, grid, kernel, args)
+    check()
+
+
+def test_num_ctas_is_a_documented_no_op():
+    kernel, args, _, _ = _matmul(num_ctas=ct.ByTarget(sm_90=2))
+    src = compile_for_args(kernel, args).cuda_source
+    assert "// num_ctas=ByTarget(sm_90=2, default=None): no cluster" in src
+    assert "__cluster_dims__" not in src and "__launch_bounds__(TP_NT)" in src
+
+
+def test_by_target_names_an_architecture():
+    with pytest.raises(ct.TileValueError, match="invalid GPU architecture name 'hopper'"):
+        cases.matmul.matmul.replace_hints(occupancy=ct.ByTarget(hopper=2))

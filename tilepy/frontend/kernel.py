@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import typing
 
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
@@ -31,6 +32,10 @@ def _check_options(options: dict):
         ok = OPTIONS.get(name)
         if ok is None:
             raise TileValueError(f"unknown kernel option '{name}' (known: {', '.join(OPTIONS)})")
+        for target in value.values if isinstance(value, ByTarget) else ():
+            if not re.fullmatch(r"sm_\d+[a-z]?", target):
+                raise TileValueError(f"kernel option '{name}': invalid GPU architecture name "
+                                     f"'{target}' in ByTarget (expected sm_<major><minor>)")
         values = [value] if not isinstance(value, ByTarget) else \
             [v for v in [value.default, *value.values.values()] if v is not None]
         for v in values:
