@@ -140,13 +140,28 @@ def test_kernel_options_run_on_the_cpu(options, mode):
     check()
 
 
-def test_num_ctas_is_a_documented_no_op():
-    kernel, args, _, _ = _matmul(num_ctas=ct.ByTarget(sm_90=2))
-    src = compile_for_args(kernel, args).cuda_source
-    assert "// num_ctas=ByTarget(sm_90=2, default=None): no cluster" in src
-    assert "__cluster_dims__" not in src and "__launch_bounds__(TP_NT)" in src
+def test_options_are_entry_hints_and_num_ctas_is_a_no_op_in_cpp():
+    # as cuTile writes them: tileiras reads them from the bytecode; the C++ has no cluster
+    kernel, args, _, _ = _matmul(num_ctas=ct.ByTarget(sm_90=2), occupancy=3)
+    ck = compile_for_args(kernel, args)
+    assert "optimization_hints=<default = {occupancy = 3}, sm_90 = {num_cta_in_cga = 2}>" \
+        in ck.mlir, ck.mlir.splitlines()[1]
+    src = ck.cuda_source
+    assert "// num_ctas {'sm_90': 2}: no cluster" in src and "__cluster_dims__" not in src
+    assert "#define TP_MIN_BLOCKS 3" in src
 
 
 def test_by_target_names_an_architecture():
     with pytest.raises(ct.TileValueError, match="invalid GPU architecture name 'hopper'"):
         cases.matmul.matmul.replace_hints(occupancy=ct.ByTarget(hopper=2))
+
+
+def test_tileiras_honors_the_occupancy_hint():
+    from tilepy.bytecode import write_module
+    from tilepy.launch.tileiras import assemble, find_tileiras
+    from tilepy.tools.sass_stats import elf_resources
+    if find_tileiras() is None:
+        pytest.skip("tileiras not installed (tilepy[tileiras])")
+    kernel, args, _, _ = _matmul(occupancy=ct.ByTarget(sm_80=8))
+    cb = assemble(write_module(compile_for_args(kernel, args).module), "sm_80", "matmul")
+    assert elf_resources(cb.data)["matmul"]["registers"] <= 64     # 106 without the hint

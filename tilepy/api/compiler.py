@@ -118,8 +118,7 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
 def _lower(kernel, params, deps=None):
     """Trace, then `lower_module`: (module, Tile IR text, EmittedKernel)."""
     module = kernel.trace(params, deps)
-    return (module,) + lower_module(module, f"'{kernel.name}'", disjoint_args(module, params),
-                                    kernel.options)
+    return (module,) + lower_module(module, f"'{kernel.name}'", disjoint_args(module, params))
 
 
 def backend():
@@ -128,11 +127,9 @@ def backend():
     return CPP
 
 
-def lower_module(module: Module, what: str, disjoint: frozenset = frozenset(),
-                 options: dict | None = None) -> tuple:
+def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -> tuple:
     """Verify, print, eliminate dead code (in place), plan the lowering, emit: (Tile IR text,
-    kernel artifact). `disjoint`: the entry arguments known not to overlap (hazards.py);
-    `options`: the kernel's (`@kernel(occupancy=...)`)."""
+    kernel artifact). `disjoint`: the entry arguments known not to overlap (hazards.py)."""
     from ..ir import verify
     from ..ir.printer import print_module
     from ..lowering.dce import dce
@@ -144,7 +141,7 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset(),
     try:
         plan = plan_kernel(module, threads_for(module, be.threads), disjoint) \
             if be.lowering else None
-        emitted = be.emit(module, plan, options)
+        emitted = be.emit(module, plan)
     except TileError:
         raise
     except Exception as e:

@@ -7,7 +7,7 @@ needs `from_record`, not the emitter. What a backend is to the compiler:
                          large tensor-core work: lowering/plan.py `threads_for`)
   lowering               True: it wants the lowering plan (lowering/plan.py: layouts over
                          the threads, barriers, pipelines), made by the compiler before `emit`
-  emit(module, plan, options) -> the kernel artifact (options: the kernel's, e.g. occupancy)
+  emit(module, plan)     -> the kernel artifact
   record(artifact)       -> a JSON-ready dict; from_record(dict) -> an artifact (or raises
                          KeyError/TypeError/ValueError for a record it did not write)
   relocate(artifact, moved) -> the artifact with its source files renamed ({old: new}: the
@@ -45,9 +45,9 @@ class CppBackend:
     threads = 128
     lowering = True
 
-    def emit(self, module, plan, options=None):
+    def emit(self, module, plan):
         from .kernel import emit_kernel
-        return emit_kernel(module, plan, options=options)
+        return emit_kernel(module, plan)
 
     def record(self, k) -> dict:
         return {"name": k.name, "params": [list(p) for p in k.params], "nt": k.nt,

@@ -5,7 +5,7 @@ add their ops to it when they load, and this module loads them all.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
@@ -27,29 +27,29 @@ class EmittedKernel:
     smem_bytes: int                    # dynamic shared memory per block, in bytes
     nt: int
     smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
-    options: dict = field(default_factory=dict)   # the kernel's options (kernel_options.py)
+    bounds: tuple = ((), "__launch_bounds__(TP_NT)")   # kernel_options.launch_bounds
 
     def source(self, line_directives: bool = False) -> str:
         head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
                 "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
         head += self.tables + ([""] if self.tables else [])
         params = ", ".join(f"{t} {n}" for t, n in self.params)
-        lines, bounds = launch_bounds(self.options)
+        lines, bounds = self.bounds
         head += lines
         head.append(f'extern "C" __global__ void {bounds} {self.name}({params}) {{')
         body = self.body.render(line_directives)
         return "\n".join(head) + "\n" + body
 
 
-def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3,
-                options: dict | None = None) -> EmittedKernel:
+def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKernel:
     """The kernel's C++, following the lowering plan the compiler made (layouts, barriers,
     pipelines). All shared memory is one dynamic `extern __shared__` array (targets.py): the
     pipeline buffers, then the ops' scratch. K loops are pipelined with `stages` stages, fewer
     while the kernel would exceed PIPELINE_SMEM, and not at all if even two do not fit; a
     kernel needing more than any target has is refused here, naming its largest user (the
-    launch and `CompiledKernel.binary` check the size against the target's). `options`: the
-    kernel's (`num_ctas`, `occupancy`: kernel_options.py)."""
+    launch and `CompiledKernel.binary` check the size against the target's). The entry's
+    optimization hints (the kernel's `occupancy`, `num_ctas`) give its launch bounds
+    (kernel_options.py)."""
     entry = module.entry()
     for s in range(stages, 0, -1):
         ctx = _emit(module, plan.layouts, plan.pipelines(s), plan.barriers)
@@ -68,7 +68,7 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3,
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))
     return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, total, plan.nt, user,
-                         dict(options or {}))
+                         launch_bounds(entry))
 
 
 def smem_user(ctx: EmitContext) -> tuple:

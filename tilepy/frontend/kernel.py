@@ -43,6 +43,24 @@ def _check_options(options: dict):
                 raise TileValueError(f"invalid value {v!r} for kernel option '{name}'")
 
 
+# The options that are entry optimization hints in Tile IR (cuTile's names there).
+HINTS = {"num_ctas": "num_cta_in_cga", "occupancy": "occupancy"}
+
+
+def entry_hints(options: dict) -> dict | None:
+    """The kernel's options as the entry's `optimization_hints`: {"default" | "sm_XX": {hint:
+    value}}, a target's entry overriding `default` (ByTarget values), None without any."""
+    out: dict[str, dict] = {}
+    for name, hint in HINTS.items():
+        value = options.get(name)
+        by = value.values if isinstance(value, ByTarget) else {}
+        default = value.default if isinstance(value, ByTarget) else value
+        for target, v in [("default", default), *by.items()]:
+            if v is not None:
+                out.setdefault(target, {})[hint] = v
+    return {t: out[t] for t in sorted(out, key=lambda t: (t != "default", t))} or None
+
+
 def _constant_params(func) -> set[str]:
     """Parameters annotated `Constant[...]` (also with postponed string annotations)."""
     try:
