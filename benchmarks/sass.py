@@ -9,20 +9,22 @@ BN 64, 16 heads of 4096), softmax and layernorm over 4096-wide rows, a 64x64 til
 4096x4096 f32 array; ours beside cuTile's where cuTile is installed. Columns: registers, shared
 memory (the ELF's static part plus, for ours, the dynamic size every launch passes), the stack
 frame per thread (EIATTR_FRAME_SIZE: spills and local arrays, which cuobjdump's LOCAL misses)
-and the number of LDL/STL instructions, HMMA (or HGMMA), LDSM, LDGSTS, LDG/STG.128, BAR and the
+and the number of LDL/STL instructions, HMMA (or HGMMA), LDSM, LDGSTS, LDG/STG.128, BAR, UTMA
+(TMA: cuTile on sm_90) and the
 instructions per mma in the innermost loop holding an mma (`stats()["hot_loop"]`; "-" where
 sass_stats does not give it or the kernel has no mma).
 
 For each reference kernel of tests/reference_kernels (vector add, softmax, layernorm, f16 matmul,
 batched matmul, attention forward) in its default configuration, the emitted C++ is compiled with
 NVRTC for each arch and the cubin read with nvdisasm (tilepy/tools/sass_stats.py): registers,
-shared memory, spill bytes (ptxas report), and counts of HMMA/HGMMA, LDSM, LDGSTS, LDG.E.128, SHFL
+shared memory, the stack frame (spills) and the LDL/STL count, and counts of HMMA/HGMMA, LDSM, LDGSTS, LDG.E.128, SHFL
 and BAR (and UTMA: TMA). When NVIDIA's cuTile is installed (`pip install -e ".[bench]"`: cuda-tile[tileiras]),
 the very same kernel source is compiled with cuTile (`import cuda.tile as ct`,
 `cuda.tile.compilation.export_kernel`, no GPU needed) for the same specialization (arrays
 disjoint, 16-byte aligned, last dimension contiguous, divisibility by 16 as the arguments have
-it) and its numbers are printed beside ours ("local" is cuobjdump's per-thread local memory,
-spills included). cuTile does not target sm_75. Where tileiras is installed (tilepy[tileiras]),
+it) and its numbers are printed beside ours (the stack frame is read from each cubin the same
+way: cuobjdump's LOCAL, which an earlier version showed for cuTile, stays 0 for spills). cuTile
+does not target sm_75. Where tileiras is installed (tilepy[tileiras]),
 a middle column group is tilepy's own Tile IR for the same specialization, written as bytecode
 (`kernel.bytecode`) and compiled by tileiras: NVIDIA's compiler on tilepy's IR.
 """
@@ -176,7 +178,7 @@ def real_size_cases() -> dict:
     return out
 
 
-REAL_COLUMNS = ("LDSM", "LDGSTS", "LDG.E.128", "STG.E.128", "BAR")
+REAL_COLUMNS = ("LDSM", "LDGSTS", "LDG.E.128", "STG.E.128", "BAR", "UTMA")
 
 
 def _per_mma(r) -> str:
@@ -189,13 +191,13 @@ def real_row(r) -> list[str]:
         return [f"n/a ({r})"] + [""] * (5 + len(REAL_COLUMNS))
     smem = r["smem"] + r.get("dynamic_smem", 0)
     counts = [str(r["counts"][c]) for c in REAL_COLUMNS]
-    return [str(r["registers"]), f"{smem / 1024:g}", str(r["stack"]), str(r["counts"]["LDL/STL"]),
+    return [str(r["registers"]), f"{smem / 1024:.1f}", str(r["stack"]), str(r["counts"]["LDL/STL"]),
             _mma(r), *counts, _per_mma(r)]
 
 
 def real_size(opts, ct):
     side = ["regs", "smem KiB", "stack B", "LDL/STL", "HMMA/HGMMA", "LDSM", "LDGSTS", "LDG.128",
-            "STG.128", "BAR", "instr/mma"]
+            "STG.128", "BAR", "UTMA", "instr/mma"]
     head = ["kernel", "arch", *side] + (["cuTile " + side[0], *side[1:]] if ct else [])
     lines, data = [], {}
     cases = real_size_cases()
@@ -229,11 +231,13 @@ def _mma(r) -> str:
     return f"{c['HGMMA']} HGMMA" if c["HGMMA"] else str(c["HMMA"] + c["IMMA"])
 
 
-def row(r, spill_key="spill_bytes") -> list[str]:
+def row(r) -> list[str]:
     if isinstance(r, str):
         return [f"n/a ({r})"] + [""] * (3 + len(COLUMNS))
     counts = [_mma(r)] + [str(r["counts"][c]) for c in COLUMNS[1:]]
-    return [str(r["registers"]), str(r["smem"]), str(r.get(spill_key) or 0), *counts]
+    smem = r["smem"] + r.get("dynamic_smem", 0)        # ours: the ELF's part + the launch's
+    return [str(r["registers"]), str(smem), f"{r['stack']} / {r['counts']['LDL/STL']}",
+            *counts]
 
 
 def main(argv=None):
@@ -250,11 +254,12 @@ def main(argv=None):
     opts.arch = opts.arch or ["sm_75", "sm_80", "sm_90"]
     from tilepy.launch.tileiras import find_tileiras
     tas = find_tileiras() is not None
-    head = ["kernel", "arch", "regs", "smem B", "spill B", "HMMA/HGMMA", *COLUMNS[1:]]
+    stack = "stack B / LDL+STL"
+    head = ["kernel", "arch", "regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     if tas:
-        head += ["IR->tileiras regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
+        head += ["IR->tileiras regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     if ct is not None:
-        head += ["cuTile regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
+        head += ["cuTile regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     lines, data = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in CASES.items():
@@ -265,12 +270,12 @@ def main(argv=None):
                 data[f"{name}/{arch}"] = {"tilepy": {k: v for k, v in mine.items() if k != "ops"}}
                 if tas:
                     second = via_tileiras(case, arch)
-                    cells += row(second, "local_bytes")
+                    cells += row(second)
                     data[f"{name}/{arch}"]["tilepy_tileiras"] = second if isinstance(second, str) \
                         else {k: v for k, v in second.items() if k != "ops"}
                 if ct is not None:
                     other = theirs(ct, case, arch, tmp)
-                    cells += row(other, "local_bytes")
+                    cells += row(other)
                     data[f"{name}/{arch}"]["cutile"] = other if isinstance(other, str) else {
                         k: v for k, v in other.items() if k != "ops"}
                 lines.append(cells)

@@ -165,3 +165,24 @@ def test_tileiras_honors_the_occupancy_hint():
     kernel, args, _, _ = _matmul(occupancy=ct.ByTarget(sm_80=8))
     cb = assemble(write_module(compile_for_args(kernel, args).module), "sm_80", "matmul")
     assert elf_resources(cb.data)["matmul"]["registers"] <= 64     # 106 without the hint
+
+
+def test_the_real_size_sass_table_prints_its_rows(capsys):
+    import importlib.util
+    import pathlib
+
+    from tilepy.tools import sass_stats
+    if not sass_stats.available():
+        pytest.skip("nvdisasm/cuobjdump not installed")
+    path = pathlib.Path(__file__).parent.parent / "benchmarks" / "sass.py"
+    spec = importlib.util.spec_from_file_location("sass_benchmark", path)
+    sass = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sass)
+    assert set(sass.real_size_cases()) >= {"gemm bf16 256x128x32", "attention d128 128x64",
+                                            "softmax 4096", "transpose 64x64 f32"}
+    sass.main(["--real-size", "--arch", "sm_80", "--only", "transpose 64x64 f32"])
+    head, _, row = capsys.readouterr().out.splitlines()[:3]
+    cells = {}
+    for name, cell in zip(head.split(" | "), row.split(" | ")):
+        cells.setdefault(name, cell)                          # ours: the first of each name
+    assert cells["stack B"] == "0" and cells["STG.128"] == "8" and cells["LDG.128"] == "8", row
