@@ -26,8 +26,9 @@ def _run(case):
     check()
 
 
-ATTENTION = [(32, 128, 32), (64, 64, 128), (128, 128, 64), (128, 64, 32), (256, 64, 64),
-             (256, 128, 128)]
+# every d, BM and BN once; (128, 128, 64) is the size, (256, 64, 64) reads P from
+# registers as the A operand (V does not fit two pipeline stages)
+ATTENTION = [(32, 128, 32), (64, 64, 128), (128, 128, 64), (256, 64, 64)]
 
 
 @pytest.mark.parametrize("d, bm, bn", ATTENTION)
@@ -133,9 +134,8 @@ def test_occupancy_by_target_is_chosen_per_arch():
     assert _registers(kernel, args, "sm_80")[1] > 64
 
 
-@pytest.mark.parametrize("options", [{"occupancy": 2}, {"num_ctas": 2}])
-def test_kernel_options_run_on_the_cpu(options, mode):
-    kernel, args, grid, check = _matmul(**options)
+def test_kernel_options_run_on_the_cpu(mode):
+    kernel, args, grid, check = _matmul(occupancy=2, num_ctas=2)
     ct.launch(None, grid, kernel, args)
     check()
 
