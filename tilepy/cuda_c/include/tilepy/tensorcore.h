@@ -84,48 +84,104 @@ template <int N> TP_DEV void pipe_wait() {
 #endif
 }
 
-template <class T> TP_DEV void copy16(T* dst, const T* src) {
+// Whether x is all zero bits (+0, not -0): the padding a zero-filling copy gives.
+template <class T> TP_DEV bool zero_bits(T x) {
+  unsigned char b[sizeof(T)];
+  memcpy(b, &x, sizeof(T));
+  bool z = true;
+  TP_UNROLL
+  for (unsigned i = 0; i < sizeof(T); ++i) z &= b[i] == 0;
+  return z;
+}
+
+// 16 bytes to shared memory: the first `bytes` from src, zeros after them (src is not read
+// past them).
+template <class T> TP_DEV void copy16_zfill(T* dst, const T* src, int bytes) {
 #if TP_WARP_OPS
-  cp_async<16>(dst, src);
+  cp_async_zfill<16>(dst, src, bytes);
 #else
-  memcpy(dst, src, 16);
+  memcpy(dst, src, bytes);
+  memset((char*)dst + bytes, 0, 16 - bytes);
 #endif
 }
 
 // The tile of shape S at `idx` of a partition view into the operand `d` (the tile's linear index
 // is the operand's). Each thread copies 16-byte chunks of storage rows; a chunk inside the tensor
 // (when Vec proved alignment) is one cp.async, any other is copied element by element with
-// padding. Visible to the block after pipe_wait and __syncthreads().
+// padding (zero padding: a zero-filling cp.async). Visible to the block after pipe_wait and
+// __syncthreads().
+template <class S, class DM, bool Vec, class Op, class T, int R>
+TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+  constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
+  constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
+  constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
+  TP_UNROLL
+  for (int k = 0; k < ITER; ++k) {
+    const int ch = k * NT + tid();
+    if (NCH % NT != 0 && ch >= NCH) break;
+    const int b = ch / (RC / EPC), rem = ch % (RC / EPC);
+    const int sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
+    const int e0 = b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
+    T* dst = d.srow(b, sr, sc);
+    int64_t off;
+    const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
+    if (Vec && (n == EPC || zero_bits(pad))) {   // zero padding: the copy fills it in
+      copy16_zfill(dst, n ? v.base + off : v.base, n * (int)sizeof(T));
+    } else {
+      const int64_t stride = v.stride[DM::map[CD]];
+      TP_ROLLED   // a chunk at the tensor's edge (rare): a loop, not EPC copies of a branch
+      for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
+    }
+  }
+}
+
+// load_async's common case, the K loop of a GEMM: one 2-D operand (batch 1) whose storage rows
+// a whole number of threads cover (each thread the same column chunk in every row it copies),
+// with a row step that keeps the swizzle, and aligned contiguous chunks (Vec). Bounds and
+// addresses are worked out once per tile; each chunk is then a pointer step, a row compare and
+// one zero-filling cp.async (no branch): the row is outside -> 0 bytes, the column chunk is
+// partly outside -> the bytes inside (both are zero padding, the only padding this form takes).
+template <class Op> constexpr bool rows_form() {
+  constexpr int CPR = Op::SC / Op::EPC;
+  if constexpr (Op::bt != 1 || Op::SC % Op::EPC != 0 || CPR == 0 || NT % CPR != 0) return false;
+  else return (NT / CPR) % (Op::RPL * Op::SW) == 0 || CPR <= 1;
+}
+template <class S, class DM, class Op, class T, int R>
+TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+  constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR, SC = Op::SC;
+  constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
+  if (!zero_bits(pad)) return load_async_chunks<S, DM, true>(v, idx, pad, d);
+  bool others_in = true;   // the tile's other dimensions have extent 1
+  TP_UNROLL
+  for (int i = 0; i < S::rank; ++i)
+    if (i != CD && i != RD) others_in &= idx[i] < v.shape[DM::map[i]];
+  const int64_t rows_left = v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
+  const int rows = others_in ? (rows_left < SR ? (rows_left > 0 ? (int)rows_left : 0) : SR) : 0;
+  const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
+  const int64_t cols_left = v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
+  const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
+  const int64_t rstride = v.stride[DM::map[RD]];
+  const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
+  T* dst = d.srow(0, r0, sc);
+  TP_UNROLL
+  for (int k = 0; k * RS < SR; ++k) {
+    if (SR % RS != 0 && r0 + k * RS >= SR) break;
+    copy16_zfill(dst + k * RS * SC, src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
+  }
+}
+
 template <class S, class DM, bool Vec, class Op, class T, int R>
 TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
   static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
-  constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
-  constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
 #if TP_CPU_FAST
   if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
 #endif
-  if constexpr (SC % EPC == 0) {
-    constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
-    TP_UNROLL
-    for (int k = 0; k < ITER; ++k) {
-      const int ch = k * NT + tid();
-      if (NCH % NT != 0 && ch >= NCH) break;
-      const int b = ch / (RC / EPC), rem = ch % (RC / EPC);
-      const int sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
-      const int e0 = b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
-      T* dst = d.srow(b, sr, sc);
-      int64_t off;
-      const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
-      if (Vec && n == EPC) {
-        copy16(dst, v.base + off);
-      } else {
-        const int64_t stride = v.stride[DM::map[CD]];
-        TP_ROLLED   // a chunk at the tensor's edge (rare): a loop, not EPC copies of a branch
-        for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
-      }
-    }
+  if constexpr (Vec && rows_form<Op>()) {
+    load_async_rows<S, DM>(v, idx, pad, d);
+  } else if constexpr (Op::SC % Op::EPC == 0) {
+    load_async_chunks<S, DM, Vec>(v, idx, pad, d);
   } else {
-    constexpr int ITER = (Op::elems + NT - 1) / NT;
+    constexpr int RC = Op::rows * Op::cols, ITER = (Op::elems + NT - 1) / NT;
     TP_UNROLL
     for (int k = 0; k < ITER; ++k) {
       const int e = k * NT + tid();

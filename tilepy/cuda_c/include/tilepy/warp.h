@@ -181,10 +181,8 @@ TP_DEV bool all_sync(unsigned mask, bool pred) {
 
 // ------------------------------------------------------------------------------ ldmatrix
 #if defined(TP_GPU)
-TP_DEV uint32_t smem_addr(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
+TP_DEV uint32_t smem_addr(const void* p) {   // the intrinsic (not asm): folds with the offset math
+  return (uint32_t)__cvta_generic_to_shared(p);
 }
 #endif
 
