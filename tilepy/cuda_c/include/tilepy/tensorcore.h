@@ -94,6 +94,15 @@ template <class T> TP_DEV bool zero_bits(T x) {
   return z;
 }
 
+// 16 bytes to shared memory when guard: from src, or zeros when !src_in (src not read).
+template <class T> TP_DEV void copy16_pred(T* dst, const T* src, bool guard, bool src_in) {
+#if TP_WARP_OPS
+  cp_async16_pred(dst, src, guard, src_in);
+#else
+  if (guard) copy16_zfill(dst, src, src_in ? 16 : 0);
+#endif
+}
+
 // 16 bytes to shared memory: the first `bytes` from src, zeros after them (src is not read
 // past them).
 template <class T> TP_DEV void copy16_zfill(T* dst, const T* src, int bytes) {
@@ -139,14 +148,16 @@ TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pa
 // a whole number of threads cover (each thread the same column chunk in every row it copies),
 // with a row step that keeps the swizzle, and aligned contiguous chunks (Vec). Bounds and
 // addresses are worked out once per tile; each chunk is then a pointer step, a row compare and
-// one zero-filling cp.async (no branch): the row is outside -> 0 bytes, the column chunk is
-// partly outside -> the bytes inside (both are zero padding, the only padding this form takes).
+// one predicated cp.async (no branch): a row outside is zero-filled. A thread whose column chunk
+// straddles the tensor's edge copies its part of each row after that, in a rolled loop (zero
+// padding is the only padding this form takes; other paddings go chunk by chunk). Whole: the
+// specialization proved the contiguous extent a multiple of 16 bytes, so no chunk straddles it.
 template <class Op> constexpr bool rows_form() {
   constexpr int CPR = Op::SC / Op::EPC;
   if constexpr (Op::bt != 1 || Op::SC % Op::EPC != 0 || CPR == 0 || NT % CPR != 0) return false;
   else return (NT / CPR) % (Op::RPL * Op::SW) == 0 || CPR <= 1;
 }
-template <class S, class DM, class Op, class T, int R>
+template <class S, class DM, bool Whole, class Op, class T, int R>
 TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
   constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR, SC = Op::SC;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
@@ -163,21 +174,29 @@ TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad,
   const int64_t rstride = v.stride[DM::map[RD]];
   const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
   T* dst = d.srow(0, r0, sc);
+  const bool whole = Whole || nbytes == 16 || nbytes == 0;   // this thread's column chunk: in or out
   TP_UNROLL
   for (int k = 0; k * RS < SR; ++k) {
     if (SR % RS != 0 && r0 + k * RS >= SR) break;
-    copy16_zfill(dst + k * RS * SC, src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
+    copy16_pred(dst + k * RS * SC, src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
+  }
+  if (!whole) {   // the chunk straddles the tensor's edge (rare): copy its part, zeros after it
+    TP_ROLLED
+    for (int k = 0; k * RS < SR; ++k) {
+      if (SR % RS != 0 && r0 + k * RS >= SR) break;
+      copy16_zfill(dst + k * RS * SC, src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
+    }
   }
 }
 
-template <class S, class DM, bool Vec, class Op, class T, int R>
+template <class S, class DM, bool Vec, bool Whole = false, class Op, class T, int R>
 TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
   static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
 #if TP_CPU_FAST
   if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
 #endif
   if constexpr (Vec && rows_form<Op>()) {
-    load_async_rows<S, DM>(v, idx, pad, d);
+    load_async_rows<S, DM, Whole>(v, idx, pad, d);
   } else if constexpr (Op::SC % Op::EPC == 0) {
     load_async_chunks<S, DM, Vec>(v, idx, pad, d);
   } else {

@@ -346,6 +346,17 @@ template <int Bytes> TP_DEV void cp_async_zfill(void* smem, const void* gmem, in
   cpu::cp_async(smem, gmem, Bytes, src_bytes);
 #endif
 }
+// 16 bytes, or 16 zero bytes without reading the source when !src_in; no copy when !guard. Both
+// conditions are instruction predicates on sm_80+ (no branch).
+TP_DEV void cp_async16_pred(void* smem, const void* gmem, bool guard, bool src_in) {
+#if defined(TP_GPU) && TP_ARCH >= 800
+  asm volatile("{ .reg .pred g, z;\n setp.ne.b32 g, %2, 0;\n setp.eq.b32 z, %3, 0;\n"
+               " @g cp.async.cg.shared.global [%0], [%1], 16, z;\n}"
+               :: "r"(smem_addr(smem)), "l"(gmem), "r"((int)guard), "r"((int)src_in) : "memory");
+#else
+  if (guard) cp_async_zfill<16>(smem, gmem, src_in ? 16 : 0);
+#endif
+}
 template <int Bytes> TP_DEV void cp_async(void* smem, const void* gmem) {
   cp_async_zfill<Bytes>(smem, gmem, Bytes);
 }
