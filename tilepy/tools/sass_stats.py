@@ -173,17 +173,10 @@ _LABEL = re.compile(r"^(?P<label>\.L\w*):")
 _BRANCH = re.compile(r"\bBRA(?:\.[A-Z]+)*\s+(?:`\((?P<label>[^)]+)\)|0x(?P<addr>[0-9a-f]+))")
 
 
-def mma_loop(lines: list[str]) -> dict | None:
-    """The innermost loop that holds an mma in one kernel's SASS (nvdisasm -c or cuobjdump
-    -sass text): `{"start", "end", "instructions", "mma", "per_mma"}`, or None without one.
-
-    A loop is the address range from a backward branch's target to the branch; the innermost
-    one holding an HMMA/IMMA/HGMMA is the shortest such range. `instructions` counts what it
-    holds (NOPs and @!PT instructions apart, cold paths inside the range included: a static
-    count), `mma` its mma instructions, `per_mma` their ratio: the issue's "instructions per mma
-    in the hot loop"."""
-    insns, labels, branches = [], {}, []         # (addr, mnemonic); label -> addr; (addr, target)
-    pending = []
+def _listing(lines: list[str]):
+    """Executed instructions [(address, mnemonic)], label -> address, branches [(address,
+    target label or address)] of one kernel's SASS text."""
+    insns, labels, branches, pending = [], {}, [], []
     for line in lines:
         lab = _LABEL.match(line)
         if lab:
@@ -200,16 +193,30 @@ def mma_loop(lines: list[str]) -> dict | None:
             b = _BRANCH.search(line)
             if b:
                 branches.append((addr, b.group("label") or int(b.group("addr"), 16)))
+    return insns, labels, branches
+
+
+def mma_loop(lines: list[str]) -> dict | None:
+    """The innermost loop that holds an mma in one kernel's SASS (nvdisasm -c or cuobjdump
+    -sass text): `{"start", "end", "instructions", "mma", "per_mma", "ops"}` (byte addresses of
+    its first and last instruction; `ops`: mnemonic without modifiers -> count), or None.
+
+    A loop is the address range from a backward branch's target to the branch; the innermost
+    one holding an HMMA/IMMA/HGMMA is the shortest such range. `instructions` counts what it
+    holds (NOPs and @!PT instructions apart, cold paths inside the range included: a static
+    count), `mma` its mma instructions, `per_mma` their ratio: the issue's "instructions per mma
+    in the hot loop"."""
+    insns, labels, branches = _listing(lines)
     best = None
     for end, target in branches:
         start = labels.get(target) if isinstance(target, str) else target
         if start is None or start > end:
             continue
-        body = [op for addr, op in insns if start <= addr <= end and op != "NOP"]
-        mma = sum(op.split(".")[0] in MMA for op in body)
+        body = [op.split(".")[0] for addr, op in insns if start <= addr <= end and op != "NOP"]
+        mma = sum(op in MMA for op in body)
         if mma and (best is None or len(body) < best["instructions"]):
             best = {"start": start, "end": end, "instructions": len(body), "mma": mma,
-                    "per_mma": round(len(body) / mma, 2)}
+                    "per_mma": round(len(body) / mma, 2), "ops": dict(collections.Counter(body))}
     return best
 
 
