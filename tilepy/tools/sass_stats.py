@@ -277,8 +277,10 @@ def main(argv=None):
     for p, res in out.items():
         for fn, r in res.items():
             counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items() if v)
+            loop = r["hot_loop"]
+            hot = f"; {loop['per_mma']} instructions per mma in the hot loop" if loop else ""
             print(f"{os.path.basename(p)} :: {fn}: {r['registers']} registers, {r['smem']} B smem; "
-                  f"{counts}")
+                  f"{counts}{hot}")
 
 
 if __name__ == "__main__":
