@@ -126,11 +126,14 @@ def mode(request):
 
 
 @pytest.mark.parametrize("k", [100, 60])
-def test_ragged_contiguous_edge_matches_numpy(k, mode):
-    # A's rows hold k of 128 elements (16-byte aligned rows, k not a multiple of 8): the chunk at
-    # column 96 straddles the edge, so the row form's fix-up copies its part and zero-fills the rest
+@pytest.mark.parametrize("a_order", ["C", "F"])
+def test_ragged_contiguous_edge_matches_numpy(k, a_order, mode):
+    # C: A's rows hold k of 128 elements (16-byte aligned rows, k not a multiple of 8): the chunk
+    # at column 96 straddles the edge, so the row form's fix-up copies its part and zero-fills
+    # the rest. F: A column-major (a transposed operand), its storage rows past k zero-filled.
     rng = np.random.default_rng(k)
-    a = rng.standard_normal((128, 128)).astype(np.float16)[:, :k]
+    full = rng.standard_normal((128, 128)).astype(np.float16)
+    a = full[:, :k] if a_order == "C" else full.T[:, :k]
     b = rng.standard_normal((k, 128)).astype(np.float16)
     c = np.zeros((128, 128), np.float32)
     ct.launch(None, (1, 1), matmul.matmul, (a, b, c, 128, 128, 32))
