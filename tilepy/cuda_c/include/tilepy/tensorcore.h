@@ -38,6 +38,13 @@ template <class T, int Bt, int R, int C, bool Tr = false> struct SmemOp {
     else return (b * SR + sr) * SC + (((sc / EPC) ^ ((sr / RPL) % SW)) * EPC) + sc % EPC;
   }
   TP_DEV T* srow(int b, int sr, int sc) const { return p + soff(b, sr, sc); }
+#if defined(TP_GPU)   // a 32-bit shared address: the row offset stays one add (not merged and rescaled)
+  TP_DEV SharedAddr saddr(int b, int sr, int sc) const {
+    return {smem_addr(p) + (uint32_t)soff(b, sr, sc) * (uint32_t)sizeof(T)};
+  }
+#else
+  TP_DEV T* saddr(int b, int sr, int sc) const { return srow(b, sr, sc); }
+#endif
   TP_DEV T& at(int b, int r, int c) const { return Tr ? p[soff(b, c, r)] : p[soff(b, r, c)]; }
 };
 
@@ -335,11 +342,11 @@ template <int Kind, bool Round, class Op>
 TP_DEV void frag_a(uint32_t (&r)[frag<Kind>::RA], const Op& A, int b, int m0, int k0) {
   const int l = lane_of();
   if constexpr ((Kind == 1 || Kind == 2) && !Op::tr) {
-    ldmatrix<4>(r, A.srow(b, m0 + l % 16, k0 + (l / 16) * 8));
+    ldmatrix<4>(r, A.saddr(b, m0 + l % 16, k0 + (l / 16) * 8));
   } else if constexpr ((Kind == 1 || Kind == 2) && Op::tr) {
-    ldmatrix<4, true>(r, A.srow(b, k0 + l % 8 + (l / 16) * 8, m0 + ((l / 8) % 2) * 8));
+    ldmatrix<4, true>(r, A.saddr(b, k0 + l % 8 + (l / 16) * 8, m0 + ((l / 8) % 2) * 8));
   } else if constexpr (is_8bit_kind<Kind>() && !Op::tr) {
-    ldmatrix<4>(r, A.srow(b, m0 + l % 16, k0 + (l / 16) * 16));
+    ldmatrix<4>(r, A.saddr(b, m0 + l % 16, k0 + (l / 16) * 16));
   } else {
     frag_a_elems<Kind, Round>(r, A, b, m0, k0);
   }
@@ -354,12 +361,12 @@ TP_DEV void frag_b(uint32_t (&r0)[frag<Kind>::RB], uint32_t (&r1)[frag<Kind>::RB
   if constexpr ((b16 && !Op::tr) || ((b16 || is_8bit_kind<Kind>()) && Op::tr)) {
     uint32_t t[4];
     if constexpr (b16 && !Op::tr) {
-      if constexpr (Two) ldmatrix<4, true>(t, B.srow(b, k0 + l % 16, n0 + (l / 16) * 8));
-      else ldmatrix<2, true>(*(uint32_t(*)[2])t, B.srow(b, k0 + l % 16, n0));
+      if constexpr (Two) ldmatrix<4, true>(t, B.saddr(b, k0 + l % 16, n0 + (l / 16) * 8));
+      else ldmatrix<2, true>(*(uint32_t(*)[2])t, B.saddr(b, k0 + l % 16, n0));
     } else {
       constexpr int kc = b16 ? 8 : 16;   // elements of k per 16-byte row piece
-      if constexpr (Two) ldmatrix<4>(t, B.srow(b, n0 + l % 8 + (l / 16) * 8, k0 + ((l / 8) % 2) * kc));
-      else ldmatrix<2>(*(uint32_t(*)[2])t, B.srow(b, n0 + l % 8, k0 + ((l / 8) % 2) * kc));
+      if constexpr (Two) ldmatrix<4>(t, B.saddr(b, n0 + l % 8 + (l / 16) * 8, k0 + ((l / 8) % 2) * kc));
+      else ldmatrix<2>(*(uint32_t(*)[2])t, B.saddr(b, n0 + l % 8, k0 + ((l / 8) % 2) * kc));
     }
     r0[0] = t[0];
     r0[1] = t[1];

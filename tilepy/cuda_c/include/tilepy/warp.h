@@ -184,9 +184,11 @@ TP_DEV bool all_sync(unsigned mask, bool pred) {
 TP_DEV uint32_t smem_addr(const void* p) {   // the intrinsic (not asm): folds with the offset math
   return (uint32_t)__cvta_generic_to_shared(p);
 }
+struct SharedAddr { uint32_t a; };   // an address in the shared window (SmemOp::saddr)
+TP_DEV uint32_t smem_addr(SharedAddr s) { return s.a; }
 #endif
 
-template <int Num, bool Trans = false> TP_DEV void ldmatrix(uint32_t (&r)[Num], const void* smem_row) {
+template <int Num, bool Trans = false, class P> TP_DEV void ldmatrix(uint32_t (&r)[Num], P smem_row) {
   static_assert(Num == 1 || Num == 2 || Num == 4, "ldmatrix loads 1, 2 or 4 matrices");
 #if defined(TP_GPU)
 #if TP_ARCH >= 750
