@@ -8,8 +8,9 @@ cp.async copies) along tile dimension `d` of a partition view when
   * the tensor dimension that tile dimension `d` maps to has the static stride 1, and
   * every other stride, in bytes, is a multiple of 16
 so that every chunk of 16 bytes that starts at a multiple of 16 bytes of a tile row is aligned.
-(Whether a chunk is inside the tensor is checked at run time: the ragged edge goes element by
-element; `unit_extent_divisible` says when no chunk can straddle it.) `root_arg` names the entry argument an array's memory comes from (the hazard pass).
+(Whether a chunk is inside the tensor is checked at run time; `unit_extent_divisible` says when
+no chunk can straddle the edge.) `root_arg` names the entry argument an array's memory comes from
+(the hazard pass).
 """
 from __future__ import annotations
 
