@@ -87,6 +87,25 @@ def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
     assert tileiras.assemble(data, "sm_90", "vector_add").data == first.data
 
 
+def test_a_cached_cubin_asks_tileiras_nothing(tmp_path, monkeypatch):
+    """A new process finding its cubin in the disk cache runs no tileiras at all: not even
+    `tileiras --version` (its answer is cached under the tool's file identity)."""
+    from tilepy.bytecode import write_module
+    from tilepy.api.compiler import compile_for_args
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path))
+    data = write_module(compile_for_args(load("01_vector_add").vector_add,
+                                         _vector_add_args(1024, 256)).module)
+    tileiras.tileiras_version.cache_clear()
+    first = tileiras.assemble(data, "sm_90", "vector_add")
+    tileiras.tileiras_version.cache_clear()             # as in a new process
+
+    def no_process(*a, **k):
+        raise AssertionError("tileiras was run for a cached cubin")
+    monkeypatch.setattr(tileiras.subprocess, "run", no_process)
+    assert tileiras.assemble(data, "sm_90", "vector_add").data == first.data
+    tileiras.tileiras_version.cache_clear()
+
+
 def test_bad_compiler_and_arch_are_named():
     k = load("01_vector_add").vector_add
     with pytest.raises(TileValueError, match="compiler must be one of nvrtc, tileiras"):
