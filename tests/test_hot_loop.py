@@ -23,7 +23,7 @@ NVDISASM = """\
         /*0050*/              @!PT LDS RZ, [RZ] ;
         /*0060*/               @P0 BRA `(.L_x_1) ;
         /*0070*/                   ISETP.NE.AND P1, PT, R2, 0x4, PT ;
-        /*0080*/               @P1 BRA `(.L_x_0) ;
+        /*0080*/                   BRA.U UP1, `(.L_x_0) ;
 .L_x_2:
         /*0090*/                   IADD3 R3, R3, 0x1, RZ ;
         /*00a0*/               @P2 BRA `(.L_x_2) ;
@@ -43,7 +43,7 @@ CUOBJDUMP = """\
         /*0050*/              @!PT LDS RZ, [RZ] ;                   /* 0x00000000ff00f984 */
         /*0060*/               @P0 BRA 0x20 ;                       /* 0xfffffffb00000947 */
         /*0070*/                   ISETP.NE.AND P1, PT, R2, 0x4, PT ; /* 0x000000040200780c */
-        /*0080*/               @P1 BRA 0x10 ;                       /* 0xfffffff800001947 */
+        /*0080*/                   BRA.U !UP1, 0x10 ;               /* 0xfffffff800001947 */
         /*0090*/                   EXIT ;                           /* 0x000000000000794d */
 """
 
@@ -56,6 +56,14 @@ def test_mma_loop_is_the_innermost_loop_holding_an_mma(listing):
     assert (r["start"], r["end"]) == (0x20, 0x60)
     assert (r["instructions"], r["mma"], r["per_mma"]) == (4, 2, 2.0)
     assert r["ops"] == {"HMMA": 2, "LDSM": 1, "BRA": 1}
+
+
+def test_mma_loop_closed_by_a_uniform_branch():
+    # sm_100 closes loops with `BRA.U UP0, target`: without the inner loop's branch, the loop
+    # holding the mmas is the outer one (0x10..0x80)
+    lines = [ln for ln in NVDISASM.splitlines() if "@P0 BRA" not in ln]
+    r = sass_stats.mma_loop(lines)
+    assert (r["start"], r["end"], r["instructions"], r["mma"]) == (0x10, 0x80, 6, 2)
 
 
 def test_mma_loop_without_a_loop_or_an_mma():

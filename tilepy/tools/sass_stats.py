@@ -170,7 +170,8 @@ def classify(op: str) -> str | None:
 MMA = ("HMMA", "IMMA", "HGMMA")
 _ADDR = re.compile(r"^\s+/\*(?P<addr>[0-9a-f]{4,})\*/")
 _LABEL = re.compile(r"^(?P<label>\.L\w*):")
-_BRANCH = re.compile(r"\bBRA(?:\.[A-Z]+)*\s+(?:`\((?P<label>[^)]+)\)|0x(?P<addr>[0-9a-f]+))")
+_BRANCH = re.compile(r"\bBRA(?:\.[A-Z]+)*\s+(?:!?U?P[T0-9]+,\s*)?"   # BRA.U !UP0, target (sm_100)
+                     r"(?:`\((?P<label>[^)]+)\)|0x(?P<addr>[0-9a-f]+))")
 
 
 def _listing(lines: list[str]):
