@@ -14,7 +14,7 @@ import re
 import typing
 
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
-from ..settings import settings
+from ..settings import GPU_COMPILERS, settings
 from .api import ByTarget, ConstantAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
 
@@ -24,7 +24,11 @@ OPTIONS = {
     "occupancy": lambda v: isinstance(v, int) and 1 <= v <= 32,
     "opt_level": lambda v: v in (0, 1, 2, 3),
     "num_worker_warps": lambda v: v in (1, 2, 4, 8, 16, 32),
+    # tilepy's: the GPU compiler of launches ("nvrtc" or "tileiras"; TILEPY_GPU_COMPILER else)
+    "compiler": lambda v: v in GPU_COMPILERS,
 }
+ONE_VALUE = frozenset({"compiler"})      # options that cannot differ by target (no ByTarget)
+EXPECTED = {"compiler": f"one of {', '.join(GPU_COMPILERS)}"}     # said when a value is refused
 
 
 def _check_options(options: dict):
@@ -32,6 +36,9 @@ def _check_options(options: dict):
         ok = OPTIONS.get(name)
         if ok is None:
             raise TileValueError(f"unknown kernel option '{name}' (known: {', '.join(OPTIONS)})")
+        if name in ONE_VALUE and isinstance(value, ByTarget):
+            raise TileValueError(f"kernel option '{name}' takes one value for every target "
+                                 f"(got {value!r})")
         for target in value.values if isinstance(value, ByTarget) else ():
             if not re.fullmatch(r"sm_\d+[a-z]?", target):
                 raise TileValueError(f"kernel option '{name}': invalid GPU architecture name "
@@ -40,7 +47,8 @@ def _check_options(options: dict):
             [v for v in [value.default, *value.values.values()] if v is not None]
         for v in values:
             if v is not None and not ok(v):
-                raise TileValueError(f"invalid value {v!r} for kernel option '{name}'")
+                expected = f" (expected {EXPECTED[name]})" if name in EXPECTED else ""
+                raise TileValueError(f"invalid value {v!r} for kernel option '{name}'{expected}")
 
 
 # The options that are entry optimization hints in Tile IR (cuTile's names there).

@@ -285,6 +285,15 @@ TP_DEV int64_t part_offset(const View<T, R>& v, const int64_t (&idx)[R], int e) 
   return off;
 }
 
+// The offset of the first element of the tile at `idx`.
+template <class S, class DM, class T, int R>
+TP_DEV int64_t tile_origin(const View<T, R>& v, const int64_t (&idx)[R]) {
+  int64_t off = 0;
+  TP_UNROLL
+  for (int i = 0; i < S::rank; ++i) off += idx[i] * (int64_t)S::dims[i] * v.stride[DM::map[i]];
+  return off;
+}
+
 // The V consecutive elements along tile dimension CD from element e: the offset of the first,
 // and how many of them (0..V) lie inside the tensor.
 template <class S, class DM, int V, int CD, class T, int R>
@@ -677,10 +686,25 @@ struct negf {
   template <class T> TP_DEV T operator()(T a) const { return narrow<T>(-wide(a)); }
 };
 // maxf/minf: IEEE 754-2019 maximumNumber (NaN-ignoring) or maximum (propagate_nan); +0 > -0.
-// Written as selects, not branches, so that loops of it vectorize.
+// Written as selects, not branches, so that loops of it vectorize. On sm_80+ GPUs f32 (and f16 /
+// bf16, exactly widened) is one instruction: PTX max/min return the non-NaN operand and order
+// -0 below +0, and their .NaN form returns NaN if either operand is NaN; the NaN they return is
+// the GPU's canonical one (0x7fffffff).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <bool Max, bool PropagateNan> TP_DEV float minmax_f32(float a, float b) {
+  if constexpr (!PropagateNan) return Max ? fmaxf(a, b) : fminf(a, b);
+  float r;
+  if constexpr (Max) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 template <bool Max, bool PropagateNan> struct minmaxf {
   template <class T> TP_DEV T operator()(T a_, T b_) const {
     auto a = wide(a_), b = wide(b_);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (same<decltype(a), float>::value) return narrow<T>(minmax_f32<Max, PropagateNan>(a, b));
+#endif
     const bool na = is_nan(a), nb = is_nan(b);
     const T nan = narrow<T>((decltype(a))nan_f32());   // a canonical NaN (spec 8.7.16)
     T r = (Max ? a > b : a < b) ? a_ : b_;
