@@ -1,7 +1,7 @@
 """Attention over head dim x BM x BN, without a GPU: every configuration on the CPU backend in
 both modes against numpy, and compiled by NVRTC for sm_80 and sm_90 (registers, spills).
 
-    python benchmarks/attention_matrix.py [--d 32 64 128 256] [--arch sm_80 sm_90] [--no-cpu]
+    python benchmarks/attention_matrix.py [--d 32 64 128 256] [--arch [sm_80 sm_90]] [--no-cpu]
 
 The kernel is tests/reference_kernels/attention.py `attention_ragged` (keys past the end masked
 to -inf): on the CPU at the shortest sequence with more than one key block and ragged last
@@ -54,7 +54,7 @@ def _cell(fn, *args) -> tuple[str, bool]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--d", nargs="+", type=int, default=[32, 64, 128, 256])
-    p.add_argument("--arch", nargs="+", default=["sm_80", "sm_90"])
+    p.add_argument("--arch", nargs="*", default=["sm_80", "sm_90"], help="none: CPU only")
     p.add_argument("--no-cpu", action="store_true")
     opts = p.parse_args(argv)
     modes = [] if opts.no_cpu else ["fast", "faithful"]
