@@ -16,9 +16,9 @@ def kernel(body: str, params: str = "") -> str:
     return f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{body}\n  }}\n}}\n"
 
 
-def roundtrip(text: str) -> str:
-    printed = print_module(verify(parse_module(text)))
-    assert print_module(verify(parse_module(printed))) == printed
+def roundtrip(text: str, dialect: str = "nvidia") -> str:
+    printed = print_module(verify(parse_module(text)), dialect=dialect)
+    assert print_module(verify(parse_module(printed)), dialect=dialect) == printed
     return printed
 
 
@@ -34,20 +34,36 @@ def test_spec_spellings_are_accepted_and_printed_canonically():
         cuda_tile.return
       }
     }"""
-    printed = roundtrip(text)
+    printed = roundtrip(text, dialect="spec")
     assert "constant <e4m3: 1.5> : tile<4xe4m3>" in printed
     assert "%d = assume div_by<4>, %t : tile<8xi32>" in printed
     assert "%b = assume bounded<?, 7>, %d : tile<8xi32>" in printed
     assert "cuda_tile." not in printed.split("\n", 1)[1]
+    nvidia = roundtrip(text)       # NVIDIA's 13.4 spelling: f8E4M3FN, MLIR's float literals
+    assert "constant <f8E4M3FN: 1.500000e+00> : tile<4xf8E4M3FN>" in nvidia
+    assert "%b = assume bounded<?, 7>, %d : tile<8xi32>" in nvidia
+
+
+def test_unknown_dialect_is_refused():
+    with pytest.raises(ValueError, match="dialect must be one of nvidia, spec"):
+        print_module(parse_module(kernel("")), dialect="13.1")
 
 
 def test_implicit_terminators_are_made_explicit():
-    printed = roundtrip(kernel("""
+    """The parser adds them; the spec dialect prints them, NVIDIA's leaves out an if's bare
+    `yield` and a loop's bare `continue` (as tileirdisasm does)."""
+    text = kernel("""
       %c = constant <i1: 1> : tile<i1>
       if %c { }
-      loop { if %c { break } }"""))
+      loop { if %c { break } }""")
+    m = parse_module(text)
+    names = [o.name for o in m.walk()]
+    assert names.count("yield") == 1 and "continue" in names
+    printed = roundtrip(text, dialect="spec")
     assert printed.count("yield") == 1 and "continue" in printed and printed.rstrip().endswith(
         "return\n  }\n}")
+    nvidia = roundtrip(text)
+    assert "yield" not in nvidia and "continue" not in nvidia and "break" in nvidia
 
 
 def test_bare_items_parse_as_a_module():

@@ -253,7 +253,7 @@ class Parser(Scanner):
     def define(self, name: str, v: Value, pos: int | None = None):
         if any(name in s for s in self.scopes):
             raise self.error(f"redefinition of {name}", pos)
-        v.hint = name[1:].replace("#", "_")      # %x#1 of a group prints as %x_1
+        v.hint = name[1:]      # %x#1 of a group: printed as %x#1 (nvidia) or %x_1 (spec)
         self.scopes[-1][name] = v
 
     def typed_arg(self, block: Block):

@@ -36,7 +36,8 @@ class Namer:
 
     def group(self, vs) -> str:
         """Name several results as one group `%x` (NVIDIA: `%x:2 = ...`, used as `%x#1`)."""
-        base = self._fresh(vs[0].hint)
+        hint = vs[0].hint
+        base = self._fresh(hint.split("#")[0] if hint else None)
         for i, v in enumerate(vs):
             self.names[id(v)] = f"{base}#{i}"
         return base
