@@ -45,7 +45,8 @@ def test_spec_spellings_are_accepted_and_printed_canonically():
 
 
 def test_unknown_dialect_is_refused():
-    with pytest.raises(ValueError, match="dialect must be one of nvidia, spec"):
+    from tilepy.errors import TileValueError
+    with pytest.raises(TileValueError, match="dialect must be one of nvidia, spec"):
         print_module(parse_module(kernel("")), dialect="13.1")
 
 

@@ -12,6 +12,7 @@ from typing import Callable
 
 from . import print_nvidia as nv
 from .attrs import escape_string, format_scalar
+from ..errors import TileValueError
 from .core import TEXT, Block, Module, Operation, Value
 from .opdef import tokenize_syntax
 
@@ -107,7 +108,7 @@ def attr_text(kind, v) -> str:
 class Printer:
     def __init__(self, marks: dict[int, str] | None = None, dialect: str = "nvidia"):
         if dialect not in DIALECTS:
-            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)} (got {dialect!r})")
+            raise TileValueError(f"dialect must be one of {', '.join(DIALECTS)} (got {dialect!r})")
         self.nvidia = dialect == "nvidia"
         self.lines: list[str] = []
         self.name = Namer()
