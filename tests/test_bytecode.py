@@ -215,3 +215,40 @@ def test_locations_point_at_the_python_lines(tmp_path):
     inner = re.search(rf"^{addf_loc} = #cuda_tile.di_loc<(#loc\d*) in #di_subprogram>", text,
                       re.M).group(1)
     assert re.search(rf'^{inner} = loc\(".*01_vector_add.py":{row}:{col}\)', text, re.M)
+
+
+NEW_ATTRS = """cuda_tile.module @m {
+entry @k() {
+%a = constant <f32: 1.0> : tile<4xf32>
+%e = exp %a rounding<approx> : tile<4xf32>
+%f = exp %a rounding<full> : tile<4xf32>
+%x = constant <f8E4M3FN: 1.0> : tile<16x32xf8E4M3FN>
+%y = constant <f8E4M3FN: 1.0> : tile<32x8xf8E4M3FN>
+%c = constant <f32: 0.0> : tile<16x8xf32>
+%r = mmaf %x, %y, %c fast_acc : tile<16x32xf8E4M3FN>, tile<32x8xf8E4M3FN>, tile<16x8xf32>
+return
+}
+}"""
+
+
+def test_13_4_attributes_of_existing_ops_round_trip():
+    """exp's rounding<approx|full> (13.3) and mmaf's fast_acc (13.3) are op attributes: parsed,
+    verified, written and read back (13.2 bytecode has no room for them)."""
+    from tilepy.ir.verifier import verify
+    module = verify(parse_module(NEW_ATTRS))
+    back = read_module(write_module(module))
+    ops = {o.name + str(i): o for i, o in enumerate(back.walk())}
+    assert [o.attrs.get("rounding_mode") for o in back.walk() if o.name == "exp"] == ["approx", "full"]
+    assert next(o for o in ops.values() if o.name == "mmaf").attrs.get("fast_acc") is True
+    with pytest.raises(TileUnsupportedFeatureError, match="needs bytecode 13.3"):
+        write_module(module, (13, 2))
+
+
+@needs_tool
+def test_13_4_attributes_of_existing_ops_pass_nvidias_verifier():
+    module = parse_module(NEW_ATTRS)
+    result = bu.disasm(write_module(module))
+    assert result.returncode == 0, result.stderr
+    assert "rounding<approx>" in result.stdout and "fast_acc" in result.stdout
+    from tilepy.ir.printer import print_module
+    assert bu.canonical_text(print_module(module)) == bu.canonical_text(result.stdout)

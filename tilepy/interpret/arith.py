@@ -49,7 +49,7 @@ def _ub(ex, op, mask, what: str):
 _ROUNDINGS = {
     "addf": F.MODES, "subf": F.MODES, "mulf": F.MODES, "fma": F.MODES,
     "divf": F.MODES + ("approx", "full"), "sqrt": F.MODES + ("approx",),
-    "tanh": ("approx", "full"),
+    "tanh": ("approx", "full"), "exp": ("approx", "full"),
 }
 _EXACT = {   # the rational computation of the ops that can round in directed modes
     "addf": operator.add, "subf": operator.sub, "mulf": operator.mul,

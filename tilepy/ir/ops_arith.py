@@ -83,9 +83,10 @@ float_op("pow", ("source", "exponent"))
 float_op("atan2", ("x", "y"))
 float_op("sqrt", _UNARY, rounding={**_IEEE_ALL, "approx": (F32,)}, ftz=True)
 float_op("tanh", _UNARY, rounding={"approx": (F32,), "full": _ALL})
+float_op("exp", _UNARY, rounding={"approx": (F32,), "full": _ALL})    # NVIDIA 13.3: rounding<..>
 float_op("exp2", _UNARY, ftz=True)
 float_op("rsqrt", _UNARY, ftz=True)
-for _name in ("negf", "absf", "exp", "log", "log2", "sin", "cos", "tan", "sinh", "cosh",
+for _name in ("negf", "absf", "log", "log2", "sin", "cos", "tan", "sinh", "cosh",
               "floor", "ceil"):
     float_op(_name, _UNARY)
 
