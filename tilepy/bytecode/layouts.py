@@ -14,7 +14,7 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `tanh`'s rounding and `negi`'s overflow are in the bytecode since 13.2;
 - `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3 (tilepy: unset);
 - `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
-- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
+- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; the ops' attribute);
 - `pow` is NVIDIA's `fpowf`.
 Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,
 gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
@@ -60,7 +60,7 @@ SIGNED = _a("signedness")
 ORDERING = _a("memory_ordering_semantics")
 SCOPE = _a("memory_scope")
 HINTS = _a("optimization_hints", "hints")
-INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # tilepy: no index is in bounds
+INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # absent: no index is marked
 
 
 def _rows() -> dict[str, Layout]:

@@ -404,14 +404,16 @@ def itof(ex, op, args):
 
 @handler("ftoi")
 def ftoi(ex, op, args):
-    """Round toward zero, saturate to the target range, NaN -> 0, Inf undefined (spec 8.4.4)."""
+    """Round toward zero, saturate to the target range, NaN -> 0, Inf undefined (spec 8.4.4);
+    with NVIDIA's `saturating` (13.4) Inf saturates too."""
     _no_rounding_but(op, "nearest_int_to_zero", "zero")
     elem = _elem(op)
     signed = _signed_attr(op)
     x = F.to_f64(args[0])
-    _ub(ex, op, np.isinf(x), "converting Inf to an integer")
+    if not op.attrs.get("saturating"):
+        _ub(ex, op, np.isinf(x), "converting Inf to an integer")
     lo, hi = int_range(elem, signed)
-    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0))
+    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=float(hi), neginf=float(lo)))
     vals = [min(max(int(v), lo), hi) for v in t.reshape(-1)]
     return [_from_pyints(np.array(vals, dtype=object).reshape(x.shape), elem)]
 

@@ -71,8 +71,11 @@ def shape_query(ex, op, args):
     return [wrap(np.array(d, dtype=np.uint64), r.type.elem) for d, r in zip(dims, op.results)]
 
 
-def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
-    """(addresses, in-bounds mask) of every element of the tile at `index` (operands first...)."""
+def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str, inbounds=None):
+    """(addresses, in-bounds mask) of every element of the tile at `index` (operands first...).
+    `inbounds` (NVIDIA 13.4): per index, the promise that the tile lies inside the tensor along
+    that dimension; a broken promise is undefined behavior, reported like an index outside the
+    index space."""
     for k in range(len(index)):
         ex.require_lanes(first + k, None, f"{what} (index)")
     t = pv.type
@@ -88,6 +91,11 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
     off = np.zeros(t.tile_shape, dtype=np.int64)
     inb = np.ones(t.tile_shape, dtype=bool)
     for i, vd in enumerate(t.effective_dim_map):
+        end = (idx[i] + 1) * t.tile_shape[i]
+        if inbounds and inbounds[i] and end > tv.shape[vd]:
+            raise TileValueError(f"{what}: index {_as_written(index[i])} of dimension {i} is "
+                                 f"marked inbounds, but its tile ends at {end}, past the "
+                                 f"tensor's extent {tv.shape[vd]} (undefined behavior)")
         g = idx[i] * t.tile_shape[i] + coords[i]
         inb &= g < tv.shape[vd]
         off += g * tv.strides[vd]
@@ -121,7 +129,8 @@ def _write(ex, addr, values, elem, what):
 def load_view(ex, op, args):
     pv = args[0]
     elem = pv.view.elem
-    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name)
+    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name,
+                                op.attrs.get("inbounds"))
     out = np.empty(addr.shape, dtype=E.NUMPY_DTYPE[elem])
     out[...] = F.encode(np.array(_padding(pv, elem)), elem) if elem.is_float else 0
     if pv.type.padding_value is None:
@@ -135,7 +144,8 @@ def load_view(ex, op, args):
 @handler("store_view_tko")
 def store_view(ex, op, args):
     tile, pv = args[0], args[1]
-    addr, inb = _tile_addresses(ex, pv, args[2:2 + len(op.index)], 2, op.name)
+    addr, inb = _tile_addresses(ex, pv, args[2:2 + len(op.index)], 2, op.name,
+                                op.attrs.get("inbounds"))
     ex.require_lanes(0, inb, "store_view_tko (stored value)")
     if inb.any():
         _write(ex, addr[inb], np.asarray(tile)[inb], pv.view.elem, op.name)

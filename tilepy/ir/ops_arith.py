@@ -225,9 +225,10 @@ def _itof_e8m0(op):
 _convert("ftof", FLOAT_TYPES, FLOAT_TYPES,
          (A("rounding_mode", ROUNDING, allowed=("nearest_even",) + _E8M0_MODES),),
          "?( rounding<$rounding_mode> )?", (_different, _ftof_rounding))
-_convert("ftoi", FLOAT_TYPES, INT_TYPES,
-         (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",))),
-         "$signedness ?( rounding<$rounding_mode> )?")
+_convert("ftoi", FLOAT_TYPES, INT_TYPES,       # saturating: NVIDIA 13.4 (Inf clamps too)
+         (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",)),
+          A("saturating", "flag")),
+         "$signedness ?( rounding<$rounding_mode> )? ?( saturating$saturating )?")
 _convert("itof", INT_TYPES, FLOAT_TYPES, (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_even",))),
          "$signedness ?( rounding<$rounding_mode> )?", (_itof_e8m0,))
 

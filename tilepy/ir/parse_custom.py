@@ -27,6 +27,9 @@ def _entry(p, opdef, nres):
 
 
 def _global(p, opdef, nres):
+    """`global [public|private] [constant] @name [alignment = N] <value> : type`."""
+    visibility = next((v for v in ("public", "private") if p.accept(v)), None)
+    constant = p.accept("constant") or None
     sym = p.expect_re(SYMBOL, "a global name")[1:]
     alignment = None
     if p.accept("alignment"):
@@ -35,7 +38,7 @@ def _global(p, opdef, nres):
     value = p.dense()
     p.expect(":")
     return make_op("global", check=False, sym_name=sym, alignment=alignment, value=value,
-                   type=p.type())
+                   type=p.type(), constant=constant, symbol_visibility=visibility)
 
 
 def _check_type(p, value, t, pos):

@@ -235,6 +235,8 @@ class Parser(Scanner):
             "symbol": lambda: self.expect_re(SYMBOL, "a symbol")[1:],
             "ints": lambda: self.expect("[") or self.comma_list(self.integer, "]"),
             "bool": lambda: self.expect_re(_BOOL, "true or false") == "true",
+            "bools": lambda: self.expect("[") or tuple(self.comma_list(
+                lambda: self.expect_re(_BOOL, "true or false") == "true", "]")),
             "dense": self.dense, "type": self.type, "predicate": self.predicate, "hints": self.hints,
             "identities": lambda: self.expect("[") or self.comma_list(self.identity, "]"),
         }[kind]

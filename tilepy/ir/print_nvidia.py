@@ -28,13 +28,14 @@ OP_NAMES = {"pow": "fpowf"}
 ELEM_NAMES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2", "e8m0": "f8E8M0FNU"}
 
 _HINTS = "?( optimization_hints = $optimization_hints )?"
+_INBOUNDS = "?( inbounds = $inbounds )?"
 _PTR_TYPES = ": type($source) ?( , type($mask) )? ?( , type($paddingValue) )? "
 SYNTAX = {
     "load_view_tko": "$memory_ordering_semantics ?( $memory_scope )? $view[$index] "
-                     f"?( token = $token )? {_HINTS} : type($view) ?( , type1($index) )? "
-                     "-> type($tile), type($result_token)",
+                     f"?( token = $token )? {_HINTS} {_INBOUNDS} : type($view) "
+                     "?( , type1($index) )? -> type($tile), type($result_token)",
     "store_view_tko": "$memory_ordering_semantics ?( $memory_scope )? $tile, $view[$index] "
-                      f"?( token = $token )? {_HINTS} : type($tile), type($view) "
+                      f"?( token = $token )? {_HINTS} {_INBOUNDS} : type($tile), type($view) "
                       "?( , type1($index) )? -> type($result_token)",
     "load_ptr_tko": "$memory_ordering_semantics ?( $memory_scope )? $source ?( , $mask )? "
                     f"?( , $paddingValue )? ?( token=$token )? {_HINTS} {_PTR_TYPES}"

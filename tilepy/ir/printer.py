@@ -94,6 +94,8 @@ def attr_text(kind, v) -> str:
         return ""
     if kind == "bool":
         return "true" if v else "false"
+    if kind == "bools":
+        return "[" + ", ".join("true" if b else "false" for b in v) + "]"
     if kind == "ints":
         return "[" + ", ".join(str(x) for x in v) + "]"
     if kind == "string":
@@ -167,7 +169,7 @@ class Printer:
         if kind == "result":
             return bool(op.result_group(name))
         value = op.attrs.get(name)
-        if value in (None, False):
+        if value in (None, False) or (isinstance(value, tuple) and not any(value)):
             return False
         return not (self.nvidia and nv.is_default(op.name, name, value))
 
@@ -249,7 +251,10 @@ def _print_entry(p: Printer, op: Operation):
 
 def _print_global(p: Printer, op: Operation):
     align = f" alignment = {op.alignment}" if op.alignment is not None else ""
-    p.emit(f"global @{op.sym_name}{align} {p.attr('dense', op.value)} : {p.type(op.type)}")
+    private = " private" if op.attrs.get("symbol_visibility") == "private" else ""
+    constant = " constant" if op.attrs.get("constant") else ""
+    p.emit(f"global{private}{constant} @{op.sym_name}{align} {p.attr('dense', op.value)} : "
+           f"{p.type(op.type)}")
 
 
 def _print_for(p: Printer, op: Operation):
