@@ -166,7 +166,8 @@ FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
 
 @needs_tool
 def test_fuzzed_kernels_are_accepted():
-    """At least 500 random valid kernels (tests/fuzz), several entries a module."""
+    """At least 500 random valid kernels (tests/fuzz), several entries a module: accepted,
+    read back to the same bytes, and printed by tilepy as tileirdisasm prints them."""
     from hypothesis import HealthCheck, Phase, given, settings
     from fuzz import batches
     from fuzz.case import materialize
@@ -193,6 +194,7 @@ def test_fuzzed_kernels_are_accepted():
         result = bu.disasm(data)
         assert result.returncode == 0, f"{result.stderr}\n{module}"
         assert write_module(read_module(data)) == data
+        assert bu.canonical_text(str(module)) == bu.canonical_text(result.stdout)   # same text
         kernels += FUZZ_CASES * len(module.items)
     assert kernels >= 500
 
@@ -252,3 +254,19 @@ def test_13_4_attributes_of_existing_ops_pass_nvidias_verifier():
     assert "rounding<approx>" in result.stdout and "fast_acc" in result.stdout
     from tilepy.ir.printer import print_module
     assert bu.canonical_text(print_module(module)) == bu.canonical_text(result.stdout)
+
+
+@needs_tool
+@pytest.mark.parametrize("elem", ["f32", "i8", "i1", "tf32", "bf16", "f16", "i64"])
+def test_large_and_uniform_constants_print_as_nvidia_prints_them(elem):
+    """More than 100 elements: MLIR's raw-bytes hex; an all-equal i1 array: a splat."""
+    from tilepy.ir.printer import print_module
+    big = ", ".join(("true" if i % 3 else "false") if elem == "i1" else str(i % 9 - 4)
+                    + (".5" if elem[0] in "bft" else "") for i in range(128))
+    text = (f"cuda_tile.module @m {{\nentry @k() {{\n%a = constant <{elem}: [{big}]> : tile<128x{elem}>\n"
+            f"%b = constant <i1: [true, true, true, true]> : tile<4xi1>\nreturn\n}}\n}}\n")
+    module = parse_module(text)
+    nvidia = bu.disasm(write_module(module))
+    assert nvidia.returncode == 0, nvidia.stderr
+    assert bu.canonical_text(print_module(module)) == bu.canonical_text(nvidia.stdout)
+    assert '"0x' in nvidia.stdout

@@ -203,3 +203,33 @@ def _softmaxish(x, y, flag):
 def test_frontend_modules_round_trip(make):
     text = make()
     assert roundtrip(text) == text
+
+
+@pytest.mark.parametrize("elem, dtype", [("f32", np.float32), ("i8", np.int8), ("i1", np.bool_),
+                                         ("tf32", np.float32), ("bf16", None)])
+def test_large_constants_print_as_hex_and_read_back(elem, dtype):
+    """NVIDIA's printer (MLIR) spells a constant of more than 100 elements as its raw bytes,
+    `"0x..."` (i1 one byte an element, tf32 three); the parser reads that back in the type's
+    shape. The spec dialect keeps the element list."""
+    vals = np.arange(-64, 64).reshape(8, 16) % 7 * 0.5
+    lits = [[("true" if v else "false") if elem == "i1" else repr(float(v) if elem[0] in "bt"
+             or elem == "f32" else int(v)) for v in row] for row in vals]
+    body = "[" + ", ".join("[" + ", ".join(r) + "]" for r in lits) + "]"
+    text = kernel(f"%c = constant <{elem}: {body}> : tile<8x16x{elem}>")
+    m = verify(parse_module(text))
+    nvidia = print_module(m)
+    assert f'constant <{elem}: "0x' in nvidia
+    again = verify(parse_module(nvidia))
+    assert print_module(again) == nvidia
+    assert print_module(again, dialect="spec") == print_module(m, dialect="spec")
+
+
+def test_a_uniform_i1_constant_prints_as_a_splat():
+    m = verify(parse_module(kernel("%c = constant <i1: [[true, true]]> : tile<1x2xi1>")))
+    assert "constant <i1: true> : tile<1x2xi1>" in print_module(m)
+    assert "[[true, true]]" in print_module(m, dialect="spec")
+
+
+def test_bad_hex_constant_is_located():
+    with pytest.raises(TileSyntaxError, match="not the hex bytes of f32"):
+        parse_module(kernel('%c = constant <f32: "0x123"> : tile<2xf32>'))

@@ -37,8 +37,10 @@ def _global(p, opdef, nres):
         alignment = p.integer("an alignment")
     value = p.dense()
     p.expect(":")
-    return make_op("global", check=False, sym_name=sym, alignment=alignment, value=value,
-                   type=p.type(), constant=constant, symbol_visibility=visibility)
+    t = p.type()
+    return make_op("global", check=False, sym_name=sym, alignment=alignment,
+                   value=p.shaped(value, t), type=t, constant=constant,
+                   symbol_visibility=visibility)
 
 
 def _check_type(p, value, t, pos):

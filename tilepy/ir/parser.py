@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..errors import TileError, TileSyntaxError
 from ..types import (ElementType, PartitionViewType, PtrType, TensorViewType, TileType, TOKEN,
                      Type, element_type)
 from .attrs import (PREDICATE_KINDS, AssumePredicate, DenseValue, OptimizationHints,
                     dense_from_literals)
+from . import print_nvidia as nv
 from .builder import make_op
 from .core import Block, Module, Operation, Value
 from .opdef import EnumKind, OpDef
@@ -43,6 +46,14 @@ class Parser(Scanner):
     def __init__(self, text: str, file: str = "<mlir>"):
         super().__init__(text, file)
         self.scopes: list[dict[str, Value]] = [{}]
+        self.hex_dense: set[int] = set()     # dense values read from hex: 1-d until `shaped`
+
+    def shaped(self, value, t):
+        """A dense value read from hex (its elements in order) in the shape of the type `t`."""
+        if id(value) in self.hex_dense and isinstance(t, TileType) and \
+                value.array.size == int(np.prod(t.shape)):
+            return DenseValue(value.elem, value.array.reshape(t.shape))
+        return value
 
     # ================================================================== types
     def type(self) -> Type:
@@ -157,6 +168,15 @@ class Parser(Scanner):
         self.expect(":")
         self.skip()
         start = self.pos
+        if self.peek_re(STRING):               # NVIDIA's large constants: "0x<raw bytes>"
+            text = self.string()
+            self.expect(">")
+            try:
+                value = DenseValue(elem, nv.dense_from_hex(elem, text))
+            except ValueError:
+                raise self.error(f"{text!r} is not the hex bytes of {elem} elements", start) from None
+            self.hex_dense.add(id(value))
+            return value
         nested = self._nested()
         self.expect(">")
         try:
@@ -331,7 +351,10 @@ class Parser(Scanner):
             vals = st["operands"].get(spec.name, [])
             groups.append(vals if spec.variadic else (vals[0] if vals else None))
         result_types = self._result_types(opdef, st, nres)
-        return make_op(opdef.name, *groups, result_types=result_types, check=False, **st["attrs"])
+        first = result_types[0] if result_types else None
+        attrs = {k: self.shaped(v, first) if isinstance(v, DenseValue) else v
+                 for k, v in st["attrs"].items()}
+        return make_op(opdef.name, *groups, result_types=result_types, check=False, **attrs)
 
     def _result_types(self, opdef, st, nres):
         fixed = sum(1 for r in opdef.results if not r.variadic)

@@ -171,8 +171,41 @@ def elements_text(arr, elem) -> str:
     return "[" + ", ".join(elements_text(a, elem) for a in arr) + "]"
 
 
+HEX_ABOVE = 100      # MLIR prints a dense constant of more elements as its raw bytes in hex
+
+
 def dense_text(d: DenseValue) -> str:
-    return f"<{elem_text(d.elem)}: {elements_text(d.array, d.elem)}>"
+    """`<type: elements>`; an i1 constant with all elements equal is a splat in MLIR's storage
+    (its packed buffer is one byte 0x00/0xFF), so it prints as one; more than HEX_ABOVE elements
+    print as `"0x<raw bytes>"`."""
+    arr = d.array
+    if d.elem == E.I1 and arr.size and arr.ndim and (arr == arr.reshape(-1)[0]).all():
+        arr = arr.reshape(-1)[0]
+    if np.ndim(arr) and np.size(arr) > HEX_ABOVE:
+        return f'<{elem_text(d.elem)}: "0x{_raw(arr, d.elem).hex().upper()}">'
+    return f"<{elem_text(d.elem)}: {elements_text(np.asarray(arr), d.elem)}>"
+
+
+def _raw(arr, elem) -> bytes:
+    """MLIR's in-memory element storage: little-endian, i1 one byte, tf32 (19 bits) three."""
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    if elem == E.I1:
+        return flat.astype(np.uint8).tobytes()
+    if elem == E.TF32:
+        return b"".join(int(b).to_bytes(3, "little")
+                        for b in flat.astype(np.float32).view(np.uint32) >> 13)
+    return flat.tobytes()
+
+
+def dense_from_hex(elem, text: str) -> np.ndarray:
+    """The elements (1-d) of a dense constant printed as `"0x<raw bytes>"`."""
+    raw = bytes.fromhex(text[2:])
+    if elem == E.I1:
+        return np.frombuffer(raw, np.uint8) != 0
+    if elem == E.TF32:
+        bits = [int.from_bytes(raw[i:i + 3], "little") << 13 for i in range(0, len(raw), 3)]
+        return np.array(bits, np.uint32).view(np.float32)
+    return np.frombuffer(raw, E.NUMPY_DTYPE[elem]).copy()
 
 
 def string_text(s: str) -> str:
@@ -185,6 +218,8 @@ def string_text(s: str) -> str:
 
 
 def identity_text(d: DenseValue) -> str:
-    """A reduce/scan identity; MLIR leaves out the type of an i1, i64 or f64 literal."""
+    """A reduce/scan identity; MLIR leaves out the type of an i1, i64 or f64 literal (not of an
+    f64 spelled as its bit pattern)."""
     value = scalar_text(d.array[()], d.elem)
-    return value if d.elem in (E.I1, E.I64, E.F64) else f"{value} : {elem_text(d.elem)}"
+    bare = d.elem in (E.I1, E.I64) or (d.elem == E.F64 and not value.startswith("0x"))
+    return value if bare else f"{value} : {elem_text(d.elem)}"
