@@ -10,10 +10,10 @@ and cuTile's encoder; written as tilepy data.
 
 13.1 spec vs NVIDIA's 13.4 dialect, as handled here (a `since` version on a field: older
 bytecode lacks it, and the writer refuses a non-default value there):
-- `exp` takes `rounding` (13.3; tilepy has none: written as `full`);
+- `exp` takes `rounding` (13.3; absent: written as `full`);
 - `tanh`'s rounding and `negi`'s overflow are in the bytecode since 13.2;
-- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3 (tilepy: unset);
-- `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
+- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3;
+- `ftoi`'s `saturating` flag since 13.4; `global`'s visibility and `constant` since 13.3;
 - `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; the ops' attribute);
 - `pow` is NVIDIA's `fpowf`.
 Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,

@@ -1,8 +1,8 @@
 """Tile IR bytecode -> ir.Module: the inverse of writer.py, driven by the same layout rows (for
 round trips, and to read what NVIDIA's tools write in the versions tilepy writes).
 
-What tilepy's ops cannot hold is refused with a TileUnsupportedFeatureError naming it (a set
-13.4-only flag such as `fast_acc`, an `inbounds` index, an op tilepy does not have)."""
+What tilepy's ops cannot hold is refused with a TileUnsupportedFeatureError naming it (an op
+tilepy does not have, a 13.4 pointer attribute)."""
 from __future__ import annotations
 
 import numpy as np

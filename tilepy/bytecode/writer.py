@@ -289,7 +289,7 @@ def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:
 
 def _enum(body: _Body, op, field: Field, value) -> None:
     """An enum's byte is its index in the attribute kind's values (tilepy's kinds list them in
-    NVIDIA's order); `exp`'s rounding, which tilepy's op lacks, is a RoundingMode."""
+    NVIDIA's order); a field the op's row lacks is a RoundingMode."""
     own = op.opdef.member_kind(field.name) == "attr"
     kind = op.opdef.attr_spec(field.name).kind if own else ROUNDING
     body.buf.append(kind.values.index(value))
