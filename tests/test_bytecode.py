@@ -270,3 +270,23 @@ def test_large_and_uniform_constants_print_as_nvidia_prints_them(elem):
     assert nvidia.returncode == 0, nvidia.stderr
     assert bu.canonical_text(print_module(module)) == bu.canonical_text(nvidia.stdout)
     assert '"0x' in nvidia.stdout
+
+
+@needs_tool
+@pytest.mark.parametrize("op", ["exp", "tanh"])
+@pytest.mark.parametrize("elem", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("mode", ["approx", "full", "nearest_even"])
+def test_exp_and_tanh_roundings_are_verified_as_nvidia_does(op, elem, mode):
+    """tilepy's verifier accepts a rounding of exp/tanh on a type exactly where NVIDIA's does
+    (approx: f32 only; full: every float type; nothing else)."""
+    from tilepy.errors import TileError
+    from tilepy.ir.verifier import verify
+    module = parse_module(f"cuda_tile.module @m {{\nentry @k() {{\n%x = constant <{elem}: 1.0> : "
+                          f"tile<4x{elem}>\n%r = {op} %x rounding<{mode}> : tile<4x{elem}>\n"
+                          "return\n}\n}\n")
+    try:
+        verify(module)
+        ours = True
+    except TileError:
+        ours = False
+    assert ours == (bu.disasm(write_module(module)).returncode == 0)
