@@ -207,3 +207,18 @@ def test_nvidia_accepts_and_prints_the_same(text):
     result = bu.disasm(write_module(m))
     assert result.returncode == 0, result.stderr
     assert bu.canonical_text(print_module(m)) == bu.canonical_text(result.stdout)
+
+
+def test_exp_approx_and_inbounds_compile_with_nvrtc():
+    """The GPU source: exp rounding<approx> is the fast exp (`tp::op::exp_approx`, ex2.approx
+    on the GPU), and it compiles with NVRTC (no GPU needed)."""
+    from tilepy.api.compiler import compile_module
+    from tilepy.launch.nvrtc import compile_cubin
+    pv_t = _PV_T.format(tile=16)
+    body = (_VIEW.format(tile=16) + "%i = constant <i32: 0> : tile<i32>\n"
+            f"%t, %k = load_view_tko weak %pv[%i] inbounds = [true] : {pv_t}, tile<i32> -> "
+            "tile<16xf32>, token\n%e = exp %t rounding<approx> : tile<16xf32>\n"
+            f"%k2 = store_view_tko weak %e, %pv[%i] token = %k : tile<16xf32>, {pv_t}, tile<i32> -> token")
+    cm = compile_module(parse_module(module(body, "%p: tile<ptr<f32>>")))
+    assert "tp::op::exp_approx{}" in cm.cuda_source
+    assert len(compile_cubin(cm.compile_source(), "sm_90", "k").data) > 0
