@@ -208,7 +208,7 @@ def _check_overflow(ex, op, elem, exact_signed, exact_unsigned):
 def _pyints(a, elem, signed):
     """Object array of Python ints (exact arithmetic of any width)."""
     v = as_signed(a, elem) if signed else as_unsigned(a, elem)
-    return v.astype(object)
+    return np.asarray(v).astype(object)     # a 0-d value too (a numpy scalar's astype is an int)
 
 
 def _from_pyints(v, elem):
