@@ -16,9 +16,9 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
 - `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
 - `pow` is NVIDIA's `fpowf`.
-Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,
-gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
-row because tilepy has no op to write.
+Ops new in 13.4 (fpowi, insert, gdc_*, memory_fence_alias_tko) carry `since` 13.4: older
+bytecode cannot hold them and the writer refuses. NVIDIA's ops that tilepy's table lacks
+(alloca, gather/scatter and strided views, atomic_red_view_tko) have no row.
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ class Layout:
     attrs: tuple[Field, ...] = ()
     operands: str = "each"      # each | counted | groups
     regions: int = 0
+    since: tuple[int, int] = (13, 1)   # the first bytecode version that has the op
 
 
 def _f(name, since=(13, 1), default=None, enc="flag"):
@@ -145,6 +146,15 @@ def _rows() -> dict[str, Layout]:
         "scan": Layout(94, "scan", results="sized", operands="counted", regions=1,
                        attrs=(_a("dim", "int"), _a("reverse", "bool"),
                               _a("identities", "identities"))),
+    })
+    v134 = (13, 4)
+    rows.update({     # NVIDIA's 13.4 ops (ir/ops_dialect.py)
+        "fpowi": Layout(121, "fpowi", since=v134),
+        "insert": Layout(118, "insert", results="sized", operands="counted", since=v134),
+        "gdc_launch_dependents_tko": Layout(119, "gdc_launch_dependents_tko", operands="counted",
+                                            since=v134),
+        "gdc_wait_tko": Layout(120, "gdc_wait_tko", operands="counted", since=v134),
+        "memory_fence_alias_tko": Layout(122, "memory_fence_alias_tko", since=v134),
     })
     for name, opcode in (("yield", 109), ("continue", 17), ("break", 10), ("return", 92)):
         rows[name] = Layout(opcode, name, results="sized", operands="counted")

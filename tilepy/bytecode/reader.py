@@ -266,6 +266,7 @@ class _Reader:
             ids = [c.varint() for _ in range(c.varint())]
             fixed = [s for s in opdef.operands if not s.variadic]
             groups = [values[i] for i in ids[:len(fixed)]]
+            groups += [None] * (len(fixed) - len(groups))     # absent trailing optional ones
             return groups + ([[values[i] for i in ids[len(fixed):]]]
                              if len(fixed) < len(opdef.operands) else [])
         groups = []

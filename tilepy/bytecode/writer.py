@@ -180,6 +180,10 @@ class _Body:
         if layout is None:
             raise TileUnsupportedFeatureError(f"bytecode: op '{op.name}' has no bytecode layout")
         f, buf = self.file, self.buf
+        if f.version < layout.since:
+            raise TileUnsupportedFeatureError(
+                f"bytecode: {op.name} needs bytecode {layout.since[0]}.{layout.since[1]} or later "
+                f"(writing {f.version[0]}.{f.version[1]})")
         f.debug.op(op)
         varint(layout.opcode, buf)
         types = [f.types.id(r.type) for r in op.results]

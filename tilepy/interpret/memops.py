@@ -45,6 +45,15 @@ def join_tokens(ex, op, args):
     return [TOKEN]
 
 
+@handler("memory_fence_alias_tko", "gdc_wait_tko", "gdc_launch_dependents_tko")
+def ordering_only(ex, op, args):
+    """Nothing to do here: memory ops take effect in program order, whatever address they use
+    (the alias fence orders nothing more), and a launch runs after the previous one completed
+    with no dependent grid started early (grid dependency control's wait and launch_dependents
+    are no-ops without programmatic dependent launch)."""
+    return [TOKEN]
+
+
 @handler("make_tensor_view")
 def make_tensor_view(ex, op, args):
     t = op.result.type

@@ -167,6 +167,18 @@ _SAMPLES = [
                                      "%addrs, "
            "xchg, %vals, %mask, token = %t : tile<8xptr<f32>>, tile<8xf32>, tile<8xi1> -> tile<8xf32>, "
            "token", _PTR),
+    # NVIDIA's 13.4 ops (ops_dialect.py)
+    Sample("fpowi", "%a = constant <f32: 1.5> : tile<4xf32>\n%e = constant <i32: -3> : tile<4xi32>\n"
+                    "%r = fpowi %a, %e : tile<4xf32>, tile<4xi32>"),
+    Sample("insert", "%d = constant <f16: 0.0> : tile<8x4xf16>\n%s = constant <f16: 1.0> : tile<2x4xf16>\n"
+                     "%i = constant <i32: 3> : tile<i32>\n%z = constant <i32: 0> : tile<i32>\n"
+                     "%r = insert %s, %d[%i, %z] : tile<2x4xf16>, tile<8x4xf16>"),
+    Sample("memory_fence_alias_tko", "%k = make_token : token\n%r = memory_fence_alias_tko %k"),
+    Sample("gdc_wait_tko", "%k = make_token : token\n%r = gdc_wait_tko token = %k -> token\n"
+                           "%s = gdc_wait_tko -> token"),
+    Sample("gdc_launch_dependents_tko", "%k = make_token : token\n"
+                                        "%r = gdc_launch_dependents_tko token = %k -> token\n"
+                                        "%s = gdc_launch_dependents_tko -> token"),
     Sample("assert", "%c = constant <i1: true> : tile<2x2xi1>\nassert %c, \"all good\" : tile<2x2xi1>"),
     Sample("if", "%c = constant <i1: true> : tile<i1>\n%x, %y = if %c -> (tile<f32>, tile<i32>) {\n"
                  "%a = constant <f32: 1.0> : tile<f32>\n%b = constant <i32: 2> : tile<i32>\n"

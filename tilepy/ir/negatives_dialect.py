@@ -1,0 +1,46 @@
+"""Invalid instances of NVIDIA's 13.4 ops (ops_dialect.py; see negatives.py)."""
+from __future__ import annotations
+
+from ..types import I32, scalar_tile
+from .negatives_base import first, neg
+
+_TOK = "%k = make_token : token\n"
+_POW = "%a = constant <f32: 1.5> : tile<4xf32>\n%e = constant <i32: 2> : tile<4xi32>\n"
+
+# ------------------------------------------------------------------------------------- fpowi
+neg("fpowi", "tiles(source,exponent,result)", _TOK + "%e = constant <i32: 2> : tile<4xi32>\n"
+    "%r = fpowi %k, %e : token, tile<4xi32>")
+neg("fpowi", "same_shape(source,exponent)", _POW + "%f = constant <i32: 2> : tile<2xi32>\n"
+    "%r = fpowi %a, %f : tile<4xf32>, tile<2xi32>")
+neg("fpowi", "elem_in(source)", "%a = constant <i32: 1> : tile<4xi32>\n"
+    "%e = constant <i32: 2> : tile<4xi32>\n%r = fpowi %a, %e : tile<4xi32>, tile<4xi32>")
+neg("fpowi", "elem_in(exponent)", _POW + "%f = constant <i64: 2> : tile<4xi64>\n"
+    "%r = fpowi %a, %f : tile<4xf32>, tile<4xi64>")
+neg("fpowi", "same_type(source,result)", _POW + "%r = fpowi %a, %e : tile<4xf32>, tile<4xi32>",
+    mutate=lambda m: setattr(first(m, "fpowi").results[0], "type", scalar_tile(I32)))
+
+# ------------------------------------------------------------------------------------ insert
+_INS = ("%d = constant <f32: 0.0> : tile<8x4xf32>\n%s = constant <f32: 1.0> : tile<2x4xf32>\n"
+        "%i = constant <i32: 1> : tile<i32>\n")
+neg("insert", "tiles(source,destination,result)", _INS + _TOK +
+    "%r = insert %k, %d[%i, %i] : token, tile<8x4xf32>")
+neg("insert", "same_rank(source,destination)", _INS + "%v = constant <f32: 1.0> : tile<4xf32>\n"
+    "%r = insert %v, %d[%i, %i] : tile<4xf32>, tile<8x4xf32>")
+neg("insert", "same_elem(source,destination)", _INS + "%v = constant <f16: 1.0> : tile<2x4xf16>\n"
+    "%r = insert %v, %d[%i, %i] : tile<2x4xf16>, tile<8x4xf32>")
+neg("insert", "same_type(destination,result)", _INS + "%r = insert %s, %d[%i, %i] : tile<2x4xf32>, "
+    "tile<8x4xf32>", mutate=lambda m: setattr(first(m, "insert").results[0], "type", scalar_tile(I32)))
+neg("insert", "scalar(indices)", _INS + "%j = constant <i32: 1> : tile<2xi32>\n"
+    "%r = insert %s, %d[%j, %i] : tile<2x4xf32>, tile<8x4xf32>")
+neg("insert", "elem_in(indices)", _INS + "%j = constant <i64: 1> : tile<i64>\n"
+    "%r = insert %s, %d[%j, %j] : tile<2x4xf32>, tile<8x4xf32>")
+neg("insert", "insert_count", _INS + "%r = insert %s, %d[%i] : tile<2x4xf32>, tile<8x4xf32>")
+neg("insert", "insert_divides", _INS + "%v = constant <f32: 1.0> : tile<16x4xf32>\n"
+    "%r = insert %v, %d[%i, %i] : tile<16x4xf32>, tile<8x4xf32>")
+
+# ------------------------------------------------------------------------ fence, grid control
+neg("memory_fence_alias_tko", "token(token,result_token)",
+    "%a = constant <f32: 1.0> : tile<f32>\n%r = memory_fence_alias_tko %a")
+for _name in ("gdc_wait_tko", "gdc_launch_dependents_tko"):
+    neg(_name, "token(token,result_token)",
+        f"%a = constant <f32: 1.0> : tile<f32>\n%r = {_name} token = %a -> token")
