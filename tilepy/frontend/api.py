@@ -184,6 +184,12 @@ def extract(x, /, index, shape):
 
 
 @_stub
+def insert(x, /, index, value):
+    """`x` with its sub-tile at sub-tile-grid `index` replaced by `value` (the inverse of
+    `extract`; a 0-d value is a one-element sub-tile). Returns a new tile."""
+
+
+@_stub
 def cat(tiles, /, axis):
     """Concatenate a pair of tiles along `axis`."""
 
@@ -329,6 +335,20 @@ def print(*args, sep=" ", end="\n"):
 @_stub
 def assert_(cond, /, message=None):
     """Fail the launch when any element of `cond` is false."""
+
+
+# --------------------------------------------------------------- grid dependency control
+@_stub
+def grid_dependency_control_wait():
+    """Wait for the preceding kernel of a programmatic dependent launch to finish (its memory
+    is visible afterwards). tilepy launches without programmatic dependent launch, where the
+    preceding kernel has always finished: nothing to wait for."""
+
+
+@_stub
+def grid_dependency_control_launch_dependents():
+    """Let the dependent kernel of a programmatic dependent launch start. tilepy launches without
+    programmatic dependent launch, where nothing starts early."""
 
 
 # ------------------------------------------------------------------------- compile time

@@ -1,0 +1,97 @@
+"""NVIDIA's 13.4 ops from kernels (tilepy/ir/ops_dialect.py): `insert`, `**` with an integer
+exponent (`fpowi`), grid dependency control and the alias fence, checked against numpy in the
+interpreter and both CPU modes; their IR; errors at the user's line."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from guarded import run_everywhere
+from kernels_util import assert_located
+from tilepy.errors import TileValueError
+
+
+@ct.kernel
+def insert_rows(x, out):
+    t = ct.load(x, index=(0, 0), shape=(8, 4))
+    row = ct.full((2, 4), -1.0, dtype=ct.float32)
+    t = ct.insert(t, (ct.bid(0) + 1, 0), row)           # a runtime sub-tile index
+    t = ct.insert(t, (0, 3), ct.float32(7.0) + 0.0)      # a 0-d value: one element
+    ct.store(out, index=(0, 0), tile=t)
+
+
+def test_insert_matches_numpy():
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    want = x.copy()
+    want[2:4, :] = -1.0
+    want[0, 3] = 7.0
+    for mode, (_, out) in run_everywhere((1,), insert_rows, (x, np.zeros_like(x))).items():
+        np.testing.assert_array_equal(out, want, err_msg=mode)
+    assert "= insert " in insert_rows.mlir(x, np.zeros_like(x))
+
+
+@ct.kernel
+def int_powers(x, n, out):
+    t = ct.load(x, index=(0,), shape=(16,))
+    e = ct.load(n, index=(0,), shape=(16,))
+    ct.store(out, index=(0, 0), tile=ct.reshape(t ** e, (1, 16)))
+    ct.store(out, index=(1, 0), tile=ct.reshape(t ** 3, (1, 16)))
+    ct.store(out, index=(2, 0), tile=ct.reshape(ct.pow(t, e.astype(ct.uint8)), (1, 16)))
+
+
+def test_integer_exponents_use_fpowi():
+    x = np.linspace(-2.0, 2.0, 16).astype(np.float32)
+    n = np.arange(-8, 8, dtype=np.int32)
+    args = (x, n, np.zeros((3, 16), np.float32))
+    text = int_powers.mlir(*args)
+    assert text.count("= fpowi ") == 3 and "= pow " not in text
+    with np.errstate(all="ignore"):
+        want = np.stack([x.astype(np.float64) ** n, x.astype(np.float64) ** 3,
+                         x.astype(np.float64) ** n.astype(np.uint8)]).astype(np.float32)
+    for mode, (*_, out) in run_everywhere((1,), int_powers, args).items():
+        np.testing.assert_allclose(out, want, rtol=2e-6, err_msg=mode)
+
+
+@ct.kernel
+def grid_dependency(x, out):
+    ct.grid_dependency_control_wait()
+    t = ct.load(x, index=(ct.bid(0),), shape=(8,))
+    ct.store(out, index=(ct.bid(0),), tile=t * 2.0)
+    ct.grid_dependency_control_launch_dependents()
+
+
+def test_grid_dependency_control_is_ordered_and_runs():
+    """Without programmatic dependent launch both are no-ops: the kernel computes as without
+    them; in the IR they are on the memory token chain, around the load and the store."""
+    x = np.arange(32, dtype=np.float32)
+    for mode, (_, out) in run_everywhere((4,), grid_dependency, (x, np.zeros_like(x))).items():
+        np.testing.assert_array_equal(out, x * 2, err_msg=mode)
+    text = grid_dependency.mlir(x, np.zeros_like(x))
+    lines = [ln for ln in text.splitlines() if "_tko" in ln]
+    assert "gdc_wait_tko" in lines[0] and "gdc_launch_dependents_tko" in lines[-1], lines
+    assert "token = " in lines[-1]
+
+
+@ct.kernel
+def insert_bad_value(x, out):
+    t = ct.load(x, index=(0, 0), shape=(8, 4))
+    t = ct.insert(t, (0, 0), ct.full((16, 4), 1.0, dtype=ct.float32))  # VALUE
+    ct.store(out, index=(0, 0), tile=t)
+
+
+@ct.kernel
+def insert_bad_index(x, out):
+    t = ct.load(x, index=(0, 0), shape=(8, 4))
+    t = ct.insert(t, (4, 0), ct.full((2, 4), 1.0, dtype=ct.float32))  # INDEX
+    ct.store(out, index=(0, 0), tile=t)
+
+
+@pytest.mark.parametrize("kernel, marker, snippet, words", [
+    (insert_bad_value, "VALUE", "ct.full((16, 4)", "does not divide the tile's shape (8, 4)"),
+    (insert_bad_index, "INDEX", "(4, 0)", "index 4 is out of range for dimension 0"),
+])
+def test_insert_errors_point_at_the_line(kernel, marker, snippet, words):
+    x = np.zeros((8, 4), np.float32)
+    with pytest.raises(TileValueError) as e:
+        kernel.mlir(x, x.copy())
+    assert words in str(e.value)
+    assert_located(e.value, marker, snippet, __file__)
