@@ -95,3 +95,18 @@ def test_insert_errors_point_at_the_line(kernel, marker, snippet, words):
         kernel.mlir(x, x.copy())
     assert words in str(e.value)
     assert_located(e.value, marker, snippet, __file__)
+
+
+@pytest.mark.parametrize("op", ["fpowi", "insert", "memory_fence_alias_tko", "gdc_wait_tko",
+                                "gdc_launch_dependents_tko"])
+def test_new_ops_need_bytecode_13_4(op):
+    """13.4's ops are written in 13.4 bytecode and refused, by name, in older versions."""
+    from tilepy.bytecode import read_module, write_module
+    from tilepy.errors import TileUnsupportedFeatureError
+    from tilepy.ir.parser import parse_module
+    from tilepy.ir.samples import VALID
+    module = parse_module(VALID[op].text())
+    data = write_module(module, (13, 4))
+    assert write_module(read_module(data), (13, 4)) == data
+    with pytest.raises(TileUnsupportedFeatureError, match=f"{op} needs bytecode 13.4"):
+        write_module(module, (13, 3))
