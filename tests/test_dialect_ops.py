@@ -110,3 +110,32 @@ def test_new_ops_need_bytecode_13_4(op):
     assert write_module(read_module(data), (13, 4)) == data
     with pytest.raises(TileUnsupportedFeatureError, match=f"{op} needs bytecode 13.4"):
         write_module(module, (13, 3))
+
+
+RED_MODULE = """cuda_tile.module @m {
+entry @red(%p: tile<ptr<f32>>, %n: tile<i32>) {
+%tv = make_tensor_view %p, shape = [%n, 64], strides = [64, 1] : tile<i32> -> tensor_view<?x64xf32, strides=[64,1]>
+%pv = make_partition_view %tv : partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>>
+%i = constant <i32: 1> : tile<i32>
+%z = constant <i32: 0> : tile<i32>
+%v = iota : tile<64xi32>
+%f = itof %v signed : tile<64xi32> -> tile<64xf32>
+%r = reshape %f : tile<64xf32> -> tile<1x64xf32>
+%b = broadcast %r : tile<1x64xf32> -> tile<16x64xf32>
+%k = atomic_red_view_tko relaxed device %pv[%i, %z], addf, %b : tile<16x64xf32>, partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>>, tile<i32> -> token
+return
+}
+}
+"""
+
+
+def test_atomic_red_view_in_the_interpreter():
+    """Every grid block adds its tile into rows 16..31 (the view's tile (1, 0)); rows past the
+    tensor's edge (n = 24) are not touched."""
+    from tilepy.interpret import run
+    from tilepy.ir.parser import parse_module
+    x = np.ones((32, 64), np.float32)
+    run(parse_module(RED_MODULE), (3, 1, 1), [x, 24])
+    want = np.ones((32, 64), np.float32)
+    want[16:24] += 3 * np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(x, want)

@@ -275,3 +275,19 @@ def atomic_cas(ex, op, args):
             out[pos] = old
     return [out, TOKEN]
 
+
+
+@handler("atomic_red_view_tko")
+def atomic_red_view(ex, op, args):
+    """Each element of the tile at `index` updated atomically with the value's element, in
+    row-major order; elements past the tensor's edge are not touched (as store_view_tko)."""
+    _weak_atomic(op)
+    pv, value = args[0], np.asarray(args[1 + len(op.index)])
+    elem = pv.view.elem
+    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name)
+    ex.require_lanes(1 + len(op.index), inb, f"{op.name} (value)")
+    for pos in zip(*np.nonzero(inb)):
+        old = _read(ex, addr[pos], elem, op.name)
+        _write(ex, addr[pos], _rmw(op.mode, elem, old, value[pos]), elem, op.name)
+    ex.note_access(op, addr[inb], store=True)
+    return [TOKEN]

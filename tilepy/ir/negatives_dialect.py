@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..types import I32, scalar_tile
-from .negatives_base import first, neg
+from .negatives_base import first, neg, value
+from .samples import _PV_RED, _PV_T, _TV, _VIEW_PARAMS
 
 _TOK = "%k = make_token : token\n"
 _POW = "%a = constant <f32: 1.5> : tile<4xf32>\n%e = constant <i32: 2> : tile<4xi32>\n"
@@ -44,3 +45,36 @@ neg("memory_fence_alias_tko", "token(token,result_token)",
 for _name in ("gdc_wait_tko", "gdc_launch_dependents_tko"):
     neg(_name, "token(token,result_token)",
         f"%a = constant <f32: 1.0> : tile<f32>\n%r = {_name} token = %a -> token")
+
+# ------------------------------------------------------------------------- atomic reduction
+_RED = (_TV + f"\n%pv = make_partition_view %tv : {_PV_RED}\n%i = constant <i32: 0> : tile<i32>\n"
+        "%v = constant <f32: 1.0> : tile<16x64xf32>\n")
+_RED_T = f"tile<16x64xf32>, {_PV_RED}, tile<i32> -> token"
+
+
+def _red(rule, body, mutate=None):
+    neg("atomic_red_view_tko", rule, body, _VIEW_PARAMS, mutate=mutate)
+
+
+_red("partition(view)", _TV + "\n%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : "
+     "tile<16x64xf32>\n%r = atomic_red_view_tko relaxed device %tv[%i, %i], addf, %v : "
+     "tile<16x64xf32>, tensor_view<?x64xf32, strides=[64,1]>, tile<i32> -> token")
+_red("rank_count(index)", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i], addf, %v : " + _RED_T)
+_red("scalar_int(index)", _RED + "%j = constant <f32: 0.0> : tile<f32>\n"
+     f"%r = atomic_red_view_tko relaxed device %pv[%j, %j], addf, %v : tile<16x64xf32>, {_PV_RED}, "
+     "tile<f32> -> token")
+_red("same_type(index)", _RED + "%j = constant <i64: 0> : tile<i64>\n"
+     "%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v : " + _RED_T,
+     mutate=lambda m: first(m, "atomic_red_view_tko").operands.__setitem__(2, value(m, "j")))
+_red("view_tile", _RED + "%w = constant <f32: 1.0> : tile<8x64xf32>\n"
+     f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %w : tile<8x64xf32>, {_PV_RED}, "
+     "tile<i32> -> token")
+_red("red_no_padding", _TV + f"\n%pv = make_partition_view %tv : {_PV_T}\n"
+     "%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
+     f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v : tile<16x64xf32>, {_PV_T}, "
+     "tile<i32> -> token")
+_red("red_mode_type", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i, %i], xchg, %v : " + _RED_T)
+_red("token(token,result_token)", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, "
+     "%v token = %i : " + _RED_T)
+_red("attr:memory_ordering_semantics", _RED + "%r = atomic_red_view_tko weak device %pv[%i, %i], addf, "
+     "%v : " + _RED_T)

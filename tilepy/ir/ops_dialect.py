@@ -1,5 +1,6 @@
-"""Rows of ops NVIDIA's cuda_tile dialect added after the 13.1 spec chapters (13.4: fpowi,
-insert, memory_fence_alias_tko, gdc_wait_tko, gdc_launch_dependents_tko).
+"""Rows of ops NVIDIA's cuda_tile dialect added after the 13.1 spec chapters (13.3:
+atomic_red_view_tko; 13.4: fpowi, insert, memory_fence_alias_tko, gdc_wait_tko,
+gdc_launch_dependents_tko).
 
 Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied):
 - `fpowi`: element-wise source ** exponent, a float tile raised to a signed-integer tile
@@ -13,13 +14,17 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
   launch, sm_90+): wait for the preceding grid with acquire semantics / allow the dependent grid
   to start; no-ops below sm_90 and without programmatic dependent launch. Optional token in,
   token out.
+- `atomic_red_view_tko`: an atomic reduction of a tile into the tile at `index` of a partition
+  view (no padding value), element by element, returning only a token; modes and types: add,
+  and, or, xor, max, min, umax, umin on i32/i64, addf on f16/bf16/f32/f64 (no xchg).
 """
 from __future__ import annotations
 
-from ..types import ARITH_FLOAT_TYPES, I1, I8, I16, I32, TOKEN
+from ..types import ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN
 from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, same_shape, same_type,
-                          scalar)
-from .opdef import O, OpDef, R, op, rule, same_as
+                          scalar, scalar_int)
+from .opdef import ATOMIC_MODE, A, O, OpDef, R, op, rule, same_as
+from .ops_memory import _ATOMIC, _count_is_rank, _is_partition, _tile_of_view
 
 FPOWI_EXPONENT_TYPES = (I1, I8, I16, I32)
 
@@ -66,3 +71,35 @@ for _name in ("gdc_wait_tko", "gdc_launch_dependents_tko"):
              infer=lambda t, a: [TOKEN], category="memory", pure=False,
              syntax="?( token = $token )? -> type($result_token)",
              constraints=(is_token("token", "result_token"),)))
+
+
+# ------------------------------------------------------------------------ atomic reduction
+RED_MODE_TYPES = {**{m: (I32, I64) for m in ("and", "or", "xor", "add", "max", "min", "umax",
+                                             "umin")}, "addf": ARITH_FLOAT_TYPES}
+
+
+@rule("red_mode_type", "does not support element type")
+def _red_mode_type(o):
+    e, allowed = o.value.type.elem, RED_MODE_TYPES.get(o.mode, ())
+    if e not in allowed:
+        return (f"mode {o.mode} does not support element type {e} "
+                f"(supported: {', '.join(map(str, allowed)) or 'none: not a reduction'})")
+
+
+@rule("red_no_padding", "views with a padding_value are not supported")
+def _red_no_padding(o):
+    if o.view.type.padding_value is not None:
+        return f"views with a padding_value are not supported (got {o.view.type})"
+
+
+op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), O("value"),
+                                          O("token", optional=True)),
+         attrs=_ATOMIC + (A("mode", ATOMIC_MODE, False),), results=(R("result_token"),),
+         category="atomic", pure=False, reads="view", writes="view",
+         infer=lambda t, a: [TOKEN],
+         syntax="$memory_ordering_semantics $memory_scope $view[$index], $mode, $value "
+                "?( token = $token )? : type($value), type($view) ?( , type1($index) )? "
+                "-> type($result_token)",
+         constraints=(_is_partition("view"), _count_is_rank("view", "index", "indices"),
+                      scalar_int("index"), same_type("index"), _tile_of_view("value"),
+                      _red_no_padding, _red_mode_type, is_token("token", "result_token"))))

@@ -73,6 +73,7 @@ _PV = (_TV + "\n%pv = make_partition_view %tv : partition_view<tile=(16x64), ten
        "strides=[64,1]>, padding_value=zero>\n%i = constant <i32: 0> : tile<i32>")
 _PV_T = "partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>, padding_value=zero>"
 _VIEW_PARAMS = "%p: tile<ptr<f32>>, %n: tile<i32>"
+_PV_RED = "partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>>"
 
 _SAMPLES = [
     Sample("constant", "%c = constant <f32: [[0.5, -1.0], [0x7FC00000, 3.0e+38]]> : tile<2x2xf32>\n"
@@ -167,7 +168,12 @@ _SAMPLES = [
                                      "%addrs, "
            "xchg, %vals, %mask, token = %t : tile<8xptr<f32>>, tile<8xf32>, tile<8xi1> -> tile<8xf32>, "
            "token", _PTR),
-    # NVIDIA's 13.4 ops (ops_dialect.py)
+    # NVIDIA's 13.3/13.4 ops (ops_dialect.py)
+    Sample("atomic_red_view_tko", _TV + f"\n%pv = make_partition_view %tv : {_PV_RED}\n"
+           "%i = constant <i32: 1> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
+           "%k = make_token : token\n"
+           f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v token = %k : "
+           f"tile<16x64xf32>, {_PV_RED}, tile<i32> -> token", _VIEW_PARAMS),
     Sample("fpowi", "%a = constant <f32: 1.5> : tile<4xf32>\n%e = constant <i32: -3> : tile<4xi32>\n"
                     "%r = fpowi %a, %e : tile<4xf32>, tile<4xi32>"),
     Sample("insert", "%d = constant <f16: 0.0> : tile<8x4xf16>\n%s = constant <f16: 1.0> : tile<2x4xf16>\n"
