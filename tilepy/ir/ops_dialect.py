@@ -24,6 +24,7 @@ from ..types import ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN
 from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, same_shape, same_type,
                           scalar, scalar_int)
 from .opdef import ATOMIC_MODE, A, O, OpDef, R, op, rule, same_as
+from .ops_core import subtile_rules
 from .ops_memory import _ATOMIC, _count_is_rank, _is_partition, _tile_of_view
 
 FPOWI_EXPONENT_TYPES = (I1, I8, I16, I32)
@@ -37,27 +38,14 @@ op(OpDef("fpowi", operands=(O("source"), O("exponent")), results=(R("result"),),
 
 
 # -------------------------------------------------------------------------------------- insert
-@rule("insert_count", "indices for a rank-")
-def _insert_count(o):
-    d = o.destination.type
-    if len(o.indices) != d.rank:
-        return f"expected {d.rank} indices for a rank-{d.rank} destination (got {len(o.indices)})"
-
-
-@rule("insert_divides", "source shape must divide the destination shape evenly")
-def _insert_divides(o):
-    for i, (a, b) in enumerate(zip(o.destination.type.shape, o.source.type.shape)):
-        if b == 0 or a % b:
-            return f"source shape must divide the destination shape evenly (dim {i}: {b} into {a})"
-
-
 op(OpDef("insert", operands=(O("source"), O("destination"), O("indices", variadic=True)),
          results=(R("result"),), infer=same_as(1),
          syntax="$source, $destination[$indices] : type($source), type($destination)",
          constraints=(all_tiles("source", "destination", "result"),
                       same_rank("source", "destination"), same_elem("source", "destination"),
                       same_type("destination", "result"), scalar("indices"),
-                      elem_in((I32,), "indices"), _insert_count, _insert_divides)))
+                      elem_in((I32,), "indices"),
+                      *subtile_rules("insert", "destination", "source"))))
 
 
 # --------------------------------------------------------------------- fences, grid dependency

@@ -1144,6 +1144,14 @@ TP_DEV auto extract(const Tile<T, Src::numel, L>& x, const int (&idx)[Src::rank]
   }
 }
 
+// The elements of x this thread owns, written row-major into buf (callers synchronize).
+template <class T, int N, class L>
+TP_DEV void stage_owned(T* buf, const Tile<T, N, L>& x) {
+  TP_UNROLL
+  for (int s = 0; s < L::K; ++s)
+    if (L::owner(s)) buf[L::elem(s)] = x.v[s];
+}
+
 // insert (dialect 13.4): x (shape Dst) with its sub-tile at sub-tile grid index idx (shape Src)
 // replaced by v; the inverse of extract.
 template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class LS, class LD>
@@ -1151,12 +1159,8 @@ TP_DEV Tile<T, Dst::numel, Lr> insert(const Tile<T, Src::numel, LS>& v, const Ti
                                       const int (&idx)[Dst::rank], unsigned char* smem) {
   T* buf = (T*)smem;
   __syncthreads();
-  TP_UNROLL
-  for (int s = 0; s < LD::K; ++s)
-    if (LD::owner(s)) buf[LD::elem(s)] = x.v[s];
-  TP_UNROLL
-  for (int s = 0; s < LS::K; ++s)
-    if (LS::owner(s)) buf[Dst::numel + LS::elem(s)] = v.v[s];
+  stage_owned(buf, x);
+  stage_owned(buf + Dst::numel, v);
   __syncthreads();
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank];
@@ -1177,12 +1181,8 @@ TP_DEV Tile<T, Dst::numel, Lr> cat(const Tile<T, Src::numel, LA>& a, const Tile<
                                    unsigned char* smem) {
   T* buf = (T*)smem;
   __syncthreads();
-  TP_UNROLL
-  for (int s = 0; s < LA::K; ++s)
-    if (LA::owner(s)) buf[LA::elem(s)] = a.v[s];
-  TP_UNROLL
-  for (int s = 0; s < LB::K; ++s)
-    if (LB::owner(s)) buf[Src::numel + LB::elem(s)] = b.v[s];
+  stage_owned(buf, a);
+  stage_owned(buf + Src::numel, b);
   __syncthreads();
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank];
