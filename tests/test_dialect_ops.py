@@ -204,3 +204,65 @@ def test_new_ops_compile_with_nvrtc():
     for arch in ("sm_80", "sm_90"):
         assert insert_rows.compile(x, x.copy(), arch=arch)
         assert int_powers.compile(v, n, np.zeros((3, 16), np.float32), arch=arch)
+
+
+_GV = "gather_scatter_view<tile=(4x8), tensor_view<?x16xf32, strides=[16,1]>, sparse_dim=0>"
+_SV = ("strided_view<tile=(4x8), traversal_strides=[2,4], padding_value = nan, "
+       "tensor_view<?x16xf32, strides=[16,1]>>")
+VIEWS_MODULE = f"""cuda_tile.module @m {{
+entry @views(%p: tile<ptr<f32>>, %q: tile<ptr<f32>>, %n: tile<i32>) {{
+%tv = make_tensor_view %p, shape = [%n, 16], strides = [16, 1] : tile<i32> -> tensor_view<?x16xf32, strides=[16,1]>
+%tq = make_tensor_view %q, shape = [%n, 16], strides = [16, 1] : tile<i32> -> tensor_view<?x16xf32, strides=[16,1]>
+%gv = make_gather_scatter_view %tv : {_GV}
+%gq = make_gather_scatter_view %tq : {_GV.replace("sparse_dim=0", "sparse_dim=0")}
+%sv = make_strided_view %tv : {_SV}
+%rows = constant <i32: [5, 0, 9, 2]> : tile<4xi32>
+%back = constant <i32: [0, 1, 2, 3]> : tile<4xi32>
+%c4 = constant <i32: 4> : tile<i32>
+%c10 = constant <i32: 10> : tile<i32>
+%one = constant <i32: 1> : tile<i32>
+%g, %k1 = load_view_tko weak %gv[%rows, %c4] : {_GV}, tile<4xi32>, tile<i32> -> tile<4x8xf32>, token
+%k2 = store_view_tko weak %g, %gq[%back, %c10] token = %k1 : tile<4x8xf32>, {_GV}, tile<4xi32>, tile<i32> -> token
+%s, %k3 = load_view_tko weak %sv[%c4, %one] token = %k2 : {_SV}, tile<i32> -> tile<4x8xf32>, token
+%k4 = store_view_tko weak %s, %gq[%rows, %one] token = %k3 : tile<4x8xf32>, {_GV}, tile<4xi32>, tile<i32> -> token
+return
+}}
+}}
+"""
+
+
+def test_gather_scatter_and_strided_views_in_the_interpreter():
+    """Rows 5, 0, 9, 2 (columns 4..11) gathered and scattered to rows 0..3 at column 10 (columns
+    past 16 are not written); the strided tile (4, 1) covers rows 8..11, columns 4..11 (rows past
+    n = 10 read the padding value NaN) and is scattered to rows 5, 0, 9, 2 at column 1."""
+    from tilepy.interpret import run
+    from tilepy.ir.parser import parse_module
+    x = np.arange(10 * 16, dtype=np.float32).reshape(10, 16)
+    q = np.zeros((10, 16), np.float32)
+    run(parse_module(VIEWS_MODULE), (1, 1, 1), [x, q, 10])
+    want = np.zeros((10, 16), np.float32)
+    want[0:4, 10:16] = x[[5, 0, 9, 2], 4:10]
+    strided = np.full((4, 8), np.nan, np.float32)
+    strided[:2] = x[8:10, 4:12]
+    want[[5, 0, 9, 2], 1:9] = strided
+    np.testing.assert_array_equal(q, want)
+
+
+def test_a_gather_wholly_outside_the_tensor_is_reported():
+    from tilepy.interpret import run
+    from tilepy.ir.parser import parse_module
+    text = VIEWS_MODULE.replace("[5, 0, 9, 2]", "[50, 60, 70, 80]")
+    x, q = np.zeros((10, 16), np.float32), np.zeros((10, 16), np.float32)
+    with pytest.raises(TileValueError, match="entirely outside the tensor"):
+        run(parse_module(text), (1, 1, 1), [x, q, 10])
+
+
+@pytest.mark.parametrize("name", ["VIEWS_MODULE", "ALIAS_MODULE", "RED_MODULE"])
+def test_nvidia_verifier_accepts_the_modules_here(name):
+    import bytecode_util as bu
+    from tilepy.bytecode import write_module
+    from tilepy.ir.parser import parse_module
+    if bu.TILEIRDISASM is None:
+        pytest.skip("tileirdisasm not installed (pip install nvidia-cuda-tileiras)")
+    result = bu.disasm(write_module(parse_module(globals()[name])))
+    assert result.returncode == 0, result.stderr

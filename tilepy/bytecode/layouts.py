@@ -18,7 +18,7 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `pow` is NVIDIA's `fpowf`.
 Ops new in 13.4 (fpowi, insert, gdc_*, memory_fence_alias_tko) carry `since` 13.4: older
 bytecode cannot hold them and the writer refuses. NVIDIA's ops that tilepy's table lacks
-(alloca, gather/scatter and strided views) have no row; atomic_red_view_tko is 13.3.
+(alloca) have no row; atomic_red_view_tko and the gather/scatter and strided views are 13.3.
 """
 from __future__ import annotations
 
@@ -150,6 +150,8 @@ def _rows() -> dict[str, Layout]:
     rows["atomic_red_view_tko"] = Layout(     # 13.3; `inbounds` (13.5) is not written
         117, "atomic_red_view_tko", results="sized", flags=(_f("token"),),
         attrs=(ORDERING, SCOPE, _a("mode")), operands="groups", since=(13, 3))
+    rows["make_gather_scatter_view"] = Layout(115, "make_gather_scatter_view", since=(13, 3))
+    rows["make_strided_view"] = Layout(116, "make_strided_view", since=(13, 3))
     v134 = (13, 4)
     rows.update({     # NVIDIA's 13.4 ops (ir/ops_dialect.py)
         "fpowi": Layout(121, "fpowi", since=v134),

@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, TileValueError
+from ..types import PartitionViewType
 from ..types import element as E
 from . import floats as F
 from .arith import handler
 from .values import TOKEN, PartitionView, TensorView, as_signed, as_unsigned, wrap
+from .views import check_not_all_outside, view_coords
 
 _PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
 
@@ -64,7 +66,7 @@ def make_tensor_view(ex, op, args):
     return [TensorView(int(np.asarray(args[0])), shape, strides, t.elem)]
 
 
-@handler("make_partition_view")
+@handler("make_partition_view", "make_gather_scatter_view", "make_strided_view")
 def make_partition_view(ex, op, args):
     return [PartitionView(args[0], op.result.type)]
 
@@ -86,6 +88,26 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
         ex.require_lanes(first + k, None, f"{what} (index)")
     t = pv.type
     tv = pv.view
+    coords = np.indices(t.tile_shape, dtype=np.int64) if t.tile_shape else np.zeros((0,), np.int64)
+    if isinstance(t, PartitionViewType):
+        pairs = zip(t.effective_dim_map, _partition_coords(pv, index, coords, what))
+    else:
+        pairs = enumerate(view_coords(t, index, coords))
+    off = np.zeros(t.tile_shape, dtype=np.int64)
+    inb = np.ones(t.tile_shape, dtype=bool)
+    for vd, g in pairs:
+        inside = np.asarray(g < tv.shape[vd], dtype=bool)
+        inb &= inside
+        off += np.where(inside, g, 0).astype(np.int64) * tv.strides[vd]
+    if not isinstance(t, PartitionViewType):
+        check_not_all_outside(inb, t, what)
+    size = tv.elem.storage_bytes
+    addr = (np.uint64(tv.base) + (off * size).astype(np.uint64)).astype(np.uint64)
+    return addr, inb
+
+
+def _partition_coords(pv: PartitionView, index, coords, what: str) -> list:
+    """Per tile dimension, the view coordinates of the tile at `index` (spec 5.3.3)."""
     idx = [_u(i) for i in index]
     space = pv.index_space()
     for d, (i, n) in enumerate(zip(idx, space)):
@@ -93,16 +115,7 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
             raise TileValueError(f"{what}: index {_as_written(index[d])} of dimension {d} is "
                                  f"outside the index space {space} of the partition view "
                                  f"(undefined behavior, spec 5.3.3)")
-    coords = np.indices(t.tile_shape, dtype=np.int64) if t.tile_shape else np.zeros((0,), np.int64)
-    off = np.zeros(t.tile_shape, dtype=np.int64)
-    inb = np.ones(t.tile_shape, dtype=bool)
-    for i, vd in enumerate(t.effective_dim_map):
-        g = idx[i] * t.tile_shape[i] + coords[i]
-        inb &= g < tv.shape[vd]
-        off += g * tv.strides[vd]
-    size = tv.elem.storage_bytes
-    addr = (np.uint64(tv.base) + (off * size).astype(np.uint64)).astype(np.uint64)
-    return addr, inb
+    return [idx[i] * pv.type.tile_shape[i] + coords[i] for i in range(len(idx))]
 
 
 def _padding(pv: PartitionView, elem):

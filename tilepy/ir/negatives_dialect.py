@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..types import I32, scalar_tile
 from .negatives_base import first, neg, value
-from .samples import _PV_RED, _PV_T, _TV, _VIEW_PARAMS
+from .samples import _GV_T, _PV_RED, _PV_T, _TV, _VIEW_PARAMS
 
 _TOK = "%k = make_token : token\n"
 _POW = "%a = constant <f32: 1.5> : tile<4xf32>\n%e = constant <i32: 2> : tile<4xi32>\n"
@@ -78,3 +78,21 @@ _red("token(token,result_token)", _RED + "%r = atomic_red_view_tko relaxed devic
      "%v token = %i : " + _RED_T)
 _red("attr:memory_ordering_semantics", _RED + "%r = atomic_red_view_tko weak device %pv[%i, %i], addf, "
      "%v : " + _RED_T)
+
+# ----------------------------------------------------------- gather/scatter and strided views
+_TV4 = "tensor_view<4xf32, strides=[1]>"
+for _kind, _t in (("gather_scatter_view", f"gather_scatter_view<tile=(4), {_TV4}, sparse_dim=0>"),
+                  ("strided_view", f"strided_view<tile=(4), traversal_strides=[2], {_TV4}>")):
+    neg(f"make_{_kind}", "tensor_view(tensor_view)",
+        f"%a = constant <f32: 1.0> : tile<4xf32>\n%v = make_{_kind} %a : {_t}")
+    neg(f"make_{_kind}", f"{_kind}_of", _TV + f"\n%v = make_{_kind} %tv : "
+        + _t.replace(_TV4, "tensor_view<?x64xf32, strides=[?,1]>").replace("(4)", "(4x4)")
+        .replace("[2]", "[2,2]"), _VIEW_PARAMS)
+
+_GV = _TV + f"\n%gv = make_gather_scatter_view %tv : {_GV_T}\n%c = constant <i32: 0> : tile<i32>\n"
+for _op, _body in (("load_view_tko", "%t, %k = load_view_tko weak %gv[%r, %c] : {gv}, tile<4xi32>, "
+                    "tile<i32> -> tile<8x32xf32>, token"),
+                   ("store_view_tko", "%t = constant <f32: 0.0> : tile<8x32xf32>\n%k = store_view_tko "
+                    "weak %t, %gv[%r, %c] : tile<8x32xf32>, {gv}, tile<4xi32>, tile<i32> -> token")):
+    neg(_op, "gather_index", _GV + "%r = constant <i32: 0> : tile<4xi32>\n" + _body.format(gv=_GV_T),
+        _VIEW_PARAMS)

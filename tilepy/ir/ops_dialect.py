@@ -20,9 +20,10 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
 """
 from __future__ import annotations
 
-from ..types import ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN
+from ..types import (ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN, GatherScatterViewType,
+                     StridedViewType)
 from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, same_shape, same_type,
-                          scalar, scalar_int)
+                          is_tensor_view, scalar, scalar_int)
 from .opdef import ATOMIC_MODE, A, O, OpDef, R, op, rule, same_as
 from .ops_core import subtile_rules
 from .ops_memory import _ATOMIC, _count_is_rank, _is_partition, _tile_of_view
@@ -91,3 +92,20 @@ op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), 
          constraints=(_is_partition("view"), _count_is_rank("view", "index", "indices"),
                       scalar_int("index"), same_type("index"), _tile_of_view("value"),
                       _red_no_padding, _red_mode_type, is_token("token", "result_token"))))
+
+
+# ---------------------------------------------------------------- gather/scatter, strided views
+def _view_of(kind, cls):
+    @rule(f"{kind}_of", f"result must be a {kind} of")
+    def check(o):
+        s, r = o.tensor_view.type, o.result.type
+        if not isinstance(r, cls) or r.view != s:
+            return f"result must be a {kind} of {s} (got {r})"
+    return check
+
+
+for _kind, _cls in (("gather_scatter_view", GatherScatterViewType),
+                    ("strided_view", StridedViewType)):
+    op(OpDef(f"make_{_kind}", operands=(O("tensor_view"),), results=(R("result"),),
+             syntax="$tensor_view : type($result)", category="view",
+             constraints=(is_tensor_view("tensor_view"), _view_of(_kind, _cls))))

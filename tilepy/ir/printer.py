@@ -141,7 +141,9 @@ class Printer:
     def _types(self, op, name, first_only=False) -> str:
         kind = op.opdef.member_kind(name)
         vs = op.operand_group(name) if kind == "operand" else op.result_group(name)
-        return self.types(vs[:1] if first_only else vs)
+        if first_only:       # type1: each distinct type once, in order (one for a uniform group)
+            vs = list({v.type: v for v in reversed(vs)}.values())[::-1]
+        return self.types(vs)
 
     def _format(self, op, toks, i, end, pieces):
         while i < end:

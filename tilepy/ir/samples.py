@@ -73,6 +73,9 @@ _PV = (_TV + "\n%pv = make_partition_view %tv : partition_view<tile=(16x64), ten
        "strides=[64,1]>, padding_value=zero>\n%i = constant <i32: 0> : tile<i32>")
 _PV_T = "partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>, padding_value=zero>"
 _VIEW_PARAMS = "%p: tile<ptr<f32>>, %n: tile<i32>"
+_GV_T = "gather_scatter_view<tile=(8x32), tensor_view<?x64xf32, strides=[64,1]>, sparse_dim=0>"
+_SV_T = ("strided_view<tile=(16x32), traversal_strides=[8,16], padding_value = zero, "
+         "tensor_view<?x64xf32, strides=[64,1]>>")
 _PV_RED = "partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>>"
 
 _SAMPLES = [
@@ -169,6 +172,17 @@ _SAMPLES = [
            "xchg, %vals, %mask, token = %t : tile<8xptr<f32>>, tile<8xf32>, tile<8xi1> -> tile<8xf32>, "
            "token", _PTR),
     # NVIDIA's 13.3/13.4 ops (ops_dialect.py)
+    Sample("make_gather_scatter_view", _TV + f"\n%gv = make_gather_scatter_view %tv : {_GV_T}\n"
+           "%rows = constant <i32: [3, 0, 7, 1, 2, 9, 4, 4]> : tile<8xi32>\n"
+           "%c = constant <i32: 32> : tile<i32>\n"
+           f"%t, %k = load_view_tko weak %gv[%rows, %c] : {_GV_T}, tile<8xi32>, tile<i32> -> "
+           "tile<8x32xf32>, token\n"
+           f"%k2 = store_view_tko weak %t, %gv[%rows, %c] : tile<8x32xf32>, {_GV_T}, tile<8xi32>, "
+           "tile<i32> -> token", _VIEW_PARAMS),
+    Sample("make_strided_view", _TV + f"\n%sv = make_strided_view %tv : {_SV_T}\n"
+           "%i = constant <i32: 1> : tile<i32>\n"
+           f"%t, %k = load_view_tko weak %sv[%i, %i] : {_SV_T}, tile<i32> -> tile<16x32xf32>, token",
+           _VIEW_PARAMS),
     Sample("atomic_red_view_tko", _TV + f"\n%pv = make_partition_view %tv : {_PV_RED}\n"
            "%i = constant <i32: 1> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
            "%k = make_token : token\n"
