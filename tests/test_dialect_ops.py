@@ -257,7 +257,7 @@ def test_a_gather_wholly_outside_the_tensor_is_reported():
         run(parse_module(text), (1, 1, 1), [x, q, 10])
 
 
-@pytest.mark.parametrize("name", ["VIEWS_MODULE", "ALIAS_MODULE", "RED_MODULE"])
+@pytest.mark.parametrize("name", ["VIEWS_MODULE", "ALIAS_MODULE", "RED_MODULE", "ALLOCA_MODULE"])
 def test_nvidia_verifier_accepts_the_modules_here(name):
     import bytecode_util as bu
     from tilepy.bytecode import write_module
@@ -266,3 +266,29 @@ def test_nvidia_verifier_accepts_the_modules_here(name):
         pytest.skip("tileirdisasm not installed (pip install nvidia-cuda-tileiras)")
     result = bu.disasm(write_module(parse_module(globals()[name])))
     assert result.returncode == 0, result.stderr
+
+
+def _pointers(src, dst):
+    return (f"%{dst}1 = reshape %{src} : tile<ptr<f32>> -> tile<1xptr<f32>>\n"
+            f"%{dst}b = broadcast %{dst}1 : tile<1xptr<f32>> -> tile<8xptr<f32>>\n"
+            f"%{dst} = offset %{dst}b, %offs : tile<8xptr<f32>>, tile<8xi32> -> tile<8xptr<f32>>\n")
+
+
+ALLOCA_MODULE = ("cuda_tile.module @m {\nentry @scratch(%q: tile<ptr<f32>>) {\n"
+                 "%a = alloca num_elem = 8, alignment = 16 : tile<ptr<f32>>\n"
+                 "%offs = iota : tile<8xi32>\n" + _pointers("a", "pa") + _pointers("q", "pq") +
+                 "%v = itof %offs signed : tile<8xi32> -> tile<8xf32>\n"
+                 "%k = store_ptr_tko weak %pa, %v : tile<8xptr<f32>>, tile<8xf32> -> token\n"
+                 "%r, %k2 = load_ptr_tko weak %pa token = %k : tile<8xptr<f32>> -> tile<8xf32>, token\n"
+                 "%w = addf %r, %r : tile<8xf32>\n"
+                 "%k3 = store_ptr_tko weak %pq, %w token = %k2 : tile<8xptr<f32>>, tile<8xf32> -> token\n"
+                 "return\n}\n}\n")
+
+
+def test_alloca_is_scratch_memory_in_the_interpreter():
+    """Values stored into an alloca'd buffer are read back."""
+    from tilepy.interpret import run
+    from tilepy.ir.parser import parse_module
+    q = np.zeros(8, np.float32)
+    run(parse_module(ALLOCA_MODULE), (1, 1, 1), [q])
+    np.testing.assert_array_equal(q, 2 * np.arange(8, dtype=np.float32))

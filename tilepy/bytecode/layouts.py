@@ -17,8 +17,8 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
 - `pow` is NVIDIA's `fpowf`.
 Ops new in 13.4 (fpowi, insert, gdc_*, memory_fence_alias_tko) carry `since` 13.4: older
-bytecode cannot hold them and the writer refuses. NVIDIA's ops that tilepy's table lacks
-(alloca) have no row; atomic_red_view_tko and the gather/scatter and strided views are 13.3.
+bytecode cannot hold them and the writer refuses. atomic_red_view_tko, alloca and the gather/scatter
+and strided views are 13.3.
 """
 from __future__ import annotations
 
@@ -152,6 +152,8 @@ def _rows() -> dict[str, Layout]:
         attrs=(ORDERING, SCOPE, _a("mode")), operands="groups", since=(13, 3))
     rows["make_gather_scatter_view"] = Layout(115, "make_gather_scatter_view", since=(13, 3))
     rows["make_strided_view"] = Layout(116, "make_strided_view", since=(13, 3))
+    rows["alloca"] = Layout(113, "alloca", flags=(_f("global"),),
+                            attrs=(_a("num_elem", "int"), _a("alignment", "int")), since=(13, 3))
     v134 = (13, 4)
     rows.update({     # NVIDIA's 13.4 ops (ir/ops_dialect.py)
         "fpowi": Layout(121, "fpowi", since=v134),

@@ -304,3 +304,15 @@ def atomic_red_view(ex, op, args):
         _write(ex, addr[pos], _rmw(op.mode, elem, old, value[pos]), elem, op.name)
     ex.note_access(op, addr[inb], store=True)
     return [TOKEN]
+
+
+@handler("alloca")
+def alloca(ex, op, args):
+    """A fresh zeroed allocation of num_elem elements each time the op runs (its base is aligned
+    far beyond any `alignment`); kept until the launch ends, so a use after its block is not
+    reported, and its initial contents (unspecified in Tile IR) read as zeros."""
+    elem = op.result.type.elem.pointee
+    where = f" at {op.loc}" if op.loc is not None else ""
+    base = ex.memory.add(f"alloca{where}", np.zeros(op.attrs["num_elem"] * elem.storage_bytes,
+                                                    np.uint8))
+    return [np.array(base, dtype=np.uint64)]

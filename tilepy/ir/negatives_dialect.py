@@ -96,3 +96,7 @@ for _op, _body in (("load_view_tko", "%t, %k = load_view_tko weak %gv[%r, %c] : 
                     "weak %t, %gv[%r, %c] : tile<8x32xf32>, {gv}, tile<4xi32>, tile<i32> -> token")):
     neg(_op, "gather_index", _GV + "%r = constant <i32: 0> : tile<4xi32>\n" + _body.format(gv=_GV_T),
         _VIEW_PARAMS)
+
+# ------------------------------------------------------------------------------------- alloca
+neg("alloca", "alloca_result", "%a = alloca num_elem = 4, alignment = 4 : tile<4xptr<f32>>")
+neg("alloca", "alloca_alignment", "%a = alloca num_elem = 4, alignment = 2 : tile<ptr<f32>>")

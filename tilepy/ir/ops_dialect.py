@@ -1,5 +1,5 @@
 """Rows of ops NVIDIA's cuda_tile dialect added after the 13.1 spec chapters (13.3:
-atomic_red_view_tko; 13.4: fpowi, insert, memory_fence_alias_tko, gdc_wait_tko,
+atomic_red_view_tko, make_gather_scatter_view, make_strided_view, alloca; 13.4: fpowi, insert, memory_fence_alias_tko, gdc_wait_tko,
 gdc_launch_dependents_tko).
 
 Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied):
@@ -17,11 +17,14 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
 - `atomic_red_view_tko`: an atomic reduction of a tile into the tile at `index` of a partition
   view (no padding value), element by element, returning only a token; modes and types: add,
   and, or, xor, max, min, umax, umin on i32/i64, addf on f16/bf16/f32/f64 (no xchg).
+- `alloca`: memory for `num_elem` elements, a scalar pointer aligned to `alignment` bytes (a
+  power of two, at least the element's size), valid in the block it is in, for the tile block
+  only unless `global` is set.
 """
 from __future__ import annotations
 
 from ..types import (ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN, GatherScatterViewType,
-                     StridedViewType)
+                     PtrType, StridedViewType, TileType, is_power_of_two)
 from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, same_shape, same_type,
                           is_tensor_view, scalar, scalar_int)
 from .opdef import ATOMIC_MODE, A, O, OpDef, R, op, rule, same_as
@@ -109,3 +112,27 @@ for _kind, _cls in (("gather_scatter_view", GatherScatterViewType),
     op(OpDef(f"make_{_kind}", operands=(O("tensor_view"),), results=(R("result"),),
              syntax="$tensor_view : type($result)", category="view",
              constraints=(is_tensor_view("tensor_view"), _view_of(_kind, _cls))))
+
+
+# ------------------------------------------------------------------------------------- alloca
+@rule("alloca_result", "result must be a scalar pointer")
+def _alloca_result(o):
+    t = o.result.type
+    if not (isinstance(t, TileType) and t.rank == 0 and isinstance(t.elem, PtrType)):
+        return f"result must be a scalar pointer tile<ptr<E>> (got {t})"
+
+
+@rule("alloca_alignment", "alignment must be a power of two of at least the element size")
+def _alloca_alignment(o):
+    a, n, t = o.attrs["alignment"], o.attrs["num_elem"], o.result.type
+    size = max(1, t.elem.pointee.bits // 8) if isinstance(getattr(t, "elem", None), PtrType) else 1
+    if not is_power_of_two(a) or a < size or n < 0:
+        return (f"alignment must be a power of two of at least the element size ({size} bytes) "
+                f"and num_elem not negative (got alignment {a}, num_elem {n})")
+
+
+op(OpDef("alloca", attrs=(A("num_elem", "int", False), A("alignment", "int", False),
+                          A("global", "flag")), results=(R("result"),), category="memory",
+         pure=False, syntax="num_elem = $num_elem, alignment = $alignment ?( global$global )? "
+                            ": type($result)",
+         constraints=(_alloca_result, _alloca_alignment)))

@@ -172,6 +172,8 @@ _SAMPLES = [
            "xchg, %vals, %mask, token = %t : tile<8xptr<f32>>, tile<8xf32>, tile<8xi1> -> tile<8xf32>, "
            "token", _PTR),
     # NVIDIA's 13.3/13.4 ops (ops_dialect.py)
+    Sample("alloca", "%a = alloca num_elem = 64, alignment = 128 : tile<ptr<f32>>\n"
+                     "%b = alloca num_elem = 16, alignment = 8 global : tile<ptr<i64>>"),
     Sample("make_gather_scatter_view", _TV + f"\n%gv = make_gather_scatter_view %tv : {_GV_T}\n"
            "%rows = constant <i32: [3, 0, 7, 1, 2, 9, 4, 4]> : tile<8xi32>\n"
            "%c = constant <i32: 32> : tile<i32>\n"
