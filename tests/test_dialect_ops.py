@@ -292,3 +292,17 @@ def test_alloca_is_scratch_memory_in_the_interpreter():
     q = np.zeros(8, np.float32)
     run(parse_module(ALLOCA_MODULE), (1, 1, 1), [q])
     np.testing.assert_array_equal(q, 2 * np.arange(8, dtype=np.float32))
+
+
+@pytest.mark.parametrize("name, line, op", [("VIEWS_MODULE", 5, "make_gather_scatter_view"),
+                                            ("RED_MODULE", 11, "atomic_red_view_tko"),
+                                            ("ALLOCA_MODULE", 3, "alloca")])
+def test_the_cpp_backend_refuses_them_at_their_line(name, line, op):
+    """Not a crash in the lowering passes: a located TileUnsupportedFeatureError."""
+    from tilepy.api.compiler import compile_module
+    from tilepy.errors import TileUnsupportedFeatureError
+    from tilepy.ir.parser import parse_module
+    with pytest.raises(TileUnsupportedFeatureError) as e:
+        compile_module(parse_module(globals()[name], "m.mlir"))
+    assert f"'{op}' is not supported by the CUDA C++ backend" in str(e.value)
+    assert (e.value.loc.file, e.value.loc.line) == ("m.mlir", line)
