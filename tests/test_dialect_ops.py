@@ -306,3 +306,37 @@ def test_the_cpp_backend_refuses_them_at_their_line(name, line, op):
         compile_module(parse_module(globals()[name], "m.mlir"))
     assert f"'{op}' is not supported by the CUDA C++ backend" in str(e.value)
     assert (e.value.loc.file, e.value.loc.line) == ("m.mlir", line)
+
+
+@ct.kernel
+def gather_rows(x, rows, out):
+    r = ct.load(rows, index=(0,), shape=(8,))
+    t = ct.load_advanced_indexing(x, (r, ct.Slice(ct.bid(0) * 4, 8)),  # LOAD
+                                  padding_mode=ct.PaddingMode.ZERO)
+    ct.store_advanced_indexing(out, (ct.arange(8, dtype=ct.int32) + ct.bid(0) * 8, ct.Slice(0, 8)),
+                               t * 2.0)  # GATHER
+
+
+def test_advanced_indexing_gathers_and_scatters_rows():
+    """Block b reads rows `rows` at columns 4b..4b+7 (past the edge: zeros) and writes them to
+    rows 8b..8b+7 of out (interpreter: NVIDIA's gather_scatter_view); the C++ backend refuses
+    it at the user's line."""
+    from guarded import launch
+    from tilepy.errors import TileUnsupportedFeatureError
+    x = np.arange(20 * 12, dtype=np.float32).reshape(20, 12)
+    rows = np.array([3, 19, 0, 7, 7, 12, 1, 5], np.int32)
+    out = np.zeros((16, 8), np.float32)
+    launch((2,), gather_rows, (x, rows, out), "interpret")
+    padded = np.concatenate([x, np.zeros((20, 8), np.float32)], axis=1)
+    want = np.concatenate([padded[rows, 0:8], padded[rows, 4:12]]) * 2
+    np.testing.assert_array_equal(out, want)
+    from tilepy.bytecode import read_module
+    names = [o.name for o in read_module(gather_rows.bytecode(x, rows, out)).walk()]
+    assert names.count("make_gather_scatter_view") == 2, names    # NVIDIA's compiler gets them
+    import bytecode_util as bu
+    if bu.TILEIRDISASM is not None:
+        assert bu.disasm(gather_rows.bytecode(x, rows, out)).returncode == 0
+    with pytest.raises(TileUnsupportedFeatureError) as e:
+        launch((2,), gather_rows, (x, rows, out), "fast")
+    assert "'make_gather_scatter_view' is not supported by the CUDA C++ backend" in str(e.value)
+    assert_located(e.value, "LOAD", "ct.load_advanced_indexing", __file__)

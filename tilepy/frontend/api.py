@@ -107,6 +107,27 @@ def store(array, /, index, tile, *, order="C", check_bounds=True, latency=None, 
 
 
 @_stub
+def Slice(start, length):
+    """The elements [start, start + length) of one array dimension, for
+    `load_advanced_indexing`/`store_advanced_indexing` (`length`: a power-of-two constant)."""
+
+
+@_stub
+def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETERMINED,
+                           latency=None, allow_tma=None):
+    """Load rows picked along one dimension: `indices` has one entry per array dimension, one
+    a 1-d integer tile of element indices (the sparse dimension), the others `Slice`s. The tile
+    has the index tile's length there and each Slice's length elsewhere; elements outside the
+    array take `padding_mode`'s value (Tile IR's gather_scatter_view)."""
+
+
+@_stub
+def store_advanced_indexing(array, indices, tile, /, *, latency=None, allow_tma=None):
+    """Store `tile` to the rows picked along one dimension (see load_advanced_indexing);
+    elements outside the array are not written."""
+
+
+@_stub
 def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, latency=None):
     """Load elements at element-space `indices` (one int tile per array dim)."""
 
