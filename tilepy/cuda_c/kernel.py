@@ -11,7 +11,8 @@ from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
 from ..lowering.assign_layouts import LayoutPlan
 from ..lowering.plan import KernelPlan
-from . import emit_control, emit_dialect, emit_mma, emit_ops, emit_pipeline  # noqa: F401  (they register their ops)
+from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
+               emit_pipeline)
 from .targets import MAX_SMEM, PIPELINE_SMEM, kib
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer

@@ -1,6 +1,6 @@
 """Rows of ops NVIDIA's cuda_tile dialect added after the 13.1 spec chapters (13.3:
-atomic_red_view_tko, make_gather_scatter_view, make_strided_view, alloca; 13.4: fpowi, insert, memory_fence_alias_tko, gdc_wait_tko,
-gdc_launch_dependents_tko).
+atomic_red_view_tko, make_gather_scatter_view, make_strided_view, alloca; 13.4: fpowi,
+insert, memory_fence_alias_tko, gdc_wait_tko, gdc_launch_dependents_tko).
 
 Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied):
 - `fpowi`: element-wise source ** exponent, a float tile raised to a signed-integer tile
@@ -29,7 +29,7 @@ from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, sa
                           is_tensor_view, scalar, scalar_int)
 from .opdef import ATOMIC_MODE, A, O, OpDef, R, op, rule, same_as
 from .ops_core import subtile_rules
-from .ops_memory import _ATOMIC, _count_is_rank, _is_partition, _tile_of_view
+from .ops_memory import _ATOMIC, _count_is_rank, _is_partition, _tile_of_view, scalar_pointer
 
 FPOWI_EXPONENT_TYPES = (I1, I8, I16, I32)
 
@@ -115,11 +115,7 @@ for _kind, _cls in (("gather_scatter_view", GatherScatterViewType),
 
 
 # ------------------------------------------------------------------------------------- alloca
-@rule("alloca_result", "result must be a scalar pointer")
-def _alloca_result(o):
-    t = o.result.type
-    if not (isinstance(t, TileType) and t.rank == 0 and isinstance(t.elem, PtrType)):
-        return f"result must be a scalar pointer tile<ptr<E>> (got {t})"
+_alloca_result = scalar_pointer("result", "alloca_result")
 
 
 @rule("alloca_alignment", "alignment must be a power of two of at least the element size")

@@ -31,11 +31,16 @@ op(OpDef("join_tokens", operands=(O("tokens", variadic=True),), results=(R("resu
 
 
 # -------------------------------------------------------------------------------------- views
-@rule("base_ptr", "base must be a scalar pointer")
-def _tv_base(o):
-    b = o.base.type
-    if not (isinstance(b, TileType) and b.rank == 0 and isinstance(b.elem, PtrType)):
-        return f"base must be a scalar pointer tile<ptr<E>> (got {b})"
+def scalar_pointer(name: str, rule_id: str):
+    @rule(rule_id, f"{name} must be a scalar pointer")
+    def check(o):
+        t = getattr(o, name).type
+        if not (isinstance(t, TileType) and t.rank == 0 and isinstance(t.elem, PtrType)):
+            return f"{name} must be a scalar pointer tile<ptr<E>> (got {t})"
+    return check
+
+
+_tv_base = scalar_pointer("base", "base_ptr")
 
 
 @rule("base_pointee", "must match the view element type")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from ..errors import TileError, TileSyntaxError
-from ..types import (ElementType, GatherScatterViewType, PartitionViewType, StridedViewType, PtrType, TensorViewType, TileType, TOKEN,
-                     Type, element_type)
+from ..types import (ElementType, GatherScatterViewType, PartitionViewType, PtrType,
+                     StridedViewType, TensorViewType, TileType, TOKEN, Type, element_type)
 from .attrs import (PREDICATE_KINDS, AssumePredicate, DenseValue, OptimizationHints,
                     dense_from_literals)
 from .builder import make_op
@@ -116,15 +116,20 @@ class Parser(Scanner):
         self.expect(">")
         return TensorViewType(e, tuple(shape), tuple(strides))
 
-    def _partition_view(self) -> PartitionViewType:
-        self.expect("<")
-        self.expect("tile")
+    def _tile_dims(self) -> list[int]:
+        """`=(AxB)` after a view's `tile`."""
         self.expect("=")
         self.expect("(")
         self.skip()
         tile = self._dims()
         tile.append(self.integer("a tile extent"))
         self.expect(")")
+        return tile
+
+    def _partition_view(self) -> PartitionViewType:
+        self.expect("<")
+        self.expect("tile")
+        tile = self._tile_dims()
         view = dim_map = padding = None
         while self.accept(","):         # the spec: view first; NVIDIA's 13.4: padding_value first
             if self.accept("dim_map"):
@@ -149,13 +154,7 @@ class Parser(Scanner):
         items = {}
         while True:
             if self.accept("tile"):
-                self.expect("=")
-                self.expect("(")
-                self.skip()
-                tile = self._dims()
-                tile.append(self.integer("a tile extent"))
-                self.expect(")")
-                items["tile_shape"] = tuple(tile)
+                items["tile_shape"] = tuple(self._tile_dims())
             elif self.accept("traversal_strides"):
                 self.expect("=")
                 self.expect("[")

@@ -38,8 +38,18 @@ def _padding_text(padding) -> str:
     return f"padding_value = {padding}, " if padding is not None else ""
 
 
+class _TileView:
+    """What the two views share: the index space's rank and the tile type of a load."""
+    @property
+    def rank(self) -> int:
+        return self.view.rank
+
+    def tile_type(self) -> TileType:
+        return TileType(self.tile_shape, self.view.elem)
+
+
 @dataclass(frozen=True)
-class GatherScatterViewType:
+class GatherScatterViewType(_TileView):
     tile_shape: tuple[int, ...]
     view: TensorViewType
     sparse_dim: int
@@ -52,20 +62,13 @@ class GatherScatterViewType:
             raise TileTypeError(f"gather_scatter_view: sparse_dim {self.sparse_dim} must be less "
                                 f"than the tensor_view rank {self.view.rank}")
 
-    @property
-    def rank(self) -> int:
-        return self.view.rank
-
-    def tile_type(self) -> TileType:
-        return TileType(self.tile_shape, self.view.elem)
-
     def __str__(self) -> str:
         return (f"gather_scatter_view<tile=({_dims(self.tile_shape)}), "
                 f"{_padding_text(self.padding_value)}{self.view}, sparse_dim={self.sparse_dim}>")
 
 
 @dataclass(frozen=True)
-class StridedViewType:
+class StridedViewType(_TileView):
     tile_shape: tuple[int, ...]
     traversal_strides: tuple[int, ...]
     view: TensorViewType
@@ -79,13 +82,6 @@ class StridedViewType:
                 any(s <= 0 for s in self.traversal_strides):
             raise TileTypeError(f"strided_view: traversal_strides must be {self.view.rank} positive "
                                 f"integers (got {list(self.traversal_strides)})")
-
-    @property
-    def rank(self) -> int:
-        return self.view.rank
-
-    def tile_type(self) -> TileType:
-        return TileType(self.tile_shape, self.view.elem)
 
     def __str__(self) -> str:
         return (f"strided_view<tile=({_dims(self.tile_shape)}), traversal_strides="

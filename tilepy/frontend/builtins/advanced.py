@@ -61,6 +61,14 @@ def _indices(ctx, a, indices, fn: str):
     return sparse[0], tuple(shape), values
 
 
+def _begin(ctx, array, indices, latency, fn):
+    """(array, sparse dim, tile shape, index values) of a load/store with advanced indexing."""
+    a = _array(array, fn)
+    _check_latency(latency, fn)
+    with ctx.arg("indices"):
+        return (a, *_indices(ctx, a, indices, fn))
+
+
 def _view(ctx, a, shape, sparse, padding):
     gv = GatherScatterViewType(shape, a.view.type, sparse, padding)
     return ctx.b.value("make_gather_scatter_view", a.view, result_types=[gv])
@@ -68,10 +76,7 @@ def _view(ctx, a, shape, sparse, padding):
 
 @impl(api.load_advanced_indexing)
 def load_advanced_indexing(ctx, array, indices, padding_mode, latency, allow_tma):
-    a = _array(array, "load_advanced_indexing")
-    _check_latency(latency, "load_advanced_indexing")
-    with ctx.arg("indices"):
-        sparse, shape, idx = _indices(ctx, a, indices, "load_advanced_indexing")
+    a, sparse, shape, idx = _begin(ctx, array, indices, latency, "load_advanced_indexing")
     if not isinstance(padding_mode, api.PaddingMode):
         raise TileTypeError(f"load_advanced_indexing(): padding_mode must be a tilepy.PaddingMode "
                             f"(got {type_name(padding_mode)})")
@@ -84,10 +89,7 @@ def load_advanced_indexing(ctx, array, indices, padding_mode, latency, allow_tma
 
 @impl(api.store_advanced_indexing)
 def store_advanced_indexing(ctx, array, indices, tile, latency, allow_tma):
-    a = _array(array, "store_advanced_indexing")
-    _check_latency(latency, "store_advanced_indexing")
-    with ctx.arg("indices"):
-        sparse, shape, idx = _indices(ctx, a, indices, "store_advanced_indexing")
+    a, sparse, shape, idx = _begin(ctx, array, indices, latency, "store_advanced_indexing")
     with ctx.arg("tile"):
         t = as_tile(ctx, tile, a.dtype)
         if t.dtype != a.dtype:
