@@ -340,3 +340,35 @@ def test_advanced_indexing_gathers_and_scatters_rows():
         launch((2,), gather_rows, (x, rows, out), "fast")
     assert "'make_gather_scatter_view' is not supported by the CUDA C++ backend" in str(e.value)
     assert_located(e.value, "LOAD", "ct.load_advanced_indexing", __file__)
+
+
+_TV3 = "tensor_view<4x?x64xf32, strides=[?,64,1]>"
+_GV3 = f"gather_scatter_view<tile=(2x8x32), padding_value = nan, {_TV3}, sparse_dim=1>"
+GATHER3_MODULE = f"""cuda_tile.module @m {{
+entry @k(%p: tile<ptr<f32>>, %n: tile<i32>) {{
+%tv = make_tensor_view %p, shape = [4, %n, 64], strides = [%n, 64, 1] : tile<i32> -> {_TV3}
+%gv = make_gather_scatter_view %tv : {_GV3}
+%rows = constant <i64: [3, 0, 7, 1, 2, 9, 4, 4]> : tile<8xi64>
+%c = constant <i32: 32> : tile<i32>
+%t, %k = load_view_tko weak %gv[%c, %rows, %c] : {_GV3}, tile<i32>, tile<8xi64>, tile<i32> -> tile<2x8x32xf32>, token
+return
+}}
+}}
+"""
+
+
+def test_index_types_print_once_when_uniform_else_each():
+    """As NVIDIA's printer: one type for the 0-d indices of a partition view, one per index for
+    a gather's mixed 1-d and 0-d ones (sparse_dim 1, an i64 row tile); tileirdisasm's text of
+    tilepy's bytecode reads back."""
+    from tilepy.ir.parser import parse_module
+    from tilepy.ir.printer import print_module
+    from tilepy.ir.verifier import verify
+    text = print_module(verify(parse_module(GATHER3_MODULE)))
+    assert f"{_GV3}, tile<i32>, tile<8xi64>, tile<i32> -> tile<2x8x32xf32>" in text
+    import bytecode_util as bu
+    if bu.TILEIRDISASM is None:
+        pytest.skip("tileirdisasm not installed")
+    from tilepy.bytecode import write_module
+    nvidia = bu.disasm(write_module(parse_module(GATHER3_MODULE))).stdout
+    verify(parse_module(f"cuda_tile.module @m {{\n{nvidia}\n}}\n"))

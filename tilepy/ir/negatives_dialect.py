@@ -76,7 +76,7 @@ _red("red_no_padding", _TV + f"\n%pv = make_partition_view %tv : {_PV_T}\n"
 _red("red_mode_type", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i, %i], xchg, %v : " + _RED_T)
 _red("token(token,result_token)", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, "
      "%v token = %i : " + _RED_T)
-_red("attr:memory_ordering_semantics", _RED + "%r = atomic_red_view_tko weak device %pv[%i, %i], addf, "
+_red("attr:memory_ordering_semantics", _RED + "%r = atomic_red_view_tko acq_rel device %pv[%i, %i], addf, "
      "%v : " + _RED_T)
 
 # ----------------------------------------------------------- gather/scatter and strided views
@@ -100,3 +100,4 @@ for _op, _body in (("load_view_tko", "%t, %k = load_view_tko weak %gv[%r, %c] : 
 # ------------------------------------------------------------------------------------- alloca
 neg("alloca", "alloca_result", "%a = alloca num_elem = 4, alignment = 4 : tile<4xptr<f32>>")
 neg("alloca", "alloca_alignment", "%a = alloca num_elem = 4, alignment = 2 : tile<ptr<f32>>")
+_red("attr:memory_scope", _RED + "%r = atomic_red_view_tko relaxed sys %pv[%i, %i], addf, %v : " + _RED_T)

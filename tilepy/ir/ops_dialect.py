@@ -16,7 +16,8 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
   token out.
 - `atomic_red_view_tko`: an atomic reduction of a tile into the tile at `index` of a partition
   view (no padding value), element by element, returning only a token; modes and types: add,
-  and, or, xor, max, min, umax, umin on i32/i64, addf on f16/bf16/f32/f64 (no xchg).
+  and, or, xor, max, min, umax, umin on i32/i64, addf on f16/bf16/f32/f64 (no xchg); relaxed
+  ordering only, tl_blk or device scope (NVIDIA's verifier refuses the others).
 - `alloca`: memory for `num_elem` elements, a scalar pointer aligned to `alignment` bytes (a
   power of two, at least the element's size), valid in the block it is in, for the tile block
   only unless `global` is set.
@@ -27,9 +28,9 @@ from ..types import (ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN, GatherScat
                      PtrType, StridedViewType, TileType, is_power_of_two)
 from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, same_shape, same_type,
                           is_tensor_view, scalar, scalar_int)
-from .opdef import ATOMIC_MODE, A, O, OpDef, R, op, rule, same_as
+from .opdef import ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule, same_as
 from .ops_core import subtile_rules
-from .ops_memory import _ATOMIC, _count_is_rank, _is_partition, _tile_of_view, scalar_pointer
+from .ops_memory import _count_is_rank, _is_partition, _tile_of_view, scalar_pointer
 
 FPOWI_EXPONENT_TYPES = (I1, I8, I16, I32)
 
@@ -86,7 +87,9 @@ def _red_no_padding(o):
 
 op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), O("value"),
                                           O("token", optional=True)),
-         attrs=_ATOMIC + (A("mode", ATOMIC_MODE, False),), results=(R("result_token"),),
+         attrs=(A("memory_ordering_semantics", MEMORY_ORDERING, False, allowed=("relaxed",)),
+                A("memory_scope", MEMORY_SCOPE, False, allowed=("tl_blk", "device")),
+                A("mode", ATOMIC_MODE, False)), results=(R("result_token"),),
          category="atomic", pure=False, reads="view", writes="view",
          infer=lambda t, a: [TOKEN],
          syntax="$memory_ordering_semantics $memory_scope $view[$index], $mode, $value "

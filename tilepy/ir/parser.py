@@ -19,7 +19,7 @@ from .builder import make_op
 from .core import Block, Module, Operation, Value
 from .opdef import EnumKind, OpDef
 from .ops import OPS
-from .printer import group_end, syntax_anchor
+from .printer import group_end, syntax_anchor, typed_once
 from .scanner import IDENT, INT, NUMBER, STRING, SYMBOL, VALUE, Scanner, unescape
 
 _DIMS = re.compile(r"(\d+|\?)x")
@@ -506,9 +506,9 @@ class Parser(Scanner):
         vals = st["operands"].get(name, [])
         self.skip()
         start = self.pos
-        if one:              # type1: each distinct type once, in order of first use
-            vals = list({v.type: v for v in reversed(vals)}.values())[::-1] or vals
-        types = [self.type()] + [self.expect(",") or self.type() for _ in range(len(vals) - 1)]
+        if one:              # type1: one type for a uniform group, else one each
+            vals = typed_once(vals)
+        types = [self.type()] + [self.expect(",") or self.type() for _ in range(max(len(vals), 1) - 1)]
         for v, t in zip(vals, types):
             if v.type != t:
                 raise self.error(f"{v.hint and '%' + v.hint or 'operand'} has type {v.type}, "
