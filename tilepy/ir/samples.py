@@ -182,11 +182,11 @@ _SAMPLES = [
            f"%k2 = store_view_tko weak %t, %gv[%rows, %c] : tile<8x32xf32>, {_GV_T}, tile<8xi32>, "
            "tile<i32> -> token", _VIEW_PARAMS),
     Sample("make_strided_view", _TV + f"\n%sv = make_strided_view %tv : {_SV_T}\n"
-           "%i = constant <i32: 1> : tile<i32>\n"
-           f"%t, %k = load_view_tko weak %sv[%i, %i] : {_SV_T}, tile<i32> -> tile<16x32xf32>, token",
+           "%i = constant <i32: 0> : tile<i32>\n%j = constant <i32: 1> : tile<i32>\n"
+           f"%t, %k = load_view_tko weak %sv[%i, %j] : {_SV_T}, tile<i32> -> tile<16x32xf32>, token",
            _VIEW_PARAMS),
     Sample("atomic_red_view_tko", _TV + f"\n%pv = make_partition_view %tv : {_PV_RED}\n"
-           "%i = constant <i32: 1> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
+           "%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
            "%k = make_token : token\n"
            f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v token = %k : "
            f"tile<16x64xf32>, {_PV_RED}, tile<i32> -> token", _VIEW_PARAMS),
