@@ -56,7 +56,7 @@ def _red(rule, body, mutate=None):
     neg("atomic_red_view_tko", rule, body, _VIEW_PARAMS, mutate=mutate)
 
 
-_red("partition(view)", _TV + "\n%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : "
+_red("red_view", _TV + "\n%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : "
      "tile<16x64xf32>\n%r = atomic_red_view_tko relaxed device %tv[%i, %i], addf, %v : "
      "tile<16x64xf32>, tensor_view<?x64xf32, strides=[64,1]>, tile<i32> -> token")
 _red("rank_count(index)", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i], addf, %v : " + _RED_T)

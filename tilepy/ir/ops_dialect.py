@@ -15,7 +15,7 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
   to start; no-ops below sm_90 and without programmatic dependent launch. Optional token in,
   token out.
 - `atomic_red_view_tko`: an atomic reduction of a tile into the tile at `index` of a partition
-  view (no padding value), element by element, returning only a token; modes and types: add,
+  or strided view (no padding value), element by element, returning only a token; modes and types: add,
   and, or, xor, max, min, umax, umin on i32/i64, addf on f16/bf16/f32/f64 (no xchg); relaxed
   ordering only, tl_blk or device scope (NVIDIA's verifier refuses the others).
 - `alloca`: memory for `num_elem` elements, a scalar pointer aligned to `alignment` bytes (a
@@ -25,12 +25,12 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
 from __future__ import annotations
 
 from ..types import (ARITH_FLOAT_TYPES, I1, I8, I16, I32, I64, TOKEN, GatherScatterViewType,
-                     PtrType, StridedViewType, TileType, is_power_of_two)
+                     PartitionViewType, PtrType, StridedViewType, TileType, is_power_of_two)
 from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, same_shape, same_type,
                           is_tensor_view, scalar, scalar_int)
 from .opdef import ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule, same_as
 from .ops_core import subtile_rules
-from .ops_memory import _count_is_rank, _is_partition, _tile_of_view, scalar_pointer
+from .ops_memory import _count_is_rank, _tile_of_view, scalar_pointer
 
 FPOWI_EXPONENT_TYPES = (I1, I8, I16, I32)
 
@@ -79,6 +79,12 @@ def _red_mode_type(o):
                 f"(supported: {', '.join(map(str, allowed)) or 'none: not a reduction'})")
 
 
+@rule("red_view", "view must be a partition_view or strided_view")
+def _red_view(o):
+    if not isinstance(o.view.type, (PartitionViewType, StridedViewType)):
+        return f"view must be a partition_view or strided_view (got {o.view.type})"
+
+
 @rule("red_no_padding", "views with a padding_value are not supported")
 def _red_no_padding(o):
     if o.view.type.padding_value is not None:
@@ -95,7 +101,7 @@ op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), 
          syntax="$memory_ordering_semantics $memory_scope $view[$index], $mode, $value "
                 "?( token = $token )? : type($value), type($view) ?( , type1($index) )? "
                 "-> type($result_token)",
-         constraints=(_is_partition("view"), _count_is_rank("view", "index", "indices"),
+         constraints=(_red_view, _count_is_rank("view", "index", "indices"),
                       scalar_int("index"), same_type("index"), _tile_of_view("value"),
                       _red_no_padding, _red_mode_type, is_token("token", "result_token"))))
 
