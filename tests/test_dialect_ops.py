@@ -295,7 +295,7 @@ def test_alloca_is_scratch_memory_in_the_interpreter():
 
 
 @pytest.mark.parametrize("name, line, op", [("VIEWS_MODULE", 5, "make_gather_scatter_view"),
-                                            ("RED_MODULE", 11, "atomic_red_view_tko"),
+                                            ("RED_STRIDED_MODULE", 4, "make_strided_view"),
                                             ("ALLOCA_MODULE", 3, "alloca")])
 def test_the_cpp_backend_refuses_them_at_their_line(name, line, op):
     """Not a crash in the lowering passes: a located TileUnsupportedFeatureError."""
@@ -398,3 +398,24 @@ def test_atomic_red_through_a_strided_view():
     if bu.TILEIRDISASM is not None:
         from tilepy.bytecode import write_module
         assert bu.disasm(write_module(parse_module(RED_STRIDED_MODULE))).returncode == 0
+
+
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
+def test_atomic_red_view_on_the_cpu_backend(mode):
+    """The C++ backend's atomic_red_view_tko gives the interpreter's result (three blocks add
+    into one tile; rows past n untouched), and compiles with NVRTC."""
+    import ctypes
+    from tilepy.api.compiler import compile_module
+    from tilepy.ir.parser import parse_module
+    from tilepy.launch import cpu
+    cm = compile_module(parse_module(RED_MODULE))
+    x = np.ones((32, 64), np.float32)
+    lib = cpu.build(cm.emitted, cm.compile_source(), mode=mode)
+    cpu.run(lib, (3, 1, 1), [ctypes.c_void_p(x.ctypes.data), ctypes.c_int32(24)])
+    want = np.ones((32, 64), np.float32)
+    want[16:24] += 3 * np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(x, want)
+    if mode == "faithful":
+        from tilepy.launch.nvrtc import compile_cubin
+        for arch in ("sm_80", "sm_90"):
+            assert compile_cubin(cm.compile_source(), arch, "red")

@@ -73,7 +73,7 @@ RED_MODE_TYPES = {**{m: (I32, I64) for m in ("and", "or", "xor", "add", "max", "
 
 @rule("red_mode_type", "does not support element type")
 def _red_mode_type(o):
-    e, allowed = o.value.type.elem, RED_MODE_TYPES.get(o.mode, ())
+    e, allowed = o.tile.type.elem, RED_MODE_TYPES.get(o.mode, ())
     if e not in allowed:
         return (f"mode {o.mode} does not support element type {e} "
                 f"(supported: {', '.join(map(str, allowed)) or 'none: not a reduction'})")
@@ -91,18 +91,18 @@ def _red_no_padding(o):
         return f"views with a padding_value are not supported (got {o.view.type})"
 
 
-op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), O("value"),
+op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), O("tile"),
                                           O("token", optional=True)),
          attrs=(A("memory_ordering_semantics", MEMORY_ORDERING, False, allowed=("relaxed",)),
                 A("memory_scope", MEMORY_SCOPE, False, allowed=("tl_blk", "device")),
                 A("mode", ATOMIC_MODE, False)), results=(R("result_token"),),
          category="atomic", pure=False, reads="view", writes="view",
          infer=lambda t, a: [TOKEN],
-         syntax="$memory_ordering_semantics $memory_scope $view[$index], $mode, $value "
-                "?( token = $token )? : type($value), type($view) ?( , type1($index) )? "
+         syntax="$memory_ordering_semantics $memory_scope $view[$index], $mode, $tile "
+                "?( token = $token )? : type($tile), type($view) ?( , type1($index) )? "
                 "-> type($result_token)",
          constraints=(_red_view, _count_is_rank("view", "index", "indices"),
-                      scalar_int("index"), same_type("index"), _tile_of_view("value"),
+                      scalar_int("index"), same_type("index"), _tile_of_view("tile"),
                       _red_no_padding, _red_mode_type, is_token("token", "result_token"))))
 
 

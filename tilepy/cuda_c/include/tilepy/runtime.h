@@ -1047,6 +1047,19 @@ template <int Mode, int Order, int Scope, class T> TP_DEV T atomic_rmw1(T* p, T 
 #endif
 }
 
+// atomic_red_view_tko (dialect 13.3) through a partition view: each element of the tile at idx
+// updated atomically with x's (Mode as atomic_rmw), once, by the thread owning it; elements
+// outside the tensor are not touched.
+template <class S, class DM, int Mode, int Order, int Scope, class T, int R, class L>
+TP_DEV void atomic_red(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel, L>& x) {
+  TP_UNROLL
+  for (int s = 0; s < L::K; ++s) {
+    if (!L::owner(s)) continue;
+    const int64_t off = part_offset<S, DM>(v, idx, L::elem(s));
+    if (off >= 0) atomic_rmw1<Mode, Order, Scope>(v.base + off, x.v[s]);
+  }
+}
+
 template <int Order, int Scope, class T> TP_DEV T atomic_cas1(T* p, T cmp, T val) {
 #ifdef TP_GPU
   fence_before<Order>();
