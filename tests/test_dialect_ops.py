@@ -419,3 +419,16 @@ def test_atomic_red_view_on_the_cpu_backend(mode):
         from tilepy.launch.nvrtc import compile_cubin
         for arch in ("sm_80", "sm_90"):
             assert compile_cubin(cm.compile_source(), arch, "red")
+
+
+@pytest.mark.parametrize("name", ["VIEWS_MODULE", "RED_MODULE", "RED_STRIDED_MODULE",
+                                  "ALLOCA_MODULE", "ALIAS_MODULE", "GATHER3_MODULE"])
+def test_tileiras_compiles_the_new_ops(name):
+    """NVIDIA's compiler takes tilepy's bytecode of every new op, those the C++ backend refuses
+    included (sm_90 here; sm_80 and sm_100 compile too)."""
+    from tilepy.bytecode import write_module
+    from tilepy.ir.parser import parse_module
+    from tilepy.launch.tileiras import assemble, find_tileiras
+    if find_tileiras() is None:
+        pytest.skip("tileiras not installed (pip install nvidia-cuda-tileiras)")
+    assert assemble(write_module(parse_module(globals()[name])), "sm_90", "k")
