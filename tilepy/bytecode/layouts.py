@@ -10,11 +10,11 @@ and cuTile's encoder; written as tilepy data.
 
 13.1 spec vs NVIDIA's 13.4 dialect, as handled here (a `since` version on a field: older
 bytecode lacks it, and the writer refuses a non-default value there):
-- `exp` takes `rounding` (13.3; tilepy has none: written as `full`);
+- `exp` takes `rounding` (13.3; absent: written as `full`);
 - `tanh`'s rounding and `negi`'s overflow are in the bytecode since 13.2;
-- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3 (tilepy: unset);
-- `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
-- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
+- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3;
+- `ftoi`'s `saturating` flag since 13.4; `global`'s visibility and `constant` since 13.3;
+- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; the ops' attribute);
 - `pow` is NVIDIA's `fpowf`;
 - `atan2` is an op since 13.2, `pack`/`unpack`/`mmaf_scaled` since 13.3 (`NEW_OPS`), the
   f8E8M0FNU type since 13.2 (types.py);
@@ -66,7 +66,7 @@ SIGNED = _a("signedness")
 ORDERING = _a("memory_ordering_semantics")
 SCOPE = _a("memory_scope")
 HINTS = _a("optimization_hints", "hints")
-INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # tilepy: no index is in bounds
+INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # absent: no index is marked
 
 
 # Opcodes newer than 13.1 (tileirdisasm refuses them in older files: "unsupported opcode").

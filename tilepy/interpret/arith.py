@@ -49,7 +49,7 @@ def _ub(ex, op, mask, what: str):
 _ROUNDINGS = {
     "addf": F.MODES, "subf": F.MODES, "mulf": F.MODES, "fma": F.MODES,
     "divf": F.MODES + ("approx", "full"), "sqrt": F.MODES + ("approx",),
-    "tanh": ("approx", "full"),
+    "tanh": ("approx", "full"), "exp": ("approx", "full"),
 }
 _EXACT = {   # the rational computation of the ops that can round in directed modes
     "addf": operator.add, "subf": operator.sub, "mulf": operator.mul,
@@ -216,7 +216,7 @@ def _check_overflow(ex, op, elem, exact_signed, exact_unsigned):
 def _pyints(a, elem, signed):
     """Object array of Python ints (exact arithmetic of any width)."""
     v = as_signed(a, elem) if signed else as_unsigned(a, elem)
-    return v.astype(object)
+    return np.asarray(v).astype(object)     # a 0-d value too (a numpy scalar's astype is an int)
 
 
 def _from_pyints(v, elem):
@@ -412,14 +412,16 @@ def itof(ex, op, args):
 
 @handler("ftoi")
 def ftoi(ex, op, args):
-    """Round toward zero, saturate to the target range, NaN -> 0, Inf undefined (spec 8.4.4)."""
+    """Round toward zero, saturate to the target range, NaN -> 0, Inf undefined (spec 8.4.4);
+    with NVIDIA's `saturating` (13.4) Inf saturates too."""
     _no_rounding_but(op, "nearest_int_to_zero", "zero")
     elem = _elem(op)
     signed = _signed_attr(op)
     x = F.to_f64(args[0])
-    _ub(ex, op, np.isinf(x), "converting Inf to an integer")
+    if not op.attrs.get("saturating"):
+        _ub(ex, op, np.isinf(x), "converting Inf to an integer")
     lo, hi = int_range(elem, signed)
-    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0))
+    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=float(hi), neginf=float(lo)))
     vals = [min(max(int(v), lo), hi) for v in t.reshape(-1)]
     return [_from_pyints(np.array(vals, dtype=object).reshape(x.shape), elem)]
 

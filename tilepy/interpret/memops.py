@@ -82,8 +82,11 @@ def shape_query(ex, op, args):
     return [wrap(np.array(d, dtype=np.uint64), r.type.elem) for d, r in zip(dims, op.results)]
 
 
-def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
-    """(addresses, in-bounds mask) of every element of the tile at `index` (operands first...)."""
+def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str, inbounds=None):
+    """(addresses, in-bounds mask) of every element of the tile at `index` (operands first...).
+    `inbounds` (NVIDIA 13.4): per index, the promise that the tile lies inside the tensor along
+    that dimension; a broken promise is undefined behavior, reported like an index outside the
+    index space."""
     for k in range(len(index)):
         ex.require_lanes(first + k, None, f"{what} (index)")
     t = pv.type
@@ -95,8 +98,12 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
         pairs = enumerate(view_coords(t, index, coords))
     off = np.zeros(t.tile_shape, dtype=np.int64)
     inb = np.ones(t.tile_shape, dtype=bool)
-    for vd, g in pairs:
+    for i, (vd, g) in enumerate(pairs):
         inside = np.asarray(g < tv.shape[vd], dtype=bool)
+        if inbounds and i < len(inbounds) and inbounds[i] and not inside.all():
+            raise TileValueError(f"{what}: index {_as_written(index[i])} of dimension {i} is "
+                                 f"marked inbounds, but its tile reaches past the tensor's "
+                                 f"extent {tv.shape[vd]} (undefined behavior)")
         inb &= inside
         off += np.where(inside, g, 0).astype(np.int64) * tv.strides[vd]
     if not isinstance(t, PartitionViewType):
@@ -143,7 +150,8 @@ def _write(ex, addr, values, elem, what):
 def load_view(ex, op, args):
     pv = args[0]
     elem = pv.view.elem
-    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name)
+    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name,
+                                op.attrs.get("inbounds"))
     out = np.empty(addr.shape, dtype=E.NUMPY_DTYPE[elem])
     out[...] = F.encode(np.array(_padding(pv, elem)), elem) if elem.is_float else 0
     if pv.type.padding_value is None:
@@ -157,7 +165,8 @@ def load_view(ex, op, args):
 @handler("store_view_tko")
 def store_view(ex, op, args):
     tile, pv = args[0], args[1]
-    addr, inb = _tile_addresses(ex, pv, args[2:2 + len(op.index)], 2, op.name)
+    addr, inb = _tile_addresses(ex, pv, args[2:2 + len(op.index)], 2, op.name,
+                                op.attrs.get("inbounds"))
     ex.require_lanes(0, inb, "store_view_tko (stored value)")
     if inb.any():
         _write(ex, addr[inb], np.asarray(tile)[inb], pv.view.elem, op.name)

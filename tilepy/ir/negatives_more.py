@@ -209,6 +209,7 @@ def _view_negatives(op, fmt, bad_ordering):
     case("same_type(index)", pre="%j = constant <i64: 0> : tile<i64>\n",
          mutate=lambda m: first(m, op).operands.__setitem__(index_pos + 1, value(m, "j")))
     case("token(token,result_token)", pre="%f = constant <f32: 0.0> : tile<f32>\n", tok=" token = %f")
+    case("inbounds_count", tok=" inbounds = [true]")
 
 
 _view_negatives("load_view_tko", _LD, "release")

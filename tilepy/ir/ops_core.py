@@ -231,7 +231,8 @@ def _mmaf_acc(o):
 
 _MMA = ("lhs", "rhs", "acc")
 op(OpDef("mmaf", operands=tuple(O(n) for n in _MMA), results=(R("result"),), infer=same_as(2), mma=True,
-         syntax="$lhs, $rhs, $acc : type($lhs), type($rhs), type($acc)",
+         attrs=(A("fast_acc", "flag"),),       # NVIDIA 13.3: fp8 products may accumulate faster
+         syntax="$lhs, $rhs, $acc ?( fast_acc$fast_acc )? : type($lhs), type($rhs), type($acc)",
          constraints=(all_tiles(*_MMA, "result"), same_type("acc", "result"),
                       same_elem("lhs", "rhs"), same_rank(*_MMA), _mma_rank, _mma_shapes,
                       _mmaf_input, _mmaf_acc)))

@@ -151,25 +151,40 @@ def _gather_index(o):
                 f"tile's extent tile<{n}xiN> (got {t})")
 
 
+@rule("inbounds_count", "inbounds needs one entry per index")
+def _inbounds_count(o):
+    flags = o.attrs.get("inbounds")
+    if flags is not None and len(flags) != len(o.index):
+        return f"inbounds needs one entry per index ({len(o.index)}, got {len(flags)})"
+
+
 def _view_rules(tile_name):
     return (_is_tile_view, _count_is_rank("view", "index", "indices"),
             _dense(scalar_int("index")), _dense(same_type("index")), _gather_index,
-            _tile_of_view(tile_name), is_token(*_TOKENS))
+            _tile_of_view(tile_name), is_token(*_TOKENS), _inbounds_count)
+
+
+# NVIDIA 13.4: `inbounds = [true, false]`, per index: the tile at that index lies inside the
+# tensor along that dimension (a promise: breaking it is undefined behavior).
+_INBOUNDS = (A("inbounds", "bools"),)
+_INBOUNDS_SYNTAX = "?( inbounds = $inbounds )?"
 
 
 op(OpDef("load_view_tko", operands=(O("view"), O("index", variadic=True), O("token", optional=True)),
-         attrs=_LOAD, results=(R("tile"), R("result_token")), category="view", pure=False, reads="view",
-         infer=lambda t, a: [t[0].tile_type(), TOKEN],
+         attrs=_LOAD + _INBOUNDS, results=(R("tile"), R("result_token")), category="view",
+         pure=False, reads="view", infer=lambda t, a: [t[0].tile_type(), TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $view[$index] "
-                f"?( token = $token )? {_HINTS} : type($view) ?( , type1($index) )? "
+                f"?( token = $token )? {_HINTS} {_INBOUNDS_SYNTAX} : type($view) "
+                "?( , type1($index) )? "
                 "-> type($tile), type($result_token)",
          constraints=_view_rules("tile")))
 op(OpDef("store_view_tko", operands=(O("tile"), O("view"), O("index", variadic=True),
                                      O("token", optional=True)),
-         attrs=_STORE, results=(R("result_token"),), category="view", pure=False, writes="view",
-         infer=lambda t, a: [TOKEN],
+         attrs=_STORE + _INBOUNDS, results=(R("result_token"),), category="view", pure=False,
+         writes="view", infer=lambda t, a: [TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $tile, $view[$index] "
-                f"?( token = $token )? {_HINTS} : type($tile), type($view) ?( , type1($index) )? "
+                f"?( token = $token )? {_HINTS} {_INBOUNDS_SYNTAX} : type($tile), type($view) "
+                "?( , type1($index) )? "
                 "-> type($result_token)",
          constraints=_view_rules("tile")))
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..errors import TileError, TileSyntaxError
 from ..types import (ElementType, GatherScatterViewType, PartitionViewType, PtrType,
                      StridedViewType, TensorViewType, TileType, TOKEN, Type, element_type)
 from .attrs import (PREDICATE_KINDS, AssumePredicate, DenseValue, OptimizationHints,
                     dense_from_literals)
+from . import print_nvidia as nv
 from .builder import make_op
 from .core import Block, Module, Operation, Value
 from .opdef import EnumKind, OpDef
@@ -43,6 +46,14 @@ class Parser(Scanner):
     def __init__(self, text: str, file: str = "<mlir>"):
         super().__init__(text, file)
         self.scopes: list[dict[str, Value]] = [{}]
+        self.hex_dense: set[int] = set()     # dense values read from hex: 1-d until `shaped`
+
+    def shaped(self, value, t):
+        """A dense value read from hex (its elements in order) in the shape of the type `t`."""
+        if id(value) in self.hex_dense and isinstance(t, TileType) and \
+                value.array.size == int(np.prod(t.shape)):
+            return DenseValue(value.elem, value.array.reshape(t.shape))
+        return value
 
     # ================================================================== types
     def type(self) -> Type:
@@ -196,6 +207,15 @@ class Parser(Scanner):
         self.expect(":")
         self.skip()
         start = self.pos
+        if self.peek_re(STRING):               # NVIDIA's large constants: "0x<raw bytes>"
+            text = self.string()
+            self.expect(">")
+            try:
+                value = DenseValue(elem, nv.dense_from_hex(elem, text))
+            except ValueError:
+                raise self.error(f"{text!r} is not the hex bytes of {elem} elements", start) from None
+            self.hex_dense.add(id(value))
+            return value
         nested = self._nested()
         self.expect(">")
         try:
@@ -274,6 +294,8 @@ class Parser(Scanner):
             "symbol": lambda: self.expect_re(SYMBOL, "a symbol")[1:],
             "ints": lambda: self.expect("[") or self.comma_list(self.integer, "]"),
             "bool": lambda: self.expect_re(_BOOL, "true or false") == "true",
+            "bools": lambda: self.expect("[") or tuple(self.comma_list(
+                lambda: self.expect_re(_BOOL, "true or false") == "true", "]")),
             "dense": self.dense, "type": self.type, "predicate": self.predicate, "hints": self.hints,
             "identities": lambda: self.expect("[") or self.comma_list(self.identity, "]"),
         }[kind]
@@ -292,7 +314,7 @@ class Parser(Scanner):
     def define(self, name: str, v: Value, pos: int | None = None):
         if any(name in s for s in self.scopes):
             raise self.error(f"redefinition of {name}", pos)
-        v.hint = name[1:].replace("#", "_")      # %x#1 of a group prints as %x_1
+        v.hint = name[1:]      # %x#1 of a group: printed as %x#1 (nvidia) or %x_1 (spec)
         self.scopes[-1][name] = v
 
     def typed_arg(self, block: Block):
@@ -368,7 +390,10 @@ class Parser(Scanner):
             vals = st["operands"].get(spec.name, [])
             groups.append(vals if spec.variadic else (vals[0] if vals else None))
         result_types = self._result_types(opdef, st, nres)
-        return make_op(opdef.name, *groups, result_types=result_types, check=False, **st["attrs"])
+        first = result_types[0] if result_types else None
+        attrs = {k: self.shaped(v, first) if isinstance(v, DenseValue) else v
+                 for k, v in st["attrs"].items()}
+        return make_op(opdef.name, *groups, result_types=result_types, check=False, **attrs)
 
     def _result_types(self, opdef, st, nres):
         fixed = sum(1 for r in opdef.results if not r.variadic)
