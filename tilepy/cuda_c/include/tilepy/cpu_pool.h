@@ -30,7 +30,7 @@ namespace tp { namespace cpu { namespace pool {
 
 using Body = void (*)(void*);
 constexpr int kMaxHelpers = 1023;                        // Python clamps workers to 1024
-constexpr auto kSpin = std::chrono::microseconds(200);
+constexpr auto kSpin = std::chrono::microseconds(100);
 constexpr auto kIdleExit = std::chrono::seconds(30);
 
 struct Job {
