@@ -310,23 +310,22 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
 def _tileiras(module, arch: str, specs) -> Compiled:
     """A cubin from NVIDIA's tileiras: its kernel takes the entry's parameters (pointers and
     scalars, in order) and requires the block size the cubin records."""
-    from ..bytecode import write_module
     from ..ir.printer import print_module
-    from ..launch.tileiras import assemble, required_threads, tileiras_version
+    from ..launch.tileiras import tileiras_version
     from ..types import PtrType
     from ..types.element import CPP_TYPE
     from ..version import __version__
+    from .tileiras_kernel import TileirasKernel
     if arch == "cpu" or not arch.startswith("sm_"):
         raise TileValueError(f"compiler='tileiras' makes cubins: arch must be sm_XX (got {arch!r})")
     entry = module.entry()
-    code = assemble(write_module(module), arch, entry.sym_name)
-    block = required_threads(code.data, entry.sym_name) or (0, 0, 0)
+    code = TileirasKernel(module).gpu_code(arch)
     c_params = []
     for a in entry.regions[0].block.args:
         e = a.type.elem
         c_params.append((f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e],
                          a.hint or f"arg{len(c_params)}"))
-    return Compiled(entry.sym_name, arch, "cubin", code.data, tuple(block), 0,
+    return Compiled(entry.sym_name, arch, "cubin", code.data, code.block, 0,
                     [_spec_str(s) for _, s in specs], c_params, code.log, print_module(module),
                     {"tilepy": __version__, "tileiras": tileiras_version()}, specs)
 
