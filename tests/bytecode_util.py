@@ -3,6 +3,7 @@ tilepy modules the bytecode tests take through it."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -79,3 +80,41 @@ def tutorial_modules() -> dict:
 
 def corpora() -> dict:
     return {**tutorial_modules(), **cutile_modules(), **sample_modules(), **spec_modules()}
+
+
+# ------------------------------------------------------------------ comparing printed texts
+_LHS = re.compile(r"^(%[^=]*?) = ")
+_NAME = re.compile(r"%([A-Za-z0-9_$.\-]+)")
+# where a name is defined besides a result list: a block argument (`%x: type`), a for's
+# induction variable, an iter_values binding (`%x = %init`)
+_DEFS = re.compile(r"(%[A-Za-z0-9_$.\-]+)(?=: )|for (?:unsigned )?(%[A-Za-z0-9_$.\-]+)"
+                   r"|(%[A-Za-z0-9_$.\-]+)(?= = %)")
+
+
+def canonical_text(text: str) -> list[str]:
+    """The lines of a printed module with only what may differ between two printers of the same
+    module taken out: SSA names are renamed `%v0, %v1, ...` in order of definition (a group's
+    `#i` suffixes kept), runs of blanks become one, lines are stripped, blank lines and the
+    `cuda_tile.module @name {` line with its closing `}` dropped (tileirdisasm prints the
+    module's items only)."""
+    lines = [re.sub(r"[ \t]+", " ", raw).strip() for raw in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    if lines and lines[0].startswith("cuda_tile.module"):
+        lines = lines[1:-1]
+    ids: dict[str, str] = {}
+    count = iter(range(1 << 30))
+    out = []
+    for line in lines:
+        defs = set()
+        lhs = _LHS.match(line)
+        if lhs:
+            defs |= {m.start() for m in _NAME.finditer(lhs.group(1))}
+        for m in _DEFS.finditer(line):
+            defs |= {m.start(g) for g in (1, 2, 3) if m.group(g)}
+
+        def rename(m):
+            if m.start() in defs or m.group(1) not in ids:
+                ids[m.group(1)] = f"v{next(count)}"
+            return "%" + ids[m.group(1)]
+        out.append(_NAME.sub(rename, line))
+    return out

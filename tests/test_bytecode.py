@@ -53,6 +53,26 @@ def test_nvidia_text_reads_back_the_same(name):
     assert _shape(back) == _shape(module)
 
 
+@needs_tool
+@pytest.mark.parametrize("name", sorted(CORPORA))
+def test_mlir_prints_what_tileirdisasm_prints(name):
+    """tilepy's printed text of every corpus module is NVIDIA's: equal, line by line, to
+    tileirdisasm's print of tilepy's bytecode of the module, up to SSA names, runs of blanks and
+    the `cuda_tile.module` wrapper (bu.canonical_text). Ops, attributes, types, float literals,
+    result groups and left-out terminators/defaults are compared as printed."""
+    from tilepy.ir.printer import print_module
+    module = CORPORA[name]()
+    nvidia = bu.disasm(write_module(module)).stdout
+    assert bu.canonical_text(print_module(module)) == bu.canonical_text(nvidia)
+
+
+def test_canonical_text_renames_by_definition():
+    a = "cuda_tile.module @m {\n  %x:2 = for %i in (%a to %b, step %c) : tile<i32> iter_values(%s = %z)  {\n  %y = addf %x#1, %s : t\n}"
+    b = "%q:2 = for %j in (%a to %b, step %c) : tile<i32> iter_values(%u = %z) {\n%w = addf %q#1, %u : t"
+    assert bu.canonical_text(a) == bu.canonical_text(b)
+    assert bu.canonical_text(b) != bu.canonical_text(b.replace("%q#1, %u", "%u, %q#1"))
+
+
 @pytest.mark.parametrize("name", sorted(CORPORA))
 def test_reader_round_trips(name):
     """tilepy's reader gives back a module that verifies, has the same ops, and writes the very
@@ -135,7 +155,11 @@ def test_every_version_is_accepted_or_refused_by_name(version):
         result = bu.disasm(data)
         assert result.returncode == 0, (name, result.stderr)
         assert write_module(read_module(data), version) == data, name
-    expected = {(13, 1): 11, (13, 2): 5, (13, 3): 0, (13, 4): 0}[version]
+    # 13.4's ops (fpowi: also the cuTile suite's layer_norm, whose `x ** 2` is fpowi; insert,
+    # gdc_*, memory_fence_alias_tko) and 13.3's (alloca, atomic_red_view_tko, the two views)
+    new_13_4, new_13_3 = 6, 4
+    expected = {(13, 1): 11 + new_13_3 + new_13_4, (13, 2): 5 + new_13_3 + new_13_4,
+                (13, 3): new_13_4, (13, 4): 0}[version]
     assert len(refused) == expected, refused
 
 
@@ -205,7 +229,8 @@ FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
 
 @needs_tool
 def test_fuzzed_kernels_are_accepted():
-    """At least 500 random valid kernels (tests/fuzz), several entries a module."""
+    """At least 500 random valid kernels (tests/fuzz), several entries a module: accepted,
+    read back to the same bytes, and printed by tilepy as tileirdisasm prints them."""
     from hypothesis import HealthCheck, Phase, given, settings
     from fuzz import batches
     from fuzz.case import materialize
@@ -232,6 +257,7 @@ def test_fuzzed_kernels_are_accepted():
         result = bu.disasm(data)
         assert result.returncode == 0, f"{result.stderr}\n{module}"
         assert write_module(read_module(data)) == data
+        assert bu.canonical_text(str(module)) == bu.canonical_text(result.stdout)   # same text
         kernels += FUZZ_CASES * len(module.items)
     assert kernels >= 500
 
@@ -254,3 +280,76 @@ def test_locations_point_at_the_python_lines(tmp_path):
     inner = re.search(rf"^{addf_loc} = #cuda_tile.di_loc<(#loc\d*) in #di_subprogram>", text,
                       re.M).group(1)
     assert re.search(rf'^{inner} = loc\(".*01_vector_add.py":{row}:{col}\)', text, re.M)
+
+
+NEW_ATTRS = """cuda_tile.module @m {
+entry @k() {
+%a = constant <f32: 1.0> : tile<4xf32>
+%e = exp %a rounding<approx> : tile<4xf32>
+%f = exp %a rounding<full> : tile<4xf32>
+%x = constant <f8E4M3FN: 1.0> : tile<16x32xf8E4M3FN>
+%y = constant <f8E4M3FN: 1.0> : tile<32x8xf8E4M3FN>
+%c = constant <f32: 0.0> : tile<16x8xf32>
+%r = mmaf %x, %y, %c fast_acc : tile<16x32xf8E4M3FN>, tile<32x8xf8E4M3FN>, tile<16x8xf32>
+return
+}
+}"""
+
+
+def test_13_4_attributes_of_existing_ops_round_trip():
+    """exp's rounding<approx|full> (13.3) and mmaf's fast_acc (13.3) are op attributes: parsed,
+    verified, written and read back (13.2 bytecode has no room for them)."""
+    from tilepy.ir.verifier import verify
+    module = verify(parse_module(NEW_ATTRS))
+    back = read_module(write_module(module))
+    ops = {o.name + str(i): o for i, o in enumerate(back.walk())}
+    assert [o.attrs.get("rounding_mode") for o in back.walk() if o.name == "exp"] == ["approx", "full"]
+    assert next(o for o in ops.values() if o.name == "mmaf").attrs.get("fast_acc") is True
+    with pytest.raises(TileUnsupportedFeatureError, match="needs bytecode 13.3"):
+        write_module(module, (13, 2))
+
+
+@needs_tool
+def test_13_4_attributes_of_existing_ops_pass_nvidias_verifier():
+    module = parse_module(NEW_ATTRS)
+    result = bu.disasm(write_module(module))
+    assert result.returncode == 0, result.stderr
+    assert "rounding<approx>" in result.stdout and "fast_acc" in result.stdout
+    from tilepy.ir.printer import print_module
+    assert bu.canonical_text(print_module(module)) == bu.canonical_text(result.stdout)
+
+
+@needs_tool
+@pytest.mark.parametrize("elem", ["f32", "i8", "i1", "tf32", "bf16", "f16", "i64"])
+def test_large_and_uniform_constants_print_as_nvidia_prints_them(elem):
+    """More than 100 elements: MLIR's raw-bytes hex; an all-equal i1 array: a splat."""
+    from tilepy.ir.printer import print_module
+    big = ", ".join(("true" if i % 3 else "false") if elem == "i1" else str(i % 9 - 4)
+                    + (".5" if elem[0] in "bft" else "") for i in range(128))
+    text = (f"cuda_tile.module @m {{\nentry @k() {{\n%a = constant <{elem}: [{big}]> : tile<128x{elem}>\n"
+            f"%b = constant <i1: [true, true, true, true]> : tile<4xi1>\nreturn\n}}\n}}\n")
+    module = parse_module(text)
+    nvidia = bu.disasm(write_module(module))
+    assert nvidia.returncode == 0, nvidia.stderr
+    assert bu.canonical_text(print_module(module)) == bu.canonical_text(nvidia.stdout)
+    assert '"0x' in nvidia.stdout
+
+
+@needs_tool
+@pytest.mark.parametrize("op", ["exp", "tanh"])
+@pytest.mark.parametrize("elem", ["f16", "bf16", "f32", "f64"])
+@pytest.mark.parametrize("mode", ["approx", "full", "nearest_even"])
+def test_exp_and_tanh_roundings_are_verified_as_nvidia_does(op, elem, mode):
+    """tilepy's verifier accepts a rounding of exp/tanh on a type exactly where NVIDIA's does
+    (approx: f32 only; full: every float type; nothing else)."""
+    from tilepy.errors import TileError
+    from tilepy.ir.verifier import verify
+    module = parse_module(f"cuda_tile.module @m {{\nentry @k() {{\n%x = constant <{elem}: 1.0> : "
+                          f"tile<4x{elem}>\n%r = {op} %x rounding<{mode}> : tile<4x{elem}>\n"
+                          "return\n}\n}\n")
+    try:
+        verify(module)
+        ours = True
+    except TileError:
+        ours = False
+    assert ours == (bu.disasm(write_module(module)).returncode == 0)

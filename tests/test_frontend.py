@@ -58,9 +58,9 @@ def test_matmul_loop_carries_accumulator_and_token(check):
     A = np.zeros((64, 64), np.float16)
     C = np.zeros((64, 64), np.float32)
     check(mm.mlir(A, A, C, 32, 32, 16), """
-# CHECK: padding_value=zero
+# CHECK: padding_value = zero
 # CHECK: = divi %A_shape_1_nonneg, %{{.*}} signed rounding<positive_inf> : tile<i32>
-# CHECK: %acc{{.*}}, %{{.*}} = for %k in ({{.*}}) : tile<i32> iter_values(%acc{{.*}} = %acc, %{{.*}} = %{{.*}}) -> (tile<32x32xf32>, token) {
+# CHECK: %acc{{.*}}:2 = for %k in ({{.*}}) : tile<i32> iter_values(%acc{{.*}} = %acc, %{{.*}} = %{{.*}}) -> (tile<32x32xf32>, token) {
 # CHECK: load_view_tko weak %A_tiles[%bm, %k]
 # CHECK: load_view_tko weak %B_tiles[%k, %bn]
 # CHECK: mmaf %a, %b, %acc{{.*}} : tile<32x16xf16>, tile<16x32xf16>, tile<32x32xf32>
@@ -113,9 +113,9 @@ def test_promotion_and_literals(check):
     x = np.zeros(16, np.float16)
     y = np.zeros(16, np.float32)
     check(k.mlir(x, y), """
-# CHECK: constant <f16: 2.0> : tile<f16>
+# CHECK: constant <f16: 2.000000e+00> : tile<f16>
 # CHECK: mulf {{.*}} : tile<16xf16>
-# CHECK: constant <f16: 0.5> : tile<f16>
+# CHECK: constant <f16: 5.000000e-01> : tile<f16>
 # CHECK: addf {{.*}} : tile<16xf16>
 # CHECK: ftof {{.*}} : tile<16xf16> -> tile<16xf32>
 # CHECK: itof {{.*}} signed : tile<i32> -> tile<f32>

@@ -140,3 +140,15 @@ def test_bitcast_and_iota():
     out = np.zeros(128, np.int8)
     interp.run(k.done(), 1, [out])
     assert out.tolist() == list(range(128))
+
+
+@pytest.mark.parametrize("sign, want", [("signed", True), ("unsigned", False)])
+def test_shri_of_0d_i1_tiles(sign, want):
+    """A 0-d i1 shri (found by the fuzzer: the 0-d i1 value became an `int`, without reshape):
+    true >> true is -1 >> 1 = -1 signed, 1 >> 1 = 0 unsigned."""
+    from tilepy.ir import parse_module
+    text = ("cuda_tile.module @m {\nentry @k() {\n%a = constant <i1: true> : tile<i1>\n"
+            f"%r = shri %a, %a {sign} : tile<i1>\n" "return\n}\n}\n")
+    seen = {}
+    interp.run(parse_module(text), 1, [], on_op=lambda e: seen.update({e.op.name: e.outputs}))
+    assert bool(np.asarray(seen["shri"][0])) is want

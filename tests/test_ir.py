@@ -37,7 +37,7 @@ def test_build_verify_print(check):
 # CHECK: cuda_tile.module @m {
 # CHECK: entry @k(%x: tile<ptr<f32>>, %n: tile<i32>) {
 # CHECK: make_tensor_view %x, shape = [%n], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
-# CHECK: make_partition_view {{.*}} : partition_view<tile=(64), tensor_view<?xf32, strides=[1]>, padding_value=zero>
+# CHECK: make_partition_view {{.*}} : partition_view<tile=(64), padding_value = zero, tensor_view<?xf32, strides=[1]>>
 # CHECK: make_token : token
 # CHECK: get_tile_block_id : tile<i32>
 # CHECK: load_view_tko weak {{.*}}[{{.*}}] token = {{.*}} : partition_view<{{.*}}>, tile<i32> -> tile<64xf32>, token
@@ -206,7 +206,8 @@ def test_hints_from_a_dict_and_tf32_constants_print_and_parse():
                 result_types=[TileType((), TF32)])
     b.create("return")
     text = print_module(verify(m))
-    assert "optimization_hints=<sm_90 = {latency = 2}>" in text and "<tf32: 1.0>" in text
+    assert "optimization_hints = <sm_90 = {latency = 2}>" in text and "<tf32: 1.000000e+00>" in text
+    assert "optimization_hints=<sm_90 = {latency = 2}>" in print_module(m, dialect="spec")
     again = parse_module(text)
     load = next(o for o in again.walk() if o.name == "load_view_tko")
     assert load.optimization_hints == OptimizationHints.of({"sm_90": {"latency": 2}})

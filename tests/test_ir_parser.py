@@ -16,9 +16,9 @@ def kernel(body: str, params: str = "") -> str:
     return f"cuda_tile.module @m {{\n  entry @k({params}) {{\n{body}\n  }}\n}}\n"
 
 
-def roundtrip(text: str) -> str:
-    printed = print_module(verify(parse_module(text)))
-    assert print_module(verify(parse_module(printed))) == printed
+def roundtrip(text: str, dialect: str = "nvidia") -> str:
+    printed = print_module(verify(parse_module(text)), dialect=dialect)
+    assert print_module(verify(parse_module(printed)), dialect=dialect) == printed
     return printed
 
 
@@ -34,20 +34,37 @@ def test_spec_spellings_are_accepted_and_printed_canonically():
         cuda_tile.return
       }
     }"""
-    printed = roundtrip(text)
+    printed = roundtrip(text, dialect="spec")
     assert "constant <e4m3: 1.5> : tile<4xe4m3>" in printed
     assert "%d = assume div_by<4>, %t : tile<8xi32>" in printed
     assert "%b = assume bounded<?, 7>, %d : tile<8xi32>" in printed
     assert "cuda_tile." not in printed.split("\n", 1)[1]
+    nvidia = roundtrip(text)       # NVIDIA's 13.4 spelling: f8E4M3FN, MLIR's float literals
+    assert "constant <f8E4M3FN: 1.500000e+00> : tile<4xf8E4M3FN>" in nvidia
+    assert "%b = assume bounded<?, 7>, %d : tile<8xi32>" in nvidia
+
+
+def test_unknown_dialect_is_refused():
+    from tilepy.errors import TileValueError
+    with pytest.raises(TileValueError, match="dialect must be one of nvidia, spec"):
+        print_module(parse_module(kernel("")), dialect="13.1")
 
 
 def test_implicit_terminators_are_made_explicit():
-    printed = roundtrip(kernel("""
+    """The parser adds them; the spec dialect prints them, NVIDIA's leaves out an if's bare
+    `yield` and a loop's bare `continue` (as tileirdisasm does)."""
+    text = kernel("""
       %c = constant <i1: 1> : tile<i1>
       if %c { }
-      loop { if %c { break } }"""))
+      loop { if %c { break } }""")
+    m = parse_module(text)
+    names = [o.name for o in m.walk()]
+    assert names.count("yield") == 1 and "continue" in names
+    printed = roundtrip(text, dialect="spec")
     assert printed.count("yield") == 1 and "continue" in printed and printed.rstrip().endswith(
         "return\n  }\n}")
+    nvidia = roundtrip(text)
+    assert "yield" not in nvidia and "continue" not in nvidia and "break" in nvidia
 
 
 def test_bare_items_parse_as_a_module():
@@ -186,3 +203,33 @@ def _softmaxish(x, y, flag):
 def test_frontend_modules_round_trip(make):
     text = make()
     assert roundtrip(text) == text
+
+
+@pytest.mark.parametrize("elem, dtype", [("f32", np.float32), ("i8", np.int8), ("i1", np.bool_),
+                                         ("tf32", np.float32), ("bf16", None)])
+def test_large_constants_print_as_hex_and_read_back(elem, dtype):
+    """NVIDIA's printer (MLIR) spells a constant of more than 100 elements as its raw bytes,
+    `"0x..."` (i1 one byte an element, tf32 three); the parser reads that back in the type's
+    shape. The spec dialect keeps the element list."""
+    vals = np.arange(-64, 64).reshape(8, 16) % 7 * 0.5
+    lits = [[("true" if v else "false") if elem == "i1" else repr(float(v) if elem[0] in "bt"
+             or elem == "f32" else int(v)) for v in row] for row in vals]
+    body = "[" + ", ".join("[" + ", ".join(r) + "]" for r in lits) + "]"
+    text = kernel(f"%c = constant <{elem}: {body}> : tile<8x16x{elem}>")
+    m = verify(parse_module(text))
+    nvidia = print_module(m)
+    assert f'constant <{elem}: "0x' in nvidia
+    again = verify(parse_module(nvidia))
+    assert print_module(again) == nvidia
+    assert print_module(again, dialect="spec") == print_module(m, dialect="spec")
+
+
+def test_a_uniform_i1_constant_prints_as_a_splat():
+    m = verify(parse_module(kernel("%c = constant <i1: [[true, true]]> : tile<1x2xi1>")))
+    assert "constant <i1: true> : tile<1x2xi1>" in print_module(m)
+    assert "[[true, true]]" in print_module(m, dialect="spec")
+
+
+def test_bad_hex_constant_is_located():
+    with pytest.raises(TileSyntaxError, match="not the hex bytes of f32"):
+        parse_module(kernel('%c = constant <f32: "0x123"> : tile<2xf32>'))

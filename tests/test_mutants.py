@@ -7,7 +7,9 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+# appended, not first: benchmarks/fuzz.py must not shadow the tests' `fuzz` package for the tests
+# of the same worker that import it later (tests/test_bytecode.py)
+sys.path.append(os.path.join(ROOT, "benchmarks"))
 from mutants import MUTANTS  # noqa: E402
 
 

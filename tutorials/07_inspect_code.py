@@ -13,7 +13,9 @@
 # tilepy compiles a kernel in stages you can look at:
 #
 # 1. the Python function is traced into **Tile IR**, NVIDIA's `cuda_tile` MLIR dialect, checked
-#    against the Tile IR spec (`kernel.mlir(*args)` prints it);
+#    against the Tile IR spec (`kernel.mlir(*args)` prints it in NVIDIA's 13.4 syntax, exactly
+#    as NVIDIA's `tileirdisasm` prints the kernel's bytecode; `kernel.mlir(*args,
+#    dialect="spec")` gives the 13.1 spec chapters' spelling);
 # 2. the Tile IR is lowered to **CUDA C++**, one line per op calling small templates of
 #    `tilepy/runtime.h` (`kernel.cuda_source(*args)`);
 # 3. that C++ is compiled by **NVRTC** into a cubin for a GPU (`kernel.compile(*args,

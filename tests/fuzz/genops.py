@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilepy.types import I1, element_type
+from tilepy.types import F32, I1, element_type
 
 from .gen import (FLOATS, INTS, MATH, MAX_NUMEL, SAFE_WITH_INEXACT, Gen, V, is_arith_float,
                   is_int, pow2_shapes, tt)
@@ -61,7 +61,12 @@ def float_unary(g: Gen) -> bool:
             a = g.one("addf", [g.one("absf", [a], [a.type]), g.splat_like(a, 1.0)], [a.type])
         else:
             a = _clamp(g, a, *MATH[name])
-        g.one(name, [a], [a.type], exact=False, weight=4)
+        attrs, weight = {}, 4
+        if name == "exp" and g.d.chance(30):       # NVIDIA 13.3: rounding<approx> (f32) | <full>
+            approx = a.elem == F32 and g.d.chance(50)
+            attrs["rounding_mode"] = "approx" if approx else "full"
+            weight = 16 if approx else 4            # ex2.approx: 2 + 1.16|x| ulp on |x| <= 10
+        g.one(name, [a], [a.type], attrs, exact=False, weight=weight)
     else:
         g.one(name, [a], [a.type], exact=a.exact)
     return True
@@ -162,10 +167,13 @@ def convert(g: Gen) -> bool:
         to = g.d.choice([f for f in FLOATS + ("tf32", "e4m3", "e5m2") if f != e])
         g.one("ftof", [a], [a.type.with_elem(element_type(to))], exact=a.exact)
     elif name == "ftoi":
-        big = {"f16": 60000.0, "bf16": 1e30, "f32": 1e30, "f64": 1e300}[e]
-        a = _clamp(g, a, -big, big, nan=True)
-        g.one("ftoi", [a], [a.type.with_elem(element_type(g.d.choice(INTS)))],
-              {"signedness": g.d.choice(SIGN)})
+        attrs = {"signedness": g.d.choice(SIGN)}
+        if g.d.chance(30):
+            attrs["saturating"] = True   # NVIDIA 13.4: Inf saturates too; no clamp needed
+        else:
+            big = {"f16": 60000.0, "bf16": 1e30, "f32": 1e30, "f64": 1e300}[e]
+            a = _clamp(g, a, -big, big, nan=True)
+        g.one("ftoi", [a], [a.type.with_elem(element_type(g.d.choice(INTS)))], attrs)
     elif name == "itof":
         to = g.d.choice(FLOATS + ("tf32", "e4m3", "e5m2"))
         g.one("itof", [a], [a.type.with_elem(element_type(to))], {"signedness": g.d.choice(SIGN)})

@@ -21,11 +21,17 @@ class Kernel(KernelFunction):
         return trace_kernel(self, params, deps)
 
     # ------------------------------------------------------------------ views for users
-    def mlir(self, *args) -> str:
-        """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`."""
+    def mlir(self, *args, dialect: str = "nvidia") -> str:
+        """The Tile IR (`cuda_tile` dialect text) of this kernel specialized for `args`:
+        NVIDIA's 13.4 syntax, as `tileirdisasm` prints it (`dialect="nvidia"`), or the 13.1
+        spec chapters' syntax (`dialect="spec"`). tilepy's parser reads both."""
         from .compiler import compile_for_args
         try:
-            return compile_for_args(self, args).mlir
+            ck = compile_for_args(self, args)
+            if dialect == "nvidia":
+                return ck.mlir
+            from ..ir.printer import print_module
+            return print_module(ck.module, dialect=dialect)
         except TileError as e:
             raise for_user(e) from None     # the user's line is in the message
 

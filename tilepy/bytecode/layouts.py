@@ -10,19 +10,19 @@ and cuTile's encoder; written as tilepy data.
 
 13.1 spec vs NVIDIA's 13.4 dialect, as handled here (a `since` version on a field: older
 bytecode lacks it, and the writer refuses a non-default value there):
-- `exp` takes `rounding` (13.3; tilepy has none: written as `full`);
+- `exp` takes `rounding` (13.3; absent: written as `full`);
 - `tanh`'s rounding and `negi`'s overflow are in the bytecode since 13.2;
-- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3 (tilepy: unset);
-- `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
-- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
+- `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3;
+- `ftoi`'s `saturating` flag since 13.4; `global`'s visibility and `constant` since 13.3;
+- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; the ops' attribute);
 - `pow` is NVIDIA's `fpowf`;
 - `atan2` is an op since 13.2, `pack`/`unpack`/`mmaf_scaled` since 13.3 (`NEW_OPS`), the
   f8E8M0FNU type since 13.2 (types.py);
 - 13.1's `print_tko` has neither the token operand nor the token result (`results_since`): a
   print whose token tilepy uses cannot be written as 13.1.
-Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,
-gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
-row because tilepy has no op to write.
+NVIDIA's ops beyond the spec chapters (ir/ops_dialect.py) carry their `since` too: 13.3's
+atomic_red_view_tko, alloca, make_gather_scatter_view, make_strided_view; 13.4's fpowi,
+insert, gdc_*, memory_fence_alias_tko: older bytecode cannot hold them and the writer refuses.
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ SIGNED = _a("signedness")
 ORDERING = _a("memory_ordering_semantics")
 SCOPE = _a("memory_scope")
 HINTS = _a("optimization_hints", "hints")
-INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # tilepy: no index is in bounds
+INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # absent: no index is marked
 
 
 # Opcodes newer than 13.1 (tileirdisasm refuses them in older files: "unsupported opcode").
@@ -156,6 +156,22 @@ def _rows() -> dict[str, Layout]:
         "scan": Layout(94, "scan", results="sized", operands="counted", regions=1,
                        attrs=(_a("dim", "int"), _a("reverse", "bool"),
                               _a("identities", "identities"))),
+    })
+    rows["atomic_red_view_tko"] = Layout(     # 13.3; `inbounds` (13.5) is not written
+        117, "atomic_red_view_tko", results="sized", flags=(_f("token"),),
+        attrs=(ORDERING, SCOPE, _a("mode")), operands="groups", since=(13, 3))
+    rows["make_gather_scatter_view"] = Layout(115, "make_gather_scatter_view", since=(13, 3))
+    rows["make_strided_view"] = Layout(116, "make_strided_view", since=(13, 3))
+    rows["alloca"] = Layout(113, "alloca", flags=(_f("global"),),
+                            attrs=(_a("num_elem", "int"), _a("alignment", "int")), since=(13, 3))
+    v134 = (13, 4)
+    rows.update({     # NVIDIA's 13.4 ops (ir/ops_dialect.py)
+        "fpowi": Layout(121, "fpowi", since=v134),
+        "insert": Layout(118, "insert", results="sized", operands="counted", since=v134),
+        "gdc_launch_dependents_tko": Layout(119, "gdc_launch_dependents_tko", operands="counted",
+                                            since=v134),
+        "gdc_wait_tko": Layout(120, "gdc_wait_tko", operands="counted", since=v134),
+        "memory_fence_alias_tko": Layout(122, "memory_fence_alias_tko", since=v134),
     })
     for name, opcode in (("yield", 109), ("continue", 17), ("break", 10), ("return", 92)):
         rows[name] = Layout(opcode, name, results="sized", operands="counted")

@@ -1,8 +1,8 @@
 """Tile IR bytecode -> ir.Module: the inverse of writer.py, driven by the same layout rows (for
 round trips, and to read what NVIDIA's tools write in the versions tilepy writes).
 
-What tilepy's ops cannot hold is refused with a TileUnsupportedFeatureError naming it (a set
-13.4-only flag such as `fast_acc`, an `inbounds` index, an op tilepy does not have)."""
+What tilepy's ops cannot hold is refused with a TileUnsupportedFeatureError naming it (an op
+tilepy does not have, a 13.4 pointer attribute)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +16,7 @@ from ..ir.ops import OPS
 from ..types import TOKEN, PartitionViewType, PtrType, TensorViewType, TileType, element_type
 from ..types import element as E
 from . import types as T
+from .view_types import PADDING_BY_BYTE, decode_view
 from .debuginfo import DI_LOC
 from .layouts import LAYOUTS, Field, Layout
 from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC, SEC_GLOBAL, SEC_STRING,
@@ -24,7 +25,7 @@ from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC
 
 BY_OPCODE = {layout.opcode: (name, layout) for name, layout in LAYOUTS.items()}
 SIMPLE_BY_TAG = {tag: name for name, tag in T.SIMPLE.items()}
-PADDING_BY_BYTE = {b: name for name, b in T.PADDING.items()}
+
 
 
 class _Cursor:
@@ -158,6 +159,9 @@ class _Reader:
             return self._partition_view(c)
         if tag == T.FUNCTION:
             return [[self.type(c.varint()) for _ in range(c.varint())] for _ in range(2)]
+        view = decode_view(self, tag, c)
+        if view is not None:
+            return view
         raise TileUnsupportedFeatureError(f"bytecode: type tag {tag:#x} is not a tilepy type")
 
     def _no_13_4_flags(self, c: _Cursor) -> None:
@@ -189,11 +193,12 @@ class _Reader:
     def _globals(self, c: _Cursor):
         for _ in range(c.varint()):
             sym, t, const, align = (c.varint() for _ in range(4))
-            if self.version >= (13, 3) and (c.byte() or c.varint()):
-                raise TileUnsupportedFeatureError("bytecode: private or constant globals (13.3)")
+            private, constant = (c.byte(), c.varint()) if self.version >= (13, 3) else (0, 0)
             ty = self.type(t)
             yield make_op("global", sym_name=self.strings[sym], type=ty, check=False,
-                          value=self.dense(self.constants[const], ty), alignment=align or None)
+                          value=self.dense(self.constants[const], ty), alignment=align or None,
+                          symbol_visibility="private" if private else None,
+                          constant=bool(constant) or None)
 
     def _function(self, c: _Cursor):
         name = self.strings[c.varint()]
@@ -261,7 +266,8 @@ class _Reader:
             return                               # an optional attribute, absent
         value = _ATTR_READERS[field.enc](self, c, opdef, field, result_types)
         if opdef.member_kind(field.name) == "attr":
-            attrs[field.name] = value
+            if value is not None:
+                attrs[field.name] = value
         elif value != field.default:
             raise TileUnsupportedFeatureError(
                 f"bytecode: {opdef.name}'s '{field.name}' = {value} has no tilepy spelling")
@@ -271,6 +277,7 @@ class _Reader:
             ids = [c.varint() for _ in range(c.varint())]
             fixed = [s for s in opdef.operands if not s.variadic]
             groups = [values[i] for i in ids[:len(fixed)]]
+            groups += [None] * (len(fixed) - len(groups))     # absent trailing optional ones
             return groups + ([[values[i] for i in ids[len(fixed):]]]
                              if len(fixed) < len(opdef.operands) else [])
         groups = []
@@ -361,9 +368,9 @@ def _enum(r: _Reader, c: _Cursor, opdef, field: Field, result_types):
 
 
 def _inbounds(r: _Reader, c: _Cursor, opdef, field: Field, result_types):
-    if any(c.ints(1)):
-        raise TileUnsupportedFeatureError("bytecode: inbounds indices (13.4) have no tilepy spelling")
-    return False
+    """The op's `inbounds` (a bool per index); None when no index is marked."""
+    flags = tuple(bool(b) for b in c.ints(1))
+    return flags if any(flags) else None
 
 
 _ATTR_READERS = {

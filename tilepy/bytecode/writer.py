@@ -91,7 +91,7 @@ class _File:
 
     def global_section(self, globals_) -> bytearray:
         """Each global: name, type, value (constant id), alignment; since 13.3 also its symbol
-        visibility (tilepy's globals are public) and whether it is constant (tilepy: no)."""
+        visibility (public 0, private 1) and whether it is constant."""
         buf = bytearray()
         varint(len(globals_), buf)
         for g in globals_:
@@ -99,9 +99,14 @@ class _File:
             varint(self.types.id(g.type), buf)
             varint(self.constants.id(dense_bytes(g.value)), buf)
             varint(g.attrs.get("alignment") or 0, buf)
+            private = g.attrs.get("symbol_visibility") == "private"
             if self.version >= (13, 3):
-                buf.append(0)               # public
-                varint(0, buf)              # not constant
+                buf.append(int(private))
+                varint(int(bool(g.attrs.get("constant"))), buf)
+            elif private or g.attrs.get("constant"):
+                raise TileUnsupportedFeatureError(
+                    f"bytecode: global @{g.sym_name}'s private/constant needs bytecode 13.3 "
+                    f"(writing {self.version[0]}.{self.version[1]})")
         return buf
 
     # ------------------------------------------------------------------ attributes
@@ -296,16 +301,18 @@ def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:
 
 def _enum(body: _Body, op, field: Field, value) -> None:
     """An enum's byte is its index in the attribute kind's values (tilepy's kinds list them in
-    NVIDIA's order); `exp`'s rounding, which tilepy's op lacks, is a RoundingMode."""
+    NVIDIA's order); a field the op's row lacks is a RoundingMode."""
     own = op.opdef.member_kind(field.name) == "attr"
     kind = op.opdef.attr_spec(field.name).kind if own else ROUNDING
     body.buf.append(kind.values.index(value))
 
 
 def _inbounds(body: _Body, op, field: Field, value) -> None:
+    """One bool per index (an op without the attribute: every index may be out of bounds)."""
     n = len(op.operand_group("index"))
+    flags = value if isinstance(value, tuple) else (False,) * n
     varint(n, body.buf)
-    body.buf += bytes(n)                    # tilepy has no `inbounds`: every index may be out
+    body.buf += bytes(int(bool(b)) for b in flags)
 
 
 def dense_bytes(value) -> bytes:

@@ -230,7 +230,7 @@ def _functor(op: Operation) -> str:
 _ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
             ("ftof", "zero"): "to_e8m0<false>", ("ftof", "positive_inf"): "to_e8m0<true>",
             ("sqrt", "approx"): "sqrt_approx", ("tanh", "approx"): "tanh_approx",
-            ("tanh", "full"): "tanh"}
+            ("tanh", "full"): "tanh", ("exp", "approx"): "exp_approx", ("exp", "full"): "exp"}
 
 
 def _modified(op: Operation, functor: str) -> str:

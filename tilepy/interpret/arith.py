@@ -49,7 +49,7 @@ def _ub(ex, op, mask, what: str):
 _ROUNDINGS = {
     "addf": F.MODES, "subf": F.MODES, "mulf": F.MODES, "fma": F.MODES,
     "divf": F.MODES + ("approx", "full"), "sqrt": F.MODES + ("approx",),
-    "tanh": ("approx", "full"),
+    "tanh": ("approx", "full"), "exp": ("approx", "full"),
 }
 _EXACT = {   # the rational computation of the ops that can round in directed modes
     "addf": operator.add, "subf": operator.sub, "mulf": operator.mul,
@@ -136,7 +136,7 @@ _FUN = {
 }
 # Ops whose result the spec leaves to the implementation's accuracy (documented tolerance).
 INEXACT_OPS = frozenset({"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tan", "sinh",
-                         "cosh", "tanh", "pow", "atan2"})
+                         "cosh", "tanh", "pow", "fpowi", "atan2"})
 
 
 @handler(*_FBIN, "fma")
@@ -150,6 +150,14 @@ def float_nary(ex, op, args):
 def float_unary(ex, op, args):
     elem = _elem(op)
     return [_float_compute(op, elem, [F.to_f64(args[0])], _FUN[op.name])]
+
+
+@handler("fpowi")
+def float_powi(ex, op, args):
+    """source ** exponent, the integer exponent read signed (i1 true is -1)."""
+    elem = _elem(op)
+    n = as_signed(args[1], op.exponent.type.elem).astype(np.float64)
+    return [_float_compute(op, elem, [F.to_f64(args[0]), n], np.power)]
 
 
 @handler("negf", "absf")
@@ -208,7 +216,7 @@ def _check_overflow(ex, op, elem, exact_signed, exact_unsigned):
 def _pyints(a, elem, signed):
     """Object array of Python ints (exact arithmetic of any width)."""
     v = as_signed(a, elem) if signed else as_unsigned(a, elem)
-    return v.astype(object)
+    return np.asarray(v).astype(object)     # a 0-d value too (a numpy scalar's astype is an int)
 
 
 def _from_pyints(v, elem):
@@ -404,14 +412,16 @@ def itof(ex, op, args):
 
 @handler("ftoi")
 def ftoi(ex, op, args):
-    """Round toward zero, saturate to the target range, NaN -> 0, Inf undefined (spec 8.4.4)."""
+    """Round toward zero, saturate to the target range, NaN -> 0, Inf undefined (spec 8.4.4);
+    with NVIDIA's `saturating` (13.4) Inf saturates too."""
     _no_rounding_but(op, "nearest_int_to_zero", "zero")
     elem = _elem(op)
     signed = _signed_attr(op)
     x = F.to_f64(args[0])
-    _ub(ex, op, np.isinf(x), "converting Inf to an integer")
+    if not op.attrs.get("saturating"):
+        _ub(ex, op, np.isinf(x), "converting Inf to an integer")
     lo, hi = int_range(elem, signed)
-    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0))
+    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=float(hi), neginf=float(lo)))
     vals = [min(max(int(v), lo), hi) for v in t.reshape(-1)]
     return [_from_pyints(np.array(vals, dtype=object).reshape(x.shape), elem)]
 

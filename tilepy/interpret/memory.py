@@ -23,17 +23,18 @@ class Allocation:
     name: str
     data: np.ndarray          # 1-d uint8 view of the bytes
     base: int
+    readonly: bool = False    # a `constant` global: a store into it is undefined behavior
 
 
 @dataclass
 class Memory:
     allocs: list[Allocation] = field(default_factory=list)
 
-    def add(self, name: str, flat: np.ndarray) -> int:
+    def add(self, name: str, flat: np.ndarray, readonly: bool = False) -> int:
         """Map a 1-d array's bytes; returns its base address."""
         data = flat.view(np.uint8) if flat.size else np.zeros(0, dtype=np.uint8)
         base = (len(self.allocs) + 1) << SPAN_BITS
-        self.allocs.append(Allocation(name, data, base))
+        self.allocs.append(Allocation(name, data, base, readonly))
         return base
 
     def add_all(self, items: list[tuple[str, np.ndarray]]) -> list[int]:
@@ -113,6 +114,9 @@ class Memory:
         dtype = values.dtype
         k, off = self.locate(addr, dtype.itemsize, what)
         for j in np.unique(k):
+            if self.allocs[int(j)].readonly:
+                raise TileValueError(f"{what}: store into {self.allocs[int(j)].name}, a constant "
+                                     f"global (undefined behavior)")
             sel = k == j
             view = self._typed(int(j), dtype)
             view[off[sel] // dtype.itemsize] = values[sel]

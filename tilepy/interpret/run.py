@@ -89,7 +89,8 @@ def _globals(memory: Memory, module: Module) -> dict[str, int]:
             shape = item.type.shape if isinstance(item.attrs.get("type"), TileType) else \
                 np.shape(dv.array)
             arr = dense_storage(dv, dv.elem, shape).reshape(-1)
-            out[item.sym_name] = memory.add(f"@{item.sym_name}", arr.copy())
+            out[item.sym_name] = memory.add(f"@{item.sym_name}", arr.copy(),
+                                            readonly=bool(item.attrs.get("constant")))
     return out
 
 

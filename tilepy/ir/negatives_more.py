@@ -203,12 +203,13 @@ def _view_negatives(op, fmt, bad_ordering):
             _VIEW_PARAMS, mutate=mutate)
     index_pos = [s.name for s in OPS[op].operands].index("index")
     case("attr:memory_ordering_semantics", o=bad_ordering)
-    case("partition(view)", view="%tv", pv=_TV_T)
+    case("tile_view(view)", view="%tv", pv=_TV_T)
     case("rank_count(index)", idx="%i")
     case("scalar_int(index)", pre="%j = constant <i32: 0> : tile<2xi32>\n", idx="%j, %j", it="tile<2xi32>")
     case("same_type(index)", pre="%j = constant <i64: 0> : tile<i64>\n",
          mutate=lambda m: first(m, op).operands.__setitem__(index_pos + 1, value(m, "j")))
     case("token(token,result_token)", pre="%f = constant <f32: 0.0> : tile<f32>\n", tok=" token = %f")
+    case("inbounds_count", tok=" inbounds = [true]")
 
 
 _view_negatives("load_view_tko", _LD, "release")

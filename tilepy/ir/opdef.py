@@ -45,13 +45,15 @@ MEMORY_ORDERING = EnumKind("MemoryOrderingSemantics", ("weak", "relaxed", "acqui
                                                        "acq_rel"))
 MEMORY_SCOPE = EnumKind("MemoryScope", ("tl_blk", "device", "sys"))
 OVERFLOW = EnumKind("IntegerOverflow", ("none", "no_signed_wrap", "no_unsigned_wrap", "no_wrap"))
+SYMBOL_VISIBILITY = EnumKind("SymbolVisibility", ("public", "private"))   # NVIDIA 13.3 globals
 ATOMIC_MODE = EnumKind("AtomicRMWMode", ("and", "or", "xor", "add", "addf", "max", "min", "umax",
                                          "umin", "xchg"))
 
 # Non-enum attribute kinds: "flag", "int", "ints", "dense", "string", "symbol", "identities",
-# "type", "bool", "hints", "predicate".
+# "type", "bool", "bools" (a tuple of bools, `[true, false]`; absent when none is true), "hints",
+# "predicate".
 ATTR_KINDS = ("flag", "int", "ints", "dense", "string", "symbol", "identities", "type", "bool",
-              "hints", "predicate")
+              "bools", "hints", "predicate")
 
 
 # ---------------------------------------------------------------------------- declarations

@@ -83,9 +83,10 @@ float_op("pow", ("source", "exponent"))
 float_op("atan2", ("x", "y"))
 float_op("sqrt", _UNARY, rounding={**_IEEE_ALL, "approx": (F32,)}, ftz=True)
 float_op("tanh", _UNARY, rounding={"approx": (F32,), "full": _ALL})
+float_op("exp", _UNARY, rounding={"approx": (F32,), "full": _ALL})    # NVIDIA 13.3: rounding<..>
 float_op("exp2", _UNARY, ftz=True)
 float_op("rsqrt", _UNARY, ftz=True)
-for _name in ("negf", "absf", "exp", "log", "log2", "sin", "cos", "tan", "sinh", "cosh",
+for _name in ("negf", "absf", "log", "log2", "sin", "cos", "tan", "sinh", "cosh",
               "floor", "ceil"):
     float_op(_name, _UNARY)
 
@@ -224,9 +225,10 @@ def _itof_e8m0(op):
 _convert("ftof", FLOAT_TYPES, FLOAT_TYPES,
          (A("rounding_mode", ROUNDING, allowed=("nearest_even",) + _E8M0_MODES),),
          "?( rounding<$rounding_mode> )?", (_different, _ftof_rounding))
-_convert("ftoi", FLOAT_TYPES, INT_TYPES,
-         (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",))),
-         "$signedness ?( rounding<$rounding_mode> )?")
+_convert("ftoi", FLOAT_TYPES, INT_TYPES,       # saturating: NVIDIA 13.4 (Inf clamps too)
+         (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",)),
+          A("saturating", "flag")),
+         "$signedness ?( rounding<$rounding_mode> )? ?( saturating$saturating )?")
 _convert("itof", INT_TYPES, FLOAT_TYPES, (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_even",))),
          "$signedness ?( rounding<$rounding_mode> )?", (_itof_e8m0,))
 

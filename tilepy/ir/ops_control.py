@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..types import I1, PtrType, TileType, TokenType, is_power_of_two, scalar_tile
 from .constraints import all_tiles, elem_in, same_shape, scalar, scalar_int, same_type
-from .opdef import A, O, OpDef, R, op, rule
+from .opdef import SYMBOL_VISIBILITY, A, O, OpDef, R, op, rule
 
 
 def _types(vs):
@@ -317,8 +317,12 @@ def _alignment(o):
         return f"alignment must be a positive power of two (got {a})"
 
 
+# NVIDIA 13.3: `global private constant @g ...`: `constant` (read-only while a kernel runs: a store
+# into it is undefined behavior), `symbol_visibility` (public, the default: the host may reach it;
+# private: device only).
 op(OpDef("global", attrs=(A("sym_name", "symbol", False), A("alignment", "int"),
-                          A("value", "dense", False), A("type", "type", False)),
+                          A("value", "dense", False), A("type", "type", False),
+                          A("constant", "flag"), A("symbol_visibility", SYMBOL_VISIBILITY)),
          pure=False, constraints=(_global_type, _global_value, _alignment),
          region_rules=(_top_level,)))
 

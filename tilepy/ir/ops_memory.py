@@ -1,8 +1,8 @@
 """Rows of the memory ops: tokens and pointer loads/stores (8.6), atomics (8.10), views (8.11)."""
 from __future__ import annotations
 
-from ..types import (F16, F32, F64, I1, I32, I64, TOKEN, PartitionViewType, PtrType,
-                     TileType)
+from ..types import (F16, F32, F64, I1, I32, I64, TOKEN, GatherScatterViewType, PartitionViewType,
+                     PtrType, StridedViewType, TileType)
 from .constraints import (member_types, all_tiles, elem_in, elem_is_ptr, is_tensor_view, is_token, same_type,
                           scalar_int)
 from .opdef import (ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule)
@@ -31,11 +31,16 @@ op(OpDef("join_tokens", operands=(O("tokens", variadic=True),), results=(R("resu
 
 
 # -------------------------------------------------------------------------------------- views
-@rule("base_ptr", "base must be a scalar pointer")
-def _tv_base(o):
-    b = o.base.type
-    if not (isinstance(b, TileType) and b.rank == 0 and isinstance(b.elem, PtrType)):
-        return f"base must be a scalar pointer tile<ptr<E>> (got {b})"
+def scalar_pointer(name: str, rule_id: str):
+    @rule(rule_id, f"{name} must be a scalar pointer")
+    def check(o):
+        t = getattr(o, name).type
+        if not (isinstance(t, TileType) and t.rank == 0 and isinstance(t.elem, PtrType)):
+            return f"{name} must be a scalar pointer tile<ptr<E>> (got {t})"
+    return check
+
+
+_tv_base = scalar_pointer("base", "base_ptr")
 
 
 @rule("base_pointee", "must match the view element type")
@@ -102,25 +107,84 @@ def _tile_of_view(name):
     return check
 
 
+TILE_VIEWS = (PartitionViewType, GatherScatterViewType, StridedViewType)
+
+
+@rule("tile_view(view)", "view must be a tile view")
+def _is_tile_view(o):
+    t = o.view.type
+    if not isinstance(t, TILE_VIEWS):
+        return f"view must be a tile view: partition_view, gather_scatter_view or strided_view (got {t})"
+
+
+class _DenseIndices:
+    """An op seen without the sparse index of a gather_scatter_view (the 1-d tile of element
+    indices at sparse_dim): the rules for the other, 0-d, indices run on this."""
+    def __init__(self, op):
+        self._op, v = op, op.view.type
+        self._skip = v.sparse_dim if isinstance(v, GatherScatterViewType) else None
+
+    def operand_group(self, name):
+        group = self._op.operand_group(name)
+        if name == "index" and self._skip is not None and self._skip < len(group):
+            return group[:self._skip] + group[self._skip + 1:]
+        return group
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+
+def _dense(check):
+    """check applied to the op's dense indices (same rule id and phrase)."""
+    return rule(check.rule, check.phrase)(lambda o: check(_DenseIndices(o)))
+
+
+@rule("gather_index", "must be a 1-d integer tile of the tile's extent")
+def _gather_index(o):
+    v = o.view.type
+    if not isinstance(v, GatherScatterViewType) or v.sparse_dim >= len(o.index):
+        return None
+    t, n = o.index[v.sparse_dim].type, v.tile_shape[v.sparse_dim]
+    if not (isinstance(t, TileType) and t.rank == 1 and t.shape[0] == n and
+            not isinstance(t.elem, PtrType) and t.elem.is_int):
+        return (f"index {v.sparse_dim} (the sparse dimension) must be a 1-d integer tile of the "
+                f"tile's extent tile<{n}xiN> (got {t})")
+
+
+@rule("inbounds_count", "inbounds needs one entry per index")
+def _inbounds_count(o):
+    flags = o.attrs.get("inbounds")
+    if flags is not None and len(flags) != len(o.index):
+        return f"inbounds needs one entry per index ({len(o.index)}, got {len(flags)})"
+
+
 def _view_rules(tile_name):
-    return (_is_partition("view"), _count_is_rank("view", "index", "indices"),
-            scalar_int("index"), same_type("index"), _tile_of_view(tile_name),
-            is_token(*_TOKENS))
+    return (_is_tile_view, _count_is_rank("view", "index", "indices"),
+            _dense(scalar_int("index")), _dense(same_type("index")), _gather_index,
+            _tile_of_view(tile_name), is_token(*_TOKENS), _inbounds_count)
+
+
+# NVIDIA 13.4: `inbounds = [true, false]`, per index: the tile at that index lies inside the
+# tensor along that dimension (a promise: breaking it is undefined behavior).
+_INBOUNDS = (A("inbounds", "bools"),)
+_INBOUNDS_SYNTAX = "?( inbounds = $inbounds )?"
 
 
 op(OpDef("load_view_tko", operands=(O("view"), O("index", variadic=True), O("token", optional=True)),
-         attrs=_LOAD, results=(R("tile"), R("result_token")), category="view", pure=False, reads="view",
-         infer=lambda t, a: [t[0].tile_type(), TOKEN],
+         attrs=_LOAD + _INBOUNDS, results=(R("tile"), R("result_token")), category="view",
+         pure=False, reads="view", infer=lambda t, a: [t[0].tile_type(), TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $view[$index] "
-                f"?( token = $token )? {_HINTS} : type($view) ?( , type1($index) )? "
+                f"?( token = $token )? {_HINTS} {_INBOUNDS_SYNTAX} : type($view) "
+                "?( , type1($index) )? "
                 "-> type($tile), type($result_token)",
          constraints=_view_rules("tile")))
 op(OpDef("store_view_tko", operands=(O("tile"), O("view"), O("index", variadic=True),
                                      O("token", optional=True)),
-         attrs=_STORE, results=(R("result_token"),), category="view", pure=False, writes="view",
-         infer=lambda t, a: [TOKEN],
+         attrs=_STORE + _INBOUNDS, results=(R("result_token"),), category="view", pure=False,
+         writes="view", infer=lambda t, a: [TOKEN],
          syntax="$memory_ordering_semantics ?( $memory_scope )? $tile, $view[$index] "
-                f"?( token = $token )? {_HINTS} : type($tile), type($view) ?( , type1($index) )? "
+                f"?( token = $token )? {_HINTS} {_INBOUNDS_SYNTAX} : type($tile), type($view) "
+                "?( , type1($index) )? "
                 "-> type($result_token)",
          constraints=_view_rules("tile")))
 

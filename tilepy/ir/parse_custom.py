@@ -27,6 +27,9 @@ def _entry(p, opdef, nres):
 
 
 def _global(p, opdef, nres):
+    """`global [public|private] [constant] @name [alignment = N] <value> : type`."""
+    visibility = next((v for v in ("public", "private") if p.accept(v)), None)
+    constant = p.accept("constant") or None
     sym = p.expect_re(SYMBOL, "a global name")[1:]
     alignment = None
     if p.accept("alignment"):
@@ -34,8 +37,10 @@ def _global(p, opdef, nres):
         alignment = p.integer("an alignment")
     value = p.dense()
     p.expect(":")
-    return make_op("global", check=False, sym_name=sym, alignment=alignment, value=value,
-                   type=p.type())
+    t = p.type()
+    return make_op("global", check=False, sym_name=sym, alignment=alignment,
+                   value=p.shaped(value, t), type=t, constant=constant,
+                   symbol_visibility=visibility)
 
 
 def _check_type(p, value, t, pos):

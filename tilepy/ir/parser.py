@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..errors import TileError, TileSyntaxError
-from ..types import (ElementType, PartitionViewType, PtrType, TensorViewType, TileType, TOKEN,
-                     Type, element_type)
+from ..types import (ElementType, GatherScatterViewType, PartitionViewType, PtrType,
+                     StridedViewType, TensorViewType, TileType, TOKEN, Type, element_type)
 from .attrs import (PREDICATE_KINDS, AssumePredicate, DenseValue, OptimizationHints,
                     dense_from_literals)
+from . import print_nvidia as nv
 from .builder import make_op
 from .core import Block, Module, Operation, Value
 from .opdef import EnumKind, OpDef
 from .ops import OPS
-from .printer import group_end, syntax_anchor
+from .printer import group_end, syntax_anchor, typed_once
 from .scanner import IDENT, INT, NUMBER, STRING, SYMBOL, VALUE, Scanner, unescape
 
 _DIMS = re.compile(r"(\d+|\?)x")
@@ -43,6 +46,14 @@ class Parser(Scanner):
     def __init__(self, text: str, file: str = "<mlir>"):
         super().__init__(text, file)
         self.scopes: list[dict[str, Value]] = [{}]
+        self.hex_dense: set[int] = set()     # dense values read from hex: 1-d until `shaped`
+
+    def shaped(self, value, t):
+        """A dense value read from hex (its elements in order) in the shape of the type `t`."""
+        if id(value) in self.hex_dense and isinstance(t, TileType) and \
+                value.array.size == int(np.prod(t.shape)):
+            return DenseValue(value.elem, value.array.reshape(t.shape))
+        return value
 
     # ================================================================== types
     def type(self) -> Type:
@@ -55,6 +66,10 @@ class Parser(Scanner):
                 return self._tensor_view()
             if self.accept("partition_view"):
                 return self._partition_view()
+            if self.accept("gather_scatter_view"):
+                return GatherScatterViewType(**self._view_items("gather_scatter_view"))
+            if self.accept("strided_view"):
+                return StridedViewType(**self._view_items("strided_view"))
             if self.accept("token"):
                 return TOKEN
         except TileError as e:
@@ -112,15 +127,20 @@ class Parser(Scanner):
         self.expect(">")
         return TensorViewType(e, tuple(shape), tuple(strides))
 
-    def _partition_view(self) -> PartitionViewType:
-        self.expect("<")
-        self.expect("tile")
+    def _tile_dims(self) -> list[int]:
+        """`=(AxB)` after a view's `tile`."""
         self.expect("=")
         self.expect("(")
         self.skip()
         tile = self._dims()
         tile.append(self.integer("a tile extent"))
         self.expect(")")
+        return tile
+
+    def _partition_view(self) -> PartitionViewType:
+        self.expect("<")
+        self.expect("tile")
+        tile = self._tile_dims()
         view = dim_map = padding = None
         while self.accept(","):         # the spec: view first; NVIDIA's 13.4: padding_value first
             if self.accept("dim_map"):
@@ -137,6 +157,36 @@ class Parser(Scanner):
         if view is None:
             raise self.error("partition_view needs a tensor_view")
         return PartitionViewType(tuple(tile), view, dim_map, padding)
+
+    def _view_items(self, kind: str) -> dict:
+        """The items of a gather_scatter_view / strided_view, in any order: tile=(..),
+        traversal_strides=[..], padding_value = P, sparse_dim=N and the tensor_view."""
+        self.expect("<")
+        items = {}
+        while True:
+            if self.accept("tile"):
+                items["tile_shape"] = tuple(self._tile_dims())
+            elif self.accept("traversal_strides"):
+                self.expect("=")
+                self.expect("[")
+                items["traversal_strides"] = tuple(self.comma_list(self.integer, "]"))
+            elif self.accept("padding_value"):
+                self.expect("=")
+                items["padding_value"] = self.expect_re(IDENT, "a padding value")
+            elif self.accept("sparse_dim"):
+                self.expect("=")
+                items["sparse_dim"] = self.integer("a dimension")
+            else:
+                items["view"] = self.type()
+            if not self.accept(","):
+                break
+        self.expect(">")
+        need = ("tile_shape", "view", "sparse_dim" if kind == "gather_scatter_view" else
+                "traversal_strides")
+        missing = [n for n in need if n not in items]
+        if missing or not isinstance(items["view"], TensorViewType):
+            raise self.error(f"{kind} needs {' and '.join(missing or ['a tensor_view'])}")
+        return items
 
     # ================================================================== attributes
     def literal(self) -> str:
@@ -157,6 +207,15 @@ class Parser(Scanner):
         self.expect(":")
         self.skip()
         start = self.pos
+        if self.peek_re(STRING):               # NVIDIA's large constants: "0x<raw bytes>"
+            text = self.string()
+            self.expect(">")
+            try:
+                value = DenseValue(elem, nv.dense_from_hex(elem, text))
+            except ValueError:
+                raise self.error(f"{text!r} is not the hex bytes of {elem} elements", start) from None
+            self.hex_dense.add(id(value))
+            return value
         nested = self._nested()
         self.expect(">")
         try:
@@ -235,6 +294,8 @@ class Parser(Scanner):
             "symbol": lambda: self.expect_re(SYMBOL, "a symbol")[1:],
             "ints": lambda: self.expect("[") or self.comma_list(self.integer, "]"),
             "bool": lambda: self.expect_re(_BOOL, "true or false") == "true",
+            "bools": lambda: self.expect("[") or tuple(self.comma_list(
+                lambda: self.expect_re(_BOOL, "true or false") == "true", "]")),
             "dense": self.dense, "type": self.type, "predicate": self.predicate, "hints": self.hints,
             "identities": lambda: self.expect("[") or self.comma_list(self.identity, "]"),
         }[kind]
@@ -253,7 +314,7 @@ class Parser(Scanner):
     def define(self, name: str, v: Value, pos: int | None = None):
         if any(name in s for s in self.scopes):
             raise self.error(f"redefinition of {name}", pos)
-        v.hint = name[1:].replace("#", "_")      # %x#1 of a group prints as %x_1
+        v.hint = name[1:]      # %x#1 of a group: printed as %x#1 (nvidia) or %x_1 (spec)
         self.scopes[-1][name] = v
 
     def typed_arg(self, block: Block):
@@ -329,7 +390,10 @@ class Parser(Scanner):
             vals = st["operands"].get(spec.name, [])
             groups.append(vals if spec.variadic else (vals[0] if vals else None))
         result_types = self._result_types(opdef, st, nres)
-        return make_op(opdef.name, *groups, result_types=result_types, check=False, **st["attrs"])
+        first = result_types[0] if result_types else None
+        attrs = {k: self.shaped(v, first) if isinstance(v, DenseValue) else v
+                 for k, v in st["attrs"].items()}
+        return make_op(opdef.name, *groups, result_types=result_types, check=False, **attrs)
 
     def _result_types(self, opdef, st, nres):
         fixed = sum(1 for r in opdef.results if not r.variadic)
@@ -467,9 +531,10 @@ class Parser(Scanner):
         vals = st["operands"].get(name, [])
         self.skip()
         start = self.pos
-        n = 1 if one else len(vals)
-        types = [self.type()] + [self.expect(",") or self.type() for _ in range(n - 1)]
-        for v, t in zip(vals, types * len(vals) if one else types):
+        if one:              # type1: one type for a uniform group, else one each
+            vals = typed_once(vals)
+        types = [self.type()] + [self.expect(",") or self.type() for _ in range(max(len(vals), 1) - 1)]
+        for v, t in zip(vals, types):
             if v.type != t:
                 raise self.error(f"{v.hint and '%' + v.hint or 'operand'} has type {v.type}, "
                                  f"but the text says {t}", start)

@@ -1,16 +1,22 @@
-"""The textual `cuda_tile` syntax (spec chapter 8 examples).
+"""The textual `cuda_tile` syntax, in two dialects: "nvidia" (default; NVIDIA's 13.4 printer, what
+`tileirdisasm` prints: see `print_nvidia.py`) and "spec" (the 13.1 spec chapter 8 listings).
 
-Generic ops follow the `syntax` of their row; ops with regions (entry, for, if, loop, reduce,
-scan), module items (global) and make_tensor_view (mixed static/dynamic lists) have a printer
-function here. `parser.py` reads everything printed here back.
+Generic ops follow the `syntax` of their row (or NVIDIA's, `print_nvidia.SYNTAX`); ops with regions
+(entry, for, if, loop, reduce, scan), module items (global) and make_tensor_view (mixed
+static/dynamic lists) have a printer function here. `parser.py` reads both dialects back.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable
 
+from . import print_nvidia as nv
 from .attrs import escape_string, format_scalar
+from ..errors import TileValueError
 from .core import TEXT, Block, Module, Operation, Value
+from .opdef import tokenize_syntax
+
+DIALECTS = ("nvidia", "spec")
 
 
 class Namer:
@@ -28,6 +34,14 @@ class Namer:
         if key not in self.names:
             self.names[key] = self._fresh(v.hint)
         return self.names[key]
+
+    def group(self, vs) -> str:
+        """Name several results as one group `%x` (NVIDIA: `%x:2 = ...`, used as `%x#1`)."""
+        hint = vs[0].hint
+        base = self._fresh(hint.split("#")[0] if hint else None)
+        for i, v in enumerate(vs):
+            self.names[id(v)] = f"{base}#{i}"
+        return base
 
     def push(self):
         self._saved.append(set(self.used))
@@ -66,6 +80,12 @@ def syntax_anchor(toks) -> str | None:
     return None
 
 
+def typed_once(values) -> list:
+    """The values `type1($x)` prints a type for: the first when all have one type, else each
+    (NVIDIA's printer: a gather_scatter_view's index of 1-d and 0-d tiles)."""
+    return list(values[:1]) if len({v.type for v in values}) <= 1 else list(values)
+
+
 def group_end(toks, i: int) -> int:
     """Index just past the `)?` closing the optional group opened at `i`."""
     j, depth = i + 1, 1
@@ -80,6 +100,8 @@ def attr_text(kind, v) -> str:
         return ""
     if kind == "bool":
         return "true" if v else "false"
+    if kind == "bools":
+        return "[" + ", ".join("true" if b else "false" for b in v) + "]"
     if kind == "ints":
         return "[" + ", ".join(str(x) for x in v) + "]"
     if kind == "string":
@@ -92,7 +114,10 @@ def attr_text(kind, v) -> str:
 
 
 class Printer:
-    def __init__(self, marks: dict[int, str] | None = None):
+    def __init__(self, marks: dict[int, str] | None = None, dialect: str = "nvidia"):
+        if dialect not in DIALECTS:
+            raise TileValueError(f"dialect must be one of {', '.join(DIALECTS)} (got {dialect!r})")
+        self.nvidia = dialect == "nvidia"
         self.lines: list[str] = []
         self.name = Namer()
         self.indent = 0
@@ -105,16 +130,37 @@ class Printer:
     def vals(self, vs) -> str:
         return ", ".join(self.name(v) for v in vs)
 
+    def type(self, t) -> str:
+        return nv.type_text(t) if self.nvidia else str(t)
+
     def types(self, vs) -> str:
-        return ", ".join(str(v.type) for v in vs)
+        return ", ".join(self.type(v.type) for v in vs)
+
+    def attr(self, kind, v) -> str:
+        if self.nvidia and kind in _NVIDIA_ATTRS:
+            return _NVIDIA_ATTRS[kind](v)
+        return attr_text(kind, v)
 
     def results(self, op: Operation) -> str:
-        return f"{self.vals(op.results)} = " if op.results else ""
+        if not op.results:
+            return ""
+        if not self.nvidia:
+            return f"{self.vals(op.results)} = "
+        names = []
+        for spec in op.opdef.results:
+            vs = op.result_group(spec.name)
+            names += [f"{self.name.group(vs)}:{len(vs)}"] if len(vs) > 1 else map(self.name, vs)
+        return ", ".join(names) + " = "
+
+    def op_name(self, op: Operation) -> str:
+        return nv.OP_NAMES.get(op.name, op.name) if self.nvidia else op.name
 
     # ------------------------------------------------------------------ generic syntax
     def generic(self, op: Operation) -> str:
         pieces: list[tuple[str, bool]] = []
         toks = op.opdef.syntax_tokens()
+        if self.nvidia and op.name in nv.SYNTAX:
+            toks = _nvidia_tokens(op.name)
         self._format(op, toks, 0, len(toks), pieces)
         out = ""
         for text, space in pieces:
@@ -128,20 +174,25 @@ class Printer:
             return bool(op.operand_group(name))
         if kind == "result":
             return bool(op.result_group(name))
-        return op.attrs.get(name) not in (None, False)
+        value = op.attrs.get(name)
+        if value in (None, False) or (isinstance(value, tuple) and not any(value)):
+            return False
+        return not (self.nvidia and nv.is_default(op.name, name, value))
 
     def _ref(self, op, name) -> str:
         kind = op.opdef.member_kind(name)
         if kind == "operand":
             return self.vals(op.operand_group(name))
         if kind == "attr":
-            return attr_text(op.opdef.attr_spec(name).kind, op.attrs[name])
+            return self.attr(op.opdef.attr_spec(name).kind, op.attrs[name])
         raise KeyError(f"{op.name}: syntax refers to unknown member ${name}")
 
     def _types(self, op, name, first_only=False) -> str:
         kind = op.opdef.member_kind(name)
         vs = op.operand_group(name) if kind == "operand" else op.result_group(name)
-        return self.types(vs[:1] if first_only else vs)
+        if first_only:       # type1: one type for a uniform group, else one each
+            vs = typed_once(vs)
+        return self.types(vs)
 
     def _format(self, op, toks, i, end, pieces):
         while i < end:
@@ -169,21 +220,27 @@ class Printer:
             custom(self, op)
         else:
             body = self.generic(op)
-            self.emit(f"{self.results(op)}{op.name}{' ' + body if body else ''}")
+            self.emit(f"{self.results(op)}{self.op_name(op)}{' ' + body if body else ''}")
         if id(op) in self.marks:
             self.emit("// error: " + self.marks[id(op)])
 
-    def block(self, block: Block):
+    def block(self, block: Block, implicit: str | None = None):
+        """Print the ops of `block`; NVIDIA leaves out a last `implicit` terminator (the one the
+        parser adds back: `yield` of an if, `continue` of a loop) when it has no operands."""
+        ops = block.ops
+        if self.nvidia and ops and ops[-1].name == implicit and not ops[-1].operands:
+            ops = ops[:-1]
         self.indent += 1
-        for o in block.ops:
+        for o in ops:
             self.op(o)
         self.indent -= 1
 
-    def region(self, header: Callable[[], str], block: Block, trailer: str = "}"):
+    def region(self, header: Callable[[], str], block: Block, trailer: str = "}",
+               implicit: str | None = None):
         """Print `header {`, the block, `trailer`; names made in `header()` are scoped inside."""
         self.name.push()
         self.emit(header() + " {")
-        self.block(block)
+        self.block(block, implicit)
         self.name.pop()
         self.emit(trailer)
 
@@ -193,33 +250,38 @@ def _print_entry(p: Printer, op: Operation):
     blk = op.body.block
 
     def head():
-        args = ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args)
+        args = ", ".join(f"{p.name(a)}: {p.type(a.type)}" for a in blk.args)
         hints = op.attrs.get("optimization_hints")
-        return f"entry @{op.sym_name}({args})" + (f" optimization_hints={hints}" if hints else "")
+        return f"entry @{op.sym_name}({args})" + (
+            f" optimization_hints={p.attr('hints', hints)}" if hints else "")
     p.region(head, blk)
 
 
 def _print_global(p: Printer, op: Operation):
     align = f" alignment = {op.alignment}" if op.alignment is not None else ""
-    p.emit(f"global @{op.sym_name}{align} {op.value} : {op.type}")
+    private = " private" if op.attrs.get("symbol_visibility") == "private" else ""
+    constant = " constant" if op.attrs.get("constant") else ""
+    p.emit(f"global{private}{constant} @{op.sym_name}{align} {p.attr('dense', op.value)} : "
+           f"{p.type(op.type)}")
 
 
 def _print_for(p: Printer, op: Operation):
     blk = op.body.block
     lhs = p.results(op)
     bounds = (f"({p.name(op.lowerBound)} to {p.name(op.upperBound)}, step {p.name(op.step)})"
-              f" : {op.lowerBound.type}")
+              f" : {p.type(op.lowerBound.type)}")
+    unsigned = op.attrs.get("unsignedCmp")
 
     def head():
         iv, carried = blk.args[0], blk.args[1:]
-        text = f"{lhs}for {p.name(iv)} in {bounds}"
-        if op.attrs.get("unsignedCmp"):
+        text = f"{lhs}for{' unsigned' if unsigned and p.nvidia else ''} {p.name(iv)} in {bounds}"
+        if unsigned and not p.nvidia:
             text += " unsigned"
         if carried:
             inits = ", ".join(f"{p.name(a)} = {p.name(v)}" for a, v in zip(carried, op.initValues))
             text += f" iter_values({inits}) -> ({p.types(op.results)})"
         return text
-    p.region(head, blk)
+    p.region(head, blk, implicit="continue")
 
 
 def _print_loop(p: Printer, op: Operation):
@@ -234,7 +296,7 @@ def _print_loop(p: Printer, op: Operation):
         if op.results:
             text += f"{'' if blk.args else ' :'} -> {p.types(op.results)}"
         return text
-    p.region(head, blk)
+    p.region(head, blk, implicit="continue")
 
 
 def _print_if(p: Printer, op: Operation):
@@ -242,15 +304,15 @@ def _print_if(p: Printer, op: Operation):
     if op.results:
         head += f" -> ({p.types(op.results)})"
     else_r = op.elseRegion
-    has_else = bool(else_r.blocks) and not (
+    has_else = bool(else_r.blocks) and (p.nvidia or not (
         len(else_r.block.ops) == 1 and else_r.block.ops[0].name == "yield"
-        and not else_r.block.ops[0].operands)
+        and not else_r.block.ops[0].operands))
     if not has_else:
-        p.region(lambda: head, op.thenRegion.block)
+        p.region(lambda: head, op.thenRegion.block, implicit="yield")
         return
-    p.region(lambda: head, op.thenRegion.block, trailer="} else {")
+    p.region(lambda: head, op.thenRegion.block, trailer="} else {", implicit="yield")
     p.name.push()
-    p.block(else_r.block)
+    p.block(else_r.block, implicit="yield")
     p.name.pop()
     p.emit("}")
 
@@ -260,10 +322,11 @@ def _print_reduce_like(p: Printer, op: Operation):
     head = f"{p.results(op)}{op.name} {p.vals(op.operands)} dim={op.dim}"
     if op.name == "scan":
         head += f" reverse={'true' if op.reverse else 'false'}"
-    head += (f" identities={attr_text('identities', op.identities)} : "
+    head += (f" identities={p.attr('identities', op.identities)} : "
              f"{p.types(op.operands)} -> {p.types(op.results)}")
     p.emit(head)
-    p.region(lambda: "(" + ", ".join(f"{p.name(a)}: {a.type}" for a in blk.args) + ")", blk)
+    p.region(lambda: "(" + ", ".join(f"{p.name(a)}: {p.type(a.type)}" for a in blk.args) + ")",
+             blk)
 
 
 def _print_make_tensor_view(p: Printer, op: Operation):
@@ -277,9 +340,21 @@ def _print_make_tensor_view(p: Printer, op: Operation):
     shape = items(shape_t, op.dynamicShape)
     strides = items(strides_t, op.dynamicStrides)
     dyn = list(op.dynamicShape) + list(op.dynamicStrides)
-    types = f"{dyn[0].type} -> {t}" if dyn else str(t)
+    types = f"{p.type(dyn[0].type)} -> {p.type(t)}" if dyn else p.type(t)
     p.emit(f"{p.results(op)}make_tensor_view {p.name(op.base)}, shape = [{shape}], "
            f"strides = [{strides}] : {types}")
+
+
+_NVIDIA_ATTRS = {"dense": nv.dense_text, "string": nv.string_text, "type": nv.type_text,
+                  "hints": nv.hints_text,
+                  "identities": lambda ds: "[" + ", ".join(map(nv.identity_text, ds)) + "]"}
+
+
+_TOKENS = {name: tokenize_syntax(text) for name, text in nv.SYNTAX.items()}
+
+
+def _nvidia_tokens(name: str):
+    return _TOKENS[name]
 
 
 CUSTOM: dict[str, Callable[[Printer, Operation], None]] = {
@@ -289,8 +364,10 @@ CUSTOM: dict[str, Callable[[Printer, Operation], None]] = {
 }
 
 
-def print_module(module: Module, marks: dict[int, str] | None = None) -> str:
-    p = Printer(marks)
+def print_module(module: Module, marks: dict[int, str] | None = None,
+                 dialect: str = "nvidia") -> str:
+    """The module's text in NVIDIA's 13.4 syntax (`dialect="nvidia"`) or the 13.1 spec's."""
+    p = Printer(marks, dialect)
     p.emit(f"cuda_tile.module @{module.name} {{")
     p.indent += 1
     for item in module.items:
@@ -300,8 +377,8 @@ def print_module(module: Module, marks: dict[int, str] | None = None) -> str:
     return "\n".join(p.lines) + "\n"
 
 
-def print_op(op: Operation) -> str:
-    p = Printer()
+def print_op(op: Operation, dialect: str = "nvidia") -> str:
+    p = Printer(dialect=dialect)
     p.op(op)
     return "\n".join(p.lines)
 

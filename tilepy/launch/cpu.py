@@ -159,11 +159,21 @@ def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -
 
 
 class Report(ctypes.Structure):
-    """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released."""
+    """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released.
+    `pool`: the process's worker pool (POOL), so that every library's launches share one."""
     _fields_ = [("watch_signals", ctypes.c_int), ("signal", ctypes.c_int),
                 ("asserts", ctypes.c_int), ("nextents", ctypes.c_int), ("extents", ctypes.c_void_p),
-                ("error_line", ctypes.c_int), ("error_file", ctypes.c_char * 1024),
-                ("error", ctypes.c_char * 1024)]
+                ("pool", ctypes.c_void_p), ("error_line", ctypes.c_int),
+                ("error_file", ctypes.c_char * 1024), ("error", ctypes.c_char * 1024)]
+
+    def __init__(self):
+        super().__init__()
+        self.pool = POOL.get("run")
+
+
+# The worker pool's entry (cpu_pool.h): every kernel library has one, and the first library loaded
+# runs the process's pool (ctypes never unloads it). A dict: setdefault is atomic across threads.
+POOL: dict[str, int] = {}
 
 
 _MAIN_THREAD = threading.main_thread().ident
@@ -233,6 +243,7 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
 def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
     """A loaded kernel library with its entry point's signature declared."""
     fn = getattr(lib, ENTRY)
+    POOL.setdefault("run", ctypes.cast(lib.tp_cpu_pool_run, ctypes.c_void_p).value)
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
                    [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])

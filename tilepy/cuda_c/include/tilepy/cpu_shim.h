@@ -26,9 +26,9 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
+
+#include "tilepy/cpu_pool.h"
 
 #if defined(TP_FAITHFUL)
 #if TP_NT < 1 || TP_NT > 1024
@@ -162,6 +162,7 @@ struct Report {
   int asserts;             // out: tile assertions that failed in this launch
   int nextents;            // in (host entry): the array arguments' address ranges, -1: unchecked
   const Extent* extents;
+  const void* pool;        // in: the process's worker pool, a tp_cpu_pool_run (null: this library's)
   int error_line;          // out: the first error, and the user's line it happened at (if known)
   char error_file[1024];
   char error[1024];
@@ -182,6 +183,7 @@ inline bool stopping() {
 // the signal, for the launch only; Python re-raises it afterwards). An ignored SIGINT stays so.
 class LaunchScope {
   std::lock_guard<std::mutex> serial_{launch_mutex};
+  using PoolRun = decltype(&tp_cpu_pool_run);
   Report* report_;
   bool watching_ = false;
   struct sigaction old_{};
@@ -205,6 +207,13 @@ class LaunchScope {
     watching_ = old_.sa_handler != SIG_IGN;
     if (!watching_) sigaction(SIGINT, &old_, nullptr);
   }
+  // Run `body` on `workers` threads, this one included (cpu_pool.h: fewer when the system
+  // refuses more threads, or when some are late and this one took every block).
+  template <class F> void run_workers(int workers, const F& body) const {
+    if (workers <= 1) return body();
+    const PoolRun run = report_->pool ? (PoolRun)report_->pool : tp_cpu_pool_run;
+    run(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
+  }
   ~LaunchScope() {
     if (watching_) sigaction(SIGINT, &old_, nullptr);
     report_->signal = stop_signal.load();
@@ -215,19 +224,6 @@ class LaunchScope {
   }
 };
 
-// Run `body` on `workers` OS threads, this one included (fewer when the system refuses more).
-template <class F> void run_workers(int workers, const F& body) {
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) {
-    try {
-      pool.emplace_back(body);
-    } catch (const std::system_error&) {
-      break;
-    }
-  }
-  body();
-  for (auto& t : pool) t.join();
-}
 }}  // namespace tp::cpu
 
 #define threadIdx (tp::cpu::cur->tid)
@@ -316,7 +312,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     }
     cur = nullptr;
   };
-  run_workers(workers, worker);
+  scope.run_workers(workers, worker);
   return failed.load() ? -2 : 0;
 }
 }}  // namespace tp::cpu

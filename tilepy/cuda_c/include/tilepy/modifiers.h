@@ -33,6 +33,7 @@ TP_PTX_F32_2(ptx_div_approx, "div.approx.f32")
 TP_PTX_F32_2(ptx_div_full, "div.full.f32")
 TP_PTX_F32_1(ptx_sqrt_approx, "sqrt.approx.f32")
 TP_PTX_F32_1(ptx_tanh_approx, "tanh.approx.f32")
+TP_DEV float ptx_exp_approx(float a) { return __expf(a); }    // ex2.approx of a*log2(e)
 #undef TP_PTX_F32_1
 #undef TP_PTX_F32_2
 #define TP_APPROX_F32(PTX, EXACT) PTX
@@ -52,6 +53,7 @@ TP_APPROX(divf_approx, divf, ptx_div_approx)
 TP_APPROX(divf_full, divf, ptx_div_full)
 TP_APPROX(sqrt_approx, sqrt, ptx_sqrt_approx)
 TP_APPROX(tanh_approx, tanh, ptx_tanh_approx)
+TP_APPROX(exp_approx, exp, ptx_exp_approx)
 #undef TP_APPROX
 #undef TP_APPROX_F32
 }  // namespace op
