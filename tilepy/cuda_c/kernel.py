@@ -13,6 +13,7 @@ from ..lowering.assign_layouts import LayoutPlan
 from ..lowering.plan import KernelPlan
 from . import emit_control, emit_mma, emit_ops, emit_pipeline  # noqa: F401  (they register their ops)
 from .targets import MAX_SMEM, PIPELINE_SMEM, kib
+from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
 
@@ -61,7 +62,7 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKer
     decls = _smem_decls(ctx, scratch)
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, total, plan.nt, user)
+    return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total, plan.nt, user)
 
 
 def smem_user(ctx: EmitContext) -> tuple:

@@ -29,6 +29,7 @@ import sys
 
 import numpy as np
 
+from ..cuda_c.names import kernel_symbol
 from ..errors import TileLaunchError, TileValueError
 from ..host import driver as gpu_driver
 
@@ -242,7 +243,7 @@ def load_code(kind: str, data: bytes, name: str, drv=None):
     oc = drv.core.ObjectCode
     try:
         code = oc.from_cubin(data, name=name) if kind == "cubin" else oc.from_ptx(data, name=name)
-        return code.get_kernel(name)
+        return code.get_kernel(kernel_symbol(name))
     except drv.errors as e:
         raise TileLaunchError(f"the driver could not load kernel '{name}' ({kind}): {e}") from None
 
