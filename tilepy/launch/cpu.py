@@ -153,8 +153,9 @@ def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -
             strides.append("1" if st is None else vals[st])
             shape.append(vals[index[f"{n}_shape_{len(shape)}"]])
         items.append(f"tp::cpu::extent({p}, sizeof(*{p}), {{{', '.join(shape)}}}, "
-                     f"{{{', '.join(strides)}}})")
-    return (f"  const tp::cpu::Extent tp_extents[] = {{{''.join(i + ', ' for i in items)}{{0, 0}}}};\n"
+                     f"{{{', '.join(strides)}}}, \"{n}\")")
+    listed = "".join(i + ", " for i in items)
+    return (f"  const tp::cpu::Extent tp_extents[] = {{{listed}{{0, 0, 0, \"\"}}}};\n"
             f"  report->extents = tp_extents;\n  report->nextents = {len(items)};\n")
 
 

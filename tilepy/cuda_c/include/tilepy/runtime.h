@@ -866,8 +866,12 @@ template <class T> TP_DEV void st(T* p, T v) {
 #endif
 
 namespace op {
-struct offset {  // ptr + offset elements
+struct offset {  // ptr + offset elements (the CPU tracks the array it came from: cpu_shim.h)
+#ifdef TP_GPU
   template <class P, class I> TP_DEV P operator()(P p, I o) const { return p + (int64_t)o; }
+#else
+  template <class P, class I> P operator()(P p, I o) const { return cpu::offset_ptr(p, (int64_t)o); }
+#endif
 };
 struct load_ptr {  // masked-off elements take the padding value
   TP_AT_MEMBER
