@@ -394,7 +394,7 @@ def _run(c: Compiled, stream, grid, infos):
             raise TileValueError(_device_mismatch(c, "cpu"))
         return _run_cpu(c, grid, values)
     from ..host import driver as gpu_driver
-    from ..launch import gpu
+    from ..launch import gpu, print_log
     drv = gpu_driver.current()
     if not drv.available():
         raise TileLaunchError(f"kernel '{c.name}' was compiled for {c.arch} but no NVIDIA "
@@ -417,7 +417,12 @@ def _run(c: Compiled, stream, grid, infos):
             c._lib = kernels
         stream = gpu.resolve_stream(stream, infos, dev, drv)
         cfg = drv.core.LaunchConfig(grid=grid, block=c.block, shmem_size=c.smem)
-        drv.core.launch(stream, cfg, kern, *[gpu.gpu_arg(v) for v in values])
+        args = [gpu.gpu_arg(v) for v in values]
+        if print_log.LOG.encode() not in c.data:
+            drv.core.launch(stream, cfg, kern, *args)
+        else:                                 # a kernel that prints (launch/print_log.py)
+            gpu.kernel_log(kern, c.name, drv).run(
+                lambda: (drv.core.launch(stream, cfg, kern, *args), stream.sync()), c.name, stream)
     except drv.errors as e:
         raise TileLaunchError(f"launching kernel '{c.name}' failed: {e}") from None
     finally:

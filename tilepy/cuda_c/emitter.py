@@ -46,6 +46,7 @@ class EmitContext:
     smem_user: tuple = (0, "", None)   # (bytes, what, loc) of the largest shared-memory user
     op: Operation | None = None        # the op being emitted
     params: list[tuple[str, str]] = field(default_factory=list)
+    prints: list = field(default_factory=list)    # print-op table (emit_ops.emit_print)
 
     def fresh(self, hint: str | None) -> str:
         base = hint or ""

@@ -59,6 +59,8 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKer
                 f"kernel '{entry.sym_name}' needs {kib(total)} of shared memory, more than any "
                 f"GPU gives one block ({kib(MAX_SMEM)}); the largest part is {user[0]}: use "
                 f"smaller tiles")
+    if ctx.prints:
+        ctx.tables += emit_ops.print_globals(ctx.prints)
     decls = _smem_decls(ctx, scratch)
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))

@@ -21,7 +21,10 @@ Context: a launch makes the arguments' device current and puts the caller's cont
 Errors: CUDA errors of loading and launching raise TileLaunchError. A kernel with device
 assertions or prints is synchronized after its launch: a failed `assert_` (which traps) raises
 TileLaunchError there, at the launch that failed -- and the CUDA context is then unusable for
-the rest of the process, as after any trap -- and its printf output is out when launch returns.
+the rest of the process, as after any trap. Print ops do not use device printf: each writes one
+record into the kernel's print log, which the host reads and formats after the synchronization
+(launch/print_log.py), so its output is out, one whole print op at a time and in the CPU
+backend's format, when launch returns. Assertion messages still use printf.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from ..errors import TileLaunchError, TileValueError
 from ..host import driver as gpu_driver
 
 CUDA_GRID_YZ = 65535               # CUDA's limit on grid y and z (x: 2^31-1, above tilepy's 2^24-1)
-PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that print (default 1 MiB)
+PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that assert (default 1 MiB)
 _LEGACY, _PER_THREAD = 1, 2        # CU_STREAM_LEGACY / CU_STREAM_PER_THREAD handles
 
 
@@ -223,6 +226,23 @@ def loaded_kernel(ck, dev, drv=None):
     return kern
 
 
+_LOGS: dict = {}
+
+
+def kernel_log(kern, name: str, drv=None):
+    """The print log of a loaded kernel that prints (one per loaded kernel: its launches share
+    the log's lock); the kernel's device must be current."""
+    from .print_log import DeviceLog
+    drv = drv or gpu_driver.current()
+    log = _LOGS.get((drv, kern))
+    if log is None:
+        try:
+            log = _LOGS[(drv, kern)] = DeviceLog(drv, kern)
+        except drv.errors as e:
+            raise TileLaunchError(f"the print log of kernel '{name}' was not found: {e}") from None
+    return log
+
+
 def allow_dynamic_smem(kern, dev, artifact, target: str, drv=None):
     """Let `kern` take the artifact's dynamic shared memory (`artifact.smem_bytes`, which the
     launch passes as shmem_size; issue 13): above the 48 KiB every block gets, check it against
@@ -250,7 +270,7 @@ def load_code(kind: str, data: bytes, name: str, drv=None):
 
 def debug_ops(source: str) -> tuple[bool, bool]:
     """(asserts, prints): does the kernel's source assert or print on the device?"""
-    return "tp::tile_assert(" in source, "tp::print_" in source
+    return "tp::tile_assert(" in source, "tp::print_record(" in source
 
 
 class DeviceContext:

@@ -217,7 +217,6 @@ struct Report {
 };
 inline std::atomic<int> assert_failures{0};
 inline std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
-inline thread_local std::string print_buffer;    // tile printing (runtime.h: print_append)
 inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
 
 // Workers take no new block once this is true: a signal arrived or the launch failed.
@@ -242,7 +241,6 @@ class LaunchScope {
     nextents = r->nextents;
     assert_failures = 0;
     stop_signal = 0;
-    print_buffer.clear();
   }
   void watch(long nblocks, int workers) {
     if (!report_->watch_signals || nblocks <= workers) return;
