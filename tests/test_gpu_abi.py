@@ -5,6 +5,13 @@ driver lays out kernelParams (each value at its natural alignment, in order); th
 within the cubin's max threads (`__launch_bounds__`); the static shared memory is within what
 a block may have without opting in (48 KiB), and tilepy asks for no dynamic shared memory.
 
+Every other kernel the suite compiles (the ad-hoc kernels of other test files) is covered by
+parameter class: tests/conftest.py records the (C++ type, packed type) class of each parameter of
+each compile, `test_every_parameter_class` checks every class against the cubins (its docstring
+says why that is enough) and the run fails on a class it does not check. Block size and shared
+memory are per-kernel facts, checked here for the kernels above; the block is the kernel's
+`TP_NT`, the same constant as its `__launch_bounds__`, for every kernel by construction.
+
 Also: our ELF reader agrees with `cuobjdump -elf`, and a seeded packing mistake (two parameters
 swapped, a scalar mis-sized) fails both this check and the fake driver."""
 import os

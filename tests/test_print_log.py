@@ -124,3 +124,17 @@ def test_a_corrupt_record_is_reported_not_misread():
     text, n = ops.format(good + bad + good)
     assert n == 1 and text == "v=7\n[tilepy: print log record at byte 32 is corrupt; the rest is " \
                               "not shown]\n"
+
+
+@pytest.mark.parametrize("arch", ["cpu", "sm_90"])
+def test_ahead_of_time_compiled_kernels_print_through_their_log(capfd, arch):
+    """A saved kernel carries its print-op table inside its code (the cubin or the library)."""
+    x = _rows_args()[0][:4]
+    want = sorted(f"block {b}: [[{', '.join(map(str, x[b]))}]] | sum {x[b].sum()}" for b in range(4))
+    capfd.readouterr()
+    if arch == "cpu":
+        rows.compile(x, arch=arch).launch(None, (4,), (x,))
+    else:
+        with FakeDriver():                  # (it runs the cubins NVRTC made while installed)
+            rows.compile(x, arch=arch).launch(None, (4,), (cuda_array(x),))
+    assert sorted(capfd.readouterr().out.splitlines()) == want
