@@ -10,6 +10,7 @@ compiled kernel and its params, packing placeholder values with the real pack_ar
 """
 from __future__ import annotations
 
+import ctypes
 import types
 
 from tilepy.host.params import ArrayListParam, ArrayParam, ScalarParam
@@ -17,17 +18,21 @@ from tilepy.host.params import ArrayListParam, ArrayParam, ScalarParam
 # The classes test_gpu_abi.py::test_every_parameter_class checks against NVRTC's cubins (it also
 # checks that its kernel, `every_parameter`, has exactly these).
 COVERED = frozenset({
-    ("tp::ptr<bool>", "c_void_p"), ("tp::ptr<int8_t>", "c_void_p"),
-    ("tp::ptr<int16_t>", "c_void_p"), ("tp::ptr<int32_t>", "c_void_p"),
-    ("tp::ptr<int64_t>", "c_void_p"), ("tp::ptr<__half>", "c_void_p"),
-    ("tp::ptr<__nv_bfloat16>", "c_void_p"), ("tp::ptr<float>", "c_void_p"),
-    ("tp::ptr<double>", "c_void_p"), ("tp::ptr<tp::f8e4m3>", "c_void_p"),
-    ("tp::ptr<tp::f8e5m2>", "c_void_p"), ("tp::ptr<tp::f8e8m0>", "c_void_p"),
-    ("int32_t", "c_int"),
-    ("bool", "c_bool"), ("int8_t", "c_byte"), ("int8_t", "c_ubyte"), ("int16_t", "c_short"),
-    ("int16_t", "c_ushort"), ("int32_t", "c_uint"), ("int64_t", "c_long"),
-    ("int64_t", "c_ulong"), ("__half", "c_ushort"), ("float", "c_float"),
+    ("tp::ptr<bool>", "pointer"), ("tp::ptr<int8_t>", "pointer"), ("tp::ptr<int16_t>", "pointer"),
+    ("tp::ptr<int32_t>", "pointer"), ("tp::ptr<int64_t>", "pointer"), ("tp::ptr<__half>", "pointer"),
+    ("tp::ptr<__nv_bfloat16>", "pointer"), ("tp::ptr<float>", "pointer"),
+    ("tp::ptr<double>", "pointer"), ("tp::ptr<tp::f8e4m3>", "pointer"),
+    ("tp::ptr<tp::f8e5m2>", "pointer"), ("tp::ptr<tp::f8e8m0>", "pointer"),
+    ("int32_t", "int32"),
+    ("bool", "bool"), ("int8_t", "int8"), ("int8_t", "uint8"), ("int16_t", "int16"),
+    ("int16_t", "uint16"), ("int32_t", "uint32"), ("int64_t", "int64"), ("int64_t", "uint64"),
+    ("__half", "uint16"), ("float", "float32"),
 })
+# pack_args's ctypes types by what they hold (c_int64 is c_long or c_longlong by platform).
+PACKED = {ctypes.c_void_p: "pointer", ctypes.c_bool: "bool", ctypes.c_int8: "int8",
+          ctypes.c_uint8: "uint8", ctypes.c_int16: "int16", ctypes.c_uint16: "uint16",
+          ctypes.c_int32: "int32", ctypes.c_uint32: "uint32", ctypes.c_int64: "int64",
+          ctypes.c_uint64: "uint64", ctypes.c_float: "float32", ctypes.c_double: "float64"}
 
 
 def _placeholder(p):
@@ -45,10 +50,14 @@ def classes(ck, params, pack_args=None) -> set[tuple[str, str]]:
     emitted = getattr(ck.emitted, "params", None)
     if emitted is None:                      # not the C++ backend: no GpuPlan launch
         return set()
-    values = pack_args(params, [_placeholder(p) for p in params])
+    from tilepy.errors import TileError
+    try:
+        values = pack_args(params, [_placeholder(p) for p in params])
+    except TileError:                        # arguments tilepy cannot pack: never launched
+        return set()
     if len(values) != len(emitted):
         return {(f"{len(emitted)} C++ parameters", f"{len(values)} packed values")}
-    return {(t, type(v).__name__) for (t, _), v in zip(emitted, values)}
+    return {(t, PACKED.get(type(v), type(v).__name__)) for (t, _), v in zip(emitted, values)}
 
 
 class Recorder:

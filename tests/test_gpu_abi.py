@@ -178,9 +178,9 @@ def test_every_parameter_class():
 
 def test_the_suite_check_names_a_class_it_does_not_cover():
     from abi_coverage import Recorder
-    seen = {("tp::ptr<float>", "c_void_p"): "vadd", ("tp::float4", "c_void_p"): "new_kind"}
+    seen = {("tp::ptr<float>", "pointer"): "vadd", ("tp::float4", "pointer"): "new_kind"}
     assert Recorder().uncovered(seen) == ["kernel 'new_kind' has a parameter tp::float4 packed "
-                                          "as c_void_p"]
+                                          "as pointer"]
 
 
 def test_the_gpu_plan_packs_each_value_at_its_width():

@@ -108,8 +108,9 @@ def test_the_log_is_a_global_of_the_cubin_sized_as_the_host_reads_it():
     """NVRTC's cubin defines `tp_print_log` (header + TP_PRINT_LOG_BYTES, zero-filled: no file
     size) and `tp_print_ops` with C names, as cuLibraryGetGlobal looks them up; the kernel
     calls no device printf (`vprintf`, which a kernel with assertions does call)."""
-    ck = compile_for_args(rows, _rows_args())
-    for arch in ("sm_80", "sm_90"):
+    for (kernel, args), arch in [((rows, _rows_args()), "sm_80"), ((rows, _rows_args()), "sm_90"),
+                                 ((kinds, _kinds_args()), "sm_90")]:
+        ck = compile_for_args(kernel, args)
         cubin = compile_cubin(ck.compile_source(), arch, ck.name)
         syms = symbols(cubin.data)
         assert syms[print_log.LOG] == print_log.HEADER + print_log.LOG_BYTES
