@@ -22,11 +22,13 @@ sizeof static static_assert static_cast struct switch template this thread_local
 typedef typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq
 """.split())
 
-# Names the emitted code and the runtime headers spell without a namespace.
+# Names the emitted code and the runtime headers spell without a namespace, and macros of the
+# C and CUDA headers they include.
 EMITTED = frozenset("""
 threadIdx blockIdx blockDim gridDim warpSize tp dim3 main std int8_t int16_t int32_t int64_t
-uint8_t uint16_t uint32_t uint64_t size_t uintptr_t intptr_t ptrdiff_t assert printf NULL
-INFINITY NAN
+uint8_t uint16_t uint32_t uint64_t size_t uintptr_t intptr_t ptrdiff_t assert printf memcpy NULL
+INFINITY NAN HUGE_VAL errno stdin stdout stderr EOF CHAR_BIT INT_MAX INT_MIN UINT_MAX FLT_MAX
+DBL_MAX M_PI M_E SIGINT
 """.split())
 
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
