@@ -1,5 +1,7 @@
 """Long differential-fuzzing run: random valid Tile IR kernels through the reference interpreter,
-the CPU backend in fast and faithful mode (and an NVRTC compile of every batch).
+the CPU backend in fast and faithful mode (and an NVRTC compile of every batch); with the
+nvidia-cuda-tileiras wheel installed, every batch's bytecode also through NVIDIA's verifier
+(tileirdisasm), whose rejections are findings too (skipped, and said, without the wheel).
 
     python benchmarks/fuzz.py                    # 2400 kernels, seed 0
     python benchmarks/fuzz.py --kernels 10000 --seed 7 --batch 12 --inputs 2
@@ -58,7 +60,10 @@ def run(kernels: int, batch: int, inputs: int, rng_seed: int, out: str):
                 compared_ops.update(_ir_ops(o.case, dce=True))
             if o.status in ("mismatch", "compile-error"):
                 findings.append((o.status, o.execution, o.detail, o.case))
-        done = sum(stats.values())
+            stats["nvidia-" + (o.nvidia.split(":")[0] or "unchecked")] += 1
+            if o.nvidia.startswith("rejected"):
+                findings.append(("nvidia-rejected", "tileirdisasm", o.nvidia, o.case))
+        done = _tried(stats)
         print(f"\r{done} kernels, {len(findings)} finding(s), {time.time() - t0:.0f} s",
               end="", file=sys.stderr, flush=True)
 
@@ -73,8 +78,15 @@ def run(kernels: int, batch: int, inputs: int, rng_seed: int, out: str):
     return stats, findings
 
 
+def _tried(stats) -> int:
+    """Kernels tried (the nvidia-* counts are verdicts on the same kernels)."""
+    return sum(n for k, n in stats.items() if not k.startswith("nvidia-"))
+
+
 def _table(stats, ops, compared_ops, findings, elapsed, inputs):
-    total = sum(stats.values())
+    total = _tried(stats)
+    import bytecode_util
+    verifier = "each batch" if bytecode_util.TILEIRDISASM else "skipped (no nvidia-cuda-tileiras)"
     rows = [
         ("kernels tried", total),
         ("  agree across " + " + ".join(["interpreter", *EXECUTIONS]), stats["agree"]),
@@ -82,6 +94,9 @@ def _table(stats, ops, compared_ops, findings, elapsed, inputs):
         ("  mismatches", stats["mismatch"]),
         ("  compiler errors (g++ or NVRTC)", stats["compile-error"]),
         ("  harness errors", stats["harness-error"]),
+        (f"NVIDIA's verifier (tileirdisasm): {verifier}", ""),
+        ("  accepted", stats["nvidia-accepted"]),
+        ("  rejected", stats["nvidia-rejected"]),
         ("input sets per kernel", inputs),
         ("executions compared per kernel", len(EXECUTIONS)),
         ("wall time (s)", f"{elapsed:.0f}"),

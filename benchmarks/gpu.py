@@ -10,7 +10,9 @@
    forward d=64 and d=128 (torch's scaled_dot_product_attention), vector add 2^26 -- with time,
    TFLOP/s or GB/s, % of the device's peak and the ratio to torch, written as Markdown and JSON.
    tilepy's matmul writes an f32 C (it accumulates in C's dtype), torch's a C of the inputs'
-   dtype (accumulated in f32 by cuBLAS). One GPU compiler column: NVRTC C++ (tileiras joins when tilepy speaks NVIDIA's Tile IR).
+   dtype (accumulated in f32 by cuBLAS). One row per problem and GPU compiler present: NVRTC
+   C++, and tilepy's Tile IR through NVIDIA's tileiras when it is installed and the driver is
+   r580+ (the same kernels with `compiler="tileiras"`).
 
 The GPU is reached through tilepy's driver seam (tilepy.launch.gpu_driver), with arrays of its
 own (device memory from the driver, `__cuda_array_interface__`), so neither torch nor cupy is
@@ -155,11 +157,26 @@ def timed(fn, sync, iters: int, repeat: int) -> float:
     return float(np.median(runs))
 
 
-def problems(scale: int = 1):
+COMPILER_NAMES = {"nvrtc": "NVRTC C++", "tileiras": "tileiras (Tile IR)"}
+
+
+def table_compilers(drv) -> list[str]:
+    """The GPU compilers the table compares: those present whose cubins the driver loads."""
+    from tilepy.doctor.backends import _tileiras_skip, gpu_compilers
+    return [c for c in gpu_compilers() if c == "nvrtc" or _tileiras_skip(drv) is None]
+
+
+def problems(scale: int = 1, compiler: str = "nvrtc"):
     """(name, unit, work, make) per table row: `work` in FLOPs or bytes; make(torch, dev) ->
-    (tilepy launch thunk, torch thunk). `scale` divides the sizes (tests)."""
+    (tilepy launch thunk, torch thunk). `scale` divides the sizes (tests); `compiler`: the GPU
+    compiler of tilepy's kernels."""
     from definitions import load
-    t2, t3, t4, t5 = (load(n) for n in ("02_softmax", "03_matmul", "04_layernorm", "05_attention"))
+
+    def kernels(name):
+        module = load(name)
+        return type("Kernels", (), {k: v.replace_hints(compiler=compiler)
+                                    for k, v in vars(module).items() if isinstance(v, ct.Kernel)})
+    t2, t3, t4, t5 = (kernels(n) for n in ("02_softmax", "03_matmul", "04_layernorm", "05_attention"))
     out = []
     for dt in ("float16", "bfloat16"):
         for m, n, k in ((4096, 4096, 4096), (4000, 3000, 5000)):
@@ -174,7 +191,7 @@ def problems(scale: int = 1):
         out.append((f"attention f16 bh={bh} s={s} d={d}", "TFLOP/s", 4 * bh * s * s * d,
                     _attention(t5.attention, bh, s, d)))
     n = (1 << 26) // scale
-    out.append((f"vector add f32 n={n}", "GB/s", 3 * n * 4, _vadd(load("01_vector_add").vector_add, n)))
+    out.append((f"vector add f32 n={n}", "GB/s", 3 * n * 4, _vadd(kernels("01_vector_add").vector_add, n)))
     return out
 
 
@@ -230,18 +247,25 @@ def _vadd(kernel, n):
 
 
 def speed_table(torch, dev: str, info: dict, scale: int = 1, iters: int = 10,
-                repeat: int = 5) -> list[Speed]:
-    """The table; `dev` is torch's device of the tensors ("cuda", or "cpu" on the fake driver)."""
+                repeat: int = 5, compilers=("nvrtc",)) -> list[Speed]:
+    """The table, per GPU compiler in `compilers`; `dev` is torch's device of the tensors
+    ("cuda", or "cpu" on the fake driver)."""
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     peak = peaks(info)
     rows = []
-    for name, unit, work, make in problems(scale):
-        ours, theirs = make(torch, dev)
-        t_ours = timed(ours, sync, iters, repeat)
-        t_torch = timed(theirs, sync, iters, repeat)
-        rate = work / (t_ours * 1e-3) / (1e12 if unit == "TFLOP/s" else 1e9)
-        rows.append(Speed(name, "NVRTC C++", t_ours, t_torch, rate, unit,
-                          100 * rate / peak[unit] if peak[unit] else None, t_ours / t_torch))
+    for compiler in compilers:
+        for name, unit, work, make in problems(scale, compiler):
+            ours, theirs = make(torch, dev)
+            try:
+                t_ours = timed(ours, sync, iters, repeat)
+            except ct.TileError as e:        # a kernel one compiler refuses: said, not fatal
+                print(f"  {name} ({COMPILER_NAMES[compiler]}): {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:200]}", file=sys.stderr)
+                continue
+            t_torch = timed(theirs, sync, iters, repeat)
+            rate = work / (t_ours * 1e-3) / (1e12 if unit == "TFLOP/s" else 1e9)
+            rows.append(Speed(name, COMPILER_NAMES[compiler], t_ours, t_torch, rate, unit,
+                              100 * rate / peak[unit] if peak[unit] else None, t_ours / t_torch))
     return rows
 
 
@@ -285,7 +309,7 @@ def main(out=sys.stdout, json_path: str | None = "gpu-report.json",
         if torch is None or (torch_device == "cuda" and not torch.cuda.is_available()):
             print("speed table: needs torch with CUDA (pip install torch)", file=out)
         else:
-            table = speed_table(torch, torch_device, info, scale)
+            table = speed_table(torch, torch_device, info, scale, compilers=table_compilers(drv))
             text = markdown(table, info)
             print("\n" + text, file=out)
             if markdown_path:

@@ -8,6 +8,11 @@ launch that keep cuda.core's contracts:
   its parameter table from the ELF (tilepy.launch.cubin_info); `get_kernel` builds the CPU
   library of the same source (the source is looked up by the cubin's bytes, recorded when
   NVRTC produced them).
+- A cubin tileiras made (`compiler="tileiras"`) runs as the CPU build of the Tile IR bytecode
+  tileiras was given: read back by tilepy's bytecode reader and emitted as C++ (recorded by the
+  cubin's bytes when tileiras produced it). Its parameter table is tileiras' own (the packed
+  sizes are checked against it), and the launch's block must be the cubin's REQNTID, as the
+  driver requires; the CPU build runs its own thread count.
 - `launch(stream, config, kernel, *args)` packs `args` with cuda.core's own ParamHolder into
   cuLaunchKernel's kernelParams (an array of pointers to values), checks each value's packed
   size against the cubin's parameter table (the driver reads `size` bytes from each pointer),
@@ -35,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilepy.host import driver as gpu_driver
-from tilepy.launch import cpu, gpu, nvrtc
+from tilepy.launch import cpu, gpu, nvrtc, tileiras
 from tilepy.launch.cubin_info import kernel_info, symbols
 
 ASSERT_TRAPPED = "CUDA_ERROR_ASSERT: device-side assert triggered"
@@ -142,6 +147,17 @@ class FakeKernel:
                                                       mode, self.threads)
         return lib
 
+    def cpu_block(self, block, mode: str) -> tuple:
+        """The block the CPU build runs for a launch with `block`: NVRTC's cubins run it as
+        given; a cubin with a required block size (tileiras') must be launched with exactly
+        that, and its CPU build (another compiler's code) runs its own thread count."""
+        if self.info.req_threads is not None and tuple(block) != tuple(self.info.req_threads):
+            raise FakeCUDAError(f"CUDA_ERROR_INVALID_VALUE: block {tuple(block)} != the kernel's "
+                                f"required block {self.info.req_threads} (REQNTID)")
+        if mode == "fast":
+            return 1, 1, 1
+        return (self.threads, 1, 1) if self.info.req_threads is not None else tuple(block)
+
 
 class FakeObjectCode:
     def __init__(self, driver, kind: str, data: bytes, name: str):
@@ -162,9 +178,10 @@ class FakeObjectCode:
     def get_kernel(self, name):
         drv = self._driver
         drv.log("objectcode.get_kernel", name)
-        source = drv.sources.get(hashlib.sha256(self.data).hexdigest())
+        source = drv.source_of(self.data)
         if source is None:
-            raise FakeCUDAError("CUDA_ERROR_INVALID_IMAGE: a cubin NVRTC did not make here")
+            raise FakeCUDAError("CUDA_ERROR_INVALID_IMAGE: a cubin NVRTC or tileiras did not make "
+                                "here")
         try:
             return FakeKernel(drv, name, self.data, source, drv.current_device())
         except Exception as e:
@@ -192,7 +209,7 @@ def fake_launch(stream, config, kernel, *args):
     drv.launches.append(Launch(kernel.name, stream.handle, tuple(config.grid), tuple(config.block),
                                args))
     lib = kernel.library()
-    b = (1, 1, 1) if lib.mode == "fast" else config.block
+    b = kernel.cpu_block(config.block, lib.mode)
     report = cpu.new_report()
     rc = getattr(lib.lib, cpu.ENTRY)(ptrs, gx, gy, gz, *b, config.shmem_size, 1, report)
     if rc == 0 and report.asserts:
@@ -221,7 +238,8 @@ class FakeDriver:
         self.cc, self._version, self.devices = cc, version, devices
         self.calls: list = []
         self.launches: list[Launch] = []
-        self.sources: dict[str, str] = {}
+        self.sources: dict[str, str] = {}      # NVRTC's cubins (by hash): their C++ source
+        self.bytecodes: dict[str, bytes] = {}  # tileiras' cubins (by hash): their bytecode
         self.waits: list = []             # (producer stream, consumer stream) of CAI arrays
         self.stream_devices: dict[int, int] = {}
         self.printf_fifo = 1 << 20
@@ -352,6 +370,20 @@ class FakeDriver:
                                      readonly=cai["data"][1])
 
     # ---- what the fake driver does
+    def source_of(self, cubin: bytes) -> str | None:
+        """The C++ the CPU runs for a cubin: NVRTC's source, or tilepy's C++ for the Tile IR
+        bytecode tileiras compiled (read back with tilepy's reader: what tileiras was given)."""
+        digest = hashlib.sha256(cubin).hexdigest()
+        if digest in self.sources:
+            return self.sources[digest]
+        bytecode = self.bytecodes.get(digest)
+        if bytecode is None:
+            return None
+        from tilepy.api.compiler import compile_module
+        from tilepy.bytecode import read_module
+        source = self.sources[digest] = compile_module(read_module(bytecode)).compile_source()
+        return source
+
     def raise_sticky(self):
         if self.sticky:
             raise FakeCUDAError(self.sticky)
@@ -382,8 +414,7 @@ class FakeDriver:
     def install(self, monkeypatch):
         """In place for the rest of a test (undone by `monkeypatch`), like `with self:`."""
         monkeypatch.setattr(gpu_driver, "_active", [*gpu_driver._active, self])
-        spy = _CompileSpy(self)
-        monkeypatch.setattr(nvrtc, "compile_cubin", spy.wrapped())
+        _CompileSpy(self).patch(monkeypatch)
         monkeypatch.setattr(gpu, "_KERNELS", {})
         monkeypatch.setattr(gpu, "_STREAMS", {})
         return self
@@ -421,11 +452,11 @@ class _FakeCore(types.SimpleNamespace):
 
 
 class _CompileSpy:
-    """Records which source each cubin NVRTC returns was made from (the fake loads the CPU
-    build of that source)."""
+    """Records which source each cubin NVRTC returns was made from, and which bytecode each
+    cubin tileiras returns (the fake loads the CPU build of that source, or of that bytecode)."""
 
     def __init__(self, driver):
-        self.driver, self.real = driver, nvrtc.compile_cubin
+        self.driver, self.real, self.real_tileiras = driver, nvrtc.compile_cubin, tileiras.assemble
 
     def wrapped(self):
         def compile_cubin(source, arch="sm_80", name="kernel"):
@@ -434,11 +465,24 @@ class _CompileSpy:
             return out
         return compile_cubin
 
+    def wrapped_tileiras(self):
+        def assemble(bytecode, arch, name="kernel", opt_level=3):
+            out = self.real_tileiras(bytecode, arch, name, opt_level)
+            self.driver.bytecodes[hashlib.sha256(out.data).hexdigest()] = bytecode
+            return out
+        return assemble
+
+    def patch(self, monkeypatch):
+        monkeypatch.setattr(nvrtc, "compile_cubin", self.wrapped())
+        monkeypatch.setattr(tileiras, "assemble", self.wrapped_tileiras())
+
     def install(self):
         nvrtc.compile_cubin = self.wrapped()
+        tileiras.assemble = self.wrapped_tileiras()
 
     def remove(self):
         nvrtc.compile_cubin = self.real
+        tileiras.assemble = self.real_tileiras
 
 
 # ----------------------------------------------------------------------------- arrays, streams

@@ -67,8 +67,8 @@ def test_reader_round_trips(name):
 
 def test_reader_refuses_what_tilepy_cannot_hold():
     data = bytearray(write_module(CORPORA["sample:load_view_tko"]()))
-    with pytest.raises(TileUnsupportedFeatureError, match="version 13.1"):
-        read_module(bytes(data[:8]) + b"\x0d\x01" + bytes(data[10:]))
+    with pytest.raises(TileUnsupportedFeatureError, match="version 13.0"):
+        read_module(bytes(data[:8]) + b"\x0d\x00" + bytes(data[10:]))
     from tilepy.errors import TileValueError
     with pytest.raises(TileValueError, match="not Tile IR bytecode"):
         read_module(b"MLIR" + bytes(data[4:]))
@@ -90,7 +90,7 @@ def test_kernel_bytecode():
     assert "load_view_tko" in text and "tile<256xf32>" in text
 
 
-@pytest.mark.parametrize("version", [(13, 2), (13, 3), (13, 4)])
+@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4)])
 def test_versions_in_the_header(version):
     sample = CORPORA["sample:addf"]()
     data = write_module(sample, version)
@@ -105,8 +105,67 @@ def test_older_versions_differ_where_the_format_does():
 
 
 def test_unwritten_version_is_refused():
-    with pytest.raises(TileUnsupportedFeatureError, match="13.1 is not written"):
-        write_module(CORPORA["sample:addf"](), (13, 1))
+    with pytest.raises(TileUnsupportedFeatureError, match="13.5 is not written"):
+        write_module(CORPORA["sample:addf"](), (13, 5))
+
+
+def _versions_tileiras_lists() -> list:
+    from tilepy.launch.tileiras import find_tileiras
+    out = subprocess.run([find_tileiras(), "--list-versions"], capture_output=True,
+                         text=True).stdout
+    return [tuple(int(x) for x in v.split(".")) for v in re.findall(r"^(\d+\.\d+)$", out, re.M)]
+
+
+@needs_tool
+@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4)])
+def test_every_version_is_accepted_or_refused_by_name(version):
+    """Each corpus module written as `version`: NVIDIA's reader accepts it and tilepy reads it
+    back to the same bytes -- or tilepy refuses it, naming what needs a newer version (an op,
+    an attribute, a type the older format lacks), and the newest version writes it."""
+    from tilepy.bytecode import VERSIONS
+    assert version in _versions_tileiras_lists() and version in VERSIONS
+    refused = []
+    for name in sorted(CORPORA):
+        try:
+            data = write_module(CORPORA[name](), version)
+        except TileUnsupportedFeatureError as e:
+            assert re.search(r"needs bytecode 13\.\d or later \(writing 13\.\d\)", str(e)), e
+            refused.append(name)
+            continue
+        result = bu.disasm(data)
+        assert result.returncode == 0, (name, result.stderr)
+        assert write_module(read_module(data), version) == data, name
+    expected = {(13, 1): 11, (13, 2): 5, (13, 3): 0, (13, 4): 0}[version]
+    assert len(refused) == expected, refused
+
+
+@needs_tool
+@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4)])
+def test_kernel_bytecode_versions(version):
+    import sys
+    sys.path.insert(0, os.path.join(bu.HERE, "..", "tutorials"))
+    from definitions import load
+    a = np.zeros(2048, np.float32)
+    data = load("01_vector_add").vector_add.bytecode(a, a, a, 256, version=version)
+    assert tuple(data[8:10]) == version
+    assert bu.disasm(data).returncode == 0
+
+
+def test_thirteen_one_print_has_no_token():
+    """13.1's print_tko has no token result: written without it when unused (read back with
+    one), refused when the token is used."""
+    from tilepy.ir.builder import make_op
+    module = CORPORA["spec:print_tko_0"]()
+    back = read_module(write_module(module, (13, 1)))
+    assert write_module(back, (13, 3)) == write_module(module, (13, 3))
+    block = module.entry().regions[0].block
+    prints = [o for o in block.ops if o.name == "print_tko"]
+    join = make_op("join_tokens", [p.result for p in prints])
+    join.parent = block
+    block.ops.insert(block.ops.index(prints[-1]) + 1, join)
+    with pytest.raises(TileUnsupportedFeatureError, match="print_tko with its results used needs "
+                                                           "bytecode 13.2"):
+        write_module(module, (13, 1))
 
 
 def test_every_op_has_a_layout():

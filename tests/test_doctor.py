@@ -51,6 +51,11 @@ def test_doctor_with_gpus():
     assert "GPU 0:" in text and "compute capability 10.3" in text
     assert "GPU 1 target:          sm_103: a cubin for the GPU's own arch" in text   # NVRTC 13.5
     assert "  GPU 0:                 ok" in text and "  GPU 1:                 ok" in text
+    if gpu_benchmark().table_compilers(FakeDriver()) == ["nvrtc", "tileiras"]:
+        # the vector add per GPU compiler present; tileiras is usable for launches
+        assert "  GPU 0 tileiras:        ok" in text and "  GPU 1 tileiras:        ok" in text
+        assert "GPU launches of kernels with compiler=\"tileiras\"" in text
+        assert "GPU launches use:      nvrtc (TILEPY_GPU_COMPILER" in text
     assert rc == 0
     with FakeDriver(cc=(11, 5), devices=1):                    # an arch NVRTC 13.5 does not know
         text = doctor()[1]
@@ -64,6 +69,9 @@ def test_doctor_reports_problems_with_their_fixes():
     problems = text[text.index("\nproblems"):]
     assert "driver supports CUDA 12.8, older than tilepy's NVRTC" in problems
     assert "fix: " in problems and "tilepy[cu12]" in problems
+    if "tileiras" in gpu_benchmark().table_compilers(FakeDriver()):
+        assert ("GPU tileiras:          not run: the driver supports CUDA 12.8; tileiras' cubins "
+                "need r580+") in text
     assert rc == 1
 
 
@@ -87,9 +95,13 @@ def test_gpu_speed_table_on_the_fake_driver(tmp_path):
     bench = gpu_benchmark()
     with FakeDriver() as drv:
         info = drv.device_info(drv.core.Device(0))
-        rows = bench.speed_table(torch, "cpu", info, scale=64, iters=1, repeat=1)
+        compilers = bench.table_compilers(drv)
+        rows = bench.speed_table(torch, "cpu", info, scale=64, iters=1, repeat=1,
+                                 compilers=compilers)
     names = [r.problem for r in rows]
-    assert len(rows) == 9 and names[0].startswith("matmul float16") and "bfloat16" in names[2]
+    assert len(rows) == 9 * len(compilers) and names[0].startswith("matmul float16")
+    assert "bfloat16" in names[2]
+    assert [r.compiler for r in rows[::9]] == [bench.COMPILER_NAMES[c] for c in compilers]
     assert all(r.tilepy_ms > 0 and r.torch_ms > 0 and r.peak_pct is not None for r in rows)
     text = bench.markdown(rows, info)
     assert text.count("\n| ") == len(rows) + 1 and "attention f16" in text

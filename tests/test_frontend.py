@@ -18,7 +18,8 @@ def test_vector_add_ir(check):
 # CHECK: cuda_tile.module @vadd {
 # CHECK: entry @vadd(%a: tile<ptr<f32>>, %a_shape_0: tile<i32>, %b: tile<ptr<f32>>, %b_shape_0: tile<i32>, %c: tile<ptr<f32>>, %c_shape_0: tile<i32>) {
 # CHECK: %a_aligned = assume div_by<16>, %a : tile<ptr<f32>>
-# CHECK: %a_view = make_tensor_view %a_aligned, shape = [%a_shape_0], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
+# CHECK: %a_shape_0_nonneg = assume bounded<0, ?>, %a_shape_0 : tile<i32>
+# CHECK: %a_view = make_tensor_view %a_aligned, shape = [%a_shape_0_nonneg], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
 # CHECK: make_partition_view %a_view : partition_view<tile=(16), tensor_view<?xf32, strides=[1]>>
 # CHECK: %i, {{.*}} = get_tile_block_id : tile<i32>
 # CHECK: load_view_tko weak %a_tiles[%i] token = {{.*}} -> tile<16xf32>, token
@@ -58,7 +59,7 @@ def test_matmul_loop_carries_accumulator_and_token(check):
     C = np.zeros((64, 64), np.float32)
     check(mm.mlir(A, A, C, 32, 32, 16), """
 # CHECK: padding_value=zero
-# CHECK: = divi %A_shape_1_div16, %{{.*}} signed rounding<positive_inf> : tile<i32>
+# CHECK: = divi %A_shape_1_nonneg, %{{.*}} signed rounding<positive_inf> : tile<i32>
 # CHECK: %acc{{.*}}, %{{.*}} = for %k in ({{.*}}) : tile<i32> iter_values(%acc{{.*}} = %acc, %{{.*}} = %{{.*}}) -> (tile<32x32xf32>, token) {
 # CHECK: load_view_tko weak %A_tiles[%bm, %k]
 # CHECK: load_view_tko weak %B_tiles[%k, %bn]

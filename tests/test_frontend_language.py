@@ -206,8 +206,11 @@ def test_alignment_and_divisibility_become_assumes(check):
     check(copy.mlir(_aligned(64), _aligned(60, offset=1), 16), """
 # CHECK: %x_aligned = assume div_by<16>, %x : tile<ptr<f32>>
 # CHECK: %x_shape_0_div16 = assume div_by<16>, %x_shape_0 : tile<i32>
+# CHECK: %x_shape_0_nonneg = assume bounded<0, ?>, %x_shape_0_div16 : tile<i32>
+# CHECK-NOT: assume div_by
+# CHECK: %y_shape_0_nonneg = assume bounded<0, ?>, %y_shape_0 : tile<i32>
 # CHECK-NOT: assume
-# CHECK: make_tensor_view %y, shape = [%y_shape_0]
+# CHECK: make_tensor_view %y, shape = [%y_shape_0_nonneg]
 """)
     m = np.zeros((32, 50), np.float32)[:, ::3]              # strides 50, 3: not divisible by 16
     m2 = np.zeros((32, 64), np.float32)[:, :16]             # stride 64: divisible by 16

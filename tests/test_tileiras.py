@@ -59,6 +59,20 @@ def test_matmul_uses_each_architectures_tensor_cores(arch, mma, tmp_path):
     assert mma in _sass(c.data, tmp_path)
 
 
+@pytest.mark.skipif(NVDISASM is None, reason="nvdisasm not installed")
+def test_matmul_states_nvidias_facts_and_keeps_tma(tmp_path):
+    """Extents and strides carry NVIDIA's `bounded<0, ?>` (beside the specialization's
+    `div_by<16>`), as cuTile writes them; NVIDIA's verifier reads them and tileiras' sm_90 code
+    still loads the tiles with TMA (UTMALDG)."""
+    import bytecode_util as bu
+    k = load("03_matmul").matmul
+    text = bu.disasm(k.bytecode(*_matmul_args())).stdout
+    assert text.count("bounded<0, ?>") == 9          # 3 arrays x (2 extents + 1 stride)
+    assert "div_by<16>" in text
+    assert "UTMALDG" in _sass(k.compile(*_matmul_args(), arch="sm_90", compiler="tileiras").data,
+                              tmp_path)
+
+
 def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
     from tilepy.bytecode import write_module
     from tilepy.api.compiler import compile_for_args
@@ -71,6 +85,25 @@ def test_cubins_are_cached_on_disk(tmp_path, monkeypatch):
         raise AssertionError("tileiras ran again for the same bytecode")
     monkeypatch.setattr(tileiras, "_run", no_second_run)
     assert tileiras.assemble(data, "sm_90", "vector_add").data == first.data
+
+
+def test_a_cached_cubin_asks_tileiras_nothing(tmp_path, monkeypatch):
+    """A new process finding its cubin in the disk cache runs no tileiras at all: not even
+    `tileiras --version` (its answer is cached under the tool's file identity)."""
+    from tilepy.bytecode import write_module
+    from tilepy.api.compiler import compile_for_args
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path))
+    data = write_module(compile_for_args(load("01_vector_add").vector_add,
+                                         _vector_add_args(1024, 256)).module)
+    tileiras.tileiras_version.cache_clear()
+    first = tileiras.assemble(data, "sm_90", "vector_add")
+    tileiras.tileiras_version.cache_clear()             # as in a new process
+
+    def no_process(*a, **k):
+        raise AssertionError("tileiras was run for a cached cubin")
+    monkeypatch.setattr(tileiras.subprocess, "run", no_process)
+    assert tileiras.assemble(data, "sm_90", "vector_add").data == first.data
+    tileiras.tileiras_version.cache_clear()
 
 
 def test_bad_compiler_and_arch_are_named():

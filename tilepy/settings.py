@@ -19,6 +19,7 @@ from typing import Callable
 DEFAULT_CACHE_SIZE = 2 << 30
 MAX_CPU_WORKERS = 1024              # more OS threads than this only cost (and may fail to start)
 CPU_MODES = ("fast", "faithful")
+GPU_COMPILERS = ("nvrtc", "tileiras")    # what compiles a kernel for a GPU launch
 LOG_TOPICS = ("recompile", "all")
 _ON, _OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -33,6 +34,7 @@ class Settings:
     log: frozenset[str] = frozenset()
     cache_dir_is_default: bool = True   # not set by TILEPY_CACHE_DIR
     interpret: bool = False
+    gpu_compiler: str = "nvrtc"
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -134,6 +136,7 @@ VARS = (
     Var("TILEPY_CXX", "cxx", _cxx, lambda: None),
     Var("TILEPY_LOG", "log", _log, frozenset),
     Var("TILEPY_INTERPRET", "interpret", _flag, lambda: False),
+    Var("TILEPY_GPU_COMPILER", "gpu_compiler", _choice(GPU_COMPILERS), lambda: "nvrtc"),
 )
 _READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
 
@@ -206,6 +209,14 @@ def cpu_mode_requested() -> str:
     if v is None:
         return "fast"
     return v if v in CPU_MODES else settings().cpu_mode
+
+
+def gpu_compiler_requested() -> str:
+    """TILEPY_GPU_COMPILER's compiler for GPU launches of kernels that do not name one."""
+    v = getenv_fast("TILEPY_GPU_COMPILER")
+    if v is None:
+        return "nvrtc"
+    return v if v in GPU_COMPILERS else settings().gpu_compiler
 
 
 def tutorial_figures_dir() -> str | None:

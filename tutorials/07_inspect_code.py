@@ -164,6 +164,8 @@ view
 # writes it in NVIDIA's Tile IR bytecode format, and `kernel.compile(..., compiler="tileiras")`
 # (extra `tilepy[tileiras]`) hands that to `tileiras` and returns its cubin, with no CUDA C++ in
 # between. Side by side, the registers and the SASS instructions (nvdisasm) of the two cubins.
+# Launches on a GPU use tileiras' cubins for a kernel declared `@ct.kernel(compiler="tileiras")`
+# (or for every kernel with `TILEPY_GPU_COMPILER=tileiras`; a driver r580+ runs them).
 
 # %%
 bytecode = axpy.bytecode(2.0, x, y, 128)

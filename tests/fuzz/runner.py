@@ -4,6 +4,11 @@ Executions are a table: the interpreter runs each case alone; every other execut
 cases of a batch in one launch of one compiled module (one C++ build per batch). Adding an
 execution is adding a row to `EXECUTIONS`.
 
+NVIDIA's verifier: when `tileirdisasm` (wheel nvidia-cuda-tileiras) is installed, each batch's
+module is also written as Tile IR bytecode and read by it (NVIDIA's reader and verifier); a
+case it rejects says so in its outcome (`nvidia`). Without the wheel the check is skipped
+(`nvidia` is "").
+
 Comparison: outputs the spec pins down must be identical bit for bit (any NaN matches any NaN:
 payloads are not specified); inexact outputs (see gen.py) must be within
 `2 * err * eps * M`, where err is the case's error budget in ulps, eps the unit roundoff of the
@@ -227,6 +232,26 @@ class Outcome:
     status: str        # "agree" | "interpreter-only" | "mismatch" | "compile-error"
     detail: str = ""
     execution: str = ""
+    nvidia: str = ""   # NVIDIA's verifier: "accepted", "rejected: <why>", "" (not installed)
+
+
+def nvidia_verdicts(cases: list[Case]) -> dict:
+    """{id(case): verdict} of NVIDIA's verifier (tileirdisasm) on the cases' bytecode: one
+    module for the batch, each case alone when the batch is rejected; "" without the tool."""
+    import bytecode_util as bu
+    from tilepy.bytecode import write_module
+    if bu.TILEIRDISASM is None:
+        return {id(c): "" for c in cases}
+
+    def verdict(cs) -> str:
+        try:
+            result = bu.disasm(write_module(materialize(cs, "fuzz_batch")[0]))
+        except TileUnsupportedFeatureError as e:          # tilepy's writer refuses it
+            return f"rejected: {e}"
+        return "accepted" if result.returncode == 0 else f"rejected: {result.stderr[-2000:]}"
+    if verdict(cases) == "accepted":
+        return {id(c): "accepted" for c in cases}
+    return {id(c): verdict([c]) for c in cases}
 
 
 def cpu_supported(case: Case) -> bool:
@@ -292,4 +317,7 @@ def run_batch(cases: list[Case], seeds: list[int], executions=None) -> list[Outc
                 msg = compare(c, refs[id(c)], g, mags[id(c)])
                 if msg and results[id(c)].status == "agree":
                     results[id(c)] = Outcome(c, "mismatch", f"seed {seed}: {msg}", name)
+    verdicts = nvidia_verdicts(cases)
+    for c in cases:
+        results[id(c)].nvidia = verdicts[id(c)]
     return [results[id(c)] for c in cases]

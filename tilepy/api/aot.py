@@ -310,23 +310,22 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
 def _tileiras(module, arch: str, specs) -> Compiled:
     """A cubin from NVIDIA's tileiras: its kernel takes the entry's parameters (pointers and
     scalars, in order) and requires the block size the cubin records."""
-    from ..bytecode import write_module
     from ..ir.printer import print_module
-    from ..launch.tileiras import assemble, required_threads, tileiras_version
+    from ..launch.tileiras import tileiras_version
     from ..types import PtrType
     from ..types.element import CPP_TYPE
     from ..version import __version__
+    from .tileiras_kernel import TileirasKernel
     if arch == "cpu" or not arch.startswith("sm_"):
         raise TileValueError(f"compiler='tileiras' makes cubins: arch must be sm_XX (got {arch!r})")
     entry = module.entry()
-    code = assemble(write_module(module), arch, entry.sym_name)
-    block = required_threads(code.data, entry.sym_name) or (0, 0, 0)
+    code = TileirasKernel(module).gpu_code(arch)
     c_params = []
     for a in entry.regions[0].block.args:
         e = a.type.elem
         c_params.append((f"{CPP_TYPE[e.pointee]}*" if isinstance(e, PtrType) else CPP_TYPE[e],
                          a.hint or f"arg{len(c_params)}"))
-    return Compiled(entry.sym_name, arch, "cubin", code.data, tuple(block), 0,
+    return Compiled(entry.sym_name, arch, "cubin", code.data, code.block, 0,
                     [_spec_str(s) for _, s in specs], c_params, code.log, print_module(module),
                     {"tilepy": __version__, "tileiras": tileiras_version()}, specs)
 
@@ -394,7 +393,7 @@ def _run(c: Compiled, stream, grid, infos):
             raise TileValueError(_device_mismatch(c, "cpu"))
         return _run_cpu(c, grid, values)
     from ..host import driver as gpu_driver
-    from ..launch import gpu, print_log
+    from ..launch import gpu
     drv = gpu_driver.current()
     if not drv.available():
         raise TileLaunchError(f"kernel '{c.name}' was compiled for {c.arch} but no NVIDIA "
@@ -409,20 +408,22 @@ def _run(c: Compiled, stream, grid, infos):
     prev = ctx.enter()
     try:
         kernels = c._lib if isinstance(c._lib, dict) else {}
-        kern = kernels.get((drv, dev.device_id))
-        if kern is None:                      # loaded once per device
+        loaded = kernels.get((drv, dev.device_id))
+        if loaded is None:                    # loaded once per device, with its print log
             kern = gpu.load_code(c.kind, c.data, c.name, drv)
             gpu.allow_dynamic_smem(kern, dev, _SmemNeed(c.name, c.smem), c.arch, drv)
-            kernels[(drv, dev.device_id)] = kern
+            loaded = kernels[(drv, dev.device_id)] = (kern, gpu.kernel_log(kern, c.data, c.name,
+                                                                           drv))
             c._lib = kernels
+        kern, log = loaded
         stream = gpu.resolve_stream(stream, infos, dev, drv)
         cfg = drv.core.LaunchConfig(grid=grid, block=c.block, shmem_size=c.smem)
         args = [gpu.gpu_arg(v) for v in values]
-        if print_log.LOG.encode() not in c.data:
+        if log is None:
             drv.core.launch(stream, cfg, kern, *args)
         else:                                 # a kernel that prints (launch/print_log.py)
-            gpu.kernel_log(kern, c.name, drv).run(
-                lambda: (drv.core.launch(stream, cfg, kern, *args), stream.sync()), c.name, stream)
+            log.run(lambda: (drv.core.launch(stream, cfg, kern, *args), stream.sync()), c.name,
+                    stream)
     except drv.errors as e:
         raise TileLaunchError(f"launching kernel '{c.name}' failed: {e}") from None
     finally:

@@ -53,6 +53,25 @@ class CompiledKernel:
         """The source given to compilers: #line directives point errors at the user's code."""
         return self.emitted.source(line_directives=True)
 
+    compiler = "nvrtc"              # the GPU compiler of `gpu_code` (api/tileiras_kernel.py: the other)
+    min_driver = 0                  # NVRTC's target choice handles drivers (launch/gpu.py)
+
+    def code_key(self) -> tuple:
+        """What identifies this kernel's GPU code (launch/gpu.py loads it once per device)."""
+        return self.compiler, self.name, self.compile_source()
+
+    def gpu_code(self, target: str):
+        """What a GPU launch loads for `target`: the binary, block size, dynamic shared memory."""
+        from ..launch.gpu import GpuCode
+        code = self.binary(target)
+        return GpuCode(code.kind, code.data, (self.emitted.nt, 1, 1), self.emitted.smem_bytes,
+                       self.emitted, code.log)
+
+    def debug_ops(self) -> tuple[bool, bool]:
+        """(asserts, prints): does the kernel assert or print on the device?"""
+        from ..launch.gpu import debug_ops
+        return debug_ops(self.compile_source())
+
     def binary(self, target: str):
         """The GPU code for `target` ("sm_XX": a cubin, "compute_XX": PTX), a launch.nvrtc.Cubin:
         what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a

@@ -149,6 +149,7 @@ def launch(stream, grid, kernel, args, *, backend=None):
 
 def _launch(stream, grid, kernel, args):
     from .compiler import compile_specialization
+    from .tileiras_kernel import compile_tileiras, compiler_for
     from ..launch.gpu import consumer_stream, driver_available, is_cuda_stream
     check_call(kernel, args)
     g = normalize_grid(grid)
@@ -167,13 +168,18 @@ def _launch(stream, grid, kernel, args):
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; pass CPU "
                               "arrays (numpy, torch CPU) to run on the CPU backend")
     key, params = kernel.specialize(infos)
-    ck = compile_specialization(kernel, key, params)
+    compiler = compiler_for(kernel) if device == "cuda" else "nvrtc"
+    if compiler == "tileiras":
+        ck = compile_tileiras(kernel, key, params)
+    else:
+        ck = compile_specialization(kernel, key, params)
     check_outputs(ck, params, infos)
     slots: list = []
     values = pack_args(params, infos, slots)
     infos = [i for _, i in flat(params, infos)]     # per slot: array lists expanded
     if device == "cuda":
-        plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots)
+        plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots,
+                                   compiler_fixed="compiler" in kernel.options)
     else:
         from ..launch import cpu
         lib = cpu.build(ck.emitted, ck.compile_source())

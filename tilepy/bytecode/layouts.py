@@ -15,7 +15,11 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3 (tilepy: unset);
 - `ftoi`'s `saturating` flag since 13.4 (tilepy: unset);
 - `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; tilepy: all false);
-- `pow` is NVIDIA's `fpowf`.
+- `pow` is NVIDIA's `fpowf`;
+- `atan2` is an op since 13.2, `pack`/`unpack`/`mmaf_scaled` since 13.3 (`NEW_OPS`), the
+  f8E8M0FNU type since 13.2 (types.py);
+- 13.1's `print_tko` has neither the token operand nor the token result (`results_since`): a
+  print whose token tilepy uses cannot be written as 13.1.
 Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,
 gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
 row because tilepy has no op to write.
@@ -43,6 +47,8 @@ class Layout:
     attrs: tuple[Field, ...] = ()
     operands: str = "each"      # each | counted | groups
     regions: int = 0
+    since: tuple[int, int] = (13, 1)            # the first bytecode version with the opcode
+    results_since: tuple[int, int] = (13, 1)    # older: the op has no results (tilepy's unused)
 
 
 def _f(name, since=(13, 1), default=None, enc="flag"):
@@ -61,6 +67,10 @@ ORDERING = _a("memory_ordering_semantics")
 SCOPE = _a("memory_scope")
 HINTS = _a("optimization_hints", "hints")
 INBOUNDS = _a("inbounds", "inbounds", (13, 4), default=False)   # tilepy: no index is in bounds
+
+
+# Opcodes newer than 13.1 (tileirdisasm refuses them in older files: "unsupported opcode").
+NEW_OPS = {"atan2": (13, 2), "pack": (13, 3), "unpack": (13, 3), "mmaf_scaled": (13, 3)}
 
 
 def _rows() -> dict[str, Layout]:
@@ -85,7 +95,7 @@ def _rows() -> dict[str, Layout]:
         "get_tile_block_id": (48, "get_tile_block_id"),
         "get_num_tile_blocks": (46, "get_num_tile_blocks"),
     }
-    rows = {name: Layout(*v) for name, v in plain.items() if v}
+    rows = {name: Layout(*v, since=NEW_OPS.get(name, (13, 1))) for name, v in plain.items() if v}
     rows.update({
         "addf": Layout(2, "addf", **float_binary), "subf": Layout(103, "subf", **float_binary),
         "mulf": Layout(76, "mulf", **float_binary), "divf": Layout(20, "divf", **float_binary),
@@ -119,7 +129,8 @@ def _rows() -> dict[str, Layout]:
         "get_global": Layout(44, "get_global", attrs=(_a("name", "str"),)),
         "assert": Layout(5, "assert", attrs=(_a("message", "str"),)),
         "print_tko": Layout(85, "print_tko", results="sized", flags=(_f("token", (13, 2)),),
-                            attrs=(_a("str", "str"),), operands="groups"),
+                            attrs=(_a("str", "str"),), operands="groups",
+                            results_since=(13, 2)),
         "join_tokens": Layout(60, "join_tokens", results="sized", operands="counted"),
         "make_tensor_view": Layout(67, "make_tensor_view", results="sized", operands="groups"),
         "get_index_space_shape": Layout(45, "get_index_space_shape", results="sized"),

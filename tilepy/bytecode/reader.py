@@ -226,10 +226,15 @@ class _Reader:
         if opcode not in BY_OPCODE:
             raise TileUnsupportedFeatureError(f"bytecode: opcode {opcode} is not a tilepy op")
         name, layout = BY_OPCODE[opcode]
+        if self.version < layout.since:
+            raise TileValueError(f"bytecode: opcode {opcode} ({layout.nvidia}) is not in bytecode "
+                                 f"{self.version[0]}.{self.version[1]}")
         opdef = OPS[name]
         loc = next(self.next_loc, None)             # pre-order: before the region's ops
         nres = c.varint() if layout.results == "sized" else len(opdef.results)
         result_types = [self.type(c.varint()) for _ in range(nres)]
+        if self.version < layout.results_since:     # 13.1's print: tilepy's op has its token
+            result_types = [TOKEN for _ in opdef.results]
         flags = self.flags(c, layout)
         attrs = {}
         for field in layout.attrs:

@@ -16,6 +16,7 @@ from .stream import Interned, int_list, varint
 SIMPLE = {"i1": 0x00, "i8": 0x01, "i16": 0x02, "i32": 0x03, "i64": 0x04, "f16": 0x05,
           "bf16": 0x06, "f32": 0x07, "tf32": 0x08, "f64": 0x09, "e4m3": 0x0A, "e5m2": 0x0B,
           "e8m0": 0x12}                       # f8E8M0FNU, since 13.2
+SIMPLE_SINCE = {"e8m0": (13, 2)}
 TOKEN_TAG = 0x11
 POINTER, TILE, TENSOR_VIEW, PARTITION_VIEW, FUNCTION = 0x0C, 0x0D, 0x0E, 0x0F, 0x10
 PADDING = {"zero": 0, "neg_zero": 1, "nan": 2, "pos_inf": 3, "neg_inf": 4}
@@ -72,6 +73,11 @@ class TypeTable(Interned):
             return buf
         if e.name not in SIMPLE:
             raise TileUnsupportedFeatureError(f"bytecode: no encoding for element type {e}")
+        since = SIMPLE_SINCE.get(e.name, (13, 1))
+        if self.version < since:
+            raise TileUnsupportedFeatureError(
+                f"bytecode: element type {e} needs bytecode {since[0]}.{since[1]} or later "
+                f"(writing {self.version[0]}.{self.version[1]})")
         return bytearray([SIMPLE[e.name]])
 
     def _flags_13_4(self, buf: bytearray) -> None:

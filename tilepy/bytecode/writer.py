@@ -21,7 +21,7 @@ from .layouts import LAYOUTS, Field, Layout
 from .stream import Constants, Strings, pad, signed_varint, varint
 from .types import TypeTable
 
-VERSIONS = ((13, 2), (13, 3), (13, 4))
+VERSIONS = ((13, 1), (13, 2), (13, 3), (13, 4))
 DEFAULT_VERSION = (13, 4)
 MAGIC = b"\x7fTileIR\x00"
 SEC_END, SEC_STRING, SEC_FUNC, SEC_DEBUG, SEC_CONST, SEC_TYPE, SEC_GLOBAL = range(7)
@@ -82,7 +82,8 @@ class _File:
         if hints:
             buf.append(TAG_HINTS)           # tagged here, untagged as an op's attribute
             self.hints(hints, buf)
-        body = _Body(self, {a: i for i, a in enumerate(block.args)})
+        body = _Body(self, {a: i for i, a in enumerate(block.args)},
+                     {v for o in entry.walk() for v in o.operands})
         for op in block.ops:
             body.op(op)
         varint(len(body.buf), buf)
@@ -171,8 +172,8 @@ def _section(sid: int, alignment: int, body: bytearray, out: bytearray) -> None:
 class _Body:
     """The ops of one function, numbering values as the reader will."""
 
-    def __init__(self, file: _File, ids: dict):
-        self.file, self.ids, self.buf = file, ids, bytearray()
+    def __init__(self, file: _File, ids: dict, used: set):
+        self.file, self.ids, self.buf, self.used = file, ids, bytearray(), used
         self.next = len(ids)
 
     def op(self, op) -> None:
@@ -180,9 +181,14 @@ class _Body:
         if layout is None:
             raise TileUnsupportedFeatureError(f"bytecode: op '{op.name}' has no bytecode layout")
         f, buf = self.file, self.buf
+        if f.version < layout.since:
+            raise _too_old_op(op.name, layout.since, f.version)
+        results = op.results if f.version >= layout.results_since else ()
+        if len(results) < len(op.results) and any(r in self.used for r in op.results):
+            raise _too_old_op(f"{op.name} with its results used", layout.results_since, f.version)
         f.debug.op(op)
         varint(layout.opcode, buf)
-        types = [f.types.id(r.type) for r in op.results]
+        types = [f.types.id(r.type) for r in results]
         if layout.results == "sized":
             varint(len(types), buf)
         for t in types:
@@ -193,7 +199,7 @@ class _Body:
         self.operands(op, layout)
         if layout.regions:
             self.regions(op, layout)
-        for r in op.results:
+        for r in results:
             self.ids[r] = self.next
             self.next += 1
 
@@ -274,6 +280,12 @@ class _Body:
         varint(len(block.ops), self.buf)
         self.buf += body
         self.next = outer_next
+
+
+def _too_old_op(what: str, since, version) -> TileUnsupportedFeatureError:
+    return TileUnsupportedFeatureError(
+        f"bytecode: {what} needs bytecode {since[0]}.{since[1]} or later (writing "
+        f"{version[0]}.{version[1]})")
 
 
 def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:

@@ -69,11 +69,19 @@ def on_device(fn, device_id: int = 0):
         ctx.leave(prev)
 
 
-def _gpu(device_id: int):
+def gpu_compilers() -> list[str]:
+    """The GPU compilers present here: NVRTC, and tileiras when it is installed."""
+    from ..launch.tileiras import find_tileiras
+    return ["nvrtc"] + (["tileiras"] if find_tileiras() is not None else [])
+
+
+def _gpu(device_id: int, compiler: str = "nvrtc"):
+    kern = doctor_vadd.replace_hints(compiler=compiler)
+
     def run(a, b, c):
         from ..api.launcher import launch
         arrays = on_device(lambda drv: [DeviceArray(drv, x) for x in (a, b, c)], device_id)
-        launch(None, (cdiv(N, TILE),), doctor_vadd, (*arrays, TILE))
+        launch(None, (cdiv(N, TILE),), kern, (*arrays, TILE))
         on_device(lambda drv: [x.back() for x in arrays], device_id)   # blocking copies
     return run
 
@@ -85,7 +93,26 @@ FIXES = {
     "interpreter": "report it: the interpreter needs only numpy",
     "GPU": "check the driver and the target above; `pip install 'tilepy[cu12]'` for a CUDA 12 "
            "driver; run `python -m tilepy doctor --gpu` for the whole suite",
+    "GPU tileiras": "see the error; tileiras' cubins need driver r580+; launches use NVRTC "
+                    "unless a kernel or TILEPY_GPU_COMPILER asks for tileiras",
 }
+
+
+def _fix(name: str) -> str:
+    """The fix for a failed backend "GPU 0", "GPU 0 tileiras", "CPU fast", ..."""
+    if not name.startswith("GPU"):
+        return FIXES[name]
+    return FIXES["GPU tileiras" if name.endswith("tileiras") else "GPU"]
+
+
+def _tileiras_skip(drv) -> str | None:
+    """Why the GPUs do not run tileiras' cubins here, or None when they can."""
+    from ..api.tileiras_kernel import MIN_DRIVER
+    if drv.version() < MIN_DRIVER:
+        v = drv.version()
+        return (f"not run: the driver supports CUDA {v // 1000}.{v % 1000 // 10}; tileiras' "
+                f"cubins need r580+ (CUDA 13.0)")
+    return None
 
 
 def backends():
@@ -95,7 +122,9 @@ def backends():
            ("interpreter", _interpret)]
     drv = gpu_driver.current()
     if drv.available():
-        out += [(f"GPU {i}", _gpu(i)) for i in range(drv.device_count())]
+        compilers = [c for c in gpu_compilers() if c == "nvrtc" or _tileiras_skip(drv) is None]
+        out += [(f"GPU {i}" + ("" if c == "nvrtc" else f" {c}"), _gpu(i, c))
+                for i in range(drv.device_count()) for c in compilers]
     return out
 
 
@@ -109,8 +138,7 @@ def check_all(report):
             runner(a, b, c)
         except Exception as e:
             report.line(name, f"FAILED: {type(e).__name__}: {e}")
-            report.problem(f"{name}: the vector add failed ({type(e).__name__}: {e})",
-                           FIXES[name.split(" ")[0] if name.startswith("GPU") else name])
+            report.problem(f"{name}: the vector add failed ({type(e).__name__}: {e})", _fix(name))
             continue
         ms = (time.perf_counter() - t0) * 1e3
         if np.array_equal(c, a + b):
@@ -118,8 +146,10 @@ def check_all(report):
         else:
             bad = int(np.sum(c != a + b))
             report.line(name, f"WRONG: {bad} of {N} elements differ from numpy")
-            report.problem(f"{name}: the vector add gave wrong results",
-                           FIXES[name.split(" ")[0] if name.startswith("GPU") else name])
+            report.problem(f"{name}: the vector add gave wrong results", _fix(name))
     from ..host import driver as gpu_driver
-    if not gpu_driver.current().available():
+    drv = gpu_driver.current()
+    if not drv.available():
         report.line("GPU", "not run: no GPU")
+    elif "tileiras" in gpu_compilers() and _tileiras_skip(drv):
+        report.line("GPU tileiras", _tileiras_skip(drv))

@@ -142,4 +142,9 @@ def tileiras(report):
     except (OSError, subprocess.SubprocessError) as e:
         version = f"does not run ({e})"
     report.line("tileiras", f"{path} ({version.strip()})")
-    report.line("used by tilepy", "kernel.compile(..., compiler=\"tileiras\") (launches use NVRTC)")
+    report.line("used by tilepy", "GPU launches of kernels with compiler=\"tileiras\" (or all, with "
+                "TILEPY_GPU_COMPILER=tileiras), kernel.compile(..., compiler=\"tileiras\"); its "
+                "cubins need driver r580+ (CUDA 13.0)")
+    from ..settings import settings
+    report.line("GPU launches use", f"{settings().gpu_compiler} (TILEPY_GPU_COMPILER; a kernel's "
+                "compiler= option wins)")

@@ -63,8 +63,8 @@ class KernelContext:
 
     def _array(self, p: ArrayParam, args) -> Array:
         base = self._assume16(next(args), p.aligned16, f"{p.name}_aligned")
-        shape = tuple(self._assume16(next(args), _at(p.shape_div16, i)) for i in range(p.ndim))
-        strides = tuple(1 if p.unit_stride[i] else self._assume16(next(args), _at(p.stride_div16, i))
+        shape = tuple(self._extent(next(args), _at(p.shape_div16, i)) for i in range(p.ndim))
+        strides = tuple(1 if p.unit_stride[i] else self._extent(next(args), _at(p.stride_div16, i))
                         for i in range(p.ndim))
         tv_type = TensorViewType(p.dtype.elem, (None,) * p.ndim,
                                  tuple(1 if s == 1 else None for s in strides))
@@ -72,6 +72,16 @@ class KernelContext:
                             [s for s in strides if s != 1], result_types=[tv_type])
         view.hint = f"{p.name}_view"
         return Array(p.name, p.dtype, p.ndim, base, shape, strides, view)
+
+    def _extent(self, v: Value, div16: bool) -> Value:
+        """An extent or stride argument with the specialization's facts: divisible by 16 when
+        it is, and never negative (intake refuses negative strides; NVIDIA's cuTile states the
+        same `bounded<0, ?>`, which lets tileiras describe the array to the TMA unit)."""
+        name = v.hint
+        r = self.b.value("assume", self._assume16(v, div16),
+                         predicate=AssumePredicate("bounded", lower=0, upper=None))
+        r.hint = f"{name}_nonneg"
+        return r
 
     def _assume16(self, v: Value, holds: bool, hint: str | None = None) -> Value:
         """`v` with the specialization's fact "divisible by 16" attached (an `assume` op)."""

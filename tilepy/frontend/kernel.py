@@ -13,7 +13,7 @@ import inspect
 import typing
 
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
-from ..settings import settings
+from ..settings import GPU_COMPILERS, settings
 from .api import ByTarget, ConstantAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
 
@@ -23,7 +23,11 @@ OPTIONS = {
     "occupancy": lambda v: isinstance(v, int) and 1 <= v <= 32,
     "opt_level": lambda v: v in (0, 1, 2, 3),
     "num_worker_warps": lambda v: v in (1, 2, 4, 8, 16, 32),
+    # tilepy's: the GPU compiler of launches ("nvrtc" or "tileiras"; TILEPY_GPU_COMPILER else)
+    "compiler": lambda v: v in GPU_COMPILERS,
 }
+ONE_VALUE = frozenset({"compiler"})      # options that cannot differ by target (no ByTarget)
+EXPECTED = {"compiler": f"one of {', '.join(GPU_COMPILERS)}"}     # said when a value is refused
 
 
 def _check_options(options: dict):
@@ -31,11 +35,15 @@ def _check_options(options: dict):
         ok = OPTIONS.get(name)
         if ok is None:
             raise TileValueError(f"unknown kernel option '{name}' (known: {', '.join(OPTIONS)})")
+        if name in ONE_VALUE and isinstance(value, ByTarget):
+            raise TileValueError(f"kernel option '{name}' takes one value for every target "
+                                 f"(got {value!r})")
         values = [value] if not isinstance(value, ByTarget) else \
             [v for v in [value.default, *value.values.values()] if v is not None]
         for v in values:
             if v is not None and not ok(v):
-                raise TileValueError(f"invalid value {v!r} for kernel option '{name}'")
+                expected = f" (expected {EXPECTED[name]})" if name in EXPECTED else ""
+                raise TileValueError(f"invalid value {v!r} for kernel option '{name}'{expected}")
 
 
 def _constant_params(func) -> set[str]:

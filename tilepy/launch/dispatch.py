@@ -27,6 +27,7 @@ from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host.grid import GRID_LIMIT
 from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
 from ..types import DType
+from ..settings import gpu_compiler_requested
 from .cpu import Report, watch_signals
 
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
@@ -208,15 +209,16 @@ class CpuPlan:
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
-                 "cupy", "sync", "name", "overlap", "smem", "log")
+                 "cupy", "sync", "name", "overlap", "smem", "compiler", "log")
     gpu = True
 
     def __init__(self, kernel, ctx, block, values: list, slots: list, infos, sync=False,
-                 name="kernel", smem=0):
+                 name="kernel", smem=0, compiler=None):
         """`ctx`: gpu.DeviceContext of the device; `sync`: synchronize after each launch and
         check (kernels with device asserts or prints, gpu.py); `smem`: the kernel's dynamic
-        shared memory in bytes (gpu.allow_dynamic_smem let the kernel take it)."""
-        self.smem = smem
+        shared memory in bytes (gpu.allow_dynamic_smem let the kernel take it); `compiler`: the
+        GPU compiler TILEPY_GPU_COMPILER chose for it (None: the kernel's option did)."""
+        self.smem, self.compiler = smem, compiler
         from .gpu import NP_SCALAR, gpu_arg
         self.kernel, self.ctx, self.dev, self.drv, self.block = kernel, ctx, ctx.dev, ctx.drv, block
         self.args = [gpu_arg(v) for v in values]
@@ -232,7 +234,10 @@ class GpuPlan:
 
     def accepts(self, stream, current_mode=None) -> bool:
         """cupy arrays skip intake here, and with it DLPack's stream exchange: they take this
-        path only on cupy's current stream (their producer's)."""
+        path only on cupy's current stream (their producer's). A plan whose compiler
+        TILEPY_GPU_COMPILER chose is for that compiler only."""
+        if self.compiler is not None and self.compiler != gpu_compiler_requested():
+            return False
         if not self.cupy:
             return True
         from .gpu import stream_handle
@@ -281,12 +286,13 @@ class GpuPlan:
             s.sync()
 
 
-def launch_gpu(stream, grid, ck, infos, values, slots):
+def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
     """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
-    call with the same signature. `values` are the packed C arguments (launcher.pack_args)."""
+    call with the same signature. `values` are the packed C arguments (launcher.pack_args);
+    `compiler_fixed`: the kernel names its GPU compiler (else TILEPY_GPU_COMPILER chose it, and
+    the plan is for that choice only)."""
     from ..host import driver as gpu_driver
-    from .gpu import (PRINTF_FIFO, DeviceContext, check_grid, check_stream_device, debug_ops,
-                      kernel_log, loaded_kernel)
+    from .gpu import PRINTF_FIFO, DeviceContext, check_grid, check_stream_device, loaded_kernel
     drv = gpu_driver.current()
     if not drv.available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
@@ -300,13 +306,14 @@ def launch_gpu(stream, grid, ck, infos, values, slots):
     try:
         if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
             check_stream_device(drv.stream_device(stream), dev)
-        asserts, prints = debug_ops(ck.compile_source())
-        if asserts:
+        asserts, prints = ck.debug_ops()
+        loaded = loaded_kernel(ck, dev, drv)
+        if asserts or (prints and loaded.log is None):   # (tileiras' prints use device printf)
             drv.set_printf_fifo(PRINTF_FIFO)
-        kern = loaded_kernel(ck, dev, drv)
-        plan = GpuPlan(kern, ctx, (ck.emitted.nt, 1, 1), values, slots,
-                       infos, sync=asserts or prints, name=ck.name, smem=ck.emitted.smem_bytes)
-        plan.log = kernel_log(kern, ck.name, drv) if prints else None
+        plan = GpuPlan(loaded.kernel, ctx, loaded.block, values, slots, infos,
+                       sync=asserts or prints, name=ck.name, smem=loaded.smem,
+                       compiler=None if compiler_fixed else ck.compiler)
+        plan.log = loaded.log
     finally:
         ctx.leave(prev)
     if grid[0] * grid[1] * grid[2]:

@@ -21,14 +21,16 @@ Context: a launch makes the arguments' device current and puts the caller's cont
 Errors: CUDA errors of loading and launching raise TileLaunchError. A kernel with device
 assertions or prints is synchronized after its launch: a failed `assert_` (which traps) raises
 TileLaunchError there, at the launch that failed -- and the CUDA context is then unusable for
-the rest of the process, as after any trap. Print ops do not use device printf: each writes one
-record into the kernel's print log, which the host reads and formats after the synchronization
-(launch/print_log.py), so its output is out, one whole print op at a time and in the CPU
-backend's format, when launch returns. Assertion messages still use printf.
+the rest of the process, as after any trap. Print ops of NVRTC's kernels do not use device
+printf: each writes one record into the kernel's print log, which the host reads and formats
+after the synchronization (launch/print_log.py), so its output is out, one whole print op at a
+time and in the CPU backend's format, when launch returns. Assertion messages, and tileiras'
+kernels' prints, use device printf (a 64 MiB buffer).
 """
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -205,42 +207,71 @@ def check_grid(grid):
 _KERNELS: dict = {}
 
 
+@dataclass(frozen=True)
+class GpuCode:
+    """What one GPU compiler made of a specialization for one target: the binary and how to
+    launch it. `block`: the threads per block (NVRTC: the emitter's count; tileiras: the cubin's
+    REQNTID); `smem`: the dynamic shared memory every launch passes; `artifact`: the C++
+    backend's kernel artifact (its shared memory is checked against the device), or None."""
+    kind: str                       # "cubin" | "ptx"
+    data: bytes
+    block: tuple[int, int, int]
+    smem: int = 0
+    artifact: object = None
+    log: str = ""                   # the compiler's log
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A kernel loaded on one device, with its launch shape and, if its code has one, its print
+    log (launch/print_log.py; the NVRTC path's print ops; one per loaded kernel, so its
+    launches share the log's lock)."""
+    kernel: object
+    block: tuple[int, int, int]
+    smem: int
+    log: object = None
+
+
 def code_key(ck) -> tuple:
-    """What identifies a kernel's code: its name and the source given to the compiler (two
+    """What identifies a kernel's code: its compiler, name and what the compiler was given (two
     kernels with the same argument signature differ here; a redefined one too)."""
-    return ck.name, ck.compile_source()
+    return ck.code_key()
 
 
-def loaded_kernel(ck, dev, drv=None):
-    """The cuda.core Kernel of `ck` on `dev`: compiled for the device's arch, loaded once per
-    (code, device)."""
+def loaded_kernel(ck, dev, drv=None) -> Loaded:
+    """The cuda.core Kernel of `ck` on `dev` (with its block size and dynamic shared memory):
+    compiled for the device's arch by `ck`'s GPU compiler (`ck.gpu_code`, api/), loaded once
+    per (code, device)."""
     drv = drv or gpu_driver.current()
     key = (drv, code_key(ck), dev.device_id)
-    kern = _KERNELS.get(key)
-    if kern is None:
+    hit = _KERNELS.get(key)
+    if hit is None:
+        if ck.min_driver and driver_version() < ck.min_driver:
+            raise TileLaunchError(
+                f"kernel '{ck.name}' is compiled by {ck.compiler}, whose cubins need an NVIDIA "
+                f"driver for CUDA {_ver(ck.min_driver)} or newer (r580+); this driver supports "
+                f"CUDA {_ver(driver_version())}: update the driver, or use compiler='nvrtc'")
         target = device_target(dev)
-        code = ck.binary(target)             # the compiled kernel's GPU code (api/compiler.py)
+        code = ck.gpu_code(target)
         kern = load_code(code.kind, code.data, ck.name, drv)
-        allow_dynamic_smem(kern, dev, ck.emitted, target, drv)
-        _KERNELS[key] = kern
-    return kern
+        if code.artifact is not None:
+            allow_dynamic_smem(kern, dev, code.artifact, target, drv)
+        hit = _KERNELS[key] = Loaded(kern, code.block, code.smem,
+                                     kernel_log(kern, code.data, ck.name, drv))
+    return hit
 
 
-_LOGS: dict = {}
-
-
-def kernel_log(kern, name: str, drv=None):
-    """The print log of a loaded kernel that prints (one per loaded kernel: its launches share
-    the log's lock); the kernel's device must be current."""
-    from .print_log import DeviceLog
+def kernel_log(kern, code: bytes, name: str, drv=None):
+    """The print log of a loaded kernel whose code defines one (None otherwise); the kernel's
+    device must be current."""
+    from .print_log import LOG, DeviceLog
+    if LOG.encode() not in code:
+        return None
     drv = drv or gpu_driver.current()
-    log = _LOGS.get((drv, kern))
-    if log is None:
-        try:
-            log = _LOGS[(drv, kern)] = DeviceLog(drv, kern)
-        except drv.errors as e:
-            raise TileLaunchError(f"the print log of kernel '{name}' was not found: {e}") from None
-    return log
+    try:
+        return DeviceLog(drv, kern)
+    except drv.errors as e:
+        raise TileLaunchError(f"the print log of kernel '{name}' was not found: {e}") from None
 
 
 def allow_dynamic_smem(kern, dev, artifact, target: str, drv=None):
