@@ -80,3 +80,18 @@ def test_the_gpu_path_finds_the_renamed_symbol():
         ct.launch(None, (2,), double, tuple(cuda_array(x) for x in (a, b) + outs))
     assert [launch.kernel for launch in drv.launches] == ["tp_kernel_double"]
     np.testing.assert_array_equal(outs[0], 2 * a + b - 1)
+
+
+@ct.kernel
+def gather_from(int, _Idx, out__):
+    i = ct.load(_Idx, (0,), (8,))
+    ct.store(out__, (0,), ct.gather(int, i, check_bounds=False))
+
+
+def test_renamed_arrays_keep_their_extents():
+    """The CPU's address check finds an array's extents by its C++ name (`<name>_shape_<d>`):
+    a renamed array's extents are renamed with it, so a valid gather from it passes."""
+    a, idx, out = np.arange(16, dtype=np.float32), np.arange(8, dtype=np.int32)[::-1].copy(), \
+        np.zeros(8, np.float32)
+    for mode, got in run_everywhere((1,), gather_from, (a, idx, out)).items():
+        np.testing.assert_array_equal(got[2], a[idx], err_msg=mode)
