@@ -227,6 +227,16 @@ ELSEWHERE = {
     "assert_": ("test_frontend_runtime.py", "test_assert_passes_and_fails"),
     "static_exception": ("test_errors.py", None),       # a compile-time error, no values
     "mma_scaled": ("test_cutile_features.py", "mma_scaled_block_scaled_matmul"),
+    "insert": ("test_dialect_ops.py", "test_insert_matches_numpy"),
+    "Slice": ("test_dialect_ops.py", "test_advanced_indexing_gathers_and_scatters_rows"),
+    "load_advanced_indexing": ("test_dialect_ops.py",
+                               "test_advanced_indexing_gathers_and_scatters_rows"),
+    "store_advanced_indexing": ("test_dialect_ops.py",
+                                "test_advanced_indexing_gathers_and_scatters_rows"),
+    "grid_dependency_control_wait": ("test_dialect_ops.py",
+                                     "test_grid_dependency_control_is_ordered_and_runs"),
+    "grid_dependency_control_launch_dependents": (
+        "test_dialect_ops.py", "test_grid_dependency_control_is_ordered_and_runs"),
 }
 
 

@@ -157,6 +157,7 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
     mlir = print_module(module)
     dce(module)
     be = backend()
+    be.check(module)
     try:
         plan = plan_kernel(module, threads_for(module, be.threads), disjoint) \
             if be.lowering else None

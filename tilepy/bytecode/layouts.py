@@ -20,9 +20,9 @@ bytecode lacks it, and the writer refuses a non-default value there):
   f8E8M0FNU type since 13.2 (types.py);
 - 13.1's `print_tko` has neither the token operand nor the token result (`results_since`): a
   print whose token tilepy uses cannot be written as 13.1.
-Ops and attributes new in 13.4 that tilepy's table lacks (fpowi, insert, alloca,
-gather/scatter and strided views, atomic_red_view_tko, gdc_*, memory_fence_alias_tko) have no
-row because tilepy has no op to write.
+NVIDIA's ops beyond the spec chapters (ir/ops_dialect.py) carry their `since` too: 13.3's
+atomic_red_view_tko, alloca, make_gather_scatter_view, make_strided_view; 13.4's fpowi,
+insert, gdc_*, memory_fence_alias_tko: older bytecode cannot hold them and the writer refuses.
 """
 from __future__ import annotations
 
@@ -156,6 +156,22 @@ def _rows() -> dict[str, Layout]:
         "scan": Layout(94, "scan", results="sized", operands="counted", regions=1,
                        attrs=(_a("dim", "int"), _a("reverse", "bool"),
                               _a("identities", "identities"))),
+    })
+    rows["atomic_red_view_tko"] = Layout(     # 13.3; `inbounds` (13.5) is not written
+        117, "atomic_red_view_tko", results="sized", flags=(_f("token"),),
+        attrs=(ORDERING, SCOPE, _a("mode")), operands="groups", since=(13, 3))
+    rows["make_gather_scatter_view"] = Layout(115, "make_gather_scatter_view", since=(13, 3))
+    rows["make_strided_view"] = Layout(116, "make_strided_view", since=(13, 3))
+    rows["alloca"] = Layout(113, "alloca", flags=(_f("global"),),
+                            attrs=(_a("num_elem", "int"), _a("alignment", "int")), since=(13, 3))
+    v134 = (13, 4)
+    rows.update({     # NVIDIA's 13.4 ops (ir/ops_dialect.py)
+        "fpowi": Layout(121, "fpowi", since=v134),
+        "insert": Layout(118, "insert", results="sized", operands="counted", since=v134),
+        "gdc_launch_dependents_tko": Layout(119, "gdc_launch_dependents_tko", operands="counted",
+                                            since=v134),
+        "gdc_wait_tko": Layout(120, "gdc_wait_tko", operands="counted", since=v134),
+        "memory_fence_alias_tko": Layout(122, "memory_fence_alias_tko", since=v134),
     })
     for name, opcode in (("yield", 109), ("continue", 17), ("break", 10), ("return", 92)):
         rows[name] = Layout(opcode, name, results="sized", operands="counted")

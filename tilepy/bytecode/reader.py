@@ -16,6 +16,7 @@ from ..ir.ops import OPS
 from ..types import TOKEN, PartitionViewType, PtrType, TensorViewType, TileType, element_type
 from ..types import element as E
 from . import types as T
+from .view_types import PADDING_BY_BYTE, decode_view
 from .debuginfo import DI_LOC
 from .layouts import LAYOUTS, Field, Layout
 from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC, SEC_GLOBAL, SEC_STRING,
@@ -24,7 +25,7 @@ from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC
 
 BY_OPCODE = {layout.opcode: (name, layout) for name, layout in LAYOUTS.items()}
 SIMPLE_BY_TAG = {tag: name for name, tag in T.SIMPLE.items()}
-PADDING_BY_BYTE = {b: name for name, b in T.PADDING.items()}
+
 
 
 class _Cursor:
@@ -158,6 +159,9 @@ class _Reader:
             return self._partition_view(c)
         if tag == T.FUNCTION:
             return [[self.type(c.varint()) for _ in range(c.varint())] for _ in range(2)]
+        view = decode_view(self, tag, c)
+        if view is not None:
+            return view
         raise TileUnsupportedFeatureError(f"bytecode: type tag {tag:#x} is not a tilepy type")
 
     def _no_13_4_flags(self, c: _Cursor) -> None:
@@ -271,6 +275,7 @@ class _Reader:
             ids = [c.varint() for _ in range(c.varint())]
             fixed = [s for s in opdef.operands if not s.variadic]
             groups = [values[i] for i in ids[:len(fixed)]]
+            groups += [None] * (len(fixed) - len(groups))     # absent trailing optional ones
             return groups + ([[values[i] for i in ids[len(fixed):]]]
                              if len(fixed) < len(opdef.operands) else [])
         groups = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..errors import TileUnsupportedFeatureError
 from ..types import PartitionViewType, PtrType, TensorViewType, TileType, TokenType
 from .stream import Interned, int_list, varint
+from .view_types import PADDING, encode_view  # noqa: F401  (PADDING: one table)
 
 # Element type -> its one-tag encoding (tilepy spells fp8 e4m3/e5m2, NVIDIA f8E4M3FN/f8E5M2).
 SIMPLE = {"i1": 0x00, "i8": 0x01, "i16": 0x02, "i32": 0x03, "i64": 0x04, "f16": 0x05,
@@ -19,7 +20,6 @@ SIMPLE = {"i1": 0x00, "i8": 0x01, "i16": 0x02, "i32": 0x03, "i64": 0x04, "f16": 
 SIMPLE_SINCE = {"e8m0": (13, 2)}
 TOKEN_TAG = 0x11
 POINTER, TILE, TENSOR_VIEW, PARTITION_VIEW, FUNCTION = 0x0C, 0x0D, 0x0E, 0x0F, 0x10
-PADDING = {"zero": 0, "neg_zero": 1, "nan": 2, "pos_inf": 3, "neg_inf": 4}
 DYNAMIC = -1 << 63          # a `?` extent or stride (MLIR's kDynamic)
 
 
@@ -58,6 +58,9 @@ class TypeTable(Interned):
             return buf
         if isinstance(t, PartitionViewType):
             return self._partition_view(t)
+        view = encode_view(self, t)
+        if view is not None:
+            return view
         if isinstance(t, PtrType) or getattr(t, "name", None) in SIMPLE:
             return bytearray(self._scalar(t))
         raise TileUnsupportedFeatureError(f"bytecode: no encoding for type {t}")

@@ -45,6 +45,11 @@ class CppBackend:
     threads = 128
     lowering = True
 
+    def check(self, module) -> None:
+        """Refuse (located) an op this backend does not emit, before the lowering plan."""
+        from .kernel import refuse_unsupported
+        refuse_unsupported(module)
+
     def emit(self, module, plan):
         from .kernel import emit_kernel
         return emit_kernel(module, plan)

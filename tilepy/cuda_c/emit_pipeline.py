@@ -20,6 +20,7 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
 """
 from __future__ import annotations
 
+from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, TileType
 from .emitter import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
@@ -48,7 +49,9 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
         pad = literal(t.elem, _PAD[s.load.view.type.padding_value])
         dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
         vec = "true" if s.vec else "false"
-        inner.w.line(f"tp::load_async<{targs}, {vec}>({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
+        whole = unit_extent_divisible(s.load.view, 16 // s.operand.elem.storage_bytes)
+        inner.w.line(f"tp::load_async<{targs}, {vec}, {'true' if whole else 'false'}>"
+                     f"({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
     ctx.counter = inner.counter
     it = CPP_TYPE[iv.type.elem]
     with ctx.w.indent(f"auto {name} = [&](const {it} tp_k, const int tp_st) {{", closer="};",

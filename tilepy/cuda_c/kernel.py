@@ -13,7 +13,8 @@ from ..ir import Module
 from ..lowering.assign_layouts import LayoutPlan
 from ..lowering.plan import KernelPlan
 from ..types import PtrType
-from . import emit_control, emit_mma, emit_ops, emit_pipeline  # noqa: F401  (they register their ops)
+from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
+               emit_pipeline)
 from .targets import MAX_SMEM, PIPELINE_SMEM, kib
 from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
@@ -129,3 +130,18 @@ def handled_ops() -> set[str]:
     from ..ir import OPS
     return set(EMIT) | {n for n, d in OPS.items() if d.elementwise and n not in NO_FUNCTOR} | \
         {"module", "entry"}
+
+
+def refuse_unsupported(module: Module) -> None:
+    """Refuse, at its line, the first op of an entry this backend cannot emit, before the
+    lowering plan (its passes assume what the emitter handles, e.g. partition views only)."""
+    from ..types import GatherScatterViewType, StridedViewType
+    handled = handled_ops() | {"global"}          # a module item: emit_kernel's
+    for op in module.walk():
+        views = [v.type for v in op.operands if isinstance(v.type, (GatherScatterViewType,
+                                                                     StridedViewType))]
+        if op.name in handled and not views:
+            continue
+        with at(op.loc):
+            what = f"'{op.name}' through a {str(views[0]).split('<')[0]}" if views else f"'{op.name}'"
+            raise TileUnsupportedFeatureError(f"{what} is not supported by the CUDA C++ backend yet")

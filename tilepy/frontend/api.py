@@ -107,6 +107,27 @@ def store(array, /, index, tile, *, order="C", check_bounds=True, latency=None, 
 
 
 @_stub
+def Slice(start, length):
+    """The elements [start, start + length) of one array dimension, for
+    `load_advanced_indexing`/`store_advanced_indexing` (`length`: a power-of-two constant)."""
+
+
+@_stub
+def load_advanced_indexing(array, indices, /, *, padding_mode=PaddingMode.UNDETERMINED,
+                           latency=None, allow_tma=None):
+    """Load rows picked along one dimension: `indices` has one entry per array dimension, one
+    a 1-d integer tile of element indices (the sparse dimension), the others `Slice`s. The tile
+    has the index tile's length there and each Slice's length elsewhere; elements outside the
+    array take `padding_mode`'s value (Tile IR's gather_scatter_view)."""
+
+
+@_stub
+def store_advanced_indexing(array, indices, tile, /, *, latency=None, allow_tma=None):
+    """Store `tile` to the rows picked along one dimension (see load_advanced_indexing);
+    elements outside the array are not written."""
+
+
+@_stub
 def gather(array, indices, /, *, mask=None, padding_value=0, check_bounds=True, latency=None):
     """Load elements at element-space `indices` (one int tile per array dim)."""
 
@@ -181,6 +202,12 @@ def expand_dims(x, /, axis):
 @_stub
 def extract(x, /, index, shape):
     """The sub-tile of `shape` at sub-tile-grid `index`."""
+
+
+@_stub
+def insert(x, /, index, value):
+    """`x` with its sub-tile at sub-tile-grid `index` replaced by `value` (the inverse of
+    `extract`; a 0-d value is a one-element sub-tile). Returns a new tile."""
 
 
 @_stub
@@ -329,6 +356,20 @@ def print(*args, sep=" ", end="\n"):
 @_stub
 def assert_(cond, /, message=None):
     """Fail the launch when any element of `cond` is false."""
+
+
+# --------------------------------------------------------------- grid dependency control
+@_stub
+def grid_dependency_control_wait():
+    """Wait for the preceding kernel of a programmatic dependent launch to finish (its memory
+    is visible afterwards). tilepy launches without programmatic dependent launch, where the
+    preceding kernel has always finished: nothing to wait for."""
+
+
+@_stub
+def grid_dependency_control_launch_dependents():
+    """Let the dependent kernel of a programmatic dependent launch start. tilepy launches without
+    programmatic dependent launch, where nothing starts early."""
 
 
 # ------------------------------------------------------------------------- compile time

@@ -136,7 +136,7 @@ _FUN = {
 }
 # Ops whose result the spec leaves to the implementation's accuracy (documented tolerance).
 INEXACT_OPS = frozenset({"exp", "exp2", "log", "log2", "rsqrt", "sin", "cos", "tan", "sinh",
-                         "cosh", "tanh", "pow", "atan2"})
+                         "cosh", "tanh", "pow", "fpowi", "atan2"})
 
 
 @handler(*_FBIN, "fma")
@@ -150,6 +150,14 @@ def float_nary(ex, op, args):
 def float_unary(ex, op, args):
     elem = _elem(op)
     return [_float_compute(op, elem, [F.to_f64(args[0])], _FUN[op.name])]
+
+
+@handler("fpowi")
+def float_powi(ex, op, args):
+    """source ** exponent, the integer exponent read signed (i1 true is -1)."""
+    elem = _elem(op)
+    n = as_signed(args[1], op.exponent.type.elem).astype(np.float64)
+    return [_float_compute(op, elem, [F.to_f64(args[0]), n], np.power)]
 
 
 @handler("negf", "absf")

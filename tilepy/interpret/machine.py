@@ -25,8 +25,8 @@ from .memory import Memory
 from .poison import Undef, describe, make, merge, propagate, require
 from .printf import format_print
 
-MOVES = {"reshape", "broadcast", "permute", "cat", "extract", "select", "reduce", "scan", "mmaf",
-         "mmai", "mmaf_scaled", "assume", "pack", "unpack"}
+MOVES = {"reshape", "broadcast", "permute", "cat", "extract", "insert", "select", "reduce", "scan",
+         "mmaf", "mmai", "mmaf_scaled", "assume", "pack", "unpack"}
 # Memory ops that check the lanes they use themselves (masked or out-of-bounds lanes don't count).
 SELF_CHECKED = {"load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko"}
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, TileValueError
+from ..types import PartitionViewType
 from ..types import element as E
 from . import floats as F
 from .arith import handler
 from .values import TOKEN, PartitionView, TensorView, as_signed, as_unsigned, wrap
+from .views import check_not_all_outside, view_coords
 
 _PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": np.nan, "pos_inf": np.inf, "neg_inf": -np.inf}
 
@@ -45,6 +47,15 @@ def join_tokens(ex, op, args):
     return [TOKEN]
 
 
+@handler("memory_fence_alias_tko", "gdc_wait_tko", "gdc_launch_dependents_tko")
+def ordering_only(ex, op, args):
+    """Nothing to do here: memory ops take effect in program order, whatever address they use
+    (the alias fence orders nothing more), and a launch runs after the previous one completed
+    with no dependent grid started early (grid dependency control's wait and launch_dependents
+    are no-ops without programmatic dependent launch)."""
+    return [TOKEN]
+
+
 @handler("make_tensor_view")
 def make_tensor_view(ex, op, args):
     t = op.result.type
@@ -55,7 +66,7 @@ def make_tensor_view(ex, op, args):
     return [TensorView(int(np.asarray(args[0])), shape, strides, t.elem)]
 
 
-@handler("make_partition_view")
+@handler("make_partition_view", "make_gather_scatter_view", "make_strided_view")
 def make_partition_view(ex, op, args):
     return [PartitionView(args[0], op.result.type)]
 
@@ -77,6 +88,26 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
         ex.require_lanes(first + k, None, f"{what} (index)")
     t = pv.type
     tv = pv.view
+    coords = np.indices(t.tile_shape, dtype=np.int64) if t.tile_shape else np.zeros((0,), np.int64)
+    if isinstance(t, PartitionViewType):
+        pairs = zip(t.effective_dim_map, _partition_coords(pv, index, coords, what))
+    else:
+        pairs = enumerate(view_coords(t, index, coords))
+    off = np.zeros(t.tile_shape, dtype=np.int64)
+    inb = np.ones(t.tile_shape, dtype=bool)
+    for vd, g in pairs:
+        inside = np.asarray(g < tv.shape[vd], dtype=bool)
+        inb &= inside
+        off += np.where(inside, g, 0).astype(np.int64) * tv.strides[vd]
+    if not isinstance(t, PartitionViewType):
+        check_not_all_outside(inb, t, what)
+    size = tv.elem.storage_bytes
+    addr = (np.uint64(tv.base) + (off * size).astype(np.uint64)).astype(np.uint64)
+    return addr, inb
+
+
+def _partition_coords(pv: PartitionView, index, coords, what: str) -> list:
+    """Per tile dimension, the view coordinates of the tile at `index` (spec 5.3.3)."""
     idx = [_u(i) for i in index]
     space = pv.index_space()
     for d, (i, n) in enumerate(zip(idx, space)):
@@ -84,16 +115,7 @@ def _tile_addresses(ex, pv: PartitionView, index, first: int, what: str):
             raise TileValueError(f"{what}: index {_as_written(index[d])} of dimension {d} is "
                                  f"outside the index space {space} of the partition view "
                                  f"(undefined behavior, spec 5.3.3)")
-    coords = np.indices(t.tile_shape, dtype=np.int64) if t.tile_shape else np.zeros((0,), np.int64)
-    off = np.zeros(t.tile_shape, dtype=np.int64)
-    inb = np.ones(t.tile_shape, dtype=bool)
-    for i, vd in enumerate(t.effective_dim_map):
-        g = idx[i] * t.tile_shape[i] + coords[i]
-        inb &= g < tv.shape[vd]
-        off += g * tv.strides[vd]
-    size = tv.elem.storage_bytes
-    addr = (np.uint64(tv.base) + (off * size).astype(np.uint64)).astype(np.uint64)
-    return addr, inb
+    return [idx[i] * pv.type.tile_shape[i] + coords[i] for i in range(len(idx))]
 
 
 def _padding(pv: PartitionView, elem):
@@ -266,3 +288,31 @@ def atomic_cas(ex, op, args):
             out[pos] = old
     return [out, TOKEN]
 
+
+
+@handler("atomic_red_view_tko")
+def atomic_red_view(ex, op, args):
+    """Each element of the tile at `index` updated atomically with the value's element, in
+    row-major order; elements past the tensor's edge are not touched (as store_view_tko)."""
+    _weak_atomic(op)
+    pv, value = args[0], np.asarray(args[1 + len(op.index)])
+    elem = pv.view.elem
+    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name)
+    ex.require_lanes(1 + len(op.index), inb, f"{op.name} (value)")
+    for pos in zip(*np.nonzero(inb)):
+        old = _read(ex, addr[pos], elem, op.name)
+        _write(ex, addr[pos], _rmw(op.mode, elem, old, value[pos]), elem, op.name)
+    ex.note_access(op, addr[inb], store=True)
+    return [TOKEN]
+
+
+@handler("alloca")
+def alloca(ex, op, args):
+    """A fresh zeroed allocation of num_elem elements each time the op runs (its base is aligned
+    far beyond any `alignment`); kept until the launch ends, so a use after its block is not
+    reported, and its initial contents (unspecified in Tile IR) read as zeros."""
+    elem = op.result.type.elem.pointee
+    where = f" at {op.loc}" if op.loc is not None else ""
+    base = ex.memory.add(f"alloca{where}", np.zeros(op.attrs["num_elem"] * elem.storage_bytes,
+                                                    np.uint8))
+    return [np.array(base, dtype=np.uint64)]

@@ -63,7 +63,7 @@ def describe(op, what: str) -> str:
     return f"{what} in {op.name}{loc}"
 
 
-_MOVE = {"reshape", "broadcast", "permute", "cat", "extract"}
+_MOVE = {"reshape", "broadcast", "permute", "cat", "extract", "insert"}
 
 
 def propagate(ex, op, inputs, undefs, outputs) -> list:
@@ -100,6 +100,8 @@ def _rule(ex, op, inputs, outputs):
     if name in _MOVE:
         if name == "extract":
             return lambda m: HANDLERS[name](ex, op, [m[0], *inputs[1:]])
+        if name == "insert":
+            return lambda m: HANDLERS[name](ex, op, [m[0], m[1], *inputs[2:]])
         return lambda m: HANDLERS[name](ex, op, m)
     if name in ("reduce", "scan"):
         return lambda m: _fold(op, m, len(outputs))

@@ -79,19 +79,33 @@ def cat(ex, op, args):
     return [np.concatenate(args, axis=op.dim)]
 
 
+def _subtile(name, idx, sub_shape, full_shape) -> tuple:
+    """The slices of sub-tile number `idx` (read unsigned) of shape sub_shape in full_shape."""
+    sl = []
+    for d, (i, n, full) in enumerate(zip(idx, sub_shape, full_shape)):
+        k = int(as_unsigned(i, E.I32))
+        if (k + 1) * n > full:
+            raise TileValueError(f"{name}: slice index {k} of dimension {d} is out of range "
+                                 f"({full // n} slices; undefined behavior in Tile IR)")
+        sl.append(slice(k * n, (k + 1) * n))
+    return tuple(sl)
+
+
 @handler("extract")
 def extract(ex, op, args):
     """The slice number `indices` (read unsigned) of the result's shape."""
     src, *idx = args
-    rshape = op.result.type.shape
-    sl = []
-    for d, (i, n, full) in enumerate(zip(idx, rshape, np.shape(src))):
-        k = int(as_unsigned(i, E.I32))
-        if (k + 1) * n > full:
-            raise TileValueError(f"extract: slice index {k} of dimension {d} is out of range "
-                                 f"({full // n} slices; undefined behavior in Tile IR)")
-        sl.append(slice(k * n, (k + 1) * n))
-    return [np.asarray(src)[tuple(sl)].copy()]
+    return [np.asarray(src)[_subtile("extract", idx, op.result.type.shape, np.shape(src))].copy()]
+
+
+@handler("insert")
+def insert(ex, op, args):
+    """The destination with its slice number `indices` (read unsigned, in units of the source's
+    shape) replaced by the source (dialect 13.4)."""
+    src, dst, *idx = args
+    out = np.array(dst, copy=True)
+    out[_subtile("insert", idx, np.shape(src), np.shape(dst))] = src
+    return [out]
 
 
 def _packable(elem):

@@ -133,4 +133,4 @@ neg("ptr_to_ptr", "ptr(source)", "%a = constant <i64: 0> : tile<4xi64>\n%r = ptr
                                  "tile<4xptr<f32>>")
 neg("ptr_to_ptr", "ptr(result)", "%r = ptr_to_ptr %p : tile<ptr<f32>> -> tile<i64>", _PTR)
 
-from . import negatives_more, negatives_control  # noqa: E402,F401  (the other ops; they append to NEGATIVES)
+from . import negatives_more, negatives_control, negatives_dialect  # noqa: E402,F401  (the other ops; they append to NEGATIVES)

@@ -203,7 +203,7 @@ def _view_negatives(op, fmt, bad_ordering):
             _VIEW_PARAMS, mutate=mutate)
     index_pos = [s.name for s in OPS[op].operands].index("index")
     case("attr:memory_ordering_semantics", o=bad_ordering)
-    case("partition(view)", view="%tv", pv=_TV_T)
+    case("tile_view(view)", view="%tv", pv=_TV_T)
     case("rank_count(index)", idx="%i")
     case("scalar_int(index)", pre="%j = constant <i32: 0> : tile<2xi32>\n", idx="%j, %j", it="tile<2xi32>")
     case("same_type(index)", pre="%j = constant <i64: 0> : tile<i64>\n",

@@ -161,25 +161,28 @@ op(OpDef("cat", operands=(O("lhs"), O("rhs")), attrs=(A("dim", "int", False),),
                       same_elem("lhs", "rhs", "result"), _cat_dim, _cat_shapes, _cat_result)))
 
 
-@rule("extract_count", "indices for a rank-")
-def _extract_count(o):
-    s = o.source.type
-    if len(o.indices) != s.rank:
-        return f"expected {s.rank} indices for a rank-{s.rank} source (got {len(o.indices)})"
+def subtile_rules(name: str, whole: str, part: str) -> tuple:
+    """The rules of an op addressing the sub-tile number `indices` of operand `whole` (shape of
+    `part`): one index per dimension, and part's shape dividing whole's."""
+    @rule(f"{name}_count", "indices for a rank-")
+    def count(o):
+        w = getattr(o, whole).type
+        if len(o.indices) != w.rank:
+            return f"expected {w.rank} indices for a rank-{w.rank} {whole} (got {len(o.indices)})"
 
-
-@rule("extract_divides", "result shape must divide the source shape evenly")
-def _extract_divides(o):
-    for i, (a, b) in enumerate(zip(o.source.type.shape, o.result.type.shape)):
-        if a % b:
-            return f"result shape must divide the source shape evenly (dim {i}: {b} into {a})"
+    @rule(f"{name}_divides", f"{part} shape must divide the {whole} shape evenly")
+    def divides(o):
+        for i, (a, b) in enumerate(zip(getattr(o, whole).type.shape, getattr(o, part).type.shape)):
+            if b == 0 or a % b:
+                return f"{part} shape must divide the {whole} shape evenly (dim {i}: {b} into {a})"
+    return count, divides
 
 
 op(OpDef("extract", operands=(O("source"), O("indices", variadic=True)), results=(R("result"),),
          syntax="$source[$indices] : type($source) -> type($result)",
          constraints=(all_tiles(*_SRC_RES), same_rank(*_SRC_RES), same_elem(*_SRC_RES),
-                      scalar("indices"), elem_in((I32,), "indices"), _extract_count,
-                      _extract_divides)))
+                      scalar("indices"), elem_in((I32,), "indices"),
+                      *subtile_rules("extract", "source", "result"))))
 
 op(OpDef("offset", operands=(O("ptr"), O("offset")), results=(R("result"),), infer=same_as(0),
          syntax="$ptr, $offset : type($ptr), type($offset) -> type($result)", elementwise=True,

@@ -1,8 +1,8 @@
 """Rows of the memory ops: tokens and pointer loads/stores (8.6), atomics (8.10), views (8.11)."""
 from __future__ import annotations
 
-from ..types import (F16, F32, F64, I1, I32, I64, TOKEN, PartitionViewType, PtrType,
-                     TileType)
+from ..types import (F16, F32, F64, I1, I32, I64, TOKEN, GatherScatterViewType, PartitionViewType,
+                     PtrType, StridedViewType, TileType)
 from .constraints import (member_types, all_tiles, elem_in, elem_is_ptr, is_tensor_view, is_token, same_type,
                           scalar_int)
 from .opdef import (ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule)
@@ -31,11 +31,16 @@ op(OpDef("join_tokens", operands=(O("tokens", variadic=True),), results=(R("resu
 
 
 # -------------------------------------------------------------------------------------- views
-@rule("base_ptr", "base must be a scalar pointer")
-def _tv_base(o):
-    b = o.base.type
-    if not (isinstance(b, TileType) and b.rank == 0 and isinstance(b.elem, PtrType)):
-        return f"base must be a scalar pointer tile<ptr<E>> (got {b})"
+def scalar_pointer(name: str, rule_id: str):
+    @rule(rule_id, f"{name} must be a scalar pointer")
+    def check(o):
+        t = getattr(o, name).type
+        if not (isinstance(t, TileType) and t.rank == 0 and isinstance(t.elem, PtrType)):
+            return f"{name} must be a scalar pointer tile<ptr<E>> (got {t})"
+    return check
+
+
+_tv_base = scalar_pointer("base", "base_ptr")
 
 
 @rule("base_pointee", "must match the view element type")
@@ -102,10 +107,54 @@ def _tile_of_view(name):
     return check
 
 
+TILE_VIEWS = (PartitionViewType, GatherScatterViewType, StridedViewType)
+
+
+@rule("tile_view(view)", "view must be a tile view")
+def _is_tile_view(o):
+    t = o.view.type
+    if not isinstance(t, TILE_VIEWS):
+        return f"view must be a tile view: partition_view, gather_scatter_view or strided_view (got {t})"
+
+
+class _DenseIndices:
+    """An op seen without the sparse index of a gather_scatter_view (the 1-d tile of element
+    indices at sparse_dim): the rules for the other, 0-d, indices run on this."""
+    def __init__(self, op):
+        self._op, v = op, op.view.type
+        self._skip = v.sparse_dim if isinstance(v, GatherScatterViewType) else None
+
+    def operand_group(self, name):
+        group = self._op.operand_group(name)
+        if name == "index" and self._skip is not None and self._skip < len(group):
+            return group[:self._skip] + group[self._skip + 1:]
+        return group
+
+    def __getattr__(self, name):
+        return getattr(self._op, name)
+
+
+def _dense(check):
+    """check applied to the op's dense indices (same rule id and phrase)."""
+    return rule(check.rule, check.phrase)(lambda o: check(_DenseIndices(o)))
+
+
+@rule("gather_index", "must be a 1-d integer tile of the tile's extent")
+def _gather_index(o):
+    v = o.view.type
+    if not isinstance(v, GatherScatterViewType) or v.sparse_dim >= len(o.index):
+        return None
+    t, n = o.index[v.sparse_dim].type, v.tile_shape[v.sparse_dim]
+    if not (isinstance(t, TileType) and t.rank == 1 and t.shape[0] == n and
+            not isinstance(t.elem, PtrType) and t.elem.is_int):
+        return (f"index {v.sparse_dim} (the sparse dimension) must be a 1-d integer tile of the "
+                f"tile's extent tile<{n}xiN> (got {t})")
+
+
 def _view_rules(tile_name):
-    return (_is_partition("view"), _count_is_rank("view", "index", "indices"),
-            scalar_int("index"), same_type("index"), _tile_of_view(tile_name),
-            is_token(*_TOKENS))
+    return (_is_tile_view, _count_is_rank("view", "index", "indices"),
+            _dense(scalar_int("index")), _dense(same_type("index")), _gather_index,
+            _tile_of_view(tile_name), is_token(*_TOKENS))
 
 
 op(OpDef("load_view_tko", operands=(O("view"), O("index", variadic=True), O("token", optional=True)),

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 
 from ..errors import TileError, TileSyntaxError
-from ..types import (ElementType, PartitionViewType, PtrType, TensorViewType, TileType, TOKEN,
-                     Type, element_type)
+from ..types import (ElementType, GatherScatterViewType, PartitionViewType, PtrType,
+                     StridedViewType, TensorViewType, TileType, TOKEN, Type, element_type)
 from .attrs import (PREDICATE_KINDS, AssumePredicate, DenseValue, OptimizationHints,
                     dense_from_literals)
 from .builder import make_op
 from .core import Block, Module, Operation, Value
 from .opdef import EnumKind, OpDef
 from .ops import OPS
-from .printer import group_end, syntax_anchor
+from .printer import group_end, syntax_anchor, typed_once
 from .scanner import IDENT, INT, NUMBER, STRING, SYMBOL, VALUE, Scanner, unescape
 
 _DIMS = re.compile(r"(\d+|\?)x")
@@ -55,6 +55,10 @@ class Parser(Scanner):
                 return self._tensor_view()
             if self.accept("partition_view"):
                 return self._partition_view()
+            if self.accept("gather_scatter_view"):
+                return GatherScatterViewType(**self._view_items("gather_scatter_view"))
+            if self.accept("strided_view"):
+                return StridedViewType(**self._view_items("strided_view"))
             if self.accept("token"):
                 return TOKEN
         except TileError as e:
@@ -112,15 +116,20 @@ class Parser(Scanner):
         self.expect(">")
         return TensorViewType(e, tuple(shape), tuple(strides))
 
-    def _partition_view(self) -> PartitionViewType:
-        self.expect("<")
-        self.expect("tile")
+    def _tile_dims(self) -> list[int]:
+        """`=(AxB)` after a view's `tile`."""
         self.expect("=")
         self.expect("(")
         self.skip()
         tile = self._dims()
         tile.append(self.integer("a tile extent"))
         self.expect(")")
+        return tile
+
+    def _partition_view(self) -> PartitionViewType:
+        self.expect("<")
+        self.expect("tile")
+        tile = self._tile_dims()
         view = dim_map = padding = None
         while self.accept(","):         # the spec: view first; NVIDIA's 13.4: padding_value first
             if self.accept("dim_map"):
@@ -137,6 +146,36 @@ class Parser(Scanner):
         if view is None:
             raise self.error("partition_view needs a tensor_view")
         return PartitionViewType(tuple(tile), view, dim_map, padding)
+
+    def _view_items(self, kind: str) -> dict:
+        """The items of a gather_scatter_view / strided_view, in any order: tile=(..),
+        traversal_strides=[..], padding_value = P, sparse_dim=N and the tensor_view."""
+        self.expect("<")
+        items = {}
+        while True:
+            if self.accept("tile"):
+                items["tile_shape"] = tuple(self._tile_dims())
+            elif self.accept("traversal_strides"):
+                self.expect("=")
+                self.expect("[")
+                items["traversal_strides"] = tuple(self.comma_list(self.integer, "]"))
+            elif self.accept("padding_value"):
+                self.expect("=")
+                items["padding_value"] = self.expect_re(IDENT, "a padding value")
+            elif self.accept("sparse_dim"):
+                self.expect("=")
+                items["sparse_dim"] = self.integer("a dimension")
+            else:
+                items["view"] = self.type()
+            if not self.accept(","):
+                break
+        self.expect(">")
+        need = ("tile_shape", "view", "sparse_dim" if kind == "gather_scatter_view" else
+                "traversal_strides")
+        missing = [n for n in need if n not in items]
+        if missing or not isinstance(items["view"], TensorViewType):
+            raise self.error(f"{kind} needs {' and '.join(missing or ['a tensor_view'])}")
+        return items
 
     # ================================================================== attributes
     def literal(self) -> str:
@@ -467,9 +506,10 @@ class Parser(Scanner):
         vals = st["operands"].get(name, [])
         self.skip()
         start = self.pos
-        n = 1 if one else len(vals)
-        types = [self.type()] + [self.expect(",") or self.type() for _ in range(n - 1)]
-        for v, t in zip(vals, types * len(vals) if one else types):
+        if one:              # type1: one type for a uniform group, else one each
+            vals = typed_once(vals)
+        types = [self.type()] + [self.expect(",") or self.type() for _ in range(max(len(vals), 1) - 1)]
+        for v, t in zip(vals, types):
             if v.type != t:
                 raise self.error(f"{v.hint and '%' + v.hint or 'operand'} has type {v.type}, "
                                  f"but the text says {t}", start)

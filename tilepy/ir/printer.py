@@ -66,6 +66,12 @@ def syntax_anchor(toks) -> str | None:
     return None
 
 
+def typed_once(values) -> list:
+    """The values `type1($x)` prints a type for: the first when all have one type, else each
+    (NVIDIA's printer: a gather_scatter_view's index of 1-d and 0-d tiles)."""
+    return list(values[:1]) if len({v.type for v in values}) <= 1 else list(values)
+
+
 def group_end(toks, i: int) -> int:
     """Index just past the `)?` closing the optional group opened at `i`."""
     j, depth = i + 1, 1
@@ -141,7 +147,9 @@ class Printer:
     def _types(self, op, name, first_only=False) -> str:
         kind = op.opdef.member_kind(name)
         vs = op.operand_group(name) if kind == "operand" else op.result_group(name)
-        return self.types(vs[:1] if first_only else vs)
+        if first_only:       # type1: one type for a uniform group, else one each
+            vs = typed_once(vs)
+        return self.types(vs)
 
     def _format(self, op, toks, i, end, pieces):
         while i < end:

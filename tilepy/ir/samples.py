@@ -73,6 +73,10 @@ _PV = (_TV + "\n%pv = make_partition_view %tv : partition_view<tile=(16x64), ten
        "strides=[64,1]>, padding_value=zero>\n%i = constant <i32: 0> : tile<i32>")
 _PV_T = "partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>, padding_value=zero>"
 _VIEW_PARAMS = "%p: tile<ptr<f32>>, %n: tile<i32>"
+_GV_T = "gather_scatter_view<tile=(8x32), tensor_view<?x64xf32, strides=[64,1]>, sparse_dim=0>"
+_SV_T = ("strided_view<tile=(16x32), traversal_strides=[8,16], padding_value = zero, "
+         "tensor_view<?x64xf32, strides=[64,1]>>")
+_PV_RED = "partition_view<tile=(16x64), tensor_view<?x64xf32, strides=[64,1]>>"
 
 _SAMPLES = [
     Sample("constant", "%c = constant <f32: [[0.5, -1.0], [0x7FC00000, 3.0e+38]]> : tile<2x2xf32>\n"
@@ -167,6 +171,36 @@ _SAMPLES = [
                                      "%addrs, "
            "xchg, %vals, %mask, token = %t : tile<8xptr<f32>>, tile<8xf32>, tile<8xi1> -> tile<8xf32>, "
            "token", _PTR),
+    # NVIDIA's 13.3/13.4 ops (ops_dialect.py)
+    Sample("alloca", "%a = alloca num_elem = 64, alignment = 128 : tile<ptr<f32>>\n"
+                     "%b = alloca num_elem = 16, alignment = 8 global : tile<ptr<i64>>"),
+    Sample("make_gather_scatter_view", _TV + f"\n%gv = make_gather_scatter_view %tv : {_GV_T}\n"
+           "%rows = constant <i32: [3, 0, 7, 1, 2, 9, 4, 4]> : tile<8xi32>\n"
+           "%c = constant <i32: 32> : tile<i32>\n"
+           f"%t, %k = load_view_tko weak %gv[%rows, %c] : {_GV_T}, tile<8xi32>, tile<i32> -> "
+           "tile<8x32xf32>, token\n"
+           f"%k2 = store_view_tko weak %t, %gv[%rows, %c] : tile<8x32xf32>, {_GV_T}, tile<8xi32>, "
+           "tile<i32> -> token", _VIEW_PARAMS),
+    Sample("make_strided_view", _TV + f"\n%sv = make_strided_view %tv : {_SV_T}\n"
+           "%i = constant <i32: 0> : tile<i32>\n%j = constant <i32: 1> : tile<i32>\n"
+           f"%t, %k = load_view_tko weak %sv[%i, %j] : {_SV_T}, tile<i32> -> tile<16x32xf32>, token",
+           _VIEW_PARAMS),
+    Sample("atomic_red_view_tko", _TV + f"\n%pv = make_partition_view %tv : {_PV_RED}\n"
+           "%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
+           "%k = make_token : token\n"
+           f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v token = %k : "
+           f"tile<16x64xf32>, {_PV_RED}, tile<i32> -> token", _VIEW_PARAMS),
+    Sample("fpowi", "%a = constant <f32: 1.5> : tile<4xf32>\n%e = constant <i32: -3> : tile<4xi32>\n"
+                    "%r = fpowi %a, %e : tile<4xf32>, tile<4xi32>"),
+    Sample("insert", "%d = constant <f16: 0.0> : tile<8x4xf16>\n%s = constant <f16: 1.0> : tile<2x4xf16>\n"
+                     "%i = constant <i32: 3> : tile<i32>\n%z = constant <i32: 0> : tile<i32>\n"
+                     "%r = insert %s, %d[%i, %z] : tile<2x4xf16>, tile<8x4xf16>"),
+    Sample("memory_fence_alias_tko", "%k = make_token : token\n%r = memory_fence_alias_tko %k"),
+    Sample("gdc_wait_tko", "%k = make_token : token\n%r = gdc_wait_tko token = %k -> token\n"
+                           "%s = gdc_wait_tko -> token"),
+    Sample("gdc_launch_dependents_tko", "%k = make_token : token\n"
+                                        "%r = gdc_launch_dependents_tko token = %k -> token\n"
+                                        "%s = gdc_launch_dependents_tko -> token"),
     Sample("assert", "%c = constant <i1: true> : tile<2x2xi1>\nassert %c, \"all good\" : tile<2x2xi1>"),
     Sample("if", "%c = constant <i1: true> : tile<i1>\n%x, %y = if %c -> (tile<f32>, tile<i32>) {\n"
                  "%a = constant <f32: 1.0> : tile<f32>\n%b = constant <i32: 2> : tile<i32>\n"

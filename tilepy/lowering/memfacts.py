@@ -8,8 +8,9 @@ cp.async copies) along tile dimension `d` of a partition view when
   * the tensor dimension that tile dimension `d` maps to has the static stride 1, and
   * every other stride, in bytes, is a multiple of 16
 so that every chunk of 16 bytes that starts at a multiple of 16 bytes of a tile row is aligned.
-(Whether a chunk is inside the tensor is checked at run time: the ragged edge goes element by
-element.) `root_arg` names the entry argument an array's memory comes from (the hazard pass).
+(Whether a chunk is inside the tensor is checked at run time; `unit_extent_divisible` says when
+no chunk can straddle the edge.) `root_arg` names the entry argument an array's memory comes from
+(the hazard pass).
 """
 from __future__ import annotations
 
@@ -73,3 +74,19 @@ def contiguous_along(view: Value, tile_dim: int) -> bool:
         elif stride_bytes_div % 16:
             return False
     return True
+
+
+def unit_extent_divisible(view: Value, n: int) -> bool:
+    """The tensor dimension with the static stride 1 has an extent that is a multiple of n
+    elements (statically or by its `assume div_by`), so an n-element chunk of it that starts at a
+    multiple of n is either wholly inside the tensor or wholly outside."""
+    tv_op = tensor_view_op(view)
+    if tv_op is None:
+        return False
+    tv: TensorViewType = tv_op.result.type
+    dynamic = iter(tv_op.dynamicShape)
+    for extent, stride in zip(tv.shape, tv.strides):
+        div = _through_assumes(next(dynamic))[1] if extent is None else extent
+        if stride == 1:
+            return div % n == 0
+    return False

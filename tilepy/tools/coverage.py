@@ -57,7 +57,10 @@ SPEC_OPS = (
     ("8.11.6", "store_view_tko"), ("8.12.1", "assume"), ("8.12.2", "print_tko"),
 )
 # Ops of NVIDIA's dialect newer than the spec chapters: (dialect version, op).
-DIALECT_OPS = (("13.3", "mmaf_scaled"),)
+DIALECT_OPS = (("13.3", "mmaf_scaled"), ("13.3", "atomic_red_view_tko"), ("13.3", "make_gather_scatter_view"),
+               ("13.3", "make_strided_view"), ("13.3", "alloca"), ("13.4", "fpowi"), ("13.4", "insert"),
+               ("13.4", "memory_fence_alias_tko"), ("13.4", "gdc_wait_tko"),
+               ("13.4", "gdc_launch_dependents_tko"))
 
 
 # ------------------------------------------------------------------------------ self-tests

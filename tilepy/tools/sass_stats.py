@@ -11,13 +11,16 @@
   (never executed) are not counted.
 
 `stats(data, log)` returns, per kernel, a dict with `registers`, `smem`, `spill_bytes` and
-`counts` (instruction class -> count; the classes of CLASSES), plus `ops` (every mnemonic).
+`counts` (instruction class -> count; the classes of CLASSES), `ops` (every mnemonic) and
+`hot_loop`: `mma_loop(lines)`, the innermost loop holding an mma with its instruction count and
+instructions per mma (None without one). `mma_loops(data)` gives only that, per kernel.
 (Adapted from the prototype in shared/prototype/sass_stats.py.)
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import functools
 import json
 import os
@@ -105,8 +108,8 @@ def elf_resources(data: bytes) -> dict:
 _INSN = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?P<pred>@!?U?P[T0-9]+\s+)?(?P<op>[A-Z][A-Z0-9_.]*)")
 
 
-def sass_ops(path: str) -> dict[str, list[str]]:
-    """Mnemonics per kernel (in program order)."""
+def disassemble(path: str) -> dict[str, list[str]]:
+    """The SASS text of each kernel of a cubin, one line per instruction or label."""
     nvd, cuo = find_tool("nvdisasm"), find_tool("cuobjdump")
     if nvd:
         txt = subprocess.run([nvd, "-c", path], capture_output=True, text=True, check=True).stdout
@@ -121,11 +124,32 @@ def sass_ops(path: str) -> dict[str, list[str]]:
         m = head.match(line)
         if m:
             fn = m.group(1)
-            continue
-        m = _INSN.match(line)
-        if m and fn and (m.group("pred") or "").strip() != "@!PT":
-            funcs[fn].append(m.group("op"))
+        elif fn:
+            funcs[fn].append(line)
     return funcs
+
+
+def _executed(line: str):
+    m = _INSN.match(line)
+    return m if m and (m.group("pred") or "").strip() != "@!PT" else None
+
+
+def _mnemonics(lines: list[str]) -> list[str]:
+    return [m.group("op") for m in map(_executed, lines) if m]
+
+
+def sass_ops(path: str) -> dict[str, list[str]]:
+    """Mnemonics per kernel (in program order)."""
+    return {fn: _mnemonics(lines) for fn, lines in disassemble(path).items()}
+
+
+@contextlib.contextmanager
+def _cubin_file(data: bytes):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(data)
+        yield path
 
 
 def classify(op: str) -> str | None:
@@ -140,6 +164,67 @@ def classify(op: str) -> str | None:
     if base.startswith("UTMA"):
         return "UTMA"
     return None
+
+
+# ------------------------------------------------------------------------------ hot loop
+MMA = ("HMMA", "IMMA", "HGMMA")
+_ADDR = re.compile(r"^\s+/\*(?P<addr>[0-9a-f]{4,})\*/")
+_LABEL = re.compile(r"^(?P<label>\.L\w*):")
+_BRANCH = re.compile(r"\bBRA(?:\.[A-Z]+)*\s+(?:!?U?P[T0-9]+,\s*)?"   # BRA.U !UP0, target (sm_100)
+                     r"(?:`\((?P<label>[^)]+)\)|0x(?P<addr>[0-9a-f]+))")
+
+
+def _listing(lines: list[str]):
+    """Executed instructions [(address, mnemonic)], label -> address, branches [(address,
+    target label or address)] of one kernel's SASS text."""
+    insns, labels, branches, pending = [], {}, [], []
+    for line in lines:
+        lab = _LABEL.match(line)
+        if lab:
+            pending.append(lab.group("label"))
+            continue
+        a, m = _ADDR.match(line), _executed(line)
+        if not a:
+            continue
+        addr = int(a.group("addr"), 16)
+        labels.update((p, addr) for p in pending)
+        pending = []
+        if m:
+            insns.append((addr, m.group("op")))
+            b = _BRANCH.search(line)
+            if b:
+                branches.append((addr, b.group("label") or int(b.group("addr"), 16)))
+    return insns, labels, branches
+
+
+def mma_loop(lines: list[str]) -> dict | None:
+    """The innermost loop that holds an mma in one kernel's SASS (nvdisasm -c or cuobjdump
+    -sass text): `{"start", "end", "instructions", "mma", "per_mma", "ops"}` (byte addresses of
+    its first and last instruction; `ops`: mnemonic without modifiers -> count), or None.
+
+    A loop is the address range from a backward branch's target to the branch; the innermost
+    one holding an HMMA/IMMA/HGMMA is the shortest such range. `instructions` counts what it
+    holds (NOPs and @!PT instructions apart, cold paths inside the range included: a static
+    count), `mma` its mma instructions, `per_mma` their ratio: the issue's "instructions per mma
+    in the hot loop"."""
+    insns, labels, branches = _listing(lines)
+    best = None
+    for end, target in branches:
+        start = labels.get(target) if isinstance(target, str) else target
+        if start is None or start > end:
+            continue
+        body = [op.split(".")[0] for addr, op in insns if start <= addr <= end and op != "NOP"]
+        mma = sum(op in MMA for op in body)
+        if mma and (best is None or len(body) < best["instructions"]):
+            best = {"start": start, "end": end, "instructions": len(body), "mma": mma,
+                    "per_mma": round(len(body) / mma, 2), "ops": dict(collections.Counter(body))}
+    return best
+
+
+def mma_loops(data: bytes) -> dict[str, dict | None]:
+    """`mma_loop` of every kernel of a cubin (needs nvdisasm or cuobjdump)."""
+    with _cubin_file(data) as path:
+        return {fn: mma_loop(lines) for fn, lines in disassemble(path).items()}
 
 
 def spill_bytes(log: str) -> dict[str, int]:
@@ -164,16 +249,14 @@ def local_bytes(path: str) -> dict[str, int]:
 def stats(data: bytes, log: str = "") -> dict:
     res = elf_resources(data)
     spills = spill_bytes(log)
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.cubin")
-        with open(path, "wb") as f:
-            f.write(data)
-        ops = sass_ops(path)
+    with _cubin_file(data) as path:
+        text = disassemble(path)
         local = local_bytes(path)
     for fn, r in res.items():
         r["spill_bytes"] = spills.get(fn, 0)
         r["local_bytes"] = local.get(fn)
-        r["ops"] = ops.get(fn, [])
+        r["ops"] = _mnemonics(text.get(fn, []))
+        r["hot_loop"] = mma_loop(text.get(fn, []))
         c = collections.Counter(k for k in map(classify, r["ops"]) if k)
         r["counts"] = {k: c.get(k, 0) for k in CLASSES}
     return res
@@ -195,8 +278,10 @@ def main(argv=None):
     for p, res in out.items():
         for fn, r in res.items():
             counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items() if v)
+            loop = r["hot_loop"]
+            hot = f"; {loop['per_mma']} instructions per mma in the hot loop" if loop else ""
             print(f"{os.path.basename(p)} :: {fn}: {r['registers']} registers, {r['smem']} B smem; "
-                  f"{counts}")
+                  f"{counts}{hot}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ _NAMES = {
                 "CPP_TYPE", "elem_from_dlpack", "elem_from_numpy"),
     "tile": ("PtrType", "TileType", "TensorViewType", "PartitionViewType", "TokenType", "TOKEN",
              "Type", "scalar_tile", "is_power_of_two", "PADDING_VALUES", "DYNAMIC"),
+    "views": ("GatherScatterViewType", "StridedViewType"),
     "dtype": ("DType",),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}

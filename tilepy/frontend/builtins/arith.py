@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ...ir import OPS
-from ...types import DType
+from ...types import ARITH_FLOAT_TYPES, DType
 from ...types import dtype as D
 from .. import api
 from ..values import Tile, type_name
@@ -152,6 +152,12 @@ def divmod_(ctx, x, y):
 def pow_(ctx, x, y):
     if is_number(x) and is_number(y):
         return x ** y
+    exponent = _fpowi_exponent(y)
+    if isinstance(x, Tile) and x.dtype.elem in ARITH_FLOAT_TYPES and exponent is not None:
+        e = convert(ctx, y, exponent) if isinstance(y, Tile) else constant(ctx, y, exponent)
+        shape = broadcast_shapes(x.shape, e.shape)
+        return emit(ctx, "fpowi", broadcast(ctx, x, shape), broadcast(ctx, e, shape),
+                    dtype=x.dtype)
     (a, b), d = operands(ctx, x, y)
     if d.is_float:
         return emit(ctx, "pow", a, b, dtype=d)
@@ -161,6 +167,20 @@ def pow_(ctx, x, y):
     if y < 0:
         raise TileValueError(f"integer ** with a negative exponent ({y}) is not an integer")
     return _int_power(ctx, a, y, d)
+
+
+def _fpowi_exponent(y):
+    """The exponent dtype of Tile IR's `fpowi` (float ** signed integer, dialect 13.4) for an
+    integer exponent y, as cuTile: the narrowest of int8/int16/int32 holding y's values (a Python
+    int: int32 if it fits); None where fpowi does not apply (then `pow` on floats)."""
+    if isinstance(y, bool):
+        return None
+    if isinstance(y, int):
+        return D.int32 if -2**31 <= y < 2**31 else None
+    if not (isinstance(y, Tile) and y.dtype.is_int):
+        return None
+    bits = y.dtype.bits + (0 if y.dtype.signed else 1)    # an unsigned one needs a sign bit
+    return next((c for c in (D.int8, D.int16, D.int32) if c.bits >= bits), None)
 
 
 def _int_power(ctx, base: Tile, n: int, d) -> Tile:

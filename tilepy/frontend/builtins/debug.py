@@ -229,3 +229,19 @@ def assume_divisible_by(ctx, x, divisor):
     if divisor & (divisor - 1):
         return x              # Tile IR's div_by takes powers of two; nothing to record
     return Tile(ctx.b.value("assume", x.value, predicate=AssumePredicate("div_by", divisor=divisor)), x.dtype)
+
+
+@impl(api.grid_dependency_control_wait)
+def grid_dependency_control_wait(ctx):
+    _on_token(ctx, "gdc_wait_tko")
+
+
+@impl(api.grid_dependency_control_launch_dependents)
+def grid_dependency_control_launch_dependents(ctx):
+    _on_token(ctx, "gdc_launch_dependents_tko")
+
+
+def _on_token(ctx, name):
+    """An op ordered with the kernel's memory ops: on the token chain (dialect 13.4)."""
+    op = ctx.b.create(name, ctx.token)
+    ctx.token = op.results[0]

@@ -144,22 +144,49 @@ def extract(ctx, x, index, shape):
             if a % b:
                 raise TileValueError(f"extract(): shape {shp} does not divide the tile's shape "
                                      f"{t.shape} (dimension {d})")
+    vals = _subtile_index(ctx, "extract", t, shp, index)
+    v = ctx.b.value("extract", t.value, vals, result_types=[t.type.with_shape(shp)])
+    return Tile(v, t.dtype)
+
+
+def _subtile_index(ctx, name, t: Tile, shp, index) -> list:
+    """The i32 values of a sub-tile-grid index of t for sub-tiles of shape shp."""
     idx = index if isinstance(index, tuple) else (index,)
     with ctx.arg("index"):
         if len(idx) != t.ndim:
-            raise TileTypeError(f"extract(): index has {len(idx)} element(s) but the tile has rank "
+            raise TileTypeError(f"{name}(): index has {len(idx)} element(s) but the tile has rank "
                                 f"{t.ndim}")
         vals = []
         for d, i in enumerate(idx):
             if isinstance(i, int) and not 0 <= i < t.shape[d] // shp[d]:
-                raise TileValueError(f"extract(): index {i} is out of range for dimension {d} "
+                raise TileValueError(f"{name}(): index {i} is out of range for dimension {d} "
                                      f"({t.shape[d] // shp[d]} sub-tiles)")
             it = as_tile(ctx, i, D.int32)
             if it.ndim != 0 or not (it.dtype.is_int or it.dtype.is_bool):
-                raise TileTypeError(f"extract(): index elements must be integer scalars (got {it})")
+                raise TileTypeError(f"{name}(): index elements must be integer scalars (got {it})")
             vals.append(convert(ctx, it, D.int32).value)
-    v = ctx.b.value("extract", t.value, vals, result_types=[t.type.with_shape(shp)])
-    return Tile(v, t.dtype)
+    return vals
+
+
+@impl(api.insert)
+def insert(ctx, x, index, value):
+    """Tile IR's `insert` (dialect 13.4): x with one sub-tile replaced."""
+    t = _tile(ctx, x, "insert")
+    with ctx.arg("value"):
+        v = as_tile(ctx, value, t.dtype)
+        if v.dtype != t.dtype:
+            raise TileTypeError(f"insert(): value has dtype {v.dtype.name} but the tile has "
+                                f"{t.dtype.name}")
+        if v.ndim == 0 and t.ndim:
+            v = reshape_to(ctx, v, (1,) * t.ndim)
+        if v.ndim != t.ndim:
+            raise TileTypeError(f"insert(): value has rank {v.ndim} but the tile has rank {t.ndim}")
+        for d, (a, b) in enumerate(zip(t.shape, v.shape)):
+            if a % b:
+                raise TileValueError(f"insert(): value shape {v.shape} does not divide the tile's "
+                                     f"shape {t.shape} (dimension {d})")
+    vals = _subtile_index(ctx, "insert", t, v.shape, index)
+    return Tile(ctx.b.value("insert", v.value, t.value, vals), t.dtype)
 
 
 @impl(api.cat)

@@ -85,6 +85,15 @@ TP_DEV int tid() { return (int)threadIdx.x; }
 // a loop without side effects ends (the forward-progress rule) and delete it; every emitted
 // `loop` calls this once per iteration: an empty volatile asm is a side effect and no instruction.
 TP_DEV void progress() { asm volatile(""); }
+// memory_fence_alias_tko: each thread's earlier accesses are ordered before its later ones also
+// through another virtual address of the same memory (PTX fence.proxy.alias), then the block
+// barrier orders them across the block's threads (a tile block's accesses are spread over them).
+TP_DEV void fence_alias() {
+#if TP_GPU
+  asm volatile("fence.proxy.alias;" ::: "memory");
+#endif
+  __syncthreads();
+}
 TP_DEV float inf_f32() { return __int_as_float(0x7f800000); }
 TP_DEV float nan_f32() { return __int_as_float(0x7fc00000); }
 
@@ -282,6 +291,15 @@ TP_DEV int64_t part_offset(const View<T, R>& v, const int64_t (&idx)[R], int e) 
     if (g >= v.shape[d]) return -1;
     off += g * v.stride[d];
   }
+  return off;
+}
+
+// The offset of the first element of the tile at `idx`.
+template <class S, class DM, class T, int R>
+TP_DEV int64_t tile_origin(const View<T, R>& v, const int64_t (&idx)[R]) {
+  int64_t off = 0;
+  TP_UNROLL
+  for (int i = 0; i < S::rank; ++i) off += idx[i] * (int64_t)S::dims[i] * v.stride[DM::map[i]];
   return off;
 }
 
@@ -620,6 +638,15 @@ TP_FBIN(divf, a / b)
 TP_FBIN(remf, fmod(a, b))
 TP_FBIN(pow, ::pow(a, b))
 TP_FBIN(atan2, ::atan2(a, b))
+// fpowi (dialect 13.4): a float raised to a signed integer power; i1 is signed (true is -1).
+struct fpowi {
+  template <class T, class I> TP_DEV T operator()(T a_, I e) const {
+    auto a = wide(a_);
+    using W = decltype(a);
+    const W n = same<I, bool>::value ? (e ? W(-1) : W(0)) : W(e);
+    return narrow<T>(::pow(a, n));
+  }
+};
 // fma rounds once: f32/f64 natively; f16/bf16 as the exact product (in double) plus c, rounded
 // to odd in double (two-sum error), then to odd in float, then to nearest in the half type.
 struct fma {
@@ -661,10 +688,25 @@ struct negf {
   template <class T> TP_DEV T operator()(T a) const { return narrow<T>(-wide(a)); }
 };
 // maxf/minf: IEEE 754-2019 maximumNumber (NaN-ignoring) or maximum (propagate_nan); +0 > -0.
-// Written as selects, not branches, so that loops of it vectorize.
+// Written as selects, not branches, so that loops of it vectorize. On sm_80+ GPUs f32 (and f16 /
+// bf16, exactly widened) is one instruction: PTX max/min return the non-NaN operand and order
+// -0 below +0, and their .NaN form returns NaN if either operand is NaN; the NaN they return is
+// the GPU's canonical one (0x7fffffff).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+template <bool Max, bool PropagateNan> TP_DEV float minmax_f32(float a, float b) {
+  if constexpr (!PropagateNan) return Max ? fmaxf(a, b) : fminf(a, b);
+  float r;
+  if constexpr (Max) asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  else asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 template <bool Max, bool PropagateNan> struct minmaxf {
   template <class T> TP_DEV T operator()(T a_, T b_) const {
     auto a = wide(a_), b = wide(b_);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (same<decltype(a), float>::value) return narrow<T>(minmax_f32<Max, PropagateNan>(a, b));
+#endif
     const bool na = is_nan(a), nb = is_nan(b);
     const T nan = narrow<T>((decltype(a))nan_f32());   // a canonical NaN (spec 8.7.16)
     T r = (Max ? a > b : a < b) ? a_ : b_;
@@ -1033,6 +1075,19 @@ template <int Mode, int Order, int Scope, class T> TP_DEV T atomic_rmw1(T* p, T 
 #endif
 }
 
+// atomic_red_view_tko (dialect 13.3) through a partition view: each element of the tile at idx
+// updated atomically with x's (Mode as atomic_rmw), once, by the thread owning it; elements
+// outside the tensor are not touched.
+template <class S, class DM, int Mode, int Order, int Scope, class T, int R, class L>
+TP_DEV void atomic_red(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S::numel, L>& x) {
+  TP_UNROLL
+  for (int s = 0; s < L::K; ++s) {
+    if (!L::owner(s)) continue;
+    const int64_t off = part_offset<S, DM>(v, idx, L::elem(s));
+    if (off >= 0) atomic_rmw1<Mode, Order, Scope>(v.base + off, x.v[s]);
+  }
+}
+
 template <int Order, int Scope, class T> TP_DEV T atomic_cas1(T* p, T cmp, T val) {
 #ifdef TP_GPU
   fence_before<Order>();
@@ -1130,18 +1185,45 @@ TP_DEV auto extract(const Tile<T, Src::numel, L>& x, const int (&idx)[Src::rank]
   }
 }
 
+// The elements of x this thread owns, written row-major into buf (callers synchronize).
+template <class T, int N, class L>
+TP_DEV void stage_owned(T* buf, const Tile<T, N, L>& x) {
+  TP_UNROLL
+  for (int s = 0; s < L::K; ++s)
+    if (L::owner(s)) buf[L::elem(s)] = x.v[s];
+}
+
+// insert (dialect 13.4): x (shape Dst) with its sub-tile at sub-tile grid index idx (shape Src)
+// replaced by v; the inverse of extract.
+template <class Src, class Dst, class Lr = Cyclic<Dst::numel>, class T, class LS, class LD>
+TP_DEV Tile<T, Dst::numel, Lr> insert(const Tile<T, Src::numel, LS>& v, const Tile<T, Dst::numel, LD>& x,
+                                      const int (&idx)[Dst::rank], unsigned char* smem) {
+  T* buf = (T*)smem;
+  __syncthreads();
+  stage_owned(buf, x);
+  stage_owned(buf + Dst::numel, v);
+  __syncthreads();
+  return gather_elems<T, Dst::numel, Lr>([&](int e) {
+    int c[Dst::rank];
+    unravel<Dst>(e, c);
+    bool inside = true;
+    int src = 0;
+    for (int i = 0; i < Dst::rank; ++i) {
+      inside = inside && c[i] / Src::dims[i] == idx[i];
+      src = src * Src::dims[i] + c[i] % Src::dims[i];
+    }
+    return inside ? buf[Dst::numel + src] : buf[e];
+  });
+}
+
 // cat: a and b (shape Src) joined along dimension D into shape Dst.
 template <class Src, class Dst, int D, class Lr = Cyclic<Dst::numel>, class T, class LA, class LB>
 TP_DEV Tile<T, Dst::numel, Lr> cat(const Tile<T, Src::numel, LA>& a, const Tile<T, Src::numel, LB>& b,
                                    unsigned char* smem) {
   T* buf = (T*)smem;
   __syncthreads();
-  TP_UNROLL
-  for (int s = 0; s < LA::K; ++s)
-    if (LA::owner(s)) buf[LA::elem(s)] = a.v[s];
-  TP_UNROLL
-  for (int s = 0; s < LB::K; ++s)
-    if (LB::owner(s)) buf[Src::numel + LB::elem(s)] = b.v[s];
+  stage_owned(buf, a);
+  stage_owned(buf + Src::numel, b);
   __syncthreads();
   return gather_elems<T, Dst::numel, Lr>([&](int e) {
     int c[Dst::rank];

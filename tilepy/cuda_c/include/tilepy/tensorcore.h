@@ -38,6 +38,13 @@ template <class T, int Bt, int R, int C, bool Tr = false> struct SmemOp {
     else return (b * SR + sr) * SC + (((sc / EPC) ^ ((sr / RPL) % SW)) * EPC) + sc % EPC;
   }
   TP_DEV T* srow(int b, int sr, int sc) const { return p + soff(b, sr, sc); }
+#if defined(TP_GPU)   // a 32-bit shared address: the row offset stays one add (not merged and rescaled)
+  TP_DEV SharedAddr saddr(int b, int sr, int sc) const {
+    return {smem_addr(p) + (uint32_t)soff(b, sr, sc) * (uint32_t)sizeof(T)};
+  }
+#else
+  TP_DEV T* saddr(int b, int sr, int sc) const { return srow(b, sr, sc); }
+#endif
   TP_DEV T& at(int b, int r, int c) const { return Tr ? p[soff(b, c, r)] : p[soff(b, r, c)]; }
 };
 
@@ -84,48 +91,123 @@ template <int N> TP_DEV void pipe_wait() {
 #endif
 }
 
-template <class T> TP_DEV void copy16(T* dst, const T* src) {
+// Whether x is all zero bits (+0, not -0): the padding a zero-filling copy gives.
+template <class T> TP_DEV bool zero_bits(T x) {
+  unsigned char b[sizeof(T)];
+  memcpy(b, &x, sizeof(T));
+  bool z = true;
+  TP_UNROLL
+  for (unsigned i = 0; i < sizeof(T); ++i) z &= b[i] == 0;
+  return z;
+}
+
+// 16 bytes to shared memory when guard: from src, or zeros when !src_in (src not read).
+template <class T> TP_DEV void copy16_pred(T* dst, const T* src, bool guard, bool src_in) {
 #if TP_WARP_OPS
-  cp_async<16>(dst, src);
+  cp_async16_pred(dst, src, guard, src_in);
 #else
-  memcpy(dst, src, 16);
+  if (guard) copy16_zfill(dst, src, src_in ? 16 : 0);
+#endif
+}
+
+// 16 bytes to shared memory: the first `bytes` from src, zeros after them (src is not read
+// past them).
+template <class T> TP_DEV void copy16_zfill(T* dst, const T* src, int bytes) {
+#if TP_WARP_OPS
+  cp_async_zfill<16>(dst, src, bytes);
+#else
+  memcpy(dst, src, bytes);
+  memset((char*)dst + bytes, 0, 16 - bytes);
 #endif
 }
 
 // The tile of shape S at `idx` of a partition view into the operand `d` (the tile's linear index
 // is the operand's). Each thread copies 16-byte chunks of storage rows; a chunk inside the tensor
 // (when Vec proved alignment) is one cp.async, any other is copied element by element with
-// padding. Visible to the block after pipe_wait and __syncthreads().
+// padding (zero padding: a zero-filling cp.async). Visible to the block after pipe_wait and
+// __syncthreads().
 template <class S, class DM, bool Vec, class Op, class T, int R>
-TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
-  static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
+TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
   constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
+  constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
+  TP_UNROLL
+  for (int k = 0; k < ITER; ++k) {
+    const int ch = k * NT + tid();
+    if (NCH % NT != 0 && ch >= NCH) break;
+    const int b = ch / (RC / EPC), rem = ch % (RC / EPC);
+    const int sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
+    const int e0 = b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
+    T* dst = d.srow(b, sr, sc);
+    int64_t off;
+    const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
+    if (Vec && (n == EPC || zero_bits(pad))) {   // zero padding: the copy fills it in
+      copy16_zfill(dst, n ? v.base + off : v.base, n * (int)sizeof(T));
+    } else {
+      const int64_t stride = v.stride[DM::map[CD]];
+      TP_ROLLED   // a chunk at the tensor's edge (rare): a loop, not EPC copies of a branch
+      for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
+    }
+  }
+}
+
+// load_async's common case, the K loop of a GEMM: one 2-D operand (batch 1) whose storage rows
+// a whole number of threads cover (each thread the same column chunk in every row it copies),
+// with a row step that keeps the swizzle, and aligned contiguous chunks (Vec). Bounds and
+// addresses are worked out once per tile; each chunk is then a pointer step, a row compare and
+// one predicated cp.async (no branch): a row outside is zero-filled. A thread whose column chunk
+// straddles the tensor's edge copies its part of each row after that, in a rolled loop (zero
+// padding is the only padding this form takes; other paddings go chunk by chunk). Whole: the
+// specialization proved the contiguous extent a multiple of 16 bytes, so no chunk straddles it.
+template <class Op> constexpr bool rows_form() {
+  constexpr int CPR = Op::SC / Op::EPC;
+  if constexpr (Op::bt != 1 || Op::SC % Op::EPC != 0 || CPR == 0 || NT % CPR != 0) return false;
+  else return (NT / CPR) % (Op::RPL * Op::SW) == 0 || CPR <= 1;
+}
+template <class S, class DM, bool Whole, class Op, class T, int R>
+TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+  constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR, SC = Op::SC;
+  constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
+  if (!zero_bits(pad)) return load_async_chunks<S, DM, true>(v, idx, pad, d);
+  bool others_in = true;   // the tile's other dimensions have extent 1
+  TP_UNROLL
+  for (int i = 0; i < S::rank; ++i)
+    if (i != CD && i != RD) others_in &= idx[i] < v.shape[DM::map[i]];
+  const int64_t rows_left = v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
+  const int rows = others_in ? (rows_left < SR ? (rows_left > 0 ? (int)rows_left : 0) : SR) : 0;
+  const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
+  const int64_t cols_left = v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
+  const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
+  const int64_t rstride = v.stride[DM::map[RD]];
+  const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
+  T* dst = d.srow(0, r0, sc);
+  const bool whole = Whole || nbytes == 16 || nbytes == 0;   // this thread's column chunk: in or out
+  TP_UNROLL
+  for (int k = 0; k * RS < SR; ++k) {
+    if (SR % RS != 0 && r0 + k * RS >= SR) break;
+    copy16_pred(dst + k * RS * SC, src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
+  }
+  if (!whole) {   // the chunk straddles the tensor's edge (rare): copy its part, zeros after it
+    TP_ROLLED
+    for (int k = 0; k * RS < SR; ++k) {
+      if (SR % RS != 0 && r0 + k * RS >= SR) break;
+      copy16_zfill(dst + k * RS * SC, src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
+    }
+  }
+}
+
+template <class S, class DM, bool Vec, bool Whole = false, class Op, class T, int R>
+TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+  static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
 #if TP_CPU_FAST
   if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
 #endif
-  if constexpr (SC % EPC == 0) {
-    constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
-    TP_UNROLL
-    for (int k = 0; k < ITER; ++k) {
-      const int ch = k * NT + tid();
-      if (NCH % NT != 0 && ch >= NCH) break;
-      const int b = ch / (RC / EPC), rem = ch % (RC / EPC);
-      const int sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
-      const int e0 = b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
-      T* dst = d.srow(b, sr, sc);
-      int64_t off;
-      const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
-      if (Vec && n == EPC) {
-        copy16(dst, v.base + off);
-      } else {
-        const int64_t stride = v.stride[DM::map[CD]];
-        TP_ROLLED   // a chunk at the tensor's edge (rare): a loop, not EPC copies of a branch
-        for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
-      }
-    }
+  if constexpr (Vec && rows_form<Op>()) {
+    load_async_rows<S, DM, Whole>(v, idx, pad, d);
+  } else if constexpr (Op::SC % Op::EPC == 0) {
+    load_async_chunks<S, DM, Vec>(v, idx, pad, d);
   } else {
-    constexpr int ITER = (Op::elems + NT - 1) / NT;
+    constexpr int RC = Op::rows * Op::cols, ITER = (Op::elems + NT - 1) / NT;
     TP_UNROLL
     for (int k = 0; k < ITER; ++k) {
       const int e = k * NT + tid();
@@ -260,11 +342,11 @@ template <int Kind, bool Round, class Op>
 TP_DEV void frag_a(uint32_t (&r)[frag<Kind>::RA], const Op& A, int b, int m0, int k0) {
   const int l = lane_of();
   if constexpr ((Kind == 1 || Kind == 2) && !Op::tr) {
-    ldmatrix<4>(r, A.srow(b, m0 + l % 16, k0 + (l / 16) * 8));
+    ldmatrix<4>(r, A.saddr(b, m0 + l % 16, k0 + (l / 16) * 8));
   } else if constexpr ((Kind == 1 || Kind == 2) && Op::tr) {
-    ldmatrix<4, true>(r, A.srow(b, k0 + l % 8 + (l / 16) * 8, m0 + ((l / 8) % 2) * 8));
+    ldmatrix<4, true>(r, A.saddr(b, k0 + l % 8 + (l / 16) * 8, m0 + ((l / 8) % 2) * 8));
   } else if constexpr (is_8bit_kind<Kind>() && !Op::tr) {
-    ldmatrix<4>(r, A.srow(b, m0 + l % 16, k0 + (l / 16) * 16));
+    ldmatrix<4>(r, A.saddr(b, m0 + l % 16, k0 + (l / 16) * 16));
   } else {
     frag_a_elems<Kind, Round>(r, A, b, m0, k0);
   }
@@ -279,12 +361,12 @@ TP_DEV void frag_b(uint32_t (&r0)[frag<Kind>::RB], uint32_t (&r1)[frag<Kind>::RB
   if constexpr ((b16 && !Op::tr) || ((b16 || is_8bit_kind<Kind>()) && Op::tr)) {
     uint32_t t[4];
     if constexpr (b16 && !Op::tr) {
-      if constexpr (Two) ldmatrix<4, true>(t, B.srow(b, k0 + l % 16, n0 + (l / 16) * 8));
-      else ldmatrix<2, true>(*(uint32_t(*)[2])t, B.srow(b, k0 + l % 16, n0));
+      if constexpr (Two) ldmatrix<4, true>(t, B.saddr(b, k0 + l % 16, n0 + (l / 16) * 8));
+      else ldmatrix<2, true>(*(uint32_t(*)[2])t, B.saddr(b, k0 + l % 16, n0));
     } else {
       constexpr int kc = b16 ? 8 : 16;   // elements of k per 16-byte row piece
-      if constexpr (Two) ldmatrix<4>(t, B.srow(b, n0 + l % 8 + (l / 16) * 8, k0 + ((l / 8) % 2) * kc));
-      else ldmatrix<2>(*(uint32_t(*)[2])t, B.srow(b, n0 + l % 8, k0 + ((l / 8) % 2) * kc));
+      if constexpr (Two) ldmatrix<4>(t, B.saddr(b, n0 + l % 8 + (l / 16) * 8, k0 + ((l / 8) % 2) * kc));
+      else ldmatrix<2>(*(uint32_t(*)[2])t, B.saddr(b, n0 + l % 8, k0 + ((l / 8) % 2) * kc));
     }
     r0[0] = t[0];
     r0[1] = t[1];

@@ -181,14 +181,14 @@ TP_DEV bool all_sync(unsigned mask, bool pred) {
 
 // ------------------------------------------------------------------------------ ldmatrix
 #if defined(TP_GPU)
-TP_DEV uint32_t smem_addr(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
+TP_DEV uint32_t smem_addr(const void* p) {   // the intrinsic (not asm): folds with the offset math
+  return (uint32_t)__cvta_generic_to_shared(p);
 }
+struct SharedAddr { uint32_t a; };   // an address in the shared window (SmemOp::saddr)
+TP_DEV uint32_t smem_addr(SharedAddr s) { return s.a; }
 #endif
 
-template <int Num, bool Trans = false> TP_DEV void ldmatrix(uint32_t (&r)[Num], const void* smem_row) {
+template <int Num, bool Trans = false, class P> TP_DEV void ldmatrix(uint32_t (&r)[Num], P smem_row) {
   static_assert(Num == 1 || Num == 2 || Num == 4, "ldmatrix loads 1, 2 or 4 matrices");
 #if defined(TP_GPU)
 #if TP_ARCH >= 750
@@ -346,6 +346,17 @@ template <int Bytes> TP_DEV void cp_async_zfill(void* smem, const void* gmem, in
 #endif
 #else
   cpu::cp_async(smem, gmem, Bytes, src_bytes);
+#endif
+}
+// 16 bytes, or 16 zero bytes without reading the source when !src_in; no copy when !guard. Both
+// conditions are instruction predicates on sm_80+ (no branch).
+TP_DEV void cp_async16_pred(void* smem, const void* gmem, bool guard, bool src_in) {
+#if defined(TP_GPU) && TP_ARCH >= 800
+  asm volatile("{ .reg .pred g, z;\n setp.ne.b32 g, %2, 0;\n setp.eq.b32 z, %3, 0;\n"
+               " @g cp.async.cg.shared.global [%0], [%1], 16, z;\n}"
+               :: "r"(smem_addr(smem)), "l"(gmem), "r"((int)guard), "r"((int)src_in) : "memory");
+#else
+  if (guard) cp_async_zfill<16>(smem, gmem, src_in ? 16 : 0);
 #endif
 }
 template <int Bytes> TP_DEV void cp_async(void* smem, const void* gmem) {
