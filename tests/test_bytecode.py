@@ -310,9 +310,11 @@ FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
 
 
 @needs_tool
-def test_fuzzed_kernels_are_accepted():
+@pytest.mark.parametrize("version", [(13, 4), (13, 5)])
+def test_fuzzed_kernels_are_accepted(version):
     """At least 500 random valid kernels (tests/fuzz), several entries a module: accepted,
     read back to the same bytes, and printed by tilepy as tileirdisasm prints them."""
+    _listed(version)
     from hypothesis import HealthCheck, Phase, given, settings
     from fuzz import batches
     from fuzz.case import materialize
@@ -335,10 +337,10 @@ def test_fuzzed_kernels_are_accepted():
     modules += [pending] if pending.items else []
     kernels = 0
     for module in modules:
-        data = write_module(module)
+        data = write_module(module, version)
         result = bu.disasm(data)
         assert result.returncode == 0, f"{result.stderr}\n{module}"
-        assert write_module(read_module(data)) == data
+        assert write_module(read_module(data), version) == data
         assert bu.canonical_text(str(module)) == bu.canonical_text(result.stdout)   # same text
         kernels += FUZZ_CASES * len(module.items)
     assert kernels >= 500
