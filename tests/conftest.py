@@ -24,3 +24,37 @@ def filecheck(text: str, checks: str):
 @pytest.fixture
 def check():
     return filecheck
+
+
+# ----------------------------------------------------------------------------- ABI coverage
+# Every compile of the session records its parameter-ABI classes (abi_coverage.py); the run fails
+# when one is not among those tests/test_gpu_abi.py checks against NVRTC's cubins. With xdist,
+# each worker hands its record to the controller (workeroutput), which checks the union.
+_ABI = None
+_ABI_SEEN: dict = {}
+
+
+def pytest_configure(config):
+    global _ABI
+    from abi_coverage import Recorder
+    _ABI = Recorder()
+    _ABI.install()
+
+
+def pytest_testnodedown(node, error):
+    for c, name in getattr(node, "workeroutput", {}).get("abi_classes", []):
+        _ABI_SEEN.setdefault(tuple(c), name)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:                       # an xdist worker: report to the controller
+        workeroutput["abi_classes"] = [[list(c), n] for c, n in _ABI.seen.items()]
+        return
+    seen = {**_ABI.seen, **_ABI_SEEN}
+    problems = _ABI.uncovered(seen)
+    if problems:
+        sys.stderr.write("\nparameter ABI classes that tests/test_gpu_abi.py does not check (add "
+                         "an argument of that kind to its `every_parameter` kernel and the class "
+                         "to tests/abi_coverage.py COVERED):\n  " + "\n  ".join(problems) + "\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -41,7 +41,7 @@ import numpy as np
 
 from tilepy.host import driver as gpu_driver
 from tilepy.launch import cpu, gpu, nvrtc, tileiras
-from tilepy.launch.cubin_info import kernel_info
+from tilepy.launch.cubin_info import kernel_info, symbols
 
 ASSERT_TRAPPED = "CUDA_ERROR_ASSERT: device-side assert triggered"
 
@@ -131,7 +131,7 @@ class FakeKernel:
     """cuda.core.Kernel: the cubin's parameter table and the CPU build of the same source."""
 
     def __init__(self, driver, name: str, cubin: bytes, source: str, device_id: int):
-        self.name, self.device_id = name, device_id
+        self.name, self.device_id, self.cubin = name, device_id, cubin
         self.info = kernel_info(cubin, name)
         self.source = source
         self.threads = int(re.search(r"#define TP_NT (\d+)", source).group(1))
@@ -336,6 +336,23 @@ class FakeDriver:
 
     def to_host(self, host, ptr: int):
         ctypes.memmove(host.ctypes.data, ptr, host.nbytes)
+
+    def to_device_on(self, ptr: int, host, stream):
+        self.log("to_device_on", stream.handle)
+        if not isinstance(stream, FakeStream):
+            raise FakeCUDAError("CUDA_ERROR_INVALID_HANDLE: not a stream")
+        ctypes.memmove(ptr, host.ctypes.data, host.nbytes)
+
+    def kernel_global(self, kern, name: str) -> tuple[int, int]:
+        """The global as cuLibraryGetGlobal finds it: its size from the cubin's own symbol table
+        (NVRTC's), its address in the CPU build of the same source that the launches run."""
+        self.log("kernel_global", name)
+        if self.current_device() != kern.device_id:
+            raise FakeCUDAError("CUDA_ERROR_INVALID_CONTEXT: the kernel's context is not current")
+        size = symbols(kern.cubin).get(name)
+        if size is None:
+            raise FakeCUDAError(f"CUDA_ERROR_NOT_FOUND: no global '{name}' in the cubin")
+        return ctypes.addressof(ctypes.c_char.in_dll(kern.library().lib, name)), size
 
     def view(self, obj, source: str, stream_ptr: int):
         self.log("view", (source, stream_ptr))

@@ -42,6 +42,7 @@ def test_x86_level_from_cpu_flags(flags, level):
 def test_fast_flags_name_the_isa_and_keep_two_roundings(monkeypatch):
     fast = cpu.flags("fast")
     assert "-O3" in fast and "-ffp-contract=off" in fast
+    assert "-falign-loops=64" in fast          # hot loops placed alike whatever code surrounds them
     if X86:
         levels = {}
         for isa in ("x86-64-v3", "x86-64-v4"):

@@ -248,12 +248,22 @@ def test_9_stream_and_arrays_on_different_devices(drv):
         ct.launch(None, (8,), vadd, (cuda_array(a, device_id=1), cuda_array(b), cuda_array(c), 128))
 
 
-def test_9_printing_kernels_get_a_large_printf_buffer(drv, capfd):
+def test_9_print_ops_come_out_of_the_print_log_after_a_sync(drv, capfd):
+    """Print ops write the kernel's print log (tests/test_print_log.py), not device printf: the
+    printf buffer is left alone; the launch syncs, then the host reads the records."""
     kernel, grid, args, check = TUTORIAL_CASES["row_norms"]()
     ct.launch(None, grid, kernel, on_gpu(args))
     check()
-    assert drv.printf_fifo == gpu.PRINTF_FIFO and drv.calls_named("stream.sync")
+    assert drv.printf_fifo == 1 << 20 and drv.calls_named("stream.sync")
+    assert [c for c in drv.calls if c[0] == "kernel_global"] == [("kernel_global", "tp_print_log"),
+                                                                 ("kernel_global", "tp_print_ops")]
     assert "row 2: norm" in capfd.readouterr().out
+
+
+def test_9_kernels_with_assertions_get_a_large_printf_buffer(drv):
+    kernel, grid, args, check = TUTORIAL_CASES["checked_sqrt"]()
+    ct.launch(None, grid, kernel, on_gpu(args))
+    assert drv.printf_fifo == gpu.PRINTF_FIFO
 
 
 @pytest.mark.parametrize("cc,driver,expected", [((10, 3), 13000, "sm_100"), ((12, 1), 13000, "sm_120"),

@@ -5,6 +5,13 @@ driver lays out kernelParams (each value at its natural alignment, in order); th
 within the cubin's max threads (`__launch_bounds__`); the static shared memory is within what
 a block may have without opting in (48 KiB), and tilepy asks for no dynamic shared memory.
 
+Every other kernel the suite compiles (the ad-hoc kernels of other test files) is covered by
+parameter class: tests/conftest.py records the (C++ type, packed type) class of each parameter of
+each compile, `test_every_parameter_class` checks every class against the cubins (its docstring
+says why that is enough) and the run fails on a class it does not check. Block size and shared
+memory are per-kernel facts, checked here for the kernels above; the block is the kernel's
+`TP_NT`, the same constant as its `__launch_bounds__`, for every kernel by construction.
+
 Also: our ELF reader agrees with `cuobjdump -elf`, and a seeded packing mistake (two parameters
 swapped, a scalar mis-sized) fails both this check and the fake driver."""
 import os
@@ -51,7 +58,7 @@ def abi_mismatches(kernel, args, arch: str) -> list[str]:
     """What differs between the cubin's parameter table and limits and what GpuPlan launches."""
     ck, plan, packed = gpu_launch_of(kernel, args)
     cubin = compile_cubin(ck.compile_source(), arch, ck.name)
-    info = kernel_info(cubin.data, ck.name)
+    info = kernel_info(cubin.data, ck.emitted.name)
     table = [(p.ordinal, p.offset, p.size) for p in info.params]
     ours = packed_layout(packed)
     out = []
@@ -117,6 +124,63 @@ def test_attention_d128_with_64x64_tiles_compiles():
 def test_parameter_abi(name, arch):
     kernel, _, args, _ = ALL[name]()
     assert abi_mismatches(kernel, args, arch) == []
+
+
+# ----------------------------------------------------------------------------- every class
+@ct.kernel
+def every_parameter(f0, a_bool, f1, a_i8, f2, a_i16, a_i32, a_i64, a_u8, a_u16, a_u32, a_u64,
+                    a_f16, a_bf16, a_f32, a_f64, a_e4m3, a_e5m2, a_e8m0, s_bool, s_i8, s_i64,
+                    s_u8, s_i16, s_u16, s_i32, s_u32, s_f16, s_f32, s_u64, f3, s_int, s_float):
+    pass
+
+
+def every_parameter_args():
+    """One argument of each kind the intake takes (arrays of every dtype, 2-d and strided so
+    their strides are parameters too; scalars of every dtype pack_args packs), with one-byte
+    scalars in between so that parameters sit at every alignment."""
+    import ml_dtypes
+    dts = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+           np.uint64, np.float16, ml_dtypes.bfloat16, np.float32, np.float64,
+           ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.float8_e8m0fnu]
+    arrays = [np.zeros((4, 6), dt)[:, ::2] for dt in dts]
+    flag = np.bool_(True)
+    scalars = [np.bool_(False), np.int8(-1), np.int64(-2), np.uint8(3), np.int16(-4),
+               np.uint16(5), np.int32(-6), np.uint32(7), np.float16(0.5), np.float32(1.5),
+               np.uint64(9)]
+    return (flag, arrays[0], flag, arrays[1], flag, *arrays[2:], *scalars, flag, 11, 2.5)
+
+
+def test_every_parameter_class():
+    """The per-parameter classes (abi_coverage.py) are checked here, each against NVRTC's cubin
+    for sm_80 and sm_90; `every_parameter` has exactly the classes COVERED lists, so the
+    conftest's check of the whole suite against COVERED is a check against this test.
+
+    Why per-parameter classes are enough: the driver copies parameter i's `size_i` bytes from
+    kernelParams[i] to `offset_i` of the parameter buffer, and the cubin's table gives offset_i =
+    align_up(offset_{i-1} + size_{i-1}, align_i) with (size_i, align_i) those of the parameter's
+    C++ type (the C ABI; every cubin checked in this file shows it, and this kernel places each
+    type after one-byte parameters). cuda.core packs each argument into its own buffer, so what
+    reaches the kernel as parameter i depends on parameter i's C++ type and the value packed
+    for it only: a kernel whose parameters are all of checked (C++ type, packed type) classes
+    has a right ABI, whatever their number and order. Both halves of a class are functions of
+    the specialization's host parameters (array: pointer + int32 extents + the non-unit strides;
+    scalar: its dtype), recorded for every compile of the suite by tests/conftest.py, which
+    fails the run when a class outside COVERED appears (a new dtype, a new kind of argument)."""
+    from abi_coverage import COVERED, classes
+    args = every_parameter_args()
+    ck, _, _ = gpu_launch_of(every_parameter, args)
+    key, params = every_parameter.specialize(
+        [intake(a, n) or a for a, n in zip(args, every_parameter.signature.parameters)])
+    assert classes(ck, params) == COVERED
+    for arch in ("sm_80", "sm_90"):
+        assert abi_mismatches(every_parameter, args, arch) == []
+
+
+def test_the_suite_check_names_a_class_it_does_not_cover():
+    from abi_coverage import Recorder
+    seen = {("tp::ptr<float>", "pointer"): "vadd", ("tp::float4", "pointer"): "new_kind"}
+    assert Recorder().uncovered(seen) == ["kernel 'new_kind' has a parameter tp::float4 packed "
+                                          "as pointer"]
 
 
 def test_the_gpu_plan_packs_each_value_at_its_width():

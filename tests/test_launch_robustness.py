@@ -224,7 +224,8 @@ def test_a_wild_gather_index_is_a_located_launch_error(wild, marker):
     ct.launch(None, (1,), gather_scatter, (a, idx, out))
     assert out[:8].tolist() == list(range(17, 25))
     idx[3] = wild
-    with pytest.raises(ct.TileLaunchError, match="outside every array argument") as e:
+    with pytest.raises(ct.TileLaunchError, match="outside array argument 'a', the array it was "
+                       "computed from") as e:
         ct.launch(None, (2,), gather_scatter, (a, idx, out))
     assert e.value.loc is not None and e.value.loc.line == _line_of(marker)
     assert e.value.loc.file == __file__
@@ -248,7 +249,7 @@ def test_a_wild_atomic_index_is_a_located_launch_error():
     idx = np.arange(8, dtype=np.int32)
     ct.launch(None, (1,), add_at, (a, idx))
     idx[7] = 1 << 29
-    with pytest.raises(ct.TileLaunchError, match="outside every array argument") as e:
+    with pytest.raises(ct.TileLaunchError, match="outside array argument 'a'") as e:
         ct.launch(None, (1,), add_at, (a, idx))
     assert e.value.loc.line == _line_of("ATOMIC")
 
@@ -363,3 +364,36 @@ def test_the_interpreter_shows_a_negative_index_as_written():
 
     with pytest.raises(ct.TileValueError, match=re.escape("index -1 (read unsigned: 4294967295)")):
         tilepy.interpret.launch((1,), at, (np.zeros(16, np.float32), -1))
+
+
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
+def test_an_index_landing_in_another_argument_is_a_located_launch_error(mode):
+    """The address check is against the array the pointer was computed from: a gather from `a`
+    whose index lands inside `idx` or `out` (its neighbours in one buffer) is refused."""
+    base = np.zeros(64, np.float32)
+    a, out = base[0:16], base[32:48]
+    a[:] = np.arange(16)
+    idx = np.arange(8, dtype=np.int32)
+    idx[2] = 40                                              # a + 40 = out[8]: inside `out`
+    with ct.cpu_mode(mode):
+        with pytest.raises(ct.TileLaunchError, match="outside array argument 'a', the array it "
+                           "was computed from \\(it lands inside array argument 'out'\\)") as e:
+            ct.launch(None, (1,), gather_scatter, (a, idx, out))
+        assert e.value.loc.line == _line_of("GATHER")
+        idx[2] = 20                                          # a + 20: between the arguments
+        with pytest.raises(ct.TileLaunchError, match="outside array argument 'a'.*out of bounds"):
+            ct.launch(None, (1,), gather_scatter, (a, idx, out))
+
+
+def test_an_offset_that_comes_back_into_its_array_is_fine():
+    """Only the pointer an access uses is checked: `a + i + 40 - 40` is `a + i`."""
+    @ct.kernel
+    def there_and_back(a, idx, out):
+        p = ct.load(idx, (0,), (8,))
+        t = ct.gather(a, p + 40 - 40, check_bounds=False)
+        ct.store(out, (0,), t)
+
+    base = np.arange(64, dtype=np.float32)
+    a, out = base[0:16], np.zeros(8, np.float32)
+    ct.launch(None, (1,), there_and_back, (a, np.arange(8, dtype=np.int32), out))
+    assert out.tolist() == list(range(8))

@@ -92,8 +92,11 @@ print("each error names the problem and points at the marked line")
 #
 # `ct.printf` takes a C format and tile arguments (0-d tiles print as one number); `print`
 # (the builtin, f-strings included) prints tiles whole. Every tile block prints, so print from a
-# small grid, or guard with an `if` on `ct.bid`. The output comes from the compiled code: it goes
-# to the process's standard output (in Jupyter, that may be the terminal that started it).
+# small grid, or guard with an `if` on `ct.bid`. Each print op of each block is one record that
+# the compiled code writes into a log; after the launch tilepy formats the records, in the order
+# the blocks wrote them, and prints them to Python's standard output (in Jupyter, under the cell).
+# So a print op comes out whole even when blocks run in parallel, and reads the same on a GPU,
+# on the CPU backend and in the interpreter.
 
 # %%
 @ct.kernel

@@ -408,15 +408,22 @@ def _run(c: Compiled, stream, grid, infos):
     prev = ctx.enter()
     try:
         kernels = c._lib if isinstance(c._lib, dict) else {}
-        kern = kernels.get((drv, dev.device_id))
-        if kern is None:                      # loaded once per device
+        loaded = kernels.get((drv, dev.device_id))
+        if loaded is None:                    # loaded once per device, with its print log
             kern = gpu.load_code(c.kind, c.data, c.name, drv)
             gpu.allow_dynamic_smem(kern, dev, _SmemNeed(c.name, c.smem), c.arch, drv)
-            kernels[(drv, dev.device_id)] = kern
+            loaded = kernels[(drv, dev.device_id)] = (kern, gpu.kernel_log(kern, c.data, c.name,
+                                                                           drv))
             c._lib = kernels
+        kern, log = loaded
         stream = gpu.resolve_stream(stream, infos, dev, drv)
         cfg = drv.core.LaunchConfig(grid=grid, block=c.block, shmem_size=c.smem)
-        drv.core.launch(stream, cfg, kern, *[gpu.gpu_arg(v) for v in values])
+        args = [gpu.gpu_arg(v) for v in values]
+        if log is None:
+            drv.core.launch(stream, cfg, kern, *args)
+        else:                                 # a kernel that prints (launch/print_log.py)
+            log.run(lambda: (drv.core.launch(stream, cfg, kern, *args), stream.sync()), c.name,
+                    stream)
     except drv.errors as e:
         raise TileLaunchError(f"launching kernel '{c.name}' failed: {e}") from None
     finally:

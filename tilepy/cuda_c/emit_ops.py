@@ -5,9 +5,12 @@ op calling a `tp::` template of runtime.h; these functions are registered in its
 """
 from __future__ import annotations
 
-import re
+import json
+
+import numpy as np
 
 from ..errors import TileUnsupportedFeatureError
+from ..interpret.printf import elem_name, format_print, storage
 from ..types import TileType
 from .emit_control import _assign_results, _enclosing_loop
 from .emitter import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, emit_op, emit_reduce, literal,
@@ -154,9 +157,6 @@ def emit_break(ctx, op):
 
 
 # ------------------------------------------------------------------------- print, assert
-_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:ll)?[diouxXeEfFgGaAc]|%%")
-
-
 def c_string(s: str) -> str:
     out = []
     for ch in s:
@@ -174,32 +174,28 @@ def c_string(s: str) -> str:
 
 
 def emit_print(ctx, op):
+    """One record in the kernel's print log (runtime.h: print_record); the host formats it after
+    the launch (launch/print_log.py). The op's format and arguments become row `len(prints)`
+    of the kernel's print-op table, checked here with the formatter the host will use."""
     fmt, args = op.attrs["str"], list(op.args)
-    if all(a.type.numel == 1 for a in args):
-        vals = "".join(f", tp::pcast({ctx(a)})" for a in args)
-        ctx.w.line(f"tp::print_scalars({c_string(fmt)}{vals});", op.loc)
-        ctx.w.line("tp::print_flush();", op.loc)
-        return
-    it, pos = iter(args), 0
-    for m in _SPEC.finditer(fmt):
-        text = fmt[pos:m.start()]
-        pos = m.end()
-        if m.group() == "%%":
-            text += "%"
-        if text:
-            ctx.w.line(f"tp::print_scalars(\"%s\", {c_string(text)});", op.loc)
-        if m.group() == "%%":
-            continue
-        a = next(it)
-        if a.type.numel == 1:
-            ctx.w.line(f"tp::print_scalars({c_string(m.group())}, tp::pcast({ctx(a)}));", op.loc)
-        else:
-            ctx.need_smem(a.type.numel * _bytes(a.type))
-            ctx.w.line(f"tp::print_tile<{shape_t(a.type.shape)}>({c_string(m.group())}, {ctx(a)}, "
-                       f"tp_smem);", op.loc)
-    if fmt[pos:]:
-        ctx.w.line(f"tp::print_scalars(\"%s\", {c_string(fmt[pos:])});", op.loc)
-    ctx.w.line("tp::print_flush();", op.loc)
+    elems = [a.type.elem for a in args]
+    row = [fmt, [[elem_name(e), list(a.type.shape)] for e, a in zip(elems, args)]]
+    format_print(fmt, [np.zeros(a.type.shape, storage(e)[0]) for e, a in zip(elems, args)], elems)
+    tiles = [a for a in args if a.type.numel > 1]
+    for a in tiles:
+        ctx.need_smem(a.type.numel * _bytes(a.type))
+    vals = "".join(f", {ctx(a)}" for a in args)
+    ctx.w.line(f"tp::print_record(tp_print_log, {len(ctx.prints)}, "
+               f"{'tp_smem' if tiles else 'nullptr'}{vals});", op.loc)
+    ctx.prints.append(row)
+
+
+def print_globals(prints: list) -> list[str]:
+    """The C++ of a printing kernel's log and print-op table (`extern "C"`: the host finds them
+    by name in the cubin or the CPU library)."""
+    table = json.dumps(prints, separators=(",", ":"))
+    return ['extern "C" {', "__device__ tp::PrintLog tp_print_log;",
+            f"__device__ char tp_print_ops[] = {c_string(table)};", "}"]
 
 
 def emit_assert(ctx, op):

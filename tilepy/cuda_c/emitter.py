@@ -7,7 +7,6 @@ writer, shared-memory size, constant tables) travels in an explicit `EmitContext
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,17 +19,11 @@ from ..lowering.memfacts import contiguous_along
 from ..types import (CPP_TYPE, E4M3, E5M2, E8M0, F16, NUMPY_DTYPE, BF16, I1, PartitionViewType,
                      PtrType, TensorViewType, TileType)
 from .layout_types import layout_type
+from .names import safe, tidy
 from .writer import Writer
 
 RUNTIME_INCLUDE = '#include "tilepy/runtime.h"'
 
-_CPP_RESERVED = set("""alignas alignof and asm auto bool break case catch char class const constexpr
-const_cast continue decltype default delete do double dynamic_cast else enum explicit export extern
-false float for friend goto if inline int long mutable namespace new noexcept not nullptr operator or
-private protected public register reinterpret_cast return short signed sizeof static static_assert
-static_cast struct switch template this throw true try typedef typeid typename union unsigned using
-virtual void volatile wchar_t while xor threadIdx blockIdx blockDim gridDim tp dim3 main std
-""".split())
 
 
 @dataclass
@@ -53,11 +46,12 @@ class EmitContext:
     smem_user: tuple = (0, "", None)   # (bytes, what, loc) of the largest shared-memory user
     op: Operation | None = None        # the op being emitted
     params: list[tuple[str, str]] = field(default_factory=list)
+    prints: list = field(default_factory=list)    # print-op table (emit_ops.emit_print)
 
     def fresh(self, hint: str | None) -> str:
-        base = re.sub(r"\W", "_", hint) if hint else ""
-        if not base or base[0].isdigit() or base in _CPP_RESERVED or base.startswith("tp_"):
-            base = f"v{self.counter}" + (f"_{base}" if base else "")
+        base = hint or ""
+        if not safe(base):      # a keyword, reserved (`_Foo`, `__x`) or emitted name (names.py)
+            base = f"v{self.counter}" + (f"_{tidy(base)}" if tidy(base) else "")
             self.counter += 1
         name, i = base, 1
         while name in self.used:

@@ -5,15 +5,18 @@ add their ops to it when they load, and this module loads them all.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
 from ..lowering.assign_layouts import LayoutPlan
 from ..lowering.plan import KernelPlan
+from ..types import PtrType
 from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
                emit_pipeline)
 from .targets import MAX_SMEM, PIPELINE_SMEM, kib
+from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
 
@@ -59,10 +62,12 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKer
                 f"kernel '{entry.sym_name}' needs {kib(total)} of shared memory, more than any "
                 f"GPU gives one block ({kib(MAX_SMEM)}); the largest part is {user[0]}: use "
                 f"smaller tiles")
+    if ctx.prints:
+        ctx.tables += emit_ops.print_globals(ctx.prints)
     decls = _smem_decls(ctx, scratch)
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(entry.sym_name, ctx.params, ctx.w, ctx.tables, total, plan.nt, user)
+    return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total, plan.nt, user)
 
 
 def smem_user(ctx: EmitContext) -> tuple:
@@ -87,12 +92,28 @@ def _smem_decls(ctx: EmitContext, scratch: int) -> list[str]:
     return out
 
 
+def _extent_name(ctx: EmitContext, hint, arrays: dict[str, str]) -> str | None:
+    """`<array>_shape_<d>` / `<array>_stride_<d>` named after the array's C++ name, renamed or
+    not (names.py): the CPU entry finds an array's extents by that name (launch/cpu.py)."""
+    m = re.fullmatch(r"(.+)_(shape|stride)_(\d+)", hint or "")
+    if m is None or m.group(1) not in arrays:
+        return None
+    name = f"{arrays[m.group(1)]}_{m.group(2)}_{m.group(3)}"
+    if name in ctx.used:                        # (an argument of the user's with that name)
+        return None
+    ctx.used.add(name)
+    return name
+
+
 def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:
     entry = module.entry()
     ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
     ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
+    arrays: dict[str, str] = {}                 # an array argument's hint -> its C++ name
     for a in entry.body.block.args:
-        n = ctx.define(a)
+        n = ctx.define(a, _extent_name(ctx, a.hint, arrays))
+        if isinstance(a.type.elem, PtrType):
+            arrays[a.hint] = n
         ctx.params.append((ctype(a.type), n))
     ctx.w.depth = 1
     for op in entry.body.block.ops:

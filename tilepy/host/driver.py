@@ -157,6 +157,22 @@ class CoreDriver:
         from cuda.bindings import driver
         _check(driver.cuMemcpyDtoH(host.ctypes.data, ptr, host.nbytes), "cuMemcpyDtoH")
 
+    def to_device_on(self, ptr: int, host, stream):
+        """Copy `host` to device address `ptr`, ordered on `stream` (a cuda.core Stream) before
+        the work launched on it next (pageable memory: staged before the call returns)."""
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyHtoDAsync(ptr, host.ctypes.data, host.nbytes,
+                                        driver.CUstream(int(stream.handle))), "cuMemcpyHtoDAsync")
+
+    def kernel_global(self, kern, name: str) -> tuple[int, int]:
+        """(device address, bytes) of the `extern "C"` global `name` of a loaded kernel's module
+        in the current context (a printing kernel's log, launch/print_log.py)."""
+        from cuda.bindings import driver
+        lib = _check(driver.cuKernelGetLibrary(kern.handle), "cuKernelGetLibrary")
+        ptr, size = _check(driver.cuLibraryGetGlobal(lib, name.encode()),
+                           f"cuLibraryGetGlobal({name})")
+        return int(ptr), int(size)
+
     def view(self, obj, source: str, stream_ptr: int):
         """cuda.core's StridedMemoryView of a CUDA array; `stream_ptr` is the consumer stream
         (the launch's), so the producer's pending work is ordered before it (-1: no order)."""

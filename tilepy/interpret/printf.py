@@ -1,6 +1,9 @@
 """`print_tko` formatting: C printf conversions applied to scalars and, element by element, to
 tiles (printed as nested brackets). Integers print by the conversion's signedness: %d/%i read
-the signless bits signed, %u/%x/%X/%o unsigned."""
+the signless bits signed, %u/%x/%X/%o unsigned. The interpreter formats its print ops with it, and
+the host formats the CUDA C++ backend's print records with it (launch/print_log.py): one
+formatter for every backend; `elem_name` / `elem_of` / `storage` name the element types of the
+kernel's print-op table and read their bytes."""
 from __future__ import annotations
 
 import re
@@ -8,7 +11,7 @@ import re
 import numpy as np
 
 from ..errors import TileValueError
-from ..types import PtrType
+from ..types import I64, NUMPY_DTYPE, PtrType, element_type
 from .values import as_signed, as_unsigned
 
 _SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L)?([diouxXeEfFgGaAcsp%])")
@@ -60,3 +63,19 @@ def format_print(fmt: str, args: list, elems: list) -> str:
                              f"{len(args)} argument(s)")
     return "".join(out)
 
+
+
+def elem_name(elem) -> str:
+    """An element type's name in a print-op table ("ptr" for any pointer)."""
+    return "ptr" if isinstance(elem, PtrType) else elem.name
+
+
+def elem_of(name: str):
+    return PtrType(I64) if name == "ptr" else element_type(name)
+
+
+def storage(elem) -> tuple[np.dtype, int]:
+    """(numpy dtype, bytes) of one element as the C++ code stores it."""
+    if isinstance(elem, PtrType):
+        return np.dtype(np.uint64), 8
+    return np.dtype(NUMPY_DTYPE[elem]), elem.storage_bytes

@@ -153,17 +153,28 @@ def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -
             strides.append("1" if st is None else vals[st])
             shape.append(vals[index[f"{n}_shape_{len(shape)}"]])
         items.append(f"tp::cpu::extent({p}, sizeof(*{p}), {{{', '.join(shape)}}}, "
-                     f"{{{', '.join(strides)}}})")
-    return (f"  const tp::cpu::Extent tp_extents[] = {{{''.join(i + ', ' for i in items)}{{0, 0}}}};\n"
+                     f"{{{', '.join(strides)}}}, \"{n}\")")
+    listed = "".join(i + ", " for i in items)
+    return (f"  const tp::cpu::Extent tp_extents[] = {{{listed}{{0, 0, 0, \"\"}}}};\n"
             f"  report->extents = tp_extents;\n  report->nextents = {len(items)};\n")
 
 
 class Report(ctypes.Structure):
-    """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released."""
+    """One launch's report (tp::cpu::Report in cpu_shim.h), written before its lock is released.
+    `pool`: the process's worker pool (POOL), so that every library's launches share one."""
     _fields_ = [("watch_signals", ctypes.c_int), ("signal", ctypes.c_int),
                 ("asserts", ctypes.c_int), ("nextents", ctypes.c_int), ("extents", ctypes.c_void_p),
-                ("error_line", ctypes.c_int), ("error_file", ctypes.c_char * 1024),
-                ("error", ctypes.c_char * 1024)]
+                ("pool", ctypes.c_void_p), ("error_line", ctypes.c_int),
+                ("error_file", ctypes.c_char * 1024), ("error", ctypes.c_char * 1024)]
+
+    def __init__(self):
+        super().__init__()
+        self.pool = POOL.get("run")
+
+
+# The worker pool's entry (cpu_pool.h): every kernel library has one, and the first library loaded
+# runs the process's pool (ctypes never unloads it). A dict: setdefault is atomic across threads.
+POOL: dict[str, int] = {}
 
 
 _MAIN_THREAD = threading.main_thread().ident
@@ -192,6 +203,7 @@ class CpuLibrary:
     name: str
     mode: str
     threads: int
+    log: object = None          # print_log.HostLog of a kernel that prints
 
 
 _LOADED: dict[str, CpuLibrary] = {}
@@ -233,10 +245,12 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
 def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
     """A loaded kernel library with its entry point's signature declared."""
     fn = getattr(lib, ENTRY)
+    POOL.setdefault("run", ctypes.cast(lib.tp_cpu_pool_run, ctypes.c_void_p).value)
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
                    [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
-    return CpuLibrary(lib, name, mode, threads)
+    from .print_log import HostLog
+    return CpuLibrary(lib, name, mode, threads, HostLog.of(lib))
 
 
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
@@ -317,8 +331,12 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
     ptrs = (ctypes.c_void_p * max(1, len(values)))(
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
     report = new_report()
-    rc = getattr(lib.lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], bx, by, bz, smem,
-                                 clamp_workers(workers or settings().cpu_workers), report)
+    nworkers = clamp_workers(workers or settings().cpu_workers)
+
+    def call():
+        return getattr(lib.lib, ENTRY)(ptrs, grid[0], grid[1], grid[2], bx, by, bz, smem,
+                                       nworkers, report)
+    rc = call() if lib.log is None else lib.log.run(call, lib.name)
     check_launch(lib, rc, report)
 
 

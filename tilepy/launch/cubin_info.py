@@ -92,6 +92,21 @@ def _reserves_smem(secs: dict[str, Section]) -> bool:
     return False
 
 
+def symbols(data: bytes) -> dict[str, int]:
+    """{name: size in bytes} of the cubin's symbols (`.symtab`: Elf64_Sym, 24 bytes each), e.g.
+    a kernel's `extern "C" __device__` globals, which the driver finds by name."""
+    secs = sections(data)
+    symtab, strtab = secs.get(".symtab"), secs.get(".strtab")
+    out = {}
+    if symtab is None or strtab is None:
+        return out
+    for k in range(0, len(symtab.data) - 23, 24):
+        name_off, _, _, _, _, size = struct.unpack_from("<IBBHQQ", symtab.data, k)
+        name = strtab.data[name_off:strtab.data.index(b"\0", name_off)].decode()
+        out[name] = size
+    return out
+
+
 def attributes(info: bytes):
     """(attribute, value bytes) of one .nv.info section."""
     i = 0

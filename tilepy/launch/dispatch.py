@@ -194,8 +194,13 @@ class CpuPlan:
             gx, gy, gz = g
             report = block[2]
             report.watch_signals = watch_signals()
-            rc = self.fn(block[1], gx, gy, gz, *self.extra,
-                         1 if gx * gy * gz == 1 else self.workers(), report)
+            workers = 1 if gx * gy * gz == 1 else self.workers()
+            log = self.lib.log
+            if log is None:
+                rc = self.fn(block[1], gx, gy, gz, *self.extra, workers, report)
+            else:
+                rc = log.run(lambda: self.fn(block[1], gx, gy, gz, *self.extra, workers, report),
+                             self.lib.name)
             self.check(rc, report)
         finally:
             pool.append(block)
@@ -204,7 +209,7 @@ class CpuPlan:
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
-                 "cupy", "sync", "name", "overlap", "smem", "compiler")
+                 "cupy", "sync", "name", "overlap", "smem", "compiler", "log")
     gpu = True
 
     def __init__(self, kernel, ctx, block, values: list, slots: list, infos, sync=False,
@@ -225,6 +230,7 @@ class GpuPlan:
         self.torch_args, self.cupy = "torch" in sources, "cupy" in sources
         self.sync, self.name = sync, name
         self.overlap = ANY_OVERLAP
+        self.log = None         # print_log.DeviceLog of a kernel that prints
 
     def accepts(self, stream, current_mode=None) -> bool:
         """cupy arrays skip intake here, and with it DLPack's stream exchange: they take this
@@ -264,13 +270,20 @@ class GpuPlan:
         s = launch_stream(stream, self.torch_args, self.dev, self.drv)
         prev = self.ctx.enter()
         try:
-            self.drv.core.launch(s, cfg, self.kernel, *args)
-            if self.sync:
-                s.sync()
+            if self.log is None:
+                self._launch(s, cfg, args)
+            else:
+                self.log.run(lambda: self._launch(s, cfg, args), self.name, s)
         except self.drv.errors as e:
             raise TileLaunchError(_launch_failure(self.name, self.sync, e)) from None
         finally:
             self.ctx.leave(prev)
+
+
+    def _launch(self, s, cfg, args):
+        self.drv.core.launch(s, cfg, self.kernel, *args)
+        if self.sync:
+            s.sync()
 
 
 def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
@@ -294,12 +307,13 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
         if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
             check_stream_device(drv.stream_device(stream), dev)
         asserts, prints = ck.debug_ops()
-        if prints:
-            drv.set_printf_fifo(PRINTF_FIFO)
         loaded = loaded_kernel(ck, dev, drv)
+        if asserts or (prints and loaded.log is None):   # (tileiras' prints use device printf)
+            drv.set_printf_fifo(PRINTF_FIFO)
         plan = GpuPlan(loaded.kernel, ctx, loaded.block, values, slots, infos,
                        sync=asserts or prints, name=ck.name, smem=loaded.smem,
                        compiler=None if compiler_fixed else ck.compiler)
+        plan.log = loaded.log
     finally:
         ctx.leave(prev)
     if grid[0] * grid[1] * grid[2]:

@@ -21,7 +21,11 @@ Context: a launch makes the arguments' device current and puts the caller's cont
 Errors: CUDA errors of loading and launching raise TileLaunchError. A kernel with device
 assertions or prints is synchronized after its launch: a failed `assert_` (which traps) raises
 TileLaunchError there, at the launch that failed -- and the CUDA context is then unusable for
-the rest of the process, as after any trap -- and its printf output is out when launch returns.
+the rest of the process, as after any trap. Print ops of NVRTC's kernels do not use device
+printf: each writes one record into the kernel's print log, which the host reads and formats
+after the synchronization (launch/print_log.py), so its output is out, one whole print op at a
+time and in the CPU backend's format, when launch returns. Assertion messages, and tileiras'
+kernels' prints, use device printf (a 64 MiB buffer).
 """
 from __future__ import annotations
 
@@ -30,11 +34,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..cuda_c.names import kernel_symbol
 from ..errors import TileLaunchError, TileValueError
 from ..host import driver as gpu_driver
 
 CUDA_GRID_YZ = 65535               # CUDA's limit on grid y and z (x: 2^31-1, above tilepy's 2^24-1)
-PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that print (default 1 MiB)
+PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that assert (default 1 MiB)
 _LEGACY, _PER_THREAD = 1, 2        # CU_STREAM_LEGACY / CU_STREAM_PER_THREAD handles
 
 
@@ -218,10 +223,13 @@ class GpuCode:
 
 @dataclass(frozen=True)
 class Loaded:
-    """A kernel loaded on one device, with its launch shape."""
+    """A kernel loaded on one device, with its launch shape and, if its code has one, its print
+    log (launch/print_log.py; the NVRTC path's print ops; one per loaded kernel, so its
+    launches share the log's lock)."""
     kernel: object
     block: tuple[int, int, int]
     smem: int
+    log: object = None
 
 
 def code_key(ck) -> tuple:
@@ -248,8 +256,22 @@ def loaded_kernel(ck, dev, drv=None) -> Loaded:
         kern = load_code(code.kind, code.data, ck.name, drv)
         if code.artifact is not None:
             allow_dynamic_smem(kern, dev, code.artifact, target, drv)
-        hit = _KERNELS[key] = Loaded(kern, code.block, code.smem)
+        hit = _KERNELS[key] = Loaded(kern, code.block, code.smem,
+                                     kernel_log(kern, code.data, ck.name, drv))
     return hit
+
+
+def kernel_log(kern, code: bytes, name: str, drv=None):
+    """The print log of a loaded kernel whose code defines one (None otherwise); the kernel's
+    device must be current."""
+    from .print_log import LOG, DeviceLog
+    if LOG.encode() not in code:
+        return None
+    drv = drv or gpu_driver.current()
+    try:
+        return DeviceLog(drv, kern)
+    except drv.errors as e:
+        raise TileLaunchError(f"the print log of kernel '{name}' was not found: {e}") from None
 
 
 def allow_dynamic_smem(kern, dev, artifact, target: str, drv=None):
@@ -272,14 +294,14 @@ def load_code(kind: str, data: bytes, name: str, drv=None):
     oc = drv.core.ObjectCode
     try:
         code = oc.from_cubin(data, name=name) if kind == "cubin" else oc.from_ptx(data, name=name)
-        return code.get_kernel(name)
+        return code.get_kernel(kernel_symbol(name))
     except drv.errors as e:
         raise TileLaunchError(f"the driver could not load kernel '{name}' ({kind}): {e}") from None
 
 
 def debug_ops(source: str) -> tuple[bool, bool]:
     """(asserts, prints): does the kernel's source assert or print on the device?"""
-    return "tp::tile_assert(" in source, "tp::print_" in source
+    return "tp::tile_assert(" in source, "tp::print_record(" in source
 
 
 class DeviceContext:

@@ -336,7 +336,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     worker = nullptr;
     cur = nullptr;
   };
-  run_workers(workers, body);
+  scope.run_workers(workers, body);
   return failed.load() ? -2 : 0;
 }
 

@@ -26,9 +26,9 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
+
+#include "tilepy/cpu_pool.h"
 
 #if defined(TP_FAITHFUL)
 #if TP_NT < 1 || TP_NT > 1024
@@ -111,27 +111,61 @@ inline void clear_error() {
 // the address ranges of the launch's array arguments, whatever check_bounds says: on a GPU a wild
 // index is undefined behavior, on the CPU it would corrupt or kill the Python process. The host
 // entry computes the ranges (`extent`); hand-written kernels have none (nextents < 0: unchecked).
-struct Extent { uintptr_t lo, hi; };
+//
+// A pointer is checked against the array it was computed from, not any array: `offset_ptr` (the
+// CPU's `ptr + offset`) finds the argument its base points into (the one it is the base pointer
+// of first) and, when the result leaves that argument, tags it with the argument (bits 48-62,
+// above every user-space address): a tagged pointer is outside every range, so its access is
+// refused and reported with both arrays named; a later offset that comes back into the argument
+// drops the tag. Pointers of no argument (hand-written kernels, overlapping views beyond the
+// first) keep the union check.
+struct Extent { uintptr_t lo, hi, base; const char* name; };
 inline const Extent* extents = nullptr;
 inline int nextents = -1;
+constexpr int kTagShift = 48;
+constexpr uintptr_t kAddrMask = (uintptr_t(1) << kTagShift) - 1;
 
 inline Extent extent(const void* p, size_t elem, std::initializer_list<long long> shape,
-                     std::initializer_list<long long> strides) {
+                     std::initializer_list<long long> strides, const char* name) {
   long long lo = 0, hi = 0;
   auto st = strides.begin();
   for (long long n : shape) {
-    if (n <= 0) return {0, 0};
+    if (n <= 0) return {0, 0, 0, name};
     const long long step = (n - 1) * *st++;
     (step < 0 ? lo : hi) += step;
   }
-  return {(uintptr_t)p + lo * (long long)elem, (uintptr_t)p + (hi + 1) * (long long)elem};
+  return {(uintptr_t)p + lo * (long long)elem, (uintptr_t)p + (hi + 1) * (long long)elem,
+          (uintptr_t)p, name};
 }
+
+inline bool inside(const Extent& e, uintptr_t a, size_t n) { return a >= e.lo && a + n <= e.hi; }
 
 inline bool address_ok(const void* p, size_t n) {
   const uintptr_t a = (uintptr_t)p;
   for (int i = 0; i < nextents; ++i)
-    if (a >= extents[i].lo && a + n <= extents[i].hi) return true;
+    if (inside(extents[i], a, n)) return true;
   return nextents < 0;
+}
+
+// The argument a pointer belongs to: its tag, else the argument it is the base pointer of, else
+// the first one it points into; -1 for none.
+inline int home_of(uintptr_t a) {
+  if (a >> kTagShift) return (int)(a >> kTagShift) - 1;
+  int found = -1;
+  for (int i = 0; i < nextents; ++i) {
+    if (extents[i].base == a && extents[i].hi > extents[i].lo) return i;
+    if (found < 0 && inside(extents[i], a, 1)) found = i;
+  }
+  return found;
+}
+
+template <class T> inline T* offset_ptr(T* p, int64_t o) {
+  if (nextents <= 0) return p + o;
+  const uintptr_t a = (uintptr_t)p;
+  const int home = home_of(a);
+  const uintptr_t r = (a & kAddrMask) + (uintptr_t)(o * (int64_t)sizeof(T));
+  if (home < 0 || home >= nextents || inside(extents[home], r, 1)) return (T*)r;
+  return (T*)((r & kAddrMask) | (uintptr_t)(home + 1) << kTagShift);
 }
 
 // Where an element-space access was written: the user's line, through the #line directives
@@ -140,10 +174,25 @@ struct Caller { const char* file; int line; };
 inline Caller caller(const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return {f, l}; }
 
 [[gnu::noinline, gnu::cold]] inline void bad_address(const void* p, size_t n, const Caller& at) {
-  char msg[256];
-  std::snprintf(msg, sizeof msg, "an element address (%p, %zu bytes) is outside every array "
-                "argument: a gather, scatter or atomic index is out of bounds (check_bounds=False "
-                "skips the mask, not the CPU backend's check)", p, n);
+  const uintptr_t a = (uintptr_t)p;
+  const int home = (a >> kTagShift) ? (int)(a >> kTagShift) - 1 : -1;
+  char msg[512];
+  if (home >= 0 && home < nextents) {
+    const uintptr_t r = a & kAddrMask;
+    const char* other = nullptr;
+    for (int i = 0; i < nextents && !other; ++i)
+      if (inside(extents[i], r, n)) other = extents[i].name;
+    char where[160] = "";
+    if (other) std::snprintf(where, sizeof where, " (it lands inside array argument '%s')", other);
+    std::snprintf(msg, sizeof msg, "an element address (%p, %zu bytes) is outside array argument "
+                  "'%s', the array it was computed from%s: a gather, scatter or atomic index is "
+                  "out of bounds (check_bounds=False skips the mask, not the CPU backend's check)",
+                  (void*)r, n, extents[home].name, where);
+  } else {
+    std::snprintf(msg, sizeof msg, "an element address (%p, %zu bytes) is outside every array "
+                  "argument: a gather, scatter or atomic index is out of bounds (check_bounds=False "
+                  "skips the mask, not the CPU backend's check)", p, n);
+  }
   set_error(msg, at.file, at.line);
 }
 
@@ -162,13 +211,13 @@ struct Report {
   int asserts;             // out: tile assertions that failed in this launch
   int nextents;            // in (host entry): the array arguments' address ranges, -1: unchecked
   const Extent* extents;
+  const void* pool;        // in: the process's worker pool, a tp_cpu_pool_run (null: this library's)
   int error_line;          // out: the first error, and the user's line it happened at (if known)
   char error_file[1024];
   char error[1024];
 };
 inline std::atomic<int> assert_failures{0};
 inline std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
-inline thread_local std::string print_buffer;    // tile printing (runtime.h: print_append)
 inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
 
 // Workers take no new block once this is true: a signal arrived or the launch failed.
@@ -182,6 +231,7 @@ inline bool stopping() {
 // the signal, for the launch only; Python re-raises it afterwards). An ignored SIGINT stays so.
 class LaunchScope {
   std::lock_guard<std::mutex> serial_{launch_mutex};
+  using PoolRun = decltype(&tp_cpu_pool_run);
   Report* report_;
   bool watching_ = false;
   struct sigaction old_{};
@@ -193,7 +243,6 @@ class LaunchScope {
     nextents = r->nextents;
     assert_failures = 0;
     stop_signal = 0;
-    print_buffer.clear();
   }
   void watch(long nblocks, int workers) {
     if (!report_->watch_signals || nblocks <= workers) return;
@@ -205,6 +254,13 @@ class LaunchScope {
     watching_ = old_.sa_handler != SIG_IGN;
     if (!watching_) sigaction(SIGINT, &old_, nullptr);
   }
+  // Run `body` on `workers` threads, this one included (cpu_pool.h: fewer when the system
+  // refuses more threads, or when some are late and this one took every block).
+  template <class F> void run_workers(int workers, const F& body) const {
+    if (workers <= 1) return body();
+    const PoolRun run = report_->pool ? (PoolRun)report_->pool : tp_cpu_pool_run;
+    run(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
+  }
   ~LaunchScope() {
     if (watching_) sigaction(SIGINT, &old_, nullptr);
     report_->signal = stop_signal.load();
@@ -215,19 +271,6 @@ class LaunchScope {
   }
 };
 
-// Run `body` on `workers` OS threads, this one included (fewer when the system refuses more).
-template <class F> void run_workers(int workers, const F& body) {
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) {
-    try {
-      pool.emplace_back(body);
-    } catch (const std::system_error&) {
-      break;
-    }
-  }
-  body();
-  for (auto& t : pool) t.join();
-}
 }}  // namespace tp::cpu
 
 #define threadIdx (tp::cpu::cur->tid)
@@ -316,7 +359,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     }
     cur = nullptr;
   };
-  run_workers(workers, worker);
+  scope.run_workers(workers, worker);
   return failed.load() ? -2 : 0;
 }
 }}  // namespace tp::cpu

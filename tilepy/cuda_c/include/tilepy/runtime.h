@@ -908,8 +908,12 @@ template <class T> TP_DEV void st(T* p, T v) {
 #endif
 
 namespace op {
-struct offset {  // ptr + offset elements
+struct offset {  // ptr + offset elements (the CPU tracks the array it came from: cpu_shim.h)
+#ifdef TP_GPU
   template <class P, class I> TP_DEV P operator()(P p, I o) const { return p + (int64_t)o; }
+#else
+  template <class P, class I> P operator()(P p, I o) const { return cpu::offset_ptr(p, (int64_t)o); }
+#endif
 };
 struct load_ptr {  // masked-off elements take the padding value
   TP_AT_MEMBER
@@ -1306,61 +1310,65 @@ TP_DEV auto reduce2(const Tile<T0, Src::numel, L0>& x0, const Tile<T1, Src::nume
 }
 
 // ------------------------------------------------------------------------------ printing
-// Thread 0 prints; arguments travel as printf's types (ints as int / long long, floats as double).
-TP_DEV int pcast(bool x) { return x ? 1 : 0; }
-TP_DEV int pcast(int32_t x) { return x; }
-TP_DEV long long pcast(int64_t x) { return (long long)x; }
-TP_DEV double pcast(float x) { return x; }
-TP_DEV double pcast(double x) { return x; }
-#if TP_FP16
-TP_DEV double pcast(__half x) { return to_f32(x); }
+// A print op is one binary record in the kernel's print log, the same code on the GPU and the
+// CPU: the host formats the records after the launch (tilepy/launch/print_log.py, with the
+// interpreter's formatter), so a print op comes out whole whatever the other blocks do, and in
+// the same format on every backend. A kernel that prints defines the log and the description of
+// its print ops (`tp_print_log`, `tp_print_ops`: emit_ops.py, print_globals).
+//   log:    used, dropped, capacity, end (i64 each; the host writes {0, 0, capacity, capacity}
+//           before each launch), then the records.
+//   record: size, op, block x, y, z, 0 (u32 each), then each argument's bytes (a tile's elements
+//           row-major), each argument padded to 8 bytes; `size` counts it all.
+// Thread 0 of a block reserves a record with one atomic add; a record that does not fit is not
+// written: `dropped` counts it and `end` keeps the lowest offset refused, so the host reads the
+// records below it only and a full log never corrupts.
+#ifndef TP_PRINT_LOG_BYTES
+#define TP_PRINT_LOG_BYTES (16 << 20)
 #endif
-#if TP_BF16
-TP_DEV double pcast(__nv_bfloat16 x) { return to_f32(x); }
-#endif
+struct PrintLog {
+  int64_t used, dropped, capacity, end;
+  unsigned char data[TP_PRINT_LOG_BYTES];
+};
+constexpr int kPrintHead = 24;
+constexpr int pad8(int n) { return (n + 7) / 8 * 8; }
+template <class A> struct PrintBytes { static constexpr int value = pad8(sizeof(A)); };
+template <class T, int N, class L> struct PrintBytes<Tile<T, N, L>> {
+  static constexpr int value = pad8(N * (int)sizeof(T));
+};
 
-// One print op is many printf calls (a tile element by element). On the CPU they go to a
-// per-thread buffer that print_flush writes at the end of the op, so that blocks running on
-// other cores do not cut into the middle of a line; on the GPU each printf is its own record.
-#ifdef TP_GPU
-#define TP_PRINTF printf
-TP_DEV void print_flush() {}
-#else
-using cpu::print_buffer;
-template <class... A> void print_append(const char* fmt, A... args) {
-  int n = std::snprintf(nullptr, 0, fmt, args...);
-  if (n <= 0) return;
-  size_t k = print_buffer.size();
-  print_buffer.resize(k + n + 1);
-  std::snprintf(&print_buffer[k], n + 1, fmt, args...);
-  print_buffer.resize(k + n);
-}
-#define TP_PRINTF tp::print_append
-inline void print_flush() {
-  if (tid() != 0 || print_buffer.empty()) return;
-  std::fwrite(print_buffer.data(), 1, print_buffer.size(), stdout);
-  std::fflush(stdout);
-  print_buffer.clear();
-}
-#endif
-
-template <class... A> TP_DEV void print_scalars(const char* fmt, A... args) {
-  if (tid() == 0) TP_PRINTF(fmt, args...);
-}
-
-// A tile prints like a nested Python list: [[a, b], [c, d]].
-template <class S, class T, class L>
-TP_DEV void print_tile(const char* spec, const Tile<T, S::numel, L>& x, unsigned char* smem) {
-  const T* buf = tile_buf((T*)smem, x);
-  if (tid() != 0) return;
-  for (int e = 0; e < S::numel; ++e) {
-    int c[S::rank];
-    unravel<S>(e, c);
-    if (e) TP_PRINTF(", ");
-    for (int i = S::rank - 1; i >= 0 && (e == 0 || c[i] == 0); --i) TP_PRINTF("[");
-    TP_PRINTF(spec, pcast(buf[e]));
-    for (int i = S::rank - 1; i >= 0 && c[i] == S::dims[i] - 1; --i) TP_PRINTF("]");
+TP_DEV unsigned char* print_reserve(PrintLog& log, unsigned op, int bytes) {
+  const int64_t cap = log.capacity < TP_PRINT_LOG_BYTES ? log.capacity : TP_PRINT_LOG_BYTES;
+  const int64_t at = atomic_rmw1<3, 0, 1>(&log.used, (int64_t)bytes);
+  if (at + bytes > cap) {
+    atomic_rmw1<3, 0, 1>(&log.dropped, (int64_t)1);
+    atomic_rmw1<8, 0, 1>(&log.end, at);
+    return nullptr;
   }
+  const unsigned head[6] = {(unsigned)bytes, op, (unsigned)blockIdx.x, (unsigned)blockIdx.y,
+                            (unsigned)blockIdx.z, 0u};
+  memcpy(log.data + at, head, sizeof head);
+  return log.data + at + kPrintHead;
+}
+
+template <class T> TP_DEV unsigned char* print_put(unsigned char* r, const T& v, unsigned char*) {
+  if (!r) return r;
+  memcpy(r, &v, sizeof(T));
+  return r + PrintBytes<T>::value;
+}
+template <class T, int N, class L>
+TP_DEV unsigned char* print_put(unsigned char* r, const Tile<T, N, L>& x, unsigned char* smem) {
+  const T* buf = tile_buf((T*)smem, x);          // every thread takes part (barriers)
+  if (!r) return r;
+  memcpy(r, buf, N * sizeof(T));
+  return r + PrintBytes<Tile<T, N, L>>::value;
+}
+
+// One print op: op number `op` of the kernel, its arguments (scalars and tiles) in order.
+template <class... A>
+TP_DEV void print_record(PrintLog& log, unsigned op, unsigned char* smem, const A&... args) {
+  constexpr int bytes = kPrintHead + (0 + ... + PrintBytes<A>::value);
+  unsigned char* r = tid() == 0 ? print_reserve(log, op, bytes) : nullptr;
+  ((r = print_put(r, args, smem)), ...);
 }
 
 // ------------------------------------------------------------------------------ assertions

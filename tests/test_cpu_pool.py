@@ -1,0 +1,118 @@
+"""The CPU backend's worker pool (cpu_pool.h): one pool per process, its helper threads kept
+between launches and shared by every kernel library and both CPU modes, idle without CPU use,
+rebuilt in a forked child, and a launch still complete when the system refuses threads.
+Each check runs in a fresh process, which counts its own threads in /proc/self/task."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc")
+
+PRELUDE = textwrap.dedent("""
+    import os, time
+    import numpy as np
+    import tilepy as ct
+
+    def tasks():
+        return set(os.listdir("/proc/self/task"))
+
+    @ct.kernel
+    def bump(a):
+        i = ct.bid(0)
+        ct.store(a, (i,), ct.load(a, (i,), (1,)) + 1)
+
+    @ct.kernel
+    def twice(a):
+        i = ct.bid(0)
+        ct.store(a, (i,), ct.load(a, (i,), (1,)) * 2)
+
+    a = np.zeros(4096, np.int32)
+    ct.launch(None, (1,), bump, (a,))          # built; one block runs on this thread
+    ct.launch(None, (1,), twice, (a,))
+    a[:] = 0
+    base = tasks()
+""")
+
+POOL = PRELUDE + textwrap.dedent("""
+    ct.launch(None, (4096,), bump, (a,))
+    helpers = tasks() - base
+    for _ in range(10):                        # two libraries, one pool
+        ct.launch(None, (4096,), bump, (a,))
+        ct.launch(None, (4096,), twice, (a,))
+    expected = 1
+    for _ in range(10):
+        expected = (expected + 1) * 2
+    assert (a == expected).all(), a
+    print("helpers", len(helpers), "kept", tasks() - base == helpers)
+    time.sleep(0.2)                            # past the helpers' spin
+    t0 = time.process_time()
+    time.sleep(1.0)
+    print("idle cpu %.4f" % (time.process_time() - t0))
+    os.environ["TILEPY_CPU_WORKERS"] = "4"
+    ct.launch(None, (4096,), bump, (a,))
+    with ct.cpu_mode("faithful"):
+        ct.launch(None, (4096,), bump, (a,))
+    assert (a == expected + 2).all()
+    print("helpers at 4 workers", len(tasks() - base))
+""")
+
+
+def _run(script: str, tmp_path, workers="2"):
+    path = tmp_path / "pool.py"
+    path.write_text(script)
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TILEPY_CPU_WORKERS": workers})
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p.stdout.split("\n")
+
+
+def test_one_pool_kept_between_launches_and_idle_without_cpu(tmp_path):
+    """2 workers: one helper thread, started by the first multi-block launch and reused by every
+    later launch of either library (before the pool each launch started and joined its own);
+    asleep afterwards (about no CPU time in a second); grown to 3 helpers for 4 workers, and the
+    faithful mode's launches use the same helpers."""
+    kept, idle, grown = _run(POOL, tmp_path)[:3]
+    assert kept == "helpers 1 kept True"
+    assert float(idle.split()[2]) < 0.05
+    assert grown == "helpers at 4 workers 3"
+
+
+FORK = PRELUDE + textwrap.dedent("""
+    import signal
+    ct.launch(None, (4096,), bump, (a,))       # the parent's pool has its helper
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)                       # a deadlock ends the child with SIGALRM
+        child_base = tasks()
+        ct.launch(None, (4096,), bump, (a,))
+        ok = (a == 2).all() and len(tasks() - child_base) == 1
+        os._exit(0 if ok else 3)
+    _, status = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(status))
+    ct.launch(None, (4096,), bump, (a,))
+    print("parent", int(a.sum()) == 2 * 4096)
+""")
+
+
+def test_a_forked_child_starts_its_own_pool(tmp_path):
+    """After fork the child has none of the parent's helpers: its launch does not wait for them,
+    it starts a helper of its own and computes the right result; the parent is unaffected."""
+    child, parent = _run(FORK, tmp_path)[:2]
+    assert (child, parent) == ("child 0", "parent True")
+
+
+REFUSED = PRELUDE + textwrap.dedent("""
+    import resource
+    size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (size + (4 << 20), resource.RLIM_INFINITY))
+    ct.launch(None, (4096,), bump, (a,))       # no room for a thread's stack: no helper starts
+    print("refused", (a == 1).all(), len(tasks() - base))
+""")
+
+
+def test_a_launch_completes_when_the_system_refuses_threads(tmp_path):
+    (line,) = _run(REFUSED, tmp_path, workers="8")[:1]
+    assert line == "refused True 0"
