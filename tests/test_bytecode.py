@@ -207,6 +207,10 @@ def test_atomic_red_inbounds_is_written_from_13_5():
     with pytest.raises(TileUnsupportedFeatureError, match="atomic_red_view_tko's 'inbounds' needs "
                                                           r"bytecode 13.5 or later \(writing 13.4\)"):
         write_module(module, (13, 4))
+    red = next(o for o in module.walk() if o.name == "atomic_red_view_tko")
+    red.attrs["inbounds"] = (False, False)              # what 13.4's absent field says
+    assert write_module(module, (13, 4)) == write_module(CORPORA["sample:atomic_red_view_tko"](),
+                                                         (13, 4))
     plain = CORPORA["sample:atomic_red_view_tko"]()
     assert len(write_module(plain, (13, 5))) > len(write_module(plain, (13, 4)))
     assert "inbounds" not in read_module(write_module(plain, (13, 5))).entry().regions[0] \
@@ -240,6 +244,15 @@ def test_atomic_red_inbounds_passes_nvidias_13_5_verifier():
     from tilepy.ir.printer import print_module
     assert bu.canonical_text(print_module(_marked_atomic_red())) == \
         bu.canonical_text(result.stdout)
+
+
+@needs_tool
+def test_tileiras_compiles_thirteen_five_bytecode():
+    """tileiras 13.5 makes a cubin of tilepy's 13.5 bytecode (a marked atomic_red_view_tko)."""
+    _listed((13, 5))
+    from tilepy.launch.tileiras import assemble
+    cubin = assemble(write_module(_marked_atomic_red(), (13, 5)), "sm_90", "red135")
+    assert cubin.data[:4] == b"\x7fELF"
 
 
 @needs_tool

@@ -256,7 +256,7 @@ class _Body:
         if value is None:
             value = field.default
         if self.file.version < field.since:
-            if value != field.default:
+            if value != field.default and not _all_false(field, value):
                 raise _too_old(op, field, self.file.version)
             return
         if value is None:
@@ -304,6 +304,11 @@ class _Body:
         varint(len(block.ops), self.buf)
         self.buf += body
         self.next = outer_next
+
+
+def _all_false(field: Field, value) -> bool:
+    """`inbounds = [false, ...]` says what an older version's absent field says."""
+    return field.enc == "inbounds" and not any(value)
 
 
 def _too_old_op(what: str, since, version) -> TileUnsupportedFeatureError:
