@@ -110,7 +110,7 @@ def test_kernel_bytecode():
     assert "load_view_tko" in text and "tile<256xf32>" in text
 
 
-@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4)])
+@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4), (13, 5)])
 def test_versions_in_the_header(version):
     sample = CORPORA["sample:addf"]()
     data = write_module(sample, version)
@@ -125,8 +125,12 @@ def test_older_versions_differ_where_the_format_does():
 
 
 def test_unwritten_version_is_refused():
-    with pytest.raises(TileUnsupportedFeatureError, match="13.5 is not written"):
-        write_module(CORPORA["sample:addf"](), (13, 5))
+    with pytest.raises(TileUnsupportedFeatureError, match="13.6 is not written"):
+        write_module(CORPORA["sample:addf"](), (13, 6))
+    data = bytearray(write_module(CORPORA["sample:addf"]()))
+    data[9] = 6
+    with pytest.raises(TileUnsupportedFeatureError, match="13.6 is not read"):
+        read_module(bytes(data))
 
 
 def _versions_tileiras_lists() -> list:
@@ -136,14 +140,24 @@ def _versions_tileiras_lists() -> list:
     return [tuple(int(x) for x in v.split(".")) for v in re.findall(r"^(\d+\.\d+)$", out, re.M)]
 
 
+def _listed(version):
+    """Skip a version the installed tileiras does not list (13.5 needs tileiras 13.5)."""
+    if version not in _versions_tileiras_lists():
+        pytest.skip(f"the installed tileiras does not list bytecode {version[0]}.{version[1]}")
+
+
+WRITTEN = [(13, 1), (13, 2), (13, 3), (13, 4), (13, 5)]
+
+
 @needs_tool
-@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4)])
+@pytest.mark.parametrize("version", WRITTEN)
 def test_every_version_is_accepted_or_refused_by_name(version):
     """Each corpus module written as `version`: NVIDIA's reader accepts it and tilepy reads it
     back to the same bytes -- or tilepy refuses it, naming what needs a newer version (an op,
     an attribute, a type the older format lacks), and the newest version writes it."""
     from tilepy.bytecode import VERSIONS
-    assert version in _versions_tileiras_lists() and version in VERSIONS
+    assert version in VERSIONS
+    _listed(version)
     refused = []
     for name in sorted(CORPORA):
         try:
@@ -159,20 +173,101 @@ def test_every_version_is_accepted_or_refused_by_name(version):
     # gdc_*, memory_fence_alias_tko) and 13.3's (alloca, atomic_red_view_tko, the two views)
     new_13_4, new_13_3 = 6, 4
     expected = {(13, 1): 11 + new_13_3 + new_13_4, (13, 2): 5 + new_13_3 + new_13_4,
-                (13, 3): new_13_4, (13, 4): 0}[version]
+                (13, 3): new_13_4, (13, 4): 0, (13, 5): 0}[version]
     assert len(refused) == expected, refused
 
 
 @needs_tool
-@pytest.mark.parametrize("version", [(13, 1), (13, 2), (13, 3), (13, 4)])
+@pytest.mark.parametrize("version", WRITTEN)
 def test_kernel_bytecode_versions(version):
     import sys
     sys.path.insert(0, os.path.join(bu.HERE, "..", "tutorials"))
     from definitions import load
     a = np.zeros(2048, np.float32)
+    _listed(version)
     data = load("01_vector_add").vector_add.bytecode(a, a, a, 256, version=version)
     assert tuple(data[8:10]) == version
     assert bu.disasm(data).returncode == 0
+
+
+def _marked_atomic_red():
+    module = CORPORA["sample:atomic_red_view_tko"]()
+    next(o for o in module.walk() if o.name == "atomic_red_view_tko").attrs["inbounds"] = (True,
+                                                                                          False)
+    return module
+
+
+def test_atomic_red_inbounds_is_written_from_13_5():
+    """atomic_red_view_tko's `inbounds` (13.5): written and read back in 13.5, refused by name in
+    13.4 (whose atomic_red_view_tko has no room for it); unmarked, 13.5 writes all-false."""
+    module = _marked_atomic_red()
+    back = read_module(write_module(module, "13.5"))
+    red = next(o for o in back.walk() if o.name == "atomic_red_view_tko")
+    assert red.attrs["inbounds"] == (True, False)
+    with pytest.raises(TileUnsupportedFeatureError, match="atomic_red_view_tko's 'inbounds' needs "
+                                                          r"bytecode 13.5 or later \(writing 13.4\)"):
+        write_module(module, (13, 4))
+    red = next(o for o in module.walk() if o.name == "atomic_red_view_tko")
+    red.attrs["inbounds"] = (False, False)              # what 13.4's absent field says
+    assert write_module(module, (13, 4)) == write_module(CORPORA["sample:atomic_red_view_tko"](),
+                                                         (13, 4))
+    plain = CORPORA["sample:atomic_red_view_tko"]()
+    assert len(write_module(plain, (13, 5))) > len(write_module(plain, (13, 4)))
+    assert "inbounds" not in read_module(write_module(plain, (13, 5))).entry().regions[0] \
+        .block.ops[-2].attrs
+
+
+def test_thirteen_five_entries_carry_hints_and_argument_attributes():
+    """13.5 entries: no hints flag, the hints always (none: an empty list), then an empty array
+    of argument attributes; read back as tilepy's entry without hints."""
+    module = CORPORA["sample:addf"]()
+    data = write_module(module, (13, 5))
+    old = write_module(module, (13, 4))
+    assert len(data) > len(old) and read_module(data).entry().attrs.get("optimization_hints") is None
+    assert write_module(read_module(data), (13, 5)) == data
+
+
+def test_version_strings():
+    module = CORPORA["sample:addf"]()
+    assert write_module(module, "13.5") == write_module(module, (13, 5))
+    from tilepy.errors import TileValueError
+    with pytest.raises(TileValueError, match="'13' is not 'MAJOR.MINOR'"):
+        write_module(module, "13")
+
+
+@needs_tool
+def test_atomic_red_inbounds_passes_nvidias_13_5_verifier():
+    _listed((13, 5))
+    result = bu.disasm(write_module(_marked_atomic_red(), (13, 5)))
+    assert result.returncode == 0, result.stderr
+    assert "token = %0 inbounds = [true, false] :" in result.stdout
+    from tilepy.ir.printer import print_module
+    assert bu.canonical_text(print_module(_marked_atomic_red())) == \
+        bu.canonical_text(result.stdout)
+
+
+@needs_tool
+def test_tileiras_compiles_thirteen_five_bytecode():
+    """tileiras 13.5 makes a cubin of tilepy's 13.5 bytecode (a marked atomic_red_view_tko)."""
+    _listed((13, 5))
+    from tilepy.launch.tileiras import assemble
+    cubin = assemble(write_module(_marked_atomic_red(), (13, 5)), "sm_90", "red135")
+    assert cubin.data[:4] == b"\x7fELF"
+
+
+@needs_tool
+@pytest.mark.parametrize("part", ["entry", "subprogram"])
+def test_thirteen_five_format_changes_are_needed(part, monkeypatch):
+    """NVIDIA's 13.5 reader refuses a 13.5 file written with 13.4's entry header or 13.4's
+    debug subprogram: each 13.5 change in the writer is one NVIDIA requires."""
+    _listed((13, 5))
+    import tilepy.bytecode.debuginfo as di
+    import tilepy.bytecode.writer as w
+    module = CORPORA["tutorial:01_vector_add.vector_add"]()
+    assert bu.disasm(write_module(module, (13, 5))).returncode == 0
+    target = (w, "ENTRY_ATTRS_SINCE") if part == "entry" else (di, "SUBPROGRAM_FLAGS_SINCE")
+    monkeypatch.setattr(*target, (13, 6))
+    assert bu.disasm(write_module(module, (13, 5))).returncode != 0
 
 
 def test_thirteen_one_print_has_no_token():
@@ -228,9 +323,11 @@ FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
 
 
 @needs_tool
-def test_fuzzed_kernels_are_accepted():
+@pytest.mark.parametrize("version", [(13, 4), (13, 5)])
+def test_fuzzed_kernels_are_accepted(version):
     """At least 500 random valid kernels (tests/fuzz), several entries a module: accepted,
     read back to the same bytes, and printed by tilepy as tileirdisasm prints them."""
+    _listed(version)
     from hypothesis import HealthCheck, Phase, given, settings
     from fuzz import batches
     from fuzz.case import materialize
@@ -253,10 +350,10 @@ def test_fuzzed_kernels_are_accepted():
     modules += [pending] if pending.items else []
     kernels = 0
     for module in modules:
-        data = write_module(module)
+        data = write_module(module, version)
         result = bu.disasm(data)
         assert result.returncode == 0, f"{result.stderr}\n{module}"
-        assert write_module(read_module(data)) == data
+        assert write_module(read_module(data), version) == data
         assert bu.canonical_text(str(module)) == bu.canonical_text(result.stdout)   # same text
         kernels += FUZZ_CASES * len(module.items)
     assert kernels >= 500

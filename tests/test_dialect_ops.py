@@ -141,6 +141,21 @@ def test_atomic_red_view_in_the_interpreter():
     np.testing.assert_array_equal(x, want)
 
 
+def test_atomic_red_view_inbounds_is_checked_in_the_interpreter():
+    """13.5's `inbounds` on atomic_red_view_tko: a tile marked inside the tensor that reaches
+    past its edge is reported, as for load/store_view_tko; the unmarked dimension is not."""
+    from tilepy.errors import TileError
+    from tilepy.interpret import run
+    from tilepy.ir.parser import parse_module
+    marked = RED_MODULE.replace(", %b :", ", %b inbounds = [true, false] :")
+    assert marked != RED_MODULE
+    with pytest.raises(TileError, match="inbounds"):
+        run(parse_module(marked), (1, 1, 1), [np.ones((32, 64), np.float32), 24])
+    x = np.ones((32, 64), np.float32)
+    run(parse_module(marked.replace("[true, false]", "[false, true]")), (1, 1, 1), [x, 24])
+    assert x[16:24].sum() > x[24:].sum()
+
+
 _V64 = "tensor_view<64xf32, strides=[1]>"
 _V8 = "tensor_view<8x8xf32, strides=[8,1]>"
 ALIAS_MODULE = f"""cuda_tile.module @m {{

@@ -43,9 +43,10 @@ class Kernel(KernelFunction):
         except TileError as e:
             raise for_user(e) from None
 
-    def bytecode(self, *args, version: tuple[int, int] | None = None) -> bytes:
+    def bytecode(self, *args, version: tuple[int, int] | str | None = None) -> bytes:
         """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
-        `tileirdisasm` read); `version` (major, minor) defaults to tilepy.bytecode's newest."""
+        `tileirdisasm` read); `version` ((13, 5) or "13.5") defaults to tilepy.bytecode's
+        DEFAULT_VERSION (13.4: the newest every supported tileiras reads)."""
         from ..bytecode import DEFAULT_VERSION, write_module
         from .compiler import infos_for, tile_ir
         try:

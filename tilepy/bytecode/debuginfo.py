@@ -8,11 +8,13 @@ import os
 from .stream import Interned, Strings, pad, varint
 
 DI_COMPILE_UNIT, DI_FILE, DI_LOC, DI_SUBPROGRAM = 0x01, 0x02, 0x04, 0x05
+SUBPROGRAM_FLAGS_SINCE = (13, 5)     # a DISubprogram ends with a flags varint (none used: 0)
 
 
 class DebugInfo:
-    def __init__(self, strings: Strings):
+    def __init__(self, strings: Strings, version: tuple[int, int]):
         self.strings = strings
+        self.subprogram_flags = version >= SUBPROGRAM_FLAGS_SINCE
         self.table = Interned(start=1)          # id 0 is "no location"
         self.per_function: list[list[int]] = []
         self.scope = 0
@@ -33,7 +35,9 @@ class DebugInfo:
             file = self._entry(DI_FILE, self.strings.id(name), self.strings.id(directory))
             unit = self._entry(DI_COMPILE_UNIT, file)
             symbol = self.strings.id(entry.sym_name)
-            self.scope = self._entry(DI_SUBPROGRAM, file, loc.line, symbol, symbol, unit, loc.line)
+            flags = (0,) if self.subprogram_flags else ()
+            self.scope = self._entry(DI_SUBPROGRAM, file, loc.line, symbol, symbol, unit, loc.line,
+                                     *flags)
         self.per_function.append([])
         self.op(entry)
         return len(self.per_function)

@@ -14,7 +14,11 @@ bytecode lacks it, and the writer refuses a non-default value there):
 - `tanh`'s rounding and `negi`'s overflow are in the bytecode since 13.2;
 - `for`'s `unsignedCmp` flag since 13.2; `mmaf`'s `fast_acc` flag since 13.3;
 - `ftoi`'s `saturating` flag since 13.4; `global`'s visibility and `constant` since 13.3;
-- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; the ops' attribute);
+- `load_view_tko`/`store_view_tko` carry `inbounds`, one bool per index (13.4; the ops' attribute),
+  `atomic_red_view_tko` since 13.5;
+- 13.5 (facts from cuTile 1.7's encoder): an entry always has its hints and then its argument
+  attributes (writer.ENTRY_ATTRS_SINCE), a debug DISubprogram ends with a flags varint
+  (debuginfo.SUBPROGRAM_FLAGS_SINCE); NVIDIA's 13.5 multimem_*_view_tko ops have no tilepy op;
 - `pow` is NVIDIA's `fpowf`;
 - `atan2` is an op since 13.2, `pack`/`unpack`/`mmaf_scaled` since 13.3 (`NEW_OPS`), the
   f8E8M0FNU type since 13.2 (types.py);
@@ -157,9 +161,10 @@ def _rows() -> dict[str, Layout]:
                        attrs=(_a("dim", "int"), _a("reverse", "bool"),
                               _a("identities", "identities"))),
     })
-    rows["atomic_red_view_tko"] = Layout(     # 13.3; `inbounds` (13.5) is not written
+    rows["atomic_red_view_tko"] = Layout(     # 13.3; its `inbounds` since 13.5
         117, "atomic_red_view_tko", results="sized", flags=(_f("token"),),
-        attrs=(ORDERING, SCOPE, _a("mode")), operands="groups", since=(13, 3))
+        attrs=(ORDERING, SCOPE, _a("mode"), _a("inbounds", "inbounds", (13, 5), default=False)),
+        operands="groups", since=(13, 3))
     rows["make_gather_scatter_view"] = Layout(115, "make_gather_scatter_view", since=(13, 3))
     rows["make_strided_view"] = Layout(116, "make_strided_view", since=(13, 3))
     rows["alloca"] = Layout(113, "alloca", flags=(_f("global"),),

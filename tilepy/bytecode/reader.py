@@ -19,9 +19,9 @@ from . import types as T
 from .view_types import PADDING_BY_BYTE, decode_view
 from .debuginfo import DI_LOC
 from .layouts import LAYOUTS, Field, Layout
-from .writer import (ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC, SEC_GLOBAL, SEC_STRING,
+from .writer import (ENTRY_ATTRS_SINCE, ENTRY_HINTS, MAGIC, SEC_CONST, SEC_DEBUG, SEC_END, SEC_FUNC, SEC_GLOBAL, SEC_STRING,
                      SEC_TYPE, TAG_BOOL, TAG_BOUNDED, TAG_DICT, TAG_DIV_BY, TAG_FLOAT, TAG_HINTS,
-                     TAG_INT, TAG_SAME, VERSIONS)
+                     TAG_ARRAY, TAG_INT, TAG_SAME, VERSIONS)
 
 BY_OPCODE = {layout.opcode: (name, layout) for name, layout in LAYOUTS.items()}
 SIMPLE_BY_TAG = {tag: name for name, tag in T.SIMPLE.items()}
@@ -206,10 +206,15 @@ class _Reader:
         flags = c.byte()
         c.varint()                               # debug index
         hints = None
-        if flags & ENTRY_HINTS:
+        always = self.version >= ENTRY_ATTRS_SINCE
+        if flags & ENTRY_HINTS or always:
             if c.byte() != TAG_HINTS:
                 raise TileValueError("bytecode: entry hints without their tag")
             hints = self.hints(c)
+            hints = hints if hints.entries else None     # 13.5 writes an entry's empty hints
+        if always and (c.byte() != TAG_ARRAY or c.varint()):
+            raise TileUnsupportedFeatureError(
+                f"bytecode: entry @{name} has argument attributes, which tilepy does not read")
         end = c.varint() + c.pos
         index, self.functions_read = self.functions_read, self.functions_read + 1
         self.next_loc = iter(self.locs[index] if index < len(self.locs) else ())

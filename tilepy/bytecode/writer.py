@@ -4,7 +4,9 @@ File: magic `\\x7fTileIR\\x00`, version (major, minor byte; tag u16), then secti
 byte id (|0x80 when aligned), a varint length, [a varint alignment and padding], the body:
 functions, globals, constants, debug info, types, strings; a 0 byte ends the file.
 A function: name (string id), signature (type id), flags (2: entry, 4: has hints), debug index,
-[hints], the byte length of its body, then its ops. Values are numbered per function: the
+[hints], the byte length of its body, then its ops. Since 13.5 (`ENTRY_ATTRS_SINCE`) an entry
+always carries its hints (possibly none; no 4 flag) and then its argument attributes (an array
+attribute; tilepy's entries have none: empty). Values are numbered per function: the
 parameters first, then results in order; a region's block arguments and ops take the numbers
 after the enclosing op's operands, and the op's results come after its regions (numbers used
 inside a region are free again once it ends).
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError
+from ..errors import TileUnsupportedFeatureError, TileValueError
 from ..ir.opdef import ROUNDING
 from ..types import I32
 from .debuginfo import DebugInfo
@@ -21,16 +23,29 @@ from .layouts import LAYOUTS, Field, Layout
 from .stream import Constants, Strings, pad, signed_varint, varint
 from .types import TypeTable
 
-VERSIONS = ((13, 1), (13, 2), (13, 3), (13, 4))
+VERSIONS = ((13, 1), (13, 2), (13, 3), (13, 4), (13, 5))
 DEFAULT_VERSION = (13, 4)
 MAGIC = b"\x7fTileIR\x00"
 SEC_END, SEC_STRING, SEC_FUNC, SEC_DEBUG, SEC_CONST, SEC_TYPE, SEC_GLOBAL = range(7)
 ENTRY, ENTRY_HINTS = 0x02, 0x04
 TAG_INT, TAG_FLOAT, TAG_BOOL, TAG_DICT, TAG_HINTS = 0x01, 0x02, 0x03, 0x0A, 0x0B
-TAG_DIV_BY, TAG_SAME, TAG_BOUNDED = 0x08, 0x09, 0x0C
+TAG_DIV_BY, TAG_SAME, TAG_BOUNDED, TAG_ARRAY = 0x08, 0x09, 0x0C, 0x06
+ENTRY_ATTRS_SINCE = (13, 5)
 
 
-def write_module(module, version: tuple[int, int] = DEFAULT_VERSION) -> bytes:
+def as_version(version) -> tuple[int, int]:
+    """(13, 5) or "13.5" -> (13, 5)."""
+    if isinstance(version, str):
+        parts = version.split(".")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise TileValueError(f"bytecode version {version!r} is not 'MAJOR.MINOR' (e.g. '13.4')")
+        return int(parts[0]), int(parts[1])
+    return tuple(version)
+
+
+def write_module(module, version: tuple[int, int] | str = DEFAULT_VERSION) -> bytes:
+    """`module` as Tile IR bytecode of `version`, (13, 5) or "13.5"."""
+    version = as_version(version)
     if version not in VERSIONS:
         raise TileUnsupportedFeatureError(
             f"bytecode version {version[0]}.{version[1]} is not written by tilepy "
@@ -43,7 +58,7 @@ class _File:
         self.version = version
         self.strings, self.constants = Strings(), Constants()
         self.types = TypeTable(version)
-        self.debug = DebugInfo(self.strings)
+        self.debug = DebugInfo(self.strings, version)
 
     def write(self, module) -> bytearray:
         funcs = bytearray()
@@ -77,11 +92,14 @@ class _File:
         hints = entry.attrs.get("optimization_hints")
         varint(self.strings.id(entry.sym_name), buf)
         varint(self.types.function(params, []), buf)
-        buf.append(ENTRY | (ENTRY_HINTS if hints else 0))
+        always = self.version >= ENTRY_ATTRS_SINCE
+        buf.append(ENTRY | (ENTRY_HINTS if hints and not always else 0))
         varint(self.debug.function(entry), buf)
-        if hints:
+        if hints or always:
             buf.append(TAG_HINTS)           # tagged here, untagged as an op's attribute
             self.hints(hints, buf)
+        if always:
+            buf += bytes([TAG_ARRAY, 0])    # the argument attributes: none
         body = _Body(self, {a: i for i, a in enumerate(block.args)},
                      {v for o in entry.walk() for v in o.operands})
         for op in block.ops:
@@ -111,8 +129,9 @@ class _File:
 
     # ------------------------------------------------------------------ attributes
     def hints(self, hints, buf: bytearray) -> None:
-        varint(len(hints.entries), buf)
-        for arch, items in hints.entries:
+        entries = hints.entries if hints else ()
+        varint(len(entries), buf)
+        for arch, items in entries:
             varint(self.strings.id(arch), buf)
             buf.append(TAG_DICT)
             varint(len(items), buf)
@@ -237,7 +256,7 @@ class _Body:
         if value is None:
             value = field.default
         if self.file.version < field.since:
-            if value != field.default:
+            if value != field.default and not _all_false(field, value):
                 raise _too_old(op, field, self.file.version)
             return
         if value is None:
@@ -285,6 +304,11 @@ class _Body:
         varint(len(block.ops), self.buf)
         self.buf += body
         self.next = outer_next
+
+
+def _all_false(field: Field, value) -> bool:
+    """`inbounds = [false, ...]` says what an older version's absent field says."""
+    return field.enc == "inbounds" and not any(value)
 
 
 def _too_old_op(what: str, since, version) -> TileUnsupportedFeatureError:

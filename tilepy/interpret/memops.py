@@ -306,7 +306,8 @@ def atomic_red_view(ex, op, args):
     _weak_atomic(op)
     pv, value = args[0], np.asarray(args[1 + len(op.index)])
     elem = pv.view.elem
-    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name)
+    addr, inb = _tile_addresses(ex, pv, args[1:1 + len(op.index)], 1, op.name,
+                                op.attrs.get("inbounds"))
     ex.require_lanes(1 + len(op.index), inb, f"{op.name} (value)")
     for pos in zip(*np.nonzero(inb)):
         old = _read(ex, addr[pos], elem, op.name)

@@ -69,6 +69,8 @@ _red("same_type(index)", _RED + "%j = constant <i64: 0> : tile<i64>\n"
 _red("view_tile", _RED + "%w = constant <f32: 1.0> : tile<8x64xf32>\n"
      f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %w : tile<8x64xf32>, {_PV_RED}, "
      "tile<i32> -> token")
+_red("inbounds_count", _RED + "%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v "
+     "inbounds = [true] : " + _RED_T)
 _red("red_no_padding", _TV + f"\n%pv = make_partition_view %tv : {_PV_T}\n"
      "%i = constant <i32: 0> : tile<i32>\n%v = constant <f32: 1.0> : tile<16x64xf32>\n"
      f"%r = atomic_red_view_tko relaxed device %pv[%i, %i], addf, %v : tile<16x64xf32>, {_PV_T}, "

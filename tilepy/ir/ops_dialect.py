@@ -17,7 +17,8 @@ Facts from NVIDIA's 13.4 release notes and dialect definitions (read, not copied
 - `atomic_red_view_tko`: an atomic reduction of a tile into the tile at `index` of a partition
   or strided view (no padding value), element by element, returning only a token; modes and types: add,
   and, or, xor, max, min, umax, umin on i32/i64, addf on f16/bf16/f32/f64 (no xchg); relaxed
-  ordering only, tl_blk or device scope (NVIDIA's verifier refuses the others).
+  ordering only, tl_blk or device scope (NVIDIA's verifier refuses the others). Since 13.5 it
+  carries `inbounds` as load/store_view_tko do (one bool per index; in bytecode from 13.5 on).
 - `alloca`: memory for `num_elem` elements, a scalar pointer aligned to `alignment` bytes (a
   power of two, at least the element's size), valid in the block it is in, for the tile block
   only unless `global` is set.
@@ -30,7 +31,7 @@ from .constraints import (all_tiles, elem_in, is_token, same_elem, same_rank, sa
                           is_tensor_view, scalar, scalar_int)
 from .opdef import ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule, same_as
 from .ops_core import subtile_rules
-from .ops_memory import _count_is_rank, _tile_of_view, scalar_pointer
+from .ops_memory import _count_is_rank, _inbounds_count, _tile_of_view, scalar_pointer
 
 FPOWI_EXPONENT_TYPES = (I1, I8, I16, I32)
 
@@ -95,15 +96,18 @@ op(OpDef("atomic_red_view_tko", operands=(O("view"), O("index", variadic=True), 
                                           O("token", optional=True)),
          attrs=(A("memory_ordering_semantics", MEMORY_ORDERING, False, allowed=("relaxed",)),
                 A("memory_scope", MEMORY_SCOPE, False, allowed=("tl_blk", "device")),
-                A("mode", ATOMIC_MODE, False)), results=(R("result_token"),),
+                A("mode", ATOMIC_MODE, False), A("inbounds", "bools")),
+         results=(R("result_token"),),
          category="atomic", pure=False, reads="view", writes="view",
          infer=lambda t, a: [TOKEN],
          syntax="$memory_ordering_semantics $memory_scope $view[$index], $mode, $tile "
-                "?( token = $token )? : type($tile), type($view) ?( , type1($index) )? "
+                "?( token = $token )? ?( inbounds = $inbounds )? : type($tile), type($view) "
+                "?( , type1($index) )? "
                 "-> type($result_token)",
          constraints=(_red_view, _count_is_rank("view", "index", "indices"),
                       scalar_int("index"), same_type("index"), _tile_of_view("tile"),
-                      _red_no_padding, _red_mode_type, is_token("token", "result_token"))))
+                      _red_no_padding, _red_mode_type, is_token("token", "result_token"),
+                      _inbounds_count)))
 
 
 # ---------------------------------------------------------------- gather/scatter, strided views
