@@ -40,14 +40,9 @@ sys.path.insert(0, ROOT)
 
 import tilepy as ct  # noqa: E402
 from definitions import load  # noqa: E402
+from tests.reference_kernels.transpose import transpose  # noqa: E402
 
 
-@ct.kernel
-def transpose(x, y, T: ct.Constant[int]):
-    """y = x.T, one T x T tile per block."""
-    i, j = ct.bid(0), ct.bid(1)
-    t = ct.load(x, index=(i, j), shape=(T, T), padding_mode=ct.PaddingMode.ZERO)
-    ct.store(y, index=(j, i), tile=ct.transpose(t))
 
 
 @dataclass

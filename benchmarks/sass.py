@@ -1,17 +1,30 @@
 """SASS quality of the reference kernels, without a GPU: ours (NVRTC), ours through tileiras, cuTile's.
 
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
+    python benchmarks/sass.py --real-size [--arch sm_80 sm_90] [--only NAME ...] [--json]
+
+`--real-size` is the matrix of the tile sizes users pick for speed (issue 13): GEMM f16/bf16 at
+128x128x32, 128x128x64, 128x256x64, 256x128x32 (M=N=K=4096), attention d=64 and d=128 (BM 128,
+BN 64, 16 heads of 4096), softmax and layernorm over 4096-wide rows, a 64x64 tile transpose of a
+4096x4096 f32 array; ours beside cuTile's where cuTile is installed. Columns: registers, shared
+memory (the ELF's static part plus, for ours, the dynamic size every launch passes), the stack
+frame per thread (EIATTR_FRAME_SIZE: spills and local arrays, which cuobjdump's LOCAL misses)
+and the number of LDL/STL instructions, HMMA (or HGMMA), LDSM, LDGSTS, LDG/STG.128, BAR, UTMA
+(TMA: cuTile on sm_90) and the
+instructions per mma in the innermost loop holding an mma (`stats()["hot_loop"]`; "-" where
+sass_stats does not give it or the kernel has no mma).
 
 For each reference kernel of tests/reference_kernels (vector add, softmax, layernorm, f16 matmul,
 batched matmul, attention forward) in its default configuration, the emitted C++ is compiled with
 NVRTC for each arch and the cubin read with nvdisasm (tilepy/tools/sass_stats.py): registers,
-shared memory, spill bytes (ptxas report), and counts of HMMA/HGMMA, LDSM, LDGSTS, LDG.E.128, SHFL
+shared memory, the stack frame (spills) and the LDL/STL count, and counts of HMMA/HGMMA, LDSM, LDGSTS, LDG.E.128, SHFL
 and BAR (and UTMA: TMA). When NVIDIA's cuTile is installed (`pip install -e ".[bench]"`: cuda-tile[tileiras]),
 the very same kernel source is compiled with cuTile (`import cuda.tile as ct`,
 `cuda.tile.compilation.export_kernel`, no GPU needed) for the same specialization (arrays
 disjoint, 16-byte aligned, last dimension contiguous, divisibility by 16 as the arguments have
-it) and its numbers are printed beside ours ("local" is cuobjdump's per-thread local memory,
-spills included). cuTile does not target sm_75. Where tileiras is installed (tilepy[tileiras]),
+it) and its numbers are printed beside ours (the stack frame is read from each cubin the same
+way: cuobjdump's LOCAL, which an earlier version showed for cuTile, stays 0 for spills). cuTile
+does not target sm_75. Where tileiras is installed (tilepy[tileiras]),
 a middle column group is tilepy's own Tile IR for the same specialization, written as bytecode
 (`kernel.bytecode`) and compiled by tileiras: NVIDIA's compiler on tilepy's IR.
 """
@@ -30,6 +43,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from tests.reference_kernels import attention, layernorm, matmul, softmax, transpose
 from tests.reference_kernels.cases import CASES
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
@@ -43,6 +57,7 @@ def ours(case, arch: str) -> dict:
     ck = compile_for_args(kernel, args)
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     (r,) = stats(cb.data, cb.log).values()
+    r["dynamic_smem"] = ck.emitted.smem_bytes
     return r
 
 
@@ -94,9 +109,10 @@ def cutile_kernel(ct, kernel, tmp: str):
 
 def cutile_signature(ct, kernel, args):
     from cuda.tile.compilation import ArrayConstraint, CallingConvention, KernelSignature, ScalarConstraint
+    import ml_dtypes
     dtypes = {np.dtype(np.float32): ct.float32, np.dtype(np.float16): ct.float16,
               np.dtype(np.int32): ct.int32, np.dtype(np.float64): ct.float64,
-              np.dtype(np.int8): ct.int8}
+              np.dtype(np.int8): ct.int8, np.dtype(ml_dtypes.bfloat16): ct.bfloat16}
     params = []
     for name, a in zip(kernel.signature.parameters, args):
         if name in kernel.constants:
@@ -129,32 +145,121 @@ def theirs(ct, case, arch: str, tmp: str) -> dict | str:
     return r
 
 
+# ------------------------------------------------------------------------ real-size matrix
+def _gemm(dtype, tiles):
+    a, b = np.zeros((4096, 4096), dtype), np.zeros((4096, 4096), dtype)
+    return matmul.matmul, (a, b, np.zeros((4096, 4096), np.float32), *tiles), None, None
+
+
+def _attention(d):
+    q, k, v, o = (np.zeros((16, 4096, d), np.float16) for _ in range(4))
+    return attention.attention, (q, k, v, o, 0.125, 128, 64, d), None, None
+
+
+def _rows(kernel, *extra, n=4096):
+    x, y = np.zeros((4096, n), np.float32), np.zeros((4096, n), np.float32)
+    if kernel is layernorm.layernorm:
+        w, b = np.zeros(n, np.float32), np.zeros(n, np.float32)
+        return kernel, (x, w, b, y, 1e-5, n, *extra), None, None
+    return kernel, (x, y, *extra), None, None
+
+
+def real_size_cases() -> dict:
+    import ml_dtypes
+    out = {}
+    for name, dtype in (("f16", np.float16), ("bf16", ml_dtypes.bfloat16)):
+        for tiles in ((128, 128, 32), (128, 128, 64), (128, 256, 64), (256, 128, 32)):
+            out[f"gemm {name} {'x'.join(map(str, tiles))}"] = lambda d=dtype, t=tiles: _gemm(d, t)
+    out["attention d64 128x64"] = lambda: _attention(64)
+    out["attention d128 128x64"] = lambda: _attention(128)
+    out["softmax 4096"] = lambda: _rows(softmax.softmax, 4096)
+    out["layernorm 4096 tile 1024"] = lambda: _rows(layernorm.layernorm, 1024)
+    out["transpose 64x64 f32"] = lambda: _rows(transpose.transpose, 64)
+    return out
+
+
+REAL_COLUMNS = ("LDSM", "LDGSTS", "LDG.E.128", "STG.E.128", "BAR", "UTMA")
+
+
+def _per_mma(r) -> str:
+    loop = r.get("hot_loop")                    # sass_stats' instructions per mma, where it has it
+    return str(loop["per_mma"]) if loop else "-"
+
+
+def real_row(r) -> list[str]:
+    if isinstance(r, str):
+        return [f"n/a ({r})"] + [""] * (5 + len(REAL_COLUMNS))
+    smem = r["smem"] + r.get("dynamic_smem", 0)
+    counts = [str(r["counts"][c]) for c in REAL_COLUMNS]
+    return [str(r["registers"]), f"{smem / 1024:.1f}", str(r["stack"]), str(r["counts"]["LDL/STL"]),
+            _mma(r), *counts, _per_mma(r)]
+
+
+def real_size(opts, ct):
+    side = ["regs", "smem KiB", "stack B", "LDL/STL", "HMMA/HGMMA", "LDSM", "LDGSTS", "LDG.128",
+            "STG.128", "BAR", "UTMA", "instr/mma"]
+    head = ["kernel", "arch", *side] + (["cuTile " + side[0], *side[1:]] if ct else [])
+    lines, data = [], {}
+    cases = real_size_cases()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in opts.only or cases:
+            case = cases[name]()
+            for arch in opts.arch:
+                mine = ours(case, arch)
+                cells = [name, arch, *real_row(mine)]
+                data[f"{name}/{arch}"] = {"tilepy": _plain(mine)}
+                if ct is not None:
+                    other = theirs(ct, case, arch, tmp)
+                    cells += real_row(other)
+                    data[f"{name}/{arch}"]["cutile"] = _plain(other)
+                lines.append(cells)
+                if not opts.json:
+                    print("| " + " | ".join(cells) + " |", flush=True) if len(lines) > 1 else \
+                        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n| "
+                              + " | ".join(cells) + " |", flush=True)
+    if opts.json:
+        print(json.dumps(data, indent=1))
+
+
+def _plain(r):
+    return r if isinstance(r, str) else {k: v for k, v in r.items() if k != "ops"}
+
+
 # ----------------------------------------------------------------------------------- table
 def _mma(r) -> str:
     c = r["counts"]
     return f"{c['HGMMA']} HGMMA" if c["HGMMA"] else str(c["HMMA"] + c["IMMA"])
 
 
-def row(r, spill_key="spill_bytes") -> list[str]:
+def row(r) -> list[str]:
     if isinstance(r, str):
         return [f"n/a ({r})"] + [""] * (3 + len(COLUMNS))
     counts = [_mma(r)] + [str(r["counts"][c]) for c in COLUMNS[1:]]
-    return [str(r["registers"]), str(r["smem"]), str(r.get(spill_key) or 0), *counts]
+    smem = r["smem"] + r.get("dynamic_smem", 0)        # ours: the ELF's part + the launch's
+    return [str(r["registers"]), str(smem), f"{r['stack']} / {r['counts']['LDL/STL']}",
+            *counts]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--arch", nargs="+", default=["sm_75", "sm_80", "sm_90"])
+    p.add_argument("--arch", nargs="+", default=None)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--real-size", action="store_true", help="the matrix of real tile sizes")
+    p.add_argument("--only", nargs="+", help="with --real-size: these rows (names as printed)")
     opts = p.parse_args(argv)
     ct = cutile()
+    if opts.real_size:
+        opts.arch = opts.arch or ["sm_80", "sm_90"]
+        return real_size(opts, ct)
+    opts.arch = opts.arch or ["sm_75", "sm_80", "sm_90"]
     from tilepy.launch.tileiras import find_tileiras
     tas = find_tileiras() is not None
-    head = ["kernel", "arch", "regs", "smem B", "spill B", "HMMA/HGMMA", *COLUMNS[1:]]
+    stack = "stack B / LDL+STL"
+    head = ["kernel", "arch", "regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     if tas:
-        head += ["IR->tileiras regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
+        head += ["IR->tileiras regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     if ct is not None:
-        head += ["cuTile regs", "smem B", "local B", "HMMA/HGMMA", *COLUMNS[1:]]
+        head += ["cuTile regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     lines, data = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, make in CASES.items():
@@ -165,12 +270,12 @@ def main(argv=None):
                 data[f"{name}/{arch}"] = {"tilepy": {k: v for k, v in mine.items() if k != "ops"}}
                 if tas:
                     second = via_tileiras(case, arch)
-                    cells += row(second, "local_bytes")
+                    cells += row(second)
                     data[f"{name}/{arch}"]["tilepy_tileiras"] = second if isinstance(second, str) \
                         else {k: v for k, v in second.items() if k != "ops"}
                 if ct is not None:
                     other = theirs(ct, case, arch, tmp)
-                    cells += row(other, "local_bytes")
+                    cells += row(other)
                     data[f"{name}/{arch}"]["cutile"] = other if isinstance(other, str) else {
                         k: v for k, v in other.items() if k != "ops"}
                 lines.append(cells)

@@ -111,24 +111,7 @@ def test_a_kernel_larger_than_any_target_is_located():
     assert "tile<64x1024xf64>" in str(e.value)
 
 
-def _attention(d, bm, bn, s=128, bh=2, dtype=np.float16):
-    rng = np.random.default_rng(d)
-    q, k, v = (rng.standard_normal((bh, s, d)).astype(dtype) for _ in range(3))
-    o = np.zeros_like(q)
-    scale = float(1 / np.sqrt(d))
-    ct.launch(None, (s // bm, bh), attention.attention, (q, k, v, o, scale, bm, bn, d))
-    q64, k64, v64 = (t.astype(np.float64) for t in (q, k, v))
-    sc = q64 @ k64.transpose(0, 2, 1) * scale
-    p = np.exp(sc - sc.max(axis=2, keepdims=True))
-    _close(o, (p / p.sum(axis=2, keepdims=True)) @ v64, 2e-2, 2e-2)
-
-
-@pytest.mark.parametrize("d, bm, bn", [(32, 64, 32), (64, 64, 64), (128, 64, 64), (128, 128, 32),
-                                       (256, 64, 64)])
-def test_attention_head_dims(d, bm, bn, mode):
-    # d=256 at 64x64 does not fit two pipeline stages: V is staged from registers, with P read
-    # from registers as the A operand (tensorcore.h as_operand)
-    _attention(d, bm, bn)
+# attention over head dim x BM x BN: tests/test_tile_matrix.py
 
 
 def _sass(kernel, args, arch) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import attention, batched_matmul, layernorm, matmul, softmax, vector_add
+from . import attention, batched_matmul, layernorm, matmul, softmax, transpose, vector_add
 
 
 def _close(out, ref, rtol, atol):
@@ -23,8 +23,8 @@ def case_vector_add(rng, scale=1):
     return vector_add.vector_add, (a, b, c, tile), (n // tile,), lambda: _close(c, a + b, 0, 0)
 
 
-def case_softmax(rng, scale=1, dtype=np.float32):
-    rows, cols = 16 * scale, 1024
+def case_softmax(rng, scale=1, dtype=np.float32, cols=1024):
+    rows = 16 * scale
     x = (rng.standard_normal((rows, cols)) * 3).astype(dtype)
     y = np.zeros_like(x)
 
@@ -36,8 +36,8 @@ def case_softmax(rng, scale=1, dtype=np.float32):
     return softmax.softmax, (x, y, cols), (rows,), check
 
 
-def case_layernorm(rng, scale=1, dtype=np.float32):
-    m, n, tile = 8 * scale, 1024, 256
+def case_layernorm(rng, scale=1, dtype=np.float32, n=1024, tile=256):
+    m = 8 * scale
     x = (rng.standard_normal((m, n)) * 2 + 0.5).astype(dtype)
     w = rng.standard_normal(n).astype(dtype)
     b = rng.standard_normal(n).astype(dtype)
@@ -101,6 +101,30 @@ def case_attention(rng, scale=1, dtype=np.float16):
         ref = (p / p.sum(axis=2, keepdims=True)) @ v64
         _close(o, ref, 2e-2, 2e-2)
     return attention.attention, (q, k, v, o, scale_qk, bm, bn, d), (s // bm, bh), check
+
+
+def case_transpose(rng, rows=64, cols=64, tile=64, dtype=np.float32):
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    y = np.zeros((cols, rows), dtype)
+    grid = (-(-rows // tile), -(-cols // tile))
+    return transpose.transpose, (x, y, tile), grid, lambda: _close(y, x.T, 0, 0)
+
+
+def case_attention_ragged(rng, d=64, bm=64, bn=64, s=None, dtype=np.float16):
+    """`attention_ragged` at the shortest sequence that has more than one key block and a ragged
+    last block of keys and of queries (s = max(bm, bn) + 16)."""
+    s = s or max(bm, bn) + 16
+    q, k, v = (rng.standard_normal((1, s, d)).astype(dtype) for _ in range(3))
+    o = np.zeros_like(q)
+    scale_qk = float(1 / np.sqrt(d))
+
+    def check():
+        q64, k64, v64 = (t[0].astype(np.float64) for t in (q, k, v))
+        sc = q64 @ k64.T * scale_qk
+        p = np.exp(sc - sc.max(axis=1, keepdims=True))
+        _close(o[0], (p / p.sum(axis=1, keepdims=True)) @ v64, 2e-2, 2e-2)
+    args = (q, k, v, o, scale_qk, bm, bn, d)
+    return attention.attention_ragged, args, (-(-s // bm), 1), check
 
 
 CASES = {

@@ -76,7 +76,14 @@ class Kernel(KernelFunction):
 
 
 def kernel(func=None, /, **options):
-    """Decorate a function as a tile kernel (`@tilepy.kernel` or `@tilepy.kernel(...)`)."""
+    """Decorate a function as a tile kernel (`@tilepy.kernel` or `@tilepy.kernel(...)`).
+
+    Options (cuTile's; a value may be a `ByTarget(sm_90=..., default=...)`), written into the
+    entry's optimization hints (tileiras honors them): `occupancy` (1-32): the blocks per SM to
+    plan registers for, `__launch_bounds__(threads, occupancy)` in the C++; `num_ctas` (1-16, a
+    power of 2): cuTile's blocks per cluster, a no-op in the C++ backend (its blocks share no
+    data: cuda_c/kernel_options.py); `opt_level` (0-3), `num_worker_warps`: accepted, no effect.
+    tilepy's `compiler` ("nvrtc" or "tileiras"): the GPU compiler of launches."""
     if func is None:
         return lambda f: Kernel(f, **options)
     return Kernel(func, **options)

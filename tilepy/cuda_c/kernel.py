@@ -15,6 +15,7 @@ from ..lowering.plan import KernelPlan
 from ..types import PtrType
 from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
                emit_pipeline)
+from .kernel_options import launch_bounds
 from .targets import MAX_SMEM, PIPELINE_SMEM, kib
 from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
@@ -30,13 +31,16 @@ class EmittedKernel:
     smem_bytes: int                    # dynamic shared memory per block, in bytes
     nt: int
     smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
+    bounds: tuple = ((), "__launch_bounds__(TP_NT)")   # kernel_options.launch_bounds
 
     def source(self, line_directives: bool = False) -> str:
         head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
                 "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
         head += self.tables + ([""] if self.tables else [])
         params = ", ".join(f"{t} {n}" for t, n in self.params)
-        head.append(f'extern "C" __global__ void __launch_bounds__(TP_NT) {self.name}({params}) {{')
+        lines, bounds = self.bounds
+        head += lines
+        head.append(f'extern "C" __global__ void {bounds} {self.name}({params}) {{')
         body = self.body.render(line_directives)
         return "\n".join(head) + "\n" + body
 
@@ -47,7 +51,9 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKer
     pipeline buffers, then the ops' scratch. K loops are pipelined with `stages` stages, fewer
     while the kernel would exceed PIPELINE_SMEM, and not at all if even two do not fit; a
     kernel needing more than any target has is refused here, naming its largest user (the
-    launch and `CompiledKernel.binary` check the size against the target's)."""
+    launch and `CompiledKernel.binary` check the size against the target's). The entry's
+    optimization hints (the kernel's `occupancy`, `num_ctas`) give its launch bounds
+    (kernel_options.py)."""
     entry = module.entry()
     for s in range(stages, 0, -1):
         ctx = _emit(module, plan.layouts, plan.pipelines(s), plan.barriers)
@@ -67,7 +73,8 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKer
     decls = _smem_decls(ctx, scratch)
     for d in reversed(decls):
         ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total, plan.nt, user)
+    return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total,
+                         plan.nt, user, launch_bounds(entry))
 
 
 def smem_user(ctx: EmitContext) -> tuple:

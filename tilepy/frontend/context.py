@@ -33,6 +33,7 @@ class KernelContext:
     arg_locs: list[dict[str, Loc]] = field(default_factory=list)
     tracer: object = None                        # the kernel's FunctionTracer (calls combiners)
     deps: object = None                          # identity.Deps: what the trace read from outside
+    hints: dict | None = None                    # the entry's optimization_hints (kernel options)
 
     # ------------------------------------------------------------------ entry and prologue
     def begin(self, params) -> dict[str, object]:
@@ -42,7 +43,8 @@ class KernelContext:
                 types.append(t)
                 hints.append(n)
         blk = Block(types, hints)
-        entry = make_op("entry", regions=[Region([blk])], sym_name=self.name)
+        entry = make_op("entry", regions=[Region([blk])], sym_name=self.name,
+                        optimization_hints=self.hints)
         self.module.append(entry)
         self.entry_block = blk
         self.b.block = blk

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import typing
 
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
@@ -38,12 +39,34 @@ def _check_options(options: dict):
         if name in ONE_VALUE and isinstance(value, ByTarget):
             raise TileValueError(f"kernel option '{name}' takes one value for every target "
                                  f"(got {value!r})")
+        for target in value.values if isinstance(value, ByTarget) else ():
+            if not re.fullmatch(r"sm_\d+[a-z]?", target):
+                raise TileValueError(f"kernel option '{name}': invalid GPU architecture name "
+                                     f"'{target}' in ByTarget (expected sm_<major><minor>)")
         values = [value] if not isinstance(value, ByTarget) else \
             [v for v in [value.default, *value.values.values()] if v is not None]
         for v in values:
             if v is not None and not ok(v):
                 expected = f" (expected {EXPECTED[name]})" if name in EXPECTED else ""
                 raise TileValueError(f"invalid value {v!r} for kernel option '{name}'{expected}")
+
+
+# The options that are entry optimization hints in Tile IR (cuTile's names there).
+HINTS = {"num_ctas": "num_cta_in_cga", "occupancy": "occupancy"}
+
+
+def entry_hints(options: dict) -> dict | None:
+    """The kernel's options as the entry's `optimization_hints`: {"default" | "sm_XX": {hint:
+    value}}, a target's entry overriding `default` (ByTarget values), None without any."""
+    out: dict[str, dict] = {}
+    for name, hint in HINTS.items():
+        value = options.get(name)
+        by = value.values if isinstance(value, ByTarget) else {}
+        default = value.default if isinstance(value, ByTarget) else value
+        for target, v in [("default", default), *by.items()]:
+            if v is not None:
+                out.setdefault(target, {})[hint] = v
+    return {t: out[t] for t in sorted(out, key=lambda t: (t != "default", t))} or None
 
 
 def _constant_params(func) -> set[str]:

@@ -9,6 +9,7 @@ from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeErro
 from ..ir import Module
 from .calls import function_env
 from .context import KernelContext
+from .kernel import entry_hints
 from .names import ReturnSignal
 from .source import parse_function
 from .tracer import FunctionTracer
@@ -18,7 +19,7 @@ def trace_kernel(kernel, params, deps=None) -> Module:
     """Run `kernel`'s Python body on tracing values: the Tile IR module. `deps`
     (identity.Deps) records what the trace reads from outside the arguments."""
     parsed = parse_function(kernel.func)
-    ctx = KernelContext(kernel.name)
+    ctx = KernelContext(kernel.name, hints=entry_hints(kernel.options))
     ctx.module.name = kernel.name
     ctx.deps = deps
     tracer = FunctionTracer(ctx, parsed, function_env(kernel.func), kernel.func)

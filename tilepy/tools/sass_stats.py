@@ -5,6 +5,7 @@
 * registers, static shared memory: parsed from the cubin ELF (EIATTR_REGCOUNT in .nv.info, else
   the `.text.<fn>` section's sh_info >> 24; the size of `.nv.shared.<fn>`, which on sm_90 includes
   1 KiB of shared memory the system reserves);
+* `stack`, the stack frame bytes per thread (spills, local arrays): EIATTR_FRAME_SIZE in .nv.info;
 * spill bytes: from the ptxas report NVRTC puts in its log with -Xptxas=-v (pass `log=`);
 * SASS: `nvdisasm -c` (or `cuobjdump -sass`) from the nvidia-cuda-nvdisasm / -cuobjdump wheels,
   found with cuda.pathfinder, on $PATH or in the wheels' folders. Instructions predicated @!PT
@@ -79,25 +80,31 @@ def _sections(data: bytes):
     return secs, symbols
 
 
+# EIATTR_REGCOUNT (sm_90 keeps it only here); EIATTR_FRAME_SIZE: the stack frame in bytes per
+# thread, spills included (ptxas's "bytes stack frame"; cuobjdump -res-usage's STACK, where LOCAL
+# stays 0 for spills)
+_NV_INFO = {0x2F: "registers", 0x11: "stack"}
+
+
 def elf_resources(data: bytes) -> dict:
     secs, symbols = _sections(data)
     res = {}
     for name, (_t, info, _o, size) in secs.items():
         if name.startswith(".text."):
             fn = name[len(".text."):]
-            res[fn] = {"registers": info >> 24,
+            res[fn] = {"registers": info >> 24, "stack": 0,
                        "smem": secs.get(".nv.shared." + fn, (0, 0, 0, 0))[3]}
-    if ".nv.info" in secs:                   # EIATTR_REGCOUNT (0x2f): sm_90 keeps it only here
+    if ".nv.info" in secs:                   # per-kernel values (symbol, value): _NV_INFO
         _t, _i, p, size = secs[".nv.info"]
         end = p + size
         while p + 4 <= end:
             fmt, attr = data[p], data[p + 1]
             if fmt == 4:
                 n, = struct.unpack_from("<H", data, p + 2)
-                if attr == 0x2F and n == 8:
+                if attr in _NV_INFO and n == 8:
                     sym, val = struct.unpack_from("<II", data, p + 4)
                     if sym < len(symbols) and symbols[sym] in res:
-                        res[symbols[sym]]["registers"] = val
+                        res[symbols[sym]][_NV_INFO[attr]] = val
                 p += 4 + n
             else:
                 p += 4

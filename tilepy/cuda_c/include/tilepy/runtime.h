@@ -354,6 +354,22 @@ template <int V, class T> TP_DEV void vstore(T* dst, const T* src) {
   memcpy(&b, src, sizeof(B));
   *(B*)dst = b;
 }
+// A store to global memory. NVVM splits the 16-byte store of vstore into 32-bit stores when
+// the words come from separate loads (a permuted tile gathered from shared memory: 4 STG
+// instead of one STG.128), so on the GPU a 16-byte one is one st.global.v4 (weak, default
+// caching: the plain STG.E.128; __stwb's explicit .wb would make it a strong store).
+template <int V, class T> TP_DEV void vstore_global(T* dst, const T* src) {
+#ifdef TP_GPU
+  if constexpr (V * sizeof(T) == 16) {
+    uint32_t w[4];
+    memcpy(w, src, 16);
+    asm volatile("{ .reg .u64 g; cvta.to.global.u64 g, %0; st.global.v4.b32 [g], {%1, %2, %3, %4}; }"
+                 :: "l"(dst), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+    return;
+  }
+#endif
+  vstore<V>(dst, src);
+}
 
 // The vector width of a load/store of a tile of shape S in layout L: L::vec slots hold
 // consecutive elements of the last dimension; Vec says the lowering proved the tensor's last
@@ -413,7 +429,7 @@ TP_DEV void store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, S:
       int64_t off;
       const int n = chunk_span<S, DM, V, S::rank - 1>(v, idx, L::elem(s0), off);
       if (n == V) {
-        vstore<V>(v.base + off, &x.v[s0]);
+        vstore_global<V>(v.base + off, &x.v[s0]);
       } else {   // n < V: the last element is outside
         TP_UNROLL
         for (int j = 0; j < V - 1; ++j)
