@@ -82,7 +82,8 @@ def class_macro() -> list[str]:
     a build may define it itself (the fake driver's CPU build of a device's cubin does)."""
     out = ["#ifndef TP_SMEM_KIB  // the shared-memory class the kernel's pipelines are sized for"]
     for c, ranges in sorted(_class_ranges().items())[:-1]:
-        cond = " || ".join(f"(__CUDA_ARCH__ >= {lo}" + (f" && __CUDA_ARCH__ < {hi})" if hi else ")")
+        cond = " || ".join("(" + " && ".join(([f"__CUDA_ARCH__ >= {lo}"] if lo else []) +
+                                             ([f"__CUDA_ARCH__ < {hi}"] if hi else [])) + ")"
                            for lo, hi in ranges)
         out += [f"#{'elif' if len(out) > 1 else 'if'} defined(__CUDA_ARCH__) && ({cond})",
                 f"#define TP_SMEM_KIB {c // KIB}"]
