@@ -106,7 +106,7 @@ def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
     pipelines as one before (a short static loop caps the stages)."""
     chosen: dict = {}
     seen: dict = {}
-    tries = [(s, True) for s in range(stages, 1, -1)] + [(2, False), (1, True)]
+    tries = [(s, True) for s in range(stages, 1, -1)] + [(2, False)] * (stages > 1) + [(1, True)]
     for s, hoist in tries:
         pipes = plan.pipelines(s, hoist)
         key = tuple(sorted((k, p.stages, len(p.hoisted)) for k, p in pipes.items() if p.loads))
