@@ -57,7 +57,7 @@ def ours(case, arch: str) -> dict:
     ck = compile_for_args(kernel, args)
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     (r,) = stats(cb.data, cb.log).values()
-    r["dynamic_smem"] = ck.emitted.smem_bytes
+    r["dynamic_smem"] = ck.emitted.smem_for(arch)
     return r
 
 

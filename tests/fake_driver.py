@@ -41,6 +41,7 @@ import numpy as np
 
 from tilepy.host import driver as gpu_driver
 from tilepy.launch import cpu, gpu, nvrtc, tileiras
+from tilepy.cuda_c.targets import class_define
 from tilepy.launch.cubin_info import kernel_info, symbols
 
 ASSERT_TRAPPED = "CUDA_ERROR_ASSERT: device-side assert triggered"
@@ -207,7 +208,7 @@ def fake_launch(stream, config, kernel, *args):
                             f"memory > the kernel's maximum {kernel.max_dynamic_smem}")
     buf, ptrs = drv.param_buffer(kernel, args)
     drv.launches.append(Launch(kernel.name, stream.handle, tuple(config.grid), tuple(config.block),
-                               args))
+                               args, config.shmem_size))
     lib = kernel.library()
     b = kernel.cpu_block(config.block, lib.mode)
     report = cpu.new_report()
@@ -226,6 +227,7 @@ class Launch:
     grid: tuple
     block: tuple
     args: tuple
+    smem: int = 0                  # the launch's dynamic shared memory
 
 
 # ----------------------------------------------------------------------------- the driver
@@ -460,8 +462,9 @@ class _CompileSpy:
 
     def wrapped(self):
         def compile_cubin(source, arch="sm_80", name="kernel"):
-            out = self.real(source, arch, name)
-            self.driver.sources[hashlib.sha256(out.data).hexdigest()] = source
+            out = self.real(source, arch, name)        # (the CPU build takes `arch`'s kernel)
+            self.driver.sources[hashlib.sha256(out.data).hexdigest()] = \
+                f"{class_define(arch)}\n{source}"
             return out
         return compile_cubin
 

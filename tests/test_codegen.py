@@ -132,7 +132,7 @@ def test_vector_accesses_at_ragged_ends(n, mode):
 def test_pipelined_matmul_source():
     kernel, args, _, _ = CASES["matmul_f16"](np.random.default_rng(0))
     src = kernel.cuda_source(*args)
-    assert src.count("tp::load_async<") == 2 and "tp::pipe_wait<1>()" in src
+    assert src.count("tp::load_async<") == 2 and "tp::pipe_wait<2>()" in src   # 4 stages
     assert "tp::mma_tc<1, 64, 64, 32, 1, 0>(tp::SmemOp" in src
 
 

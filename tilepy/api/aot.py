@@ -302,7 +302,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
         return _tileiras(tile_ir(kernel, key, params), arch, specs)
     ck = compile_specialization(kernel, key, params)
     data, log, kind, versions = _binary(ck, arch)
-    return Compiled(ck.name, arch, kind, data, (ck.emitted.nt, 1, 1), ck.emitted.smem_bytes,
+    return Compiled(ck.name, arch, kind, data, (ck.emitted.nt, 1, 1), ck.emitted.smem_for(arch),
                     [_spec_str(s) for _, s in specs], [tuple(p) for p in ck.emitted.params], log,
                     ck.compile_source(), versions, specs)
 

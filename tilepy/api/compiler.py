@@ -64,7 +64,7 @@ class CompiledKernel:
         """What a GPU launch loads for `target`: the binary, block size, dynamic shared memory."""
         from ..launch.gpu import GpuCode
         code = self.binary(target)
-        return GpuCode(code.kind, code.data, (self.emitted.nt, 1, 1), self.emitted.smem_bytes,
+        return GpuCode(code.kind, code.data, (self.emitted.nt, 1, 1), self.emitted.smem_for(target),
                        self.emitted, code.log)
 
     def debug_ops(self) -> tuple[bool, bool]:

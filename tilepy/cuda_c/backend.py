@@ -14,19 +14,22 @@ needs `from_record`, not the emitter. What a backend is to the compiler:
                          kernel's files are elsewhere in this process; api/index.py)
 
 An artifact is what the launch path runs: `name`, `nt` (threads per block), `smem_bytes` (the
-dynamic shared memory a launch passes, cuda_c/targets.py), `smem_user` ((what, Loc) of its
+dynamic shared memory a launch passes on the CPU backend, cuda_c/targets.py) and
+`smem_for(arch)` (what a launch of `arch`'s code passes: pipelines are sized per shared-memory
+class of target, from `smem_classes`), `smem_user` ((what, Loc) of its
 largest part, for errors), `params` ((C type, name) in launch order) and
 `source(line_directives)`.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ..errors import Loc
+from .targets import SmemSizes
 
 
 @dataclass
-class StoredKernel:
+class StoredKernel(SmemSizes):
     """An emitted kernel (kernel.EmittedKernel) as read back from the disk index."""
     name: str
     params: list[tuple[str, str]]      # (C++ type, name) in launch order
@@ -35,6 +38,7 @@ class StoredKernel:
     text: str                          # the source without / with #line directives
     text_lines: str
     smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
+    smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (targets.py)
 
     def source(self, line_directives: bool = False) -> str:
         return self.text_lines if line_directives else self.text
@@ -58,13 +62,15 @@ class CppBackend:
         return {"name": k.name, "params": [list(p) for p in k.params], "nt": k.nt,
                 "smem_bytes": k.smem_bytes, "text": k.source(line_directives=False),
                 "text_lines": k.source(line_directives=True),
-                "smem_user": [k.smem_user[0], asdict(k.smem_user[1]) if k.smem_user[1] else None]}
+                "smem_user": [k.smem_user[0], asdict(k.smem_user[1]) if k.smem_user[1] else None],
+                "smem_classes": {str(c): n for c, n in k.smem_classes.items()}}
 
     def from_record(self, r: dict) -> StoredKernel:
         what, loc = r.get("smem_user") or ("", None)
         return StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
                             int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]),
-                            (str(what), Loc(**loc) if loc else None))
+                            (str(what), Loc(**loc) if loc else None),
+                            {int(c): int(n) for c, n in (r.get("smem_classes") or {}).items()})
 
     def relocate(self, k: StoredKernel, moved: dict[str, str]) -> StoredKernel:
         """The `#line` directives name the files where the kernel is now (source_key.py)."""

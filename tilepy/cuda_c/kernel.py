@@ -6,7 +6,7 @@ add their ops to it when they load, and this module loads them all.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
@@ -16,51 +16,74 @@ from ..types import PtrType
 from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
                emit_pipeline)
 from .kernel_options import launch_bounds
-from .targets import MAX_SMEM, PIPELINE_SMEM, kib
+from .targets import KIB, MAX_SMEM, PIPELINE_CLASSES, SmemSizes, class_macro, kib
 from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
 
 
 @dataclass
-class EmittedKernel:
-    name: str
-    params: list[tuple[str, str]]      # (C++ type, name) in launch order
+class Variant:
+    """The kernel body for the smaller shared-memory classes whose pipelines have fewer stages
+    than the largest class's (targets.PIPELINE_CLASSES)."""
+    classes: tuple[int, ...]
     body: Writer
     tables: list[str]
-    smem_bytes: int                    # dynamic shared memory per block, in bytes
+    smem_bytes: int
+
+
+@dataclass
+class EmittedKernel(SmemSizes):
+    name: str
+    params: list[tuple[str, str]]      # (C++ type, name) in launch order
+    body: Writer                       # the body for the largest class (and the CPU backend)
+    tables: list[str]
+    smem_bytes: int                    # its dynamic shared memory per block, in bytes
     nt: int
     smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
     bounds: tuple = ((), "__launch_bounds__(TP_NT)")   # kernel_options.launch_bounds
+    variants: tuple = ()               # Variant per group of smaller classes, if any differ
+    smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (SmemSizes)
 
     def source(self, line_directives: bool = False) -> str:
         head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
                 "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
-        head += self.tables + ([""] if self.tables else [])
+        if not self.variants:
+            return "\n".join(head + self._kernel(self.tables, self.body, line_directives))
+        head += class_macro()
+        for i, v in enumerate(self.variants):
+            cond = " || ".join(f"TP_SMEM_KIB == {c // KIB}" for c in v.classes)
+            head += [f"#{'elif' if i else 'if'} {cond}  // {kib(v.smem_bytes)} of shared memory"]
+            head += self._kernel(v.tables, v.body, line_directives)
+        head += [f"#else  // {kib(self.smem_bytes)} of shared memory"]
+        return "\n".join(head + self._kernel(self.tables, self.body, line_directives) + ["#endif"])
+
+    def _kernel(self, tables: list[str], body: Writer, line_directives: bool) -> list[str]:
         params = ", ".join(f"{t} {n}" for t, n in self.params)
-        lines, bounds = self.bounds
-        head += lines
-        head.append(f'extern "C" __global__ void {bounds} {self.name}({params}) {{')
-        body = self.body.render(line_directives)
-        return "\n".join(head) + "\n" + body
+        return tables + ([""] if tables else []) + list(self.bounds[0]) + [
+            f'extern "C" __global__ void {self.bounds[1]} {self.name}({params}) {{',
+            body.render(line_directives)]
 
 
-def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKernel:
+MAX_STAGES = 4
+
+
+def emit_kernel(module: Module, plan: KernelPlan, stages: int = MAX_STAGES) -> EmittedKernel:
     """The kernel's C++, following the lowering plan the compiler made (layouts, barriers,
     pipelines). All shared memory is one dynamic `extern __shared__` array (targets.py): the
-    pipeline buffers, then the ops' scratch. K loops are pipelined with `stages` stages, fewer
-    while the kernel would exceed PIPELINE_SMEM, and not at all if even two do not fit; a
-    kernel needing more than any target has is refused here, naming its largest user (the
-    launch and `CompiledKernel.binary` check the size against the target's). The entry's
-    optimization hints (the kernel's `occupancy`, `num_ctas`) give its launch bounds
-    (kernel_options.py)."""
+    pipeline buffers, then the ops' scratch. K loops are pipelined with up to `stages` stages,
+    per shared-memory class of target (99 / 163 / 227 KiB, targets.PIPELINE_CLASSES) as many as
+    fit the class, and not at all if even two do not; classes with different stage counts get
+    a body each, chosen by the preprocessor. A kernel needing more than any target has is
+    refused here, naming its largest user (the launch and `CompiledKernel.binary` check the
+    target's size against the target's limit). The entry's optimization hints (the kernel's
+    `occupancy`, `num_ctas`) give its launch bounds (kernel_options.py)."""
     entry = module.entry()
-    for s in range(stages, 0, -1):
-        ctx = _emit(module, plan.layouts, plan.pipelines(s), plan.barriers)
-        if s == 1 or ctx.buffer_bytes + ctx.smem_bytes <= PIPELINE_SMEM:
-            break
-    scratch = (ctx.smem_bytes + 127) // 128 * 128
-    total = ctx.buffer_bytes + scratch
+    chosen = _stages_per_class(module, plan, stages)      # class -> EmitContext
+    ctx = chosen[PIPELINE_CLASSES[-1]]
+    ctxs = list({id(x): x for x in chosen.values()}.values())
+    size = {id(x): _finish(x) for x in ctxs}
+    total = size[id(ctx)]
     user = smem_user(ctx)
     if total > MAX_SMEM:
         with at(user[1]):
@@ -68,13 +91,45 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = 3) -> EmittedKer
                 f"kernel '{entry.sym_name}' needs {kib(total)} of shared memory, more than any "
                 f"GPU gives one block ({kib(MAX_SMEM)}); the largest part is {user[0]}: use "
                 f"smaller tiles")
+    variants = tuple(sorted((Variant(tuple(c for c in PIPELINE_CLASSES if chosen[c] is x), x.w,
+                                     x.tables, size[id(x)]) for x in ctxs if x is not ctx),
+                            key=lambda v: v.classes))
+    per_class = {c: size[id(chosen[c])] for c in PIPELINE_CLASSES} if variants else {}
+    return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total,
+                         plan.nt, user, launch_bounds(entry), variants, per_class)
+
+
+def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
+    """class -> the EmitContext of the kernel with the most pipeline stages (<= `stages`) that
+    fit the class; where even two do not, two with the loop-invariant operands left in
+    registers, else none. Each plan is emitted once, and not again when it gives the same
+    pipelines as one before (a short static loop caps the stages)."""
+    chosen: dict = {}
+    seen: dict = {}
+    tries = [(s, True) for s in range(stages, 1, -1)] + [(2, False)] * (stages > 1) + [(1, True)]
+    for s, hoist in tries:
+        pipes = plan.pipelines(s, hoist)
+        key = tuple(sorted((k, p.stages, len(p.hoisted)) for k, p in pipes.items() if p.loads))
+        ctx = seen.get(key)
+        if ctx is None:
+            ctx = seen[key] = _emit(module, plan.layouts, pipes, plan.barriers)
+        need = ctx.buffer_bytes + ctx.smem_bytes
+        for c in PIPELINE_CLASSES:
+            if c not in chosen and (s == 1 or not key or need <= c):
+                chosen[c] = ctx
+        if len(chosen) == len(PIPELINE_CLASSES):
+            return chosen
+    return chosen
+
+
+def _finish(ctx: EmitContext) -> int:
+    """Declare the kernel's shared memory at the top of its body; its size in bytes."""
+    scratch = (ctx.smem_bytes + 127) // 128 * 128
     if ctx.prints:
         ctx.tables += emit_ops.print_globals(ctx.prints)
-    decls = _smem_decls(ctx, scratch)
-    for d in reversed(decls):
+    for d in reversed(_smem_decls(ctx, scratch)):
         ctx.w.lines.insert(0, (1, d, None))
-    return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total,
-                         plan.nt, user, launch_bounds(entry))
+    return ctx.buffer_bytes + scratch
 
 
 def smem_user(ctx: EmitContext) -> tuple:

@@ -23,10 +23,13 @@ SMEM_PER_BLOCK = {
     120: 99 * KIB, 121: 99 * KIB,
 }
 MAX_SMEM = max(SMEM_PER_BLOCK.values())     # the most any target has (and the CPU backend)
-# The emitted source is the same for every target, so pipeline stages are added only while the
-# kernel still fits the smallest block of the tensor-core targets it is meant for (sm_80 and
-# newer): a kernel never fails on sm_86/89 because of stages it did not need.
-PIPELINE_SMEM = min(v for cc, v in SMEM_PER_BLOCK.items() if cc >= 80)
+# The shared-memory classes pipelines are sized for: what a block of the tensor-core targets
+# (sm_80 and newer) may take, 99 / 163 / 227 KiB. The emitter sizes the K-loop pipelines once per
+# class; when the classes' stage counts differ, the source holds one kernel per class and the
+# preprocessor picks the target's (`TP_SMEM_KIB`, `class_macro`). A target below sm_80 takes the
+# smallest class (its own, smaller limit is checked at launch), the CPU backend the largest.
+PIPELINE_CLASSES = tuple(sorted({v for cc, v in SMEM_PER_BLOCK.items() if cc >= 80}))
+PIPELINE_SMEM = PIPELINE_CLASSES[0]
 
 
 def arch_number(arch: str) -> int | None:
@@ -43,6 +46,60 @@ def smem_limit(arch: str) -> int:
     return SMEM_PER_BLOCK[max(known)] if known else STATIC_SMEM
 
 
+def _class_of(limit: int) -> int:
+    return max([c for c in PIPELINE_CLASSES if c <= limit], default=PIPELINE_CLASSES[0])
+
+
+def smem_class(arch: str) -> int:
+    """The pipeline class (PIPELINE_CLASSES) the source's kernel for `arch` is sized for; the
+    largest for a name that is not a GPU arch ("cpu")."""
+    return _class_of(smem_limit(arch)) if arch_number(arch) is not None else PIPELINE_CLASSES[-1]
+
+
+def class_define(arch: str) -> str:
+    """The line that makes a build of a kernel's source take `arch`'s kernel (class_macro)."""
+    return f"#define TP_SMEM_KIB {smem_class(arch) // KIB}"
+
+
+def _class_ranges() -> dict[int, list[tuple[int, int | None]]]:
+    """class -> the `__CUDA_ARCH__` ranges [lo, hi) of the targets in it (hi None: unbounded);
+    an arch between two of the table's takes the entry before it, as smem_limit does."""
+    ccs = [0] + sorted(SMEM_PER_BLOCK)
+    out: dict[int, list] = {}
+    for lo, hi in zip(ccs, ccs[1:] + [None]):
+        c = _class_of(SMEM_PER_BLOCK.get(lo, STATIC_SMEM))
+        r = out.setdefault(c, [])
+        if r and r[-1][1] == lo * 10:
+            r[-1] = (r[-1][0], None if hi is None else hi * 10)
+        else:
+            r.append((lo * 10, None if hi is None else hi * 10))
+    return out
+
+
+def class_macro() -> list[str]:
+    """Preprocessor lines defining `TP_SMEM_KIB`, the class of the target being compiled (in
+    KiB): from `__CUDA_ARCH__` on the GPU, the largest class without it (the CPU backend);
+    a build may define it itself (the fake driver's CPU build of a device's cubin does)."""
+    out = ["#ifndef TP_SMEM_KIB  // the shared-memory class the kernel's pipelines are sized for"]
+    for c, ranges in sorted(_class_ranges().items())[:-1]:
+        cond = " || ".join("(" + " && ".join(([f"__CUDA_ARCH__ >= {lo}"] if lo else []) +
+                                             ([f"__CUDA_ARCH__ < {hi}"] if hi else [])) + ")"
+                           for lo, hi in ranges)
+        out += [f"#{'elif' if len(out) > 1 else 'if'} defined(__CUDA_ARCH__) && ({cond})",
+                f"#define TP_SMEM_KIB {c // KIB}"]
+    return out + ["#else", f"#define TP_SMEM_KIB {PIPELINE_CLASSES[-1] // KIB}", "#endif", "#endif"]
+
+
+class SmemSizes:
+    """The dynamic shared memory of a kernel artifact per target: `smem_bytes` (the largest
+    class's: the CPU backend's) unless `smem_classes` (class -> bytes) holds the target's."""
+    smem_bytes: int
+    smem_classes: dict
+
+    def smem_for(self, arch: str) -> int:
+        return (self.smem_classes or {}).get(smem_class(arch), self.smem_bytes)
+
+
 def kib(n: int) -> str:
     return f"{n} bytes ({n / KIB:.4g} KiB)"
 
@@ -51,11 +108,12 @@ def check_fits(kernel, arch: str, limit: int | None = None):
     """Raise a located error when kernel artifact `kernel` needs more shared memory per block
     than `arch` has (`limit`: what the device reported, else the table's)."""
     limit = smem_limit(arch) if limit is None else limit
-    if kernel.smem_bytes <= limit:
+    nbytes = kernel.smem_for(arch)
+    if nbytes <= limit:
         return
     what, loc = getattr(kernel, "smem_user", ("", None))
     with at(loc):
         raise TileUnsupportedFeatureError(
-            f"kernel '{kernel.name}' needs {kib(kernel.smem_bytes)} of shared memory per block but "
+            f"kernel '{kernel.name}' needs {kib(nbytes)} of shared memory per block but "
             f"{arch} has {kib(limit)}" + (f"; the largest part is {what}" if what else "") +
             ": use smaller tiles")

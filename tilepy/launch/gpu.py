@@ -275,12 +275,12 @@ def kernel_log(kern, code: bytes, name: str, drv=None):
 
 
 def allow_dynamic_smem(kern, dev, artifact, target: str, drv=None):
-    """Let `kern` take the artifact's dynamic shared memory (`artifact.smem_bytes`, which the
-    launch passes as shmem_size; issue 13): above the 48 KiB every block gets, check it against
+    """Let `kern` take the artifact's dynamic shared memory for `target`
+    (`artifact.smem_for(target)`, which the launch passes as shmem_size; issue 13): above the 48 KiB every block gets, check it against
     what the device lets a block opt into (a located error naming the kernel's largest user
     otherwise), then raise the kernel's max-dynamic-shared-memory attribute."""
     from ..cuda_c.targets import STATIC_SMEM, check_fits
-    nbytes = artifact.smem_bytes
+    nbytes = artifact.smem_for(target)
     if nbytes <= STATIC_SMEM:
         return
     drv = drv or gpu_driver.current()

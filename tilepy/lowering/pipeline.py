@@ -147,8 +147,22 @@ def _writes_alias(body_op: Operation, load: Operation, may_alias) -> bool:
     return False
 
 
-def plan_pipelines(module: Module, layouts: LayoutPlan, may_alias, stages: int = 3
-                   ) -> dict[int, Pipeline]:
+def _static_trips(loop: Operation) -> int | None:
+    """The trip count of a `for` whose bounds and step are constants (None otherwise): more
+    stages than iterations only take shared memory."""
+    vals = []
+    for v in (loop.lowerBound, loop.upperBound, loop.step):
+        op = getattr(v, "op", None)
+        if op is None or op.name != "constant" or not op.value.is_splat:
+            return None
+        vals.append(int(op.value.array.flat[0]))
+    lb, ub, step = vals
+    return max(0, -(-(ub - lb) // step)) if step > 0 else None
+
+
+def plan_pipelines(module: Module, layouts: LayoutPlan, may_alias, stages: int = 3,
+                   hoist: bool = True) -> dict[int, Pipeline]:
+    """id(for op) -> its Pipeline; `hoist` False: loop-invariant operands stay in registers."""
     uses = _uses(module)
     names = _Names()
     out: dict[int, Pipeline] = {}
@@ -157,9 +171,10 @@ def plan_pipelines(module: Module, layouts: LayoutPlan, may_alias, stages: int =
             continue
         body = loop.body.block
         iv = body.args[0]
-        p = Pipeline(loop, stages)
+        trips = _static_trips(loop)
+        p = Pipeline(loop, stages if trips is None else max(2, min(stages, trips)))
         for op in body.ops:
-            if op.opdef.mma and isinstance(layouts.layout(op.result), MmaAcc):
+            if hoist and op.opdef.mma and isinstance(layouts.layout(op.result), MmaAcc):
                 for v in (op.lhs, op.rhs):
                     if not _defined_in(v, body) and isinstance(v.type, TileType) and v.type.numel > 1 \
                             and not any(h.value is v for h in p.hoisted):

@@ -25,11 +25,12 @@ class KernelPlan:
     def nt(self) -> int:
         return self.layouts.nt
 
-    def pipelines(self, stages: int) -> dict:
-        """id(for op) -> Pipeline with `stages` stages ({} for fewer than two: no pipelining)."""
+    def pipelines(self, stages: int, hoist: bool = True) -> dict:
+        """id(for op) -> Pipeline with `stages` stages ({} for fewer than two: no pipelining);
+        `hoist` False: loop-invariant mma operands stay in registers (less shared memory)."""
         if stages < 2:
             return {}
-        return plan_pipelines(self.module, self.layouts, self.may_alias, stages)
+        return plan_pipelines(self.module, self.layouts, self.may_alias, stages, hoist)
 
 
 # 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
