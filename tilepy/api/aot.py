@@ -436,6 +436,9 @@ class _SmemNeed:
     name: str
     smem_bytes: int
 
+    def smem_for(self, arch: str) -> int:     # already its arch's size (Compiled.smem)
+        return self.smem_bytes
+
 
 def cubin_mismatch(arch: str, cc: tuple[int, int]) -> str | None:
     """Why a cubin for `arch` cannot run on a device of compute capability `cc` (None if it
