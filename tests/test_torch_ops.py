@@ -253,3 +253,31 @@ def test_torch_stays_optional():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "tilepy.torch needs torch (pip install torch)" in out.stdout
+
+
+def test_fake_launch_checks_what_the_launch_compiler_compiles():
+    """On CUDA tensors a kernel that launches through tileiras is checked as tileiras gets it (its
+    Tile IR, traced and verified), not through the C++ emitter, which refuses gather views; an
+    NVRTC kernel still meets the emitter's located refusal while tracing."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def rows(compiler):
+        @ct.kernel(compiler=compiler)
+        def pick(a, idx, out):
+            i = ct.load(idx, index=(0,), shape=(4,))
+            t = ct.load_advanced_indexing(a, (i, ct.Slice(0, 8)))   # GATHER
+            ct.store(out, index=(0, 0), tile=t)
+
+        def body(a: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+            out = a.new_empty((4, 8))
+            tpt.launch(None, (1,), pick, (a, idx, out))
+            return out
+        return tpt.op(f"tilepy_test::pick_rows_{compiler}", body)
+
+    with FakeTensorMode():
+        a = torch.empty(8, 8, device="cuda")
+        idx = torch.empty(4, dtype=torch.int32, device="cuda")
+        assert rows("tileiras")(a, idx).shape == (4, 8)
+        with pytest.raises(ct.TileUnsupportedFeatureError, match="gather_scatter_view") as e:
+            rows("nvrtc")(a, idx)
+    assert_located(e.value, "GATHER", "ct.load_advanced_indexing", __file__)

@@ -29,9 +29,14 @@ def check_launch(grid, kernel, args):
     infos = [_info(a, n, bases) for a, n in zip(args, names)] + list(args[len(names):])
     if any(i is _SYMBOLIC for i in infos):
         return
-    from ..api.compiler import compile_specialization
+    from ..api.compiler import compile_specialization, tile_ir
+    from ..api.tileiras_kernel import compiler_for
     key, params = kernel.specialize(infos)
-    compile_specialization(kernel, key, params)
+    on_gpu = any(getattr(i, "device", None) == "cuda" for i in infos)
+    if on_gpu and compiler_for(kernel) == "tileiras":
+        tile_ir(kernel, key, params)        # what a tileiras launch compiles: no C++ emitter
+    else:
+        compile_specialization(kernel, key, params)
 
 
 def _info(a, name: str, bases: dict):
