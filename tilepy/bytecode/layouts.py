@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir.print_nvidia import default_value
+
 
 @dataclass(frozen=True)
 class Field:
@@ -63,9 +65,14 @@ def _a(name, enc="enum", since=(13, 1), default=None):
     return Field(name, enc, since, default)
 
 
+def _d(op, name, since=(13, 1)):
+    """An enum attribute with the default NVIDIA's dialect gives it on `op` (ir/print_nvidia)."""
+    return _a(name, since=since, default=default_value(op, name))
+
+
 FTZ = _f("flush_to_zero")
-ROUND_EVEN = _a("rounding_mode", default="nearest_even")
-OVERFLOW = _a("overflow", default="none")
+ROUND_EVEN = _d(None, "rounding_mode")
+OVERFLOW = _d(None, "overflow")
 SIGNED = _a("signedness")
 ORDERING = _a("memory_ordering_semantics")
 SCOPE = _a("memory_scope")
@@ -107,21 +114,21 @@ def _rows() -> dict[str, Layout]:
         "sqrt": Layout(100, "sqrt", **float_binary),
         "maxf": Layout(69, "maxf", **minmax), "minf": Layout(71, "minf", **minmax),
         "exp2": Layout(24, "exp2", flags=(FTZ,)), "rsqrt": Layout(93, "rsqrt", flags=(FTZ,)),
-        "tanh": Layout(106, "tanh", attrs=(_a("rounding_mode", since=(13, 2), default="full"),)),
-        "exp": Layout(23, "exp", attrs=(_a("rounding_mode", since=(13, 3), default="full"),)),
+        "tanh": Layout(106, "tanh", attrs=(_d("tanh", "rounding_mode", (13, 2)),)),
+        "exp": Layout(23, "exp", attrs=(_d("exp", "rounding_mode", (13, 3)),)),
         "addi": Layout(3, "addi", attrs=(OVERFLOW,)), "subi": Layout(104, "subi", attrs=(OVERFLOW,)),
         "muli": Layout(78, "muli", attrs=(OVERFLOW,)), "shli": Layout(96, "shli", attrs=(OVERFLOW,)),
-        "negi": Layout(80, "negi", attrs=(_a("overflow", since=(13, 2), default="none"),)),
+        "negi": Layout(80, "negi", attrs=(_d("negi", "overflow", (13, 2)),)),
         "trunci": Layout(107, "trunci", attrs=(OVERFLOW,)),
         "remi": Layout(90, "remi", attrs=(SIGNED,)), "maxi": Layout(70, "maxi", attrs=(SIGNED,)),
         "mini": Layout(72, "mini", attrs=(SIGNED,)), "shri": Layout(97, "shri", attrs=(SIGNED,)),
         "exti": Layout(37, "exti", attrs=(SIGNED,)),
-        "divi": Layout(21, "divi", attrs=(SIGNED, _a("rounding", default="zero"))),
+        "divi": Layout(21, "divi", attrs=(SIGNED, _d("divi", "rounding"))),
         "cmpf": Layout(14, "cmpf", attrs=(_a("comparison_predicate"), _a("comparison_ordering"))),
         "cmpi": Layout(15, "cmpi", attrs=(_a("comparison_predicate"), SIGNED)),
         "ftof": Layout(42, "ftof", attrs=(ROUND_EVEN,)),
         "ftoi": Layout(43, "ftoi", flags=(_f("saturating", since=(13, 4)),),
-                       attrs=(SIGNED, _a("rounding_mode", default="nearest_int_to_zero"))),
+                       attrs=(SIGNED, _d("ftoi", "rounding_mode"))),
         "itof": Layout(59, "itof", attrs=(SIGNED, ROUND_EVEN)),
         "mmaf": Layout(73, "mmaf", flags=(_f("fast_acc", since=(13, 3)),)),
         "mmai": Layout(74, "mmai", attrs=(_a("signedness_lhs"), _a("signedness_rhs"))),

@@ -61,10 +61,17 @@ DEFAULTS = {"overflow": "none", "rounding": "zero"}
 ROUNDING_DEFAULT = {"tanh": "full", "exp": "full", "ftoi": "nearest_int_to_zero"}
 
 
-def is_default(op_name: str, attr: str, value) -> bool:
+def default_value(op_name: str | None, attr: str):
+    """The value NVIDIA's dialect gives `attr` of `op_name` when it is left out (None: the
+    attribute has no default); the bytecode layouts write it where tilepy's op has none."""
     if attr == "rounding_mode":
-        return value == ROUNDING_DEFAULT.get(op_name, "nearest_even")
-    return attr in DEFAULTS and value == DEFAULTS[attr]
+        return ROUNDING_DEFAULT.get(op_name, "nearest_even")
+    return DEFAULTS.get(attr)
+
+
+def is_default(op_name: str, attr: str, value) -> bool:
+    default = default_value(op_name, attr)
+    return default is not None and value == default
 
 
 def elem_text(e) -> str:
