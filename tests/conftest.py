@@ -9,6 +9,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(ROOT, "tutorials"))     # definitions.load: a tutorial's kernels
+pytest_plugins = ["gpu_machine"]      # the driver seams: no_driver, --as-gpu-machine, their check
 
 
 def filecheck(text: str, checks: str):

@@ -8,8 +8,6 @@ import stat
 
 import pytest
 
-from fake_driver import FakeDriver
-from tilepy.__main__ import main
 from tilepy.errors import TileCompileError
 from tilepy.launch import tileiras
 
@@ -76,12 +74,14 @@ def test_companions_beside_it_make_it_usable(tmp_path, monkeypatch):
 
 
 def test_the_doctor_names_the_missing_wheels(broken):
-    out = io.StringIO()
-    with FakeDriver(devices=1):
-        rc = main(["doctor"], out)
-    text = out.getvalue()
+    from tilepy.doctor import backends, environment
+    from tilepy.doctor.report import Report
+    report = Report(io.StringIO())
+    environment.tileiras(report)
+    rc = report.finish()
+    text = report.out.getvalue()
     assert f"  companions:            MISSING: tileiras {RELEASE}" in text
     assert "- tileiras cannot compile: tileiras 13.9" in text
     assert "fix: pip install 'nvidia-cuda-nvcc==13.9.*'" in text
-    assert "  GPU 0:                 ok" in text and "GPU 0 tileiras" not in text
     assert rc == 0, text          # NVRTC works: a broken optional compiler is not fatal
+    assert backends.gpu_compilers() == ["nvrtc"]      # no tileiras row in the vector add
