@@ -87,15 +87,21 @@ def _seams():
             "launch.tileiras.assemble": tileiras.assemble}
 
 
+def restore(before: dict) -> list[str]:
+    """The seams not as they were in `before` (put back now)."""
+    after = _seams()
+    left = [name for name in before if after[name] != before[name]]
+    gpu_driver._active[:] = before["host.driver._active"]
+    nvrtc.compile_cubin = before["launch.nvrtc.compile_cubin"]
+    tileiras.assemble = before["launch.tileiras.assemble"]
+    return left
+
+
 @pytest.fixture(autouse=True)
 def _seams_restored():
     before = _seams()
     yield
-    after = _seams()
-    left = [name for name in before if after[name] != before[name]]
+    left = restore(before)
     if left:
-        gpu_driver._active[:] = before["host.driver._active"]
-        nvrtc.compile_cubin = before["launch.nvrtc.compile_cubin"]
-        tileiras.assemble = before["launch.tileiras.assemble"]
         pytest.fail(f"the test left seams replaced: {', '.join(left)} (restore what a test "
                     f"replaces: `with FakeDriver():`, monkeypatch)", pytrace=False)
