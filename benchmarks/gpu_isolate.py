@@ -36,7 +36,7 @@ class Child:
         with os.fdopen(fd, "w") as f:
             json.dump(items, f)
         self.proc = subprocess.Popen([*cmd, self.path], stdout=subprocess.PIPE, text=True,
-                                     env=env, bufsize=1)
+                                     errors="replace", env=env, bufsize=1)
         self.timeout, self.timed_out = timeout, False
         self._timer = None
 
