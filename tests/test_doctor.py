@@ -7,14 +7,18 @@ import os
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
 from fake_driver import FakeDriver
 from tutorial_cases import gpu_benchmark
-
-gpu_benchmark()                       # (puts benchmarks/ on sys.path: gpu_speed, gpu_items)
 from tilepy.__main__ import main
+
+gpu_benchmark()                       # (puts benchmarks/ on sys.path: its gpu_* modules)
+import gpu_isolate  # noqa: E402
+import gpu_items  # noqa: E402
+import gpu_speed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -97,9 +101,11 @@ class _Lines(io.StringIO):
 def test_doctor_gpu_isolates_a_cuda_error_and_streams_its_rows(tmp_path, monkeypatch):
     """A CUDA error in one case (the child tests/gpu_child.py makes layernorm's launch an
     illegal address): the case is named with its kernel source, the rest runs in a fresh
-    process, each row is printed when known (vector_add's before the second child started)."""
+    process, each row is printed when known (vector_add's before the second child started); the
+    speed table's rows come from a child too, on torch's CPU tensors here (no Triton or cuTile:
+    their columns are absent), as Markdown and JSON."""
+    pytest.importorskip("torch")
     bench = gpu_benchmark()
-    import gpu_isolate
     children = []
     real_child = gpu_isolate.Child
 
@@ -110,8 +116,8 @@ def test_doctor_gpu_isolates_a_cuda_error_and_streams_its_rows(tmp_path, monkeyp
     out = _Lines(children)
     child = [sys.executable, os.path.join(ROOT, "tests", "gpu_child.py"), "--fault", "layernorm"]
     with FakeDriver(devices=1):
-        rc = bench.main(out, str(tmp_path / "r.json"), None, fuzz_batches=1, per_batch=2,
-                        speed=False, child=child, workers=1,
+        rc = bench.main(out, str(tmp_path / "r.json"), str(tmp_path / "r.md"), scale=64,
+                        fuzz_batches=1, per_batch=2, child=child, workers=1, speed_only=[8],
                         cases=["tutorial:vector_add", "tutorial:layernorm", "tutorial:softmax"])
     noted = dict((line.split()[1], n) for line, n in out.noted if line.startswith("  tutorial"))
     assert noted == {"vector_add": 1, "layernorm": 1, "softmax": 2}, out.noted
@@ -120,53 +126,27 @@ def test_doctor_gpu_isolates_a_cuda_error_and_streams_its_rows(tmp_path, monkeyp
     assert "the rest ran in a fresh process\n    the faulting kernel:\n      @ct.kernel\n      " \
            "def layernorm(" in text
     assert "fuzz     batch 0 of 1 (seed 15)" in text and "2 random kernels agree" in text
-    report = json.loads((tmp_path / "r.json").read_text())
-    assert [r["status"] for r in report["rows"]] == ["ok", "CUDA ERROR", "ok", "ok"]
-    assert "def layernorm(" in report["rows"][1]["source"]
-    assert rc == 1
-
-
-def test_doctor_gpu_without_fuzz_with_the_speed_table(tmp_path):
-    """fuzz_batches=0 is allowed (it was hypothesis's InvalidArgument); the speed table's rows
-    come from a child too, on torch's CPU tensors here (no Triton or cuTile: their columns are
-    absent), as Markdown and JSON."""
-    pytest.importorskip("torch")
-    bench = gpu_benchmark()
-    out = io.StringIO()
-    child = [sys.executable, os.path.join(ROOT, "tests", "gpu_child.py")]
-    with FakeDriver(devices=1):
-        rc = bench.main(out, str(tmp_path / "r.json"), str(tmp_path / "r.md"), scale=64,
-                        fuzz_batches=0, child=child, workers=1, cases=["cutile:argmax_rows"],
-                        speed_only=[8])
-    text = out.getvalue()
-    assert "  fuzz " not in text and "cutile   argmax_rows" in text
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert [r["status"] for r in rows if r["suite"] != "speed"] == ["ok", "CUDA ERROR", "ok", "ok"]
+    assert "def layernorm(" in rows[1]["source"]
     assert "speed    vector add f32 n=1048576 [tilepy]" in text
-    table = (tmp_path / "r.md").read_text()
     tools = ["tilepy"] + (["tilepy tileiras"] if "tileiras" in bench.table_compilers(FakeDriver())
                           else []) + ["torch"]
+    table = (tmp_path / "r.md").read_text()
     assert table in text and f"| problem | {' | '.join(tools)} | tilepy % of peak |" in table
     assert "| vector add f32 n=1048576 (GB/s) | " in table
-    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
     speed = [r for r in rows if r["suite"] == "speed"]
     assert [r["tool"] for r in speed] == tools
     assert all(r["status"] == "ok" and r["ms"] > 0 for r in speed), speed
-    assert rc == 0, text
-
-
-class _CorruptingDriver(FakeDriver):
-    """A GPU that computes, but whose copies back to the host lose the last element."""
-
-    def to_host(self, host, ptr):
-        super().to_host(host, ptr)
-        host.reshape(-1)[-1] = -1
-
-
-def test_doctor_reports_wrong_results():
-    with _CorruptingDriver(devices=1):
-        rc, text = doctor()
-    assert "  GPU 0:                 WRONG: 1 of 1000 elements differ from numpy" in text
-    assert "GPU 0: the vector add gave wrong results" in text and "fix: check the driver" in text
     assert rc == 1
+
+
+def test_doctor_gpu_without_fuzz(tmp_path):
+    """fuzz_batches=0 is allowed (it was hypothesis's InvalidArgument)."""
+    out = io.StringIO()
+    with FakeDriver(devices=1):
+        rc = gpu_benchmark().main(out, None, None, fuzz_batches=0, cases=[], speed=False)
+    assert rc == 0 and "validation: 0 of 0 ok" in out.getvalue()
 
 
 class _FakeTritonKernel:
@@ -187,9 +167,6 @@ def test_speed_table_columns_checks_and_timing(monkeypatch):
     cuTile column (the same tutorial source through a cuda.tile-like module: tilepy itself here),
     torch's attention on (B, H, S, D) tensors, every cell timed by triton.testing.do_bench."""
     torch = pytest.importorskip("torch")
-    import types
-
-    import gpu_speed
     import tilepy
     benched = []
     triton = types.ModuleType("triton")
@@ -203,7 +180,7 @@ def test_speed_table_columns_checks_and_timing(monkeypatch):
 
     def cells(index, env=env):
         return list(gpu_speed.speed_item(f"speed:{index}/256", lambda s: None,
-                                         gpu_items().row, env=env))
+                                         gpu_items.row, env=env))
     vadd = cells(8)
     assert [(c["tool"], c["status"]) for c in vadd] == [("tilepy", "ok"), ("cuTile", "ok"),
                                                          ("Triton", "ok"), ("torch", "ok")]
@@ -220,16 +197,8 @@ def test_speed_table_columns_checks_and_timing(monkeypatch):
     assert att["tool"] == "torch" and att["status"] == "ok" and 4 in shapes
 
 
-def gpu_items():
-    import gpu_items as module
-    return module
-
-
 def test_cuda_event_timing_flushes_the_l2():
     """Without Triton: CUDA events around each call, each after writing a 256 MiB buffer."""
-    import types
-
-    import gpu_speed
     log = []
 
     class Event:

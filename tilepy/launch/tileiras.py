@@ -53,10 +53,11 @@ def _version(tool: str, size: int, mtime_ns: int) -> str:
 
 
 # What tileiras runs beside itself, of its own release (its wheel, nvidia-cuda-tileiras, depends
-# on the wheels named here): it looks for ptxas beside itself, then on PATH (an older toolkit's
-# ptxas there rejects its PTX), and for libnvvm in ../lib or ../nvvm/lib64 of its folder; libnvvm
-# and nvJitLink it loads by those paths. Without them every compile fails with only "failed to
-# compile Tile IR program" (seen with tileiras 13.5 on a GPU machine, issue 26).
+# on the wheels named here). Seen with strace (tileiras 13.5): it runs ptxas from its own folder,
+# else the first on PATH (an older toolkit's there rejects its PTX), and loads libnvvm from
+# ../lib/libnvvm.so.4 or ../nvvm/lib64/libnvvm.so of its folder; libnvJitLink (it dlopens it to
+# link device libraries) is looked for in the same lib folder. Without them every compile fails
+# with only "failed to compile Tile IR program" (on a GPU machine, issue 26).
 COMPANIONS = (      # (what, wheel, paths relative to tileiras' folder)
     ("ptxas", "nvidia-cuda-nvcc", ("ptxas",)),
     ("libnvvm", "nvidia-nvvm", ("../lib/libnvvm.so.4", "../nvvm/lib64/libnvvm.so")),
