@@ -103,7 +103,7 @@ def markdown(rows: list[dict], info: dict) -> str:
 def main(out=sys.stdout, json_path: str | None = "gpu-report.json",
          markdown_path: str | None = "gpu-report.md", scale: int = 1, fuzz_batches: int = 4,
          speed: bool = True, cases=None, child=None, workers: int | None = None,
-         timeout: float = 300, per_batch: int = 8, speed_only=None) -> int:
+         timeout: float = 120, per_batch: int = 8, speed_only=None) -> int:
     drv = gpu_driver.current()
     if not drv.available():
         print("no GPU: no NVIDIA driver/GPU found, nothing to run on a GPU", file=out)

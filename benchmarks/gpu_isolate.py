@@ -64,7 +64,7 @@ class Child:
             os.unlink(self.path)
 
 
-def run_isolated(cmd: list[str], items: list[str], on_row, timeout: float = 300,
+def run_isolated(cmd: list[str], items: list[str], on_row, timeout: float = 120,
                  env=None) -> list[dict]:
     """Run `items` in children started with `cmd` (+ the items file), a fresh child after each
     fault; `on_row(row)` gets every row as it comes. Returns the rows, faults included."""
@@ -87,22 +87,23 @@ def run_isolated(cmd: list[str], items: list[str], on_row, timeout: float = 300,
         if started is not None and started not in done:      # died (or hung) inside an item
             why = (f"no answer in {timeout:.0f} s (killed)" if child.timed_out else
                    f"the process ended with exit status {child.proc.returncode}")
-            row = fault_row(started, why, source)
+            row = fault_row(started, why, source, "HUNG" if child.timed_out else "CRASHED")
             rows.append(row)
             on_row(row)
             done.add(started)
         if started is None:                                  # died before its first item
             row = fault_row(todo[0], f"the child process ended with exit status "
-                                     f"{child.proc.returncode} before its first item", "")
+                                     f"{child.proc.returncode} before its first item", "",
+                            "CRASHED")
             rows.append(row)
             on_row(row)
         todo = todo[todo.index(started) + 1:] if started is not None else todo[1:]
     return rows
 
 
-def fault_row(item: str, error: str, source: str) -> dict:
+def fault_row(item: str, error: str, source: str, status: str = "CUDA ERROR") -> dict:
     suite, _, name = item.partition(":")
-    return {"item": item, "suite": suite, "name": name, "status": "CUDA ERROR",
+    return {"item": item, "suite": suite, "name": name, "status": status,
             "detail": f"{error}; the rest ran in a fresh process", "source": source}
 
 

@@ -219,3 +219,21 @@ def test_cuda_event_timing_flushes_the_l2():
                                   empty=lambda n, dtype, device: flush)
     ms = gpu_speed.events(torch, lambda: log.append("call"), reps=3)
     assert log == ["call"] + ["flush", "record", "call", "record"] * 3 and ms == 2.0
+
+
+@pytest.mark.parametrize("how,status,said", [
+    ("os._exit(139)", "CRASHED", "the process ended with exit status 139"),
+    ("time.sleep(60)", "HUNG", "no answer in 1 s (killed)")])
+def test_isolation_names_a_crash_and_a_hang(how, status, said):
+    """A child that dies inside an item (a segfault) or hangs (a kernel that never ends): the
+    item is named, the next one runs in a fresh child."""
+    code = ("import json, os, sys, time\nitems = json.load(open(sys.argv[1]))\n"
+            "print('@@gpu ' + json.dumps({'start': items[0], 'source': 'def k(): ...'}), flush=True)\n"
+            f"if items[0] == 'tutorial:bad':\n    {how}\n"
+            "print('@@gpu ' + json.dumps({'row': {'item': items[0], 'suite': 'tutorial', "
+            "'name': 'good', 'status': 'ok', 'detail': ''}}), flush=True)\n")
+    rows = []
+    gpu_isolate.run_isolated([sys.executable, "-c", code], ["tutorial:bad", "tutorial:good"],
+                             rows.append, timeout=1)
+    assert [(r["name"], r["status"]) for r in rows] == [("bad", status), ("good", "ok")]
+    assert rows[0]["detail"].startswith(said) and rows[0]["source"] == "def k(): ..."
