@@ -121,7 +121,7 @@ def run_item(item: str, started):
         return fuzz_item(item, started)
     if suite == "speed":
         import gpu_speed
-        return gpu_speed.speed_item(item, started, row)
+        return gpu_speed.speed_item(item, started, row, alive=context_alive)
     return validation_item(item, started)
 
 

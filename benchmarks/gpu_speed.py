@@ -262,8 +262,11 @@ def measure(env, problem: Problem, setup: Setup, tool: str) -> dict:
             "detail": f"{ms:.4f} ms, {rate:.1f} {problem.unit}, error {err:.1e}"}
 
 
-def speed_item(item: str, started, row, env=None, scale: int | None = None):
-    """`speed:I[/SCALE]`: the cells of problem I, one row per tool as each is measured."""
+def speed_item(item: str, started, row, env=None, scale: int | None = None,
+               alive=lambda: True):
+    """`speed:I[/SCALE]`: the cells of problem I, one row per tool as each is measured. A tool
+    that fails (a kernel one compiler refuses, cuTile's or Triton's own error) is said and the
+    next one runs -- unless the CUDA context died (`alive()`): then the item ends there."""
     spec = item.partition(":")[2].split("/")
     index, scale = int(spec[0]), scale or (int(spec[1]) if len(spec) > 1 else 1)
     env = env or default_env()
@@ -273,9 +276,11 @@ def speed_item(item: str, started, row, env=None, scale: int | None = None):
     for tool in [t for t in TOOLS if t in setup.tools]:
         try:
             cell = measure(env, problem, setup, tool)
-        except ct.TileError as e:       # a kernel one compiler refuses: said, not fatal
+        except Exception as e:
+            if not isinstance(e, ct.TileError) and not alive():
+                raise
             cell = {"tool": tool, "status": "FAILED",
-                    "detail": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+                    "detail": f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"}
         yield row(item, cell.pop("status"), cell.pop("detail"), problem=problem.name, **cell)
 
 

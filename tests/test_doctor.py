@@ -237,3 +237,19 @@ def test_isolation_names_a_crash_and_a_hang(how, status, said):
                              rows.append, timeout=1)
     assert [(r["name"], r["status"]) for r in rows] == [("bad", status), ("good", "ok")]
     assert rows[0]["detail"].startswith(said) and rows[0]["source"] == "def k(): ..."
+
+
+def test_a_failing_tool_is_a_cell_not_the_end_of_the_problem():
+    torch = pytest.importorskip("torch")
+
+    def broken(*a, **k):
+        raise RuntimeError("Triton's own error")
+    tk = types.SimpleNamespace(vector_add=_FakeTritonKernel(broken))
+    cells = list(gpu_speed.speed_item("speed:8/256", lambda s: None, gpu_items.row,
+                                      env=gpu_speed.Env(torch, "cpu", (), triton_kernels=tk)))
+    assert [(c["tool"], c["status"]) for c in cells] == [("Triton", "FAILED"), ("torch", "ok")]
+    assert "RuntimeError: Triton's own error" in cells[0]["detail"]
+    with pytest.raises(RuntimeError):          # the context died: the child's fault path
+        list(gpu_speed.speed_item("speed:8/256", lambda s: None, gpu_items.row,
+                                  env=gpu_speed.Env(torch, "cpu", (), triton_kernels=tk),
+                                  alive=lambda: False))
