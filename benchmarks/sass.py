@@ -252,8 +252,8 @@ def main(argv=None):
         opts.arch = opts.arch or ["sm_80", "sm_90"]
         return real_size(opts, ct)
     opts.arch = opts.arch or ["sm_75", "sm_80", "sm_90"]
-    from tilepy.launch.tileiras import find_tileiras
-    tas = find_tileiras() is not None
+    from tilepy.launch.tileiras import unusable
+    tas = unusable() is None
     stack = "stack B / LDL+STL"
     head = ["kernel", "arch", "regs", "smem B", stack, "HMMA/HGMMA", *COLUMNS[1:]]
     if tas:

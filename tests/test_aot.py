@@ -147,7 +147,7 @@ def test_cpu_build_runs_and_checks_its_signature(tmp_path):
     assert (out == a + b).all()
 
 
-def test_launch_errors_of_a_compiled_kernel():
+def test_launch_errors_of_a_compiled_kernel(no_driver):
     gpu = vector_add.compile(*VADD_SIG, arch="sm_90")
     host = vector_add.compile(*VADD_SIG, arch="cpu")
     a = np.zeros(1000, np.float32)

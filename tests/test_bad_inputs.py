@@ -88,7 +88,9 @@ BAD_CASES = [pytest.param(entry, *b, id=f"{entry}-{b[0]}") for entry in ("launch
 
 
 @pytest.mark.parametrize("entry,what,args,grid,match", BAD_CASES)
-def test_bad_launch_arguments_raise_tile_errors(entry, what, args, grid, match):
+def test_bad_launch_arguments_raise_tile_errors(entry, what, args, grid, match, no_driver):
+    """(The fake CUDA array's pointer must not reach a real driver: no driver, whatever the
+    machine.)"""
     with pytest.raises(TileError, match=match):
         if entry == "launch":
             ct.launch(None, grid, vadd, args)
@@ -99,8 +101,9 @@ def test_bad_launch_arguments_raise_tile_errors(entry, what, args, grid, match):
 
 
 @pytest.mark.parametrize("what,args", [(b[0], b[1]) for b in BAD_LAUNCHES if _launch_only(b[0])])
-def test_launch_only_problems_leave_valid_tile_ir(what, args):
-    """`kernel.mlir` does not launch: for these arguments it gives the kernel's verified IR."""
+def test_launch_only_problems_leave_valid_tile_ir(what, args, no_driver):
+    """`kernel.mlir` does not launch: for these arguments it gives the kernel's verified IR
+    (the fake CUDA array's pointer must not reach a real driver)."""
     text = vadd.mlir(*args)
     verify(parse_module(text))
     assert "store_view_tko" in text and "load_view_tko" in text
@@ -149,7 +152,7 @@ def test_zero_size_arrays_are_handled():
     ct.launch(None, (1,), madd, (zz, zz.copy()))
 
 
-def test_gpu_arrays_without_a_driver_are_a_clear_error():
+def test_gpu_arrays_without_a_driver_are_a_clear_error(no_driver):
     a = FakeCudaArray()
     with pytest.raises(TileError):
         ct.launch(None, (1,), vadd, (a, a, a, 16))

@@ -443,7 +443,7 @@ def test_tileiras_compiles_the_new_ops(name):
     included (sm_90 here; sm_80 and sm_100 compile too)."""
     from tilepy.bytecode import write_module
     from tilepy.ir.parser import parse_module
-    from tilepy.launch.tileiras import assemble, find_tileiras
-    if find_tileiras() is None:
-        pytest.skip("tileiras not installed (pip install nvidia-cuda-tileiras)")
+    from tilepy.launch.tileiras import assemble, unusable
+    if unusable():
+        pytest.skip(unusable())
     assert assemble(write_module(parse_module(globals()[name])), "sm_90", "k")

@@ -7,12 +7,18 @@ import os
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
 from fake_driver import FakeDriver
 from tutorial_cases import gpu_benchmark
 from tilepy.__main__ import main
+
+gpu_benchmark()                       # (puts benchmarks/ on sys.path: its gpu_* modules)
+import gpu_isolate  # noqa: E402
+import gpu_items  # noqa: E402
+import gpu_speed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,7 +29,7 @@ def doctor(*argv):
     return rc, out.getvalue()
 
 
-def test_doctor_without_a_gpu():
+def test_doctor_without_a_gpu(no_driver):
     rc, text = doctor()
     for heading in ("versions", "NVRTC (GPU compiler)", "host C++ compiler (CPU backend)",
                     "disk cache", "NVIDIA driver and GPUs", "tileiras"):
@@ -75,52 +81,175 @@ def test_doctor_reports_problems_with_their_fixes():
     assert rc == 1
 
 
-def test_doctor_gpu_needs_a_gpu():
+def test_doctor_gpu_needs_a_gpu(no_driver):
     rc, text = doctor("--gpu")
-    assert "--gpu:                 not run: no GPU" in text and rc == 0
+    assert "--gpu:                 not run: no GPU" in text and rc == 1     # issue 30 item 7
 
 
-def test_gpu_validation_on_the_fake_driver(tmp_path):
+class _Lines(io.StringIO):
+    """An output that notes, with each line, how many child processes had started then."""
+
+    def __init__(self, children):
+        super().__init__()
+        self.children, self.noted = children, []
+
+    def write(self, text):
+        self.noted += [(line, len(self.children)) for line in text.splitlines() if line.strip()]
+        return super().write(text)
+
+
+def test_doctor_gpu_isolates_a_cuda_error_and_streams_its_rows(tmp_path, monkeypatch):
+    """A CUDA error in one case (the child tests/gpu_child.py makes layernorm's launch an
+    illegal address): the case is named with its kernel source, the rest runs in a fresh
+    process, each row is printed when known (vector_add's before the second child started); the
+    speed table's rows come from a child too, on torch's CPU tensors here (no Triton or cuTile:
+    their columns are absent), as Markdown and JSON."""
+    pytest.importorskip("torch")
     bench = gpu_benchmark()
-    from tutorial_cases import CASES
-    with FakeDriver():
-        rows = bench.validate(CASES, "tutorial", ["vector_add", "layernorm"])
-        fuzz = bench.fuzz_rows(batches=1, per_batch=4)
-    assert [r.status for r in rows] == ["ok", "ok"], rows
-    assert fuzz and all(r.status == "ok" for r in fuzz), fuzz
+    children = []
+    real_child = gpu_isolate.Child
 
-
-def test_gpu_speed_table_on_the_fake_driver(tmp_path):
-    torch = pytest.importorskip("torch")
-    bench = gpu_benchmark()
-    with FakeDriver() as drv:
-        info = drv.device_info(drv.core.Device(0))
-        compilers = bench.table_compilers(drv)
-        rows = bench.speed_table(torch, "cpu", info, scale=64, iters=1, repeat=1,
-                                 compilers=compilers)
-    names = [r.problem for r in rows]
-    assert len(rows) == 9 * len(compilers) and names[0].startswith("matmul float16")
-    assert "bfloat16" in names[2]
-    assert [r.compiler for r in rows[::9]] == [bench.COMPILER_NAMES[c] for c in compilers]
-    assert all(r.tilepy_ms > 0 and r.torch_ms > 0 and r.peak_pct is not None for r in rows)
-    text = bench.markdown(rows, info)
-    assert text.count("\n| ") == len(rows) + 1 and "attention f16" in text
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps([r.__dict__ for r in rows]))
-    assert json.loads(path.read_text())[0]["unit"] == "TFLOP/s"
-
-
-class _CorruptingDriver(FakeDriver):
-    """A GPU that computes, but whose copies back to the host lose the last element."""
-
-    def to_host(self, host, ptr):
-        super().to_host(host, ptr)
-        host.reshape(-1)[-1] = -1
-
-
-def test_doctor_reports_wrong_results():
-    with _CorruptingDriver(devices=1):
-        rc, text = doctor()
-    assert "  GPU 0:                 WRONG: 1 of 1000 elements differ from numpy" in text
-    assert "GPU 0: the vector add gave wrong results" in text and "fix: check the driver" in text
+    def counted(*a, **k):
+        children.append(1)
+        return real_child(*a, **k)
+    monkeypatch.setattr(gpu_isolate, "Child", counted)
+    out = _Lines(children)
+    child = [sys.executable, os.path.join(ROOT, "tests", "gpu_child.py"), "--fault", "layernorm"]
+    with FakeDriver(devices=1):
+        rc = bench.main(out, str(tmp_path / "r.json"), str(tmp_path / "r.md"), scale=64,
+                        fuzz_batches=1, per_batch=2, child=child, workers=1, speed_only=[8],
+                        cases=["tutorial:vector_add", "tutorial:layernorm", "tutorial:softmax"])
+    noted = dict((line.split()[1], n) for line, n in out.noted if line.startswith("  tutorial"))
+    assert noted == {"vector_add": 1, "layernorm": 1, "softmax": 2}, out.noted
+    text = out.getvalue()
+    assert "tutorial layernorm" in text and "CUDA ERROR FakeCUDAError: CUDA_ERROR_ILLEGAL_ADDRESS" in text
+    assert "the rest ran in a fresh process\n    the faulting kernel:\n      @ct.kernel\n      " \
+           "def layernorm(" in text
+    assert "fuzz     batch 0 of 1 (seed 15)" in text and "2 random kernels agree" in text
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert [r["status"] for r in rows if r["suite"] != "speed"] == ["ok", "CUDA ERROR", "ok", "ok"]
+    assert "def layernorm(" in rows[1]["source"]
+    assert "speed    vector add f32 n=1048576 [tilepy]" in text
+    tools = ["tilepy"] + (["tilepy tileiras"] if "tileiras" in bench.table_compilers(FakeDriver())
+                          else []) + ["torch"]
+    table = (tmp_path / "r.md").read_text()
+    assert table in text and f"| problem | {' | '.join(tools)} | tilepy % of peak |" in table
+    assert "| vector add f32 n=1048576 (GB/s) | " in table
+    speed = [r for r in rows if r["suite"] == "speed"]
+    assert [r["tool"] for r in speed] == tools
+    assert all(r["status"] == "ok" and r["ms"] > 0 for r in speed), speed
     assert rc == 1
+
+
+def test_doctor_gpu_without_fuzz(tmp_path):
+    """fuzz_batches=0 is allowed (it was hypothesis's InvalidArgument)."""
+    out = io.StringIO()
+    with FakeDriver(devices=1):
+        rc = gpu_benchmark().main(out, None, None, fuzz_batches=0, cases=[], speed=False)
+    assert rc == 0 and "validation: 0 of 0 ok" in out.getvalue()
+
+
+class _FakeTritonKernel:
+    """`kernel[grid](*args, **meta)` as Triton's launch is called; computes with torch."""
+
+    def __init__(self, fn):
+        self.fn, self.launches = fn, 0
+
+    def __getitem__(self, grid):
+        def launch(*args, **meta):
+            self.launches += 1
+            self.fn(*args)
+        return launch
+
+
+def test_speed_table_columns_checks_and_timing(monkeypatch):
+    """The Triton column (a fake triton_kernels; its wrong softmax is said, not timed), the
+    cuTile column (the same tutorial source through a cuda.tile-like module: tilepy itself here),
+    torch's attention on (B, H, S, D) tensors, every cell timed by triton.testing.do_bench."""
+    torch = pytest.importorskip("torch")
+    import tilepy
+    benched = []
+    triton = types.ModuleType("triton")
+    triton.testing = types.SimpleNamespace(
+        do_bench=lambda fn, **kw: benched.append(kw) or gpu_speed.wall_clock(fn))
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    monkeypatch.setitem(sys.modules, "triton.testing", triton.testing)
+    tk = types.SimpleNamespace(vector_add=_FakeTritonKernel(lambda a, b, c, n: c.copy_(a + b)),
+                               softmax=_FakeTritonKernel(lambda x, y, *_: y.copy_(x)))   # wrong
+    env = gpu_speed.Env(torch, "cpu", ("nvrtc",), cutile=tilepy, triton_kernels=tk)
+
+    def cells(index, env=env):
+        return list(gpu_speed.speed_item(f"speed:{index}/256", lambda s: None,
+                                         gpu_items.row, env=env))
+    vadd = cells(8)
+    assert [(c["tool"], c["status"]) for c in vadd] == [("tilepy", "ok"), ("cuTile", "ok"),
+                                                         ("Triton", "ok"), ("torch", "ok")]
+    assert len(benched) == 4 and all(kw["return_mode"] == "median" for kw in benched)
+    assert tk.vector_add.launches > 1
+    wrong = {c["tool"]: c for c in cells(4, gpu_speed.Env(torch, "cpu", (), triton_kernels=tk))}
+    assert wrong["Triton"]["status"] == "WRONG" and "not timed" in wrong["Triton"]["detail"]
+    assert "ms" not in wrong["Triton"] and wrong["torch"]["status"] == "ok"
+    shapes = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
+                        lambda q, k, v: shapes.append(q.dim()) or sdpa(q, k, v))
+    (att,) = cells(6, gpu_speed.Env(torch, "cpu", ()))
+    assert att["tool"] == "torch" and att["status"] == "ok" and 4 in shapes
+
+
+def test_cuda_event_timing_flushes_the_l2():
+    """Without Triton: CUDA events around each call, each after writing a 256 MiB buffer."""
+    log = []
+
+    class Event:
+        def __init__(self, enable_timing):
+            assert enable_timing
+
+        def record(self):
+            log.append("record")
+            self.t = len(log)
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):
+            return float(end.t - self.t)
+    flush = types.SimpleNamespace(zero_=lambda: log.append("flush"))
+    torch = types.SimpleNamespace(int8="int8", cuda=types.SimpleNamespace(Event=Event),
+                                  empty=lambda n, dtype, device: flush)
+    ms = gpu_speed.events(torch, lambda: log.append("call"), reps=3)
+    assert log == ["call"] + ["flush", "record", "call", "record"] * 3 and ms == 2.0
+
+
+@pytest.mark.parametrize("how,status,said", [
+    ("os._exit(139)", "CRASHED", "the process ended with exit status 139"),
+    ("time.sleep(60)", "HUNG", "no answer in 1 s (killed)")])
+def test_isolation_names_a_crash_and_a_hang(how, status, said):
+    """A child that dies inside an item (a segfault) or hangs (a kernel that never ends): the
+    item is named, the next one runs in a fresh child."""
+    code = ("import json, os, sys, time\nitems = json.load(open(sys.argv[1]))\n"
+            "print('@@gpu ' + json.dumps({'start': items[0], 'source': 'def k(): ...'}), flush=True)\n"
+            f"if items[0] == 'tutorial:bad':\n    {how}\n"
+            "print('@@gpu ' + json.dumps({'row': {'item': items[0], 'suite': 'tutorial', "
+            "'name': 'good', 'status': 'ok', 'detail': ''}}), flush=True)\n")
+    rows = []
+    gpu_isolate.run_isolated([sys.executable, "-c", code], ["tutorial:bad", "tutorial:good"],
+                             rows.append, timeout=1)
+    assert [(r["name"], r["status"]) for r in rows] == [("bad", status), ("good", "ok")]
+    assert rows[0]["detail"].startswith(said) and rows[0]["source"] == "def k(): ..."
+
+
+def test_a_failing_tool_is_a_cell_not_the_end_of_the_problem():
+    torch = pytest.importorskip("torch")
+
+    def broken(*a, **k):
+        raise RuntimeError("Triton's own error")
+    tk = types.SimpleNamespace(vector_add=_FakeTritonKernel(broken))
+    cells = list(gpu_speed.speed_item("speed:8/256", lambda s: None, gpu_items.row,
+                                      env=gpu_speed.Env(torch, "cpu", (), triton_kernels=tk)))
+    assert [(c["tool"], c["status"]) for c in cells] == [("Triton", "FAILED"), ("torch", "ok")]
+    assert "RuntimeError: Triton's own error" in cells[0]["detail"]
+    with pytest.raises(RuntimeError):          # the context died: the child's fault path
+        list(gpu_speed.speed_item("speed:8/256", lambda s: None, gpu_items.row,
+                                  env=gpu_speed.Env(torch, "cpu", (), triton_kernels=tk),
+                                  alive=lambda: False))

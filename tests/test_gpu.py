@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import tilepy as ct
-from tilepy.launch.gpu import driver_available
+from gpu_machine import needs_real_gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -40,7 +40,7 @@ def test_driver_probe_is_safe_without_a_driver():
     assert first == second == oracle.stdout.strip(), (probe.stdout, oracle.stdout, oracle.stderr)
 
 
-@pytest.mark.skipif(not driver_available(), reason="no NVIDIA driver/GPU")
+@needs_real_gpu()
 def test_vector_add_on_gpu():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():

@@ -87,10 +87,10 @@ def _table_kernels():
     MATMUL_TILES, ATTENTION_TILES = bench.MATMUL_TILES, bench.ATTENTION_TILES
     f16, bf16 = np.float16, ml_dtypes.bfloat16
     out = {}
-    for dt in (f16, bf16):
+    for dt, tiles in zip((f16, f16, bf16), MATMUL_TILES):
         a = np.zeros((256, 256), dt)
-        out[f"table:matmul {np.dtype(dt).name}"] = (load("03_matmul").matmul,
-                                                    (a, a, np.zeros((256, 256), np.float32), *MATMUL_TILES))
+        out[f"table:matmul {np.dtype(dt).name} {tiles}"] = (
+            load("03_matmul").matmul, (a, a, np.zeros((256, 256), np.float32), *tiles))
     x = np.zeros((8, 4096), np.float32)
     out["table:softmax 4096"] = (load("02_softmax").softmax, (x, x.copy(), 4096))
     w = np.zeros(4096, np.float32)

@@ -66,14 +66,14 @@ def test_array_interface_producer():
 
 
 # ----------------------------------------------------------------------------- CUDA producers
-def test_cuda_array_interface_without_driver():
+def test_cuda_array_interface_without_driver(no_driver):
     info = intake(FakeCAI((4, 8), np.float16, readonly=True), "x")
     assert info.device == "cuda" and info.device_id is None
     assert info.shape == (4, 8) and info.strides == (8, 1) and info.dtype == ct.float16
     assert info.readonly and info.ptr == 0x7f0000000000
 
 
-def test_cuda_array_interface_strides_and_errors():
+def test_cuda_array_interface_strides_and_errors(no_driver):
     assert intake(FakeCAI((4, 8), np.float32, strides=(4, 32))).strides == (1, 8)
     with pytest.raises(ct.TileValueError, match="negative strides"):
         intake(FakeCAI((4,), np.float32, strides=(-4,)), "x")

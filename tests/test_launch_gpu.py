@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from tilepy.launch.gpu import driver_available
+from gpu_machine import needs_real_gpu
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not driver_available(), reason="no NVIDIA driver/GPU")]
+pytestmark = [pytest.mark.gpu, needs_real_gpu()]
 
 
 @ct.kernel

@@ -5,11 +5,13 @@ import os
 import re
 import tomllib
 
-import grimp
 import pytest
-from importlinter import configuration
-from importlinter.cli import lint_imports
-from importlinter.contracts.layers import LayersContract
+
+grimp = pytest.importorskip("grimp", reason="import-linter is not installed (pip install import-linter)")
+pytest.importorskip("importlinter", reason="import-linter is not installed (pip install import-linter)")
+from importlinter import configuration  # noqa: E402
+from importlinter.cli import lint_imports  # noqa: E402
+from importlinter.contracts.layers import LayersContract  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYPROJECT = os.path.join(ROOT, "pyproject.toml")

@@ -158,10 +158,10 @@ def test_by_target_names_an_architecture():
 
 def test_tileiras_honors_the_occupancy_hint():
     from tilepy.bytecode import write_module
-    from tilepy.launch.tileiras import assemble, find_tileiras
+    from tilepy.launch.tileiras import assemble, unusable
     from tilepy.tools.sass_stats import elf_resources
-    if find_tileiras() is None:
-        pytest.skip("tileiras not installed (tilepy[tileiras])")
+    if unusable():
+        pytest.skip(unusable())
     kernel, args, _, _ = _matmul(occupancy=ct.ByTarget(sm_80=8))
     cb = assemble(write_module(compile_for_args(kernel, args).module), "sm_80", "matmul")
     assert elf_resources(cb.data)["matmul"]["registers"] <= 64     # 106 without the hint

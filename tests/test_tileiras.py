@@ -15,8 +15,7 @@ from tilepy.tools.sass_stats import find_tool
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tutorials"))
 from definitions import load  # noqa: E402
 
-pytestmark = pytest.mark.skipif(tileiras.find_tileiras() is None,
-                                reason="tileiras not installed (pip install nvidia-cuda-tileiras)")
+pytestmark = pytest.mark.skipif(tileiras.unusable() is not None, reason=str(tileiras.unusable()))
 NVDISASM = find_tool("nvdisasm")
 
 
@@ -95,15 +94,15 @@ def test_a_cached_cubin_asks_tileiras_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path))
     data = write_module(compile_for_args(load("01_vector_add").vector_add,
                                          _vector_add_args(1024, 256)).module)
-    tileiras.tileiras_version.cache_clear()
+    tileiras._version.cache_clear()
     first = tileiras.assemble(data, "sm_90", "vector_add")
-    tileiras.tileiras_version.cache_clear()             # as in a new process
+    tileiras._version.cache_clear()             # as in a new process
 
     def no_process(*a, **k):
         raise AssertionError("tileiras was run for a cached cubin")
     monkeypatch.setattr(tileiras.subprocess, "run", no_process)
     assert tileiras.assemble(data, "sm_90", "vector_add").data == first.data
-    tileiras.tileiras_version.cache_clear()
+    tileiras._version.cache_clear()
 
 
 def test_bad_compiler_and_arch_are_named():

@@ -11,8 +11,7 @@ from tilepy.errors import TileCompileError, TileLaunchError, TileValueError
 from tilepy.launch import tileiras
 from tutorial_cases import CASES as TUTORIAL_CASES
 
-pytestmark = pytest.mark.skipif(tileiras.find_tileiras() is None,
-                                reason="tileiras not installed (pip install nvidia-cuda-tileiras)")
+pytestmark = pytest.mark.skipif(tileiras.unusable() is not None, reason=str(tileiras.unusable()))
 
 
 @pytest.fixture

@@ -2,12 +2,11 @@
 torch's current stream, inside torch.compile(fullgraph=True), and captured in a CUDA graph."""
 import pytest
 
-from tilepy.launch.gpu import driver_available
+from gpu_machine import needs_real_gpu
 
 torch = pytest.importorskip("torch")
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not (driver_available() and torch.cuda.is_available()),
-                                 reason="needs an NVIDIA GPU and a CUDA build of torch")]
+pytestmark = [pytest.mark.gpu, needs_real_gpu(),
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA build of torch")]
 
 import tilepy.torch as tpt  # noqa: E402
 from torch_tutorial import tutorial6  # noqa: E402

@@ -111,8 +111,8 @@ def main(argv=None, out=sys.stdout) -> int:
     csub.add_parser("dir", help="print the cache dir")
     doc = sub.add_parser("doctor", help="what tilepy finds here, and a vector add on every backend")
     doc.add_argument("--gpu", action="store_true",
-                     help="also the tutorial kernels, the cuTile-style suite and a fuzz batch on "
-                          "the GPU, and the speed table against torch")
+                     help="also the tutorial kernels, the cuTile-style suite and fuzz batches on "
+                          "the GPU, and the speed table beside cuTile, Triton and torch")
     doc.add_argument("--json", help="where --gpu writes the speed table as JSON")
     doc.add_argument("--markdown", help="where --gpu writes the speed table as Markdown")
     args = ap.parse_args(argv)

@@ -172,12 +172,12 @@ view
 # %%
 bytecode = axpy.bytecode(2.0, x, y, 128)
 print(f"Tile IR bytecode: {len(bytecode)} bytes, format version {bytecode[8]}.{bytecode[9]}")
-from tilepy.launch.tileiras import find_tileiras  # noqa: E402
+from tilepy.launch.tileiras import unusable  # noqa: E402
 from tilepy.tools import sass_stats  # noqa: E402
 
-if find_tileiras() is None or not sass_stats.available():
-    print("tileiras or nvdisasm is not installed: pip install 'tilepy[tileiras]' "
-          "nvidia-cuda-nvdisasm to compare")
+if unusable() or not sass_stats.available():
+    print(f"not compared: {unusable() or 'nvdisasm is not installed'} (pip install "
+          "'tilepy[tileiras]' nvidia-cuda-nvdisasm)")
 else:
     second = axpy.compile(2.0, x, y, 128, arch="sm_90", compiler="tileiras")
     for who, c in (("NVRTC (tilepy's C++)", cubin), ("tileiras (tilepy's Tile IR)", second)):

@@ -7,9 +7,10 @@ then runs a vector add on every backend available (CPU fast, CPU faithful, the i
 each GPU) and checks it against numpy. Each problem comes with its fix. The exit status is 0
 when every available backend works.
 
-`--gpu` then runs benchmarks/gpu.py from tilepy's source checkout: every tutorial kernel, the
-cuTile-style suite and a fuzz batch on the GPU against the CPU backend, and the speed table
-against torch.
+`--gpu` then runs benchmarks/gpu.py from tilepy's source checkout (exit status 1 without a GPU):
+every tutorial kernel, the cuTile-style suite and fuzz batches on the GPU against the CPU
+backend, each in a child process (a CUDA error names its case and loses nothing else), and the
+speed table beside cuTile, Triton and torch; each row printed as soon as it is known.
 """
 from __future__ import annotations
 

@@ -70,9 +70,10 @@ def on_device(fn, device_id: int = 0):
 
 
 def gpu_compilers() -> list[str]:
-    """The GPU compilers present here: NVRTC, and tileiras when it is installed."""
-    from ..launch.tileiras import find_tileiras
-    return ["nvrtc"] + (["tileiras"] if find_tileiras() is not None else [])
+    """The GPU compilers usable here: NVRTC, and tileiras when it is installed with its
+    companions (the doctor says what it lacks otherwise)."""
+    from ..launch.tileiras import unusable
+    return ["nvrtc"] + (["tileiras"] if unusable() is None else [])
 
 
 def _gpu(device_id: int, compiler: str = "nvrtc"):

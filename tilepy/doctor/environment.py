@@ -130,7 +130,7 @@ def _target(cc, drv):
 
 
 def tileiras(report):
-    from ..launch.tileiras import find_tileiras
+    from ..launch.tileiras import find_tileiras, missing_companions
     report.section("tileiras (NVIDIA's Tile IR compiler, optional)")
     path = find_tileiras()
     if path is None:
@@ -142,6 +142,12 @@ def tileiras(report):
     except (OSError, subprocess.SubprocessError) as e:
         version = f"does not run ({e})"
     report.line("tileiras", f"{path} ({version.strip()})")
+    missing = missing_companions()
+    if missing:
+        report.line("companions", f"MISSING: {missing[0]}")
+        report.problem(f"tileiras cannot compile: {missing[0]}", missing[1], fatal=False)
+        return
+    report.line("companions", "ptxas, libnvvm and nvJitLink of its release beside it")
     report.line("used by tilepy", "GPU launches of kernels with compiler=\"tileiras\" (or all, with "
                 "TILEPY_GPU_COMPILER=tileiras), kernel.compile(..., compiler=\"tileiras\"); its "
                 "cubins need driver r580+ (CUDA 13.0)")

@@ -27,12 +27,12 @@ class Report:
         self.data: dict = {}
 
     def section(self, title: str):
-        print(f"\n{title}", file=self.out)
+        print(f"\n{title}", file=self.out, flush=True)     # each line as soon as it is known
         self.data.setdefault(title, {})
         self._current = title
 
     def line(self, name: str, value):
-        print(f"  {name + ':':<22} {value}", file=self.out)
+        print(f"  {name + ':':<22} {value}", file=self.out, flush=True)
         self.data[self._current][name] = value
 
     def text(self, text: str):

@@ -31,22 +31,105 @@ def find_tileiras() -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
 def tileiras_version() -> str:
     """"13.4" for the installed tileiras. Asking it takes a process (~0.2 s), which a launch
     that finds its cubin in the disk cache should not pay: the answer is kept in the cache,
     under the tool's file identity (a reinstalled tileiras is asked again)."""
     tool = _tool()
     st = os.stat(tool)
-    key = cache.key_of("tileiras --version", tool, st.st_size, st.st_mtime_ns)
+    return _version(tool, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
+def _version(tool: str, size: int, mtime_ns: int) -> str:
+    key = cache.key_of("tileiras --version", tool, size, mtime_ns)
     hit = cache.get("tileiras", key)
     if hit is not None and hit.meta.get("what") == "version":
         return hit.payload.decode()
     out = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"release (\d+\.\d+)", out)
-    version = m.group(1) if m else "unknown"
+    version = _release(out) or "unknown"
     cache.put("tileiras", key, version.encode(), {"what": "version"})
     return version
+
+
+# What tileiras runs beside itself, of its own release (its wheel, nvidia-cuda-tileiras, depends
+# on the wheels named here). Seen with strace (tileiras 13.5): it runs ptxas from its own folder,
+# else the first on PATH (an older toolkit's there rejects its PTX), and loads libnvvm from
+# ../lib/libnvvm.so.4 or ../nvvm/lib64/libnvvm.so of its folder; libnvJitLink (it dlopens it to
+# link device libraries) is looked for in the same lib folder. Without them every compile fails
+# with only "failed to compile Tile IR program" (on a GPU machine, issue 26).
+COMPANIONS = (      # (what, wheel, paths relative to tileiras' folder)
+    ("ptxas", "nvidia-cuda-nvcc", ("ptxas",)),
+    ("libnvvm", "nvidia-nvvm", ("../lib/libnvvm.so.4", "../nvvm/lib64/libnvvm.so")),
+    ("nvJitLink", "nvidia-nvjitlink", ("../lib/libnvJitLink.so.13", "../lib/libnvJitLink.so",
+                                       "../lib64/libnvJitLink.so")),
+)
+
+
+def _release(text: str) -> str | None:
+    m = re.search(r"release (\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
+def _companion(what: str, wheel: str, paths, folder: str, release: str) -> str | None:
+    """Why the companion `what` of a tileiras in `folder` is not of its release, or None."""
+    found = next((os.path.normpath(os.path.join(folder, p)) for p in paths
+                  if os.path.isfile(os.path.join(folder, p))), None)
+    if what == "ptxas":
+        found = found or shutil.which("ptxas")
+        if found is None:
+            return "no ptxas beside it or on PATH"
+        try:
+            out = subprocess.run([found, "--version"], capture_output=True, text=True,
+                                 timeout=30).stdout
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"ptxas {found} does not run ({e})"
+        got = _release(out)
+        return None if got == release else f"ptxas {found} is release {got}, not {release}"
+    if found is None:
+        return f"no {what} in {os.path.normpath(os.path.join(folder, '..'))}"
+    got = _wheel_release(wheel, found)
+    return None if got in (None, release) else f"{what} {found} is release {got} ({wheel})"
+
+
+def _wheel_release(wheel: str, path: str) -> str | None:
+    """The release ("13.5") of the installed `wheel` when `path` is one of its files."""
+    from importlib import metadata
+    try:
+        dist = metadata.distribution(wheel)
+    except metadata.PackageNotFoundError:
+        return None
+    if not any(os.path.normpath(str(dist.locate_file(f))) == path for f in dist.files or ()):
+        return None
+    return ".".join(dist.version.split(".")[:2])
+
+
+@functools.lru_cache(maxsize=None)
+def _missing(tool: str, release: str) -> tuple[str, str] | None:
+    folder = os.path.dirname(os.path.realpath(tool))
+    why = [(wheel, p) for w, wheel, paths in COMPANIONS
+           if (p := _companion(w, wheel, paths, folder, release)) is not None]
+    if not why:
+        return None
+    return (f"tileiras {release} ({tool}) lacks its companions of the same release: "
+            f"{'; '.join(p for _, p in why)}",
+            "pip install " + " ".join(f"'{wheel}=={release}.*'" for wheel, _ in why))
+
+
+def missing_companions() -> tuple[str, str] | None:
+    """(what tileiras lacks beside it, the pip command that installs it), None when it has
+    the ptxas, libnvvm and nvJitLink of its release (or is not installed)."""
+    tool = find_tileiras()
+    return None if tool is None else _missing(tool, tileiras_version())
+
+
+def unusable() -> str | None:
+    """Why tileiras cannot compile here (not installed, or without its companions: the wheels
+    to install are named), None when it can."""
+    if find_tileiras() is None:
+        return "tileiras not installed (pip install nvidia-cuda-tileiras)"
+    missing = missing_companions()
+    return None if missing is None else f"{missing[0]}: {missing[1]}"
 
 
 def _tool() -> str:
@@ -87,7 +170,9 @@ def _run(bytecode: bytes, arch: str, name: str, opt_level: int) -> tuple[bytes, 
         log = (r.stdout + r.stderr).strip()
         if r.returncode != 0 or not os.path.isfile(out):
             from .diagnostics import compile_error
-            raise compile_error(f"tileiras could not compile kernel '{name}' for {arch}", log)
+            why = unusable()               # (asked only now: it takes a process)
+            raise compile_error(f"tileiras could not compile kernel '{name}' for {arch}"
+                                + (f" ({why})" if why else ""), log)
         with open(out, "rb") as f:
             return f.read(), log
 
