@@ -561,15 +561,17 @@ class TorchStream:
         return hash((self.cuda_stream, self.device_index))
 
 
-def torch_on_the_fake_gpu(monkeypatch, torch, current: int = 0) -> dict:
+def torch_on_the_fake_gpu(monkeypatch, torch, current: int = 0, calls: list | None = None) -> dict:
     """Torch CPU tensors seen as CUDA tensors of device 0 by the launcher, and
     torch.cuda.current_stream answering a TorchStream of `world["stream"]` (changeable);
-    `world["asked"]` counts the calls."""
+    `world["asked"]` counts its calls, which `calls` (if given) records with their device."""
     from tilepy.api import launcher
     world = {"stream": current, "asked": 0}
 
     def current_stream(device=None):
         world["asked"] += 1
+        if calls is not None:
+            calls.append(("torch.cuda.current_stream", device))
         return TorchStream(world["stream"], 0 if device is None else int(device))
     monkeypatch.setattr(torch.cuda, "current_stream", current_stream)
     real_intake = launcher.intake_arg

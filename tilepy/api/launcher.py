@@ -180,7 +180,7 @@ def _launch(stream, grid, kernel, args):
     infos = [i for _, i in flat(params, infos)]     # per slot: array lists expanded
     if device == "cuda":
         plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots,
-                                   compiler_fixed="compiler" in kernel.options)
+                                   compiler_fixed="compiler" in kernel.options, consumer=consumer)
     else:
         from ..launch import cpu
         lib = cpu.build(ck.emitted, ck.compile_source())

@@ -215,9 +215,12 @@ class CpuPlan:
             return None
         if not varying or packer.size > len(self.template):
             return None
-        block = bytearray(self.template)
-        packer.pack_into(block, 0, *[values[i].value or 0 for i, _ in varying])
-        return packer if bytes(block) == self.template else None
+        codes = packer.format[1:]
+        for k, (i, _) in enumerate(varying):      # struct's native offsets are ctypes' ones
+            end = struct.calcsize("@" + codes[:k + 1])
+            if end - struct.calcsize(codes[k]) != getattr(self.struct, f"f{i}").offset:
+                return None
+        return packer
 
     def stream_for(self, stream, current_mode=None):
         """What `run` takes as its stream for a call with `stream` now (None: CPU launches take
@@ -308,11 +311,11 @@ class GpuPlan:
         for that compiler only."""
         if self.compiler is not None and self.compiler != gpu_compiler_requested():
             return False
-        from .gpu import launch_stream
-        s = launch_stream(stream, self.torch_args, self.dev, self.drv)
-        if self.cupy and s.__cuda_stream__()[1] != sys.modules["cupy"].cuda.get_current_stream().ptr:
+        from .gpu import stream_handle, stream_on
+        handle = stream_handle(stream, self.torch_args, self.dev.device_id)
+        if self.cupy and handle != sys.modules["cupy"].cuda.get_current_stream().ptr:
             return False
-        return s
+        return stream_on(handle, stream, self.dev, self.drv)
 
     def _config(self, g):
         from .gpu import check_grid
@@ -355,13 +358,15 @@ class GpuPlan:
             s.sync()
 
 
-def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
+def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, consumer=None):
     """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
     call with the same signature. `values` are the packed C arguments (launcher.pack_args);
     `compiler_fixed`: the kernel names its GPU compiler (else TILEPY_GPU_COMPILER chose it, and
-    the plan is for that choice only)."""
+    the plan is for that choice only); `consumer`: the launch stream's handle by device, as
+    intake asked it (gpu.consumer_stream: asked once per launch)."""
     from ..host import driver as gpu_driver
-    from .gpu import PRINTF_FIFO, DeviceContext, check_grid, launch_stream, loaded_kernel
+    from .gpu import (PRINTF_FIFO, DeviceContext, check_grid, launch_stream, loaded_kernel,
+                      stream_on)
     drv = gpu_driver.current()
     if not drv.available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
@@ -373,8 +378,11 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
     ctx = DeviceContext(dev, drv)
     prev = ctx.enter()
     try:
-        s = launch_stream(stream, any(getattr(i, "source", "") == "torch" for i in infos), dev,
-                          drv)
+        if consumer is not None:
+            s = stream_on(consumer(dev.device_id), stream, dev, drv)
+        else:
+            s = launch_stream(stream, any(getattr(i, "source", "") == "torch" for i in infos),
+                              dev, drv)
         asserts, prints = ck.debug_ops()
         loaded = loaded_kernel(ck, dev, drv)
         if asserts or (prints and loaded.log is None):   # (tileiras' prints use device printf)

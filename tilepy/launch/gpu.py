@@ -194,12 +194,17 @@ def resolve_stream(stream, infos, dev, drv=None):
 
 def launch_stream(stream, torch_args: bool, dev, drv):
     """The one place a launch's stream is resolved, once per launch (the first launch of a
-    signature and every cached one, GpuPlan.stream_for): its handle (`stream_handle`), the
-    cuda.core Stream for it (the caller's own when it gave one; made once per handle
-    otherwise), checked to be on `dev` (a stream of another device is an error; default
-    streams follow the current context)."""
+    signature and every cached one, GpuPlan.stream_for): its handle (`stream_handle`), then
+    `stream_on`."""
+    return stream_on(stream_handle(stream, torch_args, dev.device_id), stream, dev, drv)
+
+
+def stream_on(handle: int, stream, dev, drv):
+    """The cuda.core Stream for `handle` (the caller's own `stream` when it is one; made once
+    per handle otherwise), checked to be on `dev` (a stream of another device is an error;
+    default streams follow the current context)."""
     given = stream if isinstance(stream, drv.core.Stream) else None
-    s, device = wrapped_stream(stream_handle(stream, torch_args, dev.device_id), drv, given)
+    s, device = wrapped_stream(handle, drv, given)
     if device is not None and device != dev.device_id:
         check_stream_device(device, dev)
     return s
