@@ -188,7 +188,7 @@ else:                                                    # pragma: no cover - no
     _env, _key, _value = os.environ.get, str, str
 _INTERPRET, _CPU_MODE, _GPU_COMPILER = (_key(k) for k in ("TILEPY_INTERPRET", "TILEPY_CPU_MODE",
                                                           "TILEPY_GPU_COMPILER"))
-_OFF, _ONE = _value("0"), _value("1")
+_RAW_OFF, _RAW_ONE = _value("0"), _value("1")
 _MODES = {_value(m): m for m in CPU_MODES}
 _COMPILERS = {_value(c): c for c in GPU_COMPILERS}
 
@@ -196,9 +196,9 @@ _COMPILERS = {_value(c): c for c in GPU_COMPILERS}
 def interpret_requested() -> bool:
     """TILEPY_INTERPRET asks for the reference interpreter."""
     v = _env(_INTERPRET)
-    if v is None or v == _OFF:
+    if v is None or v == _RAW_OFF:
         return False
-    return v == _ONE or settings().interpret
+    return v == _RAW_ONE or settings().interpret
 
 
 def cpu_mode_requested() -> str:
