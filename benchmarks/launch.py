@@ -11,10 +11,14 @@
    cubin in hand -- import, the tutorial module's import (its `@ct.kernel`), the disk-index hit
    that replaces tracing, the cubin from the cache. Python and numpy start-up is shown apart
    (numpy's import time is a gauge of the machine's load).
-3. Dispatch: end-to-end cost of one `tilepy.launch` of a cached 1-block kernel on the CPU
-   backend (a[0] += 1 on a numpy array), beside NVIDIA Warp's CPU `wp.launch` of the same
-   kernel on a Warp array, in the same process, measured in alternating batches.
-Needs the `bench` extra for Warp (pip install -e '.[bench]'); without it, row 3 says so.
+3. Dispatch (issue 32): the host time of one `tilepy.launch` of a cached 1-block kernel with 1,
+   4 and 12 array arguments: numpy and torch CPU arrays (CPU backend, fast mode), and torch
+   tensors seen as CUDA tensors with a torch stream on the fake driver of tests/fake_driver.py
+   (up to where cuda.core's launch would be called); beside torch's eager torch.add on two
+   256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process, measured in
+   alternating batches (wall and the launching thread's CPU time).
+Needs the `bench` extra for Warp (pip install -e '.[bench]'); without it, its row says so.
+`--skip-compile` runs the dispatch rows only.
 
 The child processes run with Python bytecode caching on (PYTHONPYCACHEPREFIX in a temp dir;
 one untimed child compiles it first), as an installed package has it: pip writes the bytecode
@@ -124,27 +128,102 @@ def _rows(which, cold_target, colds, warms) -> list[tuple]:
 
 
 # ----------------------------------------------------------------------------- dispatch
-def tilepy_dispatch():
-    import numpy as np
-
+# Per-launch host time of a cached 1-block kernel with 1, 4 and 12 array arguments: numpy and
+# torch CPU arrays on the CPU backend, torch tensors seen as CUDA tensors on the fake driver
+# (tests/fake_driver.py) with a torch stream, beside torch's eager torch.add on two 256-element
+# CPU tensors and Warp's CPU launch. Every timed launch is checked to have run (CPU: the
+# output's value; fake GPU: the driver's launch count); timings alternate between the rows in
+# rounds, so all see the same load; each row gives the median wall time and the median CPU time
+# of the launching thread (time.thread_time: less sensitive to other processes).
+def _kernels():
     import tilepy as ct
 
     @ct.kernel
-    def bump(a):
-        ct.store(a, (0,), ct.load(a, (0,), (1,)) + 1.0)
+    def bump1(a):
+        ct.store(a, (0,), ct.load(a, (0,), (256,)) + 1.0)
 
-    a = np.zeros(1, np.float32)
-    ct.launch(None, (1,), bump, (a,))          # compile (or load from the cache) once
-    launch = ct.launch
-    grid = (1,)
-    args = (a,)
+    @ct.kernel
+    def add4(a, b, c, out):
+        ct.store(out, (0,), ct.load(a, (0,), (256,)) + ct.load(b, (0,), (256,))
+                 + ct.load(c, (0,), (256,)) + ct.load(out, (0,), (256,)) + 1.0)
 
+    @ct.kernel
+    def add12(a, b, c, d, e, f, g, h, i, j, k, out):
+        t = ct.load(a, (0,), (256,)) + ct.load(b, (0,), (256,)) + ct.load(c, (0,), (256,))
+        t = t + ct.load(d, (0,), (256,)) + ct.load(e, (0,), (256,)) + ct.load(f, (0,), (256,))
+        t = t + ct.load(g, (0,), (256,)) + ct.load(h, (0,), (256,)) + ct.load(i, (0,), (256,))
+        t = t + ct.load(j, (0,), (256,)) + ct.load(k, (0,), (256,))
+        ct.store(out, (0,), t + ct.load(out, (0,), (256,)) + 1.0)
+    return {1: bump1, 4: add4, 12: add12}
+
+
+def _timer(call):
     def batch(n):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         for _ in range(n):
-            launch(None, grid, bump, args)
-        return (time.perf_counter() - t) / n
-    return batch, a
+            call()
+        return (time.perf_counter() - t) / n, (time.thread_time() - c) / n
+    return batch
+
+
+def _arrays(make, nargs):
+    """`nargs` arrays of 256 float32 zeros; the last one is the output, which each launch
+    increments by 1 (the others are 0)."""
+    return tuple(make() for _ in range(nargs))
+
+
+def cpu_rows(kernels, lib: str):
+    import tilepy as ct
+    if lib == "torch":
+        import torch
+        make = lambda: torch.zeros(256)      # noqa: E731
+    else:
+        import numpy as np
+        make = lambda: np.zeros(256, np.float32)    # noqa: E731
+    out = {}
+    for nargs, k in kernels.items():
+        args = _arrays(make, nargs)
+        ct.launch(None, (1,), k, args)
+        out[(lib, nargs)] = (_timer(lambda k=k, args=args: ct.launch(None, (1,), k, args)),
+                             lambda args=args: float(args[-1][0]))
+    return out
+
+
+def fake_gpu_rows(kernels):
+    """tilepy's host path of a GPU launch: torch tensors seen as CUDA tensors, an explicit torch
+    stream, the fake driver in place of cuda.core. The fake's own launch (packing the
+    parameters and running the CPU build) is replaced by a counter while timing: what is timed
+    ends where a real launch would call cuda.core.launch."""
+    import pytest
+    import torch
+
+    import tilepy as ct
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from fake_driver import FakeDriver, TorchStream, torch_on_the_fake_gpu
+    patch = pytest.MonkeyPatch()
+    drv = FakeDriver().install(patch)
+    torch_on_the_fake_gpu(patch, torch, current=0x5100)
+    out, counted = {}, [0]
+    for nargs, k in kernels.items():
+        k = k.replace_hints()              # its own plans (the CPU rows' tensors have its signature)
+        args = _arrays(lambda: torch.zeros(256), nargs)
+        stream = torch.cuda.current_stream()
+        ct.launch(stream, (1,), k, args)            # compiled, loaded, really run once
+        assert float(args[-1][0]) == 1.0 and drv.launches[-1].stream == 0x5100
+        out[("fake GPU", nargs)] = (_timer(lambda k=k, args=args, s=stream:
+                                           ct.launch(s, (1,), k, args)),
+                                    lambda: counted[0])
+
+    def count(*a):
+        counted[0] += 1
+    patch.setattr(drv.core, "launch", count)
+    return out, patch
+
+
+def torch_add_row():
+    import torch
+    x, y = torch.zeros(256), torch.ones(256)
+    return _timer(lambda: torch.add(x, y)), lambda: 0.0
 
 
 def warp_dispatch():
@@ -164,47 +243,62 @@ def warp_dispatch():
         wp.launch(bump, dim=1, inputs=[a], device="cpu")
     launch = wp.launch
     inputs = [a]
+    return _timer(lambda: launch(bump, dim=1, inputs=inputs, device="cpu")), \
+        lambda: float(a.numpy()[0])
 
-    def batch(n):
-        t = time.perf_counter()
-        for _ in range(n):
-            launch(bump, dim=1, inputs=inputs, device="cpu")
-        return (time.perf_counter() - t) / n
-    return batch, a
+
+TARGETS = {("numpy", 4): 5.0, ("torch", 4): 7.0, ("fake GPU", 4): 8.0}
 
 
 def dispatch_rows(rounds: int, n: int) -> list[tuple]:
-    tp_batch, tp_a = tilepy_dispatch()
+    kernels = _kernels()
+    timers = {**cpu_rows(kernels, "numpy"), **cpu_rows(kernels, "torch")}
+    gpu, patch = fake_gpu_rows(kernels)
+    timers.update(gpu)
+    timers[("torch.add", 2)] = torch_add_row()
     try:
-        wp_batch, wp_a = warp_dispatch()
+        timers[("warp", 1)] = warp_dispatch()
+        why = ""
     except ImportError as e:
-        wp_batch, why = None, f"warp-lang not installed ({e}); pip install -e '.[bench]'"
-    tp, wp = [], []
-    for _ in range(rounds):                    # alternate, so both see the same machine load
-        tp.append(tp_batch(n))
-        if wp_batch:
-            wp.append(wp_batch(n))
-    calls = 1 + rounds * n
-    assert tp_a[0] == calls, "tilepy kernel did not run every time"
-    tp_us = statistics.median(tp) * 1e6
-    rows = [("CPU dispatch, cached 1-block kernel (tilepy.launch)", f"{tp_us:.1f} us",
-             f"median of {rounds} batches of {n}; min {min(tp) * 1e6:.1f} us", "< 10 us",
-             tp_us < 10)]
-    if wp_batch:
-        assert wp_a.numpy()[0] == calls, "warp kernel did not run every time"
-        wp_us = statistics.median(wp) * 1e6
-        rows.append(("CPU dispatch, same kernel (warp.launch, warp-lang "
-                     f"{__import__('warp').__version__})", f"{wp_us:.1f} us",
-                     f"median of {rounds} batches of {n}; min {min(wp) * 1e6:.1f} us",
-                     "tilepy below", tp_us < wp_us))
-    else:
-        rows.append(("CPU dispatch, Warp", "n/a", why, "", False))
+        why = f"warp-lang not installed ({e}); pip install -e '.[bench]'"
+    try:
+        times = {key: [] for key in timers}
+        for _ in range(rounds):                # alternate, so every row sees the same load
+            for key, (batch, _) in timers.items():
+                times[key].append(batch(n))
+    finally:
+        patch.undo()
+    for key, (_, value) in timers.items():     # every timed launch ran
+        if key[0] in ("numpy", "torch", "warp"):
+            assert value() == 1 + rounds * n, (key, value())
+        elif key[0] == "fake GPU":
+            assert value() >= rounds * n, key
+    add_us = statistics.median(w for w, _ in times[("torch.add", 2)]) * 1e6
+    rows = []
+    for key, ts in times.items():
+        wall = statistics.median(w for w, _ in ts) * 1e6
+        cpu = statistics.median(c for _, c in ts) * 1e6
+        what, nargs = key
+        label = {"torch.add": "torch.add of two 256-element CPU tensors (eager)",
+                 "warp": f"warp.launch, CPU, 1 array (warp-lang {_warp_version()})"}.get(
+            what, f"tilepy.launch, {what}, {nargs} array{'s' * (nargs > 1)}")
+        target = TARGETS.get(key)
+        met = (wall <= target and wall <= 1.1 * add_us) if target else None
+        rows.append((label, f"{wall:.1f} us", f"CPU {cpu:.1f} us; median of {rounds} batches of "
+                     f"{n}; {wall / add_us:.1f}x torch.add",
+                     f"<= {target:.0f} us, <= 1.1x torch.add" if target else "", met))
+    if why:
+        rows.append(("warp.launch, CPU", "n/a", why, "", None))
     return rows
+
+
+def _warp_version() -> str:
+    return getattr(sys.modules.get("warp"), "__version__", "?")
 
 
 def table(rows) -> str:
     head = ("measurement", "value", "details", "target", "met")
-    body = [head] + [(r[0], r[1], r[2], r[3], "yes" if r[4] else "NO") for r in rows]
+    body = [head] + [(*r[:4], "-" if r[4] is None else "yes" if r[4] else "NO") for r in rows]
     widths = [max(len(str(r[i])) for r in body) for i in range(5)]
     lines = ["| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |" for r in body]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
@@ -216,12 +310,17 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--skip-compile", action="store_true", help="dispatch only")
     args = ap.parse_args(argv)
+    before = _load()
     rows = [] if args.skip_compile else compile_rows(1 if args.quick else 3)
     rows += dispatch_rows(7 if args.quick else 21, 2000 if args.quick else 10000)
     print(table(rows))
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\n{os.cpu_count()} CPUs, load average {load} (other processes inflate every time above; "
-          f"numpy's import time is a gauge)")
+    print(f"\n{os.cpu_count()} CPUs, load average {before} before, {_load()} after (1, 5, 15 "
+          f"min; other processes inflate every wall time above, CPU times less; numpy's import "
+          f"time is a gauge)")
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ device (`cuda_array`); streams are plain handles (`TorchLikeStream`, `CupyLikeSt
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import re
 import sys
@@ -539,6 +540,49 @@ class TorchLikeStream:
     def __init__(self, handle: int, device_index: int = 0):
         self.cuda_stream = handle
         self.device = types.SimpleNamespace(type="cuda", index=device_index)
+
+
+class TorchStream:
+    """torch.cuda.Stream as torch 2.x exposes one: `cuda_stream` (the handle; 0 for the
+    default stream, which is what torch.cuda.current_stream() returns unless a stream was
+    made current), `device` and `device_index`, and the `__cuda_stream__` protocol."""
+
+    def __init__(self, handle: int = 0, device_index: int = 0):
+        self.cuda_stream, self.device_index = handle, device_index
+        self.device = types.SimpleNamespace(type="cuda", index=device_index)
+
+    def __cuda_stream__(self):
+        return (0, self.cuda_stream)
+
+    def __eq__(self, other):
+        return isinstance(other, TorchStream) and other.cuda_stream == self.cuda_stream
+
+    def __hash__(self):
+        return hash((self.cuda_stream, self.device_index))
+
+
+def torch_on_the_fake_gpu(monkeypatch, torch, current: int = 0, calls: list | None = None) -> dict:
+    """Torch CPU tensors seen as CUDA tensors of device 0 by the launcher, and
+    torch.cuda.current_stream answering a TorchStream of `world["stream"]` (changeable);
+    `world["asked"]` counts its calls, which `calls` (if given) records with their device."""
+    from tilepy.api import launcher
+    world = {"stream": current, "asked": 0}
+
+    def current_stream(device=None):
+        world["asked"] += 1
+        if calls is not None:
+            calls.append(("torch.cuda.current_stream", device))
+        return TorchStream(world["stream"], 0 if device is None else int(device))
+    monkeypatch.setattr(torch.cuda, "current_stream", current_stream)
+    real_intake = launcher.intake_arg
+
+    def as_cuda(a, name, consumer=None):
+        info = real_intake(a, name, consumer)
+        if getattr(info, "source", None) == "torch":
+            return dataclasses.replace(info, device="cuda", device_id=0)
+        return info
+    monkeypatch.setattr(launcher, "intake_arg", as_cuda)
+    return world
 
 
 class CupyLikeStream:

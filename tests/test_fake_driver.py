@@ -111,6 +111,37 @@ def test_2_streams_reach_cuda_core_as_its_own_streams(drv):
         ct.launch("stream", (8,), vadd, args)
 
 
+def test_2_torch_streams_resolved_once_per_launch(drv, monkeypatch):
+    """cuTile's idiom, `launch(torch.cuda.current_stream(), ...)` on torch CUDA tensors (issue
+    26), beside a torch.cuda.Stream, a cupy stream, an int handle, a cuda.core Stream and None
+    (torch's current stream), first and cached launches: each launches on its stream, with the
+    right result, asking torch for its current stream at most once per launch."""
+    torch = pytest.importorskip("torch")
+    from fake_driver import TorchStream, torch_on_the_fake_gpu
+    world = torch_on_the_fake_gpu(monkeypatch, torch)
+    a, b = torch.randn(1024), torch.randn(1024)
+    c = torch.zeros(1024)
+    made = drv.core.Stream.from_handle(31)
+    cases = [(lambda: torch.cuda.current_stream(), 0, 1), (lambda: None, 0, 1),
+             (lambda: TorchStream(77), 77, 0), (lambda: CupyLikeStream(88), 88, 0),
+             (lambda: 99, 99, 0), (lambda: made, 31, 0)]
+    for stream, handle, asked in cases * 2:            # first launches, then cached ones
+        c.zero_()
+        world["asked"] = 0
+        ct.launch(stream(), (8,), vadd, (a, b, c, 128))
+        assert drv.launches[-1].stream == handle and world["asked"] == asked
+        torch.testing.assert_close(c, a + b)
+    assert len(drv.calls_named("objectcode.get_kernel")) == 1
+    world["stream"] = 0x5100                           # torch made another stream current
+    ct.launch(None, (8,), vadd, (a, b, c, 128))
+    ct.launch(torch.cuda.current_stream(), (8,), vadd, (a, b, c, 128))
+    assert [x.stream for x in drv.launches[-2:]] == [0x5100, 0x5100]
+    drv.stream_devices[0x5200] = 1                      # a stream of the other GPU: refused,
+    for _ in range(2):                                  # also on the cached path
+        with pytest.raises(ct.TileValueError, match="stream is on cuda:1"):
+            ct.launch(TorchStream(0x5200, 1), (8,), vadd, (a, b, c, 128))
+
+
 def test_3_grid_y_and_z_within_cuda_limits(drv):
     a, b, c = vectors()
     args = on_gpu((a, b, c)) + (128,)

@@ -12,52 +12,29 @@ cached launch may only read the thread's current context (to leave it as it was)
 a stream handle seen for the first time is wrapped once as a cuda.core Stream.
 On a machine with a GPU, tests/test_torch_ops_gpu.py captures the op in a real CUDA graph.
 """
-import dataclasses
-
 import pytest
 
 torch = pytest.importorskip("torch")
 import tilepy as ct  # noqa: E402
 import tilepy.torch as tpt  # noqa: E402
-from fake_driver import FakeDriver  # noqa: E402
+from fake_driver import FakeDriver, torch_on_the_fake_gpu  # noqa: E402
 from torch_tutorial import tutorial6  # noqa: E402
-from tilepy.api import launcher  # noqa: E402
 
 _t6 = tutorial6()
 
 
-class _TorchStream:
-    """What torch.cuda.current_stream returns, as far as a launch looks at it."""
-
-    def __init__(self, handle):
-        self.cuda_stream = handle
-
-
 @pytest.fixture
 def gpu_world(monkeypatch):
-    """The stub, torch's current stream (changeable), and a record of torch.cuda calls."""
+    """The stub, torch's current stream (changeable: `current["stream"]`), and a record of
+    torch.cuda calls."""
     stub = FakeDriver().install(monkeypatch)
     stub.set_context(0x1000)                          # torch's context on cuda:0 is current
     stub.calls.clear()
-    current = {"stream": 0x5100}
     torch_calls = []
-
-    def current_stream(device=None):
-        torch_calls.append(("torch.cuda.current_stream", device))
-        return _TorchStream(current["stream"])
-
     for name in ("synchronize", "empty_cache", "mem_get_info", "get_device_properties"):
         monkeypatch.setattr(torch.cuda, name,
                             lambda *a, _n=name, **k: torch_calls.append((f"torch.cuda.{_n}",)))
-    monkeypatch.setattr(torch.cuda, "current_stream", current_stream)
-    real_intake = launcher.intake_arg
-
-    def as_cuda(a, name, consumer=None):   # the launcher sees the CPU tensors as CUDA tensors
-        info = real_intake(a, name, consumer)
-        if getattr(info, "source", None) == "torch":
-            return dataclasses.replace(info, device="cuda", device_id=0)
-        return info
-    monkeypatch.setattr(launcher, "intake_arg", as_cuda)
+    current = torch_on_the_fake_gpu(monkeypatch, torch, 0x5100, torch_calls)
     return stub, current, torch_calls
 
 

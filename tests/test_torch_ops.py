@@ -233,6 +233,33 @@ def test_save_passes_outputs_and_non_tensor_arguments():
     assert math.isclose(float(op(torch.zeros(1), 2.0)), 1.0)
 
 
+def test_saved_inputs_follow_torchs_rules():
+    """`save` goes through ctx.save_for_backward (issue 33): an input changed in place after
+    the forward is torch's error at backward, not a gradient of the new values; and what was
+    saved is freed by the backward (a second backward is torch's error, and the saved tensor
+    is gone once nothing else holds it)."""
+    import gc
+    import weakref
+
+    x = torch.randn(4, 64, requires_grad=True)
+    h = x * 1.0                                        # a saved input nobody else keeps
+    y = gelu(h)
+    with torch.no_grad():
+        h.add_(10.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+    h = x * 1.0
+    saved = weakref.ref(h)
+    y = gelu(h)
+    del h
+    y.sum().backward()
+    gc.collect()
+    assert saved() is None                             # freed by the backward, y still alive
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()
+
+
 def test_torch_stays_optional():
     """`import tilepy` (and a launch) loads neither torch nor tilepy.torch; without torch,
     `import tilepy.torch` says what is missing."""

@@ -176,47 +176,47 @@ def settings() -> Settings:
 
 # ----------------------------------------------------------------------------- per launch
 # A cached kernel's whole launch costs a few microseconds, and `os.environ.get` about one each
-# (it encodes the key and decodes the value). The two variables every launch reads are looked
-# up in os.environ's own table with keys encoded once (CPython keeps it in `_data`; os.environ
-# updates it on every assignment, so nothing is stale), or through os.environ where that
-# table is not there. A value other than the common spellings goes through `settings()`,
-# which validates it.
+# (it encodes the key and decodes the value). The variables a launch reads are looked up in
+# os.environ's own table with keys encoded once, and their common values compared still
+# encoded (CPython keeps the table in `_data`; os.environ updates it on every assignment, so a
+# change is seen at the next launch), or through os.environ where that table is not there. A
+# value other than the common spellings goes through `settings()`, which validates it.
 _ENV_DATA = getattr(os.environ, "_data", None)
-_ENV_KEYS: dict = {}
-
-
-def getenv_fast(name: str) -> str | None:
-    if _ENV_DATA is None:
-        return os.environ.get(name)
-    key = _ENV_KEYS.get(name)
-    if key is None:
-        key = _ENV_KEYS[name] = os.environ.encodekey(name)
-    v = _ENV_DATA.get(key)
-    return None if v is None else os.environ.decodevalue(v)
+if _ENV_DATA is not None:
+    _env, _key, _value = _ENV_DATA.get, os.environ.encodekey, os.environ.encodevalue
+else:                                                    # pragma: no cover - not CPython's
+    _env, _key, _value = os.environ.get, str, str
+_INTERPRET, _CPU_MODE, _GPU_COMPILER = (_key(k) for k in ("TILEPY_INTERPRET", "TILEPY_CPU_MODE",
+                                                          "TILEPY_GPU_COMPILER"))
+_RAW_OFF, _RAW_ONE = _value("0"), _value("1")
+_MODES = {_value(m): m for m in CPU_MODES}
+_COMPILERS = {_value(c): c for c in GPU_COMPILERS}
 
 
 def interpret_requested() -> bool:
     """TILEPY_INTERPRET asks for the reference interpreter."""
-    v = getenv_fast("TILEPY_INTERPRET")
-    if v is None or v == "0":
+    v = _env(_INTERPRET)
+    if v is None or v == _RAW_OFF:
         return False
-    return v == "1" or settings().interpret
+    return v == _RAW_ONE or settings().interpret
 
 
 def cpu_mode_requested() -> str:
     """TILEPY_CPU_MODE's mode."""
-    v = getenv_fast("TILEPY_CPU_MODE")
+    v = _env(_CPU_MODE)
     if v is None:
         return "fast"
-    return v if v in CPU_MODES else settings().cpu_mode
+    mode = _MODES.get(v)
+    return mode if mode is not None else settings().cpu_mode
 
 
 def gpu_compiler_requested() -> str:
     """TILEPY_GPU_COMPILER's compiler for GPU launches of kernels that do not name one."""
-    v = getenv_fast("TILEPY_GPU_COMPILER")
+    v = _env(_GPU_COMPILER)
     if v is None:
         return "nvrtc"
-    return v if v in GPU_COMPILERS else settings().gpu_compiler
+    compiler = _COMPILERS.get(v)
+    return compiler if compiler is not None else settings().gpu_compiler
 
 
 def tutorial_figures_dir() -> str | None:

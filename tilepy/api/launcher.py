@@ -12,6 +12,7 @@ A repeated CPU call with the same argument signature skips all of this (dispatch
 from __future__ import annotations
 
 import ctypes
+import functools
 
 from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError, for_user
 from ..host.grid import normalize_grid
@@ -120,27 +121,27 @@ def check_outputs(ck, params, infos):
 def launch(stream, grid, kernel, args, *, backend=None):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
     `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter."""
+    if backend is None and type(args) is tuple and not interpret_requested():
+        try:
+            kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
+        except AttributeError:
+            kp = None
+        found = None if kp is None else signature(args, kp.consts)
+        plan = None if found is None else kp.table.get(found[0])
+        if plan is not None:
+            g = grid3(grid)
+            if g is not None and plan.overlap.same(found[1]):
+                try:
+                    s = plan.stream_for(stream, _cpu_mode)
+                    if s is not False:
+                        return plan.run(g, found[1], s)
+                except TileError as e:
+                    raise for_user(e) from None
     if backend is not None or interpret_requested():
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
             raise for_user(e) from None
-    if type(args) is tuple:
-        try:
-            kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
-        except AttributeError:
-            kp = None
-        if kp is not None:
-            found = signature(args, kp.consts)
-            if found is not None:
-                plan = kp.table.get(found[0])
-                g = grid3(grid)
-                if (plan is not None and g is not None and plan.accepts(stream, _cpu_mode)
-                        and plan.overlap.same(found[1])):
-                    try:
-                        return plan.run(g, found[1], stream)
-                    except TileError as e:
-                        raise for_user(e) from None
     try:
         return _launch(stream, grid, kernel, args)
     except TileError as e:
@@ -179,14 +180,14 @@ def _launch(stream, grid, kernel, args):
     infos = [i for _, i in flat(params, infos)]     # per slot: array lists expanded
     if device == "cuda":
         plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots,
-                                   compiler_fixed="compiler" in kernel.options)
+                                   compiler_fixed="compiler" in kernel.options, consumer=consumer)
     else:
         from ..launch import cpu
         lib = cpu.build(ck.emitted, ck.compile_source())
         block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
-        plan = CpuPlan(lib, getattr(lib.lib, cpu.ENTRY), values, slots,
+        plan = CpuPlan(lib, cpu.raw_entry(lib), values, slots,
                        lambda: settings().cpu_workers, extra=(*block, ck.emitted.smem_bytes),
-                       mode=lib.mode, check=lambda rc, report: cpu.check_launch(lib, rc, report))
+                       mode=lib.mode, check=functools.partial(cpu.check_launch, lib))
         if g[0] * g[1] * g[2]:
             plan.run(g, [i.ptr if isinstance(i, ArrayInfo) else i for i in infos])
     if type(args) is tuple:

@@ -156,9 +156,19 @@ def byte_extent(info: ArrayInfo) -> int:
 
 
 def disjoint_flags(ranges) -> tuple[bool, ...]:
-    """Per (start, length) byte range: does it overlap none of the others?"""
-    return tuple(all(lo + n <= lo2 or lo2 + n2 <= lo for j, (lo2, n2) in enumerate(ranges) if j != i)
-                 for i, (lo, n) in enumerate(ranges))
+    """Per (start, length) byte range: does it share no byte with any other? (An empty range
+    shares none.) O(n log n), not pairwise: in the order of their starts, a range overlaps an
+    earlier one iff it starts before the furthest end so far, and a later one iff it ends
+    after the next start (the nearest of the later starts)."""
+    flags = [True] * len(ranges)
+    order = sorted([(lo, lo + n, i) for i, (lo, n) in enumerate(ranges) if n > 0])
+    reach = -1
+    for k, (lo, hi, i) in enumerate(order, 1):
+        if lo < reach or (k < len(order) and order[k][0] < hi):
+            flags[i] = False
+        if hi > reach:
+            reach = hi
+    return tuple(flags)
 
 
 def _from_dlpack(obj, name: str, consumer) -> ArrayInfo:

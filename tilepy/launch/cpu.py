@@ -253,6 +253,17 @@ def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
     return CpuLibrary(lib, name, mode, threads, HostLog.of(lib))
 
 
+def raw_entry(lib: CpuLibrary):
+    """The library's entry point without argtypes, for the per-call fast path (dispatch.py
+    CpuPlan): ctypes' per-argument conversions cost more than the launch. The caller passes
+    what the C signature needs by itself: the grid, block and worker counts as Python ints (all
+    below 2^31), the shared-memory size as a c_ulonglong, the parameter array and the Report by
+    pointer."""
+    fn = lib.lib[ENTRY]                 # a new function object: `library`'s keeps its argtypes
+    fn.restype = ctypes.c_int
+    return fn
+
+
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
     """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],

@@ -4,21 +4,26 @@ A launch that went through the full path (intake, specialization, compile, check
 plan behind, filed under the *call signature* of its arguments: per array its dtype, shape,
 strides, writability (numpy) or device (torch, cupy) and negation bit (torch), and pointer
 alignment (mod 16); per scalar its type; per Constant its value. Which arrays overlap is not in
-the signature (it needs the pointers): the plan checks it (`Overlap`). Everything a specialization or an argument
-check can depend on is in the signature except the array pointers and scalar values, so a later
-call with the same signature needs only: the signature (a tuple and a dict lookup), the
-pointers (read from the numpy object in ~0.2 us), the scalar values, and one call.
+the signature (it needs the pointers): the plan checks it (`Overlap`: sorted extents, O(n log
+n), and pointer tuples already checked are a set lookup). Everything a specialization or an
+argument check can depend on is in the signature except the array pointers and scalar values,
+so a later call with the same signature needs only: the signature (one pass over the
+arguments, and a dict lookup), the scalar values, and one call.
 
-`CpuPlan`: the C argument block (a ctypes Structure with the shapes and strides filled in, and
-the `void*[]` pointing into it) is taken from a per-plan pool for the duration of the call, so
-threads never share one. `GpuPlan`: the cuda.core argument list with the pointers replaced; the stream resolved
-per call (gpu.py).
+`CpuPlan`: the C argument block (a ctypes Structure: the values a call changes first, packed by
+one `struct.pack_into`, then the shapes and strides of the template; the `void*[]` pointing
+into it) is taken from a per-plan pool for the duration of the call, so threads never share
+one; the entry point is called without ctypes' argtypes (`cpu.raw_entry`). `GpuPlan`: the
+cuda.core argument list with the pointers replaced; the stream resolved once per launch
+(`stream_for`, gpu.launch_stream).
 Anything else -- other array types, a new signature, a stream with CPU arrays -- takes the full
 path, which validates and explains.
 """
 from __future__ import annotations
 
 import ctypes
+import operator
+import struct
 import sys
 
 import numpy as np
@@ -26,14 +31,16 @@ import numpy as np
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host.grid import GRID_LIMIT
 from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
+from ..frontend.specialize import ALIGN
 from ..types import DType
 from ..settings import gpu_compiler_requested
 from .cpu import Report, watch_signals
 
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
-_ALIGN = 15         # pointer alignment classes up to 16 bytes (the specialization's)
+_ALIGN = ALIGN - 1   # the base address facts: its residue modulo the largest alignment class
 
 _ndarray = np.ndarray
+_OFFSET_OK = _DATA_OFFSET is not None
 _from_address = ctypes.c_void_p.from_address
 _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
@@ -64,40 +71,48 @@ def plans_of(kernel) -> KernelPlans:
 
 
 def signature(args, consts):
-    """(signature, per-argument values for the plan) or None when the fast path does not apply."""
+    """(signature, per-argument values for the plan) or None when the fast path does not apply.
+
+    The signature holds every input of the specialization's facts (frontend/specialize.py
+    `param_for`: the one place they are computed) that a call can change: per array its dtype,
+    exact shape and strides (every divisibility fact is a function of them), the base address
+    modulo the specialization's alignment class (`ALIGN`), writability (numpy) or device and
+    negation bit (torch); per scalar its type; per Constant its value. Aliasing needs the
+    pointers of all arrays together: the plan checks it (`Overlap`). One pass over the
+    arguments, attribute reads only: no per-call loop over pairs of arrays."""
     if len(args) != len(consts):
         return None
     sig = []
     vals = []
-    off = _DATA_OFFSET
+    add, keep = sig.append, vals.append
     for a, c in zip(args, consts):
         t = type(a)
         if t is _ndarray:
-            p = (_from_address(id(a) + off).value or 0) if off is not None else numpy_ptr(a)
-            sig.append((a.dtype, a.shape, a.strides, a.flags.writeable, p & _ALIGN))
-            vals.append(p)
+            p = (_from_address(id(a) + _DATA_OFFSET).value or 0) if _OFFSET_OK else numpy_ptr(a)
+            add((a.dtype, a.shape, a.strides, a.flags.writeable, p & _ALIGN))
+            keep(p)
         elif t is _torch_tensor[0]:
             try:
                 p = a.data_ptr()
-                sig.append((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
+                add((a.dtype, a.shape, a.stride(), a.device, a.is_neg(), p & _ALIGN))
             except RuntimeError:      # sparse and other strideless layouts: intake explains
                 return None
-            vals.append(p)
+            keep(p)
         elif t is _cupy_array[0]:
             p = a.data.ptr
-            sig.append(("cupy", a.dtype, a.shape, a.strides, a.device.id, p & _ALIGN))
-            vals.append(p)
+            add(("cupy", a.dtype, a.shape, a.strides, a.device.id, p & _ALIGN))
+            keep(p)
         elif c:
             if t in _CONST_TYPES:
-                sig.append((t, a))
+                add((t, a))
             elif t is float:
-                sig.append((t, a.hex()))     # 0.0 and -0.0 are equal but not the same constant
+                add((t, a.hex()))     # 0.0 and -0.0 are equal but not the same constant
             else:
                 return None
-            vals.append(None)
+            keep(None)
         elif t in _SCALAR_SET:
-            sig.append(t)
-            vals.append(a)
+            add(t)
+            keep(a)
         else:
             return None
     return tuple(sig), vals
@@ -140,44 +155,104 @@ def _int_setter(lo: int, hi: int, what: str):
 def _half_bits(dtype):
     def conv(v):
         return int(np.array(v, dtype=dtype).view(np.uint16))
+    conv.packed_as_bits = True        # (CpuPlan applies it before packing)
     return conv
+
+
+_PACK = {ctypes.c_void_p: "P", ctypes.c_bool: "?", ctypes.c_int8: "b", ctypes.c_uint8: "B",
+         ctypes.c_int16: "h", ctypes.c_uint16: "H", ctypes.c_int32: "i", ctypes.c_uint32: "I",
+         ctypes.c_int64: "q", ctypes.c_uint64: "Q", ctypes.c_float: "f", ctypes.c_double: "d"}
 
 
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
-                 "mode", "check", "overlap")
+                 "mode", "check", "overlap", "pick", "packer", "convs")
     gpu = False
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
                  mode=None, check=None):
-        """`fn(params, gx, gy, gz, *extra, workers, report)` is the library's entry point (cpu.py);
+        """`fn(params, gx, gy, gz, *extra, workers, report)` is the library's entry point (cpu.py)
+        as `cpu.raw_entry` gives it: no argtypes, so `extra`'s shared-memory size (its last
+        item) is passed as a c_ulonglong and the report by pointer;
         `values`: the packed ctypes values of one valid call (launcher.pack_args);
         `slots`: per kernel argument, (field index, converter) or None for constants;
         `mode`: the CPU mode the library was built for, compared with the current one per call
         (None: one mode only); `check(rc, report)`: what cpu.py checks after a launch (its
-        Report is per call, pooled with the argument block)."""
-        self.lib, self.fn, self.extra, self.mode = lib, fn, extra, mode
+        Report is per call, pooled with the argument block).
+
+        The argument block holds the values a call changes (pointers, scalars) first, in
+        argument order, so that one `struct.pack_into` writes them all; the shapes and
+        strides fixed by the signature follow, copied from the template."""
+        self.lib, self.fn, self.mode = lib, fn, mode
+        self.extra = (*extra[:-1], ctypes.c_ulonglong(extra[-1])) if extra else ()
         self.check = check
-        fields = [(f"f{i}", type(v)) for i, v in enumerate(values)]
-        self.struct = type("TpArgs", (ctypes.Structure,), {"_fields_": fields})
-        self.fields = [f for f, _ in fields]
-        self.template = bytes(self.struct(*[v.value for v in values])) if values else b""
+        varying = [s for s in slots if s is not None]
+        first = [i for i, _ in varying]
+        order = first + [i for i in range(len(values)) if i not in set(first)]
+        self.fields = [f"f{i}" for i in range(len(values))]
+        self.struct = type("TpArgs", (ctypes.Structure,),
+                           {"_fields_": [(f"f{i}", type(values[i])) for i in order]})
+        self.template = (bytes(self.struct(**{f"f{i}": values[i].value for i in order}))
+                         if values else b"")
         self.slots = [None if s is None else (self.fields[s[0]], s[1]) for s in slots]
         self.pool: list = []
         self.workers = workers_fn
         self.overlap = ANY_OVERLAP
+        args = [k for k, s in enumerate(slots) if s is not None]
+        self.pick = (operator.itemgetter(*args) if len(args) > 1 else
+                     (lambda v, k=args[0]: (v[k],)) if args else (lambda v: ()))
+        self.convs = tuple((j, conv) for j, (_, conv) in enumerate(varying)
+                           if getattr(conv, "packed_as_bits", False))
+        self.packer = self._packer(values, varying)
 
-    def accepts(self, stream, current_mode=None) -> bool:
-        """Can this plan run a call with `stream` now? (CPU launches take no stream.)"""
-        return stream is None and (self.mode is None or self.mode == current_mode())
+    def _packer(self, values, varying):
+        """The struct that writes the varying values at their fields' offsets (None where the
+        C layout and struct's native one would differ: then fields are set one by one)."""
+        try:
+            packer = struct.Struct("@" + "".join(_PACK[type(values[i])] for i, _ in varying))
+        except KeyError:
+            return None
+        if not varying or packer.size > len(self.template):
+            return None
+        codes = packer.format[1:]
+        for k, (i, _) in enumerate(varying):      # struct's native offsets are ctypes' ones
+            end = struct.calcsize("@" + codes[:k + 1])
+            if end - struct.calcsize(codes[k]) != getattr(self.struct, f"f{i}").offset:
+                return None
+        return packer
+
+    def stream_for(self, stream, current_mode=None):
+        """What `run` takes as its stream for a call with `stream` now (None: CPU launches take
+        no stream), or False when this plan cannot run it (a stream, another CPU mode)."""
+        if stream is None and (self.mode is None or self.mode == current_mode()):
+            return None
+        return False
 
     def _new_block(self):
         s = self.struct.from_buffer_copy(self.template) if self.template else self.struct()
         base = ctypes.addressof(s)
         n = max(1, len(self.fields))
         ptrs = (ctypes.c_void_p * n)(*[base + getattr(self.struct, f).offset for f in self.fields])
-        return s, ptrs, Report()
+        report = Report()
+        return s, ptrs, report, ctypes.pointer(report)
+
+    def _fill(self, s, vals):
+        """Write this call's pointers and scalars into the argument block `s`."""
+        if self.packer is not None:
+            v = self.pick(vals)
+            if self.convs:
+                v = list(v)
+                for j, conv in self.convs:
+                    v[j] = conv(v[j])
+            try:
+                return self.packer.pack_into(s, 0, *v)
+            except (struct.error, OverflowError, TypeError):
+                pass            # out of range: the converters say so (or round as C does)
+        for slot, v in zip(self.slots, vals):
+            if slot is not None:
+                field, conv = slot
+                setattr(s, field, v if conv is None else conv(v))
 
     def run(self, g, vals, stream=None):
         pool = self.pool
@@ -185,21 +260,17 @@ class CpuPlan:
             block = pool.pop()
         except IndexError:
             block = self._new_block()
-        s = block[0]
         try:
-            for slot, v in zip(self.slots, vals):
-                if slot is not None:
-                    field, conv = slot
-                    setattr(s, field, v if conv is None else conv(v))
+            self._fill(block[0], vals)
             gx, gy, gz = g
             report = block[2]
             report.watch_signals = watch_signals()
             workers = 1 if gx * gy * gz == 1 else self.workers()
             log = self.lib.log
             if log is None:
-                rc = self.fn(block[1], gx, gy, gz, *self.extra, workers, report)
+                rc = self.fn(block[1], gx, gy, gz, *self.extra, workers, block[3])
             else:
-                rc = log.run(lambda: self.fn(block[1], gx, gy, gz, *self.extra, workers, report),
+                rc = log.run(lambda: self.fn(block[1], gx, gy, gz, *self.extra, workers, block[3]),
                              self.lib.name)
             self.check(rc, report)
         finally:
@@ -232,17 +303,19 @@ class GpuPlan:
         self.overlap = ANY_OVERLAP
         self.log = None         # print_log.DeviceLog of a kernel that prints
 
-    def accepts(self, stream, current_mode=None) -> bool:
-        """cupy arrays skip intake here, and with it DLPack's stream exchange: they take this
-        path only on cupy's current stream (their producer's). A plan whose compiler
-        TILEPY_GPU_COMPILER chose is for that compiler only."""
+    def stream_for(self, stream, current_mode=None):
+        """The cuda.core Stream a call with `stream` launches on (resolved once per launch,
+        gpu.launch_stream), or False when this plan cannot run it: cupy arrays skip intake
+        here, and with it DLPack's stream exchange, so they take this path only on cupy's
+        current stream (their producer's); a plan whose compiler TILEPY_GPU_COMPILER chose is
+        for that compiler only."""
         if self.compiler is not None and self.compiler != gpu_compiler_requested():
             return False
-        if not self.cupy:
-            return True
-        from .gpu import stream_handle
-        cupy_stream = sys.modules["cupy"].cuda.get_current_stream().ptr
-        return stream_handle(stream, self.torch_args, self.dev.device_id) == cupy_stream
+        from .gpu import stream_handle, stream_on
+        handle = stream_handle(stream, self.torch_args, self.dev.device_id)
+        if self.cupy and handle != sys.modules["cupy"].cuda.get_current_stream().ptr:
+            return False
+        return stream_on(handle, stream, self.dev, self.drv)
 
     def _config(self, g):
         from .gpu import check_grid
@@ -263,11 +336,10 @@ class GpuPlan:
                 args[i] = v if conv is None else wrap(conv(v))
         return args
 
-    def run(self, g, vals, stream=None):
-        from .gpu import launch_stream
+    def run(self, g, vals, s):
+        """Launch on `s`, the cuda.core Stream `stream_for` resolved."""
         args = self.arguments(vals)
         cfg = self.configs.get(g) or self._config(g)
-        s = launch_stream(stream, self.torch_args, self.dev, self.drv)
         prev = self.ctx.enter()
         try:
             if self.log is None:
@@ -286,13 +358,15 @@ class GpuPlan:
             s.sync()
 
 
-def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
+def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, consumer=None):
     """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
     call with the same signature. `values` are the packed C arguments (launcher.pack_args);
     `compiler_fixed`: the kernel names its GPU compiler (else TILEPY_GPU_COMPILER chose it, and
-    the plan is for that choice only)."""
+    the plan is for that choice only); `consumer`: the launch stream's handle by device, as
+    intake asked it (gpu.consumer_stream: asked once per launch)."""
     from ..host import driver as gpu_driver
-    from .gpu import PRINTF_FIFO, DeviceContext, check_grid, check_stream_device, loaded_kernel
+    from .gpu import (PRINTF_FIFO, DeviceContext, check_grid, launch_stream, loaded_kernel,
+                      stream_on)
     drv = gpu_driver.current()
     if not drv.available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; "
@@ -304,8 +378,11 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
     ctx = DeviceContext(dev, drv)
     prev = ctx.enter()
     try:
-        if isinstance(stream, drv.core.Stream):        # (a wrapped handle is checked once)
-            check_stream_device(drv.stream_device(stream), dev)
+        if consumer is not None:
+            s = stream_on(consumer(dev.device_id), stream, dev, drv)
+        else:
+            s = launch_stream(stream, any(getattr(i, "source", "") == "torch" for i in infos),
+                              dev, drv)
         asserts, prints = ck.debug_ops()
         loaded = loaded_kernel(ck, dev, drv)
         if asserts or (prints and loaded.log is None):   # (tileiras' prints use device printf)
@@ -317,7 +394,7 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False):
     finally:
         ctx.leave(prev)
     if grid[0] * grid[1] * grid[2]:
-        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], stream)
+        plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], s)
     return plan
 
 
@@ -332,25 +409,38 @@ def _launch_failure(name: str, synced: bool, e) -> str:
 # ----------------------------------------------------------------------------- overlap
 class Overlap:
     """Which array arguments overlap another one -- the specialization depends on it (barriers,
-    cp.async pipelining), but the signature has only pointers' alignment. A plan keeps the
-    pattern of the call that made it and the arrays' byte extents (fixed by the signature);
-    a call with another pattern takes the full path."""
-    __slots__ = ("arrays", "pattern")
+    cp.async pipelining), but the signature has no pointers. A plan keeps the pattern of the
+    call that made it and the arrays' byte extents (fixed by the signature); a call with
+    another pattern takes the full path. Pointer tuples already checked are remembered (a
+    loop over the same buffers pays one set lookup per call)."""
+    __slots__ = ("pick", "extents", "pattern", "seen")
 
-    def __init__(self, arrays: tuple[tuple[int, int], ...], pattern: tuple[bool, ...]):
-        self.arrays, self.pattern = arrays, pattern      # (argument index, byte extent)
+    def __init__(self, index: tuple[int, ...], extents: tuple[int, ...], pattern: tuple[bool, ...]):
+        self.pick = operator.itemgetter(*index)      # the call's array pointers, as a tuple
+        self.extents, self.pattern = extents, pattern
+        self.seen: set = set()
 
     @staticmethod
     def of(infos) -> Overlap:
         from ..host.intake import ArrayInfo, byte_extent, disjoint_flags
-        arrays = tuple((k, byte_extent(i)) for k, i in enumerate(infos) if isinstance(i, ArrayInfo))
-        if len(arrays) < 2:
+        index = tuple(k for k, i in enumerate(infos) if isinstance(i, ArrayInfo))
+        if len(index) < 2:
             return ANY_OVERLAP
-        return Overlap(arrays, disjoint_flags([(infos[k].ptr, n) for k, n in arrays]))
+        extents = tuple(byte_extent(infos[k]) for k in index)
+        return Overlap(index, extents,
+                       disjoint_flags([(infos[k].ptr, n) for k, n in zip(index, extents)]))
 
     def same(self, vals) -> bool:
+        ptrs = self.pick(vals)
+        if ptrs in self.seen:
+            return True
         from ..host.intake import disjoint_flags
-        return disjoint_flags([(vals[k], n) for k, n in self.arrays]) == self.pattern
+        if disjoint_flags(list(zip(ptrs, self.extents))) != self.pattern:
+            return False
+        if len(self.seen) >= MAX_PLANS:
+            self.seen.clear()
+        self.seen.add(ptrs)
+        return True
 
 
 class _AnyOverlap:

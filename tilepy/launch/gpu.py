@@ -120,8 +120,11 @@ def is_cuda_stream(stream) -> bool:
 
 
 def stream_handle(stream, torch_args: bool, device_id: int | None) -> int:
-    """The CUstream handle of what names the launch stream (see `resolve_stream`); 0 is the
-    legacy default stream."""
+    """The CUstream handle of what names the launch stream (see `launch_stream`); 0 is the
+    legacy default stream. Tried in this order: None (torch's current stream of the device
+    when the arguments are torch tensors: what torch itself launches on), the
+    `__cuda_stream__` protocol (cuda.core's Stream, torch.cuda.Stream since 2.x, StreamHandle),
+    `cuda_stream` (torch streams without the protocol), `ptr` (cupy.cuda.Stream), an int."""
     if stream is None:
         if torch_args:
             return int(sys.modules["torch"].cuda.current_stream(device_id or 0).cuda_stream)
@@ -141,12 +144,17 @@ def stream_handle(stream, torch_args: bool, device_id: int | None) -> int:
 
 def consumer_stream(stream, args):
     """For intake of CUDA arrays: device id -> the launch stream's handle as DLPack and CAI
-    want it (the legacy default stream is 1 there, 0 being ambiguous)."""
+    want it (the legacy default stream is 1 there, 0 being ambiguous); asked once per device
+    and launch, whatever the number of arrays."""
     torch_args = any(type(a).__module__.startswith("torch") for a in args)
+    seen: dict = {}
 
     def handle(device_id):
-        h = stream_handle(stream, torch_args, device_id)
-        return _LEGACY if h == 0 else h
+        h = seen.get(device_id)
+        if h is None:
+            h = stream_handle(stream, torch_args, device_id)
+            h = seen[device_id] = _LEGACY if h == 0 else h
+        return h
     return handle
 
 
@@ -154,14 +162,17 @@ _STREAMS: dict = {}
 MAX_STREAMS = 256
 
 
-def wrapped_stream(handle: int, drv=None):
+def wrapped_stream(handle: int, drv=None, given=None):
     """(cuda.core Stream, its device or None) for a CUstream handle, made once per handle (a
-    foreign stream given to cuda.core's launch is deprecated there)."""
+    foreign stream given to cuda.core's launch is deprecated there); `given`: the cuda.core
+    Stream the caller passed for it (its device is asked once too)."""
     drv = drv or gpu_driver.current()
     hit = _STREAMS.get((drv, handle))
-    if hit is None:
+    if hit is None or (given is not None and hit[0] is not given):
         core = drv.core
-        if handle in (0, _LEGACY):
+        if given is not None:
+            s = given
+        elif handle in (0, _LEGACY):
             s = core.LEGACY_DEFAULT_STREAM
         elif handle == _PER_THREAD:
             s = core.PER_THREAD_DEFAULT_STREAM
@@ -182,11 +193,20 @@ def resolve_stream(stream, infos, dev, drv=None):
 
 
 def launch_stream(stream, torch_args: bool, dev, drv):
-    """resolve_stream's work; a stream of another device than `dev` is an error."""
-    if isinstance(stream, drv.core.Stream):
-        return stream
-    s, device = wrapped_stream(stream_handle(stream, torch_args, dev.device_id), drv)
-    check_stream_device(device, dev)
+    """The one place a launch's stream is resolved, once per launch (the first launch of a
+    signature and every cached one, GpuPlan.stream_for): its handle (`stream_handle`), then
+    `stream_on`."""
+    return stream_on(stream_handle(stream, torch_args, dev.device_id), stream, dev, drv)
+
+
+def stream_on(handle: int, stream, dev, drv):
+    """The cuda.core Stream for `handle` (the caller's own `stream` when it is one; made once
+    per handle otherwise), checked to be on `dev` (a stream of another device is an error;
+    default streams follow the current context)."""
+    given = stream if isinstance(stream, drv.core.Stream) else None
+    s, device = wrapped_stream(handle, drv, given)
+    if device is not None and device != dev.device_id:
+        check_stream_device(device, dev)
     return s
 
 

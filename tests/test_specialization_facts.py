@@ -1,0 +1,173 @@
+"""Every fact a specialization depends on decides the plan (issue 33).
+
+Each test launches one kernel twice with arguments that differ in one fact only -- aliasing,
+base alignment, divisibility of an extent, contiguity, dtype, device -- and checks that the
+second launch got a specialization (and a launch plan) of its own and the right answer. The
+divisibility test states its fact generally (an extent divisible by 16 against one divisible by
+no power of two above 4), so it holds for any exact divisibility fact. Also here: the byte
+extent of a view and the aliasing of views that share one element (host/intake.py), and an AOT
+kernel's refusal of such views."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from fake_driver import FakeDriver, fake_cupy
+from tilepy.host.intake import byte_extent, disjoint_flags, intake
+
+
+@ct.kernel
+def double_into(x, y, TILE: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(y, (i,), ct.load(x, (i,), (TILE,)) * 2.0)
+
+
+def fresh():
+    """A kernel of its own per test (specializations and plans are counted)."""
+    return double_into.replace_hints()
+
+
+def counts(kernel) -> tuple[int, int]:
+    """(specializations compiled, launch plans filed) of `kernel`."""
+    plans = kernel.__dict__.get("_tp_plans")
+    return len(kernel.cache), len(plans.table) if plans is not None else 0
+
+
+def launch_twice(first, second):
+    """Launch a fresh kernel on the (x, y) pairs `first` then `second`, checking y == 2 x after
+    each; returns the kernel."""
+    kernel = fresh()
+    for x, y in (first, second):
+        want = x * 2
+        y[...] = 0
+        ct.launch(None, (ct.cdiv(x.shape[0], 16),), kernel, (x, y, 16))
+        np.testing.assert_array_equal(y, want)
+    return kernel
+
+
+def pair(n=64, dtype=np.float32):
+    return np.arange(n, dtype=dtype) + 1, np.zeros(n, dtype)
+
+
+# ----------------------------------------------------------------------------- aliasing
+def test_two_arrays_disjoint_then_in_place_on_the_cpu():
+    """Aliasing between exactly two arrays (the overlap tests of test_fake_driver use three)."""
+    x, y = pair()
+    k = fresh()
+    ct.launch(None, (4,), k, (x, y, 16))
+    np.testing.assert_array_equal(y, 2 * x)
+    assert counts(k) == (1, 1)
+    before = x.copy()
+    ct.launch(None, (4,), k, (x, x, 16))             # same signature, now in place
+    np.testing.assert_array_equal(x, 2 * before)
+    assert counts(k) == (2, 1)                        # a specialization of its own (same key:
+    ct.launch(None, (4,), k, (x, y, 16))             # the plan is refiled), then back to disjoint
+    np.testing.assert_array_equal(y, 4 * before)
+    assert counts(k) == (2, 1)
+
+
+def test_two_arrays_disjoint_then_in_place_on_the_fake_driver(monkeypatch):
+    cupy = fake_cupy(monkeypatch)
+    x, y = pair()
+    gx, gy = cupy.ndarray(x), cupy.ndarray(y)
+    k = fresh()
+    with FakeDriver() as drv:
+        ct.launch(None, (4,), k, (gx, gy, 16))
+        np.testing.assert_array_equal(y, 2 * x)
+        before = x.copy()
+        ct.launch(None, (4,), k, (gx, gx, 16))
+        np.testing.assert_array_equal(x, 2 * before)
+        assert len(k.cache) == 2 and len(drv.launches) == 2
+        assert len(drv.calls_named("objectcode.get_kernel")) == 2    # two codes were loaded
+
+
+def test_in_place_plan_is_not_taken_for_disjoint_arrays():
+    """The other direction: a plan made in place does not serve a disjoint call."""
+    x, y = pair()
+    k = fresh()
+    before = x.copy()
+    ct.launch(None, (4,), k, (x, x, 16))
+    np.testing.assert_array_equal(x, 2 * before)
+    ct.launch(None, (4,), k, (x, y, 16))
+    np.testing.assert_array_equal(y, 2 * x)
+    assert len(k.cache) == 2
+
+
+# ----------------------------------------------------------------------------- one fact each
+def test_base_alignment_decides_the_plan():
+    buf = np.arange(72, dtype=np.float32) + 1
+    y = np.zeros(64, np.float32)
+    aligned, shifted = buf[:64], buf[1:65]             # 16-byte aligned, then 4 bytes off
+    assert intake(aligned).ptr % 16 == 0 and intake(shifted).ptr % 16 == 4
+    k = launch_twice((aligned, y), (shifted, y))
+    assert counts(k) == (2, 2)
+
+
+def test_divisibility_of_an_extent_decides_the_plan():
+    """64 is divisible by 16; 60 by no power of two above 4: whatever divisibility facts the
+    specialization keeps, they differ."""
+    k = launch_twice(pair(64), pair(60))
+    assert counts(k) == (2, 2)
+
+
+def test_contiguity_decides_the_plan():
+    x, y = pair(128)
+    strided = x[::2]                                   # same extent, stride 2
+    k = launch_twice((x[:64].copy(), y[:64]), (strided, y[:64]))
+    assert counts(k) == (2, 2)
+
+
+def test_dtype_decides_the_plan():
+    k = launch_twice(pair(64, np.float32), pair(64, np.float64))
+    assert counts(k) == (2, 2)
+
+
+def test_device_decides_the_plan(monkeypatch):
+    """A CPU array and a CUDA array (fake driver) of the same shape, dtype and alignment: a
+    plan each, one on each backend."""
+    cupy = fake_cupy(monkeypatch)
+    x, y = pair()
+    k = fresh()
+    with FakeDriver() as drv:
+        ct.launch(None, (4,), k, (x, y, 16))
+        np.testing.assert_array_equal(y, 2 * x)
+        assert not drv.launches
+        y[:] = 0
+        ct.launch(None, (4,), k, (cupy.ndarray(x), cupy.ndarray(y), 16))
+        np.testing.assert_array_equal(y, 2 * x)
+        assert len(drv.launches) == 1
+    plans = k.__dict__["_tp_plans"].table.values()
+    assert sorted(p.gpu for p in plans) == [False, True]
+
+
+# ----------------------------------------------------------------------------- byte extents
+@pytest.mark.parametrize("view, extent", [
+    (lambda b: b[3:4], 4),                             # one element: its 4 bytes
+    (lambda b: b[5:5], 0),                             # empty
+    (lambda b: b[::3], (30 + 1) * 4),                  # strided: first to one past the last
+    (lambda b: b.reshape(4, 8)[1:3, ::2], (8 + 6 + 1) * 4),   # 2-d, rows of 8 every 2nd
+    (lambda b: b.reshape(4, 8)[:, 2:2], 0),            # 2-d, empty
+], ids=["one-element", "empty", "strided", "2-d", "2-d-empty"])
+def test_byte_extent_of_views(view, extent):
+    assert byte_extent(intake(view(np.zeros(32, np.float32)))) == extent
+
+
+def test_views_sharing_one_boundary_element_overlap():
+    buf = np.zeros(32, np.float32)
+    ranges = lambda *vs: [(intake(v).ptr, byte_extent(intake(v))) for v in vs]  # noqa: E731
+    assert disjoint_flags(ranges(buf[0:5], buf[4:9])) == (False, False)      # share buf[4]
+    assert disjoint_flags(ranges(buf[0:4], buf[4:8])) == (True, True)        # touch, share none
+    assert disjoint_flags(ranges(buf[7:8], buf[7:8])) == (False, False)      # one element, twice
+    assert disjoint_flags(ranges(buf[::4], buf[28:29])) == (False, False)    # last of a stride
+    assert disjoint_flags(ranges(buf[2:2], buf[0:8])) == (True, True)        # empty: no bytes
+    assert disjoint_flags(ranges(buf[0:2], buf[8:9], buf[1:3])) == (False, True, False)
+
+
+def test_aot_refuses_views_sharing_one_boundary_element():
+    from tilepy import aot  # noqa: F401  (the AOT launch's checks)
+    a, b = (np.zeros(64, np.float32) for _ in range(2))
+    k = double_into.compile(a, b, 16, arch="cpu")        # compiled for disjoint arrays
+    buf = np.arange(128, dtype=np.float32)
+    with pytest.raises(ct.TileValueError, match="overlaps another array"):
+        k.launch(None, (4,), (buf[:64], buf[63:127], 16))
+    k.launch(None, (4,), (buf[:64], buf[64:], 16))       # touching only: accepted
+    np.testing.assert_array_equal(buf[64:], 2 * np.arange(64, dtype=np.float32))
