@@ -319,6 +319,21 @@ def test_plan_reuse_asks_the_driver_for_nothing_new(drv, monkeypatch):
     assert new == {"launch", "ctx.get"}, new            # no load, wrap, view, sync or set_current
 
 
+def test_plans_of_a_driver_gone_are_not_reused(monkeypatch):
+    """A plan holds its driver's kernel and streams: once that driver is replaced (a test's
+    fake one left, another came), the same signature plans again on the driver of now."""
+    cupy = fake_cupy(monkeypatch)
+    x = np.arange(1024, dtype=np.float32)
+    y = np.zeros_like(x)
+    gx, gy = cupy.ndarray(x), cupy.ndarray(y)
+    with FakeDriver() as first:
+        ct.launch(None, (8,), scale, (gx, gy, 2.0, 3))
+    with FakeDriver() as second:
+        ct.launch(None, (8,), scale, (gx, gy, 0.5, 1))
+    assert len(first.launches) == 1 and len(second.launches) == 1
+    np.testing.assert_allclose(y, x * 0.5 + 1)
+
+
 def test_module_cache_is_per_device(drv):
     a, b, c = vectors()
     ct.launch(None, (8,), vadd, on_gpu((a, b, c)) + (128,))

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
+from ..host import driver as gpu_driver
 from ..host.grid import GRID_LIMIT
 from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
 from ..frontend.specialize import ALIGN
@@ -308,8 +309,11 @@ class GpuPlan:
         gpu.launch_stream), or False when this plan cannot run it: cupy arrays skip intake
         here, and with it DLPack's stream exchange, so they take this path only on cupy's
         current stream (their producer's); a plan whose compiler TILEPY_GPU_COMPILER chose is
-        for that compiler only."""
+        for that compiler only; a plan loaded through another driver (a test's fake one, gone
+        since) is not this call's."""
         if self.compiler is not None and self.compiler != gpu_compiler_requested():
+            return False
+        if self.drv is not gpu_driver.current():
             return False
         from .gpu import stream_handle, stream_on
         handle = stream_handle(stream, self.torch_args, self.dev.device_id)
@@ -364,7 +368,6 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, con
     `compiler_fixed`: the kernel names its GPU compiler (else TILEPY_GPU_COMPILER chose it, and
     the plan is for that choice only); `consumer`: the launch stream's handle by device, as
     intake asked it (gpu.consumer_stream: asked once per launch)."""
-    from ..host import driver as gpu_driver
     from .gpu import (PRINTF_FIFO, DeviceContext, check_grid, launch_stream, loaded_kernel,
                       stream_on)
     drv = gpu_driver.current()
