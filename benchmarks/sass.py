@@ -1,7 +1,11 @@
 """SASS quality of the reference kernels, without a GPU: ours (NVRTC), ours through tileiras, cuTile's.
 
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
-    python benchmarks/sass.py --real-size [--arch sm_80 sm_90] [--only NAME ...] [--json]
+    python benchmarks/sass.py --real-size [--arch sm_80 sm_90 sm_90a] [--only NAME ...] [--json]
+
+sm_90a is the arch an sm_90 GPU gets (launch/gpu.py): the source's sm_90a class, warpgroup MMA
+(HGMMA) for the GEMMs lowering/wgmma.py takes; sm_90 is the same source's mma.sync class.
+cuTile and tileiras compile sm_90 for it (they use Hopper's features on sm_90 themselves).
 
 `--real-size` is the matrix of the tile sizes users pick for speed (issue 13): GEMM f16/bf16 at
 128x128x32, 128x128x64, 128x256x64, 256x128x32 (M=N=K=4096), attention d=64 and d=128 (BM 128,
@@ -68,7 +72,7 @@ def via_tileiras(case, arch: str) -> dict | str:
     from tilepy.errors import TileError
     from tilepy.launch.tileiras import assemble
     kernel, args, _, _ = case
-    if int(arch[3:]) < 80:
+    if int(arch[3:].rstrip("a")) < 80:
         return "tileiras targets sm_80+"
     try:
         code = assemble(write_module(compile_for_args(kernel, args).module), arch, kernel.name)
@@ -137,7 +141,7 @@ def theirs(ct, case, arch: str, tmp: str) -> dict | str:
     try:
         out = io.BytesIO()
         export_kernel(cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)], out,
-                      gpu_code=arch, output_format="cubin")
+                      gpu_code=arch.rstrip("a"), output_format="cubin")   # (cuTile: sm_90)
     except Exception as e:                     # noqa: BLE001 (reported in the table)
         lines = [ln for ln in str(e).splitlines() if "tileiras" in ln] or [type(e).__name__]
         return lines[0].replace("|", "/")[:70]
@@ -249,7 +253,7 @@ def main(argv=None):
     opts = p.parse_args(argv)
     ct = cutile()
     if opts.real_size:
-        opts.arch = opts.arch or ["sm_80", "sm_90"]
+        opts.arch = opts.arch or ["sm_80", "sm_90", "sm_90a"]
         return real_size(opts, ct)
     opts.arch = opts.arch or ["sm_75", "sm_80", "sm_90"]
     from tilepy.launch.tileiras import unusable

@@ -53,7 +53,9 @@ def test_a_tk64_gemm_takes_four_stages_where_they_fit():
     assert e.smem_for("sm_80") == e.smem_for("sm_90") == e.smem_bytes == 4 * stage
     assert src.count("#if TP_SMEM_KIB == 99 ") == 1 and "#else" in src
     assert "tp::pipe_wait<1>" in src and "tp::pipe_wait<2>" in src
-    assert src.count('extern "C" __global__') == 2          # one kernel per stage count
+    # one kernel per stage count, and the sm_90a class's (warpgroup MMA, 4 stages: tests/test_wgmma.py)
+    assert src.count('extern "C" __global__') == 3 and src.count("#if TP_WGMMA") == 1
+    assert e.smem_for("sm_90a") == 4 * stage
 
 
 def test_a_short_static_loop_takes_no_more_stages_than_iterations():

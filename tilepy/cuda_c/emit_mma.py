@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
 from ..types import BF16, E4M3, E5M2, F16, F32, F64, I8, TF32, TileType
+from .emit_wgmma import emit_wgmma
 from .emitter import EMIT, EmitContext, _bytes
 
 KIND = {F16: 1, BF16: 2, TF32: 3, F32: 0, F64: 0, I8: 4, E4M3: 5, E5M2: 6}
@@ -50,6 +51,8 @@ def emit_mma(ctx: EmitContext, op):
     batch = a.shape[0] if a.rank == 3 else 1
     (m, k), n = a.shape[-2:], b.shape[-1]
     lay = ctx.plan.layout(op.result)
+    if id(op.lhs) in ctx.wg_staged and id(op.rhs) in ctx.wg_staged:   # the sm_90a class
+        return emit_wgmma(ctx, op, kind)
     name = ctx.define(op.result)
     if isinstance(lay, MmaAcc):
         (ea, fa), (eb, fb) = ctx.operand(op.lhs), ctx.operand(op.rhs)

@@ -29,6 +29,8 @@ from .emitter import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
 def smem_op(o: Operand, offset: str = "") -> str:
     bt, r, c = o.shape
     tr = "true" if o.trans else "false"
+    if o.wg:   # a warpgroup MMA's operand (lowering/wgmma.py, include/tilepy/wgmma_ops.h)
+        return f"tp::WgOp<{CPP_TYPE[o.elem]}, {r}, {c}, {tr}, {o.wg}>{{{o.buffer}{offset}}}"
     return f"tp::SmemOp<{CPP_TYPE[o.elem]}, {bt}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
 
 
@@ -103,6 +105,8 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         ctx.skip.update(id(o) for o in s.skipped)
         ctx.staged[id(s.operand.value)] = (smem_op(s.operand, f" + {stage} * {s.operand.elems}"),
                                            int(s.operand.round_tf32))
+        if s.operand.wg:
+            ctx.wg_staged.add(id(s.operand.value))
     _fetch_lambda(ctx, pipe, fetch, iv)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s); tp::pipe_commit(); }}", op.loc)

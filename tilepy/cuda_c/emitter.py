@@ -39,6 +39,7 @@ class EmitContext:
     counter: int = 0
     plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
+    wg_staged: set[int] = field(default_factory=set)   # those in wgmma's layout (tp::WgOp)
     pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
     skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
     buffers: list[tuple[str, str, int]] = field(default_factory=list)   # (C type, name, bytes)

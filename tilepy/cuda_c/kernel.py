@@ -16,7 +16,7 @@ from ..types import PtrType
 from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
                emit_pipeline)
 from .kernel_options import launch_bounds
-from .targets import KIB, MAX_SMEM, PIPELINE_CLASSES, SmemSizes, class_macro, kib
+from .targets import KIB, MAX_SMEM, PIPELINE_CLASSES, WGMMA_MACRO, SmemSizes, class_macro, kib
 from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
@@ -44,19 +44,30 @@ class EmittedKernel(SmemSizes):
     bounds: tuple = ((), "__launch_bounds__(TP_NT)")   # kernel_options.launch_bounds
     variants: tuple = ()               # Variant per group of smaller classes, if any differ
     smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (SmemSizes)
+    sm90a: Variant | None = None       # the sm_90a class's body (warpgroup MMA), if it has one
 
     def source(self, line_directives: bool = False) -> str:
         head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
-                "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
+                "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif"]
+        if self.sm90a is None:
+            return "\n".join(head + [RUNTIME_INCLUDE, ""] + self._classes(line_directives))
+        v = self.sm90a
+        return "\n".join(head + WGMMA_MACRO + [RUNTIME_INCLUDE, "",
+                          f"#if TP_WGMMA  // sm_90a: warpgroup MMA; {kib(v.smem_bytes)} of shared memory"]
+                         + self._kernel(v.tables, v.body, line_directives) + ["#else"]
+                         + self._classes(line_directives) + ["#endif"])
+
+    def _classes(self, line_directives: bool) -> list[str]:
+        """The kernel of each shared-memory class (one when they do not differ)."""
         if not self.variants:
-            return "\n".join(head + self._kernel(self.tables, self.body, line_directives))
-        head += class_macro()
+            return self._kernel(self.tables, self.body, line_directives)
+        out = class_macro()
         for i, v in enumerate(self.variants):
             cond = " || ".join(f"TP_SMEM_KIB == {c // KIB}" for c in v.classes)
-            head += [f"#{'elif' if i else 'if'} {cond}  // {kib(v.smem_bytes)} of shared memory"]
-            head += self._kernel(v.tables, v.body, line_directives)
-        head += [f"#else  // {kib(self.smem_bytes)} of shared memory"]
-        return "\n".join(head + self._kernel(self.tables, self.body, line_directives) + ["#endif"])
+            out += [f"#{'elif' if i else 'if'} {cond}  // {kib(v.smem_bytes)} of shared memory"]
+            out += self._kernel(v.tables, v.body, line_directives)
+        out += [f"#else  // {kib(self.smem_bytes)} of shared memory"]
+        return out + self._kernel(self.tables, self.body, line_directives) + ["#endif"]
 
     def _kernel(self, tables: list[str], body: Writer, line_directives: bool) -> list[str]:
         params = ", ".join(f"{t} {n}" for t, n in self.params)
@@ -95,8 +106,26 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = MAX_STAGES) -> E
                                      x.tables, size[id(x)]) for x in ctxs if x is not ctx),
                             key=lambda v: v.classes))
     per_class = {c: size[id(chosen[c])] for c in PIPELINE_CLASSES} if variants else {}
+    sm90a = _sm90a(module, plan, stages)
+    if sm90a is not None:     # an sm_90a launch passes the largest class's size: both fit it
+        total = max(total, sm90a.smem_bytes)
+        per_class = {c: max(n, sm90a.smem_bytes) if c == PIPELINE_CLASSES[-1] else n
+                     for c, n in per_class.items()}
     return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total,
-                         plan.nt, user, launch_bounds(entry), variants, per_class)
+                         plan.nt, user, launch_bounds(entry), variants, per_class, sm90a)
+
+
+def _sm90a(module: Module, plan: KernelPlan, stages: int) -> Variant | None:
+    """The sm_90a class's body (lowering/wgmma.py) with as many stages as fit sm_90's shared
+    memory, or None when the kernel has no such class or no warpgroup MMA came of it (its
+    operands were not pipelined)."""
+    if plan.sm90a is None:
+        return None
+    big = PIPELINE_CLASSES[-1]
+    ctx = _stages_per_class(module, plan.sm90a, stages)[big]
+    if not ctx.wg_staged:
+        return None
+    return Variant((big,), ctx.w, ctx.tables, _finish(ctx))
 
 
 def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
@@ -143,7 +172,8 @@ def _smem_decls(ctx: EmitContext, scratch: int) -> list[str]:
     uses_scratch = any("tp_smem" in text for _, text, _ in ctx.w.lines)
     if not ctx.buffers and not scratch:    # the ops that name tp_smem take their register paths
         return ["unsigned char* const tp_smem = nullptr;"] if uses_scratch else []
-    out = ["extern __shared__ __align__(128) unsigned char tp_dsmem[];"]
+    align = 1024 if ctx.wg_staged else 128     # wgmma's swizzle patterns repeat every 1 KiB
+    out = [f"extern __shared__ __align__({align}) unsigned char tp_dsmem[];"]
     offset = 0
     for ctype_, name, nbytes in ctx.buffers:
         out.append(f"{ctype_}* const {name} = reinterpret_cast<{ctype_}*>(tp_dsmem + {offset});")

@@ -56,9 +56,24 @@ def smem_class(arch: str) -> int:
     return _class_of(smem_limit(arch)) if arch_number(arch) is not None else PIPELINE_CLASSES[-1]
 
 
+def wgmma_target(arch: str) -> bool:
+    """Whether `arch` is the sm_90a class's target: Hopper with its arch-specific features
+    (NVRTC -arch=sm_90a), which warpgroup MMA needs; plain "sm_90" code keeps mma.sync."""
+    return isinstance(arch, str) and arch in ("sm_90a", "compute_90a")
+
+
+# The preprocessor lines choosing a source's sm_90a class (wgmma.h): NVRTC defines
+# __CUDA_ARCH_FEAT_SM90_ALL for -arch=sm_90a; a CPU build may define TP_WGMMA itself.
+WGMMA_MACRO = ["#ifndef TP_WGMMA  // the sm_90a class: warpgroup MMA (tilepy/wgmma.h)",
+               "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)", "#define TP_WGMMA 1", "#else",
+               "#define TP_WGMMA 0", "#endif", "#endif"]
+
+
 def class_define(arch: str) -> str:
-    """The line that makes a build of a kernel's source take `arch`'s kernel (class_macro)."""
-    return f"#define TP_SMEM_KIB {smem_class(arch) // KIB}"
+    """The lines that make a build of a kernel's source take `arch`'s kernel (class_macro, and
+    the sm_90a class: WGMMA_MACRO)."""
+    return f"#define TP_SMEM_KIB {smem_class(arch) // KIB}" + \
+        ("\n#define TP_WGMMA 1" if wgmma_target(arch) else "")
 
 
 def _class_ranges() -> dict[int, list[tuple[int, int | None]]]:

@@ -5,7 +5,8 @@ tests/fake_driver.py), and nothing touches the driver before `driver_available()
 `launch_gpu` and the per-call `GpuPlan` are in dispatch.py (which imports this module, never the
 other way).
 
-Target: the device's exact arch as a cubin when NVRTC knows it; else a cubin for the newest arch
+Target: the device's exact arch as a cubin when NVRTC knows it (sm_90a on sm_90: the source's
+sm_90a class, warpgroup MMA, needs the arch-specific target); else a cubin for the newest arch
 NVRTC has of the device's major version (SASS runs on a newer minor of its major); a device of a
 newer major than NVRTC knows gets PTX for the newest arch NVRTC has, which the driver JIT-compiles
 (only if the driver is at least as new as NVRTC, or it rejects the PTX). A driver of an older
@@ -74,6 +75,9 @@ def target_and_reason(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
             f"(CUDA {_ver(nv)}), so it cannot load what NVRTC compiles: install the CUDA "
             f"{driver // 1000} wheels (pip install 'tilepy[cu{driver // 1000}]') or update the driver")
     arch = cc[0] * 10 + cc[1]
+    if arch == 90 and arch in supported:     # its arch-specific features: wgmma (cuda_c/targets.py)
+        return "sm_90a", (f"a cubin for the GPU's own arch with its arch-specific features, "
+                          f"warpgroup MMA (NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_90a)")
     if arch in supported:
         return f"sm_{arch}", f"a cubin for the GPU's own arch (NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_{arch})"
     older = [a for a in supported if a < arch]

@@ -142,8 +142,10 @@ def _tool() -> str:
 
 
 def assemble(bytecode: bytes, arch: str, name: str = "kernel", opt_level: int = 3) -> Cubin:
-    """A cubin for `arch` ("sm_80", "sm_90", "sm_100", ...) from Tile IR bytecode."""
-    kind, arch = check_arch(arch)
+    """A cubin for `arch` ("sm_80", "sm_90", "sm_100", ...) from Tile IR bytecode. tileiras
+    names no arch-specific targets: "sm_90a" (NVRTC's target of sm_90 devices) is its sm_90, on
+    which it uses Hopper's wgmma and TMA itself."""
+    kind, arch = check_arch(arch[:-1] if arch.endswith("a") else arch)
     if kind != "cubin":
         from ..errors import TileUnsupportedFeatureError
         raise TileUnsupportedFeatureError(f"tileiras makes cubins (sm_XX), not PTX ({arch})")

@@ -149,7 +149,7 @@ def _blocked(members: list[Value], nt: int) -> Blocked:
 
 
 class _Assigner:
-    def __init__(self, module: Module, nt: int):
+    def __init__(self, module: Module, nt: int, rows: bool = False):
         self.nt = nt
         self.groups = g = _collect(module)
         self.members = g.members()
@@ -158,8 +158,8 @@ class _Assigner:
         self.reduces = [o for o in ops if o.name == "reduce" and len(o.operands) == 1
                         and distributed(o.operands[0])]
         mma_groups = {g.find(id(o.result)) for o in ops if o.opdef.mma and distributed(o.result)}
-        self.rows_reduced = any(g.find(id(o.operands[0])) in mma_groups and
-                                o.dim == o.operands[0].type.rank - 1 for o in self.reduces)
+        self.rows_reduced = rows or any(g.find(id(o.operands[0])) in mma_groups and
+                                        o.dim == o.operands[0].type.rank - 1 for o in self.reduces)
         self.atomic_groups = {g.find(id(o.results[0])) for o in ops
                               if o.opdef.category == "atomic" and distributed(o.results[0])}
 
@@ -203,8 +203,10 @@ class _Assigner:
             self.decided[k] = _blocked(self.members[k], self.nt)
 
 
-def assign_layouts(module: Module, nt: int = 128) -> LayoutPlan:
-    a = _Assigner(module, nt)
+def assign_layouts(module: Module, nt: int = 128, rows: bool = False) -> LayoutPlan:
+    """`rows`: every mma accumulator takes its warps along the rows, as when its rows are
+    reduced (the sm_90a class's plan: lowering/wgmma.py)."""
+    a = _Assigner(module, nt, rows)
     a.anchors()         # 1. mma accumulators
     a.rest()            # 2. derived row layouts and 3. blocked, interleaved in program order
     plan = LayoutPlan(nt)

@@ -1,8 +1,9 @@
 """The lowering plan of one kernel, made by the compiler (api/compiler.py) before a backend that
 runs tiles over the threads of a block emits it: one layout per tile value (assign_layouts.py),
 the memory ops that need a barrier before them (hazards.py), and the K-loop pipelines for a
-number of stages (pipeline.py; the backend picks the stage count that fits its shared memory).
-The emitter only reads the plan; no analysis starts from inside it."""
+number of stages (pipeline.py; the backend picks the stage count that fits its shared memory),
+and, for a kernel with a GEMM K loop warpgroup MMA can take, the plan of its sm_90a class
+(wgmma.py). The emitter only reads the plan; no analysis starts from inside it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from ..ir import Module
 from .assign_layouts import LayoutPlan, assign_layouts
 from .hazards import alias_oracle, barrier_ops
 from .pipeline import plan_pipelines
+from .wgmma import mark_wgmma, sm90a_layouts
 
 
 @dataclass
@@ -20,6 +22,8 @@ class KernelPlan:
     layouts: LayoutPlan
     barriers: set[int]                 # ids of memory ops with a barrier before them
     may_alias: Callable
+    wgmma: bool = False                # the sm_90a class's plan: its pipelines mark wgmma operands
+    sm90a: KernelPlan | None = None    # the plan of the kernel's sm_90a class (wgmma.py), if any
 
     @property
     def nt(self) -> int:
@@ -30,7 +34,10 @@ class KernelPlan:
         `hoist` False: loop-invariant mma operands stay in registers (less shared memory)."""
         if stages < 2:
             return {}
-        return plan_pipelines(self.module, self.layouts, self.may_alias, stages, hoist)
+        pipes = plan_pipelines(self.module, self.layouts, self.may_alias, stages, hoist)
+        if self.wgmma:
+            mark_wgmma(pipes, self.layouts)
+        return pipes
 
 
 # 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
@@ -62,4 +69,8 @@ def plan_kernel(module: Module, nt: int = 128, disjoint: frozenset = frozenset()
     proved overlaps no other array argument's (no barriers between accesses to them)."""
     layouts = assign_layouts(module, nt)
     may_alias = alias_oracle(disjoint)
-    return KernelPlan(module, layouts, barrier_ops(module, layouts, may_alias), may_alias)
+    plan = KernelPlan(module, layouts, barrier_ops(module, layouts, may_alias), may_alias)
+    wg = sm90a_layouts(module, nt, may_alias)
+    if wg is not None:
+        plan.sm90a = KernelPlan(module, wg, barrier_ops(module, wg, may_alias), may_alias, True)
+    return plan

@@ -70,6 +70,8 @@ struct Worker {
   int bar_arrived = 0;
   long block = 0;
   bool aborted = false;
+  std::vector<int> proxy_owner;   // cpu_wgmma.h: per 16 bytes of dynamic shared memory, the
+                                  // thread whose landed cp.async awaits its fence.proxy.async
 };
 inline thread_local Worker* worker = nullptr;
 
@@ -169,6 +171,9 @@ inline void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool
 // A lane exits: operations that waited only for lanes still running may now complete.
 inline void lane_exit(Fiber* f) {
   Worker& w = *worker;
+  if (!f->ctx.wg_groups.empty() || !f->ctx.wg_pending.empty())
+    fail("the thread exits with wgmma.mma_async operations in flight (no wgmma.wait_group "
+         "retired them)");
   f->state = State::done;
   Warp& W = w.warps[f->ctx.warp];
   W.exited |= 1u << f->ctx.lane;
@@ -233,6 +238,10 @@ inline void reset_block(Worker& w, long b, size_t smem) {
     f.ctx.bid = bid;
     f.ctx.cp_pending.clear();
     f.ctx.cp_groups.clear();
+    f.ctx.wg_pending.clear();
+    f.ctx.wg_groups.clear();
+    f.ctx.wg_fenced = false;
+    f.ctx.unfenced.clear();
   }
   for (int i = 0; i < w.nwarps; ++i) {
     Warp& W = w.warps[i];
@@ -242,6 +251,7 @@ inline void reset_block(Worker& w, long b, size_t smem) {
     for (Slot& s : W.slot) s.kind = 0;
   }
   if (smem) std::memset(dynamic_smem(), 0xff, smem);   // shared memory starts undefined: poison
+  if (!w.proxy_owner.empty()) std::fill(w.proxy_owner.begin(), w.proxy_owner.end(), -1);
 }
 
 // What every thread that has not exited waits at, as ranges of consecutive threads.

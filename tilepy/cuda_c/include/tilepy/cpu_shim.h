@@ -57,6 +57,14 @@ struct dim3 {
 namespace tp { namespace cpu {
 struct Fiber;
 struct CpAsync { void* dst; const void* src; int bytes, src_bytes; };
+// A warpgroup MMA in flight (cpu_wgmma.h): descriptors, the thread's accumulators, what they held.
+struct WgmmaOp {
+  uint64_t da, db;
+  float* d;
+  int n, kind, trans_b;
+  bool acc, chained;
+  float c[128];
+};
 
 // What one CUDA thread sees: its indices, and (faithful mode) its fiber and pending cp.async.
 struct Ctx {
@@ -66,6 +74,12 @@ struct Ctx {
   Fiber* fiber = nullptr;
   std::vector<CpAsync> cp_pending;       // issued, not yet committed
   std::vector<std::vector<CpAsync>> cp_groups;   // committed groups, oldest first
+  // sm_90a (cpu_wgmma.h): MMAs issued and not committed, committed groups, a wgmma.fence since
+  // the registers were handed back; landed cp.async copies not yet behind a fence.proxy.async
+  std::vector<WgmmaOp> wg_pending;
+  std::vector<std::vector<WgmmaOp>> wg_groups;
+  bool wg_fenced = false;
+  std::vector<uint32_t> unfenced;
 };
 inline thread_local Ctx* cur = nullptr;  // faithful mode: rewritten by the scheduler on each switch
 inline dim3 grid_dim, block_dim;         // of the running launch (launches are serialized)

@@ -106,6 +106,8 @@ TP_FAST_ONLY_ERROR void cp_async_wait(int n);
 #undef TP_FAST_ONLY_ERROR
 #else
 
+inline void proxy_landed(void* dst, int bytes);   // cpu_wgmma.h
+
 enum : uint32_t { kShfl = 1, kSyncwarp = 8, kBallot = 9, kLdmatrix = 16, kMma = 64 };
 
 // ---------------------------------------------------------------------------- shuffles
@@ -264,6 +266,9 @@ inline void cp_async_wait(int n) {
     for (const CpAsync& c : g[i]) {
       std::memcpy(c.dst, c.src, (size_t)c.src_bytes);
       std::memset((char*)c.dst + c.src_bytes, 0, (size_t)(c.bytes - c.src_bytes));
+#if TP_WGMMA
+      proxy_landed(c.dst, c.bytes);   // cpu_wgmma.h: wgmma sees it after a fence.proxy.async
+#endif
     }
   g.erase(g.begin(), g.begin() + (long)done);
 }

@@ -25,6 +25,9 @@
 #ifndef TP_FP16
 #define TP_FP16 1
 #endif
+#ifndef TP_WGMMA   // the sm_90a class (wgmma.h); the emitted source defines it where it has one
+#define TP_WGMMA 0
+#endif
 #ifndef TP_BF16
 #define TP_BF16 1
 #endif
@@ -1415,6 +1418,8 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 #include "tilepy/modifiers.h"
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
+// sm_90a's wgmma, its descriptors and fences, and the async-proxy fence.
+#include "tilepy/wgmma.h"
 // 8-bit floats (their conversions are warp.h's numerics).
 #include "tilepy/fp8.h"
 // Block-scaled mma (mmaf_scaled), generic.
@@ -1423,3 +1428,5 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 #include "tilepy/layout_ops.h"
 // Tensor cores: shared-memory operands, cp.async staging, mma.sync over MmaAcc layouts.
 #include "tilepy/tensorcore.h"
+// sm_90a: warpgroup MMA over wgmma's swizzled shared-memory operands (the TP_WGMMA class).
+#include "tilepy/wgmma_ops.h"

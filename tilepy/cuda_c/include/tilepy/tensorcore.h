@@ -89,6 +89,9 @@ template <int N> TP_DEV void pipe_wait() {
 #if TP_WARP_OPS
   cp_async_wait<N>();
 #endif
+#if TP_WGMMA
+  fence_proxy_async();   // wgmma.h: wgmma (the async proxy) reads what landed
+#endif
 }
 
 // Whether x is all zero bits (+0, not -0): the padding a zero-filling copy gives.

@@ -1,0 +1,143 @@
+"""The sm_90a class (issue 29): the tutorial GEMM's K loop as warpgroup MMA.
+
+NVRTC's sm_90a cubin has HGMMA in the K loop and no HMMA, without spills, while sm_90's keeps
+mma.sync; the faithful CPU mode runs the same class (the fake driver of a sm_90 device builds
+the CPU library of what NVRTC compiled for sm_90a) against numpy; and the wgmma emulation
+(cpu_wgmma.h) catches seeded mistakes in a hand-written kernel: a wrong swizzle in a
+descriptor, a missing fence.proxy.async, wgmma.fence or wait_group."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilepy as ct
+from definitions import load
+from faithful_util import build
+from tilepy.api.compiler import compile_for_args
+from tilepy.launch.nvrtc import compile_cubin
+from tilepy.tools import sass_stats
+
+matmul = load("03_matmul").matmul
+needs_sass = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
+
+
+def _sass(dtype, tiles, arch):
+    a, b = np.zeros((4096, 4096), dtype), np.zeros((4096, 4096), dtype)
+    ck = compile_for_args(matmul, (a, b, np.zeros((4096, 4096), np.float32), *tiles))
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    return r
+
+
+@needs_sass
+@pytest.mark.parametrize("dtype,tiles,hgmma", [
+    (np.float16, (128, 128, 32), 4),            # 1 warpgroup: 2 m64 blocks x 2 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 4),    # 2 warpgroups: 1 block x 4 k16 steps
+    (np.float16, (128, 256, 64), 4),            # m64n256k16
+])
+def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
+    r = _sass(dtype, tiles, "sm_90a")
+    loop = r["hot_loop"]
+    assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
+    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] > 0, r["counts"]
+    assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
+
+
+def test_only_kernels_with_a_warpgroup_mma_get_the_class():
+    from tests.reference_kernels.cases import CASES
+    for name, has in (("matmul_f16", True), ("attention", False), ("batched_matmul", False)):
+        kernel, args, _, _ = CASES[name](np.random.default_rng(0))
+        assert ("#if TP_WGMMA" in compile_for_args(kernel, args).cuda_source) == has, name
+
+
+@needs_sass
+def test_sm90_keeps_mma_sync():
+    c = _sass(np.float16, (128, 128, 32), "sm_90")["counts"]
+    assert c["HGMMA"] == 0 and c["HMMA"] > 0 and c["LDSM"] > 0, c
+
+
+@pytest.mark.parametrize("mode", ["faithful", "fast"])
+@pytest.mark.parametrize("tiles,K", [((64, 64, 32), 80),      # 64-byte swizzle, FM 1
+                                     ((128, 64, 16), 85)])    # 32-byte, FM 2, unaligned rows
+def test_sm90a_class_runs_on_the_cpu(mode, tiles, K):
+    # (f16: the fake driver's CUDA arrays have no bf16; the bf16 class is the same template)
+    from fake_driver import FakeDriver, cuda_array
+    rng = np.random.default_rng(1)
+    M, N = 100, 72                              # ragged: no tile divides them
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    with FakeDriver() as drv, ct.cpu_mode(mode):
+        grid = (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1]))
+        ct.launch(None, grid, matmul, tuple(cuda_array(x, "dlpack") for x in (a, b, c)) + tiles)
+        (source,) = drv.sources.values()
+    assert "#define TP_WGMMA 1" in source and "tp::wgmma_tc<" in source
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+# One warpgroup multiplies a 64 x 32 A (64-byte swizzle, K-major) by a 32 x 64 B (128-byte
+# swizzle, N-major) staged by cp.async; `seed` leaves out one step or breaks the descriptor (5:
+# the same bytes as bf16).
+SEEDED = r"""
+#define TP_WGMMA 1
+#include "tilepy/runtime.h"
+extern "C" __global__ void seeded(const __half* a, const __half* b, float* c, int seed) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const tp::WgOp<__half, 64, 32> A{(__half*)smem};
+  const tp::WgOp<__half, 32, 64> B{(__half*)(smem + 4096)};
+  const int t = threadIdx.x, w = t / 32, l = t % 32;
+  for (int ch = t; ch < 256; ch += 128) {
+    tp::cp_async<16>(A.srow(0, ch / 4, ch % 4 * 8), a + ch * 8);
+    tp::cp_async<16>(B.srow(0, ch / 8, ch % 8 * 8), b + ch * 8);
+  }
+  tp::cp_async_commit();
+  tp::cp_async_wait<0>();
+  if (seed != 1) tp::fence_proxy_async();
+  __syncthreads();
+  float d[32] = {};
+  if (seed != 2) tp::wgmma_fence();
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    uint64_t db = tp::wg_desc_b(B, k0);
+    if (seed == 3) db = (db & ~(3ull << 62)) | 2ull << 62;   // 64-byte swizzle, not 128
+    if (seed == 5) tp::wgmma_async<64, 2, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);   // bf16 bits
+    else tp::wgmma_async<64, 1, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);
+  }
+  tp::wgmma_commit();
+  if (seed != 4) tp::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def seeded():
+    return build(SEEDED, "seeded", threads=128)
+
+
+def _seeded_run(kernel, seed, dtype=np.float16):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((64, 32)).astype(dtype), rng.standard_normal((32, 64)).astype(dtype)
+    c = np.zeros((64, 64), np.float32)
+    kernel((1,), a, b, c, seed, smem=8192)
+    return c, a.astype(np.float64) @ b.astype(np.float64)
+
+
+@pytest.mark.parametrize("seed,dtype", [(0, np.float16), (5, ml_dtypes.bfloat16)])
+def test_wgmma_emulation_matches_numpy(seeded, seed, dtype):
+    c, ref = _seeded_run(seeded, seed, dtype)
+    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
+
+
+def test_wrong_swizzle_in_a_descriptor_gives_wrong_values(seeded):
+    c, ref = _seeded_run(seeded, 3)
+    assert not np.allclose(c, ref, atol=1e-2)
+
+
+@pytest.mark.parametrize("seed,message", [
+    (1, "has not executed fence.proxy.async"),
+    (2, "without a wgmma.fence"),
+    (4, "exits with wgmma.mma_async operations in flight"),
+])
+def test_missing_fence_or_wait_is_an_error(seeded, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message):
+        _seeded_run(seeded, seed)

@@ -1,0 +1,154 @@
+// tilepy/cpu_wgmma.h -- sm_90a's warpgroup MMA and the async proxy on the CPU, behind wgmma.h.
+//
+// Faithful mode. wgmma.mma_async: every thread of a warpgroup computes its own accumulator
+// fragment (PTX ISA "Matrix Fragments for wgmma.m64nNk16": warp w of the group holds rows
+// 16w..16w+15, in the mma.m16n8 accumulator layout repeated for every 8 columns) from the two
+// matrix descriptors, decoded as the ISA's "Matrix Descriptor Format" and "Canonical Layouts"
+// say: start address, leading and stride byte offsets, the swizzle mode applied to the address
+// bits (Swizzle<B, 4, 3>: bits 4.. XOR bits 7..). Products are exact; each k16 step is summed in
+// double and rounded once to f32, as the mma.sync emulation does.
+//
+// Completion is as late as the ISA allows: an issued MMA runs at the wgmma.wait_group that
+// retires its group, reading shared memory then, and its accumulator registers hold NaN until
+// then (reading them early gives wrong values, not lucky ones); an MMA issued on registers that
+// an MMA in flight writes takes that MMA's result (the hardware chains them).
+//
+// Undefined behavior reported as an error: an MMA issued without a wgmma.fence since its thread
+// last got registers back from wgmma.wait_group (or ever); an operand byte that a cp.async
+// landed in and the copying thread has not passed a fence.proxy.async since (the async proxy
+// may not see it); a thread that exits with MMAs in flight; a block whose threads are not whole
+// warpgroups. A descriptor with a non-zero base offset is refused (not emulated).
+//
+// Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
+#pragma once
+
+namespace tp { namespace cpu {
+
+#if !defined(TP_FAITHFUL)
+#define TP_FAST_ONLY_ERROR                                                                       \
+  __attribute__((error("warpgroup MMA needs the faithful CPU mode (TILEPY_CPU_MODE=faithful); the " \
+                       "fast mode runs one thread per block")))
+TP_FAST_ONLY_ERROR void wgmma_fence();
+TP_FAST_ONLY_ERROR void wgmma_commit();
+TP_FAST_ONLY_ERROR void wgmma_wait(int n);
+TP_FAST_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
+                                    int acc);
+#undef TP_FAST_ONLY_ERROR
+#else
+
+constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
+
+// A cp.async copy landed (cpu_warp.h, in the sm_90a class): its bytes are the thread's until
+// it passes a fence.proxy.async.
+inline void proxy_landed(void* dst, int bytes) {
+  const long off = (unsigned char*)dst - dynamic_smem();
+  if (off < 0 || off + bytes > (long)kMaxDynamicSmem) return;   // not dynamic shared memory
+  auto& own = worker->proxy_owner;
+  if (own.empty()) own.assign(kMaxDynamicSmem / kProxyChunk, -1);
+  for (long c = off / kProxyChunk; c <= (off + bytes - 1) / kProxyChunk; ++c) own[c] = cur->lin;
+  cur->unfenced.push_back((uint32_t)off);
+}
+
+inline void proxy_fence() {
+  auto& own = worker->proxy_owner;
+  for (uint32_t off : cur->unfenced)
+    if (own[off / kProxyChunk] == cur->lin) own[off / kProxyChunk] = -1;
+  cur->unfenced.clear();
+}
+
+inline void wgmma_fence() { cur->wg_fenced = true; }
+
+// The shared-memory offset of element (mn, k) of a descriptor's matrix (mn: its row of A or
+// column of B; k < 16); MN-major: the matrix is stored with mn contiguous.
+inline uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, const char* which) {
+  const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)((desc >> 16) & 0x3fff) << 4,
+                 sbo = (uint32_t)((desc >> 32) & 0x3fff) << 4;
+  const int mode = (int)(desc >> 62), swb = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+  if ((desc >> 49) & 7)
+    fail(std::string("wgmma.mma_async: the ") + which + " descriptor has a non-zero matrix base "
+         "offset, which this emulation does not decode");
+  uint32_t a;
+  if (swb == 0 && !mn_major) a = start + (mn % 8) * 16 + (mn / 8) * sbo + (k % 8) * 2 + (k / 8) * lbo;
+  else if (swb == 0) a = start + (mn % 8) * 2 + (mn / 8) * sbo + (k % 8) * 16 + (k / 8) * lbo;
+  else if (!mn_major) a = start + (mn / 8) * sbo + (mn % 8) * swb + k * 2;
+  else a = start + (mn / (swb / 2)) * lbo + (k / 8) * sbo + (k % 8) * swb + (mn % (swb / 2)) * 2;
+  if (swb) a ^= ((a >> 7) & (uint32_t)(swb / 16 - 1)) << 4;
+  if (a + 2 > kMaxDynamicSmem)
+    fail(std::string("wgmma.mma_async: the ") + which + " operand reads shared-memory offset " +
+         std::to_string(a) + ", outside the block's shared memory");
+  const auto& own = worker->proxy_owner;
+  if (!own.empty() && own[a / kProxyChunk] >= 0)
+    fail(std::string("wgmma.mma_async reads ") + which + " operand bytes at shared-memory offset " +
+         std::to_string(a) + " that thread " + std::to_string(own[a / kProxyChunk]) + "'s cp.async "
+         "wrote, and that thread has not executed fence.proxy.async since (the async proxy may "
+         "not see them)");
+  return a;
+}
+
+inline float wgmma_value(int kind, uint32_t off) {
+  uint16_t x;
+  std::memcpy(&x, dynamic_smem() + off, 2);
+  return kind == 1 ? half_value(x) : bf16_value(x);
+}
+
+inline void wgmma_run(WgmmaOp& op) {
+  const int tg = cur->lin % 128, l = tg % 32, r0 = 16 * (tg / 32) + l / 4;
+  float A[2][16];
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 16; ++k) A[h][k] = wgmma_value(op.kind, wgmma_addr(op.da, false, r0 + 8 * h, k, "A"));
+  for (int j = 0; j < op.n / 8; ++j)
+    for (int e = 0; e < 2; ++e) {
+      const int col = 8 * j + 2 * (l % 4) + e;
+      float B[16];
+      for (int k = 0; k < 16; ++k) B[k] = wgmma_value(op.kind, wgmma_addr(op.db, op.trans_b, col, k, "B"));
+      for (int h = 0; h < 2; ++h) {
+        const int i = 4 * j + 2 * h + e;
+        double s = !op.acc ? 0.0 : op.chained ? op.d[i] : op.c[i];
+        for (int k = 0; k < 16; ++k) s += (double)(A[h][k] * B[k]);
+        op.d[i] = (float)s;
+      }
+    }
+}
+
+inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
+  if (worker->nthreads % 128)
+    fail("wgmma.mma_async: the block has " + std::to_string(worker->nthreads) + " threads, not "
+         "whole warpgroups of 128");
+  if (!cur->wg_fenced)
+    fail("wgmma.mma_async without a wgmma.fence since the thread's registers were last handed "
+         "back by wgmma.wait_group (or written before the first MMA)");
+  WgmmaOp op{a, b, d, n, kind, trans_b, acc != 0, false, {}};
+  for (const auto& g : cur->wg_groups)
+    for (const WgmmaOp& o : g) op.chained |= o.d == d;
+  for (const WgmmaOp& o : cur->wg_pending) op.chained |= o.d == d;
+  for (int i = 0; i < n / 2; ++i) {
+    op.c[i] = d[i];
+    d[i] = f32_from_bits(0x7fc00000u);   // undefined until the wait: poison
+  }
+  cur->wg_pending.push_back(op);
+}
+
+inline void wgmma_commit() {
+  cur->wg_groups.push_back(std::move(cur->wg_pending));
+  cur->wg_pending.clear();
+}
+
+// Wait until at most n committed groups are in flight: the older ones run now, in issue order.
+inline void wgmma_wait(int n) {
+  auto& g = cur->wg_groups;
+  const size_t done = g.size() > (size_t)n ? g.size() - (size_t)n : 0;
+  for (size_t i = 0; i < done; ++i)
+    for (WgmmaOp& op : g[i]) wgmma_run(op);
+  g.erase(g.begin(), g.begin() + (long)done);
+  cur->wg_fenced = false;
+}
+
+// A thread exits: MMAs still in flight would write registers no one reads (cpu_fiber.h).
+inline void wgmma_check_exit() {
+  if (!cur->wg_groups.empty() || !cur->wg_pending.empty())
+    fail("the thread exits with wgmma.mma_async operations in flight (no wgmma.wait_group "
+         "retired them)");
+}
+#endif  // TP_FAITHFUL
+
+}}  // namespace tp::cpu

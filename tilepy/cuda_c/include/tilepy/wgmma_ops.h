@@ -1,0 +1,168 @@
+// tilepy/wgmma_ops.h -- the sm_90a class's GEMM step: operands in wgmma's swizzled layouts,
+// staged by the cp.async pipeline, multiplied by warpgroup MMA into an MmaAcc accumulator.
+//
+//   WgOp<T, R, C, Tr, FM>           an R x C mma operand in shared memory (as SmemOp: stored R x C,
+//                                   or C x R when Tr) in wgmma's canonical swizzled layout
+//   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
+//   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, a and b WgOps
+//
+// Layout: a storage row of 32, 64 or 128 bytes is one row of a swizzle atom of that width (the
+// PTX ISA's 32B / 64B / 128B swizzling: the 16-byte chunk index XORed with the row's 128-byte
+// line, Swizzle<B, 4, 3>); wider rows are cut in 128-byte panels, each panel stored whole (all
+// rows) after the previous one. The first is the layout SmemOp has for those widths; panels make
+// a 128-byte-swizzled N-major B of any N a descriptor can walk (LBO: the panel stride). Buffers
+// start at multiples of 1024 bytes (the emitter only takes such buffers), where the patterns
+// repeat, so the descriptors' base offset is 0.
+//
+// Accumulator: all warps along M (MmaAcc<1, M, N, NW, 1>, FM fragments of 16 rows per warp).
+// Warpgroup g issues the m64nNk16 MMAs of its FM 64-row blocks of A's storage, g * FM + i; the
+// 16 rows warp j of the group holds there are the rows warp 4g + j keeps in its fragment i,
+// ((4g + j) * FM + i) * 16.., so A's storage permutes its rows to match (FM = 1: none). With wgmma's accumulator fragment being mma.m16n8's for
+// every 8 columns, block i's N / 2 registers are slots i * N / 2.. of the tile, in order.
+//
+// Order in the K loop (emit_pipeline.py): the copies of this stage land (pipe_wait, which in this
+// class also executes fence.proxy.async), __syncthreads(), then wgmma_tc: wgmma.fence, the MMAs
+// of every k16 step as one group, commit, wait_group 0 (the stage is refilled next iteration).
+// The fast CPU mode (one thread, row-major unswizzled operands) takes mma_compute's SIMT path.
+#pragma once
+
+namespace tp {
+
+template <class T, int R, int C, bool Tr = false, int FM = 1> struct WgOp {
+  typedef T elem_t;
+  static constexpr int bt = 1, rows = R, cols = C, elems = R * C, fm = FM;
+  static constexpr bool tr = Tr;
+  static constexpr int SR = Tr ? C : R, SC = Tr ? R : C;            // storage rows, columns
+  static constexpr int EPC = 16 / (int)sizeof(T);
+  static constexpr int PW = SC * (int)sizeof(T) >= 128 ? 128 / (int)sizeof(T) : SC;   // panel width
+  static constexpr int SWB = PW * (int)sizeof(T);                    // swizzle bytes
+  static_assert(SWB == 32 || SWB == 64 || SWB == 128, "a wgmma operand row is 32, 64 or n*128 bytes");
+  static_assert(SC % PW == 0 && SR % 8 == 0, "wgmma operand of whole swizzle atoms");
+  T* p;
+  // The storage row of logical row r (A with FM > 1: the rows of wgmma's 64-row blocks).
+  static constexpr int perm(int r) {
+    if constexpr (FM == 1 || Tr) {
+      return r;
+    } else {
+      const int w = r / (16 * FM), i = (r / 16) % FM;
+      return ((w / 4) * FM + i) * 64 + (w % 4) * 16 + r % 16;
+    }
+  }
+  static constexpr int soff(int, int sr, int sc) {
+    if constexpr (TP_CPU_FAST) {
+      return sr * SC + sc;
+    } else {
+      const int byte = perm(sr) * SWB + (sc % PW) * (int)sizeof(T);
+      const int sw = byte ^ (((byte >> 7) & (SWB / 16 - 1)) << 4);
+      return (sc / PW) * SR * PW + sw / (int)sizeof(T);
+    }
+  }
+  TP_DEV T* srow(int b, int sr, int sc) const { return p + soff(b, sr, sc); }
+  TP_DEV T& at(int b, int r, int c) const { return Tr ? p[soff(b, c, r)] : p[soff(b, r, c)]; }
+};
+
+template <int R, int C, class T, int R2, int C2, bool Tr, int FM>
+TP_DEV T elem_at(const WgOp<T, R2, C2, Tr, FM>& x, int b, int r, int c) { return x.at(b, r, c); }
+
+// The copy into a WgOp. Where NT threads cover whole storage rows (CPR chunks each, RS rows per
+// step), thread t copies chunk column t % CPR of rows t / CPR + k * RS: in wgmma's layout the
+// destination of row r0 + k * RS is row r0's plus an offset of k alone (`wg_rows_form` checks it
+// for every r0 and column at compile time), so, as in tensorcore.h's load_async_rows, bounds and
+// addresses are worked out once and each chunk is one predicated cp.async (zero padding). Any
+// other case goes chunk by chunk (load_async_chunks).
+template <class Op> constexpr int wg_step(int k) {
+  return Op::soff(0, k * (NT / (Op::SC / Op::EPC)), 0) - Op::soff(0, 0, 0);
+}
+template <class Op> constexpr bool wg_rows_form() {
+  constexpr int CPR = Op::SC / Op::EPC;
+  if (TP_CPU_FAST || Op::SC % Op::EPC != 0 || NT % CPR != 0 || Op::SR % (NT / CPR) != 0) return false;
+  for (int r0 = 0; r0 < NT / CPR; ++r0)
+    for (int c = 0; c < Op::SC; c += Op::EPC)
+      for (int k = 0; k * (NT / CPR) < Op::SR; ++k)
+        if (Op::soff(0, r0 + k * (NT / CPR), c) - Op::soff(0, r0, c) != wg_step<Op>(k)) return false;
+  return true;
+}
+
+template <class S, class DM, bool Whole, class Op, class T, int R>
+TP_DEV void wg_load_rows(const View<T, R>& v, const int64_t (&idx)[R], const Op& d) {
+  constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR;
+  constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
+  bool others_in = true;   // the tile's other dimensions have extent 1
+  TP_UNROLL
+  for (int i = 0; i < S::rank; ++i)
+    if (i != CD && i != RD) others_in &= idx[i] < v.shape[DM::map[i]];
+  const int64_t rows_left = v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
+  const int rows = others_in ? (rows_left < Op::SR ? (rows_left > 0 ? (int)rows_left : 0) : Op::SR) : 0;
+  const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
+  const int64_t cols_left = v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
+  const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
+  const int64_t rstride = v.stride[DM::map[RD]];
+  const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
+  T* dst = d.srow(0, r0, sc);
+  const bool whole = Whole || nbytes == 16 || nbytes == 0;   // this thread's column chunk: in or out
+  TP_UNROLL
+  for (int k = 0; k * RS < Op::SR; ++k)
+    copy16_pred(dst + wg_step<Op>(k), src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
+  if (!whole) {   // the chunk straddles the tensor's edge (rare): its part, zeros after it
+    TP_ROLLED
+    for (int k = 0; k * RS < Op::SR; ++k)
+      copy16_zfill(dst + wg_step<Op>(k), src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
+  }
+}
+
+template <class S, class DM, bool Vec, bool Whole = false, class T, int R, class E, int R2, int C2,
+          bool Tr, int FM>
+TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
+                       const WgOp<E, R2, C2, Tr, FM>& d) {
+  static_assert(S::numel == R2 * C2 && S::rank >= 2, "operand of another shape");
+#if TP_CPU_FAST
+  if constexpr (!Tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
+#endif
+  if constexpr (Vec && wg_rows_form<WgOp<E, R2, C2, Tr, FM>>()) {
+    if (zero_bits(pad)) return wg_load_rows<S, DM, Whole>(v, idx, d);
+  }
+  load_async_chunks<S, DM, Vec>(v, idx, pad, d);
+}
+
+// Descriptors. A (K-major): 64 storage rows from row 64 * blk, k0..k0+15. B: K-major when
+// stored N x K (Tr), else N-major: rows k0..k0+15 of every panel (LBO: the panel stride).
+template <class Op> TP_DEV const typename Op::elem_t* k_major_at(const Op& x, int row, int k0) {
+  return x.p + (k0 / Op::PW) * Op::SR * Op::PW + row * Op::PW + k0 % Op::PW;
+}
+template <class Op> TP_DEV uint64_t wg_desc_a(const Op& a, int blk, int k0) {
+  static_assert(!Op::tr, "wgmma's A here is K-major");
+  return wgmma_desc(k_major_at(a, blk * 64, k0), 16, 8 * Op::SWB, Op::SWB);
+}
+template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
+  if constexpr (Op::tr) return wgmma_desc(k_major_at(b, 0, k0), 16, 8 * Op::SWB, Op::SWB);
+  else return wgmma_desc(b.p + k0 * Op::PW, Op::SR * Op::SWB, 8 * Op::SWB, Op::SWB);
+}
+
+template <int M, int N, int K, int Kind, class TC, class LC, class OA, class OB>
+TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c) {
+#if TP_CPU_FAST
+  return mma_compute<1, M, N, K, Kind, 0>(a, b, c);
+#else
+  static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && NT % 128 == 0 &&
+                LC::FM == OA::fm && K % 16 == 0, "an accumulator wgmma_tc does not take");
+  constexpr int FM = LC::FM, NR = N / 2;
+  Tile<TC, M * N, LC> r;
+  TP_UNROLL
+  for (int s = 0; s < LC::K; ++s) r.v[s] = c.v[s];
+  const int g = warp_of() / 4;
+  wgmma_fence();
+  TP_UNROLL
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    const uint64_t db = wg_desc_b(b, k0);
+    TP_UNROLL
+    for (int i = 0; i < FM; ++i)
+      wgmma_async<N, Kind, OB::tr ? 0 : 1>(*(float(*)[NR])(r.v + i * NR), wg_desc_a(a, g * FM + i, k0),
+                                           db, 1);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  return r;
+#endif
+}
+
+}  // namespace tp
