@@ -3,7 +3,7 @@
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
     python benchmarks/sass.py --real-size [--arch sm_80 sm_90 sm_90a] [--only NAME ...] [--json]
 
-sm_90a is the arch an sm_90 GPU gets (launch/gpu.py): the source's sm_90a class, warpgroup MMA
+sm_90a is the arch an sm_90 GPU gets with TILEPY_SM90A=1 (launch/gpu.py): the source's sm_90a class, warpgroup MMA
 (HGMMA) for the GEMMs lowering/wgmma.py takes; sm_90 is the same source's mma.sync class.
 cuTile and tileiras compile sm_90 for it (they use Hopper's features on sm_90 themselves).
 

@@ -261,12 +261,19 @@ SUPPORTED = (75, 80, 86, 89, 90, 100, 120)
 
 
 @pytest.mark.parametrize("cc,driver,expected", [
-    ((9, 0), 13000, "sm_90a"), ((8, 6), 13050, "sm_86"), ((12, 0), 13020, "sm_120"),
+    ((9, 0), 13000, "sm_90"), ((8, 6), 13050, "sm_86"), ((12, 0), 13020, "sm_120"),
     ((10, 3), 13050, "sm_100"), ((12, 1), 13000, "sm_120"),     # a cubin of the same major
     ((13, 0), 13050, "compute_120"),                              # a newer major: PTX
 ])
 def test_choose_target(cc, driver, expected):
     assert choose_target(cc, driver, (13, 5), SUPPORTED) == expected
+
+
+def test_sm90a_class_is_asked_for():
+    """TILEPY_SM90A=1: sm_90 devices get the warpgroup-MMA class; no other device changes."""
+    assert choose_target((9, 0), 13000, (13, 5), SUPPORTED, sm90a=True) == "sm_90a"
+    assert choose_target((8, 6), 13050, (13, 5), SUPPORTED, sm90a=True) == "sm_86"
+    assert choose_target((10, 3), 13050, (13, 5), SUPPORTED, sm90a=True) == "sm_100"
 
 
 @pytest.mark.parametrize("cc,driver,nv,message", [

@@ -58,9 +58,10 @@ def test_sm90_keeps_mma_sync():
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
 @pytest.mark.parametrize("tiles,K", [((64, 64, 32), 80),      # 64-byte swizzle, FM 1
                                      ((128, 64, 16), 85)])    # 32-byte, FM 2, unaligned rows
-def test_sm90a_class_runs_on_the_cpu(mode, tiles, K):
+def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
     # (f16: the fake driver's CUDA arrays have no bf16; the bf16 class is the same template)
     from fake_driver import FakeDriver, cuda_array
+    monkeypatch.setenv("TILEPY_SM90A", "1")     # sm_90 devices take the class when asked
     rng = np.random.default_rng(1)
     M, N = 100, 72                              # ragged: no tile divides them
     a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)

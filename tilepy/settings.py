@@ -35,6 +35,7 @@ class Settings:
     cache_dir_is_default: bool = True   # not set by TILEPY_CACHE_DIR
     interpret: bool = False
     gpu_compiler: str = "nvrtc"
+    sm90a: bool = False          # TILEPY_SM90A: sm_90 devices get the sm_90a class
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -137,6 +138,8 @@ VARS = (
     Var("TILEPY_LOG", "log", _log, frozenset),
     Var("TILEPY_INTERPRET", "interpret", _flag, lambda: False),
     Var("TILEPY_GPU_COMPILER", "gpu_compiler", _choice(GPU_COMPILERS), lambda: "nvrtc"),
+    # sm_90 GPUs launched as sm_90a (warpgroup MMA): off until a GPU run has checked the class
+    Var("TILEPY_SM90A", "sm90a", _flag, lambda: False),
 )
 _READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
 

@@ -126,7 +126,9 @@ def _target(cc, drv):
     from ..launch import gpu, toolchain
     tc = toolchain.info()
     major, minor = (int(x) for x in tc.nvrtc_version.split("."))
-    return gpu.target_and_reason(tuple(cc), drv.version(), (major, minor), tc.supported_archs)
+    from ..settings import settings
+    return gpu.target_and_reason(tuple(cc), drv.version(), (major, minor), tc.supported_archs,
+                                 settings().sm90a)
 
 
 def tileiras(report):

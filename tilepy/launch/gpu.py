@@ -38,6 +38,7 @@ import numpy as np
 from ..cuda_c.names import kernel_symbol
 from ..errors import TileLaunchError, TileValueError
 from ..host import driver as gpu_driver
+from ..settings import settings
 
 CUDA_GRID_YZ = 65535               # CUDA's limit on grid y and z (x: 2^31-1, above tilepy's 2^24-1)
 PRINTF_FIFO = 64 << 20             # device printf buffer for kernels that assert (default 1 MiB)
@@ -59,14 +60,15 @@ def _ver(v: int) -> str:
 
 
 def choose_target(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
-                  supported: tuple[int, ...]) -> str:
+                  supported: tuple[int, ...], sm90a: bool = False) -> str:
     """The NVRTC target for a device of compute capability `cc`: "sm_XX" (a cubin) or
-    "compute_XX" (PTX for the driver to JIT); TileLaunchError when nothing loads."""
-    return target_and_reason(cc, driver, nvrtc, supported)[0]
+    "compute_XX" (PTX for the driver to JIT); TileLaunchError when nothing loads. `sm90a`
+    (TILEPY_SM90A): an sm_90 device gets "sm_90a", the source's warpgroup-MMA class."""
+    return target_and_reason(cc, driver, nvrtc, supported, sm90a)[0]
 
 
 def target_and_reason(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
-                      supported: tuple[int, ...]) -> tuple[str, str]:
+                      supported: tuple[int, ...], sm90a: bool = False) -> tuple[str, str]:
     """(target, why) -- see choose_target; `why` says so in words (`python -m tilepy doctor`)."""
     nv = nvrtc[0] * 1000 + nvrtc[1] * 10
     if driver // 1000 < nvrtc[0]:
@@ -75,11 +77,15 @@ def target_and_reason(cc: tuple[int, int], driver: int, nvrtc: tuple[int, int],
             f"(CUDA {_ver(nv)}), so it cannot load what NVRTC compiles: install the CUDA "
             f"{driver // 1000} wheels (pip install 'tilepy[cu{driver // 1000}]') or update the driver")
     arch = cc[0] * 10 + cc[1]
-    if arch == 90 and arch in supported:     # its arch-specific features: wgmma (cuda_c/targets.py)
+    if arch == 90 and arch in supported and sm90a:   # arch-specific features: wgmma (cuda_c/targets.py)
         return "sm_90a", (f"a cubin for the GPU's own arch with its arch-specific features, "
-                          f"warpgroup MMA (NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_90a)")
+                          f"warpgroup MMA (TILEPY_SM90A=1; NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_90a)")
     if arch in supported:
-        return f"sm_{arch}", f"a cubin for the GPU's own arch (NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_{arch})"
+        why = f"a cubin for the GPU's own arch (NVRTC {nvrtc[0]}.{nvrtc[1]} knows sm_{arch})"
+        if arch == 90:
+            why += ("; mma.sync: TILEPY_SM90A=1 takes the warpgroup-MMA class (sm_90a), "
+                    "not yet checked on a GPU")
+        return f"sm_{arch}", why
     older = [a for a in supported if a < arch]
     if not older:
         raise TileLaunchError(f"this GPU (sm_{arch}) is older than the oldest arch NVRTC "
@@ -102,7 +108,7 @@ def device_target(dev) -> str:
     tc = toolchain.info()
     major, minor = (int(x) for x in tc.nvrtc_version.split("."))
     return choose_target(tuple(dev.compute_capability), driver_version(), (major, minor),
-                         tc.supported_archs)
+                         tc.supported_archs, settings().sm90a)
 
 
 # ----------------------------------------------------------------------------- streams
