@@ -131,8 +131,8 @@ def _grouped(dtype):
 
 @case
 def list_of_arrays_grouped_gemm():
-    As, Bs, Cs, check = _grouped(np.float16)
-    return lists.grouped_matmul, (5,), (As, Bs, Cs, 5, 16, 16, 16), check
+    As, Bs, Cs, check = _grouped(np.float16)      # 32x32x32 tiles: a pipelined K loop (issue
+    return lists.grouped_matmul, (5,), (As, Bs, Cs, 5, 32, 32, 32), check  # 31: loads of As[g])
 
 
 @case
