@@ -83,9 +83,34 @@ def _emulate_cuda(capability, sms):
     import torch
     from torch.overrides import TorchFunctionMode
 
+    import torch.nn.attention as attention
+    import torch.nn.functional as F
+    fp32_math = {F.layer_norm}      # CUDA accumulates these in fp32 for f16/bf16 inputs (and
+    #                                 so in backward); torch's CPU kernels accumulate bf16 sums
+    #                                 in bf16 (layer_norm's dW/dB off by 0.5 at 1024 rows)
+
+    # float32 matmuls under torch.set_float32_matmul_precision("high"/"medium") run on CUDA's
+    # tensor cores in tf32 (inputs rounded to 10 mantissa bits, products exact, f32 sums); the
+    # CPU ignores the setting, so the reference is rounded here as CUDA would round it
+    tf32_math = {torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.mm,
+                 torch.bmm, torch.Tensor.__rmatmul__}
+
+    def tf32(t):
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.float32:
+            return t
+        bits = t.contiguous().view(torch.int32)
+        bits = (bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF    # round to nearest even
+        return bits.view(torch.float32)
+
     class CpuAsCuda(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
+            if func in tf32_math and torch.get_float32_matmul_precision() != "highest":
+                args = tuple(map(tf32, args))
+            if func in fp32_math and args[0].dtype in (torch.float16, torch.bfloat16):
+                up = lambda a: a.float() if isinstance(a, torch.Tensor) else a  # noqa: E731
+                return func(*map(up, args), **{k: up(v) for k, v in kwargs.items()}).to(
+                    args[0].dtype)
             if "device" in kwargs:
                 kwargs["device"] = _cpu_device(kwargs["device"])
             if func is torch.Tensor.cuda:
@@ -119,6 +144,11 @@ def _emulate_cuda(capability, sms):
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: props.name, "Event": Event}.items():
         setattr(cuda, name, value)
+    real_sdpa_kernel = attention.sdpa_kernel
+    # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed
+    attention.sdpa_kernel = lambda backends, *a, **k: real_sdpa_kernel(
+        [*(backends if isinstance(backends, (list, tuple)) else [backends]),
+         attention.SDPBackend.MATH], *a, **k)
     torch.Tensor.is_cuda = property(lambda t: t.device.type in ("cpu", "cuda"))
     CpuAsCuda().__enter__()
 
