@@ -68,12 +68,12 @@ class Constant(metaclass=_ConstantMeta):
 
 # ------------------------------------------------------------------------- grid and indexing
 @_stub
-def bid(axis, /):
+def bid(axis):
     """Index of the current tile block along `axis` (0, 1 or 2): an int32 scalar."""
 
 
 @_stub
-def num_blocks(axis, /):
+def num_blocks(axis):
     """Number of tile blocks of the grid along `axis`: an int32 scalar."""
 
 
@@ -404,7 +404,7 @@ def ensure_constant(value, /):
 
 
 @_stub
-def assume_divisible_by(x, divisor, /):
+def assume_divisible_by(x, divisor):
     """`x`, with the promise that it is divisible by the constant `divisor` (unchecked)."""
 
 
