@@ -59,8 +59,12 @@ def test_failing_configs_are_reported_not_raised(cache_dir):
 
 def test_no_valid_config_raises(cache_dir):
     X, Y = _inputs()
-    with pytest.raises(ValueError, match="No valid config"):
-        tuned.tune_scaled_copy(X, Y, 2.0, tiles=(48,), quiet=True)
+    with pytest.raises(ValueError, match="No valid config") as e:
+        tuned.tune_scaled_copy(X, Y, 2.0, tiles=(48, 24), quiet=True)
+    assert "all 4 failed" in str(e.value)   # every config's failure, not the first one's
+    for tile in (48, 24):
+        assert f"namespace(TILE={tile}, occupancy=2)\n    TileTypeError: load() shape " \
+            f"({tile},) is not a valid tile shape" in str(e.value), str(e.value)
     with pytest.raises(ValueError, match="empty"):
         tune.exhaustive_search([], None, None, tuned.scaled_copy, None)
 
