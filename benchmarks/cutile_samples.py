@@ -13,6 +13,8 @@ with its source untouched:
     TorchFunctionMode rewrites `device=` and `.to`/`.cuda`), `Tensor.is_cuda` is true for them,
     `torch.cuda.current_stream()` is None (tilepy's CPU backend takes no stream), and
     `torch.cuda` answers for one device of `--capability` with `--sms` multiprocessors;
+  - torch.distributed is one rank: NCCL is gloo, `mp.spawn` runs rank 0 here, symmetric memory
+    is the rank's tensor (AllGatherMatmul gathers from a list of one array);
   - the sample's own checks decide: each `torch.testing.assert_close` judges the kernels launched
     since the previous group of checks. A failed check is recorded and the sample goes on.
 
@@ -153,6 +155,34 @@ def _emulate_cuda(capability, sms):
     CpuAsCuda().__enter__()
 
 
+def _emulate_one_rank():
+    """torch.distributed as one CUDA rank on the CPU: NCCL is gloo, `mp.spawn` runs the one rank
+    in this process, symmetric memory is the rank's own tensor (AllGatherMatmul.py)."""
+    import torch
+    import torch.distributed as dist
+    import torch.distributed._symmetric_memory as symm_mem
+    import torch.multiprocessing as mp
+    real_init = dist.init_process_group
+
+    def init_process_group(backend=None, *a, device_id=None, **k):
+        return real_init("gloo", *a, **k)
+
+    class Handle:
+        world_size = 1
+
+        def __init__(self, t):
+            self.t = t
+
+        def get_buffer(self, rank, shape, dtype, offset=0):
+            return self.t.view(dtype).flatten()[offset:].view(shape)
+    dist.is_nccl_available = lambda: True
+    dist.init_process_group = init_process_group
+    mp.spawn = lambda fn, args=(), nprocs=1, **k: [fn(r, *args) for r in range(nprocs)]
+    symm_mem.rendezvous = lambda t, group_name=None: Handle(t)
+    symm_mem.empty = lambda *shape, dtype=None, device=None: torch.empty(
+        *shape, dtype=dtype or torch.get_default_dtype())
+
+
 def _cuda_tile(record, capability):
     """`cuda.tile`: tilepy's names, `launch` recorded per kernel, the internals samples read."""
     import tilepy
@@ -228,6 +258,7 @@ def _wrap_checks(record):
 def run_child(sample_path, out_path, capability, sms):
     record = Record()
     _emulate_cuda(capability, sms)
+    _emulate_one_rank()
     _cuda_tile(record, capability)
     _wrap_checks(record)
     folder = os.path.dirname(os.path.abspath(sample_path))
