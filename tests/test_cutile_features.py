@@ -306,6 +306,17 @@ def test_fp8_mma_uses_tensor_cores_from_sm89(name, arch, insn, tmp_path):
     assert not any("MMA" in o for o in ops["sm_80"])
 
 
+def test_mma_scaled_scratch_is_the_operand_bytes():
+    """BlockScaledMatMul's 256x128 e4m3 tiles (issue 31): the scratch holds the operands in their
+    own type and the scales as floats, not the operands as floats (256 KiB, refused)."""
+    tm, tn, tk = 256, 256, 128
+    e4m3, e8m0 = _fp8("float8_e4m3fn"), _fp8("float8_e8m0fnu")
+    args = (np.zeros((tm, tk), e4m3), np.ones((tm, tk // 32), e8m0), np.zeros((tk, tn), e4m3),
+            np.ones((tk // 32, tn), e8m0), np.zeros((tm, tn), np.float32), tm, tn, tk)
+    smem = compile_for_args(fp8.block_scaled_matmul, args).emitted.smem_bytes
+    assert smem <= 2 * tm * tk + 4 * 2 * tm * (tk // 32) + 128, smem
+
+
 def test_mma_scaled_compiles_for_blackwell():
     """mma_scaled takes the generic path on every target, sm_100 included (no tcgen05 yet)."""
     compile_case(CASES["mma_scaled_block_scaled_matmul"](), "sm_100")
