@@ -115,6 +115,7 @@ def test_compiler_timeout_leaves_the_host_compile_alone(monkeypatch, tmp_path):
     with ct.compiler_timeout(0.3), pytest.raises(ct.TileCompileError) as e:
         ct.launch(None, (2,), k, (X, Y, 2.0, 512))     # a tile size no other test compiles
     assert not isinstance(e.value, TileCompilerTimeoutError), e.value
+    assert isinstance(e.value, ct.TileCompilerExecutionError)   # the compiler ran and failed
 
 
 def test_compiler_timeout_bounds_tileiras(monkeypatch, tmp_path):
