@@ -13,6 +13,10 @@ with its source untouched:
     TorchFunctionMode rewrites `device=` and `.to`/`.cuda`), `Tensor.is_cuda` is true for them,
     `torch.cuda.current_stream()` is None (tilepy's CPU backend takes no stream), and
     `torch.cuda` answers for one device of `--capability` with `--sms` multiprocessors;
+  - the torch references compute as on CUDA where the CPU's kernels differ: float32 matmuls
+    round their inputs to tf32 under `set_float32_matmul_precision("high")`, layer_norm of
+    f16/bf16 accumulates in float32, the attention backends a sample picks (cuDNN, flash) fall
+    back to the math one;
   - torch.distributed is one rank: NCCL is gloo, `mp.spawn` runs rank 0 here, symmetric memory
     is the rank's tensor (AllGatherMatmul gathers from a list of one array);
   - the sample's own checks decide: each `torch.testing.assert_close` judges the kernels launched
@@ -223,10 +227,10 @@ def _cuda_tile(record, capability):
     mods = {"cuda.tile": mod, "cuda.tile.tune": tilepy.tune, "cuda.tile._cext": cext,
             "cuda.tile._bytecode": bytecode, "cuda.tile._bytecode.version": version,
             "cuda.tile._compile": compile_}
-    for n in ("_datatype", "compilation"):
+    for n, ours in (("_datatype", "tilepy.types.dtype"), ("compilation", "tilepy.compilation")):
         try:
-            mods[f"cuda.tile.{n}"] = __import__(f"tilepy.{n}", fromlist=["_"])
-        except ImportError:
+            mods[f"cuda.tile.{n}"] = __import__(ours, fromlist=["_"])
+        except ImportError:                     # not in tilepy yet: the sample's import fails
             pass
     mod.tune, mod._cext, mod._bytecode, mod._compile = tilepy.tune, cext, bytecode, compile_
     sys.modules.update(mods)

@@ -306,6 +306,20 @@ def test_fp8_mma_uses_tensor_cores_from_sm89(name, arch, insn, tmp_path):
     assert not any("MMA" in o for o in ops["sm_80"])
 
 
+@pytest.mark.parametrize("mode", ["interpret", "fast"])
+def test_scalar_int64_parameter(mode):
+    """`big: ct.ScalarInt64` takes Python ints past int32 (one int64 specialization for all)."""
+    for big, want in ((2**31, 1), (2**63 - 1, 1), (-2**63, 0), (5, 0)):
+        out = np.zeros(1, np.int32)
+        run_case((dtypes.past_int32, (1,), (out, big), lambda: None), mode)
+        assert out[0] == want, (big, out)
+    # refused by the specialization, or by the launch plan cached above: not wrapped around
+    with pytest.raises((ct.TileValueError, ct.TileUnsupportedFeatureError), match="not fit"):
+        ct.launch(None, (1,), dtypes.past_int32, (np.zeros(1, np.int32), 2**63))
+    with pytest.raises(ct.TileTypeError, match="int32 scalar but the parameter is annotated"):
+        ct.launch(None, (1,), dtypes.past_int32, (np.zeros(1, np.int32), np.int32(5)))
+
+
 def test_mma_scaled_scratch_is_the_operand_bytes():
     """BlockScaledMatMul's 256x128 e4m3 tiles (issue 31): the scratch holds the operands in their
     own type and the scales as floats, not the operands as floats (256 KiB, refused)."""

@@ -5,6 +5,7 @@ api_elementwise.py and re-exported here, so `tilepy.<name>` is the whole languag
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import typing
 
@@ -55,6 +56,31 @@ class ConstantAnnotation:
 
     def __repr__(self):
         return "ConstantAnnotation()"
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalarAnnotation:
+    """`typing.Annotated` metadata: the dtype of an integer scalar parameter, int32 (what a
+    Python int is by default) or int64."""
+    dtype: typing.Any
+
+    def __post_init__(self):
+        from ..types import dtype as D
+        if self.dtype not in (D.int32, D.int64):
+            raise ValueError(f"`dtype` must be int32 or int64, got {self.dtype}")
+
+
+_T = typing.TypeVar("_T")
+
+
+def _scalar_int64():
+    from ..types import dtype as D
+    return typing.Annotated[_T, ScalarAnnotation(D.int64)]
+
+
+ScalarInt64 = _scalar_int64()
+"""`x: tilepy.ScalarInt64`: an integer parameter passed as int64 (Python ints are int32 by
+default, and one past that range is refused)."""
 
 
 class _ConstantMeta(type):
@@ -451,4 +477,4 @@ __all__ = sorted(
     [n for n, v in dict(globals()).items()
      if getattr(v, "__tilepy_builtin__", False) and not n.startswith("_")]
     + ["PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope", "Constant",
-       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar"])
+       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar", "ScalarInt64"])
