@@ -338,15 +338,16 @@ def main(argv=None):
     names = args.only or sorted(n for n in os.listdir(folder)
                                 if n.endswith(".py") and n[0].isupper())
     counts = dict.fromkeys(STATUSES, 0)
-    print(f"{'sample':<22} {'kernel':<36} {'status':<12} detail")
+    print("| sample | kernel | status | detail |\n|---|---|---|---|")
     for name in names:
         result = run_sample(os.path.join(folder, name), args)
         rows = result["rows"] or [{"kernel": "-", "status": "CRASH", "detail": result["ended"]}]
         for r in rows:
             counts[r["status"]] += 1
-            print(f"{name:<22} {r['kernel']:<36} {r['status']:<12} {r['detail']}", flush=True)
-        print(f"{'':<22} ({result['ended']}, {result['seconds']:.0f} s)", flush=True)
-    print("total: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+            detail = r["detail"].replace("|", "/")
+            print(f"| {name} | {r['kernel']} | {r['status']} | {detail} |", flush=True)
+        print(f"| {name} | | | ({result['ended']}, {result['seconds']:.0f} s) |", flush=True)
+    print("\ntotal: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
 if __name__ == "__main__":
