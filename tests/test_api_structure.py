@@ -192,7 +192,9 @@ def test_padding_scatter_and_atomic_memory(runs, mode):
 @ct.kernel
 def narrow_floats(x, out):
     t = ct.load(x, (0, 0), (4, 8))
-    rows = (t.astype(ct.float8_e4m3fn), t.astype(ct.float8_e5m2), t.astype(ct.tfloat32))
+    rows = (t.astype(ct.float8_e4m3fn), t.astype(ct.float8_e5m2), t.astype(ct.tfloat32),
+            t.astype(ct.bfloat16).astype(ct.tfloat32), t.astype(ct.tfloat32).astype(ct.bfloat16),
+            t.astype(ct.float16).astype(ct.tfloat32))          # bf16/f16 <-> tf32: issue 31
     for j in ct.static_iter(range(len(rows))):
         ct.store(out, (j, 0), row(rows[j].astype(ct.float32)))
 
@@ -202,11 +204,13 @@ def test_fp8_and_tf32_conversions():
     CPU backend (both modes) gives the same bits."""
     x = _args()[0]
     x[1, :4] = [1000.0, -1e-9, 1 + 2**-11, 1 + 3 * 2**-11]
-    out = np.zeros((3, 32), np.float32)
+    out = np.zeros((6, 32), np.float32)
     from guarded import launch
     launch((1,), narrow_floats, (x, out), "interpret")
     sat = np.clip(x, -448, 448)             # ftof to fp8 saturates finite values (spec)
-    want = [sat.astype(ml_dtypes.float8_e4m3fn), x.astype(ml_dtypes.float8_e5m2), _tf32(x)]
+    bf16 = lambda v: v.astype(ml_dtypes.bfloat16).astype(np.float32)  # noqa: E731
+    want = [sat.astype(ml_dtypes.float8_e4m3fn), x.astype(ml_dtypes.float8_e5m2), _tf32(x),
+            bf16(x), bf16(_tf32(x)), x.astype(np.float16)]   # bf16 and f16 are exact in tf32
     for j, w in enumerate(want):
         w = np.asarray(w).astype(np.float32).reshape(-1)
         assert not R.float_mismatch(out[j], w, 0).any(), (j, out[j], w)

@@ -59,8 +59,12 @@ def test_failing_configs_are_reported_not_raised(cache_dir):
 
 def test_no_valid_config_raises(cache_dir):
     X, Y = _inputs()
-    with pytest.raises(ValueError, match="No valid config"):
-        tuned.tune_scaled_copy(X, Y, 2.0, tiles=(48,), quiet=True)
+    with pytest.raises(ValueError, match="No valid config") as e:
+        tuned.tune_scaled_copy(X, Y, 2.0, tiles=(48, 24), quiet=True)
+    assert "all 4 failed" in str(e.value)   # every config's failure, not the first one's
+    for tile in (48, 24):
+        assert f"namespace(TILE={tile}, occupancy=2)\n    TileTypeError: load() shape " \
+            f"({tile},) is not a valid tile shape" in str(e.value), str(e.value)
     with pytest.raises(ValueError, match="empty"):
         tune.exhaustive_search([], None, None, tuned.scaled_copy, None)
 
@@ -97,17 +101,31 @@ def test_tune_is_reachable_as_an_attribute():
     assert {"exhaustive_search", "TuningResult", "Measurement"} <= set(tune.__all__)
 
 
-def test_compiler_timeout_stops_a_slow_host_compile(monkeypatch, tmp_path):
+def test_compiler_timeout_leaves_the_host_compile_alone(monkeypatch, tmp_path):
+    """The limit bounds GPU compilers, as cuTile's (launch/timeout.py): a host compile that runs
+    past it ends as it ends (here a compiler that fails after 1 s: a compile error)."""
     monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
     slow = tmp_path / "slowcxx"
-    slow.write_text('#!/bin/sh\n[ "$1" = --version ] && exec g++ --version\nexec sleep 5\n')
+    slow.write_text('#!/bin/sh\n[ "$1" = --version ] && exec g++ --version\nsleep 1; exit 1\n')
     slow.chmod(0o755)
     from tilepy.launch import cpu
     monkeypatch.setattr(cpu, "host_compiler", lambda: str(slow))
     X, Y = _inputs()
     k = ct.kernel(tuned.scaled_copy.func)
-    with ct.compiler_timeout(0.5), pytest.raises(TileCompilerTimeoutError, match="0.5 s"):
+    with ct.compiler_timeout(0.3), pytest.raises(ct.TileCompileError) as e:
         ct.launch(None, (2,), k, (X, Y, 2.0, 512))     # a tile size no other test compiles
+    assert not isinstance(e.value, TileCompilerTimeoutError), e.value
+    assert isinstance(e.value, ct.TileCompilerExecutionError)   # the compiler ran and failed
+
+
+def test_compiler_timeout_bounds_tileiras(monkeypatch, tmp_path):
+    slow = tmp_path / "slowtileiras"
+    slow.write_text("#!/bin/sh\nexec sleep 5\n")
+    slow.chmod(0o755)
+    from tilepy.launch import tileiras
+    monkeypatch.setattr(tileiras, "_tool", lambda: str(slow))
+    with ct.compiler_timeout(0.2), pytest.raises(TileCompilerTimeoutError, match="tileiras"):
+        tileiras._run(b"", "sm_90", "k", 3)
 
 
 def test_compiler_timeout_bounds_nvrtc(monkeypatch):

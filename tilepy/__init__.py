@@ -13,7 +13,7 @@ from .version import __version__  # noqa: F401
 
 _ERRORS = ("TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
            "TileUnsupportedFeatureError", "TileInternalError", "TileCompileError",
-           "TileCompilerTimeoutError",
+           "TileCompilerTimeoutError", "TileCompilerExecutionError",
            "TileLaunchError", "TileVerificationError", "TileRecursionError",
            "TileStaticEvalError", "TileStaticAssertionError", "StaticException")
 _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

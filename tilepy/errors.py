@@ -251,6 +251,11 @@ class TileCompileError(TileError):
         return f"{base}\n--- compiler log ---\n{self.log}" if self.log else base
 
 
+class TileCompilerExecutionError(TileCompileError):
+    """A compiler (NVRTC, tileiras, the host C++ compiler) ran and rejected the kernel: cuTile's
+    name for tileiras exiting with an error; the compiler's log is attached."""
+
+
 class TileCompilerTimeoutError(TileCompileError):
     """Compiling a kernel took longer than `tilepy.compiler_timeout(...)` allows (cuTile's name)."""
 

@@ -65,3 +65,10 @@ def middle_times_length(x, out, TILE: ConstInt):
     s = ct.extract(tx, index=TILE // 2, shape=()) + 5
     n = ct.num_tiles(x, axis=0, shape=())
     ct.store(out, b, s * n)
+
+
+@ct.kernel
+def past_int32(out, big: ct.ScalarInt64):
+    """out[b] = 1 where `big` (an int64 parameter) is past int32's range, as cuTile's int64 test."""
+    if big > 2**31 - 1:
+        ct.store(out, ct.bid(0), 1)

@@ -158,11 +158,16 @@ def _search(runs: list[_Run], single_run_timeout_sec) -> TuningResult:
         except Exception as e:
             failures.append((r.config, type(e), str(e)))
     if not ok:
-        cfg, exc, msg = failures[0]
-        raise ValueError(f"No valid config found in search space.\nConfig: {cfg}\n"
-                         f"{exc.__name__}: {msg}")
+        raise ValueError(f"No valid config found in search space: all {len(failures)} failed."
+                         + "".join(f"\nConfig: {cfg}\n    {exc.__name__}: {_first_line(msg)}"
+                                   for cfg, exc, msg in failures))
     return TuningResult(best=min(ok, key=lambda m: m.mean_us), successes=tuple(ok),
                         failures=tuple(failures))
+
+
+def _first_line(msg: str) -> str:
+    """A located error's first line names the problem (its source excerpt follows)."""
+    return msg.strip().splitlines()[0] if msg.strip() else ""
 
 
 def _launch(r: _Run, args):

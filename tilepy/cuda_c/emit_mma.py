@@ -71,8 +71,8 @@ def emit_mma(ctx: EmitContext, op):
 
 
 def emit_mma_scaled(ctx: EmitContext, op):
-    """mma_scaled.h: the operands times their scales (staged through shared memory), then the
-    generic float mma."""
+    """mma_scaled.h: the scales as floats, then the operands in their own type, through shared
+    memory; the products of the scaled operands summed in float."""
     a, b = op.lhs.type, op.rhs.type
     if min(a.numel, b.numel, op.acc.type.numel, op.lhs_scale.type.numel,
            op.rhs_scale.type.numel) == 1:
@@ -81,7 +81,7 @@ def emit_mma_scaled(ctx: EmitContext, op):
     batch = a.shape[0] if a.rank == 3 else 1
     (m, k), n = a.shape[-2:], b.shape[-1]
     scales = op.lhs_scale.type.numel + op.rhs_scale.type.numel     # floats, then the operands
-    ctx.need_smem(4 * max(scales, a.numel + b.numel))
+    ctx.need_smem(4 * scales + a.numel * _bytes(a) + b.numel * _bytes(b))
     name = ctx.define(op.result)
     args = ", ".join(ctx(v) for v in (op.lhs, op.rhs, op.acc, op.lhs_scale, op.rhs_scale))
     ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_scaled<{m}, {n}, {k}, {batch}>("

@@ -20,6 +20,7 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
 """
 from __future__ import annotations
 
+from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, TileType
@@ -46,6 +47,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
     for o in pipe.index_ops:
         emit_op(inner, o)
     for s in pipe.loads:
+        _define_view(inner, s.load.view)
         targs, view, idx = _view_args(inner, s.load)
         t = s.load.tile.type
         pad = literal(t.elem, _PAD[s.load.view.type.padding_value])
@@ -60,6 +62,19 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
                       loc=pipe.loop.loc):
         for depth, text, loc in inner.w.lines:
             ctx.w.lines.append((ctx.w.depth + depth, text, loc))
+
+
+def _define_view(inner: EmitContext, v) -> None:
+    """A view the loop body makes (the partition view of a list element, `As[g]`, is made at its
+    first load) is made again inside the fetch lambda, from the pure ops that define it."""
+    if id(v) in inner.names:
+        return
+    o = v.op
+    if not o.opdef.pure or o.regions:
+        raise TileInternalError(f"a pipelined load's view comes from '{o.name}' in the loop body")
+    for x in o.operands:
+        _define_view(inner, x)
+    emit_op(inner, o)
 
 
 def _in_loop(op) -> bool:

@@ -243,9 +243,15 @@ def _modified(op: Operation, functor: str) -> str:
     return functor
 
 
+# tf32 values live in a float: conversions from these round once (to_tf32 of the exact float
+# value), conversions to them and to f64 are the float's; f64 -> tf32 would round twice
+_TF32_PEERS = {"f32", "f16", "bf16"}
+
+
 def emit_elementwise(ctx: EmitContext, op: Operation):
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
-    tf32_cvt = op.name == "ftof" and names == {"f32", "tf32"}   # f32 <-> tf32 (values in a float)
+    tf32_cvt = op.name == "ftof" and "tf32" in names and (
+        names - {"tf32"} <= _TF32_PEERS or str(op.result.type.elem) == "f64")
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
             ("tf32" in names and not tf32_cvt) or ({"e4m3", "e5m2"} <= names):
         raise TileUnsupportedFeatureError(f"{op.name} on {' and '.join(sorted(names))} is not "

@@ -5,6 +5,7 @@ api_elementwise.py and re-exported here, so `tilepy.<name>` is the whole languag
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import typing
 
@@ -57,6 +58,31 @@ class ConstantAnnotation:
         return "ConstantAnnotation()"
 
 
+@dataclasses.dataclass(frozen=True)
+class ScalarAnnotation:
+    """`typing.Annotated` metadata: the dtype of an integer scalar parameter, int32 (what a
+    Python int is by default) or int64."""
+    dtype: typing.Any
+
+    def __post_init__(self):
+        from ..types import dtype as D
+        if self.dtype not in (D.int32, D.int64):
+            raise ValueError(f"`dtype` must be int32 or int64, got {self.dtype}")
+
+
+_T = typing.TypeVar("_T")
+
+
+def _scalar_int64():
+    from ..types import dtype as D
+    return typing.Annotated[_T, ScalarAnnotation(D.int64)]
+
+
+ScalarInt64 = _scalar_int64()
+"""`x: tilepy.ScalarInt64`: an integer parameter passed as int64 (Python ints are int32 by
+default, and one past that range is refused)."""
+
+
 class _ConstantMeta(type):
     def __getitem__(cls, item):
         return typing.Annotated[item, ConstantAnnotation()]
@@ -68,12 +94,12 @@ class Constant(metaclass=_ConstantMeta):
 
 # ------------------------------------------------------------------------- grid and indexing
 @_stub
-def bid(axis, /):
+def bid(axis):
     """Index of the current tile block along `axis` (0, 1 or 2): an int32 scalar."""
 
 
 @_stub
-def num_blocks(axis, /):
+def num_blocks(axis):
     """Number of tile blocks of the grid along `axis`: an int32 scalar."""
 
 
@@ -404,7 +430,7 @@ def ensure_constant(value, /):
 
 
 @_stub
-def assume_divisible_by(x, divisor, /):
+def assume_divisible_by(x, divisor):
     """`x`, with the promise that it is divisible by the constant `divisor` (unchecked)."""
 
 
@@ -451,4 +477,4 @@ __all__ = sorted(
     [n for n, v in dict(globals()).items()
      if getattr(v, "__tilepy_builtin__", False) and not n.startswith("_")]
     + ["PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope", "Constant",
-       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar"])
+       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar", "ScalarInt64"])

@@ -15,7 +15,7 @@ import typing
 
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
 from ..settings import GPU_COMPILERS, settings
-from .api import ByTarget, ConstantAnnotation
+from .api import ByTarget, ConstantAnnotation, ScalarAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
@@ -69,14 +69,23 @@ def entry_hints(options: dict) -> dict | None:
     return {t: out[t] for t in sorted(out, key=lambda t: (t != "default", t))} or None
 
 
+def _hints(func) -> dict:
+    try:
+        return typing.get_type_hints(func, include_extras=True)
+    except Exception:
+        return dict(getattr(func, "__annotations__", {}))
+
+
+def _scalar_dtypes(func) -> dict:
+    """Parameters annotated with a ScalarAnnotation (`ScalarInt64`): name -> dtype."""
+    return {name: m.dtype for name, h in _hints(func).items()
+            for m in getattr(h, "__metadata__", ()) if isinstance(m, ScalarAnnotation)}
+
+
 def _constant_params(func) -> set[str]:
     """Parameters annotated `Constant[...]` (also with postponed string annotations)."""
-    try:
-        hints = typing.get_type_hints(func, include_extras=True)
-    except Exception:
-        hints = dict(getattr(func, "__annotations__", {}))
     out = set()
-    for name, h in hints.items():
+    for name, h in _hints(func).items():
         if isinstance(h, str):
             if "Constant" in h:
                 out.add(name)
@@ -105,6 +114,7 @@ class KernelFunction:
                 raise TileSyntaxError(f"kernel parameter '{p.name}': *args, **kwargs and "
                                       f"keyword-only parameters are not supported")
         self.constants = _constant_params(func)
+        self.scalar_dtypes = _scalar_dtypes(func)
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
         self.keys: list[tuple] = []      # keys in the order they were first seen
         functools.update_wrapper(self, func)
@@ -127,7 +137,8 @@ class KernelFunction:
         if len(infos) != len(names):
             raise TileTypeError(f"kernel '{self.name}' takes {len(names)} argument(s) "
                                 f"({', '.join(names)}) but {len(infos)} were given")
-        params = [param_for(name, info, name in self.constants) for name, info in zip(names, infos)]
+        params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name))
+                  for name, info in zip(names, infos)]
         params = mark_disjoint(params, infos)
         key = key_of(params)
         if key not in self.cache and key not in self.keys:

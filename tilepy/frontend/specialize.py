@@ -21,8 +21,11 @@ from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, f
 ALIGN = 16
 
 
-def param_for(name: str, info, constant: bool):
+def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None):
+    """`scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer."""
     from ..host.intake import ArrayInfo, ArrayInfoList
+    if scalar_dtype is not None:
+        return _annotated_scalar(name, info, constant, scalar_dtype)
     if isinstance(info, ArrayInfoList) and not constant:
         return _array_list(name, info)
     if isinstance(info, ArrayInfo):
@@ -51,6 +54,21 @@ def param_for(name: str, info, constant: bool):
     raise TileTypeError(f"argument '{name}' of type {type(info).__name__} is not supported: "
                         f"pass arrays (numpy, torch, DLPack), Python numbers, or mark the "
                         f"parameter tilepy.Constant[...]")
+
+
+def _annotated_scalar(name: str, info, constant: bool, dtype: DType) -> ScalarParam:
+    """An integer parameter annotated `ScalarInt64` (cuTile's rule: non-constant scalars only;
+    a numpy scalar must already have the annotated dtype)."""
+    if constant or not isinstance(info, (int, np.integer)) or isinstance(info, (bool, np.bool_)):
+        raise TileTypeError(f"argument '{name}': ScalarInt64 applies to an integer scalar "
+                            f"parameter that is not a Constant (got {type(info).__name__})")
+    if isinstance(info, np.integer) and D.from_numpy(info.dtype) != dtype:
+        raise TileTypeError(f"argument '{name}' is a {info.dtype} scalar but the parameter is "
+                            f"annotated {dtype.name}")
+    bits = dtype.bits
+    if not -2**(bits - 1) <= int(info) < 2**(bits - 1):
+        raise TileValueError(f"argument '{name}' = {info} does not fit in {dtype.name}")
+    return ScalarParam(name, dtype)
 
 
 def _array_list(name: str, infos) -> ArrayListParam:

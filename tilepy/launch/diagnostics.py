@@ -11,7 +11,7 @@ from __future__ import annotations
 import linecache
 import re
 
-from ..errors import Loc, TileCompileError
+from ..errors import Loc, TileCompileError, TileCompilerExecutionError
 
 # NVRTC: `k.py(12): error`; gcc/clang: `k.py:12:5: error` / `k.py:12:5:   required from here`;
 # NVRTC instantiation context: `at line 12 of k.py`; tileiras (the bytecode's debug locations):
@@ -47,4 +47,4 @@ def compile_error(what: str, log: str) -> TileCompileError:
     line, and the whole raw log attached."""
     first = first_error(log)
     msg = f"{what}: {first}" if first else what
-    return TileCompileError(msg, user_loc(log), log=log)
+    return TileCompilerExecutionError(msg, user_loc(log), log=log)

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tempfile
 
-from . import cache, toolchain
+from . import cache, timeout, toolchain
 from .cubin_info import kernel_info
 from .nvrtc import Cubin, check_arch
 
@@ -167,8 +167,13 @@ def _run(bytecode: bytes, arch: str, name: str, opt_level: int) -> tuple[bytes, 
         src, out = os.path.join(d, f"{name}.tileirbc"), os.path.join(d, f"{name}.cubin")
         with open(src, "wb") as f:
             f.write(bytecode)
-        r = subprocess.run([_tool(), f"--gpu-name={arch}", f"--opt-level={opt_level}", "-o", out,
-                            src], capture_output=True, text=True)
+        limit = timeout.current()
+        try:
+            r = subprocess.run([_tool(), f"--gpu-name={arch}", f"--opt-level={opt_level}", "-o",
+                                out, src], capture_output=True, text=True, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise timeout.expired(f"tileiras compiling kernel '{name}' for {arch}", limit) \
+                from None
         log = (r.stdout + r.stderr).strip()
         if r.returncode != 0 or not os.path.isfile(out):
             from .diagnostics import compile_error

@@ -1,9 +1,12 @@
 """`tilepy.compiler_timeout(seconds)`: a wall-clock limit on compiling a kernel (cuTile's API).
 
-Inside the `with` block a compile that runs longer raises `TileCompilerTimeoutError`: the host
-C++ compiler (CPU backend) is killed at the limit; NVRTC runs in this process, so a compile on
-its own thread is waited for that long and then abandoned (it finishes in the background and its
-cubin still goes to the disk cache). Cache hits take no compile time.
+Inside the `with` block a GPU compile that runs longer raises `TileCompilerTimeoutError`, as
+cuTile's bounds its GPU compiler (tileiras): tileiras is killed at the limit; NVRTC runs in this
+process, so a compile on its own thread is waited for that long and then abandoned (it finishes
+in the background and its cubin still goes to the disk cache). Cache hits take no compile time.
+The CPU backend's host C++ compile is not bounded: it stands in for no GPU compile (a kernel
+whose GPU compile fits cuTile's limit may take g++ longer on a small host; cuTile samples that
+tune inside `compiler_timeout(10)` then found no configuration, issue 31).
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 // tilepy/mma_scaled.h -- block-scaled matrix multiply-accumulate (mmaf_scaled, cuTile's
 // mma_scaled), the generic way: every element of x and y is multiplied by the e8m0 scale of its
-// 32-element block along K (a power of two: exact in float), then the generic float mma of
-// runtime.h sums the products, as the interpreter does. The scales go through shared memory
-// (an element's scale may be held by another thread), which the mma then reuses.
+// 32-element block along K (a power of two: exact in float), then the products are summed in
+// float, as the interpreter does. The scales go through shared memory (an element's scale may be
+// held by another thread), and on a GPU the operands too, in their own type (issue 31: a
+// 256x128 e4m3 tile pair as floats needed 256 KiB).
 // (Block-scaled tensor cores are a Blackwell (sm_100) feature; this path runs on every target.)
 #pragma once
 
@@ -24,7 +25,8 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma_scaled(
   TP_UNROLL
   for (int s = 0; s < LSB::K; ++s)
     if (LSB::owner(s)) SB[LSB::elem(s)] = to_f32(sb.v[s]);
-  __syncthreads();
+#if TP_CPU_FAST
+  // one thread holds the whole tiles: scale them in registers, then the SIMD micro-kernel
   Tile<float, Batch * M * K, LA> xa;
   TP_UNROLL
   for (int s = 0; s < LA::K; ++s) {
@@ -37,7 +39,36 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma_scaled(
     const int e = LB::elem(s), i = e / (K * N), k = e / N % K, n = e % N;   // -> [i, k / 32, n]
     if (LB::valid(s)) xb.v[s] = cvt<float>(b.v[s]) * SB[(i * KS + k / 32) * N + n];
   }
-  return mma<M, N, K, 3, Batch>(xa, xb, c, smem);   // its first barrier ends the scale reads
+  return mma<M, N, K, 3, Batch>(xa, xb, c, smem);
+#else
+  // the operands go to shared memory in their own (narrow) type after the scales: the scratch
+  // is the operand tiles' bytes plus the scales' floats, not the tiles as floats
+  TA* A = (TA*)(SB + Batch * KS * N);
+  TB* B = (TB*)(A + Batch * M * K);
+  TP_UNROLL
+  for (int s = 0; s < LA::K; ++s)
+    if (LA::owner(s)) A[LA::elem(s)] = a.v[s];
+  TP_UNROLL
+  for (int s = 0; s < LB::K; ++s)
+    if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
+  __syncthreads();
+  Tile<TC, Batch * M * N, LC> r;
+  TP_UNROLL
+  for (int s = 0; s < LC::K; ++s) {
+    if (!LC::valid(s)) continue;
+    const int e = LC::elem(s), i = e / (M * N), m = e / N % M, n = e % N;
+    const TA* Ai = A + (i * M + m) * K;
+    const float* SAi = SA + (i * M + m) * KS;
+    const TB* Bi = B + i * K * N + n;
+    const float* SBi = SB + i * KS * N + n;
+    float acc = cvt<float>(c.v[s]);
+    for (int k = 0; k < K; ++k)
+      acc += (cvt<float>(Ai[k]) * SAi[k / 32]) * (cvt<float>(Bi[k * N]) * SBi[k / 32 * N]);
+    r.v[s] = cvt<TC>(acc);
+  }
+  __syncthreads();                           // the next user of the scratch waits for the reads
+  return r;
+#endif
 }
 
 }  // namespace tp

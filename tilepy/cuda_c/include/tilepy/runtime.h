@@ -867,9 +867,11 @@ template <class To> struct trunci {
     if constexpr (same<To, bool>::value) return ((U)a & 1) != 0; else return (To)(U)a;
   }
 };
-// f32 -> tf32 (kept in a float): round to nearest even to 10 mantissa bits; NaN stays NaN.
+// f32/f16/bf16 -> tf32 (kept in a float): round to nearest even to 10 mantissa bits (f16 and
+// bf16 values are exact in a float); NaN stays NaN.
 struct to_tf32 {
-  TP_DEV float operator()(float a) const {
+  template <class T> TP_DEV float operator()(T a_) const {
+    const float a = wide(a_);
     uint32_t u;
     memcpy(&u, &a, 4);
     if ((u & 0x7fffffffu) > 0x7f800000u) u |= 0x00400000u;
