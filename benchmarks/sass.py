@@ -2,6 +2,7 @@
 
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
     python benchmarks/sass.py --real-size [--arch sm_80 sm_90] [--only NAME ...] [--json]
+    python benchmarks/sass.py --hot [--arch sm_90] [--json]      (benchmarks/sass_hot.py)
 
 `--real-size` is the matrix of the tile sizes users pick for speed (issue 13): GEMM f16/bf16 at
 128x128x32, 128x128x64, 128x256x64, 256x128x32 (M=N=K=4096), attention d=64 and d=128 (BM 128,
@@ -37,6 +38,7 @@ import json
 import os
 import sys
 import tempfile
+from math import prod
 
 import numpy as np
 
@@ -46,6 +48,7 @@ sys.path.insert(0, ROOT)
 from tests.reference_kernels import attention, layernorm, matmul, softmax, transpose
 from tests.reference_kernels.cases import CASES
 from tilepy.api.compiler import compile_for_args
+from tilepy.launch.cubin_info import kernel_info
 from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools.sass_stats import stats
 
@@ -141,7 +144,9 @@ def theirs(ct, case, arch: str, tmp: str) -> dict | str:
     except Exception as e:                     # noqa: BLE001 (reported in the table)
         lines = [ln for ln in str(e).splitlines() if "tileiras" in ln] or [type(e).__name__]
         return lines[0].replace("|", "/")[:70]
-    (r,) = stats(out.getvalue()).values()
+    ((fn, r),) = stats(out.getvalue()).items()
+    info = kernel_info(out.getvalue(), fn)
+    r["threads"] = prod(info.req_threads or info.max_threads or (0,))   # 0: not recorded
     return r
 
 
@@ -246,8 +251,14 @@ def main(argv=None):
     p.add_argument("--json", action="store_true")
     p.add_argument("--real-size", action="store_true", help="the matrix of real tile sizes")
     p.add_argument("--only", nargs="+", help="with --real-size: these rows (names as printed)")
+    p.add_argument("--hot", action="store_true",
+                   help="GEMM and attention hot loops beside Triton and cuTile (sass_hot.py)")
     opts = p.parse_args(argv)
     ct = cutile()
+    if opts.hot:
+        import sass_hot
+        opts.arch = opts.arch or ["sm_90"]
+        return sass_hot.main(opts, ct)
     if opts.real_size:
         opts.arch = opts.arch or ["sm_80", "sm_90"]
         return real_size(opts, ct)

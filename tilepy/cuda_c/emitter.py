@@ -316,11 +316,17 @@ _PAD = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf"
         "neg_inf": float("-inf")}
 
 
-def _view_args(ctx, op):
+def _view_args(ctx, op, swap: bool = False):
+    """(shape and dim-map template arguments, view, index) of a view access; `swap`: of the
+    tile with its last two dimensions transposed (the same memory, read as that tile)."""
     pv: PartitionViewType = op.view.type
-    dm = ", ".join(map(str, pv.effective_dim_map))
-    idx = ", ".join(f"(int64_t){ctx(i)}" for i in op.index)
-    return f"{shape_t(pv.tile_shape)}, tp::DimMap<{dm}>", ctx(op.view), idx
+    order = list(range(len(pv.tile_shape)))
+    if swap:
+        order[-2:] = order[-1], order[-2]
+    dm = ", ".join(str(pv.effective_dim_map[i]) for i in order)
+    idx = ", ".join(f"(int64_t){ctx(op.index[i])}" for i in order)
+    return (f"{shape_t([pv.tile_shape[i] for i in order])}, tp::DimMap<{dm}>", ctx(op.view),
+            idx)
 
 
 def _check_weak(op):
