@@ -134,13 +134,14 @@ def cutile_signature(ct, kernel, args):
     return KernelSignature(params, CallingConvention.cutile_python_v1())
 
 
-def theirs(ct, case, arch: str, tmp: str) -> dict | str:
+def theirs(ct, case, arch: str, tmp: str, fn=None) -> dict | str:
+    """cuTile's cubin of the case's kernel source (`fn`: the kernel already made by cuTile)."""
     from cuda.tile.compilation import export_kernel
     kernel, args, _, _ = case
     try:
         out = io.BytesIO()
-        export_kernel(cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)], out,
-                      gpu_code=arch, output_format="cubin")
+        export_kernel(fn or cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)],
+                      out, gpu_code=arch, output_format="cubin")
     except Exception as e:                     # noqa: BLE001 (reported in the table)
         lines = [ln for ln in str(e).splitlines() if "tileiras" in ln] or [type(e).__name__]
         return lines[0].replace("|", "/")[:70]

@@ -8,23 +8,33 @@ BM 128 BN 64 and d=128 at BM 64 BN 64, 32 heads of 4096). Per compiler: register
 shared memory (KiB: the ELF's static part plus the dynamic size a launch passes), blocks per SM
 (from registers x threads, shared memory and threads, for the arch's SM), and in the innermost
 loop holding an mma (tilepy/tools/sass_stats.py `mma_loop`): instructions per mma, BAR, LDG,
-LDS (LDSM apart) and LDGSTS. tilepy: tests/reference_kernels through NVRTC. Triton (when
+LDS (LDSM apart) and LDGSTS. tilepy: the tutorials' kernels (03_matmul.py `matmul`,
+05_attention.py `attention`) through NVRTC. Instructions per mma count the mma instructions of
+each (HMMA m16n8k16 for tilepy on sm_90; Triton and cuTile use HGMMA there, one instruction for
+a 64xNx16 product: compare their counts with that in mind, the mma column names the kind). Triton (when
 `import triton` works; it need not be in this venv: PYTHONPATH=<a pip --target folder>):
 benchmarks/triton_kernels.py compiled ahead of time for the arch with Triton's defaults (4 warps,
 3 stages) and 16-divisibility of the pointers and of the int arguments that have it. cuTile (when
-installed): the same kernel source as tilepy's (benchmarks/sass.py `theirs`). A compiler that is
+installed): the same tutorial source decorated by cuTile (benchmarks/sass.py `theirs`). A compiler that is
 missing says so in its columns."""
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 
-from tests.reference_kernels import attention, matmul
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tutorials"))
+from definitions import load  # noqa: E402
 
 # SM limits: registers, shared memory per SM (bytes, with 1 KiB reserved per block), threads
 SM = {"sm_80": (65536, 164 * 1024, 2048), "sm_86": (65536, 100 * 1024, 1536),
       "sm_89": (65536, 100 * 1024, 1536), "sm_90": (65536, 228 * 1024, 2048)}
 HOT = ("per_mma", "BAR", "LDG", "LDS", "LDGSTS")
-HEAD = ("regs", "threads", "smem KiB", "blocks/SM", "instr/mma", "BAR", "LDG", "LDS", "LDGSTS")
+MMA = ("HMMA", "HGMMA", "IMMA")
+HEAD = ("regs", "threads", "smem KiB", "blocks/SM", "mma", "instr/mma", "BAR", "LDG", "LDS",
+        "LDGSTS")
 
 
 def blocks_per_sm(regs: int, threads: int, smem: int, arch: str) -> int:
@@ -42,14 +52,15 @@ def _gemm(m, n, k, dtype, tiles):
            "N": "i32", "K": "i32", "stride_a": "i32", "stride_b": "i32", "stride_c": "i32"}
     sig["B"] = sig["A"]
     ints = (m, n, k, k, n, n)
-    return (matmul.matmul, (a, b, c, *tiles)), ("matmul", sig, ints, {"BM": tm, "BN": tn, "BK": tk})
+    return ("03_matmul", "matmul", (a, b, c, *tiles)), \
+        ("matmul", sig, ints, {"BM": tm, "BN": tn, "BK": tk})
 
 
 def _attention(d, bm, bn, s=4096, bh=32):
     q = np.zeros((bh, s, d), np.float16)
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "seq_len": "i32",
            "qk_scale": "fp32", "stride_bh": "i32", "stride_s": "i32"}
-    return ((attention.attention, (q, q, q, q.copy(), 0.125, bm, bn, d)),
+    return (("05_attention", "attention", (q, q, q, q.copy(), 0.125, bm, bn, d)),
             ("attention", sig, (s, None, s * d, d), {"BM": bm, "BN": bn, "D": d}))
 
 
@@ -76,6 +87,7 @@ def summary(r: dict, threads: int, smem: int, arch: str) -> dict:
     ops = loop.get("ops", {})
     return {"regs": r["registers"], "threads": threads or "?", "smem": smem,
             "blocks": blocks_per_sm(r["registers"], threads, smem, arch) if threads else "?",
+            "mma": " ".join(f"{ops[k]} {k}" for k in MMA if k in ops) or "-",
             "per_mma": loop.get("per_mma", "-"), "BAR": ops.get("BAR", 0),
             "LDG": ops.get("LDG", 0), "LDS": lds, "LDGSTS": ops.get("LDGSTS", 0),
             "spill": r.get("spill_bytes", 0)}
@@ -85,8 +97,8 @@ def ours(case, arch: str) -> dict:
     from tilepy.api.compiler import compile_for_args
     from tilepy.launch.nvrtc import compile_cubin
     from tilepy.tools.sass_stats import stats
-    kernel, args = case
-    ck = compile_for_args(kernel, args)
+    tutorial, name, args = case
+    ck = compile_for_args(getattr(load(tutorial), name), args)
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     (r,) = stats(cb.data, cb.log).values()
     return summary(r, ck.emitted.nt, r["smem"] + ck.emitted.smem_for(arch), arch)
@@ -126,8 +138,9 @@ def triton_row(spec, arch: str) -> dict | str:
 
 def cutile_row(ct, case, arch: str, tmp: str) -> dict | str:
     from sass import theirs
-    kernel, args = case
-    r = theirs(ct, (kernel, args, None, None), arch, tmp)
+    tutorial, name, args = case
+    r = theirs(ct, (getattr(load(tutorial), name), args, None, None), arch, tmp,
+               fn=getattr(load(tutorial, ct=ct), name))
     if isinstance(r, str):
         return r
     return summary(r, r["threads"], r["smem"], arch)
@@ -137,7 +150,7 @@ def cells(r) -> list[str]:
     if isinstance(r, str):
         return [f"n/a ({r})"] + [""] * (len(HEAD) - 1)
     return [str(r["regs"]) + (f" (spill {r['spill']})" if r["spill"] else ""), str(r["threads"]),
-            f"{r['smem'] / 1024:.1f}", str(r["blocks"]), *(str(r[k]) for k in HOT)]
+            f"{r['smem'] / 1024:.1f}", str(r["blocks"]), r["mma"], *(str(r[k]) for k in HOT)]
 
 
 def main(opts, ct):

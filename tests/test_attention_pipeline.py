@@ -1,7 +1,8 @@
 """Attention's K loop (issue 28): `ct.transpose(k)` of a loaded tile is a transposed
 shared-memory operand filled by the same cp.async pipeline as V (no synchronous LDG, no
-transpose through shared memory, 3 barriers per KV step), and with head dim 128 at 64 query
-rows a block has 4 warps (a row's reductions stay in one warp). SASS of tutorials/05_attention.py
+transpose through shared memory, 3 barriers per KV step), the `key < seq_len` column mask is
+computed in each fragment slot's registers (lowering/sink_broadcast.py), and with head dim 128
+at 64 query rows a block has 4 warps (a row's reductions stay in one warp). SASS of tutorials/05_attention.py
 on sm_90, and the numerics at the same tile shapes in both CPU modes."""
 import math
 
@@ -33,6 +34,7 @@ def test_attention_k_loop_is_pipelined(attention, d, bm, bn):
     assert "LDG" not in ops and ops["LDGSTS"] >= 2, ops       # K and V by cp.async
     assert ops["BAR"] <= 3, ops
     assert ops.get("STS", 0) <= 1, ops                        # no transpose through shared memory
+    assert "LDS" not in ops, ops             # the key < seq_len mask: per slot, not through it
     if d == 128:
         assert loop["per_mma"] <= 8, loop                     # was 12.9 with 8 warps
 

@@ -16,6 +16,7 @@ from ..ir import Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
+from ..lowering.sink_broadcast import column_iota
 from ..types import (CPP_TYPE, E4M3, E5M2, E8M0, F16, NUMPY_DTYPE, BF16, I1, PartitionViewType,
                      PtrType, TensorViewType, TileType)
 from .layout_types import layout_type
@@ -382,6 +383,9 @@ def emit_broadcast(ctx, op):
         init = ctx(op.source)
     elif s.numel == 1:
         init = f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({ctx(op.source)})"
+    elif column_iota(op):       # each slot's own column index (lowering/sink_broadcast.py)
+        init = (f"tp::iota_cols<{CPP_TYPE[t.elem]}, {t.numel}, {s.shape[-1]}, "
+                f"{ctx.lay(op.result)}>()")
     else:
         if not broadcast_in_registers(ctx.plan.layout(op.source), ctx.plan.layout(op.result),
                                       s.shape, t.shape):

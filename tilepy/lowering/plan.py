@@ -12,6 +12,7 @@ from ..ir import Module
 from .assign_layouts import LayoutPlan, assign_layouts
 from .hazards import alias_oracle, barrier_ops
 from .pipeline import plan_pipelines, streamed
+from .sink_broadcast import sink_broadcasts
 
 
 @dataclass
@@ -73,7 +74,9 @@ def blocks_by_registers(module: Module, nt: int) -> int:
 
 def plan_kernel(module: Module, nt: int = 128, disjoint: frozenset = frozenset()) -> KernelPlan:
     """`disjoint`: the entry arguments (array base pointers) whose memory the specialization
-    proved overlaps no other array argument's (no barriers between accesses to them)."""
+    proved overlaps no other array argument's (no barriers between accesses to them). Column
+    masks are rebuilt at the full shape first (sink_broadcast.py: it rewrites `module`)."""
+    sink_broadcasts(module)          # before layouts: the rebuilt ops take the mma's
     layouts = assign_layouts(module, nt)
     may_alias = alias_oracle(disjoint)
     return KernelPlan(module, layouts, barrier_ops(module, layouts, may_alias), may_alias)
