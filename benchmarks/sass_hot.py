@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "tutorials"))
 from definitions import load  # noqa: E402
 
-# SM limits: registers, shared memory per SM (bytes, with 1 KiB reserved per block), threads
+# SM limits: registers, shared memory per SM (bytes; 1 KiB of it reserved per block), threads
 SM = {"sm_80": (65536, 164 * 1024, 2048), "sm_86": (65536, 100 * 1024, 1536),
       "sm_89": (65536, 100 * 1024, 1536), "sm_90": (65536, 228 * 1024, 2048)}
 HOT = ("per_mma", "BAR", "LDG", "LDS", "LDGSTS")
@@ -41,7 +41,8 @@ def blocks_per_sm(regs: int, threads: int, smem: int, arch: str) -> int:
     rf, sm_smem, sm_threads = SM.get(arch, SM["sm_90"])
     per_warp = -(-regs * 32 // 256) * 256                # allocated in units of 256 per warp
     by_regs = rf // (per_warp * (threads // 32)) if regs else 32
-    by_smem = sm_smem // (smem + 1024)
+    reserved = 0 if int(arch[3:]) >= 90 else 1024     # sm_90 cubins hold it in .nv.shared
+    by_smem = sm_smem // (smem + reserved)
     return min(by_regs, by_smem, sm_threads // threads)
 
 

@@ -37,8 +37,10 @@ class KernelPlan:
 # 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
 # warps instead of 4. Measured with ptxas on sm_80/sm_90 (issue 13): 128x128x32 f16 GEMM (128
 # by mma_registers) fits 4 warps without spilling; attention with head dim 64 and 128 query rows
-# (208) spills there and does not at 8 warps (about 170 registers each). A 128x128x64 GEMM (128)
-# takes 4 warps since issue 28: 255 registers, no spills, 2 blocks per SM with 3 stages.
+# (192) spills there and does not at 8 warps (about 170 registers each). Since issue 28 a
+# 128x128x64 GEMM (128) takes 4 warps (255 registers on sm_90, no spills, 2 blocks per SM with
+# 3 stages), and so does attention with head dim 128 at 64 query rows (144; a row's reductions
+# stay in one warp).
 REGS_PER_THREAD = 160
 # Registers per thread beyond the mma values (addresses, fragments, loop state) in the estimate
 # of how many blocks the register file holds; 65536 registers per SM on sm_75..sm_120.
