@@ -46,7 +46,7 @@ def _rebuild(v: Value, shape: tuple, emit) -> Value:
     if o.name == "reshape":
         return _rebuild(o.source, shape, emit)
     args = [_rebuild(x, shape, emit) for x in o.operands]
-    return emit(o.name, *args, attrs=o.attrs)
+    return emit(o.name, *args, attrs=o.attrs, result=v.type.with_shape(shape))
 
 
 def column_iota(op: Operation) -> bool:
@@ -71,15 +71,14 @@ def sink_broadcasts(module: Module) -> Module:
         block = b.parent
         at = block.ops.index(b)
 
-        def emit(name, *operands, attrs=None):
-            if name in ("reshape", "broadcast"):
-                shape = operands[1]
-                src = operands[0]
+        def emit(name, *operands, attrs=None, result=None):
+            if name in ("reshape", "broadcast"):     # (source, shape)
+                src, shape = operands
                 if tuple(src.type.shape) == tuple(shape):
                     return src
                 new = make_op(name, src, result_types=[src.type.with_shape(shape)])
-            else:
-                new = make_op(name, *operands, **(attrs or {}))
+            else:                                    # an element-wise op at the full shape
+                new = make_op(name, *operands, result_types=[result], **(attrs or {}))
             nonlocal at
             block.ops.insert(at, new)
             new.parent = block
