@@ -1,13 +1,13 @@
 """Specialization: what a kernel is compiled for, per argument, and why it was compiled again.
 
 For an array: dtype, rank, which dimensions have unit stride (their stride is not passed), and
-exact divisibility facts (ARCHITECTURE.md decision 10): the largest power of two dividing the base
-address and each extent and stride, in bytes, up to 16 bytes (`divisors`). They become `assume
-div_by<N>` facts in the IR (frontend/context.py), so an f16 matrix of 5000 columns (10000-byte
-rows) takes the same 16-byte vector and cp.async path as one of 4096. For a Python scalar: its dtype (int -> int32,
-float -> float32, bool -> bool_). For a `Constant` parameter: its value. The key of a
-specialization is a tuple of one `(name, property, value)` triple per property, so a recompile
-can say which property of which argument changed.
+exact divisibility facts (ARCHITECTURE.md decision 10): the largest power of two dividing the
+base address and each extent and stride, in bytes, up to 16 bytes (`divisors`). They become
+`assume div_by<N>` facts in the IR (frontend/context.py), so an f16 matrix of 5000 columns
+(10000-byte rows) takes the same 16-byte vector and cp.async path as one of 4096. For a Python
+scalar: its dtype (int -> int32, float -> float32, bool -> bool_). For a `Constant` parameter:
+its value. The key of a specialization is a tuple of one `(name, property, value)` triple per
+property, so a recompile can say which property of which argument changed.
 """
 from __future__ import annotations
 

@@ -133,13 +133,15 @@ def _chain_to_mma(v: Value, uses) -> tuple[list[Operation], Operation, bool, boo
 
 
 def streamed(v: Value, mma: Operation) -> bool:
-    """Whether mma operand `v` is loaded in the mma's own loop body (through reshapes and tf32
-    conversions): a K-loop operand, read from shared memory a fragment at a time, not held in
-    registers whole (what qualifies it for a pipeline; indices and aliasing aside)."""
+    """Whether mma operand `v` is loaded in the mma's own loop body (through the reshapes, tf32
+    conversions and transposes `_chain_to_mma` follows): a K-loop operand, read from shared
+    memory a fragment at a time, not held in registers whole (what qualifies it for a pipeline;
+    indices and aliasing aside)."""
     loop = mma.parent.parent_op if mma.parent is not None else None
     if loop is None or loop.name != "for":
         return False
-    while getattr(v, "op", None) is not None and v.op.name in ("reshape", "ftof", "permute"):
+    while getattr(v, "op", None) is not None and (
+            v.op.name in ("reshape", "permute") or (v.op.name == "ftof" and v.type.elem == TF32)):
         v = v.op.operands[0]
     o = getattr(v, "op", None)
     return o is not None and o.name == "load_view_tko" and o.parent is mma.parent
