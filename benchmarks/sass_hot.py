@@ -62,7 +62,7 @@ def _attention(d, bm, bn, s=4096, bh=32):
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "seq_len": "i32",
            "qk_scale": "fp32", "stride_bh": "i32", "stride_s": "i32"}
     return (("05_attention", "attention", (q, q, q, q.copy(), 0.125, bm, bn, d)),
-            ("attention", sig, (s, None, s * d, d), {"BM": bm, "BN": bn, "D": d}))
+            ("attention", sig, (s, s * d, d), {"BM": bm, "BN": bn, "D": d}))
 
 
 def cases() -> dict:
@@ -125,7 +125,7 @@ def triton_row(spec, arch: str) -> dict | str:
     names = list(sig)
     scalars = [n for n in names if sig[n] == "i32"]
     div16 = [names.index(n) for n in names if sig[n].startswith("*")] + \
-        [names.index(n) for n, v in zip(scalars, ints) if v is not None and v % 16 == 0]
+        [names.index(n) for n, v in zip(scalars, ints) if v % 16 == 0]
     attrs = {(i,): [["tt.divisibility", 16]] for i in div16}
     try:
         src = ASTSource(fn=getattr(triton_kernels, name), signature=sig, constexprs=constexprs,
