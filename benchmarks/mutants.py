@@ -140,9 +140,8 @@ MUTANTS = (
     m("lo-any-pattern", "lowering", "two gathers/scatters treated as the same threads' elements",
       HAZ, 'a.pattern[0] in ("tile", "thread0"))', 'a.pattern[0] in ("tile", "thread0", "any"))',
       HAZARDS),
-    m("lo-div16", "lowering", "every extent specialized as divisible by 16", SPEC,
-      "shape_div16=tuple(d % 16 == 0 for d in info.shape)",
-      "shape_div16=tuple(True for d in info.shape)", RAGGED),
+    m("lo-div16", "lowering", "every extent specialized as a multiple of 16 bytes", SPEC,
+      "tuple(_pow2(d, cap) for d in info.shape)", "tuple(cap for d in info.shape)", RAGGED),
     # --------------------------------------------------------------------- cache keys
     Mutant("key-headers", "cache keys", "runtime headers dropped from the CPU and NVRTC keys",
            ((CPU, "compiler_id(cxx), fl, _headers(), location_free(full))",

@@ -2,6 +2,7 @@
 
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
     python benchmarks/sass.py --real-size [--arch sm_80 sm_90 sm_90a] [--only NAME ...] [--json]
+    python benchmarks/sass.py --hot [--arch sm_90] [--json]      (benchmarks/sass_hot.py)
 
 sm_90a is the arch an sm_90 GPU gets with TILEPY_SM90A=1 (launch/gpu.py): the source's sm_90a class, warpgroup MMA
 (HGMMA) for the GEMMs lowering/wgmma.py takes; sm_90 is the same source's mma.sync class.
@@ -41,6 +42,7 @@ import json
 import os
 import sys
 import tempfile
+from math import prod
 
 import numpy as np
 
@@ -50,6 +52,7 @@ sys.path.insert(0, ROOT)
 from tests.reference_kernels import attention, layernorm, matmul, softmax, transpose
 from tests.reference_kernels.cases import CASES
 from tilepy.api.compiler import compile_for_args
+from tilepy.launch.cubin_info import kernel_info
 from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools.sass_stats import stats
 
@@ -135,17 +138,20 @@ def cutile_signature(ct, kernel, args):
     return KernelSignature(params, CallingConvention.cutile_python_v1())
 
 
-def theirs(ct, case, arch: str, tmp: str) -> dict | str:
+def theirs(ct, case, arch: str, tmp: str, fn=None) -> dict | str:
+    """cuTile's cubin of the case's kernel source (`fn`: the kernel already made by cuTile)."""
     from cuda.tile.compilation import export_kernel
     kernel, args, _, _ = case
     try:
         out = io.BytesIO()
-        export_kernel(cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)], out,
-                      gpu_code=arch.rstrip("a"), output_format="cubin")   # (cuTile: sm_90)
+        export_kernel(fn or cutile_kernel(ct, kernel, tmp), [cutile_signature(ct, kernel, args)],
+                      out, gpu_code=arch.rstrip("a"), output_format="cubin")   # (cuTile: sm_90)
     except Exception as e:                     # noqa: BLE001 (reported in the table)
         lines = [ln for ln in str(e).splitlines() if "tileiras" in ln] or [type(e).__name__]
         return lines[0].replace("|", "/")[:70]
-    (r,) = stats(out.getvalue()).values()
+    ((fn, r),) = stats(out.getvalue()).items()
+    info = kernel_info(out.getvalue(), fn)
+    r["threads"] = prod(info.req_threads or info.max_threads or (0,))   # 0: not recorded
     return r
 
 
@@ -250,8 +256,14 @@ def main(argv=None):
     p.add_argument("--json", action="store_true")
     p.add_argument("--real-size", action="store_true", help="the matrix of real tile sizes")
     p.add_argument("--only", nargs="+", help="with --real-size: these rows (names as printed)")
+    p.add_argument("--hot", action="store_true",
+                   help="GEMM and attention hot loops beside Triton and cuTile (sass_hot.py)")
     opts = p.parse_args(argv)
     ct = cutile()
+    if opts.hot:
+        import sass_hot
+        opts.arch = opts.arch or ["sm_90"]
+        return sass_hot.main(opts, ct)
     if opts.real_size:
         opts.arch = opts.arch or ["sm_80", "sm_90", "sm_90a"]
         return real_size(opts, ct)

@@ -51,11 +51,11 @@ def test_aot_from_example_arguments_matches_signature():
     by_sig = vector_add.compile(*VADD_SIG, arch="sm_90")
     spec = aot.array(ct.float32, 1)
     assert vector_add.compile(spec, spec, spec, 256, arch="sm_90").data == by_sig.data
-    # Example arrays also fix what the code may assume (here: 16-byte aligned, and the three
-    # arguments are one array, so none is disjoint); the signature says so, and compiling
+    # Example arrays also fix what the code may assume (here: 16-byte aligned, 4000 bytes a
+    # multiple of 16, and the three arguments are one array, so none is disjoint); the signature says so, and compiling
     # that signature text reproduces the same binary.
     by_example = vector_add.compile(a, a, a, 256, arch="sm_90")
-    assert by_example.signature[0] == "float32[::1]{align16}"
+    assert by_example.signature[0] == "float32[::1]{align16 shape16:0}"
     again = vector_add.compile(*by_example.signature[:3], 256, arch="sm_90")
     assert again.signature == by_example.signature and again.data == by_example.data
     a, b, c = (np.zeros(1024, np.float32) for _ in range(3))
@@ -71,8 +71,8 @@ def test_aot_launch_checks_every_specialized_property():
     buf = np.zeros(1100, np.float32)
     with pytest.raises(ct.TileValueError, match="not 16-byte aligned"):
         k.launch(None, (4,), (buf[1:1025], b, c, 256))
-    with pytest.raises(ct.TileValueError, match="not divisible by 16"):
-        k.launch(None, (4,), (buf[:1000], b, c, 256))
+    with pytest.raises(ct.TileValueError, match="not a multiple of 16 bytes"):
+        k.launch(None, (4,), (buf[:1002], b, c, 256))
     with pytest.raises(ct.TileValueError, match="overlaps another array"):
         k.launch(None, (4,), (a, a, c, 256))
     assert aot.parse("float16[:, ::1]{align16 shape16:0,1 stride16:0 disjoint}") == aot.ArraySpec(

@@ -18,7 +18,8 @@ def test_vector_add_ir(check):
 # CHECK: cuda_tile.module @vadd {
 # CHECK: entry @vadd(%a: tile<ptr<f32>>, %a_shape_0: tile<i32>, %b: tile<ptr<f32>>, %b_shape_0: tile<i32>, %c: tile<ptr<f32>>, %c_shape_0: tile<i32>) {
 # CHECK: %a_aligned = assume div_by<16>, %a : tile<ptr<f32>>
-# CHECK: %a_shape_0_nonneg = assume bounded<0, ?>, %a_shape_0 : tile<i32>
+# CHECK: %a_shape_0_div4 = assume div_by<4>, %a_shape_0 : tile<i32>
+# CHECK: %a_shape_0_nonneg = assume bounded<0, ?>, %a_shape_0_div4 : tile<i32>
 # CHECK: %a_view = make_tensor_view %a_aligned, shape = [%a_shape_0_nonneg], strides = [1] : tile<i32> -> tensor_view<?xf32, strides=[1]>
 # CHECK: make_partition_view %a_view : partition_view<tile=(16), tensor_view<?xf32, strides=[1]>>
 # CHECK: %i, {{.*}} = get_tile_block_id : tile<i32>

@@ -203,20 +203,33 @@ def copy(x, y, TILE: ct.Constant[int]):
 
 
 def test_alignment_and_divisibility_become_assumes(check):
+    """Each fact is the largest power of two dividing the address, extent or stride, up to 16
+    bytes (4 f32 elements); a pointer's natural alignment is not restated."""
     check(copy.mlir(_aligned(64), _aligned(60, offset=1), 16), """
 # CHECK: %x_aligned = assume div_by<16>, %x : tile<ptr<f32>>
-# CHECK: %x_shape_0_div16 = assume div_by<16>, %x_shape_0 : tile<i32>
-# CHECK: %x_shape_0_nonneg = assume bounded<0, ?>, %x_shape_0_div16 : tile<i32>
-# CHECK-NOT: assume div_by
-# CHECK: %y_shape_0_nonneg = assume bounded<0, ?>, %y_shape_0 : tile<i32>
-# CHECK-NOT: assume
+# CHECK: %x_shape_0_div4 = assume div_by<4>, %x_shape_0 : tile<i32>
+# CHECK: %x_shape_0_nonneg = assume bounded<0, ?>, %x_shape_0_div4 : tile<i32>
+# CHECK-NOT: assume div_by<{{.*}}>, %y :
+# CHECK: %y_shape_0_div4 = assume div_by<4>, %y_shape_0 : tile<i32>
 # CHECK: make_tensor_view %y, shape = [%y_shape_0_nonneg]
 """)
-    m = np.zeros((32, 50), np.float32)[:, ::3]              # strides 50, 3: not divisible by 16
-    m2 = np.zeros((32, 64), np.float32)[:, :16]             # stride 64: divisible by 16
+    m = np.zeros((32, 50), np.float32)[:, ::3]              # strides 50, 3: 2 and 1 elements
+    m2 = np.zeros((32, 64), np.float32)[:, :16]             # stride 64: 16 bytes and more
     text = ct.kernel(copy2d_body).mlir(m, m2)
-    assert "%b_stride_0_div16 = assume div_by<16>, %b_stride_0" in text
-    assert "assume div_by<16>, %a_stride" not in text
+    assert "%b_stride_0_div4 = assume div_by<4>, %b_stride_0" in text
+    assert "%a_stride_0_div2 = assume div_by<2>, %a_stride_0" in text
+    assert "assume div_by<2>, %a_stride_1" not in text and "%a_shape_1_div" not in text  # 17
+
+
+def test_ragged_f16_extents_keep_16_byte_facts(check):
+    """5000 and 3000 f16 elements are 8 mod 16, yet every row starts on 16 bytes: div_by<8>."""
+    a = np.zeros((40, 5000), np.float16)[:, :3000]
+    check(ct.kernel(copy2d_body).mlir(a, a), """
+# CHECK: %a_aligned = assume div_by<16>, %a : tile<ptr<f16>>
+# CHECK: %a_shape_0_div8 = assume div_by<8>, %a_shape_0
+# CHECK: %a_shape_1_div8 = assume div_by<8>, %a_shape_1
+# CHECK: %a_stride_0_div8 = assume div_by<8>, %a_stride_0
+""")
 
 
 def copy2d_body(a, b):
@@ -232,8 +245,8 @@ def test_specializations_keys_and_in_memory_cache():
     k.mlir(_aligned(64), _aligned(64), 16)                  # same properties: cached
     assert len(k.cache) == 1
     k.mlir(_aligned(64, offset=1), b, 16)                   # base alignment differs
-    k.mlir(_aligned(48), b, 16)                             # 48 is divisible by 16 too: cached
-    k.mlir(_aligned(50), b, 16)                             # shape not divisible by 16
+    k.mlir(_aligned(48), b, 16)                             # 192 bytes, 16 | 192 too: cached
+    k.mlir(_aligned(50), b, 16)                             # 200 bytes: only 8 divides it
     k.mlir(a, b, 32)                                        # constant value
     k.mlir(_aligned(64, np.float16), b, 16)                 # dtype
     assert len(k.cache) == 5
@@ -252,16 +265,18 @@ def test_recompile_log_names_the_changed_property(monkeypatch, capsys):
     k.mlir(_aligned(64, np.float16), b, 2, 16)
     k.mlir(_aligned(64, offset=1), b, 2, 16)
     k.mlir(a, b, 2.0, 16)
-    k.mlir(a, _aligned(40), 2, 16)
+    k.mlir(a, _aligned(40), 2, 16)                          # 160 bytes: 16 still divides it
+    k.mlir(a, _aligned(42), 2, 16)
     err = capsys.readouterr().err.splitlines()
     assert err == [
         "tilepy: recompiling kernel 'k' (specialization #2): argument 'TILE': constant value: 16 -> 32",
-        "tilepy: recompiling kernel 'k' (specialization #3): argument 'x': dtype: float32 -> float16",
-        "tilepy: recompiling kernel 'k' (specialization #4): argument 'x': 16-byte base alignment: "
-        "True -> False",
+        "tilepy: recompiling kernel 'k' (specialization #3): argument 'x': dtype: float32 -> float16;"
+        " argument 'x': extents divisible by: 4 -> 8",
+        "tilepy: recompiling kernel 'k' (specialization #4): argument 'x': base alignment (bytes): "
+        "16 -> 4",
         "tilepy: recompiling kernel 'k' (specialization #5): argument 'n': dtype: int32 -> float32",
-        "tilepy: recompiling kernel 'k' (specialization #6): argument 'y': shape divisible by 16: "
-        "dims 0 -> no dims",
+        "tilepy: recompiling kernel 'k' (specialization #6): argument 'y': extents divisible by: "
+        "4 -> 2",
     ]
     monkeypatch.delenv("TILEPY_LOG")
     k.mlir(a, b, 2, 64)

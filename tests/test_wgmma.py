@@ -31,7 +31,7 @@ def _sass(dtype, tiles, arch):
 @needs_sass
 @pytest.mark.parametrize("dtype,tiles,hgmma", [
     (np.float16, (128, 128, 32), 4),            # 1 warpgroup: 2 m64 blocks x 2 k16 steps
-    (ml_dtypes.bfloat16, (128, 128, 64), 4),    # 2 warpgroups: 1 block x 4 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 8),    # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
     (np.float16, (128, 256, 64), 4),            # m64n256k16
 ])
 def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):

@@ -30,8 +30,9 @@ _ODD = 17          # placeholder extent/stride: not 1 and not divisible by 2, 4,
 @dataclass(frozen=True)
 class ArraySpec:
     """An array parameter's type and every property the code was specialized on: dtype, rank,
-    unit-stride dimensions, 16-byte base alignment, extents/strides divisible by 16, and whether
-    the array overlaps no other array argument. As text: ``float16[:, ::1]`` plus, when any
+    unit-stride dimensions, 16-byte base alignment, extents/strides that are multiples of 16
+    bytes, and whether the array overlaps no other array argument (a coarser form of the JIT's
+    facts, frontend/specialize.divisors: an AOT kernel assumes 16 bytes or nothing). As text: ``float16[:, ::1]`` plus, when any
     property holds, ``{align16 shape16:0,1 stride16:0 disjoint}``."""
     dtype: DType
     ndim: int
@@ -52,14 +53,18 @@ class ArraySpec:
     @staticmethod
     def of(p) -> "ArraySpec":
         """The spec of a frontend ArrayParam."""
-        return ArraySpec(p.dtype, p.ndim, tuple(p.unit_stride), p.aligned16,
-                         tuple(p.shape_div16) or (False,) * p.ndim,
-                         tuple(p.stride_div16) or (False,) * p.ndim, p.disjoint)
+        full = _full(p.dtype)
+        return ArraySpec(p.dtype, p.ndim, tuple(p.unit_stride), p.align >= 16,
+                         tuple(d >= full for d in p.shape_div) or (False,) * p.ndim,
+                         tuple(d >= full for d in p.stride_div) or (False,) * p.ndim, p.disjoint)
 
     def param(self, name: str):
         from ..host.params import ArrayParam
-        return ArrayParam(name, self.dtype, self.ndim, self.unit_stride, self.aligned16,
-                          self.shape_div16, self.stride_div16, self.disjoint)
+        full = _full(self.dtype)
+        return ArrayParam(name, self.dtype, self.ndim, self.unit_stride,
+                          16 if self.aligned16 else 1,
+                          tuple(full if f else 1 for f in self.shape_div16),
+                          tuple(full if f else 1 for f in self.stride_div16), self.disjoint)
 
     def __str__(self) -> str:
         base = f"{self.dtype.name}[{', '.join('::1' if u else ':' for u in self.unit_stride)}]"
@@ -79,6 +84,11 @@ class ArraySpec:
         base = (0x10000 << (20 + index)) if self.disjoint else 0x10000
         ptr = base if self.aligned16 else base + self.dtype.itemsize
         return ArrayInfo(None, ptr, shape, strides, self.dtype, "cpu", 0)
+
+
+def _full(dtype: DType) -> int:
+    """The elements in 16 bytes: the divisor an AOT "shape16"/"stride16" fact stands for."""
+    return max(1, 16 // dtype.itemsize)
 
 
 def array(dtype, ndim: int, *, contiguous: bool = True) -> ArraySpec:
@@ -269,7 +279,7 @@ def _check_specialization(c: Compiled, infos):
             bad = [i for i, (n, h) in enumerate(zip(need, has)) if n and not h]
             if bad:
                 raise TileValueError(f"{pre}, but its {what} of dimension {bad[0]} is not "
-                                     f"divisible by 16")
+                                     f"a multiple of 16 bytes")
         if spec.disjoint and not got.disjoint:
             raise TileValueError(f"{pre}, but its memory overlaps another array argument")
 

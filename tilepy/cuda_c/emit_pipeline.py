@@ -48,7 +48,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
         emit_op(inner, o)
     for s in pipe.loads:
         _define_view(inner, s.load.view)
-        targs, view, idx = _view_args(inner, s.load)
+        targs, view, idx = _view_args(inner, s.load, s.swap)
         t = s.load.tile.type
         pad = literal(t.elem, _PAD[s.load.view.type.padding_value])
         dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")

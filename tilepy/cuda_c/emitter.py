@@ -16,6 +16,7 @@ from ..ir import Operation, Value
 from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
+from ..lowering.sink_broadcast import column_iota
 from ..types import (CPP_TYPE, E4M3, E5M2, E8M0, F16, NUMPY_DTYPE, BF16, I1, PartitionViewType,
                      PtrType, TensorViewType, TileType)
 from .layout_types import layout_type
@@ -323,11 +324,17 @@ _PAD = {None: 0.0, "zero": 0.0, "neg_zero": -0.0, "nan": float("nan"), "pos_inf"
         "neg_inf": float("-inf")}
 
 
-def _view_args(ctx, op):
+def _view_args(ctx, op, swap: bool = False):
+    """(shape and dim-map template arguments, view, index) of a view access; `swap`: of the
+    tile with its last two dimensions transposed (the same memory, read as that tile)."""
     pv: PartitionViewType = op.view.type
-    dm = ", ".join(map(str, pv.effective_dim_map))
-    idx = ", ".join(f"(int64_t){ctx(i)}" for i in op.index)
-    return f"{shape_t(pv.tile_shape)}, tp::DimMap<{dm}>", ctx(op.view), idx
+    order = list(range(len(pv.tile_shape)))
+    if swap:
+        order[-2:] = order[-1], order[-2]
+    dm = ", ".join(str(pv.effective_dim_map[i]) for i in order)
+    idx = ", ".join(f"(int64_t){ctx(op.index[i])}" for i in order)
+    return (f"{shape_t([pv.tile_shape[i] for i in order])}, tp::DimMap<{dm}>", ctx(op.view),
+            idx)
 
 
 def _check_weak(op):
@@ -383,6 +390,9 @@ def emit_broadcast(ctx, op):
         init = ctx(op.source)
     elif s.numel == 1:
         init = f"tp::splat<{t.numel}, {ctx.lay(op.result)}>({ctx(op.source)})"
+    elif column_iota(op):       # each slot's own column index (lowering/sink_broadcast.py)
+        init = (f"tp::iota_cols<{CPP_TYPE[t.elem]}, {t.numel}, {s.shape[-1]}, "
+                f"{ctx.lay(op.result)}>()")
     else:
         if not broadcast_in_registers(ctx.plan.layout(op.source), ctx.plan.layout(op.result),
                                       s.shape, t.shape):

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
 from ..lowering.assign_layouts import LayoutPlan
-from ..lowering.plan import KernelPlan
+from ..lowering.plan import KernelPlan, blocks_by_registers
 from ..types import PtrType
 from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
                emit_pipeline)
 from .kernel_options import launch_bounds
-from .targets import KIB, MAX_SMEM, PIPELINE_CLASSES, WGMMA_MACRO, SmemSizes, class_macro, kib
+from .targets import (KIB, MAX_SMEM, OCCUPANCY, PIPELINE_CLASSES, WGMMA_MACRO, SmemSizes,
+                      block_budget, class_macro, kib)
 from .names import kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
@@ -130,24 +131,30 @@ def _sm90a(module: Module, plan: KernelPlan, stages: int) -> Variant | None:
 
 def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
     """class -> the EmitContext of the kernel with the most pipeline stages (<= `stages`) that
-    fit the class; where even two do not, two with the loop-invariant operands left in
-    registers, else none. Each plan is emitted once, and not again when it gives the same
-    pipelines as one before (a short static loop caps the stages)."""
+    leave room in the class's SM for as many blocks (up to OCCUPANCY) as its registers allow
+    (blocks_by_registers: 2 for a 128x128x64 GEMM of 4 warps, 3 stages on sm_90, 2 on sm_80);
+    where none does, the most that fit one block; where even two do not, two with the
+    loop-invariant operands left in registers, else none. Each plan is emitted once, and not
+    again when it gives the same pipelines as one before (a short static loop caps the stages)."""
+    blocks = min(OCCUPANCY, blocks_by_registers(module, plan.nt))
     chosen: dict = {}
     seen: dict = {}
     tries = [(s, True) for s in range(stages, 1, -1)] + [(2, False)] * (stages > 1) + [(1, True)]
-    for s, hoist in tries:
-        pipes = plan.pipelines(s, hoist)
-        key = tuple(sorted((k, p.stages, len(p.hoisted)) for k, p in pipes.items() if p.loads))
-        ctx = seen.get(key)
-        if ctx is None:
-            ctx = seen[key] = _emit(module, plan.layouts, pipes, plan.barriers)
-        need = ctx.buffer_bytes + ctx.smem_bytes
-        for c in PIPELINE_CLASSES:
-            if c not in chosen and (s == 1 or not key or need <= c):
-                chosen[c] = ctx
-        if len(chosen) == len(PIPELINE_CLASSES):
-            return chosen
+    for want in sorted({blocks, 1}, reverse=True):
+        for s, hoist in tries:
+            pipes = plan.pipelines(s, hoist)
+            key = tuple(sorted((k, p.stages, len(p.hoisted)) for k, p in pipes.items() if p.loads))
+            ctx = seen.get(key)
+            if ctx is None:
+                ctx = seen[key] = _emit(module, plan.layouts, pipes, plan.barriers)
+            need = ctx.buffer_bytes + ctx.smem_bytes
+            for c in PIPELINE_CLASSES:
+                if c not in chosen and (s == 1 or not key or need <= block_budget(c, want)):
+                    chosen[c] = ctx
+            if len(chosen) == len(PIPELINE_CLASSES):
+                return chosen
+            if want > 1 and s == 2:     # fewer stages than two for occupancy: not worth it
+                break
     return chosen
 
 

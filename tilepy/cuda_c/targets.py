@@ -32,6 +32,16 @@ PIPELINE_CLASSES = tuple(sorted({v for cc, v in SMEM_PER_BLOCK.items() if cc >= 
 PIPELINE_SMEM = PIPELINE_CLASSES[0]
 
 
+OCCUPANCY = 2        # blocks per SM the pipelines' stage counts leave room for, where they can
+RESERVED = 1 * KIB   # shared memory the hardware keeps per block (sm_80 and newer)
+
+
+def block_budget(cls: int, blocks: int) -> int:
+    """Shared memory each of `blocks` blocks may take on an SM of the class `cls` (an SM has the
+    class plus the 1 KiB one block's reservation: 100, 164, 228 KiB)."""
+    return cls if blocks <= 1 else (cls + RESERVED) // blocks - RESERVED
+
+
 def arch_number(arch: str) -> int | None:
     """90 for "sm_90", "sm_90a", "compute_90"; None for a name that is not an arch."""
     m = re.fullmatch(r"(?:sm|compute)_(\d+)[af]?", arch) if isinstance(arch, str) else None

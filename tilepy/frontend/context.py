@@ -17,8 +17,8 @@ from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  #
 from .values import Array, ArrayList, Tile
 
 
-def _at(flags: tuple, i: int) -> bool:
-    return flags[i] if i < len(flags) else False
+def _at(divs: tuple, i: int) -> int:
+    return divs[i] if i < len(divs) else 1
 
 
 @dataclass
@@ -64,9 +64,11 @@ class KernelContext:
         return bound
 
     def _array(self, p: ArrayParam, args) -> Array:
-        base = self._assume16(next(args), p.aligned16, f"{p.name}_aligned")
-        shape = tuple(self._extent(next(args), _at(p.shape_div16, i)) for i in range(p.ndim))
-        strides = tuple(1 if p.unit_stride[i] else self._extent(next(args), _at(p.stride_div16, i))
+        natural = p.dtype.itemsize      # the pointer type says that much already
+        base = self._assume_div(next(args), p.align if p.align > natural else 1,
+                                f"{p.name}_aligned")
+        shape = tuple(self._extent(next(args), _at(p.shape_div, i)) for i in range(p.ndim))
+        strides = tuple(1 if p.unit_stride[i] else self._extent(next(args), _at(p.stride_div, i))
                         for i in range(p.ndim))
         tv_type = TensorViewType(p.dtype.elem, (None,) * p.ndim,
                                  tuple(1 if s == 1 else None for s in strides))
@@ -75,22 +77,24 @@ class KernelContext:
         view.hint = f"{p.name}_view"
         return Array(p.name, p.dtype, p.ndim, base, shape, strides, view)
 
-    def _extent(self, v: Value, div16: bool) -> Value:
-        """An extent or stride argument with the specialization's facts: divisible by 16 when
-        it is, and never negative (intake refuses negative strides; NVIDIA's cuTile states the
-        same `bounded<0, ?>`, which lets tileiras describe the array to the TMA unit)."""
+    def _extent(self, v: Value, div: int) -> Value:
+        """An extent or stride argument with the specialization's facts: divisible by `div`
+        (a power of two, from specialize.divisors), and never negative (intake refuses negative
+        strides; NVIDIA's cuTile states the same `bounded<0, ?>`, which lets tileiras describe
+        the array to the TMA unit)."""
         name = v.hint
-        r = self.b.value("assume", self._assume16(v, div16),
+        r = self.b.value("assume", self._assume_div(v, div),
                          predicate=AssumePredicate("bounded", lower=0, upper=None))
         r.hint = f"{name}_nonneg"
         return r
 
-    def _assume16(self, v: Value, holds: bool, hint: str | None = None) -> Value:
-        """`v` with the specialization's fact "divisible by 16" attached (an `assume` op)."""
-        if not holds:
+    def _assume_div(self, v: Value, div: int, hint: str | None = None) -> Value:
+        """`v` with the specialization's fact "divisible by `div`" attached (an `assume` op;
+        none for 1)."""
+        if div <= 1:
             return v
-        r = self.b.value("assume", v, predicate=AssumePredicate("div_by", divisor=16))
-        r.hint = hint or f"{v.hint}_div16"
+        r = self.b.value("assume", v, predicate=AssumePredicate("div_by", divisor=div))
+        r.hint = hint or f"{v.hint}_div{div}"
         return r
 
     def partition_view(self, a: Array, shape, dim_map, padding) -> Value:

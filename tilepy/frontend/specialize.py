@@ -1,11 +1,13 @@
 """Specialization: what a kernel is compiled for, per argument, and why it was compiled again.
 
-For an array: dtype, rank, which dimensions have unit stride (their stride is not passed),
-whether the base address is 16-byte aligned, and which extents and strides are divisible by 16
-(both become `assume div_by<16>` facts in the IR). For a Python scalar: its dtype (int -> int32,
-float -> float32, bool -> bool_). For a `Constant` parameter: its value. The key of a
-specialization is a tuple of one `(name, property, value)` triple per property, so a recompile
-can say which property of which argument changed.
+For an array: dtype, rank, which dimensions have unit stride (their stride is not passed), and
+exact divisibility facts (ARCHITECTURE.md decision 10): the largest power of two dividing the
+base address and each extent and stride, in bytes, up to 16 bytes (`divisors`). They become
+`assume div_by<N>` facts in the IR (frontend/context.py), so an f16 matrix of 5000 columns
+(10000-byte rows) takes the same 16-byte vector and cp.async path as one of 4096. For a Python
+scalar: its dtype (int -> int32, float -> float32, bool -> bool_). For a `Constant` parameter:
+its value. The key of a specialization is a tuple of one `(name, property, value)` triple per
+property, so a recompile can say which property of which argument changed.
 """
 from __future__ import annotations
 
@@ -18,7 +20,20 @@ from ..types import DType
 from ..types import dtype as D
 from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
 
-ALIGN = 16
+ALIGN = 16          # bytes: the widest vector access; no fact is specialized beyond it
+
+
+def divisors(info) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """(base alignment in bytes, extent divisors, stride divisors in elements): the largest power
+    of two dividing each, capped at ALIGN bytes (0 counts as divisible by anything). The one
+    place these facts are computed; the launch signature (ptr & 15, shape, strides) fixes them."""
+    cap = max(1, ALIGN // info.dtype.itemsize)
+    return (_pow2(info.ptr, ALIGN), tuple(_pow2(d, cap) for d in info.shape),
+            tuple(_pow2(s, cap) for s in info.strides))
+
+
+def _pow2(x: int, cap: int) -> int:
+    return min(x & -x, cap) if x else cap
 
 
 def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None):
@@ -32,10 +47,8 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
-        return ArrayParam(name, info.dtype, len(info.shape), unit,
-                          aligned16=info.ptr % ALIGN == 0,
-                          shape_div16=tuple(d % 16 == 0 for d in info.shape),
-                          stride_div16=tuple(s % 16 == 0 for s in info.strides))
+        align, shape_div, stride_div = divisors(info)
+        return ArrayParam(name, info.dtype, len(info.shape), unit, align, shape_div, stride_div)
     if constant:
         return ConstParam(name, _plain_constant(info))
     if isinstance(info, bool):
@@ -117,6 +130,11 @@ def _flags(fl) -> str:
     return f"dims {', '.join(dims)}" if dims else "no dims"
 
 
+def _divs(divs) -> str:
+    """(8, 1, 2) -> '8, 1, 2' (per dimension)."""
+    return ", ".join(map(str, divs)) or "-"
+
+
 def param_key(p) -> tuple:
     """The specialization key of one parameter: (name, property, value) triples."""
     if isinstance(p, ArrayListParam):
@@ -125,9 +143,9 @@ def param_key(p) -> tuple:
     if isinstance(p, ArrayParam):
         return ((p.name, "kind", "array"), (p.name, "dtype", p.dtype.name),
                 (p.name, "rank", p.ndim), (p.name, "unit-stride", _flags(p.unit_stride)),
-                (p.name, "16-byte base alignment", p.aligned16),
-                (p.name, "shape divisible by 16", _flags(p.shape_div16)),
-                (p.name, "strides divisible by 16", _flags(p.stride_div16)),
+                (p.name, "base alignment (bytes)", p.align),
+                (p.name, "extents divisible by", _divs(p.shape_div)),
+                (p.name, "strides divisible by", _divs(p.stride_div)),
                 (p.name, "overlaps no other array", p.disjoint))
     if isinstance(p, ScalarParam):
         return ((p.name, "kind", "scalar"), (p.name, "dtype", p.dtype.name))

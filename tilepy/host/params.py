@@ -14,9 +14,12 @@ class ArrayParam:
     dtype: DType
     ndim: int
     unit_stride: tuple[bool, ...]       # per dim: stride specialized to 1
-    aligned16: bool = False             # base address divisible by 16 bytes
-    shape_div16: tuple[bool, ...] = ()  # per dim: extent divisible by 16
-    stride_div16: tuple[bool, ...] = ()  # per dim: stride (in elements) divisible by 16
+    # The specialization's divisibility facts (frontend/specialize.py `divisors`): the largest
+    # power of two dividing the base address (bytes), and per dim each extent and stride (in
+    # elements), each capped at 16 bytes (16 // itemsize elements).
+    align: int = 1
+    shape_div: tuple[int, ...] = ()
+    stride_div: tuple[int, ...] = ()
     disjoint: bool = False              # its memory overlaps no other array argument's
 
     def c_params(self) -> list[tuple[str, object]]:

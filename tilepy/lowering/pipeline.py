@@ -51,6 +51,7 @@ class StagedLoad:
     operand: Operand
     skipped: list[Operation]   # the load and the chain up to the mma: not emitted in the body
     vec: bool
+    swap: bool = False         # the chain transposes the tile's last two dimensions
 
 
 @dataclass
@@ -104,24 +105,48 @@ def _index_ops(load: Operation, body, iv: Value) -> list[Operation] | None:
     return [o for o in body.ops if id(o) in need]
 
 
-def _chain_to_mma(v: Value, uses) -> tuple[list[Operation], Operation, bool] | None:
-    """Follow single uses through reshape / ftof-to-tf32 to an mma: (chain, mma, round_tf32)."""
-    chain, rnd = [], False
+def swaps_last_two(perm) -> bool:
+    """A permutation that transposes the last two dimensions and keeps the others."""
+    n = len(perm)
+    return n >= 2 and tuple(perm) == (*range(n - 2), n - 1, n - 2)
+
+
+def _chain_to_mma(v: Value, uses) -> tuple[list[Operation], Operation, bool, bool] | None:
+    """Follow single uses through reshape / ftof-to-tf32 / one transpose of the last two
+    dimensions to an mma: (chain, mma, round_tf32, transposed)."""
+    chain, rnd, swap = [], False, False
     while True:
         us = uses.get(id(v), [])
         if len(us) != 1:
             return None
         u = us[0]
         if u.opdef.mma and v is not u.acc:
-            return chain, u, rnd
+            return chain, u, rnd, swap
         if u.name == "reshape" and u.result.type.shape[-2:] == v.type.shape[-2:]:
             pass
         elif u.name == "ftof" and u.result.type.elem == TF32 and str(v.type.elem) == "f32":
             rnd = True
+        elif u.name == "permute" and not swap and swaps_last_two(u.permutation):
+            swap = True
         else:
             return None
         chain.append(u)
         v = u.results[0]
+
+
+def streamed(v: Value, mma: Operation) -> bool:
+    """Whether mma operand `v` is loaded in the mma's own loop body (through the reshapes, tf32
+    conversions and transposes `_chain_to_mma` follows): a K-loop operand, read from shared
+    memory a fragment at a time, not held in registers whole (what qualifies it for a pipeline;
+    indices and aliasing aside)."""
+    loop = mma.parent.parent_op if mma.parent is not None else None
+    if loop is None or loop.name != "for":
+        return False
+    while getattr(v, "op", None) is not None and (
+            v.op.name in ("reshape", "permute") or (v.op.name == "ftof" and v.type.elem == TF32)):
+        v = v.op.operands[0]
+    o = getattr(v, "op", None)
+    return o is not None and o.name == "load_view_tko" and o.parent is mma.parent
 
 
 def _operand_shape(mma: Operation, v: Value) -> tuple[int, int, int]:
@@ -190,18 +215,20 @@ def plan_pipelines(module: Module, layouts: LayoutPlan, may_alias, stages: int =
             idx_ops = _index_ops(op, body, iv)
             if found is None or idx_ops is None or _writes_alias(loop, op, may_alias):
                 continue
-            chain, mma, rnd = found
+            chain, mma, rnd, swap = found
             if mma.parent is not body or not isinstance(layouts.layout(mma.result), MmaAcc):
                 continue
             v = chain[-1].results[0] if chain else op.tile
             shape = _operand_shape(mma, v)
             t = op.tile.type
-            if t.rank < 2 or t.shape[-2:] != shape[1:]:
+            if t.rank < 2 or (t.shape[-2:][::-1] if swap else t.shape[-2:]) != shape[1:]:
                 continue
-            trans = not contiguous_along(op.view, t.rank - 1) and contiguous_along(op.view, t.rank - 2)
-            vec = trans or contiguous_along(op.view, t.rank - 1)
-            operand = Operand(v, names("pipe"), t.elem, shape, trans, rnd)
-            p.loads.append(StagedLoad(op, operand, [op, *chain], vec))
+            # memory contiguous along the operand's rows (last dim) or columns: a transpose in
+            # the chain swaps which tile dimension is which
+            along = [contiguous_along(op.view, t.rank - 1), contiguous_along(op.view, t.rank - 2)]
+            rows, cols = along[::-1] if swap else along
+            operand = Operand(v, names("pipe"), t.elem, shape, not rows and cols, rnd)
+            p.loads.append(StagedLoad(op, operand, [op, *chain], rows or cols, swap))
             p.index_ops += [o for o in idx_ops if o not in p.index_ops]
         p.index_ops.sort(key=body.ops.index)
         if p.loads or p.hoisted:

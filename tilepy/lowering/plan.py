@@ -12,7 +12,8 @@ from typing import Callable
 from ..ir import Module
 from .assign_layouts import LayoutPlan, assign_layouts
 from .hazards import alias_oracle, barrier_ops
-from .pipeline import plan_pipelines
+from .pipeline import plan_pipelines, streamed
+from .sink_broadcast import sink_broadcasts
 from .wgmma import mark_wgmma, sm90a_layouts
 
 
@@ -41,32 +42,50 @@ class KernelPlan:
 
 
 # 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
-# warps instead of 4. Measured with ptxas on sm_80/sm_90 (issue 13): 128x128x32 f16 GEMM (160
-# by mma_registers) fits 4 warps without spilling; 128x128x64 (192) and attention with head dim
-# 64 and 128 query rows (224) spill there and do not at 8 warps (about 170 registers each).
+# warps instead of 4. Measured with ptxas on sm_80/sm_90 (issue 13): 128x128x32 f16 GEMM (128
+# by mma_registers) fits 4 warps without spilling; attention with head dim 64 and 128 query rows
+# (192) spills there and does not at 8 warps (about 170 registers each). Since issue 28 a
+# 128x128x64 GEMM (128) takes 4 warps (255 registers on sm_90, no spills, 2 blocks per SM with
+# 3 stages), and so does attention with head dim 128 at 64 query rows (144; a row's reductions
+# stay in one warp).
 REGS_PER_THREAD = 160
+# Registers per thread beyond the mma values (addresses, fragments, loop state) in the estimate
+# of how many blocks the register file holds; 65536 registers per SM on sm_75..sm_120.
+REGS_OVERHEAD, REGS_PER_SM = 64, 65536
 
 
 def mma_registers(module: Module) -> int:
     """32-bit registers the mma ops of `module` hold over a whole block: their accumulators and
-    operands (a flash-attention loop has all of them live at once)."""
+    the operands held in registers (a flash-attention loop has all of them live at once); an
+    operand loaded in the mma's own K loop is read from shared memory a fragment at a time
+    (pipeline.streamed) and does not count."""
     regs = 0
     for op in module.walk():
         if op.opdef.mma:
-            regs += sum(v.type.numel * v.type.elem.storage_bytes for v in op.operands) // 4
+            regs += sum(v.type.numel * v.type.elem.storage_bytes for v in op.operands
+                        if v is op.acc or not streamed(v, op)) // 4
     return regs
 
 
 def threads_for(module: Module, nt: int = 128) -> int:
     """Threads per block chosen from the work: `nt` (4 warps), doubled when the tensor-core
-    work would take more than REGS_PER_THREAD registers per thread (128x128x64, 128x256,
-    256x128 GEMM tiles; attention with 128 query rows)."""
+    work would take more than REGS_PER_THREAD registers per thread (128x256 and 256x128 GEMM
+    tiles; attention with 128 query rows)."""
     return 2 * nt if mma_registers(module) > REGS_PER_THREAD * nt else nt
+
+
+def blocks_by_registers(module: Module, nt: int) -> int:
+    """How many blocks of `nt` threads the register file of an SM holds, by the estimate above
+    (at least 1): what the pipelines' stage count should leave room for in shared memory."""
+    per_thread = min(255, -(-mma_registers(module) // nt) + REGS_OVERHEAD)
+    return max(1, REGS_PER_SM // (per_thread * nt))
 
 
 def plan_kernel(module: Module, nt: int = 128, disjoint: frozenset = frozenset()) -> KernelPlan:
     """`disjoint`: the entry arguments (array base pointers) whose memory the specialization
-    proved overlaps no other array argument's (no barriers between accesses to them)."""
+    proved overlaps no other array argument's (no barriers between accesses to them). Column
+    masks are rebuilt at the full shape first (sink_broadcast.py: it rewrites `module`)."""
+    sink_broadcasts(module)          # before layouts: the rebuilt ops take the mma's
     layouts = assign_layouts(module, nt)
     may_alias = alias_oracle(disjoint)
     plan = KernelPlan(module, layouts, barrier_ops(module, layouts, may_alias), may_alias)

@@ -206,8 +206,9 @@ def _listing(lines: list[str]):
 
 def mma_loop(lines: list[str]) -> dict | None:
     """The innermost loop that holds an mma in one kernel's SASS (nvdisasm -c or cuobjdump
-    -sass text): `{"start", "end", "instructions", "mma", "per_mma", "ops"}` (byte addresses of
-    its first and last instruction; `ops`: mnemonic without modifiers -> count), or None.
+    -sass text): `{"start", "end", "instructions", "mma", "per_mma", "ops", "full_ops"}` (byte
+    addresses of its first and last instruction; `ops`: mnemonic without modifiers -> count,
+    `full_ops`: with them, "LDS.U8"), or None.
 
     A loop is the address range from a backward branch's target to the branch; the innermost
     one holding an HMMA/IMMA/HGMMA is the shortest such range. `instructions` counts what it
@@ -220,11 +221,13 @@ def mma_loop(lines: list[str]) -> dict | None:
         start = labels.get(target) if isinstance(target, str) else target
         if start is None or start > end:
             continue
-        body = [op.split(".")[0] for addr, op in insns if start <= addr <= end and op != "NOP"]
+        full = [op for addr, op in insns if start <= addr <= end and op != "NOP"]
+        body = [op.split(".")[0] for op in full]
         mma = sum(op in MMA for op in body)
         if mma and (best is None or len(body) < best["instructions"]):
             best = {"start": start, "end": end, "instructions": len(body), "mma": mma,
-                    "per_mma": round(len(body) / mma, 2), "ops": dict(collections.Counter(body))}
+                    "per_mma": round(len(body) / mma, 2), "ops": dict(collections.Counter(body)),
+                    "full_ops": dict(collections.Counter(full))}
     return best
 
 

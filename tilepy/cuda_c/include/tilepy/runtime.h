@@ -227,6 +227,15 @@ template <class T, int N, class L = Cyclic<N>> TP_DEV Tile<T, N, L> iota() {
   return r;
 }
 
+// The column index (last dimension, C wide) of every element: a row of iota broadcast down a
+// tile, computed in each slot's registers whatever the layout.
+template <class T, int N, int C, class L = Cyclic<N>> TP_DEV Tile<T, N, L> iota_cols() {
+  Tile<T, N, L> r;
+  TP_UNROLL
+  for (int s = 0; s < L::K; ++s) r.v[s] = (T)(L::elem(s) % C);
+  return r;
+}
+
 // A value from its storage bits (float constants are emitted as bit patterns).
 template <class T, class B> TP_DEV T from_bits(B b) {
   if constexpr (same<T, B>::value) {

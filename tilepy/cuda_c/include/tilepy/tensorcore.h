@@ -4,6 +4,8 @@
 //   stage(x, op)                     a register tile (any layout) -> shared memory
 //   load_async<S, DM, Vec>(v, idx, pad, op)   a tile of a partition view -> shared memory with
 //                                    16-byte cp.async where the chunk is inside and aligned
+//                                    (Vec: proven; otherwise checked once per call, with an
+//                                    unrolled gather where it fails)
 //   pipe_commit(), pipe_wait<N>()    cp.async groups (nothing to do where copies are synchronous)
 //   mma_tc<Bt, M, N, K, Kind, Flags>(a, b, acc, scratch)
 //                                    acc (layout MmaAcc) + a @ b; a and b are SmemOps or register
@@ -124,27 +126,36 @@ template <class T> TP_DEV void copy16_zfill(T* dst, const T* src, int bytes) {
 #endif
 }
 
-// The tile of shape S at `idx` of a partition view into the operand `d` (the tile's linear index
-// is the operand's). Each thread copies 16-byte chunks of storage rows; a chunk inside the tensor
-// (when Vec proved alignment) is one cp.async, any other is copied element by element with
-// padding (zero padding: a zero-filling cp.async). Visible to the block after pipe_wait and
-// __syncthreads().
-template <class S, class DM, bool Vec, class Op, class T, int R>
-TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+// Chunk `ch` of operand `d` (16 bytes of a storage row): its batch, storage row and column, and
+// the tile's linear index of its first element.
+template <class Op> TP_DEV int chunk_at(int ch, int& b, int& sr, int& sc) {
   constexpr int EPC = Op::EPC, SC = Op::SC, RC = Op::rows * Op::cols;
+  b = ch / (RC / EPC);
+  const int rem = ch % (RC / EPC);
+  sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
+  return b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
+}
+
+// The tile of shape S at `idx` of a partition view into the operand `d` (the tile's linear index
+// is the operand's), its chunks aligned in memory. Each thread copies 16-byte chunks of storage
+// rows; a chunk inside the tensor is one cp.async, one at the edge is copied element by element
+// with padding (zero padding: a zero-filling cp.async). Visible to the block after pipe_wait and
+// __syncthreads().
+template <class S, class DM, class Op, class T, int R>
+TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+  constexpr int EPC = Op::EPC;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
   constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
   TP_UNROLL
   for (int k = 0; k < ITER; ++k) {
     const int ch = k * NT + tid();
     if (NCH % NT != 0 && ch >= NCH) break;
-    const int b = ch / (RC / EPC), rem = ch % (RC / EPC);
-    const int sr = rem / (SC / EPC), sc = (rem % (SC / EPC)) * EPC;
-    const int e0 = b * RC + (Op::tr ? sc * Op::cols + sr : sr * Op::cols + sc);
+    int b, sr, sc;
+    const int e0 = chunk_at<Op>(ch, b, sr, sc);
     T* dst = d.srow(b, sr, sc);
     int64_t off;
     const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
-    if (Vec && (n == EPC || zero_bits(pad))) {   // zero padding: the copy fills it in
+    if (n == EPC || zero_bits(pad)) {   // zero padding: the copy fills it in
       copy16_zfill(dst, n ? v.base + off : v.base, n * (int)sizeof(T));
     } else {
       const int64_t stride = v.stride[DM::map[CD]];
@@ -152,6 +163,49 @@ TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pa
       for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
     }
   }
+}
+
+// load_async where 16-byte chunks are not aligned in memory (a stride or base address that is
+// not a multiple of 16 bytes: the documented fallback of ARCHITECTURE.md decision 10). Unrolled:
+// each thread first reads every element of its chunks into registers (all loads in flight at
+// once), then writes each chunk with one 16-byte shared-memory store. Synchronous copies: the
+// tile is in place after __syncthreads(), as a cp.async one is after pipe_wait too.
+template <class S, class DM, class Op, class T, int R>
+TP_DEV void gather_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+  constexpr int EPC = Op::EPC, CD = Op::tr ? S::rank - 2 : S::rank - 1;
+  constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
+  const int64_t stride = v.stride[DM::map[CD]];
+  T vals[ITER][EPC];
+  TP_UNROLL
+  for (int k = 0; k < ITER; ++k) {
+    const int ch = k * NT + tid();
+    int b, sr, sc;
+    int64_t off = 0;
+    const int n = NCH % NT == 0 || ch < NCH
+                      ? chunk_span<S, DM, EPC, CD>(v, idx, chunk_at<Op>(ch, b, sr, sc), off) : 0;
+    TP_UNROLL
+    for (int j = 0; j < EPC; ++j) vals[k][j] = j < n ? v.base[off + j * stride] : pad;
+  }
+  TP_UNROLL
+  for (int k = 0; k < ITER; ++k) {
+    const int ch = k * NT + tid();
+    if (NCH % NT != 0 && ch >= NCH) break;
+    int b, sr, sc;
+    chunk_at<Op>(ch, b, sr, sc);
+    vstore<EPC>(d.srow(b, sr, sc), vals[k]);
+  }
+}
+
+// Whether 16-byte chunks along tile dimension CD are aligned in this tensor's memory, checked at
+// run time (Vec states it where the specialization proved it): the base address a multiple of
+// 16 bytes, that dimension of unit stride, every other stride a multiple of 16 bytes. It reads
+// the arguments only, so every thread of the block takes the same branch.
+template <class DM, int CD, class T, int R> TP_DEV bool chunks_aligned(const View<T, R>& v) {
+  bool ok = ((size_t)v.base & 15) == 0;
+  TP_UNROLL
+  for (int i = 0; i < R; ++i)
+    ok &= i == DM::map[CD] ? v.stride[i] == 1 : (v.stride[i] * (int64_t)sizeof(T)) % 16 == 0;
+  return ok;
 }
 
 // load_async's common case, the K loop of a GEMM: one 2-D operand (batch 1) whose storage rows
@@ -171,7 +225,7 @@ template <class S, class DM, bool Whole, class Op, class T, int R>
 TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
   constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR, SC = Op::SC;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
-  if (!zero_bits(pad)) return load_async_chunks<S, DM, true>(v, idx, pad, d);
+  if (!zero_bits(pad)) return load_async_chunks<S, DM>(v, idx, pad, d);
   bool others_in = true;   // the tile's other dimensions have extent 1
   TP_UNROLL
   for (int i = 0; i < S::rank; ++i)
@@ -205,10 +259,15 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
 #if TP_CPU_FAST
   if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
 #endif
-  if constexpr (Vec && rows_form<Op>()) {
+  if constexpr (!Vec && Op::SC % Op::EPC == 0) {   // not proven: choose at run time
+    if (chunks_aligned<DM, Op::tr ? S::rank - 2 : S::rank - 1>(v))
+      load_async<S, DM, true, Whole>(v, idx, pad, d);
+    else
+      gather_chunks<S, DM>(v, idx, pad, d);
+  } else if constexpr (Vec && rows_form<Op>()) {
     load_async_rows<S, DM, Whole>(v, idx, pad, d);
   } else if constexpr (Op::SC % Op::EPC == 0) {
-    load_async_chunks<S, DM, Vec>(v, idx, pad, d);
+    load_async_chunks<S, DM>(v, idx, pad, d);
   } else {
     constexpr int RC = Op::rows * Op::cols, ITER = (Op::elems + NT - 1) / NT;
     TP_UNROLL

@@ -118,10 +118,18 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 #if TP_CPU_FAST
   if constexpr (!Tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
 #endif
-  if constexpr (Vec && wg_rows_form<WgOp<E, R2, C2, Tr, FM>>()) {
-    if (zero_bits(pad)) return wg_load_rows<S, DM, Whole>(v, idx, d);
+  using Op = WgOp<E, R2, C2, Tr, FM>;
+  static_assert(Op::SC % Op::EPC == 0, "wgmma rows are whole 16-byte chunks (lowering/wgmma.py)");
+  if constexpr (!Vec) {   // alignment not proven: chosen at run time, as tensorcore.h's load_async
+    if (chunks_aligned<DM, Tr ? S::rank - 2 : S::rank - 1>(v))
+      return load_async<S, DM, true, Whole>(v, idx, pad, d);
+    return gather_chunks<S, DM>(v, idx, pad, d);
+  } else {
+    if constexpr (wg_rows_form<Op>()) {
+      if (zero_bits(pad)) return wg_load_rows<S, DM, Whole>(v, idx, d);
+    }
+    load_async_chunks<S, DM>(v, idx, pad, d);
   }
-  load_async_chunks<S, DM, Vec>(v, idx, pad, d);
 }
 
 // Descriptors. A (K-major): 64 storage rows from row 64 * blk, k0..k0+15. B: K-major when
