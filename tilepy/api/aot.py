@@ -134,7 +134,7 @@ def parse(text: str):
 @dataclass
 class Compiled:
     """An ahead-of-time compiled kernel."""
-    name: str                       # entry symbol (extern "C")
+    name: str                       # the kernel's name
     arch: str                       # "sm_90", "compute_90" or "cpu"
     kind: str                       # "cubin" | "ptx" | "cpu"
     data: bytes
@@ -147,6 +147,7 @@ class Compiled:
     versions: dict = field(default_factory=dict)
     _specs: list = field(default_factory=list, repr=False)     # (parameter name, spec)
     _lib: object = field(default=None, repr=False)   # the loaded CPU library / GPU kernels
+    symbol: str = ""                # the entry's symbol in `data` (extern "C")
 
     @property
     def metadata(self) -> dict:
@@ -154,7 +155,7 @@ class Compiled:
                 "smem": self.smem, "signature": self.signature,
                 "params": [n for n, _ in self._specs],
                 "c_params": [list(p) for p in self.c_params], "log": self.log,
-                "versions": self.versions}
+                "versions": self.versions, "symbol": self.symbol}
 
     def resource_usage(self) -> dict:
         from ..launch.nvrtc import Cubin
@@ -304,7 +305,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
     data, log, kind, versions = _binary(ck, arch)
     return Compiled(ck.name, arch, kind, data, (ck.emitted.nt, 1, 1), ck.emitted.smem_for(arch),
                     [_spec_str(s) for _, s in specs], [tuple(p) for p in ck.emitted.params], log,
-                    ck.compile_source(), versions, specs)
+                    ck.compile_source(), versions, specs, symbol=ck.symbol)
 
 
 def _tileiras(module, arch: str, specs) -> Compiled:
@@ -327,7 +328,8 @@ def _tileiras(module, arch: str, specs) -> Compiled:
                          a.hint or f"arg{len(c_params)}"))
     return Compiled(entry.sym_name, arch, "cubin", code.data, code.block, 0,
                     [_spec_str(s) for _, s in specs], c_params, code.log, print_module(module),
-                    {"tilepy": __version__, "tileiras": tileiras_version()}, specs)
+                    {"tilepy": __version__, "tileiras": tileiras_version()}, specs,
+                    symbol=entry.sym_name)
 
 
 def _info_for(a, constant: bool, index: int = 0):
@@ -372,7 +374,15 @@ def load(prefix: str) -> Compiled:
     specs = [_spec_from_str(s, n) for s, n in zip(meta["signature"], names)]
     return Compiled(meta["name"], meta["arch"], meta["kind"], data, tuple(meta["block"]),
                     meta["smem"], meta["signature"], [tuple(p) for p in meta["c_params"]],
-                    meta.get("log", ""), "", meta.get("versions", {}), specs)
+                    meta.get("log", ""), "", meta.get("versions", {}), specs,
+                    symbol=meta.get("symbol") or _old_symbol(meta["name"]))
+
+
+def _old_symbol(name: str) -> str:
+    """The symbol of a kernel saved before the files recorded it: its name when that was a safe
+    C++ identifier, else the prefixed one."""
+    from ..cuda_c.names import kernel_symbol, safe
+    return name if safe(name) else kernel_symbol(name)
 
 
 def _spec_from_str(s: str, name: str):
@@ -410,7 +420,7 @@ def _run(c: Compiled, stream, grid, infos):
         kernels = c._lib if isinstance(c._lib, dict) else {}
         loaded = kernels.get((drv, dev.device_id))
         if loaded is None:                    # loaded once per device, with its print log
-            kern = gpu.load_code(c.kind, c.data, c.name, drv)
+            kern = gpu.load_code(c.kind, c.data, c.symbol, c.name, drv)
             gpu.allow_dynamic_smem(kern, dev, _SmemNeed(c.name, c.smem), c.arch, drv)
             loaded = kernels[(drv, dev.device_id)] = (kern, gpu.kernel_log(kern, c.data, c.name,
                                                                            drv))

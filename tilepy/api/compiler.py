@@ -46,6 +46,11 @@ class CompiledKernel:
         return self._module
 
     @property
+    def symbol(self) -> str:
+        """The kernel's C++ symbol in its source (cuda_c/names.kernel_symbol)."""
+        return self.emitted.name
+
+    @property
     def cuda_source(self) -> str:
         return self.emitted.source(line_directives=False)
 

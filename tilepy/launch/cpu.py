@@ -133,7 +133,7 @@ def host_entry(name: str, param_types: list[str], names: list[str] | None = None
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
             f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
             f"tp::cpu::Report* report) {{\n{_extents(param_types, names, vals)}"
-            f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
+            f'  return tp::cpu::launch("{shown(name)}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
             f"workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
 
 
@@ -250,13 +250,19 @@ def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
                    [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
     from .print_log import HostLog
-    return CpuLibrary(lib, name, mode, threads, HostLog.of(lib))
+    return CpuLibrary(lib, shown(name), mode, threads, HostLog.of(lib))
 
 
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
     """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],
                         mode or current_mode(), emitted.nt, [n for _, n in emitted.params])
+
+
+def shown(symbol: str) -> str:
+    """The kernel name errors show for an emitted kernel's `symbol` (cuda_c/names.py)."""
+    from ..cuda_c.names import PREFIX
+    return symbol.removeprefix(PREFIX)
 
 
 @functools.lru_cache(maxsize=None)

@@ -39,7 +39,9 @@
 #endif
 
 // ---------------------------------------------------------------------------- CUDA keywords
-#define __global__
+// A kernel binds to its own library's definition, never to a same-named function elsewhere
+// in the process (emitted kernels' symbols are also prefixed: cuda_c/names.py).
+#define __global__ __attribute__((visibility("hidden")))
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
