@@ -88,7 +88,38 @@ def test_roundtrip_and_metadata(cache_dir):
     p = cache.put("cubin", "12" * 20, b"\x7fELFpayload", {"arch": "sm_90", "log": "x"})
     assert p.startswith(str(cache_dir)) and os.path.basename(os.path.dirname(p)) == "12"
     e = cache.get("cubin", "12" * 20)
-    assert e.payload == b"\x7fELFpayload" and e.meta == {"arch": "sm_90", "log": "x"}
+    assert e.payload == b"\x7fELFpayload"
+    assert e.meta == {"arch": "sm_90", "log": "x", "entry": "cubin/" + "12" * 20}
+
+
+@pytest.mark.parametrize("kind,suffix", [("cubin", ""), ("spec", ""), ("cpu", ".so")])
+def test_an_entry_copied_over_another_keys_is_a_miss(cache_dir, kind, suffix):
+    """Each entry records the key it answers; a whole, valid entry under another key's name
+    (copied, moved, planted) is refused, not served."""
+    a = cache.put(kind, "56" * 20, b"\x7fELF first", {}, suffix)
+    b = cache.put(kind, "78" * 20, b"\x7fELF second", {}, suffix)
+    with open(a, "rb") as f:
+        data = f.read()
+    with open(b, "wb") as f:
+        f.write(data)
+    assert cache.get(kind, "56" * 20, suffix).payload == b"\x7fELF first"
+    assert cache.get(kind, "78" * 20, suffix) is None
+
+
+def test_a_cpu_library_copied_over_another_kernels_is_rebuilt(cache_dir):
+    """Kernel 2's cached library replaced by kernel 1's: the next process-fresh load of kernel
+    2 compiles it again and runs kernel 2's code."""
+    out = np.zeros(1, np.float32)
+    cpu.compile_kernel(SRC % 1, "k", threads=1, mode="fast")(1, out)
+    (one,) = entry_files(cache_dir, "cpu")
+    cpu.compile_kernel(SRC % 2, "k", threads=1, mode="fast")(1, out)
+    (two,) = set(entry_files(cache_dir, "cpu")) - {one}
+    tmp = two.with_suffix(".bad")
+    tmp.write_bytes(one.read_bytes())
+    os.replace(tmp, two)
+    cpu._LOADED.clear()
+    cpu.compile_kernel(SRC % 2, "k", threads=1, mode="fast")(1, out)
+    assert out[0] == 2
 
 
 def corruptions(data: bytes):

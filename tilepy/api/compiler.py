@@ -210,6 +210,10 @@ class CompiledModule:
     emitted: object              # the backend's kernel artifact
 
     @property
+    def symbol(self) -> str:
+        return self.emitted.name
+
+    @property
     def cuda_source(self) -> str:
         return self.emitted.source(line_directives=False)
 

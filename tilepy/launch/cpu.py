@@ -230,7 +230,7 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
         lib = _load(entry.path) or _load_bytes(entry.payload)   # evicted since: the bytes we read
     if lib is None:
         data = _compile(cxx, fl, full, name)
-        path = cache.put("cpu", key, data, {"kind": "cpu", "name": name, "mode": mode,
+        path = cache.put("cpu", key, data, {"kind": "cpu", "name": shown(name), "mode": mode,
                                             "compiler": compiler_id(cxx), "tilepy": __version__},
                          ".so")
         # Another process may evict the entry before it is loaded: then load the bytes in hand.
