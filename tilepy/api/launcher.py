@@ -130,6 +130,8 @@ def launch(stream, grid, kernel, args, *, backend=None):
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
         except AttributeError:
             kp = None
+        if kp is not None and kernel.reads.items and kernel.changed():   # a global rebound
+            kp = None
         if kp is not None:
             found = signature(args, kp.consts)
             if found is not None:

@@ -16,6 +16,7 @@ import typing
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
 from ..settings import GPU_COMPILERS, settings
 from .api import ByTarget, ConstantAnnotation
+from .identity import Reads
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
@@ -107,7 +108,21 @@ class KernelFunction:
         self.constants = _constant_params(func)
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
         self.keys: list[tuple] = []      # keys in the order they were first seen
+        self.reads = Reads()             # what its traces read from outside (identity.py)
         functools.update_wrapper(self, func)
+
+    def changed(self) -> bool:
+        """Has a value a trace of this kernel read (a module global, a closure cell, an
+        attribute of the program's module or class) been rebound since? Then its compiled
+        specializations and launch plans are dropped: the next launch traces again (or finds
+        the disk index's trace for the values as they are now)."""
+        if self.reads.fresh():
+            return False
+        self.cache.clear()
+        self.reads = Reads()
+        for k in [k for k in self.__dict__ if k.startswith("_tp_")]:   # plans (launch/dispatch)
+            del self.__dict__[k]
+        return True
 
     @property
     def name(self) -> str:
