@@ -358,7 +358,8 @@ def _binary(ck, arch: str):
         from ..launch.cache import decode
         found = decode(data)                  # a cache entry: strip the trailer
         return (found[0] if found else data), "", "cpu", {"tilepy": __version__,
-                                                          "cpu_mode": built.mode}
+                                                          "cpu_mode": built.mode,
+                                                          "cpu_stack": built.stack}
     code = ck.binary(arch)
     return code.data, code.log, code.kind, {"tilepy": __version__, "nvrtc": code.nvrtc}
 
@@ -483,5 +484,6 @@ def _run_cpu(c: Compiled, grid, values):
         if lib is None:
             raise TileLaunchError(f"the CPU library of compiled kernel '{c.name}' does not load")
         mode = c.versions.get("cpu_mode", "fast")
-        c._lib = cpu.library(lib, c.name, mode, 1 if mode == "fast" else c.block[0])
+        c._lib = cpu.library(lib, c.name, mode, 1 if mode == "fast" else c.block[0],
+                             int(c.versions.get("cpu_stack", 0)))
     cpu.run(c._lib, grid, values, smem=c.smem)

@@ -204,6 +204,7 @@ class CpuLibrary:
     mode: str
     threads: int
     log: object = None          # print_log.HostLog of a kernel that prints
+    stack: int = 0              # bytes of stack a block needs (frames_size)
 
 
 _LOADED: dict[str, CpuLibrary] = {}
@@ -228,29 +229,32 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
         lib = _load(entry.path) or _load_bytes(entry.payload)   # evicted since: the bytes we read
+        stack = int(entry.meta.get("stack", 0))
     if lib is None:
-        data = _compile(cxx, fl, full, name)
+        data, stack = _compile(cxx, fl, full, name)
         path = cache.put("cpu", key, data, {"kind": "cpu", "name": shown(name), "mode": mode,
-                                            "compiler": compiler_id(cxx), "tilepy": __version__},
-                         ".so")
+                                            "compiler": compiler_id(cxx), "tilepy": __version__,
+                                            "stack": stack}, ".so")
         # Another process may evict the entry before it is loaded: then load the bytes in hand.
         lib = (_load(path) if path else None) or _load_bytes(data)
         if lib is None:
             raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
-    out = library(lib, name, mode, threads)
+    out = library(lib, name, mode, threads, stack)
     _LOADED[key] = out
     return out
 
 
-def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
-    """A loaded kernel library with its entry point's signature declared."""
+def library(lib: ctypes.CDLL, name: str, mode: str, threads: int, stack: int = 0) -> CpuLibrary:
+    """A loaded kernel library with its entry point's signature declared; `stack`: the bytes
+    of stack its blocks need (cpu_stack.h; 0: a thread's own stack is enough)."""
     fn = getattr(lib, ENTRY)
+    lib.tp_cpu_stack(ctypes.c_size_t(stack))
     POOL.setdefault("run", ctypes.cast(lib.tp_cpu_pool_run, ctypes.c_void_p).value)
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
                    [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
     from .print_log import HostLog
-    return CpuLibrary(lib, shown(name), mode, threads, HostLog.of(lib))
+    return CpuLibrary(lib, shown(name), mode, threads, HostLog.of(lib), stack)
 
 
 def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
@@ -292,7 +296,8 @@ def _load_bytes(data: bytes) -> ctypes.CDLL | None:
         os.unlink(path)
 
 
-def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
+def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, int]:
+    """The library's bytes and the stack its blocks need (frames_size)."""
     import subprocess
     import tempfile
     with tempfile.TemporaryDirectory(prefix="tilepy-build-") as d:
@@ -304,8 +309,8 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
         opts = [f for f in fl if not f.startswith("-l")]
         limit = timeout.current()
         try:
-            proc = subprocess.run([cxx, *opts, src, "-o", out, *libs], capture_output=True,
-                                  text=True, timeout=limit)
+            proc = subprocess.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs],
+                                  capture_output=True, text=True, timeout=limit)
         except subprocess.TimeoutExpired:
             raise timeout.expired(f"the host C++ compiler building kernel '{name}'", limit) \
                 from None
@@ -315,12 +320,31 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
                                 f"CPU backend", proc.stderr)
         try:
             with open(out, "rb") as f:
-                return f.read()
+                return f.read(), frames_size(d)
         except OSError:
             raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
                                    f"library for kernel '{name}' (is TILEPY_CXX a C++ compiler?)"
                                    f"{': ' + proc.stderr.strip() if proc.stderr.strip() else ''}"
                                    ) from None
+
+
+def frames_size(build_dir: str) -> int:
+    """The stack a block may need: every function's frame from the compiler's -fstack-usage
+    report (`<file>:<line>:<col>:<function>\t<bytes>\t<static|dynamic|...>`) added up, as
+    if all were on one call chain, plus cpu_stack.h's margin when that is more than a
+    quarter MiB (0: a thread's own stack is enough; also when the compiler writes no report)."""
+    total = 0
+    for f in os.listdir(build_dir):
+        if f.endswith(".su"):
+            with open(os.path.join(build_dir, f), errors="replace") as lines:
+                for line in lines:
+                    parts = line.rsplit("\t", 2)
+                    if len(parts) == 3 and parts[1].isdigit():
+                        total += int(parts[1])
+    return total + STACK_MARGIN if total > STACK_MARGIN else 0
+
+
+STACK_MARGIN = 256 * 1024          # cpu_stack.h kStackMargin
 
 
 # ---------------------------------------------------------------------------- launching

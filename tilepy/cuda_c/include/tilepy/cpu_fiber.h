@@ -71,7 +71,7 @@ struct Worker {
   long block = 0;
   bool aborted = false;
 };
-inline thread_local Worker* worker = nullptr;
+static thread_local Worker* worker = nullptr;
 
 constexpr size_t kFiberStack = 256 * 1024;
 
@@ -191,8 +191,8 @@ inline void fiber_main() {
 
 inline void init_fibers(Worker& w) {
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  w.stack_bytes = kFiberStack;
-  w.stride = kFiberStack + page;               // a guard page below every stack
+  w.stack_bytes = round_to_page(stack_need > kFiberStack ? stack_need : kFiberStack);  // cpu_stack.h
+  w.stride = w.stack_bytes + page;             // a guard page below every stack
   void* p = mmap(nullptr, w.stride * w.nthreads, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) { set_error("cannot allocate fiber stacks"); w.aborted = true; return; }
@@ -304,6 +304,7 @@ template <class K>
 int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
            const K& kernel) {
   LaunchScope scope(report);
+  if (!scope.ok()) return -3;
   if ((long)block.x * block.y * block.z != TP_NT) {
     set_error(std::string("kernel '") + name + "' was built for " + std::to_string(TP_NT) +
               " threads per block but launched with block " + dim_str(block));
