@@ -1,11 +1,13 @@
 """The disk cache: location, key, atomic entries, corruption = miss, concurrent processes,
 size cap with eviction, the CLI, and the CPU backend's libraries in the same cache."""
+import errno
 import io
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -104,6 +106,37 @@ def test_an_entry_copied_over_another_keys_is_a_miss(cache_dir, kind, suffix):
         f.write(data)
     assert cache.get(kind, "56" * 20, suffix).payload == b"\x7fELF first"
     assert cache.get(kind, "78" * 20, suffix) is None
+
+
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EROFS])
+def test_a_cache_that_cannot_be_written_says_so_once(cache_dir, monkeypatch, err):
+    """A full or read-only disk: the entry is not kept, and a warning names the folder and the
+    reason, once per process."""
+    import tempfile
+    from tilepy.launch import cache_fs
+
+    def refuse(*a, **k):
+        raise OSError(err, os.strerror(err))
+    cache.put("cubin", "9a" * 20, b"first", {})                 # the folder exists
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache_fs, "_warned", set())
+    with pytest.warns(UserWarning, match=f"cannot write to {cache_dir}.*{os.strerror(err)}"):
+        assert cache.put("cubin", "9b" * 20, b"second", {}) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.put("cubin", "9c" * 20, b"third", {}) is None     # said once
+
+
+def test_a_cache_folder_that_cannot_be_made_says_so(tmp_path, monkeypatch):
+    from tilepy.launch import cache_fs
+
+    def refuse(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "ro" / "cache"))
+    monkeypatch.setattr(os, "mkdir", refuse)
+    monkeypatch.setattr(cache_fs, "_warned", set())
+    with pytest.warns(UserWarning, match=f"cannot write to {tmp_path}/ro/cache: Read-only"):
+        assert cache.put("cubin", "9d" * 20, b"x", {}) is None
 
 
 def test_a_cpu_library_copied_over_another_kernels_is_rebuilt(cache_dir):

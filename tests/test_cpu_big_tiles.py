@@ -2,7 +2,7 @@
 tiles in the fast mode (4 MiB of tiles, 9 MiB of frames: more than the main thread's 8 MiB) and 24
 in the faithful mode (more than a fiber's 256 KiB) used to overflow the stack and kill the process.
 The build measures the library's frames (g++ -fstack-usage) and the blocks run on stacks that big
-(launch/cpu.py frames_size, cpu_stack.h). A child process runs them, so a regression is a failed
+(launch/cpu_build.py frames_size, cpu_stack.h). A child process runs them, so a regression is a failed
 test, not a dead test run."""
 import subprocess
 import sys
@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 
-from tilepy.launch import cpu
+from tilepy.launch import cpu, cpu_build
 
 
 def chain(n: int) -> str:
@@ -63,9 +63,9 @@ def test_frames_size_adds_up_the_compilers_report(tmp_path):
     (tmp_path / "k.so-k.su").write_text("k.cpp:3:1:void big()\t700000\tstatic\n"
                                         "k.cpp:9:1:void small()\t16\tdynamic,bounded\n")
     (tmp_path / "k.cpp").write_text("not a report\t12\tstatic\n")
-    assert cpu.frames_size(str(tmp_path)) == 700016 + cpu.STACK_MARGIN
+    assert cpu_build.frames_size(str(tmp_path)) == 700016 + cpu_build.STACK_MARGIN
     (tmp_path / "k.so-k.su").write_text("k.cpp:3:1:void f()\t4096\tstatic\n")
-    assert cpu.frames_size(str(tmp_path)) == 0        # a thread's own stack is enough
+    assert cpu_build.frames_size(str(tmp_path)) == 0        # a thread's own stack is enough
 
 
 def test_a_launch_on_a_thread_with_a_small_stack_runs_big_frames():

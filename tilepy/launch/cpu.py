@@ -204,7 +204,7 @@ class CpuLibrary:
     mode: str
     threads: int
     log: object = None          # print_log.HostLog of a kernel that prints
-    stack: int = 0              # bytes of stack a block needs (frames_size)
+    stack: int = 0              # bytes of stack a block needs (cpu_build.frames_size)
 
 
 _LOADED: dict[str, CpuLibrary] = {}
@@ -297,10 +297,11 @@ def _load_bytes(data: bytes) -> ctypes.CDLL | None:
 
 
 def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, int]:
-    """The library's bytes and the stack its blocks need (frames_size)."""
+    """The library's bytes and the stack its blocks need (cpu_build.frames_size)."""
     import subprocess
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="tilepy-build-") as d:
+
+    from . import cpu_build
+    with cpu_build.folder() as d:
         src = os.path.join(d, f"{name}.cpp")
         out = os.path.join(d, f"{name}.so")
         with open(src, "w") as f:
@@ -309,8 +310,7 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, in
         opts = [f for f in fl if not f.startswith("-l")]
         limit = timeout.current()
         try:
-            proc = subprocess.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs],
-                                  capture_output=True, text=True, timeout=limit)
+            proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs], limit)
         except subprocess.TimeoutExpired:
             raise timeout.expired(f"the host C++ compiler building kernel '{name}'", limit) \
                 from None
@@ -320,31 +320,12 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, in
                                 f"CPU backend", proc.stderr)
         try:
             with open(out, "rb") as f:
-                return f.read(), frames_size(d)
+                return f.read(), cpu_build.frames_size(d)
         except OSError:
             raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
                                    f"library for kernel '{name}' (is TILEPY_CXX a C++ compiler?)"
                                    f"{': ' + proc.stderr.strip() if proc.stderr.strip() else ''}"
                                    ) from None
-
-
-def frames_size(build_dir: str) -> int:
-    """The stack a block may need: every function's frame from the compiler's -fstack-usage
-    report (`<file>:<line>:<col>:<function>\t<bytes>\t<static|dynamic|...>`) added up, as
-    if all were on one call chain, plus cpu_stack.h's margin when that is more than a
-    quarter MiB (0: a thread's own stack is enough; also when the compiler writes no report)."""
-    total = 0
-    for f in os.listdir(build_dir):
-        if f.endswith(".su"):
-            with open(os.path.join(build_dir, f), errors="replace") as lines:
-                for line in lines:
-                    parts = line.rsplit("\t", 2)
-                    if len(parts) == 3 and parts[1].isdigit():
-                        total += int(parts[1])
-    return total + STACK_MARGIN if total > STACK_MARGIN else 0
-
-
-STACK_MARGIN = 256 * 1024          # cpu_stack.h kStackMargin
 
 
 # ---------------------------------------------------------------------------- launching
