@@ -38,9 +38,12 @@ def spinning():
     while not started[0] and time.monotonic() < end:
         time.sleep(0.005)
     assert started[0], "the spinning launch did not start"
+    watchdog = threading.Timer(BOUND, release.fill, (1,))     # a hung test ends all the same
+    watchdog.start()
     try:
         yield spin, one
     finally:
+        watchdog.cancel()
         release[0] = 1
         t.join(BOUND)
     assert not t.is_alive()

@@ -17,7 +17,7 @@ from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (t
                emit_pipeline)
 from .kernel_options import launch_bounds
 from .targets import KIB, MAX_SMEM, PIPELINE_CLASSES, SmemSizes, class_macro, kib
-from .names import kernel_symbol
+from .names import kernel_name, kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
 
@@ -46,7 +46,8 @@ class EmittedKernel(SmemSizes):
     smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (SmemSizes)
 
     def source(self, line_directives: bool = False) -> str:
-        head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
+        head = [f"// tilepy kernel '{kernel_name(self.name)}': one tile block = {self.nt} threads "
+                f"(TP_NT)",
                 "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif", RUNTIME_INCLUDE, ""]
         if not self.variants:
             return "\n".join(head + self._kernel(self.tables, self.body, line_directives))

@@ -55,3 +55,8 @@ def kernel_symbol(name: str) -> str:
     library function (`index`, `exp`, `wait`) neither conflicts with its declaration nor binds
     to it (one kernel per translation unit, so the symbol only has to be private to tilepy)."""
     return PREFIX + (tidy(name) or "k")
+
+
+def kernel_name(symbol: str) -> str:
+    """The name messages show for a kernel's `symbol` (its tidied Python name)."""
+    return symbol.removeprefix(PREFIX)

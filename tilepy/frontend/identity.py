@@ -199,16 +199,20 @@ class Reads:
             self._add(fn.__globals__, name, value)
 
     def attr(self, owner, name: str, value):
+        """Only a value that sits in the module's or a class's own namespace is watched (not
+        one a module's `__getattr__` or a descriptor makes afresh on every read)."""
         if isinstance(value, types.ModuleType):
             return
         if isinstance(owner, types.ModuleType) and not _trusted(owner.__name__):
             self._add(owner.__dict__, name, value)
         elif isinstance(owner, type) and not _trusted(owner.__module__):
-            self._add(owner, name, value)
+            home = next((c.__dict__ for c in owner.__mro__ if name in c.__dict__), None)
+            if home is not None:
+                self._add(home, name, value)
 
     def _add(self, place, name, value):
         k = (id(place), name)
-        if k not in self._seen:
+        if _now(place, name) is value and k not in self._seen:
             self._seen.add(k)
             self.items.append((place, name, value, fingerprint(value)))
 
@@ -217,7 +221,7 @@ class Reads:
         fingerprint: `N = 64` assigned again)? The common case, module globals holding the
         same objects, is a dict lookup each."""
         for place, name, value, _ in self.items:
-            if (place.get(name, _MISSING) if type(place) is dict else _now(place, name)) \
+            if (place.get(name, _MISSING) if name is not None else _now(place, name)) \
                     is not value:
                 return self._refresh()
         return True
@@ -242,14 +246,13 @@ class Reads:
 
 
 def _now(place, name):
+    """What a closure cell (`name` None), a module's globals or a class's namespace holds now."""
     if name is None:
         try:
             return place.cell_contents
         except ValueError:
             return _MISSING
-    if isinstance(place, dict):
-        return place.get(name, _MISSING)
-    return getattr(place, name, _MISSING)
+    return place.get(name, _MISSING)
 
 
 class Deps:

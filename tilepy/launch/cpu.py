@@ -265,8 +265,8 @@ def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
 
 def shown(symbol: str) -> str:
     """The kernel name errors show for an emitted kernel's `symbol` (cuda_c/names.py)."""
-    from ..cuda_c.names import PREFIX
-    return symbol.removeprefix(PREFIX)
+    from ..cuda_c.names import kernel_name
+    return kernel_name(symbol)
 
 
 @functools.lru_cache(maxsize=None)

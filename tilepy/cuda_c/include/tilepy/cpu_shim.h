@@ -270,9 +270,10 @@ inline bool stopping() {
 
 // Holds the launch lock (launches of one library are serialized), resets the per-launch state,
 // and fills the Report before the lock is released; `ok()` is false when a signal came while it
-// waited for the lock (the launch does not run; the Report has the signal). `watch(n)`: a launch of the main thread whose
-// workers run more than one block each stops at SIGINT between blocks (a handler that records
-// the signal, for the launch only; Python re-raises it afterwards). An ignored SIGINT stays so.
+// waited for the lock (the launch does not run; the Report has the signal). `watch(n)`: a
+// launch of the main thread whose workers run more than one block each stops at SIGINT between
+// blocks (a handler that records the signal, for the launch only; Python re-raises it
+// afterwards). An ignored SIGINT stays so.
 class LaunchScope {
   using PoolRun = decltype(&tp_cpu_pool_run);
   Report* report_;
