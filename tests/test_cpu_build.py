@@ -84,3 +84,19 @@ def test_a_line_past_the_end_of_the_users_file_is_not_a_location(tmp_path):
     log = f"{user}:40:3: error: something in the host entry\n{user}:2:1: note: here\n"
     e = compile_error("could not build", log)
     assert e.loc is not None and e.loc.line == 2
+
+
+def test_a_long_kernel_is_built_with_gccs_alias_query_caps():
+    """A kernel of many ops gets LONG_KERNEL_FLAGS (quadratic alias walking was most of a long
+    kernel's g++ time); a short one and other compilers keep the plain flags, and g++ takes
+    them."""
+    import numpy as np
+    from tilepy.launch import cpu
+    short = '#include "tilepy/runtime.h"\nextern "C" __global__ void k(int* p) { p[0] = 5; }\n'
+    long = short + "// padding\n" * cpu.LONG_KERNEL_LINES
+    assert cpu.long_kernel_flags(short, "g++ (GCC) 12.2.0") == []
+    assert cpu.long_kernel_flags(long, "clang version 17.0.6") == []
+    assert cpu.long_kernel_flags(long, "g++ (GCC) 12.2.0") == cpu.LONG_KERNEL_FLAGS
+    out = np.zeros(1, np.int32)
+    cpu.compile_kernel(long, "k", threads=1, mode="fast")(1, out)
+    assert out[0] == 5
