@@ -74,9 +74,10 @@ IDS = [k.name for k, _, _ in CASES]
 
 
 def test_kernel_symbols():
-    assert [kernel_symbol(n) for n in ("double", "_Reserved", "__dunder__", "vadd", "tp_x", "exp")] \
-        == ["tp_kernel_double", "tp_kernel_Reserved", "tp_kernel_dunder", "tp_kernel_vadd",
-            "tp_kernel_tp_x", "tp_kernel_exp"]
+    names = ("double", "_Reserved", "__dunder__", "vadd", "tp_x", "exp")
+    assert [kernel_symbol(n) for n in names] == [
+        "tp_kernel_double", "tp_kernel_Reserved", "tp_kernel_dunder", "tp_kernel_vadd",
+        "tp_kernel_tp_x", "tp_kernel_exp"]
     assert not any(safe(n) for n in ("int", "_Foo", "__x", "a__b", "x_", "int32_t", "TP_NT",
                                       "threadIdx", "é"))
 

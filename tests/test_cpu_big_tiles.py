@@ -1,8 +1,8 @@
 """Kernels whose tiles need more stack than a thread has (issue 27 item 6): 8 live (65536,) f64
 tiles in the fast mode (4 MiB of tiles, 9 MiB of frames: more than the main thread's 8 MiB) and 24
 in the faithful mode (more than a fiber's 256 KiB) used to overflow the stack and kill the process.
-The build measures the library's frames (g++ -fstack-usage) and the blocks run on stacks that big
-(launch/cpu_build.py frames_size, cpu_stack.h). A child process runs them, so a regression is a failed
+The build measures the library's frames (g++ -fstack-usage) and the blocks run on stacks that
+big (launch/cpu_build.py frames_size, cpu_stack.h). A child process runs them, so a regression is a failed
 test, not a dead test run."""
 import subprocess
 import sys

@@ -4,7 +4,6 @@ next launch (the kernel is traced again, as a new process would); a kernel file 
 after import compiles the kernel's own body or says the source changed, never another def's."""
 import importlib.util
 import os
-import sys
 import textwrap
 
 import numpy as np

@@ -11,8 +11,8 @@ One entry is one file: the payload, a JSON metadata block, then a fixed trailer
 
 so a truncated or corrupt file is recognized and treated as a miss, never as a kernel. The
 metadata names the entry it was written as (`"entry": "<kind>/<key>"`): a file copied or moved
-over another entry's name is a miss too (an entry never serves a key it was not built for). A shared
-library stays loadable with the trailer appended (the ELF loader reads only what the headers
+over another entry's name is a miss too (an entry never serves a key it was not built for). A
+shared library stays loadable with the trailer appended (the ELF loader reads only what the headers
 point at). Writes go to a temporary file in the same folder and are published with os.replace,
 so concurrent processes see a whole entry or none; two processes compiling the same key both
 write equivalent bytes. Past the size cap (TILEPY_CACHE_SIZE) the least recently used entries
@@ -124,7 +124,8 @@ def get(kind: str, key: str, suffix: str = "") -> Entry | None:
 def put(kind: str, key: str, payload: bytes, meta: dict, suffix: str = "") -> str | None:
     """Store an entry atomically; returns its path (None when the cache is off or not writable)."""
     path = path_for(kind, key, suffix, create=True)
-    if path is None or not fs.write_file(path, encode(payload, {**meta, "entry": _name(kind, key)})):
+    data = encode(payload, {**meta, "entry": _name(kind, key)})
+    if path is None or not fs.write_file(path, data):
         return None
     cap = settings().cache_size
     if cap is not None:

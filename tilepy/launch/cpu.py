@@ -150,8 +150,8 @@ def host_entry(name: str, param_types: list[str], names: list[str] | None = None
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
             f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
             f"tp::cpu::Report* report) {{\n{_extents(param_types, names, vals)}"
-            f'  return tp::cpu::launch("{shown(name)}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
-            f"workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
+            f'  return tp::cpu::launch("{shown(name)}", dim3(gx, gy, gz), dim3(bx, by, bz), '
+            f"(size_t)smem, workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
 
 
 def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -> str:
@@ -265,7 +265,10 @@ def library(lib: ctypes.CDLL, name: str, mode: str, threads: int, stack: int = 0
     """A loaded kernel library with its entry point's signature declared; `stack`: the bytes
     of stack its blocks need (cpu_stack.h; 0: a thread's own stack is enough)."""
     fn = getattr(lib, ENTRY)
-    lib.tp_cpu_stack(ctypes.c_size_t(stack))
+    try:
+        lib.tp_cpu_stack(ctypes.c_size_t(stack))
+    except AttributeError:          # a library saved (tilepy.aot) before stacks were measured
+        pass
     POOL.setdefault("run", ctypes.cast(lib.tp_cpu_pool_run, ctypes.c_void_p).value)
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +

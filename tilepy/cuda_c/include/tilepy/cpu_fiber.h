@@ -191,8 +191,9 @@ inline void fiber_main() {
 
 inline void init_fibers(Worker& w) {
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  w.stack_bytes = round_to_page(stack_need > kFiberStack ? stack_need : kFiberStack);  // cpu_stack.h
-  w.stride = w.stack_bytes + page;             // a guard page below every stack
+  // At least the library's frames (cpu_stack.h), with a guard page below every stack.
+  w.stack_bytes = round_to_page(stack_need > kFiberStack ? stack_need : kFiberStack);
+  w.stride = w.stack_bytes + page;
   void* p = mmap(nullptr, w.stride * w.nthreads, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) { set_error("cannot allocate fiber stacks"); w.aborted = true; return; }
