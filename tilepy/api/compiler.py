@@ -101,7 +101,7 @@ def tile_ir(kernel, key, params) -> Module:
     from ..frontend.identity import Deps
     from ..ir import verify
     from ..lowering.dce import dce
-    module = kernel.trace(params, Deps(kernel.func, kernel.reads))
+    module = kernel.trace(params, Deps(kernel.func, reads(kernel)))
     verify(module)
     dce(module)
     return module
@@ -122,6 +122,14 @@ def disjoint_args(module: Module, params) -> frozenset:
     return frozenset(out)
 
 
+def reads(kernel):
+    """The kernel's record of what its traces read (frontend/identity.Reads), made on first use."""
+    from ..frontend.identity import Reads
+    if not isinstance(kernel.reads, Reads):
+        kernel.reads = Reads()
+    return kernel.reads
+
+
 def compile_specialization(kernel, key, params) -> CompiledKernel:
     """The kernel compiled for the specialization: from this process's cache (unless a value
     its traces read has changed since: `kernel.changed()`), the disk index, or traced."""
@@ -133,7 +141,7 @@ def compile_specialization(kernel, key, params) -> CompiledKernel:
     ck = _from_record(kernel, key, params, index.find(kernel, slot)) if slot is not None else None
     if ck is None:
         from ..frontend.identity import Deps
-        deps = Deps(kernel.func, kernel.reads)
+        deps = Deps(kernel.func, reads(kernel))
         module, mlir, emitted = _lower(kernel, params, deps)
         ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted, kernel)
         if slot is not None and deps.why is None:
@@ -199,7 +207,7 @@ def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
     except (KeyError, TypeError, ValueError, AttributeError):   # not a record this code wrote
         return None
     ck = CompiledKernel(kernel.name, key, params, None, "", emitted, kernel)
-    kernel.reads.add_recorded(r["deps"], r["values"], kernel.func)
+    reads(kernel).add_recorded(r["deps"], r["values"], kernel.func)
     ck.__dict__["_tp_stored"] = set(r.get("stored", ()))       # launcher.check_outputs
     ck.mlir = str(r.get("mlir", ""))
     return ck

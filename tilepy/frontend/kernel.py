@@ -16,7 +16,6 @@ import typing
 from ..errors import TileSyntaxError, TileTypeError, TileValueError
 from ..settings import GPU_COMPILERS, settings
 from .api import ByTarget, ConstantAnnotation
-from .identity import Reads
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
@@ -91,6 +90,14 @@ def _constant_params(func) -> set[str]:
     return out
 
 
+class NothingRead:
+    """What a kernel not traced yet has read: nothing (the compiler gives it an identity.Reads)."""
+    items = ()
+
+    def fresh(self) -> bool:
+        return True
+
+
 class KernelFunction:
     """A function traced as a tile kernel (api/kernel.py's `Kernel` is the user's object)."""
 
@@ -108,7 +115,7 @@ class KernelFunction:
         self.constants = _constant_params(func)
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
         self.keys: list[tuple] = []      # keys in the order they were first seen
-        self.reads = Reads()             # what its traces read from outside (identity.py)
+        self.reads = NothingRead()       # what its traces read (identity.Reads, api/compiler.py)
         functools.update_wrapper(self, func)
 
     def changed(self) -> bool:
@@ -119,7 +126,7 @@ class KernelFunction:
         if self.reads.fresh():
             return False
         self.cache.clear()
-        self.reads = Reads()
+        self.reads = type(self.reads)()
         for k in [k for k in self.__dict__ if k.startswith("_tp_")]:   # plans (launch/dispatch)
             del self.__dict__[k]
         return True
