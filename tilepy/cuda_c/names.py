@@ -6,7 +6,8 @@ underscore belongs to the implementation, and the headers define macros of that 
 the emitted code itself spells (`int32_t`, `threadIdx`, `tp`), or a runtime macro (`TP_NT`).
 `safe(name)` says whether the name can be emitted as it is; `kernel_symbol` is the kernel's
 `extern "C"` symbol (the launch paths look the kernel up by the symbol the artifact records);
-the emitter's `fresh` names locals. This module is light: the launch path imports it on a cache hit.
+the emitter's `fresh` names locals. This module is light: the launch path imports it on a cache
+hit.
 """
 from __future__ import annotations
 
