@@ -255,7 +255,7 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
         # Another process may evict the entry before it is loaded: then load the bytes in hand.
         lib = (_load(path) if path else None) or _load_bytes(data)
         if lib is None:
-            raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
+            raise TileCompileError(f"the CPU library of kernel '{shown(name)}' does not load")
     out = library(lib, name, mode, threads, stack)
     _LOADED[key] = out
     return out
@@ -332,18 +332,19 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, in
         try:
             proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs], limit)
         except subprocess.TimeoutExpired:
-            raise timeout.expired(f"the host C++ compiler building kernel '{name}'", limit) \
+            raise timeout.expired(f"the host C++ compiler building kernel '{shown(name)}'", limit) \
                 from None
         if proc.returncode != 0:
             from .diagnostics import compile_error
-            raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "
-                                f"CPU backend", proc.stderr)
+            raise compile_error(f"the host C++ compiler could not build kernel "
+                                f"'{shown(name)}' for the CPU backend", proc.stderr)
         try:
             with open(out, "rb") as f:
                 return f.read(), cpu_build.frames_size(d)
         except OSError:
             raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
-                                   f"library for kernel '{name}' (is TILEPY_CXX a C++ compiler?)"
+                                   f"library for kernel '{shown(name)}' (is TILEPY_CXX a C++ "
+                                   f"compiler?)"
                                    f"{': ' + proc.stderr.strip() if proc.stderr.strip() else ''}"
                                    ) from None
 
