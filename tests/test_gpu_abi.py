@@ -210,9 +210,9 @@ def test_reader_agrees_with_cuobjdump(tmp_path):
     assert [(p.ordinal, p.offset, p.size) for p in info.params] == theirs and theirs
     threads = re.search(r"EIATTR_MAX_THREADS\s+Format:\s+EIFMT_SVAL\s+Value:\s+(\S+) (\S+) (\S+)", text)
     assert info.max_threads == tuple(int(x, 16) for x in threads.groups())
-    smem = re.search(r"\.text\.layernorm\s+lmem=\d+\s+smem=(\d+)", text)
+    smem = re.search(r"\.text\.tp_kernel_layernorm\s+lmem=\d+\s+smem=(\d+)", text)
     assert info.static_smem == int(smem.group(1)) and info.reserved_smem == 1024    # sm_90
-    assert kernel_names(data) == ["layernorm"]
+    assert kernel_names(data) == ["tp_kernel_layernorm"]
 
 
 def test_reader_rejects_what_is_not_a_cubin():
