@@ -144,8 +144,9 @@ class FakeKernel:
         mode = cpu.current_mode()
         lib = self._libs.get(mode)
         if lib is None:
-            lib = self._libs[mode] = cpu.build_source(self.source, self.name,
-                                                      cpu.kernel_params(self.source, self.name),
+            sym = gpu_driver.current().cpu_symbol(self.cubin, self.name)
+            lib = self._libs[mode] = cpu.build_source(self.source, sym,
+                                                      cpu.kernel_params(self.source, sym),
                                                       mode, self.threads)
         return lib
 
@@ -243,6 +244,7 @@ class FakeDriver:
         self.launches: list[Launch] = []
         self.sources: dict[str, str] = {}      # NVRTC's cubins (by hash): their C++ source
         self.bytecodes: dict[str, bytes] = {}  # tileiras' cubins (by hash): their bytecode
+        self.symbols: dict[str, str] = {}      # tileiras' cubins: the symbol in their C++
         self.waits: list = []             # (producer stream, consumer stream) of CAI arrays
         self.stream_devices: dict[int, int] = {}
         self.printf_fifo = 1 << 20
@@ -384,8 +386,14 @@ class FakeDriver:
             return None
         from tilepy.api.compiler import compile_module
         from tilepy.bytecode import read_module
-        source = self.sources[digest] = compile_module(read_module(bytecode)).compile_source()
+        cm = compile_module(read_module(bytecode))
+        self.symbols[digest] = cm.symbol
+        source = self.sources[digest] = cm.compile_source()
         return source
+
+    def cpu_symbol(self, cubin: bytes, name: str) -> str:
+        """The kernel's symbol in the C++ source_of gives (tilepy's own for tileiras' cubins)."""
+        return self.symbols.get(hashlib.sha256(cubin).hexdigest(), name)
 
     def raise_sticky(self):
         if self.sticky:

@@ -1,11 +1,13 @@
 """The disk cache: location, key, atomic entries, corruption = miss, concurrent processes,
 size cap with eviction, the CLI, and the CPU backend's libraries in the same cache."""
+import errno
 import io
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -88,7 +90,71 @@ def test_roundtrip_and_metadata(cache_dir):
     p = cache.put("cubin", "12" * 20, b"\x7fELFpayload", {"arch": "sm_90", "log": "x"})
     assert p.startswith(str(cache_dir)) and os.path.basename(os.path.dirname(p)) == "12"
     e = cache.get("cubin", "12" * 20)
-    assert e.payload == b"\x7fELFpayload" and e.meta == {"arch": "sm_90", "log": "x"}
+    assert e.payload == b"\x7fELFpayload"
+    assert e.meta == {"arch": "sm_90", "log": "x", "entry": "cubin/" + "12" * 20}
+
+
+@pytest.mark.parametrize("kind,suffix", [("cubin", ""), ("spec", ""), ("cpu", ".so")])
+def test_an_entry_copied_over_another_keys_is_a_miss(cache_dir, kind, suffix):
+    """Each entry records the key it answers; a whole, valid entry under another key's name
+    (copied, moved, planted) is refused, not served."""
+    a = cache.put(kind, "56" * 20, b"\x7fELF first", {}, suffix)
+    b = cache.put(kind, "78" * 20, b"\x7fELF second", {}, suffix)
+    with open(a, "rb") as f:
+        data = f.read()
+    with open(b, "wb") as f:
+        f.write(data)
+    assert cache.get(kind, "56" * 20, suffix).payload == b"\x7fELF first"
+    assert cache.get(kind, "78" * 20, suffix) is None
+
+
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EROFS])
+def test_a_cache_that_cannot_be_written_says_so_once(cache_dir, monkeypatch, err):
+    """A full or read-only disk: the entry is not kept, and a warning names the folder and the
+    reason, once per process."""
+    import tempfile
+    from tilepy.launch import cache_fs
+
+    def refuse(*a, **k):
+        raise OSError(err, os.strerror(err))
+    cache.put("cubin", "9a" * 20, b"first", {})                 # the folder exists
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache_fs, "_warned", set())
+    with pytest.warns(UserWarning, match=f"cannot write to {cache_dir}.*{os.strerror(err)}"):
+        assert cache.put("cubin", "9b" * 20, b"second", {}) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.put("cubin", "9c" * 20, b"third", {}) is None     # said once
+
+
+def test_a_cache_folder_that_cannot_be_made_says_so(tmp_path, monkeypatch):
+    from tilepy.launch import cache_fs
+
+    def refuse(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "ro" / "cache"))
+    monkeypatch.setattr(os, "mkdir", refuse)
+    monkeypatch.setattr(cache_fs, "_warned", set())
+    with pytest.warns(UserWarning, match=f"cannot write to {tmp_path}/ro/cache: Read-only"):
+        assert cache.put("cubin", "9d" * 20, b"x", {}) is None
+
+
+def test_a_cpu_library_copied_over_another_kernels_is_rebuilt(cache_dir):
+    """Kernel 2's cached library (built by another process) replaced by kernel 1's: this
+    process compiles kernel 2 again and runs kernel 2's code, not kernel 1's."""
+    out = np.zeros(1, np.float32)
+    cpu.compile_kernel(SRC % 1, "k", threads=1, mode="fast")(1, out)
+    (one,) = entry_files(cache_dir, "cpu")
+    child = (f"from tilepy.launch import cpu\n"
+             f"cpu.compile_kernel({SRC % 2!r}, 'k', threads=1, mode='fast')\n")
+    subprocess.run([sys.executable, "-c", child], check=True, cwd=ROOT)
+    (two,) = set(entry_files(cache_dir, "cpu")) - {one}
+    tmp = two.with_suffix(".bad")
+    tmp.write_bytes(one.read_bytes())
+    os.replace(tmp, two)
+    cpu._LOADED.clear()
+    cpu.compile_kernel(SRC % 2, "k", threads=1, mode="fast")(1, out)
+    assert out[0] == 2
 
 
 def corruptions(data: bytes):

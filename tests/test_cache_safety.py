@@ -203,10 +203,11 @@ def test_a_planted_entry_in_an_unsafe_folder_is_not_loaded(cache_dir, tmp_path, 
 
     run("one"), run("two")
     libs = {cache.read_meta(e.path)["name"]: e.path for e in cache.listing() if e.kind == "cpu"}
+    one = os.path.basename(libs["put_one"])[:40]
     tmp = libs["put_one"] + ".new"
-    with open(libs["put_two"], "rb") as src, open(tmp, "wb") as dst:
-        dst.write(src.read())
-    os.replace(tmp, libs["put_one"])         # put_two's library under put_one's key
+    with open(libs["put_two"], "rb") as src, open(tmp, "wb") as dst:   # put_two's library,
+        dst.write(cache.encode(cache.decode(src.read())[0], {"entry": f"cpu/{one}"}))  # relabeled
+    os.replace(tmp, libs["put_one"])         # under put_one's key
     assert run("one")[0] == 2.0              # a safe folder: the plant is what runs (as intended)
     if how == "another owner":
         os.chown(cache_dir, 65534, 65534)
@@ -216,7 +217,7 @@ def test_a_planted_entry_in_an_unsafe_folder_is_not_loaded(cache_dir, tmp_path, 
         match = "writable by group or others"
     value, err = run("one")
     assert value == 1.0 and match in err     # compiled afresh, the plant not loaded; warned
-    assert cache.get("cpu", os.path.basename(libs["put_one"])[:40], ".so") is None
+    assert cache.get("cpu", one, ".so") is None
     assert cache.listing() == [] and cache.clear() == (0, 0)
 
 

@@ -2,7 +2,9 @@
 reserved identifiers such as `_Foo` and `__x`, names the emitted code spells such as `int32_t`,
 runtime macros such as `TP_NT`) are renamed in the emitted C++ (cuda_c/names.py): the kernels
 below build and run on the CPU backend in both modes and compile with NVRTC, and the GPU path
-finds the renamed symbol."""
+finds the renamed symbol. Every kernel's symbol is prefixed (`tp_kernel_`), so kernels named
+after C library functions (`index`, `wait` bound to libc's; `exp` conflicted with <cmath>'s
+declaration, on NVRTC too) run their own code."""
 import numpy as np
 import pytest
 
@@ -38,12 +40,33 @@ def __dunder__(this, tp):
     ct.store(tp, index=(ct.bid(0),), tile=-printf)
 
 
+@ct.kernel
+def index(a, b):
+    t = ct.load(a, index=(ct.bid(0),), shape=(4,))
+    ct.store(b, index=(ct.bid(0),), tile=t + 1)
+
+
+@ct.kernel
+def exp(a, b):
+    t = ct.load(a, index=(ct.bid(0),), shape=(4,))
+    ct.store(b, index=(ct.bid(0),), tile=ct.exp(t * 0))
+
+
+@ct.kernel
+def wait(a, b):
+    t = ct.load(a, index=(ct.bid(0),), shape=(4,))
+    ct.store(b, index=(ct.bid(0),), tile=t * 3)
+
+
 def _cases():
     a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32)[::-1].copy()
     z = np.zeros(8, np.float32)
     yield double, (a, b, z, z.copy()), lambda o: (o[2], 2 * a + b - 1, o[3], 2 * a + b)
     yield _Reserved, (a, z), lambda o: (o[1], a + 1)
     yield __dunder__, (a, z), lambda o: (o[1], -a)
+    yield index, (a, z), lambda o: (o[1], a + 1)
+    yield exp, (a, z), lambda o: (o[1], np.ones(8, np.float32))
+    yield wait, (a, z), lambda o: (o[1], 3 * a)
 
 
 CASES = list(_cases())
@@ -51,8 +74,10 @@ IDS = [k.name for k, _, _ in CASES]
 
 
 def test_kernel_symbols():
-    assert [kernel_symbol(n) for n in ("double", "_Reserved", "__dunder__", "vadd", "tp_x")] \
-        == ["tp_kernel_double", "tp_kernel_Reserved", "tp_kernel_dunder", "vadd", "tp_kernel_tp_x"]
+    names = ("double", "_Reserved", "__dunder__", "vadd", "tp_x", "exp")
+    assert [kernel_symbol(n) for n in names] == [
+        "tp_kernel_double", "tp_kernel_Reserved", "tp_kernel_dunder", "tp_kernel_vadd",
+        "tp_kernel_tp_x", "tp_kernel_exp"]
     assert not any(safe(n) for n in ("int", "_Foo", "__x", "a__b", "x_", "int32_t", "TP_NT",
                                       "threadIdx", "é"))
 

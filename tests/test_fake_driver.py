@@ -9,6 +9,7 @@ import tilepy as ct
 from fake_driver import (ASSERT_TRAPPED, CupyLikeStream, FakeDriver, TorchLikeStream, cuda_array,
                          fake_cupy)
 from test_cutile_suite import CASES as CUTILE_CASES
+from tilepy.cuda_c.names import kernel_symbol
 from tilepy.launch import gpu
 from tutorial_cases import CASES as TUTORIAL_CASES
 from tutorial_cases import reference_cases
@@ -56,7 +57,7 @@ def test_tutorial_kernels_through_the_gpu_path(drv, name):
     kernel, grid, args, check = TUTORIAL_CASES[name]()
     ct.launch(None, grid, kernel, on_gpu(args))
     check()
-    assert [launch.kernel for launch in drv.launches] == [kernel.name]
+    assert [launch.kernel for launch in drv.launches] == [kernel_symbol(kernel.name)]
 
 
 @pytest.mark.parametrize("name", ["vector_add", "saxpy", "transpose_ragged", "softmax_f16",

@@ -206,13 +206,13 @@ def test_reader_agrees_with_cuobjdump(tmp_path):
     text = subprocess.run([CUOBJDUMP, "-elf", str(path)], capture_output=True, text=True).stdout
     theirs = sorted((int(o, 16), int(off, 16), int(n, 16)) for o, off, n in re.findall(
         r"Ordinal : (0x[0-9a-f]+)\s+Offset\s+: (0x[0-9a-f]+)\s+Size\s+: (0x[0-9a-f]+)", text))
-    info = kernel_info(data, ck.name)
+    info = kernel_info(data, ck.symbol)
     assert [(p.ordinal, p.offset, p.size) for p in info.params] == theirs and theirs
     threads = re.search(r"EIATTR_MAX_THREADS\s+Format:\s+EIFMT_SVAL\s+Value:\s+(\S+) (\S+) (\S+)", text)
     assert info.max_threads == tuple(int(x, 16) for x in threads.groups())
-    smem = re.search(r"\.text\.layernorm\s+lmem=\d+\s+smem=(\d+)", text)
+    smem = re.search(r"\.text\.tp_kernel_layernorm\s+lmem=\d+\s+smem=(\d+)", text)
     assert info.static_smem == int(smem.group(1)) and info.reserved_smem == 1024    # sm_90
-    assert kernel_names(data) == ["layernorm"]
+    assert kernel_names(data) == ["tp_kernel_layernorm"]
 
 
 def test_reader_rejects_what_is_not_a_cubin():

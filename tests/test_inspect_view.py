@@ -26,7 +26,7 @@ def view():
 def test_inspect_has_every_form_of_the_specialization(view):
     assert view.tile_ir == scale.mlir(X, X, 128) and "cuda_tile.module @scale" in view.tile_ir
     assert view.cuda == scale.cuda_source(X, X, 128) and 'extern "C"' in view.cuda
-    assert ".entry scale" in view.ptx and "st.global" in view.ptx
+    assert ".entry tp_kernel_scale" in view.ptx and "st.global" in view.ptx
     assert ".loc" not in view.ptx and ".debug" not in view.ptx        # readable: no line info
     assert view.sass.registers and view.sass.registers > 0 and view.sass.spill_bytes == 0
     if sass_stats.available():

@@ -44,8 +44,8 @@ def test_tutorial_kernel_compiles_with_nvrtc(name, kernel, args, arch):
     if not sass_stats.available():
         pytest.skip("nvdisasm/cuobjdump not installed: SASS not checked")
     kernels = sass_stats.stats(cubin.data, cubin.log)
-    assert list(kernels) == [ck.name], kernels.keys()          # one entry, the kernel's name
-    counts = kernels[ck.name]["counts"]
+    assert list(kernels) == [ck.symbol], kernels.keys()        # one entry, the kernel's symbol
+    counts = kernels[ck.symbol]["counts"]
     need = [k for prefix, ks in SASS_NEEDS.items() if name.startswith(prefix) for k in ks]
     assert all(counts[k] > 0 for k in need), (name, arch, need, counts)
 

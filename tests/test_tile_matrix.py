@@ -110,7 +110,7 @@ def _registers(kernel, args, arch):
     from tilepy.tools.sass_stats import elf_resources
     ck = compile_for_args(kernel, args)
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    return ck.cuda_source, elf_resources(cb.data)[ck.name]["registers"]
+    return ck.cuda_source, elf_resources(cb.data)[ck.symbol]["registers"]
 
 
 def _matmul(**options):

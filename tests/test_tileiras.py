@@ -172,7 +172,7 @@ def test_tileiras_cubins_take_the_same_parameters_as_nvrtcs():
     for name, case in suite.CASES.items():
         kernel, _grid, args, _check = case()
         ck = compile_for_args(kernel, args)
-        ours = kernel_info(ck.binary("sm_90").data, ck.name).params
+        ours = kernel_info(ck.binary("sm_90").data, ck.symbol).params
         theirs = kernel_info(tileiras.assemble(write_module(ck.module), "sm_90", ck.name).data,
                              ck.name).params
         assert [(p.offset, p.size) for p in theirs] == [(p.offset, p.size) for p in ours], name

@@ -19,6 +19,7 @@ import tilepy as ct  # noqa: E402
 import tilepy.torch as tpt  # noqa: E402
 from fake_driver import FakeDriver, torch_on_the_fake_gpu  # noqa: E402
 from torch_tutorial import tutorial6  # noqa: E402
+from tilepy.cuda_c.names import kernel_symbol  # noqa: E402
 
 _t6 = tutorial6()
 
@@ -69,7 +70,7 @@ def test_cached_launch_only_launches_on_torchs_stream(gpu_world):
     assert _names(stub) == ["ctx.get", "launch"], stub.calls
     launched = stub.launches[-1]
     assert launched.stream == 0x5100 and launched.grid == (3, 2, 1)
-    assert launched.kernel == kernel.name
+    assert launched.kernel == kernel_symbol(kernel.name)
     assert launched.args[0] == x2.data_ptr() and y2.data_ptr() in launched.args   # this call's
     assert torch_calls == [("torch.cuda.current_stream", 0)]     # the tensors' device
     assert stub.current_context() == 0x1000                      # torch's context left current

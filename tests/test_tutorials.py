@@ -60,7 +60,7 @@ EXPECT = {
     "07_inspect_code.py": (["the Tile IR has the block id, two tile loads, mulf, addf and the store",
                             "+  entry @axpy(%alpha: tile<f32>, %x: tile<ptr<f32>>, %x_shape_0: "
                             "tile<i32>, %x_stride_0", 'extern "C"', "bytes of sm_90 cubin",
-                            ".entry axpy", "inspect: ", " registers, 0 spill bytes, ",
+                            ".entry tp_kernel_axpy", "inspect: ", " registers, 0 spill bytes, ",
                             "Tile IR bytecode:", "axpy: matches numpy"], []),
     "08_debugging.py": (["TileTypeError: store(): the tile's dtype float32 cannot be implicitly "
                          "cast to the array's dtype float16",

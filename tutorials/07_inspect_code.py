@@ -133,13 +133,13 @@ print("resources:", cubin.resource_usage())
 ptx = axpy.compile(2.0, x, y, 128, arch="compute_90")
 text = ptx.data.decode()
 lines = [line for line in text.splitlines() if line.strip()]
-start = next(i for i, line in enumerate(lines) if ".entry axpy" in line)
+start = next(i for i, line in enumerate(lines) if f".entry {ptx.symbol}" in line)
 body = [line.strip() for line in lines[start:] if not line.strip().startswith(".loc")]
 print("\n".join(body[:12]))          # the entry point and its parameters
 print(f"... {len(body)} lines; the global memory accesses and the arithmetic:")
 print("\n".join(line for line in body if line.startswith(("ld.global", "st.global", "fma"))))
 assert any(line.startswith("fma.rn.f32") for line in body)
-assert ".entry axpy" in text
+assert ptx.symbol == "tp_kernel_axpy" and f".entry {ptx.symbol}" in text
 
 with tempfile.TemporaryDirectory() as d:
     paths = cubin.save(os.path.join(d, "axpy"))

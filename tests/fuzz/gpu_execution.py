@@ -24,7 +24,8 @@ class GpuExecution:
         prev = ctx.enter()
         try:
             code = compile_cubin(cm.compile_source(), gpu.device_target(dev), cm.emitted.name)
-            return gpu.load_code(code.kind, code.data, cm.emitted.name, drv), ctx, cm.emitted.nt
+            kern = gpu.load_code(code.kind, code.data, cm.symbol, cm.name, drv)
+            return kern, ctx, cm.emitted.nt
         finally:
             ctx.leave(prev)
 

@@ -144,7 +144,7 @@ def parse(text: str):
 @dataclass
 class Compiled:
     """An ahead-of-time compiled kernel."""
-    name: str                       # entry symbol (extern "C")
+    name: str                       # the kernel's name
     arch: str                       # "sm_90", "compute_90" or "cpu"
     kind: str                       # "cubin" | "ptx" | "cpu"
     data: bytes
@@ -157,6 +157,7 @@ class Compiled:
     versions: dict = field(default_factory=dict)
     _specs: list = field(default_factory=list, repr=False)     # (parameter name, spec)
     _lib: object = field(default=None, repr=False)   # the loaded CPU library / GPU kernels
+    symbol: str = ""                # the entry's symbol in `data` (extern "C")
 
     @property
     def metadata(self) -> dict:
@@ -164,7 +165,7 @@ class Compiled:
                 "smem": self.smem, "signature": self.signature,
                 "params": [n for n, _ in self._specs],
                 "c_params": [list(p) for p in self.c_params], "log": self.log,
-                "versions": self.versions}
+                "versions": self.versions, "symbol": self.symbol}
 
     def resource_usage(self) -> dict:
         from ..launch.nvrtc import Cubin
@@ -314,7 +315,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
     data, log, kind, versions = _binary(ck, arch)
     return Compiled(ck.name, arch, kind, data, (ck.emitted.nt, 1, 1), ck.emitted.smem_for(arch),
                     [_spec_str(s) for _, s in specs], [tuple(p) for p in ck.emitted.params], log,
-                    ck.compile_source(), versions, specs)
+                    ck.compile_source(), versions, specs, symbol=ck.symbol)
 
 
 def _tileiras(module, arch: str, specs) -> Compiled:
@@ -337,7 +338,8 @@ def _tileiras(module, arch: str, specs) -> Compiled:
                          a.hint or f"arg{len(c_params)}"))
     return Compiled(entry.sym_name, arch, "cubin", code.data, code.block, 0,
                     [_spec_str(s) for _, s in specs], c_params, code.log, print_module(module),
-                    {"tilepy": __version__, "tileiras": tileiras_version()}, specs)
+                    {"tilepy": __version__, "tileiras": tileiras_version()}, specs,
+                    symbol=entry.sym_name)
 
 
 def _info_for(a, constant: bool, index: int = 0):
@@ -366,7 +368,8 @@ def _binary(ck, arch: str):
         from ..launch.cache import decode
         found = decode(data)                  # a cache entry: strip the trailer
         return (found[0] if found else data), "", "cpu", {"tilepy": __version__,
-                                                          "cpu_mode": built.mode}
+                                                          "cpu_mode": built.mode,
+                                                          "cpu_stack": built.stack}
     code = ck.binary(arch)
     return code.data, code.log, code.kind, {"tilepy": __version__, "nvrtc": code.nvrtc}
 
@@ -382,7 +385,15 @@ def load(prefix: str) -> Compiled:
     specs = [_spec_from_str(s, n) for s, n in zip(meta["signature"], names)]
     return Compiled(meta["name"], meta["arch"], meta["kind"], data, tuple(meta["block"]),
                     meta["smem"], meta["signature"], [tuple(p) for p in meta["c_params"]],
-                    meta.get("log", ""), "", meta.get("versions", {}), specs)
+                    meta.get("log", ""), "", meta.get("versions", {}), specs,
+                    symbol=meta.get("symbol") or _old_symbol(meta["name"]))
+
+
+def _old_symbol(name: str) -> str:
+    """The symbol of a kernel saved before the files recorded it: its name when that was a safe
+    C++ identifier, else the prefixed one."""
+    from ..cuda_c.names import kernel_symbol, safe
+    return name if safe(name) else kernel_symbol(name)
 
 
 def _spec_from_str(s: str, name: str):
@@ -420,7 +431,7 @@ def _run(c: Compiled, stream, grid, infos):
         kernels = c._lib if isinstance(c._lib, dict) else {}
         loaded = kernels.get((drv, dev.device_id))
         if loaded is None:                    # loaded once per device, with its print log
-            kern = gpu.load_code(c.kind, c.data, c.name, drv)
+            kern = gpu.load_code(c.kind, c.data, c.symbol, c.name, drv)
             gpu.allow_dynamic_smem(kern, dev, _SmemNeed(c.name, c.smem), c.arch, drv)
             loaded = kernels[(drv, dev.device_id)] = (kern, gpu.kernel_log(kern, c.data, c.name,
                                                                            drv))
@@ -483,5 +494,6 @@ def _run_cpu(c: Compiled, grid, values):
         if lib is None:
             raise TileLaunchError(f"the CPU library of compiled kernel '{c.name}' does not load")
         mode = c.versions.get("cpu_mode", "fast")
-        c._lib = cpu.library(lib, c.name, mode, 1 if mode == "fast" else c.block[0])
+        c._lib = cpu.library(lib, c.name, mode, 1 if mode == "fast" else c.block[0],
+                             int(c.versions.get("cpu_stack", 0)))
     cpu.run(c._lib, grid, values, smem=c.smem)

@@ -46,6 +46,11 @@ class CompiledKernel:
         return self._module
 
     @property
+    def symbol(self) -> str:
+        """The kernel's C++ symbol in its source (cuda_c/names.kernel_symbol)."""
+        return self.emitted.name
+
+    @property
     def cuda_source(self) -> str:
         return self.emitted.source(line_directives=False)
 
@@ -91,11 +96,12 @@ def tile_ir(kernel, key, params) -> Module:
     """The specialization's Tile IR, verified and without dead code, with no backend involved:
     what the bytecode writer and tileiras take (they do not need the C++ emitter's support)."""
     hit = kernel.cache.get(key)
-    if hit is not None:
+    if hit is not None and not kernel.changed():
         return hit.module
+    from ..frontend.identity import Deps
     from ..ir import verify
     from ..lowering.dce import dce
-    module = kernel.trace(params)
+    module = kernel.trace(params, Deps(kernel.func, reads(kernel)))
     verify(module)
     dce(module)
     return module
@@ -116,19 +122,29 @@ def disjoint_args(module: Module, params) -> frozenset:
     return frozenset(out)
 
 
+def reads(kernel):
+    """The kernel's record of what its traces read (frontend/identity.Reads), made on first use."""
+    from ..frontend.identity import Reads
+    if not isinstance(kernel.reads, Reads):
+        kernel.reads = Reads()
+    return kernel.reads
+
+
 def compile_specialization(kernel, key, params) -> CompiledKernel:
+    """The kernel compiled for the specialization: from this process's cache (unless a value
+    its traces read has changed since: `kernel.changed()`), the disk index, or traced."""
     hit = kernel.cache.get(key)
-    if hit is not None:
+    if hit is not None and not kernel.changed():
         return hit
     from . import index
     slot = index.slot_key(kernel, params)
     ck = _from_record(kernel, key, params, index.find(kernel, slot)) if slot is not None else None
     if ck is None:
         from ..frontend.identity import Deps
-        deps = Deps(kernel.func) if slot is not None else None
+        deps = Deps(kernel.func, reads(kernel))
         module, mlir, emitted = _lower(kernel, params, deps)
         ck = CompiledKernel(kernel.name, key, params, module, mlir, emitted, kernel)
-        if deps is not None and deps.why is None:
+        if slot is not None and deps.why is None:
             index.store(kernel, slot, _record(ck, deps))
     kernel.cache[key] = ck
     return ck
@@ -191,6 +207,7 @@ def _from_record(kernel, key, params, r: dict | None) -> CompiledKernel | None:
     except (KeyError, TypeError, ValueError, AttributeError):   # not a record this code wrote
         return None
     ck = CompiledKernel(kernel.name, key, params, None, "", emitted, kernel)
+    reads(kernel).add_recorded(r["deps"], r["values"], kernel.func)
     ck.__dict__["_tp_stored"] = set(r.get("stored", ()))       # launcher.check_outputs
     ck.mlir = str(r.get("mlir", ""))
     return ck
@@ -203,6 +220,10 @@ class CompiledModule:
     module: Module
     mlir: str
     emitted: object              # the backend's kernel artifact
+
+    @property
+    def symbol(self) -> str:
+        return self.emitted.name
 
     @property
     def cuda_source(self) -> str:

@@ -58,7 +58,8 @@ def _variants(slot: str) -> list[dict]:
 def find(kernel, slot: str) -> dict | None:
     """The record of a variant of `slot` whose dependencies all hold now, or None. Its "moved"
     maps the files it was traced from to where the kernel and its helpers are now (a notebook
-    cell in a new kernel process, a moved module): the backend renames them in its artifact."""
+    cell in a new kernel process, a moved module): the backend renames them in its artifact;
+    "values": its dependencies' values in this process."""
     from ..frontend.identity import Deps
     for record in _variants(slot):
         values = Deps.resolve(record["deps"], kernel.func)
@@ -68,7 +69,7 @@ def find(kernel, slot: str) -> dict | None:
             moved = Deps.moved_files(record.get("files", []), values, kernel.func)
         except (TypeError, ValueError, IndexError):     # not a record this code wrote
             return None
-        return {**record, "moved": moved}
+        return {**record, "moved": moved, "values": values}
     return None
 
 

@@ -113,7 +113,7 @@ def sass_stats(cubin) -> SassStats:
         out.note = ("instruction counts need nvdisasm or cuobjdump: "
                     "pip install nvidia-cuda-nvdisasm")
         return out
-    found = tools.stats(cubin.data, cubin.log).get(cubin.name)
+    found = tools.stats(cubin.data, cubin.log).get(cubin.symbol)
     if found is None:
         out.note = "the kernel was not found in the disassembly"
         return out

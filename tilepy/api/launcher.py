@@ -126,6 +126,8 @@ def launch(stream, grid, kernel, args, *, backend=None):
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
         except AttributeError:
             kp = None
+        if kp is not None and kernel.reads.items and kernel.changed():   # a global rebound
+            kp = None
         found = None if kp is None else signature(args, kp.consts)
         plan = None if found is None else kp.table.get(found[0])
         if plan is not None:

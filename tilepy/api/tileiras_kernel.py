@@ -34,7 +34,7 @@ class TileirasKernel:
     def __init__(self, module):
         from ..bytecode import write_module
         self.module = module
-        self.name = module.entry().sym_name
+        self.name = self.symbol = module.entry().sym_name       # tileiras names it so
         self.bytecode = write_module(module)
 
     def code_key(self) -> tuple:

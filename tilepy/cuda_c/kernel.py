@@ -18,7 +18,7 @@ from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (t
 from .kernel_options import launch_bounds
 from .targets import (KIB, MAX_SMEM, OCCUPANCY, PIPELINE_CLASSES, WGMMA_MACRO, SmemSizes,
                       block_budget, class_macro, kib)
-from .names import kernel_symbol
+from .names import kernel_name, kernel_symbol
 from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
 from .writer import Writer
 
@@ -48,7 +48,8 @@ class EmittedKernel(SmemSizes):
     sm90a: Variant | None = None       # the sm_90a class's body (warpgroup MMA), if it has one
 
     def source(self, line_directives: bool = False) -> str:
-        head = [f"// tilepy kernel '{self.name}': one tile block = {self.nt} threads (TP_NT)",
+        head = [f"// tilepy kernel '{kernel_name(self.name)}': one tile block = {self.nt} threads "
+                f"(TP_NT)",
                 "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif"]
         if self.sm90a is None:
             return "\n".join(head + [RUNTIME_INCLUDE, ""] + self._classes(line_directives))

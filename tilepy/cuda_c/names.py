@@ -5,8 +5,9 @@ A Python name is not always a usable C++ identifier: it may be a C++ keyword (`d
 underscore belongs to the implementation, and the headers define macros of that form), a name
 the emitted code itself spells (`int32_t`, `threadIdx`, `tp`), or a runtime macro (`TP_NT`).
 `safe(name)` says whether the name can be emitted as it is; `kernel_symbol` is the kernel's
-`extern "C"` symbol (the launch paths look the kernel up by it); the emitter's `fresh` names
-locals. This module is light: the launch path imports it on a cache hit.
+`extern "C"` symbol (the launch paths look the kernel up by the symbol the artifact records);
+the emitter's `fresh` names locals. This module is light: the launch path imports it on a cache
+hit.
 """
 from __future__ import annotations
 
@@ -47,7 +48,16 @@ def tidy(name: str) -> str:
     return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", name)).strip("_")
 
 
+PREFIX = "tp_kernel_"
+
+
 def kernel_symbol(name: str) -> str:
-    """The kernel's C++ symbol: its own name when that is safe, else `tp_kernel_<tidied name>`
-    (one kernel per translation unit, so the symbol only has to be a valid, unreserved name)."""
-    return name if safe(name) else "tp_kernel_" + (tidy(name) or "k")
+    """The kernel's C++ symbol, always `tp_kernel_<tidied name>`: a kernel named after a C
+    library function (`index`, `exp`, `wait`) neither conflicts with its declaration nor binds
+    to it (one kernel per translation unit, so the symbol only has to be private to tilepy)."""
+    return PREFIX + (tidy(name) or "k")
+
+
+def kernel_name(symbol: str) -> str:
+    """The name messages show for a kernel's `symbol` (its tidied Python name)."""
+    return symbol.removeprefix(PREFIX)

@@ -170,13 +170,99 @@ def _resolve_owner(ref):
     return obj
 
 
+# ----------------------------------------------------------------------------- in this process
+_MISSING = object()
+
+
+class Reads:
+    """What the traces of one kernel read from places a program may rebind while it runs
+    (module globals, closure cells, attributes of its own modules and classes), with the value
+    read: `fresh()` says whether every place still holds it. A launch checks it before reusing
+    compiled code (frontend/kernel.py `changed`), so a changed global recompiles the kernel, as
+    a new process would. Python builtins, modules and tilepy's, numpy's and the standard
+    library's own attributes are not watched (rebinding them is not a program's business), so
+    a typical kernel has nothing to check."""
+    __slots__ = ("items", "_seen")
+
+    def __init__(self):
+        self.items: list[tuple] = []     # (place, name, value, fingerprint or None)
+        self._seen: set = set()
+
+    def env(self, fn, name: str, value):
+        fn = fn if isinstance(fn, types.FunctionType) else getattr(fn, "func", None)
+        if not isinstance(fn, types.FunctionType) or isinstance(value, types.ModuleType):
+            return
+        code = fn.__code__
+        if fn.__closure__ and name in code.co_freevars:
+            self._add(fn.__closure__[code.co_freevars.index(name)], None, value)
+        elif name in fn.__globals__:
+            self._add(fn.__globals__, name, value)
+
+    def attr(self, owner, name: str, value):
+        """Only a value that sits in the module's or a class's own namespace is watched (not
+        one a module's `__getattr__` or a descriptor makes afresh on every read)."""
+        if isinstance(value, types.ModuleType):
+            return
+        if isinstance(owner, types.ModuleType) and not _trusted(owner.__name__):
+            self._add(owner.__dict__, name, value)
+        elif isinstance(owner, type) and not _trusted(owner.__module__):
+            home = next((c.__dict__ for c in owner.__mro__ if name in c.__dict__), None)
+            if home is not None:
+                self._add(home, name, value)
+
+    def _add(self, place, name, value):
+        k = (id(place), name)
+        if _now(place, name) is value and k not in self._seen:
+            self._seen.add(k)
+            self.items.append((place, name, value, fingerprint(value)))
+
+    def fresh(self) -> bool:
+        """Does every place still hold the value read (the same object, or one with the same
+        fingerprint: `N = 64` assigned again)? The common case, module globals holding the
+        same objects, is a dict lookup each."""
+        for place, name, value, _ in self.items:
+            if (place.get(name, _MISSING) if name is not None else _now(place, name)) \
+                    is not value:
+                return self._refresh()
+        return True
+
+    def _refresh(self) -> bool:
+        for i, (place, name, value, f) in enumerate(self.items):
+            now = _now(place, name)
+            if now is not value:
+                if f is None or now is _MISSING or fingerprint(now) != f:
+                    return False
+                self.items[i] = (place, name, now, f)
+        return True
+
+    def add_recorded(self, items: list, values: list, root):
+        """The reads of a trace found in the disk index: its dependencies (`Deps.items`) and
+        their values in this process (`Deps.resolve`)."""
+        for (kind, ref, name, _), v in zip(items, values):
+            if kind == "env":
+                self.env(root if ref == -1 else values[ref], name, v)
+            else:
+                self.attr(values[ref] if isinstance(ref, int) else _resolve_owner(ref), name, v)
+
+
+def _now(place, name):
+    """What a closure cell (`name` None), a module's globals or a class's namespace holds now."""
+    if name is None:
+        try:
+            return place.cell_contents
+        except ValueError:
+            return _MISSING
+    return place.get(name, _MISSING)
+
+
 class Deps:
     """The dependencies of one trace (see the module docstring). `items` is JSON-ready: per
     dependency [kind, ref, name, fingerprint]; kind "env" reads `name` in the function `ref`
     (-1: the kernel, i: the value of dependency i), kind "attr" reads attribute `name` of the
     object `ref` (i, ["mod", module] or ["cls", module, qualname])."""
 
-    def __init__(self, root):
+    def __init__(self, root, reads: Reads | None = None):
+        self.reads = reads if reads is not None else Reads()   # for this process (Reads)
         self.items: list[list] = []
         self._index: dict[tuple, int] = {}
         self._refs: dict[int, int] = {id(root): -1}
@@ -196,6 +282,7 @@ class Deps:
 
     def env(self, fn, name: str, value):
         """The tracer read `name` from function `fn`'s globals, closure or builtins."""
+        self.reads.env(fn, name, value)
         if self.why is None:
             ref = self._refs.get(id(fn))
             if ref is None:
@@ -206,6 +293,7 @@ class Deps:
     def attr(self, owner, name: str, value):
         """The tracer read attribute `name` of `owner` (attributes of plain values are fixed by
         the value's fingerprint; those of modules, classes and functions are dependencies)."""
+        self.reads.attr(owner, name, value)
         if self.why is not None or not isinstance(owner, (types.ModuleType, type,
                                                            types.FunctionType)):
             return

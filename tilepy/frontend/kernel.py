@@ -99,6 +99,14 @@ def _constant_params(func) -> set[str]:
     return out
 
 
+class NothingRead:
+    """What a kernel not traced yet has read: nothing (the compiler gives it an identity.Reads)."""
+    items = ()
+
+    def fresh(self) -> bool:
+        return True
+
+
 class KernelFunction:
     """A function traced as a tile kernel (api/kernel.py's `Kernel` is the user's object)."""
 
@@ -117,7 +125,21 @@ class KernelFunction:
         self.scalar_dtypes = _scalar_dtypes(func)
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
         self.keys: list[tuple] = []      # keys in the order they were first seen
+        self.reads = NothingRead()       # what its traces read (identity.Reads, api/compiler.py)
         functools.update_wrapper(self, func)
+
+    def changed(self) -> bool:
+        """Has a value a trace of this kernel read (a module global, a closure cell, an
+        attribute of the program's module or class) been rebound since? Then its compiled
+        specializations and launch plans are dropped: the next launch traces again (or finds
+        the disk index's trace for the values as they are now)."""
+        if self.reads.fresh():
+            return False
+        self.cache.clear()
+        self.reads = type(self.reads)()
+        for k in [k for k in self.__dict__ if k.startswith("_tp_")]:   # plans (launch/dispatch)
+            del self.__dict__[k]
+        return True
 
     @property
     def name(self) -> str:

@@ -9,8 +9,10 @@ One entry is one file: the payload, a JSON metadata block, then a fixed trailer
 
     magic "TPCACHE1" | payload length (u64) | metadata length (u32) | sha256(payload + metadata)
 
-so a truncated or corrupt file is recognized and treated as a miss, never as a kernel. A shared
-library stays loadable with the trailer appended (the ELF loader reads only what the headers
+so a truncated or corrupt file is recognized and treated as a miss, never as a kernel. The
+metadata names the entry it was written as (`"entry": "<kind>/<key>"`): a file copied or moved
+over another entry's name is a miss too (an entry never serves a key it was not built for). A
+shared library stays loadable with the trailer appended (the ELF loader reads only what the headers
 point at). Writes go to a temporary file in the same folder and are published with os.replace,
 so concurrent processes see a whole entry or none; two processes compiling the same key both
 write equivalent bytes. Past the size cap (TILEPY_CACHE_SIZE) the least recently used entries
@@ -98,15 +100,19 @@ def decode(data: bytes) -> tuple[bytes, dict] | None:
     return bytes(body[:n]), meta if isinstance(meta, dict) else {}
 
 
+def _name(kind: str, key: str) -> str:
+    return f"{kind}/{key}"
+
+
 def get(kind: str, key: str, suffix: str = "") -> Entry | None:
     """The entry for `key`, or None (no cache, absent, truncated, corrupt, not a regular file,
-    unreadable)."""
+    unreadable, written for another key)."""
     path = path_for(kind, key, suffix)
     if path is None:
         return None
     data = fs.read_file(path)
     found = None if data is None else decode(data)
-    if found is None:
+    if found is None or found[1].get("entry") != _name(kind, key):
         return None
     try:
         os.utime(path, follow_symlinks=False)      # last used, for eviction
@@ -118,7 +124,8 @@ def get(kind: str, key: str, suffix: str = "") -> Entry | None:
 def put(kind: str, key: str, payload: bytes, meta: dict, suffix: str = "") -> str | None:
     """Store an entry atomically; returns its path (None when the cache is off or not writable)."""
     path = path_for(kind, key, suffix, create=True)
-    if path is None or not fs.write_file(path, encode(payload, meta)):
+    data = encode(payload, {**meta, "entry": _name(kind, key)})
+    if path is None or not fs.write_file(path, data):
         return None
     cap = settings().cache_size
     if cap is not None:

@@ -55,6 +55,18 @@ def _warn_once(root: str, why: str):
                   f"(set TILEPY_CACHE_DIR to a folder of your own, or 'off')", stacklevel=4)
 
 
+def _warn_unwritable(folder: str, err: OSError):
+    """A write into the cache failed (a full or read-only disk, a quota): said once per process
+    and kind of error, naming the folder; the cache then serves what it holds and keeps nothing."""
+    why = err.strerror or str(err)
+    if ("write", why) in _warned:
+        return
+    _warned.add(("write", why))
+    warnings.warn(f"tilepy's disk cache cannot write to {folder}: {why}. Compiled kernels are "
+                  f"not kept for later processes (free space there, or set TILEPY_CACHE_DIR to a "
+                  f"writable folder of your own, or 'off')", stacklevel=4)
+
+
 def refusal(root: str, st: os.stat_result) -> str | None:
     """Why the folder with stat `st` cannot hold the cache, or None when it can."""
     if not stat.S_ISDIR(st.st_mode):
@@ -76,7 +88,9 @@ def claim(root: str, create: bool) -> bool:
     except FileNotFoundError:
         if not create:
             return False
-        if not make_private_dirs(root):
+        err = _make_dirs(root)
+        if err is not None:
+            _warn_unwritable(root, err)
             return False
         st = os.stat(root)
     except OSError:
@@ -110,6 +124,11 @@ def _own_top_name(root: str, name: str) -> bool:
 
 def make_private_dirs(path: str) -> bool:
     """Create `path` and its missing parents as 0700 folders (the umask does not matter)."""
+    return _make_dirs(path) is None
+
+
+def _make_dirs(path: str) -> OSError | None:
+    """make_private_dirs: None when done, else what failed."""
     missing = []
     p = os.path.abspath(path)
     while not os.path.isdir(p):
@@ -125,9 +144,9 @@ def make_private_dirs(path: str) -> bool:
             except FileExistsError:
                 continue
             os.chmod(d, 0o700)
-    except OSError:
-        return False
-    return os.path.isdir(path)
+    except OSError as e:
+        return e
+    return None if os.path.isdir(path) else NotADirectoryError(f"{path} is not a folder")
 
 
 def is_regular(path: str) -> bool:
@@ -170,10 +189,12 @@ def write_file(path: str, data: bytes) -> bool:
     import tempfile
     folder = os.path.dirname(path)
     try:
-        if not make_private_dirs(folder):
-            return False
+        err = _make_dirs(folder)
+        if err is not None:
+            raise err
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=TMP_PREFIX)
-    except OSError:
+    except OSError as e:
+        _warn_unwritable(folder, e)
         return False
     try:
         with os.fdopen(fd, "wb") as f:
@@ -181,8 +202,9 @@ def write_file(path: str, data: bytes) -> bool:
             f.write(data)
         os.replace(tmp, path)
         return True
-    except OSError:
+    except OSError as e:
         unlink(tmp)
+        _warn_unwritable(folder, e)
         return False
     except BaseException:
         unlink(tmp)

@@ -105,6 +105,23 @@ def flags(mode: str = "fast", threads: int = 1) -> list[str]:
     return f
 
 
+# GCC's redundancy and dead-store elimination query the alias oracle for every memory access
+# against every store before it: quadratic in a kernel's ops, which all live in one function.
+# A 200-op kernel spent 36% of its g++ time walking aliases (-ftime-report: 6.1 s user; 3.2 s
+# with these caps); a kernel of a few dozen ops never reaches them.
+LONG_KERNEL_LINES = 1500
+LONG_KERNEL_FLAGS = ["--param=sccvn-max-alias-queries-per-access=64",
+                     "--param=dse-max-alias-queries-per-store=16"]
+
+
+def long_kernel_flags(source: str, compiler: str) -> list[str]:
+    """GCC's alias-query caps for a long kernel (LONG_KERNEL_FLAGS); none for other kernels
+    or other compilers."""
+    if "clang" in compiler.lower() or source.count("\n") < LONG_KERNEL_LINES:
+        return []
+    return LONG_KERNEL_FLAGS
+
+
 def isa_flags() -> list[str]:
     """The ISA flags of fast-mode libraries on this host."""
     return cpu_isa.isa_flags()
@@ -133,8 +150,8 @@ def host_entry(name: str, param_types: list[str], names: list[str] | None = None
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
             f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
             f"tp::cpu::Report* report) {{\n{_extents(param_types, names, vals)}"
-            f'  return tp::cpu::launch("{name}", dim3(gx, gy, gz), dim3(bx, by, bz), (size_t)smem, '
-            f"workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
+            f'  return tp::cpu::launch("{shown(name)}", dim3(gx, gy, gz), dim3(bx, by, bz), '
+            f"(size_t)smem, workers, report, [&] {{ {name}({', '.join(vals)}); }});\n}}\n")
 
 
 def _extents(param_types: list[str], names: list[str] | None, vals: list[str]) -> str:
@@ -204,6 +221,7 @@ class CpuLibrary:
     mode: str
     threads: int
     log: object = None          # print_log.HostLog of a kernel that prints
+    stack: int = 0              # bytes of stack a block needs (cpu_build.frames_size)
 
 
 _LOADED: dict[str, CpuLibrary] = {}
@@ -217,7 +235,7 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     threads = 1 if mode == "fast" else threads
     full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
-    fl = flags(mode, threads)
+    fl = flags(mode, threads) + long_kernel_flags(full, compiler_id(cxx))
     from ..cuda_c.source_key import location_free
     from ..version import __version__
     key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), location_free(full))
@@ -228,29 +246,35 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
         lib = _load(entry.path) or _load_bytes(entry.payload)   # evicted since: the bytes we read
+        stack = int(entry.meta.get("stack", 0))
     if lib is None:
-        data = _compile(cxx, fl, full, name)
-        path = cache.put("cpu", key, data, {"kind": "cpu", "name": name, "mode": mode,
-                                            "compiler": compiler_id(cxx), "tilepy": __version__},
-                         ".so")
+        data, stack = _compile(cxx, fl, full, name)
+        path = cache.put("cpu", key, data, {"kind": "cpu", "name": shown(name), "mode": mode,
+                                            "compiler": compiler_id(cxx), "tilepy": __version__,
+                                            "stack": stack}, ".so")
         # Another process may evict the entry before it is loaded: then load the bytes in hand.
         lib = (_load(path) if path else None) or _load_bytes(data)
         if lib is None:
-            raise TileCompileError(f"the CPU library of kernel '{name}' does not load")
-    out = library(lib, name, mode, threads)
+            raise TileCompileError(f"the CPU library of kernel '{shown(name)}' does not load")
+    out = library(lib, name, mode, threads, stack)
     _LOADED[key] = out
     return out
 
 
-def library(lib: ctypes.CDLL, name: str, mode: str, threads: int) -> CpuLibrary:
-    """A loaded kernel library with its entry point's signature declared."""
+def library(lib: ctypes.CDLL, name: str, mode: str, threads: int, stack: int = 0) -> CpuLibrary:
+    """A loaded kernel library with its entry point's signature declared; `stack`: the bytes
+    of stack its blocks need (cpu_stack.h; 0: a thread's own stack is enough)."""
     fn = getattr(lib, ENTRY)
+    try:
+        lib.tp_cpu_stack(ctypes.c_size_t(stack))
+    except AttributeError:          # a library saved (tilepy.aot) before stacks were measured
+        pass
     POOL.setdefault("run", ctypes.cast(lib.tp_cpu_pool_run, ctypes.c_void_p).value)
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
                    [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
     from .print_log import HostLog
-    return CpuLibrary(lib, name, mode, threads, HostLog.of(lib))
+    return CpuLibrary(lib, shown(name), mode, threads, HostLog.of(lib), stack)
 
 
 def raw_entry(lib: CpuLibrary):
@@ -268,6 +292,12 @@ def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
     """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],
                         mode or current_mode(), emitted.nt, [n for _, n in emitted.params])
+
+
+def shown(symbol: str) -> str:
+    """The kernel name errors show for an emitted kernel's `symbol` (cuda_c/names.py)."""
+    from ..cuda_c.names import kernel_name
+    return kernel_name(symbol)
 
 
 @functools.lru_cache(maxsize=None)
@@ -297,10 +327,12 @@ def _load_bytes(data: bytes) -> ctypes.CDLL | None:
         os.unlink(path)
 
 
-def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
+def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, int]:
+    """The library's bytes and the stack its blocks need (cpu_build.frames_size)."""
     import subprocess
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="tilepy-build-") as d:
+
+    from . import cpu_build
+    with cpu_build.folder() as d:
         src = os.path.join(d, f"{name}.cpp")
         out = os.path.join(d, f"{name}.so")
         with open(src, "w") as f:
@@ -308,17 +340,18 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> bytes:
         libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
         opts = [f for f in fl if not f.startswith("-l")]
         # not bounded by tilepy.compiler_timeout: that bounds the GPU compilers (launch/timeout.py)
-        proc = subprocess.run([cxx, *opts, src, "-o", out, *libs], capture_output=True, text=True)
+        proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs], None)
         if proc.returncode != 0:
             from .diagnostics import compile_error
-            raise compile_error(f"the host C++ compiler could not build kernel '{name}' for the "
-                                f"CPU backend", proc.stderr)
+            raise compile_error(f"the host C++ compiler could not build kernel "
+                                f"'{shown(name)}' for the CPU backend", proc.stderr)
         try:
             with open(out, "rb") as f:
-                return f.read()
+                return f.read(), cpu_build.frames_size(d)
         except OSError:
             raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
-                                   f"library for kernel '{name}' (is TILEPY_CXX a C++ compiler?)"
+                                   f"library for kernel '{shown(name)}' (is TILEPY_CXX a C++ "
+                                   f"compiler?)"
                                    f"{': ' + proc.stderr.strip() if proc.stderr.strip() else ''}"
                                    ) from None
 

@@ -21,6 +21,10 @@ _PY_LOC = re.compile(r'(?P<f1>[^\s"()]+\.py)\((?P<l1>\d+)\)'
                      r'|at line (?P<l3>\d+) of "?(?P<f3>[^\s"]+\.py)'
                      r'|loc\("(?P<f4>[^"]+\.py)":(?P<l4>\d+):(?P<c4>\d+)\)')
 _ERROR = re.compile(r"(?:catastrophic |fatal )?error(?: #\d+(?:-D)?)?:\s*(?P<msg>.*)")
+# The compiler's environment failed, not the user's code (a full or read-only disk, a killed
+# assembler): such an error names whatever line the compiler had reached.
+_ENVIRONMENT = re.compile(r"No space left on device|Read-only file system|error writing to|"
+                          r"cannot open output file|Disk quota exceeded|Killed signal terminated")
 
 
 def first_error(log: str) -> str | None:
@@ -30,11 +34,14 @@ def first_error(log: str) -> str | None:
 
 
 def user_loc(log: str) -> Loc | None:
-    """The user's Python line that the log's errors point at (through #line), or None."""
+    """The user's Python line that the log's errors point at (through #line), or None (also for
+    a line the file does not have: the code after the kernel's last line, the host entry)."""
     for m in _PY_LOC.finditer(log):
         file = m.group("f1") or m.group("f2") or m.group("f3") or m.group("f4")
         line = int(m.group("l1") or m.group("l2") or m.group("l3") or m.group("l4"))
         text = linecache.getline(file, line)
+        if not text and linecache.getlines(file):
+            continue
         if not text:
             return Loc(file, line, 0)
         col = int(m.group("c4")) - 1 if m.group("c4") else len(text) - len(text.lstrip())
@@ -47,4 +54,8 @@ def compile_error(what: str, log: str) -> TileCompileError:
     line, and the whole raw log attached."""
     first = first_error(log)
     msg = f"{what}: {first}" if first else what
+    if _ENVIRONMENT.search(log):
+        return TileCompilerExecutionError(f"{msg} (the compiler's environment failed, not the "
+                                          f"kernel: free space, or set TMPDIR to a writable "
+                                          f"folder)", None, log=log)
     return TileCompilerExecutionError(msg, user_loc(log), log=log)

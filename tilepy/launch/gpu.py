@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cuda_c.names import kernel_symbol
 from ..errors import TileLaunchError, TileValueError
 from ..host import driver as gpu_driver
 from ..settings import settings
@@ -283,7 +282,7 @@ def loaded_kernel(ck, dev, drv=None) -> Loaded:
                 f"CUDA {_ver(driver_version())}: update the driver, or use compiler='nvrtc'")
         target = device_target(dev)
         code = ck.gpu_code(target)
-        kern = load_code(code.kind, code.data, ck.name, drv)
+        kern = load_code(code.kind, code.data, ck.symbol, ck.name, drv)
         if code.artifact is not None:
             allow_dynamic_smem(kern, dev, code.artifact, target, drv)
         hit = _KERNELS[key] = Loaded(kern, code.block, code.smem,
@@ -318,13 +317,15 @@ def allow_dynamic_smem(kern, dev, artifact, target: str, drv=None):
     drv.allow_dynamic_smem(kern, dev, nbytes)
 
 
-def load_code(kind: str, data: bytes, name: str, drv=None):
-    """Load a cubin or PTX and get kernel `name` from it (CUDA errors: TileLaunchError)."""
+def load_code(kind: str, data: bytes, symbol: str, name: str, drv=None):
+    """Load a cubin or PTX and get kernel `name` from it by its `symbol` (the one its compiler
+    was given: cuda_c/names.kernel_symbol, or the Tile IR entry's for tileiras; CUDA errors:
+    TileLaunchError)."""
     drv = drv or gpu_driver.current()
     oc = drv.core.ObjectCode
     try:
         code = oc.from_cubin(data, name=name) if kind == "cubin" else oc.from_ptx(data, name=name)
-        return code.get_kernel(kernel_symbol(name))
+        return code.get_kernel(symbol)
     except drv.errors as e:
         raise TileLaunchError(f"the driver could not load kernel '{name}' ({kind}): {e}") from None
 

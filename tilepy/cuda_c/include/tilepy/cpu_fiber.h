@@ -73,7 +73,7 @@ struct Worker {
   std::vector<int> proxy_owner;   // cpu_wgmma.h: per 16 bytes of dynamic shared memory, the
                                   // thread whose landed cp.async awaits its fence.proxy.async
 };
-inline thread_local Worker* worker = nullptr;
+static thread_local Worker* worker = nullptr;
 
 constexpr size_t kFiberStack = 256 * 1024;
 
@@ -196,8 +196,9 @@ inline void fiber_main() {
 
 inline void init_fibers(Worker& w) {
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  w.stack_bytes = kFiberStack;
-  w.stride = kFiberStack + page;               // a guard page below every stack
+  // At least the library's frames (cpu_stack.h), with a guard page below every stack.
+  w.stack_bytes = round_to_page(stack_need > kFiberStack ? stack_need : kFiberStack);
+  w.stride = w.stack_bytes + page;
   void* p = mmap(nullptr, w.stride * w.nthreads, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) { set_error("cannot allocate fiber stacks"); w.aborted = true; return; }
@@ -314,6 +315,7 @@ template <class K>
 int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
            const K& kernel) {
   LaunchScope scope(report);
+  if (!scope.ok()) return -3;
   if ((long)block.x * block.y * block.z != TP_NT) {
     set_error(std::string("kernel '") + name + "' was built for " + std::to_string(TP_NT) +
               " threads per block but launched with block " + dim_str(block));

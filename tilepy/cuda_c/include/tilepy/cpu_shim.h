@@ -13,8 +13,16 @@
 // shared memory, which every block finds filled with 0xff bytes (NaN, -1). CUDA's built-in index
 // variables read a thread-local context; the half types are 2-byte structs converted with
 // correctly rounded host code.
+//
+// A launch's state (its lock, error, extents, signal, grid) is `static`: each kernel library has
+// its own. (C++ `inline` variables are STB_GNU_UNIQUE symbols with GCC, which the dynamic linker
+// merges across libraries even with RTLD_LOCAL: every launch in the process would share one
+// lock.) Launches of one library are serialized; launches of different libraries run at once.
 #pragma once
+#include <pthread.h>
+
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cmath>
 #include <cstdint>
@@ -29,6 +37,7 @@
 #include <vector>
 
 #include "tilepy/cpu_pool.h"
+#include "tilepy/cpu_stack.h"
 
 #if defined(TP_FAITHFUL)
 #if TP_NT < 1 || TP_NT > 1024
@@ -39,7 +48,9 @@
 #endif
 
 // ---------------------------------------------------------------------------- CUDA keywords
-#define __global__
+// A kernel binds to its own library's definition, never to a same-named function elsewhere
+// in the process (emitted kernels' symbols are also prefixed: cuda_c/names.py).
+#define __global__ __attribute__((visibility("hidden")))
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
@@ -81,9 +92,9 @@ struct Ctx {
   bool wg_fenced = false;
   std::vector<uint32_t> unfenced;
 };
-inline thread_local Ctx* cur = nullptr;  // faithful mode: rewritten by the scheduler on each switch
-inline dim3 grid_dim, block_dim;         // of the running launch (launches are serialized)
-inline std::mutex launch_mutex;
+static thread_local Ctx* cur = nullptr;  // faithful mode: rewritten by the scheduler on each switch
+static dim3 grid_dim, block_dim;         // of the running launch (this library's are serialized)
+static std::timed_mutex launch_mutex;
 
 inline dim3 index3(long i, dim3 g) {
   return dim3(unsigned(i % g.x), unsigned((i / g.x) % g.y), unsigned(i / ((long)g.x * g.y)));
@@ -101,10 +112,10 @@ inline unsigned char* dynamic_smem() {
 
 // The first error of a launch (copied into its Report), and the user's line it happened at
 // when known (`file` empty otherwise).
-inline std::mutex error_mutex;
-inline std::string error_text, error_file;
-inline int error_line = 0;
-inline std::atomic<bool> failed{false};
+static std::mutex error_mutex;
+static std::string error_text, error_file;
+static int error_line = 0;
+static std::atomic<bool> failed{false};
 inline void set_error(const std::string& msg, const char* file = "", int line = 0) {
   std::lock_guard<std::mutex> g(error_mutex);
   if (failed.exchange(true)) return;
@@ -134,8 +145,8 @@ inline void clear_error() {
 // drops the tag. Pointers of no argument (hand-written kernels, overlapping views beyond the
 // first) keep the union check.
 struct Extent { uintptr_t lo, hi, base; const char* name; };
-inline const Extent* extents = nullptr;
-inline int nextents = -1;
+static const Extent* extents = nullptr;
+static int nextents = -1;
 constexpr int kTagShift = 48;
 constexpr uintptr_t kAddrMask = (uintptr_t(1) << kTagShift) - 1;
 
@@ -230,9 +241,41 @@ struct Report {
   char error_file[1024];
   char error[1024];
 };
-inline std::atomic<int> assert_failures{0};
-inline std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
+static std::atomic<int> assert_failures{0};
+static std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
+static std::atomic<int> wait_signal{0};          // SIGINT while waiting for the launch lock
 inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
+inline void on_wait_signal(int sig) { wait_signal.store(sig, std::memory_order_relaxed); }
+
+// A forked child has only the thread that forked: a launch of this library running in another
+// thread of the parent left its lock held. The child starts with the locks free.
+inline void reset_after_fork() {
+  new (&launch_mutex) std::timed_mutex();
+  new (&error_mutex) std::mutex();
+}
+static const int fork_reset_registered = pthread_atfork(nullptr, nullptr, reset_after_fork);
+
+// Take the launch lock. The main thread's launches (`watch`) waiting behind another thread's
+// launch of this library stop at SIGINT (Ctrl-C) at once: false, with the signal in `sig`.
+inline bool lock_launch(bool watch, int& sig) {
+  if (launch_mutex.try_lock()) return true;
+  struct sigaction sa{}, old{};
+  if (watch) {
+    wait_signal = 0;
+    sa.sa_handler = on_wait_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    if (old.sa_handler == SIG_IGN) {
+      sigaction(SIGINT, &old, nullptr);
+      watch = false;
+    }
+  }
+  bool locked = false;
+  while (!(locked = launch_mutex.try_lock_for(std::chrono::milliseconds(2))))
+    if (watch && (sig = wait_signal.load()) != 0) break;
+  if (watch) sigaction(SIGINT, &old, nullptr);
+  return locked;
+}
 
 // Workers take no new block once this is true: a signal arrived or the launch failed.
 inline bool stopping() {
@@ -240,18 +283,28 @@ inline bool stopping() {
 }
 
 // Holds the launch lock (launches of one library are serialized), resets the per-launch state,
-// and fills the Report before the lock is released. `watch(n)`: a launch of the main thread whose
-// workers run more than one block each stops at SIGINT between blocks (a handler that records
-// the signal, for the launch only; Python re-raises it afterwards). An ignored SIGINT stays so.
+// and fills the Report before the lock is released; `ok()` is false when a signal came while it
+// waited for the lock (the launch does not run; the Report has the signal). `watch(n)`: a
+// launch of the main thread whose workers run more than one block each stops at SIGINT between
+// blocks (a handler that records the signal, for the launch only; Python re-raises it
+// afterwards). An ignored SIGINT stays so.
 class LaunchScope {
-  std::lock_guard<std::mutex> serial_{launch_mutex};
   using PoolRun = decltype(&tp_cpu_pool_run);
   Report* report_;
+  bool locked_ = false;
   bool watching_ = false;
   struct sigaction old_{};
 
  public:
   explicit LaunchScope(Report* r) : report_(r) {
+    int sig = 0;
+    locked_ = lock_launch(r->watch_signals, sig);
+    if (!locked_) {
+      r->signal = sig;
+      r->asserts = 0;
+      r->error[0] = r->error_file[0] = 0;
+      return;
+    }
     clear_error();
     extents = r->extents;
     nextents = r->nextents;
@@ -275,13 +328,16 @@ class LaunchScope {
     const PoolRun run = report_->pool ? (PoolRun)report_->pool : tp_cpu_pool_run;
     run(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
   }
+  bool ok() const { return locked_; }
   ~LaunchScope() {
+    if (!locked_) return;
     if (watching_) sigaction(SIGINT, &old_, nullptr);
     report_->signal = stop_signal.load();
     report_->asserts = assert_failures.load();
     std::snprintf(report_->error, sizeof report_->error, "%s", error_text.c_str());
     std::snprintf(report_->error_file, sizeof report_->error_file, "%s", error_file.c_str());
     report_->error_line = error_line;
+    launch_mutex.unlock();
   }
 };
 
@@ -346,6 +402,7 @@ template <class K>
 int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
            const K& kernel) {
   LaunchScope scope(report);
+  if (!scope.ok()) return -3;
   if (block.x * block.y * block.z != 1) {
     set_error(std::string("kernel '") + name + "' was built for the fast CPU mode (one thread "
               "per block) but launched with more threads per block");
@@ -359,7 +416,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   scope.watch(nblocks, workers);
   std::atomic<long> next{0};
   const long chunk = blocks_per_chunk(nblocks, workers);
-  auto worker = [&] {
+  auto blocks = [&] {
     Ctx ctx;
     cur = &ctx;
     unsigned char* dyn = smem ? dynamic_smem() : nullptr;
@@ -372,6 +429,11 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
       }
     }
     cur = nullptr;
+  };
+  auto worker = [&] {
+    if (!on_stack(blocks)) set_error(std::string("kernel '") + name + "': cannot map " +
+                                     std::to_string(stack_need >> 20) + " MiB of stack for its "
+                                     "tiles (use smaller tiles)");
   };
   scope.run_workers(workers, worker);
   return failed.load() ? -2 : 0;
