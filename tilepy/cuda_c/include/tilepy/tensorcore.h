@@ -172,11 +172,14 @@ TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad,
   bool others_in = true;   // the tile's other dimensions have extent 1
   TP_UNROLL
   for (int i = 0; i < S::rank; ++i)
-    if (i != CD && i != RD) others_in &= idx[i] < v.shape[DM::map[i]];
-  const int64_t rows_left = v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
+    if (i != CD && i != RD) others_in &= in_extent(idx[i], v.shape[DM::map[i]]);
+  // a tile index below 0 is a tile wholly outside (runtime.h in_extent): no row, no column in
+  const int64_t rows_left =
+      idx[RD] < 0 ? 0 : v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
   const int rows = others_in ? (rows_left < SR ? (rows_left > 0 ? (int)rows_left : 0) : SR) : 0;
   const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
-  const int64_t cols_left = v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
+  const int64_t cols_left =
+      idx[CD] < 0 ? 0 : v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
   const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
   const int64_t rstride = v.stride[DM::map[RD]];
   const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
