@@ -122,3 +122,27 @@ def test_a_pipelined_k_loop_from_a_negative_index(mode):
     c = np.zeros((32, 32), np.float32)
     launch((1, 1), k_from_minus_one, (a, b, c, 32, 32, 16), mode)     # tiles for mma.sync
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+POKE = r"""
+#include "tilepy/runtime.h"
+// A store through a view at element k, by the checked address of the view ops.
+extern "C" __global__ void poke(float* a, int n, int k) {
+  const tp::View<float, 1> v{a, {n}, {1}};
+  const tp::cpu::Caller at = tp::cpu::caller();
+  if (threadIdx.x == 0) *TP_VADDR(v, k, 1, "a store") = 1.0f;
+}
+"""
+
+
+def test_the_faithful_mode_checks_every_view_access_against_its_array():
+    """What catches a bounds mistake of the runtime in faithful mode: an address outside the
+    view's bytes ends the launch, saying which access, where and how far."""
+    from tilepy.launch import cpu
+    k = cpu.compile_kernel(POKE, "poke", 32, "faithful")
+    a = np.zeros(8, np.float32)
+    k((1,), a, 8, 7)
+    assert a[7] == 1.0
+    with pytest.raises(ct.TileLaunchError, match=r"a store of 4 bytes at byte -4 from the start "
+                                                 r"of its array, outside its 32 bytes"):
+        k((1,), a, 8, -1)

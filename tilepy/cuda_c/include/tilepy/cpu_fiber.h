@@ -103,14 +103,17 @@ inline std::string where_str(const Worker& w) {
 [[gnu::noinline, gnu::cold]] inline void bad_view_access(const void* base, uintptr_t lo,
                                                          uintptr_t hi, uintptr_t a, size_t n,
                                                          const char* what, const Caller& at) {
-  const char* name = "?";
+  std::string array = "its array";      // a hand-written kernel's arguments have no names
   for (int i = 0; i < nextents; ++i)
-    if (extents[i].base == (uintptr_t)base) { name = extents[i].name; break; }
+    if (extents[i].base == (uintptr_t)base) {
+      array = std::string("array '") + extents[i].name + "'";
+      break;
+    }
   char msg[400];
-  std::snprintf(msg, sizeof msg, "%s of %zu bytes at byte %lld from the start of array '%s', "
-                "outside its %lld bytes: a tile or element index outside the array (on a GPU an "
-                "illegal address, or another array's data)", what, n,
-                (long long)(a - (uintptr_t)base), name, (long long)(hi - lo));
+  std::snprintf(msg, sizeof msg, "%s of %zu bytes at byte %lld from the start of %s, outside "
+                "its %lld bytes: a tile or element index outside the array (on a GPU an illegal "
+                "address, or another array's data)", what, n, (long long)(a - (uintptr_t)base),
+                array.c_str(), (long long)(hi - lo));
   fail(msg, at);
 }
 
