@@ -96,13 +96,13 @@ inline std::string where_str(const Worker& w) {
 
 // ---------------------------------------------------------------------------- global memory
 // Every global access of the view ops (load, store, atomic_red, the cp.async copies of
-// load_async: runtime.h check_view) is checked against the bytes its view spans, [lo, hi): an
+// load_async: runtime.h check_view) is checked against the bytes its view spans (`e`): an
 // access outside ends the launch with a TileLaunchError naming the array (the argument whose
 // base pointer the view's is) and the kernel's line. On a GPU it would be an illegal address,
 // or another array's data.
-[[gnu::noinline, gnu::cold]] inline void bad_view_access(const void* base, uintptr_t lo,
-                                                         uintptr_t hi, uintptr_t a, size_t n,
-                                                         const char* what, const Caller& at) {
+[[gnu::noinline, gnu::cold]] inline void bad_view_access(const void* base, const Extent& e,
+                                                         uintptr_t a, size_t n, const char* what,
+                                                         const Caller& at) {
   std::string array = "its array";      // a hand-written kernel's arguments have no names
   for (int i = 0; i < nextents; ++i)
     if (extents[i].base == (uintptr_t)base) {
@@ -113,7 +113,7 @@ inline std::string where_str(const Worker& w) {
   std::snprintf(msg, sizeof msg, "%s of %zu bytes at byte %lld from the start of %s, outside "
                 "its %lld bytes: a tile or element index outside the array (on a GPU an illegal "
                 "address, or another array's data)", what, n, (long long)(a - (uintptr_t)base),
-                array.c_str(), (long long)(hi - lo));
+                array.c_str(), (long long)(e.hi - e.lo));
   fail(msg, at);
 }
 

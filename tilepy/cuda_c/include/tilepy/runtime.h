@@ -285,17 +285,9 @@ template <class T, int R> struct View {
 template <class T, int R>
 inline void check_view(const View<T, R>& v, const void* p, size_t bytes, const char* what,
                        const cpu::Caller& at) {
-  int64_t lo = 0, hi = 0;
-  bool empty = false;
-  for (int i = 0; i < R; ++i) {
-    empty |= v.shape[i] <= 0;
-    const int64_t step = (v.shape[i] - 1) * v.stride[i];
-    (step < 0 ? lo : hi) += step;
-  }
-  const uintptr_t b = (uintptr_t)v.base, a = (uintptr_t)p;
-  const uintptr_t l = b + lo * (int64_t)sizeof(T), h = b + (hi + 1) * (int64_t)sizeof(T);
-  if (__builtin_expect(empty || a < l || a + bytes > h, 0))
-    cpu::bad_view_access(v.base, l, h, a, bytes, what, at);
+  const cpu::Extent e = cpu::extent_of(v.base, sizeof(T), v.shape, v.stride, R, "");
+  if (__builtin_expect(!cpu::inside(e, (uintptr_t)p, bytes), 0))
+    cpu::bad_view_access(v.base, e, (uintptr_t)p, bytes, what, at);
 }
 template <class T, int R>
 inline T* view_addr(const View<T, R>& v, int64_t off, int n, const char* what,
@@ -431,7 +423,8 @@ template <class S, class L, class T, bool Vec> constexpr int vec_width() {
 }
 
 template <class S, class DM, class L = Cyclic<S::numel>, bool Vec = false, class T, int R>
-TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R], T pad TP_VIEW_AT) {
+TP_DEV Tile<T, S::numel, L> load(const View<T, R>& v, const int64_t (&idx)[R],
+                                 T pad TP_VIEW_AT) {
 #if TP_CPU_FAST
   if constexpr (S::rank > 0) return load_fast<S, DM, L>(v, idx, pad);
 #endif
@@ -1149,7 +1142,8 @@ TP_DEV void atomic_red(const View<T, R>& v, const int64_t (&idx)[R], const Tile<
   for (int s = 0; s < L::K; ++s) {
     if (!L::owner(s)) continue;
     const int64_t off = part_offset<S, DM>(v, idx, L::elem(s));
-    if (off >= 0) atomic_rmw1<Mode, Order, Scope>(TP_VADDR(v, off, 1, "an atomic update"), x.v[s]);
+    if (off >= 0)
+      atomic_rmw1<Mode, Order, Scope>(TP_VADDR(v, off, 1, "an atomic update"), x.v[s]);
   }
 }
 
