@@ -325,8 +325,9 @@ inline void run_block(Worker& w, long b, size_t smem) {
 
 // ---------------------------------------------------------------------------- launch
 // Dynamic shared memory past the launch's `smem` bytes (every worker has kMaxDynamicSmem) holds
-// a fixed pattern, checked after each block: a kernel that writes there was launched with less
-// than it uses (on a GPU an illegal address). Reads of bytes never written are not seen.
+// a fixed pattern, checked when the worker has run its blocks: a kernel that writes there was
+// launched with less than it uses (on a GPU an illegal address). Reads of bytes never written
+// are not seen.
 constexpr size_t kCanaryBlock = 4096;
 inline const unsigned char* smem_canary() {
   static const auto block = [] {
@@ -350,13 +351,13 @@ inline size_t smem_overrun(const unsigned char* dyn, size_t smem) {
   }
   return kMaxDynamicSmem;
 }
-inline void check_smem(Worker& w, const unsigned char* dyn, size_t smem) {
+inline void check_smem(const Worker& w, const unsigned char* dyn, size_t smem) {
   const size_t at = smem_overrun(dyn, smem);
   if (at == kMaxDynamicSmem) return;
-  set_error(where_str(w) + ": a thread wrote dynamic shared memory at byte " + std::to_string(at) +
-            ", past the " + std::to_string(smem) + " bytes the launch gave (shmem_size; on a GPU "
-            "an illegal address): launch with the kernel's smem_bytes");
-  w.aborted = true;
+  set_error("kernel '" + std::string(w.kernel) + "': a thread wrote dynamic shared memory at "
+            "byte " + std::to_string(at) + ", past the " + std::to_string(smem) + " bytes the "
+            "launch gave (shmem_size; on a GPU an illegal address): launch with the kernel's "
+            "smem_bytes");
 }
 
 template <class K>
@@ -391,9 +392,9 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     fill_smem_canary(dyn, smem);
     for (long b; !stopping() && (b = next.fetch_add(1)) < nblocks;) {
       run_block(w, b, smem);
-      if (!w.aborted) check_smem(w, dyn, smem);
       if (w.aborted) break;
     }
+    check_smem(w, dyn, smem);
     free_fibers(w);
     worker = nullptr;
     cur = nullptr;
