@@ -203,7 +203,8 @@ def test_alias_fence_orders_a_store_before_a_load_through_another_view(mode):
         cm = compile_module(module)
         assert "tp::fence_alias();" in cm.cuda_source and "gdc" not in cm.cuda_source
         lib = cpu.build(cm.emitted, cm.compile_source(), mode=mode)
-        cpu.run(lib, (1, 1, 1), [ctypes.c_void_p(a.ctypes.data) for a in (x, q)])
+        cpu.run(lib, (1, 1, 1), [ctypes.c_void_p(a.ctypes.data) for a in (x, q)],
+                smem=cm.emitted.smem_bytes)
         if mode == "faithful":
             from tilepy.launch.nvrtc import compile_cubin
             for arch in ("sm_80", "sm_90"):
@@ -426,7 +427,8 @@ def test_atomic_red_view_on_the_cpu_backend(mode):
     cm = compile_module(parse_module(RED_MODULE))
     x = np.ones((32, 64), np.float32)
     lib = cpu.build(cm.emitted, cm.compile_source(), mode=mode)
-    cpu.run(lib, (3, 1, 1), [ctypes.c_void_p(x.ctypes.data), ctypes.c_int32(24)])
+    cpu.run(lib, (3, 1, 1), [ctypes.c_void_p(x.ctypes.data), ctypes.c_int32(24)],
+            smem=cm.emitted.smem_bytes)      # its shared memory, as a GPU launch gives it
     want = np.ones((32, 64), np.float32)
     want[16:24] += 3 * np.arange(64, dtype=np.float32)
     np.testing.assert_array_equal(x, want)

@@ -184,3 +184,54 @@ def test_minf_and_maxf_of_absf_build_and_agree_in_both_cpu_modes():
     in each float width (the sign bit is read from the bits of a float or a double)."""
     for out in run_batch([_minmax_of_absf_case(e) for e in ("f32", "f64", "f16")], [0]):
         assert out.status == "agree", f"{out.status} {out.execution} {out.detail}"
+
+
+# The first case of the batch `python -m tilepy doctor --gpu` ran into CUDA_ERROR_ILLEGAL_ADDRESS
+# on an H200 (issue 26: benchmarks/gpu.py fuzz_rows(4), seed 15), as hypothesis printed it: a
+# scatter of i1, a flipped e5m2 load with padding, a cat through shared memory.
+H200_CASE = Case(
+    arrays=[ArraySpec("in0", "i16", (96,), (32,), "in", flip=(False,)),
+            ArraySpec("in1", "i1", (1, 35), (16, 4), "in", dim_map=(1, 0), padding="zero",
+                      flip=(False, False)),
+            ArraySpec("in2", "e5m2", (302,), (128,), "in", pad=1, padding="neg_zero",
+                      flip=(True,)),
+            ArraySpec("scatter3", "i1", (149,), (64,), "out"),
+            ArraySpec("out0", "i16", (192,), (64,), "out", pad=3, flip=(False,)),
+            ArraySpec("out1", "i16", (68,), (32,), "out", flip=(False,))],
+    loads=[(0, 0), (1, 1), (2, 2)],
+    steps=[Step("scatter", (1,), (), {"array": 3}),
+           Step("constant", (), ((3, "tile<32xi16>"),), {"value": ("i16", -26302)}),
+           Step("cat", (0, 3), ((4, "tile<64xi16>"),), {"dim": 0})],
+    stores=[(4, 4), (3, 5)], grid=(3, 1), inexact=set(), weights={"err": 0})
+
+
+def _on_the_gpu_path(execution):
+    """The H200 case through `execution` (a fuzz.gpu_execution row) on the fake driver: NVRTC's
+    cubin, run by the faithful CPU build of the same source."""
+    import tilepy as ct
+    from fake_driver import FakeDriver
+    with FakeDriver(), ct.cpu_mode("faithful"):
+        return run_batch([H200_CASE], [15], {"gpu": execution})[0]
+
+
+def test_the_h200_illegal_address_case_agrees_on_the_gpu_path():
+    """The GPU execution launched the batch without the kernel's dynamic shared memory: on the
+    H200 each shared-memory access was an illegal address. It passes shmem_size now."""
+    from fuzz.gpu_execution import GpuExecution
+    out = _on_the_gpu_path(GpuExecution())
+    assert out.status == "agree", f"{out.status} {out.execution} {out.detail}"
+    assert run_batch([H200_CASE], [15])[0].status == "agree"       # and both CPU modes
+
+
+def test_a_launch_short_of_shared_memory_fails_in_faithful_mode():
+    """The gap that let it through: the faithful mode gave every block its 227 KiB whatever the
+    launch asked for. Launched as before the fix (shmem_size 0), the write past it is an error."""
+    from fake_driver import FakeCUDAError
+    from fuzz.gpu_execution import GpuExecution
+
+    class WithoutSharedMemory(GpuExecution):
+        def build(self, cm):
+            return (*super().build(cm)[:3], 0)
+    with pytest.raises(FakeCUDAError, match=r"wrote dynamic shared memory at byte \d+, past the "
+                                            r"0 bytes the launch gave"):
+        _on_the_gpu_path(WithoutSharedMemory())

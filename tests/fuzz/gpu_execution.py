@@ -1,15 +1,18 @@
 """A fuzz execution on the GPU (a row for runner.run_batch's executions): the batch's cubin for
 the device's target, loaded through tilepy's GPU path; each allocation copied to the device,
 the kernel launched with the pointers moved into device memory, the allocations copied back.
-Used by `python -m tilepy doctor --gpu` (benchmarks/gpu.py); runs on the fake driver too."""
+Used by `python -m tilepy doctor --gpu` (benchmarks/gpu.py); runs on the fake driver too.
+
+The launch passes the kernel's dynamic shared memory for the device's target, as tilepy's own
+launches do (issue 26: without it every shared-memory access of the batch was an illegal address
+on an H200; the faithful CPU mode reports a write past the launch's shared memory)."""
 from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
 
 from tilepy.host import driver as gpu_driver
-from tilepy.launch import gpu
-from tilepy.launch.nvrtc import compile_cubin
+from tilepy.launch import gpu, nvrtc
 
 
 @dataclass(frozen=True)
@@ -23,14 +26,16 @@ class GpuExecution:
         ctx = gpu.DeviceContext(dev, drv)
         prev = ctx.enter()
         try:
-            code = compile_cubin(cm.compile_source(), gpu.device_target(dev), cm.emitted.name)
-            kern = gpu.load_code(code.kind, code.data, cm.symbol, cm.name, drv)
-            return kern, ctx, cm.emitted.nt
+            target = gpu.device_target(dev)
+            code = nvrtc.compile_cubin(cm.compile_source(), target, cm.emitted.name)
+            kernel = gpu.load_code(code.kind, code.data, cm.symbol, cm.name, drv)
+            gpu.allow_dynamic_smem(kernel, dev, cm.emitted, target, drv)
+            return kernel, ctx, cm.emitted.nt, cm.emitted.smem_for(target)
         finally:
             ctx.leave(prev)
 
     def run(self, lib, grid, values, bases):
-        kernel, ctx, nt = lib
+        kernel, ctx, nt, smem = lib
         drv = ctx.drv
         prev = ctx.enter()
         try:
@@ -39,8 +44,8 @@ class GpuExecution:
                 drv.to_device(p, b)
             args = [_moved(v, bases, dev_ptrs) for v in values]
             stream = ctx.dev.default_stream
-            drv.core.launch(stream, drv.core.LaunchConfig(grid=grid, block=(nt, 1, 1)), kernel,
-                            *args)
+            drv.core.launch(stream, drv.core.LaunchConfig(grid=grid, block=(nt, 1, 1),
+                                                          shmem_size=smem), kernel, *args)
             stream.sync()
             for p, b in zip(dev_ptrs, bases):
                 drv.to_host(b, p)

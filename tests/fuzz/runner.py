@@ -41,10 +41,10 @@ class CpuExecution:
     mode: str
 
     def build(self, cm):
-        return cpu.build(cm.emitted, cm.compile_source(), mode=self.mode)
+        return cpu.build(cm.emitted, cm.compile_source(), mode=self.mode), cm.emitted.smem_bytes
 
     def run(self, lib, grid, values):
-        cpu.run(lib, grid, values)
+        cpu.run(lib[0], grid, values, smem=lib[1])     # its shared memory, as a GPU launch
 
 
 EXECUTIONS = {            # every execution compared with the interpreter (the reference)

@@ -17,6 +17,7 @@
 // (tilepy/cpu_warp.h) and releases them. Errors (undefined behavior that is detected, such as a
 // lane calling a shuffle with a mask without itself) end the launch with a message for Python.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -87,12 +88,35 @@ inline std::string where_str(const Worker& w) {
 
 // End the launch: detected undefined behavior or a deadlock. Called on a fiber's stack, it
 // jumps back to the scheduler, which abandons the block.
-[[noreturn]] inline void fail(const std::string& msg) {
+[[noreturn]] inline void fail(const std::string& msg, const Caller& at = {"", 0}) {
   Worker* w = worker;
-  set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg);
+  set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg, at.file, at.line);
   w->aborted = true;
   context_switch(cur->fiber->context, w->scheduler);   // never resumed
   __builtin_unreachable();
+}
+
+// ---------------------------------------------------------------------------- global memory
+// Every global access of the view ops (load, store, atomic_red, the cp.async copies of
+// load_async: runtime.h check_view) is checked against the bytes its view spans (`e`): an
+// access outside ends the launch with a TileLaunchError naming the array (the argument whose
+// base pointer the view's is) and the kernel's line. On a GPU it would be an illegal address,
+// or another array's data.
+[[gnu::noinline, gnu::cold]] inline void bad_view_access(const void* base, const Extent& e,
+                                                         uintptr_t a, size_t n, const char* what,
+                                                         const Caller& at) {
+  std::string array = "its array";      // a hand-written kernel's arguments have no names
+  for (int i = 0; i < nextents; ++i)
+    if (extents[i].base == (uintptr_t)base) {
+      array = std::string("array '") + extents[i].name + "'";
+      break;
+    }
+  char msg[400];
+  std::snprintf(msg, sizeof msg, "%s of %zu bytes at byte %lld from the start of %s, outside "
+                "its %lld bytes: a tile or element index outside the array (on a GPU an illegal "
+                "address, or another array's data)", what, n, (long long)(a - (uintptr_t)base),
+                array.c_str(), (long long)(e.hi - e.lo));
+  fail(msg, at);
 }
 
 inline std::string hex(uint32_t x) {
@@ -311,6 +335,42 @@ inline void run_block(Worker& w, long b, size_t smem) {
 }
 
 // ---------------------------------------------------------------------------- launch
+// Dynamic shared memory past the launch's `smem` bytes (every worker has kMaxDynamicSmem) holds
+// a fixed pattern, checked when the worker has run its blocks: a kernel that writes there was
+// launched with less than it uses (on a GPU an illegal address). Reads of bytes never written
+// are not seen.
+constexpr size_t kCanaryBlock = 4096;
+inline const unsigned char* smem_canary() {
+  static const auto block = [] {
+    std::unique_ptr<unsigned char[]> b(new unsigned char[kCanaryBlock]);
+    for (size_t i = 0; i < kCanaryBlock; ++i) b[i] = (unsigned char)(0x5b + 0x9d * (i % 251));
+    return b;
+  }();
+  return block.get();
+}
+inline void fill_smem_canary(unsigned char* dyn, size_t smem) {
+  for (size_t o = smem; o < kMaxDynamicSmem; o += kCanaryBlock)
+    std::memcpy(dyn + o, smem_canary(), std::min(kCanaryBlock, kMaxDynamicSmem - o));
+}
+// The first byte past `smem` that a block changed, or kMaxDynamicSmem.
+inline size_t smem_overrun(const unsigned char* dyn, size_t smem) {
+  for (size_t o = smem; o < kMaxDynamicSmem; o += kCanaryBlock) {
+    const size_t n = std::min(kCanaryBlock, kMaxDynamicSmem - o);
+    if (std::memcmp(dyn + o, smem_canary(), n) == 0) continue;
+    for (size_t i = 0; i < n; ++i)
+      if (dyn[o + i] != smem_canary()[i]) return o + i;
+  }
+  return kMaxDynamicSmem;
+}
+inline void check_smem(const Worker& w, const unsigned char* dyn, size_t smem) {
+  const size_t at = smem_overrun(dyn, smem);
+  if (at == kMaxDynamicSmem) return;
+  set_error("kernel '" + std::string(w.kernel) + "': a thread wrote dynamic shared memory at "
+            "byte " + std::to_string(at) + ", past the " + std::to_string(smem) + " bytes the "
+            "launch gave (shmem_size; on a GPU an illegal address): launch with the kernel's "
+            "smem_bytes");
+}
+
 template <class K>
 int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
            const K& kernel) {
@@ -340,10 +400,13 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     w.entry = [](const void* k) { (*(const K*)k)(); };
     worker = &w;
     init_fibers(w);
+    unsigned char* const dyn = dynamic_smem();
+    fill_smem_canary(dyn, smem);
     for (long b; !stopping() && (b = next.fetch_add(1)) < nblocks;) {
       run_block(w, b, smem);
       if (w.aborted) break;
     }
+    check_smem(w, dyn, smem);
     free_fibers(w);
     worker = nullptr;
     cur = nullptr;

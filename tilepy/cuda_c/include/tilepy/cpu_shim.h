@@ -150,17 +150,21 @@ static int nextents = -1;
 constexpr int kTagShift = 48;
 constexpr uintptr_t kAddrMask = (uintptr_t(1) << kTagShift) - 1;
 
-inline Extent extent(const void* p, size_t elem, std::initializer_list<long long> shape,
-                     std::initializer_list<long long> strides, const char* name) {
+template <class I>
+inline Extent extent_of(const void* p, size_t elem, const I* shape, const I* strides, size_t rank,
+                        const char* name) {
   long long lo = 0, hi = 0;
-  auto st = strides.begin();
-  for (long long n : shape) {
-    if (n <= 0) return {0, 0, 0, name};
-    const long long step = (n - 1) * *st++;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] <= 0) return {0, 0, 0, name};
+    const long long step = (long long)(shape[i] - 1) * strides[i];
     (step < 0 ? lo : hi) += step;
   }
   return {(uintptr_t)p + lo * (long long)elem, (uintptr_t)p + (hi + 1) * (long long)elem,
           (uintptr_t)p, name};
+}
+inline Extent extent(const void* p, size_t elem, std::initializer_list<long long> shape,
+                     std::initializer_list<long long> strides, const char* name) {
+  return extent_of(p, elem, shape.begin(), strides.begin(), shape.size(), name);
 }
 
 inline bool inside(const Extent& e, uintptr_t a, size_t n) { return a >= e.lo && a + n <= e.hi; }

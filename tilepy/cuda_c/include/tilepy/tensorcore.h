@@ -142,7 +142,8 @@ template <class Op> TP_DEV int chunk_at(int ch, int& b, int& sr, int& sc) {
 // with padding (zero padding: a zero-filling cp.async). Visible to the block after pipe_wait and
 // __syncthreads().
 template <class S, class DM, class Op, class T, int R>
-TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d
+                              TP_VIEW_AT) {
   constexpr int EPC = Op::EPC;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1;    // the tile dimension of a storage row
   constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
@@ -156,11 +157,13 @@ TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pa
     int64_t off;
     const int n = chunk_span<S, DM, EPC, CD>(v, idx, e0, off);
     if (n == EPC || zero_bits(pad)) {   // zero padding: the copy fills it in
-      copy16_zfill(dst, n ? v.base + off : v.base, n * (int)sizeof(T));
+      copy16_zfill(dst, n ? TP_VADDR(v, off, n, "a cp.async read") : v.base,
+                   n * (int)sizeof(T));
     } else {
       const int64_t stride = v.stride[DM::map[CD]];
       TP_ROLLED   // a chunk at the tensor's edge (rare): a loop, not EPC copies of a branch
-      for (int j = 0; j < EPC; ++j) dst[j] = j < n ? v.base[off + j * stride] : pad;
+      for (int j = 0; j < EPC; ++j)
+        dst[j] = j < n ? *TP_VADDR(v, off + j * stride, 1, "a load") : pad;
     }
   }
 }
@@ -171,7 +174,8 @@ TP_DEV void load_async_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pa
 // once), then writes each chunk with one 16-byte shared-memory store. Synchronous copies: the
 // tile is in place after __syncthreads(), as a cp.async one is after pipe_wait too.
 template <class S, class DM, class Op, class T, int R>
-TP_DEV void gather_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+TP_DEV void gather_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d
+                          TP_VIEW_AT) {
   constexpr int EPC = Op::EPC, CD = Op::tr ? S::rank - 2 : S::rank - 1;
   constexpr int NCH = Op::elems / EPC, ITER = (NCH + NT - 1) / NT;
   const int64_t stride = v.stride[DM::map[CD]];
@@ -184,7 +188,8 @@ TP_DEV void gather_chunks(const View<T, R>& v, const int64_t (&idx)[R], T pad, c
     const int n = NCH % NT == 0 || ch < NCH
                       ? chunk_span<S, DM, EPC, CD>(v, idx, chunk_at<Op>(ch, b, sr, sc), off) : 0;
     TP_UNROLL
-    for (int j = 0; j < EPC; ++j) vals[k][j] = j < n ? v.base[off + j * stride] : pad;
+    for (int j = 0; j < EPC; ++j)
+      vals[k][j] = j < n ? *TP_VADDR(v, off + j * stride, 1, "a load") : pad;
   }
   TP_UNROLL
   for (int k = 0; k < ITER; ++k) {
@@ -222,18 +227,22 @@ template <class Op> constexpr bool rows_form() {
   else return (NT / CPR) % (Op::RPL * Op::SW) == 0 || CPR <= 1;
 }
 template <class S, class DM, bool Whole, class Op, class T, int R>
-TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d
+                            TP_VIEW_AT) {
   constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR, SC = Op::SC;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
-  if (!zero_bits(pad)) return load_async_chunks<S, DM>(v, idx, pad, d);
+  if (!zero_bits(pad)) return load_async_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   bool others_in = true;   // the tile's other dimensions have extent 1
   TP_UNROLL
   for (int i = 0; i < S::rank; ++i)
-    if (i != CD && i != RD) others_in &= idx[i] < v.shape[DM::map[i]];
-  const int64_t rows_left = v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
+    if (i != CD && i != RD) others_in &= in_extent(idx[i], v.shape[DM::map[i]]);
+  // a tile index below 0 is a tile wholly outside (runtime.h in_extent): no row, no column in
+  const int64_t rows_left =
+      idx[RD] < 0 ? 0 : v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
   const int rows = others_in ? (rows_left < SR ? (rows_left > 0 ? (int)rows_left : 0) : SR) : 0;
   const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
-  const int64_t cols_left = v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
+  const int64_t cols_left =
+      idx[CD] < 0 ? 0 : v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
   const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
   const int64_t rstride = v.stride[DM::map[RD]];
   const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
@@ -242,6 +251,8 @@ TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad,
   TP_UNROLL
   for (int k = 0; k * RS < SR; ++k) {
     if (SR % RS != 0 && r0 + k * RS >= SR) break;
+    if (nbytes && r0 + k * RS < rows)
+      TP_CHECK_VIEW(v, src + k * RS * rstride, nbytes, "a cp.async read");
     copy16_pred(dst + k * RS * SC, src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
   }
   if (!whole) {   // the chunk straddles the tensor's edge (rare): copy its part, zeros after it
@@ -254,20 +265,20 @@ TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 }
 
 template <class S, class DM, bool Vec, bool Whole = false, class Op, class T, int R>
-TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d) {
+TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d TP_VIEW_AT) {
   static_assert(S::numel == Op::elems && S::rank >= 2, "operand of another shape");
 #if TP_CPU_FAST
   if constexpr (!Op::tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
 #endif
   if constexpr (!Vec && Op::SC % Op::EPC == 0) {   // not proven: choose at run time
     if (chunks_aligned<DM, Op::tr ? S::rank - 2 : S::rank - 1>(v))
-      load_async<S, DM, true, Whole>(v, idx, pad, d);
+      load_async<S, DM, true, Whole>(v, idx, pad, d TP_PASS_AT);
     else
-      gather_chunks<S, DM>(v, idx, pad, d);
+      gather_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   } else if constexpr (Vec && rows_form<Op>()) {
-    load_async_rows<S, DM, Whole>(v, idx, pad, d);
+    load_async_rows<S, DM, Whole>(v, idx, pad, d TP_PASS_AT);
   } else if constexpr (Op::SC % Op::EPC == 0) {
-    load_async_chunks<S, DM>(v, idx, pad, d);
+    load_async_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   } else {
     constexpr int RC = Op::rows * Op::cols, ITER = (Op::elems + NT - 1) / NT;
     TP_UNROLL
@@ -275,7 +286,8 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad, cons
       const int e = k * NT + tid();
       if (Op::elems % NT != 0 && e >= Op::elems) break;
       const int64_t off = part_offset<S, DM>(v, idx, e);
-      d.at(e / RC, (e / Op::cols) % Op::rows, e % Op::cols) = off >= 0 ? v.base[off] : pad;
+      d.at(e / RC, (e / Op::cols) % Op::rows, e % Op::cols) =
+          off >= 0 ? *TP_VADDR(v, off, 1, "a load") : pad;
     }
   }
 }

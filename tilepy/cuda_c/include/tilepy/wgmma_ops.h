@@ -84,25 +84,31 @@ template <class Op> constexpr bool wg_rows_form() {
 }
 
 template <class S, class DM, bool Whole, class Op, class T, int R>
-TP_DEV void wg_load_rows(const View<T, R>& v, const int64_t (&idx)[R], const Op& d) {
+TP_DEV void wg_load_rows(const View<T, R>& v, const int64_t (&idx)[R], const Op& d TP_VIEW_AT) {
   constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
   bool others_in = true;   // the tile's other dimensions have extent 1
   TP_UNROLL
   for (int i = 0; i < S::rank; ++i)
-    if (i != CD && i != RD) others_in &= idx[i] < v.shape[DM::map[i]];
-  const int64_t rows_left = v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
+    if (i != CD && i != RD) others_in &= in_extent(idx[i], v.shape[DM::map[i]]);
+  // a tile index below 0 is a tile wholly outside (runtime.h in_extent): no row, no column in
+  const int64_t rows_left =
+      idx[RD] < 0 ? 0 : v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
   const int rows = others_in ? (rows_left < Op::SR ? (rows_left > 0 ? (int)rows_left : 0) : Op::SR) : 0;
   const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
-  const int64_t cols_left = v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
+  const int64_t cols_left =
+      idx[CD] < 0 ? 0 : v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
   const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
   const int64_t rstride = v.stride[DM::map[RD]];
   const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
   T* dst = d.srow(0, r0, sc);
   const bool whole = Whole || nbytes == 16 || nbytes == 0;   // this thread's column chunk: in or out
   TP_UNROLL
-  for (int k = 0; k * RS < Op::SR; ++k)
+  for (int k = 0; k * RS < Op::SR; ++k) {
+    if (nbytes && r0 + k * RS < rows)
+      TP_CHECK_VIEW(v, src + k * RS * rstride, nbytes, "a cp.async read");
     copy16_pred(dst + wg_step<Op>(k), src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
+  }
   if (!whole) {   // the chunk straddles the tensor's edge (rare): its part, zeros after it
     TP_ROLLED
     for (int k = 0; k * RS < Op::SR; ++k)
@@ -113,7 +119,7 @@ TP_DEV void wg_load_rows(const View<T, R>& v, const int64_t (&idx)[R], const Op&
 template <class S, class DM, bool Vec, bool Whole = false, class T, int R, class E, int R2, int C2,
           bool Tr, int FM>
 TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
-                       const WgOp<E, R2, C2, Tr, FM>& d) {
+                       const WgOp<E, R2, C2, Tr, FM>& d TP_VIEW_AT) {
   static_assert(S::numel == R2 * C2 && S::rank >= 2, "operand of another shape");
 #if TP_CPU_FAST
   if constexpr (!Tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
@@ -122,13 +128,13 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
   static_assert(Op::SC % Op::EPC == 0, "wgmma rows are whole 16-byte chunks (lowering/wgmma.py)");
   if constexpr (!Vec) {   // alignment not proven: chosen at run time, as tensorcore.h's load_async
     if (chunks_aligned<DM, Tr ? S::rank - 2 : S::rank - 1>(v))
-      return load_async<S, DM, true, Whole>(v, idx, pad, d);
-    return gather_chunks<S, DM>(v, idx, pad, d);
+      return load_async<S, DM, true, Whole>(v, idx, pad, d TP_PASS_AT);
+    return gather_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   } else {
     if constexpr (wg_rows_form<Op>()) {
-      if (zero_bits(pad)) return wg_load_rows<S, DM, Whole>(v, idx, d);
+      if (zero_bits(pad)) return wg_load_rows<S, DM, Whole>(v, idx, d TP_PASS_AT);
     }
-    load_async_chunks<S, DM>(v, idx, pad, d);
+    load_async_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   }
 }
 
