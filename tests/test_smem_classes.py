@@ -13,6 +13,7 @@ from tests.reference_kernels import attention, matmul
 from tests.reference_kernels.cases import _mm_check, case_attention_ragged
 from tilepy.api.compiler import compile_for_args
 from tilepy.cuda_c.backend import CppBackend
+from tilepy.cuda_c.names import kernel_symbol
 from tilepy.cuda_c.targets import (KIB, PIPELINE_CLASSES, SMEM_PER_BLOCK, class_macro,
                                    smem_class)
 
@@ -112,7 +113,7 @@ def test_each_device_gets_its_classs_size_and_kernel(cc, nbytes):
     with FakeDriver(cc=cc) as drv:
         ct.launch(None, (1, 1), matmul.matmul, tuple(
             cuda_array(x, "cai") if isinstance(x, np.ndarray) else x for x in args))
-        assert ("kernel.max_dynamic_smem", ("matmul", nbytes)) in drv.calls
+        assert ("kernel.max_dynamic_smem", (kernel_symbol("matmul"), nbytes)) in drv.calls
         assert [x.smem for x in drv.launches] == [nbytes]
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     _mm_check(c, a64 @ b64, np.abs(a64) @ np.abs(b64), 1e-5)
