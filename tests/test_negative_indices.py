@@ -146,3 +146,19 @@ def test_the_faithful_mode_checks_every_view_access_against_its_array():
     with pytest.raises(ct.TileLaunchError, match=r"a store of 4 bytes at byte -4 from the start "
                                                  r"of its array, outside its 32 bytes"):
         k((1,), a, 8, -1)
+
+
+def test_the_sm90a_class_k_loop_from_a_negative_index(monkeypatch):
+    """The warpgroup-MMA class (issue 29) copies its operands with bounds of its own
+    (wgmma_ops.h wg_load_rows): tile -1 is zeros there too, in the faithful emulation."""
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    rng = np.random.default_rng(29)
+    a = rng.integers(-3, 4, (64, 96)).astype(np.float16)
+    b = rng.integers(-3, 4, (96, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    with FakeDriver() as drv, ct.cpu_mode("faithful"):
+        ct.launch(None, (1, 1), k_from_minus_one,
+                  (cuda_array(a), cuda_array(b), cuda_array(c), 64, 64, 32))
+        (source,) = drv.sources.values()
+    assert "tp::wgmma_tc<" in source
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
