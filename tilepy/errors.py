@@ -119,9 +119,16 @@ def caller_loc() -> Loc | None:
 
 def for_user(e: "TileError") -> "TileError":
     """`e` as the user sees it: located at the call into tilepy when nothing inside placed it,
-    and without tilepy's frames (raise it `from None`)."""
+    without tilepy's frames and without the exceptions it was raised from. Re-raise it with a
+    bare `raise` in the `except` block that caught it: a re-raise adds no frame, so from
+    Python 3.11 the traceback ends at the user's line (3.10 re-raises the traceback it caught,
+    which is cut here to the entry point's own frame)."""
     if e.loc is None:
         e.loc = caller_loc()
+    tb = e.__traceback__
+    if tb is not None:
+        tb.tb_next = None
+    e.__cause__, e.__suppress_context__ = None, True
     return e.with_traceback(None)
 
 

@@ -124,7 +124,8 @@ def launch(stream, grid, kernel, args, *, backend=None):
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
-            raise for_user(e) from None
+            for_user(e)
+            raise
     if type(args) is tuple:
         try:
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
@@ -140,11 +141,13 @@ def launch(stream, grid, kernel, args, *, backend=None):
                     try:
                         return plan.run(g, found[1], stream)
                     except TileError as e:
-                        raise for_user(e) from None
+                        for_user(e)
+                        raise
     try:
         return _launch(stream, grid, kernel, args)
     except TileError as e:
-        raise for_user(e) from None
+        for_user(e)
+        raise
 
 
 def _launch(stream, grid, kernel, args):
