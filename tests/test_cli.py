@@ -61,3 +61,12 @@ def test_cache_list_limit_and_kernel_filter(filled):
     assert last.startswith("3 entries, ") and last.endswith(" B (of 6 in the cache)"), text
     assert "matmul: 2 entries" in _list("--kernel", "m*l")
     assert "no entries for kernels matching 'nothing'" in _list("--kernel", "nothing")
+
+
+def test_cache_clear_of_a_folder_that_does_not_exist_says_so(tmp_path, monkeypatch):
+    missing = tmp_path / "no-such-cache"
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(missing))
+    out = io.StringIO()
+    assert cli.main(["cache", "clear"], out) == 0
+    assert out.getvalue() == f"{missing} does not exist: nothing to clear\n"
+    assert not missing.exists()
