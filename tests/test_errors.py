@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from kernels_util import assert_located
+from kernels_util import assert_located, marker_loc
 
 HERE = __file__
 PACKAGE = os.path.dirname(ct.__file__) + os.sep     # tilepy's own files, wherever they are
@@ -356,7 +356,7 @@ def test_error_notes_name_the_call_site_only_in_helpers():
 def test_error_in_helper_names_the_call_site():
     with pytest.raises(ct.TileUnsupportedFeatureError) as info:
         recursion.mlir(V32)
-    line = [i for i, l in enumerate(open(HERE), 1) if l.rstrip().endswith("# E11-call")][0]
+    line, _ = marker_loc(HERE, "E11-call", "")
     assert f"called from {HERE}:{line}:" in str(info.value)
 
 
