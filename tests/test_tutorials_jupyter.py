@@ -1,8 +1,9 @@
 """The tutorials as notebook users run them: each is opened as a notebook (jupytext) and executed
-in a real Jupyter kernel (nbclient + ipykernel), once from the tutorials folder and once saved
-somewhere else (what they import comes from the installed package, not from beside them). They
-print the same checks as when run as scripts, and draw their figures (into `figures/` beside a
-notebook saved elsewhere)."""
+in a real Jupyter kernel (nbclient + ipykernel) from the tutorials folder, in the faithful CPU mode
+(test_tutorials.py runs them as scripts in the fast mode: one run per tutorial and mode), and one
+also saved somewhere else (what they import comes from the installed package, not from beside
+them). They print the same checks as when run as scripts, and draw their figures (into `figures/`
+beside a notebook saved elsewhere)."""
 import ast
 import os
 import shutil
@@ -47,7 +48,8 @@ def test_tutorial_runs_in_a_jupyter_kernel(path, place, tmp_path):
         cwd.mkdir()
         shutil.copy(path, cwd / name)
         figures = cwd / "figures"               # the default: beside the notebook
-    env = {"TUTORIAL_FIGURES_DIR": str(figures) if place == PLACES[0] else ""}
+    env = {"TUTORIAL_FIGURES_DIR": str(figures) if place == PLACES[0] else "",
+           "TILEPY_CPU_MODE": "faithful" if place == PLACES[0] else "fast"}
     execute(nb, cwd, env, timeout=900)
     out = "\n".join(text_of(c) for c in nb.cells if c.cell_type == "code")
     lines, drawn = EXPECT[name]
