@@ -76,6 +76,13 @@ EXPECT = {
 }
 
 
+def runs(paths):
+    """The tutorials as test parameters: tutorial 6 (torch.compile, opcheck, gradcheck) has a
+    larger CPU-time budget than the rest (tests/conftest.py)."""
+    return [pytest.param(p, id=os.path.basename(p),
+                         marks=[pytest.mark.budget(120)] if "06_torch" in p else []) for p in paths]
+
+
 def run_tutorial(path, figures, *pre):
     env = {**os.environ, "TUTORIAL_FIGURES_DIR": str(figures)}
     cmd = [sys.executable, *pre] if pre else [sys.executable, path]
@@ -88,7 +95,7 @@ def test_every_tutorial_has_expectations():
     assert sorted(EXPECT) == [os.path.basename(p) for p in TUTORIALS]
 
 
-@pytest.mark.parametrize("path", TUTORIALS, ids=[os.path.basename(p) for p in TUTORIALS])
+@pytest.mark.parametrize("path", runs(TUTORIALS))
 def test_tutorial_runs_and_checks(path, tmp_path):
     out = run_tutorial(path, tmp_path)
     lines, figures = EXPECT[os.path.basename(path)]

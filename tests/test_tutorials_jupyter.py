@@ -34,9 +34,10 @@ def test_tutorials_import_nothing_from_beside_them():
         assert not names & beside and not relative, (path, names & beside)
 
 
-@pytest.mark.parametrize("path,place", RUNS,
-                         ids=[os.path.basename(p) + ("" if w == PLACES[0] else "-elsewhere")
-                              for p, w in RUNS])
+@pytest.mark.parametrize("path,place", [
+    pytest.param(p, w, id=os.path.basename(p) + ("" if w == PLACES[0] else "-elsewhere"),
+                 marks=[pytest.mark.budget(150)] if "06_torch" in p else [])  # torch.compile...
+    for p, w in RUNS])
 def test_tutorial_runs_in_a_jupyter_kernel(path, place, tmp_path):
     jupytext = pytest.importorskip("jupytext")
     name = os.path.basename(path)
