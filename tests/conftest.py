@@ -1,11 +1,15 @@
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 
 import pytest
+
+try:
+    import resource                  # CPU time of the process and its children (POSIX)
+except ImportError:                  # elsewhere the time budget is not checked
+    resource = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -71,7 +75,7 @@ def pytest_sessionfinish(session, exitstatus):
 # only one with -n 0) points TILEPY_CACHE_DIR at a fresh private folder, which the workers,
 # subprocesses and notebook kernels the tests start inherit through the environment, and removes
 # it at the end. TILEPY_TEST_CACHE_DIR=<folder> keeps the kernels in that folder instead, for
-# faster reruns while developing (it must be a tilepy cache: created private, or one made so).
+# faster reruns while developing (made private when it does not exist yet).
 _SESSION_CACHE: str | None = None
 
 
@@ -104,6 +108,8 @@ _OVER: list = []
 
 
 def _cpu_seconds() -> float:
+    if resource is None:
+        return 0.0
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
@@ -115,7 +121,7 @@ def pytest_runtest_protocol(item, nextitem):
     used = _cpu_seconds() - start
     mark = item.get_closest_marker("budget")
     allowed = mark.args[0] if mark else BUDGET_S
-    if used > allowed and os.environ.get("TILEPY_TEST_BUDGET") != "off":
+    if used > allowed and resource is not None and os.environ.get("TILEPY_TEST_BUDGET") != "off":
         _OVER.append((item.nodeid, round(used, 1), allowed))
 
 
