@@ -1,7 +1,7 @@
 """The tutorials as notebook users run them: each is opened as a notebook (jupytext) and executed
 in a real Jupyter kernel (nbclient + ipykernel) from the tutorials folder, in the faithful CPU mode
-(test_tutorials.py runs them as scripts in the fast mode: one run per tutorial and mode), and one
-also saved somewhere else (what they import comes from the installed package, not from beside
+(test_tutorials.py runs the first as a script in the fast mode, as README's first command), and
+one also saved somewhere else (what they import comes from the installed package, not from beside
 them). They print the same checks as when run as scripts, and draw their figures (into `figures/`
 beside a notebook saved elsewhere)."""
 import ast
