@@ -3,7 +3,6 @@ between launches and shared by every kernel library and both CPU modes, idle wit
 rebuilt in a forked child, and a launch still complete when the system refuses threads.
 Each check runs in a fresh process, which counts its own threads in /proc/self/task."""
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -107,7 +106,7 @@ def test_a_forked_child_starts_its_own_pool(tmp_path):
 
 REFUSED = PRELUDE + textwrap.dedent("""
     import resource
-    size = int(pathlib.Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     resource.setrlimit(resource.RLIMIT_AS, (size + (4 << 20), resource.RLIM_INFINITY))
     ct.launch(None, (4096,), bump, (a,))       # no room for a thread's stack: no helper starts
     print("refused", (a == 1).all(), len(tasks() - base))
