@@ -2,8 +2,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
+
+try:
+    import resource                  # CPU time of the process and its children (POSIX)
+except ImportError:                  # elsewhere the time budget is not checked
+    resource = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -39,6 +45,7 @@ _ABI_SEEN: dict = {}
 
 def pytest_configure(config):
     global _ABI
+    _use_test_cache(config)
     from abi_coverage import Recorder
     _ABI = Recorder()
     _ABI.install()
@@ -47,13 +54,16 @@ def pytest_configure(config):
 def pytest_testnodedown(node, error):
     for c, name in getattr(node, "workeroutput", {}).get("abi_classes", []):
         _ABI_SEEN.setdefault(tuple(c), name)
+    _OVER.extend(tuple(o) for o in getattr(node, "workeroutput", {}).get("over_budget", []))
 
 
 def pytest_sessionfinish(session, exitstatus):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:                       # an xdist worker: report to the controller
         workeroutput["abi_classes"] = [[list(c), n] for c, n in _ABI.seen.items()]
+        workeroutput["over_budget"] = [list(o) for o in _OVER]
         return
+    _report_over_budget(session, _OVER)
     seen = {**_ABI.seen, **_ABI_SEEN}
     problems = _ABI.uncovered(seen)
     if problems:
@@ -61,3 +71,70 @@ def pytest_sessionfinish(session, exitstatus):
                          "an argument of that kind to its `every_parameter` kernel and the class "
                          "to tests/abi_coverage.py COVERED):\n  " + "\n  ".join(problems) + "\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# ----------------------------------------------------------------------------- the tests' cache
+# The suite never touches the user's tilepy cache: the first process (the xdist controller, or the
+# only one with -n 0) points TILEPY_CACHE_DIR at a fresh private folder, which the workers,
+# subprocesses and notebook kernels the tests start inherit through the environment, and removes
+# it at the end. TILEPY_TEST_CACHE_DIR=<folder> keeps the kernels in that folder instead, for
+# faster reruns while developing (made private when it does not exist yet).
+_SESSION_CACHE: str | None = None
+
+
+def _use_test_cache(config):
+    global _SESSION_CACHE
+    if hasattr(config, "workerinput"):              # an xdist worker: the controller chose it
+        return
+    keep = os.environ.get("TILEPY_TEST_CACHE_DIR")
+    if keep:
+        os.makedirs(keep, mode=0o700, exist_ok=True)
+        os.environ["TILEPY_CACHE_DIR"] = keep
+        return
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="tilepy-test-cache-")
+    os.environ["TILEPY_CACHE_DIR"] = _SESSION_CACHE
+
+
+def pytest_unconfigure(config):
+    if _SESSION_CACHE is not None:
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- time budget
+# Every test has a budget of CPU time (this process and the compilers and kernels it waits for:
+# a measure that other work on the machine hardly changes), so that the suite stays within
+# README's few minutes. A test over it fails the run (listed at the end); the few that must be
+# longer say so with `@pytest.mark.budget(seconds)`. TILEPY_TEST_BUDGET=<seconds> sets the default
+# budget, `off` turns the check off (a profiler, a debugger, a sanitizer build).
+BUDGET_S = 40.0           # the largest today: a module fixture of test_api_numpy (25 s)
+_OVER: list = []
+
+
+def _cpu_seconds() -> float:
+    if resource is None:
+        return 0.0
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = _cpu_seconds()
+    yield
+    used = _cpu_seconds() - start
+    setting = os.environ.get("TILEPY_TEST_BUDGET") or str(BUDGET_S)
+    mark = item.get_closest_marker("budget")
+    if resource is None or setting == "off":
+        return
+    allowed = mark.args[0] if mark else float(setting)
+    if used > allowed:
+        _OVER.append((item.nodeid, round(used, 1), allowed))
+
+
+def _report_over_budget(session, over):
+    if not over:
+        return
+    sys.stderr.write("\ntests over their CPU-time budget (seconds used / allowed; mark a test "
+                     "that must take longer with @pytest.mark.budget(seconds)):\n  " +
+                     "\n  ".join(f"{n}: {u} / {a}" for n, u, a in sorted(over)) + "\n")
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -2,6 +2,7 @@
 their metadata, from example arguments or a signature, without a GPU."""
 import json
 import os
+import pathlib
 import struct
 import subprocess
 import sys
@@ -125,8 +126,8 @@ print(cubin_sm(c.data))
 def test_save_and_load(tmp_path):
     c = vector_add.compile(*VADD_SIG, arch="sm_90")
     cubin_path, meta_path = c.save(str(tmp_path / "vadd_sm90"))
-    assert open(cubin_path, "rb").read() == c.data
-    assert json.load(open(meta_path))["signature"] == c.signature
+    assert pathlib.Path(cubin_path).read_bytes() == c.data
+    assert json.loads(pathlib.Path(meta_path).read_text())["signature"] == c.signature
     back = aot.load(str(tmp_path / "vadd_sm90"))
     assert back.data == c.data and back.signature == c.signature and back.block == c.block
     assert back.c_params == c.c_params

@@ -7,6 +7,7 @@ many builtins; `ROWS_*` name the rows.
 """
 import inspect
 import os
+import pathlib
 
 import ml_dtypes
 import numpy as np
@@ -261,5 +262,5 @@ def test_every_public_builtin_has_a_numpy_check():
     missing = sorted(public - _checked_here() - set(ELSEWHERE))
     assert not missing, f"public builtins without a numpy check: {missing}"
     for name, (path, test) in ELSEWHERE.items():
-        text = open(os.path.join(here, path)).read()
+        text = pathlib.Path(here, path).read_text()
         assert f"ct.{name}" in text and (test is None or f"def {test}(" in text), (name, path)

@@ -4,6 +4,7 @@ import errno
 import io
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -170,7 +171,7 @@ def corruptions(data: bytes):
 @pytest.mark.parametrize("how", [c for c, _ in corruptions(b"x" * 64)])
 def test_corrupt_entry_is_a_miss(cache_dir, how):
     path = cache.put("cubin", "34" * 20, b"\x7fELF" + b"p" * 40, {"arch": "sm_80"})
-    data = open(path, "rb").read()
+    data = pathlib.Path(path).read_bytes()
     bad = dict(corruptions(data))[how]
     with open(path, "wb") as f:
         f.write(bad)

@@ -217,8 +217,10 @@ def test_a_planted_entry_in_an_unsafe_folder_is_not_loaded(cache_dir, tmp_path, 
         match = "writable by group or others"
     value, err = run("one")
     assert value == 1.0 and match in err     # compiled afresh, the plant not loaded; warned
-    assert cache.get("cpu", one, ".so") is None
-    assert cache.listing() == [] and cache.clear() == (0, 0)
+    assert err.startswith(f"{script}:") and "ct.launch(None" in err    # at the user's line
+    with pytest.warns(UserWarning, match=match):                      # here too
+        assert cache.get("cpu", one, ".so") is None
+        assert cache.listing() == [] and cache.clear() == (0, 0)
 
 
 # ----------------------------------------------------------------------------- eviction races

@@ -61,3 +61,29 @@ def test_cache_list_limit_and_kernel_filter(filled):
     assert last.startswith("3 entries, ") and last.endswith(" B (of 6 in the cache)"), text
     assert "matmul: 2 entries" in _list("--kernel", "m*l")
     assert "no entries for kernels matching 'nothing'" in _list("--kernel", "nothing")
+
+
+def test_cache_clear_of_a_folder_that_does_not_exist_says_so(tmp_path, monkeypatch):
+    missing = tmp_path / "no-such-cache"
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(missing))
+    out = io.StringIO()
+    assert cli.main(["cache", "clear"], out) == 0
+    assert out.getvalue() == f"{missing} does not exist: nothing to clear\n"
+    assert not missing.exists()
+
+
+def test_the_suite_compiles_into_a_cache_of_its_own():
+    """tests/conftest.py: the user's cache stays as it was (`cache list` shows no test kernel);
+    the process that started the run made a private temporary folder, and the processes the
+    tests start (here `python -m tilepy cache dir`) inherit it."""
+    import tempfile
+
+    from tilepy.settings import _default_cache_dir
+    mine = cache.cache_dir()
+    if not os.environ.get("TILEPY_TEST_CACHE_DIR"):
+        assert os.path.basename(mine).startswith("tilepy-test-cache-"), mine
+        assert os.path.dirname(mine) == tempfile.gettempdir(), mine
+    assert mine != _default_cache_dir()
+    proc = subprocess.run([sys.executable, "-m", "tilepy", "cache", "dir"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=60)
+    assert proc.stdout.strip() == mine, proc.stdout + proc.stderr

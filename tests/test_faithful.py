@@ -1,22 +1,15 @@
 """The faithful CPU mode: mode selection, real thread blocks (barriers, shared memory static and
 dynamic, 2-d blocks, partial warps), cp.async visibility, many blocks over worker threads, and
 the errors it reports instead of hanging or crashing."""
-import glob
-import os
-import re
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import tilepy as ct
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch import cpu
-from faithful_util import HERE, build
+from faithful_util import build
 
 rng = np.random.default_rng(11)
-ROOT = os.path.dirname(HERE)
 
 
 # ---------------------------------------------------------------------------- mode selection
@@ -64,16 +57,7 @@ def test_emitted_kernel_runs_its_real_thread_count_in_faithful_mode():
         np.testing.assert_allclose(y, x * x.sum(1, keepdims=True), rtol=1e-5, atol=1e-6 * scale.max())
 
 
-TUTORIALS = sorted(glob.glob(os.path.join(ROOT, "tutorials", "[0-9]*.py")))
-
-
-@pytest.mark.parametrize("path", TUTORIALS, ids=[os.path.basename(p) for p in TUTORIALS])
-def test_tutorials_run_in_faithful_mode(path):
-    env = dict(os.environ, TILEPY_CPU_MODE="faithful")
-    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=900,
-                          cwd=ROOT, env=env)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert re.search(r"matches (numpy|torch)", proc.stdout), proc.stdout[-3000:]
+# The tutorials run in the faithful mode as notebooks (tests/test_tutorials_jupyter.py).
 
 
 # ---------------------------------------------------------------------------- thread blocks

@@ -1,6 +1,7 @@
 """The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
 specialization, the recompile log, source retrieval and the promotion table."""
 import linecache
+import pathlib
 
 import numpy as np
 import pytest
@@ -330,7 +331,8 @@ def test_kernel_in_a_nested_scope_keeps_file_positions():
         return inner
     with pytest.raises(ct.TileSyntaxError) as info:
         make().mlir(V32)
-    line, text = [(i, t) for i, t in enumerate(open(__file__), 1) if "+ missing_name" in t][0]
+    src = pathlib.Path(__file__).read_text().splitlines()
+    line, text = [(i, t) for i, t in enumerate(src, 1) if "+ missing_name" in t][0]
     assert (info.value.loc.line, info.value.loc.col) == (line, text.index("missing_name"))
 
 

@@ -1,40 +1,54 @@
 """Differential fuzzing in CI: random valid kernels through the reference interpreter and every
 execution of fuzz.runner.EXECUTIONS (CPU fast mode, CPU faithful mode; every batch also compiles
-with NVRTC), with a fixed seed and budget. `python benchmarks/fuzz.py` is the long run.
+with NVRTC). `python benchmarks/fuzz.py` is the long run.
 
-`slow` (minutes): CI runs it (pytest-xdist runs the rest of the suite on the other workers
-meanwhile); `-m "not slow"` leaves it out."""
+The run is split into CHUNKS tests that pytest-xdist spreads over the workers (no test of
+minutes), and its seed changes every day: each day's runs fuzz other kernels, so the strength
+accumulates over runs instead of repeating one fixed sample. A failure names its seed;
+`TILEPY_FUZZ_SEED=<seed> python -m pytest tests/test_fuzz.py` runs that sample again.
+`slow`: `-m "not slow"` leaves it out."""
+import datetime
+import os
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from fuzz import batches
 from fuzz.runner import EXECUTIONS, run_batch
 
-BATCHES, CASES_PER_BATCH, MIN_COMPARED = 40, 12, 300
+CHUNKS, BATCHES_PER_CHUNK, CASES_PER_BATCH = 4, 2, 12
+MIN_COMPARED = 12            # per chunk, of 24 cases (some run in the interpreter only)
+
+
+def run_seed() -> int:
+    """TILEPY_FUZZ_SEED, else the day's: every day's runs fuzz other kernels."""
+    return int(os.environ.get("TILEPY_FUZZ_SEED") or datetime.date.today().toordinal())
 
 
 @pytest.mark.slow
-def test_random_kernels_agree_with_the_interpreter():
-    seen = Counter()
+@pytest.mark.budget(60)                   # about 20 s of CPU: two batches, each built 3 times
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_random_kernels_agree_with_the_interpreter(chunk):
+    seen, day = Counter(), run_seed()
 
-    @settings(max_examples=BATCHES, derandomize=True, database=None, deadline=None,
-              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(max_examples=BATCHES_PER_CHUNK, database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @given(batches(CASES_PER_BATCH))
     def one_batch(batch):
-        cases, seed = batch
-        outcomes = run_batch(cases, [seed])
+        cases, data_seed = batch
+        outcomes = run_batch(cases, [data_seed])
         bad = [o for o in outcomes if o.status in ("mismatch", "compile-error")
                or o.nvidia.startswith("rejected")]          # NVIDIA's verifier, when installed
         for o in outcomes:
             seen[o.status] += 1
-        assert not bad, "\n\n".join(f"{o.status} ({o.execution}): {o.detail} {o.nvidia}\n"
-                                    f"{o.case!r}" for o in bad)
+        assert not bad, f"TILEPY_FUZZ_SEED={day} (chunk {chunk}):\n\n" + "\n\n".join(
+            f"{o.status} ({o.execution}): {o.detail} {o.nvidia}\n{o.case!r}" for o in bad)
 
-    one_batch()
-    print(f"\ndifferential fuzzing: {dict(seen)} ({', '.join(['interpreter', *EXECUTIONS])})")
-    assert seen["agree"] >= MIN_COMPARED, seen
+    seed(day * CHUNKS + chunk)(one_batch)()
+    print(f"\ndifferential fuzzing, seed {day} chunk {chunk}: {dict(seen)} "
+          f"({', '.join(['interpreter', *EXECUTIONS])})")
+    assert seen["agree"] >= MIN_COMPARED, (day, chunk, seen)
     assert len(EXECUTIONS) >= 2
 
 

@@ -13,7 +13,11 @@ from tilepy.types import NUMPY_DTYPE, element_type
 
 def _const(vid: int, elem: str, values) -> Step:
     e = element_type(elem)
-    arr = np.array(values).astype(NUMPY_DTYPE[e])
+    dt = np.dtype(NUMPY_DTYPE[e])
+    if dt.kind in "iu":      # integers as bit patterns: 2**63 as i64 is -2**63 (no float cast)
+        arr = np.array([int(v) % (1 << 8 * dt.itemsize) for v in values], f"u{dt.itemsize}").view(dt)
+    else:
+        arr = np.array(values).astype(dt)
     return Step("constant", (), ((vid, f"tile<{len(arr)}x{elem}>"),),
                 {"value": (elem, dense_literal(arr, e))})
 

@@ -1,5 +1,6 @@
 """Interpreting Python kernels, control flow and the debugging aids (on_op, print_tko, assert)."""
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -121,7 +122,8 @@ def test_on_op_sees_values_at_the_users_line():
     interp.launch((1,), axpy, (x, x, np.zeros_like(x), 2.0, 8), on_op=events.append)
     muls = [e for e in events if e.op.name == "mulf"]
     assert len(muls) == 1
-    line = next(i for i, t in enumerate(open(__file__), 1) if t.rstrip().endswith("LINE-AXPY"))
+    src = pathlib.Path(__file__).read_text().splitlines()
+    line = next(i for i, t in enumerate(src, 1) if t.rstrip().endswith("LINE-AXPY"))
     assert muls[0].loc.line == line and muls[0].loc.file == __file__
     assert np.array_equal(muls[0].outputs[0], x * 2) and muls[0].block == (0, 0, 0)
     assert "mulf" in str(muls[0]) and f":{line}:" in str(muls[0])

@@ -2,6 +2,7 @@
 counted per launch, Ctrl-C stops a long CPU launch, worker counts are clamped, a sparse tensor
 on the cached path is a TileTypeError, bad TILEPY_* values are errors naming the variable."""
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -179,7 +180,7 @@ def test_good_environment_values(monkeypatch, name, value, field, expected):
 
 def test_every_variable_is_in_the_readme_table():
     from tilepy.settings import VARS
-    readme = open(os.path.join(ROOT, "README.md")).read()
+    readme = pathlib.Path(ROOT, "README.md").read_text()
     for v in VARS:
         assert f"| `{v.name}` |" in readme, v.name
 
@@ -210,7 +211,7 @@ def add_at(a, idx):
 
 
 def _line_of(marker):
-    src = open(__file__).read().splitlines()
+    src = pathlib.Path(__file__).read_text().splitlines()
     return next(n for n, line in enumerate(src, 1) if line.rstrip().endswith("# " + marker))
 
 

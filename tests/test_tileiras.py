@@ -2,6 +2,7 @@
 from tilepy's Tile IR bytecode (no GPU needed); NVIDIA's compiler uses the tensor cores of each
 architecture (HGMMA on sm_90, tcgen05 on sm_100) for the tutorial's f16 matmul."""
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -154,7 +155,7 @@ def test_tileiras_errors_point_at_the_python_line():
     x = np.zeros(64, np.float32)
     with pytest.raises(TileCompileError) as err:
         to_fp8.compile(x, x.copy(), 64, arch="sm_80", compiler="tileiras")
-    marker = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+    marker = next(i for i, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
                   if text.rstrip().endswith("# MARKER") and "float8_e5m2" in text)
     assert err.value.loc.file == __file__ and err.value.loc.line == marker
     assert "unsupported type 'f8E5M2'" in str(err.value)

@@ -2,6 +2,8 @@
 run without a GPU on the fake driver (tests/fake_driver.py): tileiras' real cubin is loaded, its
 own parameter table checks what tilepy packs, the block must be its REQNTID, and the CPU runs
 the Tile IR bytecode tileiras was given (read back by tilepy's reader)."""
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -145,7 +147,7 @@ def test_tileiras_errors_in_a_launch_point_at_the_python_line():
     with FakeDriver(cc=(8, 0)):
         with pytest.raises(TileCompileError) as err:
             ct.launch(None, (1,), to_fp8, on_gpu((x, x.copy())) + (64,))
-    marker = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+    marker = next(i for i, text in enumerate(pathlib.Path(__file__).read_text().splitlines(), 1)
                   if text.rstrip().endswith("# MARKER") and "float8_e5m2" in text)
     assert err.value.loc.file == __file__ and err.value.loc.line == marker
 

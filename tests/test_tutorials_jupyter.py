@@ -1,8 +1,10 @@
 """The tutorials as notebook users run them: each is opened as a notebook (jupytext) and executed
-in a real Jupyter kernel (nbclient + ipykernel), once from the tutorials folder and once saved
-somewhere else (what they import comes from the installed package, not from beside them). They
-print the same checks as when run as scripts, and draw their figures (into `figures/` beside a
-notebook saved elsewhere)."""
+in a real Jupyter kernel (nbclient + ipykernel) from the tutorials folder, in the faithful CPU mode
+(test_tutorials.py runs the first as a script in the fast mode, as README's first command), and
+one also saved somewhere else (what they import comes from the installed package, not from beside
+them). They print the same checks as when run as scripts, and draw their figures (into `figures/`
+beside a notebook saved elsewhere)."""
+import ast
 import os
 import shutil
 
@@ -13,10 +15,29 @@ from test_tutorials import EXPECT, HAS_MPL, TUTORIAL_DIR, TUTORIALS
 
 PLACES = ("tutorials folder", "copied elsewhere")
 HTML = {"07_inspect_code.py": 'class="tp-inspect"'}      # rich output a notebook must show
+# Every tutorial runs from its folder; one also runs copied elsewhere (its figures go beside it).
+# That the others would too is what test_tutorials_import_nothing_from_beside_them checks: a
+# second Jupyter run of each would only repeat the first.
+RUNS = [(p, PLACES[0]) for p in TUTORIALS] + [(TUTORIALS[0], PLACES[1])]
 
 
-@pytest.mark.parametrize("place", PLACES)
-@pytest.mark.parametrize("path", TUTORIALS, ids=[os.path.basename(p) for p in TUTORIALS])
+def test_tutorials_import_nothing_from_beside_them():
+    beside = {os.path.splitext(n)[0] for n in os.listdir(TUTORIAL_DIR) if n.endswith(".py")}
+    for path in TUTORIALS:
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                 for a in n.names}
+        names |= {n.module.split(".")[0] for n in ast.walk(tree)
+                  if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+        relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+        assert not names & beside and not relative, (path, names & beside)
+
+
+@pytest.mark.parametrize("path,place", [
+    pytest.param(p, w, id=os.path.basename(p) + ("" if w == PLACES[0] else "-elsewhere"),
+                 marks=[pytest.mark.budget(150)] if "06_torch" in p else [])  # torch.compile...
+    for p, w in RUNS])
 def test_tutorial_runs_in_a_jupyter_kernel(path, place, tmp_path):
     jupytext = pytest.importorskip("jupytext")
     name = os.path.basename(path)
@@ -28,7 +49,8 @@ def test_tutorial_runs_in_a_jupyter_kernel(path, place, tmp_path):
         cwd.mkdir()
         shutil.copy(path, cwd / name)
         figures = cwd / "figures"               # the default: beside the notebook
-    env = {"TUTORIAL_FIGURES_DIR": str(figures) if place == PLACES[0] else ""}
+    env = {"TUTORIAL_FIGURES_DIR": str(figures) if place == PLACES[0] else "",
+           "TILEPY_CPU_MODE": "faithful" if place == PLACES[0] else "fast"}
     execute(nb, cwd, env, timeout=900)
     out = "\n".join(text_of(c) for c in nb.cells if c.cell_type == "code")
     lines, drawn = EXPECT[name]

@@ -48,7 +48,8 @@ def launch(stream, grid, kernel, args, **kw):
     try:
         return run(stream, grid, kernel, args, **kw)
     except TileError as e:
-        raise for_user(e) from None   # the user's line is in the message
+        for_user(e)
+        raise           # adds no frame: the traceback ends at the user's line
 
 
 def __getattr__(name: str):

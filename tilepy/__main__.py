@@ -87,6 +87,9 @@ def cache_clear(out, everything: bool) -> int:
         targets = [d for d in cache_fs.subdirs(parent, re.compile(".+"))
                    if cache_fs.is_regular(os.path.join(d, cache_fs.MARKER))]
     for target in targets:
+        if not os.path.lexists(target):
+            print(f"{target} does not exist: nothing to clear", file=out)
+            continue
         if not cache_fs.claim(target, create=False):
             print(f"left {target} alone: it is not a tilepy cache of yours", file=out)
             continue

@@ -117,11 +117,27 @@ def caller_loc() -> Loc | None:
     return Loc(code.co_filename, start or line, col or 0, end_line, end_col, text, code.co_name)
 
 
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """`warnings.warn` attributed to the user's line: the innermost call into tilepy."""
+    import warnings
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and _in_tilepy(frame):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 def for_user(e: "TileError") -> "TileError":
     """`e` as the user sees it: located at the call into tilepy when nothing inside placed it,
-    and without tilepy's frames (raise it `from None`)."""
+    without tilepy's frames and without the exceptions it was raised from. Re-raise it with a
+    bare `raise` in the `except` block that caught it: a re-raise adds no frame, so from
+    Python 3.11 the traceback ends at the user's line (3.10 re-raises the traceback it caught,
+    which is cut here to the entry point's own frame)."""
     if e.loc is None:
         e.loc = caller_loc()
+    tb = e.__traceback__
+    if tb is not None:
+        tb.tb_next = None
+    e.__cause__, e.__suppress_context__ = None, True
     return e.with_traceback(None)
 
 

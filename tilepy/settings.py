@@ -83,9 +83,8 @@ def _workers(t: str) -> int:
     if n < 1:
         raise ValueError("expected a positive number of worker threads")
     if n > MAX_CPU_WORKERS:
-        import warnings
-        warnings.warn(f"TILEPY_CPU_WORKERS={t} is more threads than useful; using "
-                      f"{MAX_CPU_WORKERS}", stacklevel=6)
+        from .errors import warn_user
+        warn_user(f"TILEPY_CPU_WORKERS={t} is more threads than useful; using {MAX_CPU_WORKERS}")
         n = MAX_CPU_WORKERS
     return n
 

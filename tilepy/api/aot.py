@@ -213,7 +213,8 @@ class Compiled:
                 raise TileValueError(_device_mismatch(self, device))
             return _run(self, stream, normalize_grid(grid), infos)
         except TileError as e:
-            raise for_user(e) from None
+            for_user(e)
+            raise
 
 
 def _device_mismatch(c: Compiled, device: str) -> str:

@@ -33,7 +33,8 @@ class Kernel(KernelFunction):
             from ..ir.printer import print_module
             return print_module(ck.module, dialect=dialect)
         except TileError as e:
-            raise for_user(e) from None     # the user's line is in the message
+            for_user(e)
+            raise           # adds no frame: the traceback ends at the user's line
 
     def cuda_source(self, *args) -> str:
         """The CUDA C++ this kernel becomes for `args`."""
@@ -41,7 +42,8 @@ class Kernel(KernelFunction):
         try:
             return compile_for_args(self, args).cuda_source
         except TileError as e:
-            raise for_user(e) from None
+            for_user(e)
+            raise
 
     def bytecode(self, *args, version: tuple[int, int] | str | None = None) -> bytes:
         """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
@@ -53,7 +55,8 @@ class Kernel(KernelFunction):
             module = tile_ir(self, *self.specialize(infos_for(args)))
             return write_module(module, version or DEFAULT_VERSION)
         except TileError as e:
-            raise e.with_traceback(None) from None
+            for_user(e)
+            raise
 
     def compile(self, *args, arch: str = "sm_90", compiler: str = "nvrtc"):
         """Compile ahead of time for example arguments or a signature (tilepy.aot): a cubin
@@ -63,7 +66,8 @@ class Kernel(KernelFunction):
         try:
             return compile_kernel(self, args, arch, compiler)
         except TileError as e:
-            raise for_user(e) from None
+            for_user(e)
+            raise
 
     def inspect(self, *args, arch: str = "sm_90"):
         """The Tile IR, CUDA C++, PTX and SASS statistics of this kernel for `args`, side by
@@ -72,7 +76,8 @@ class Kernel(KernelFunction):
         try:
             return inspect_kernel(self, args, arch)
         except TileError as e:
-            raise for_user(e) from None
+            for_user(e)
+            raise
 
 
 def kernel(func=None, /, **options):

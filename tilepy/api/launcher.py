@@ -138,16 +138,19 @@ def launch(stream, grid, kernel, args, *, backend=None):
                     if s is not False:
                         return plan.run(g, found[1], s)
                 except TileError as e:
-                    raise for_user(e) from None
+                    for_user(e)
+                    raise
     if backend is not None or interpret_requested():
         try:
             return _interpret(grid, kernel, args, backend)
         except TileError as e:
-            raise for_user(e) from None
+            for_user(e)
+            raise
     try:
         return _launch(stream, grid, kernel, args)
     except TileError as e:
-        raise for_user(e) from None
+        for_user(e)
+        raise
 
 
 def _launch(stream, grid, kernel, args):

@@ -24,7 +24,7 @@ from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, TileType
-from .emitter import _PAD, EmitContext, _view_args, emit_op, literal, shape_t
+from .emitter import EmitContext, _view_args, emit_op, pad_value, shape_t
 
 
 def smem_op(o: Operand, offset: str = "") -> str:
@@ -42,7 +42,8 @@ def _tile(o: Operand) -> str:
 
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
     inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
-                        counter=ctx.counter, plan=ctx.plan, used_values=ctx.used_values)
+                        counter=ctx.counter, plan=ctx.plan, used_values=ctx.used_values,
+                        undetermined=ctx.undetermined)
     inner.define(iv, "tp_k")
     for o in pipe.index_ops:
         emit_op(inner, o)
@@ -50,13 +51,13 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
         _define_view(inner, s.load.view)
         targs, view, idx = _view_args(inner, s.load, s.swap)
         t = s.load.tile.type
-        pad = literal(t.elem, _PAD[s.load.view.type.padding_value])
+        pad = pad_value(inner, s.load)
         dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
         vec = "true" if s.vec else "false"
         whole = unit_extent_divisible(s.load.view, 16 // s.operand.elem.storage_bytes)
         inner.w.line(f"tp::load_async<{targs}, {vec}, {'true' if whole else 'false'}>"
                      f"({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
-    ctx.counter = inner.counter
+    ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]
     with ctx.w.indent(f"auto {name} = [&](const {it} tp_k, const int tp_st) {{", closer="};",
                       loc=pipe.loop.loc):

@@ -49,6 +49,8 @@ class EmitContext:
     op: Operation | None = None        # the op being emitted
     params: list[tuple[str, str]] = field(default_factory=list)
     prints: list = field(default_factory=list)    # print-op table (emit_ops.emit_print)
+    undetermined: int = 0              # loads with undetermined padding so far (poison.h sites)
+    poison_checks: bool = False        # the kernel has one: its stores check for poison
 
     def fresh(self, hint: str | None) -> str:
         base = hint or ""
@@ -344,11 +346,28 @@ def _check_weak(op):
                                           f"CUDA C++ backend yet")
 
 
+def pad_value(ctx, load) -> str:
+    """The padding of a load_view: its padding value, or for an undetermined one (cuTile's
+    default) `tp::undetermined(0, site)`: 0 on a GPU and in the fast CPU mode, a poison in the
+    faithful mode, which a store of it reports naming the load (poison.h)."""
+    elem = load.tile.type.elem
+    padding = load.view.type.padding_value
+    if padding is not None:
+        return literal(elem, _PAD[padding])
+    ctx.undetermined += 1
+    return f"tp::undetermined({literal(elem, 0)}, {ctx.undetermined})"
+
+
+def has_undetermined_load(module) -> bool:
+    return any(op.name == "load_view_tko" and op.view.type.padding_value is None
+               for op in module.walk())
+
+
 def emit_load_view(ctx, op):
     _check_weak(op)
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
-    pad = literal(t.elem, _PAD[op.view.type.padding_value])
+    pad = pad_value(ctx, op)
     barrier(ctx, op)
     if t.numel == 1:
         fn = f"load_scalar<{targs}>"
@@ -365,6 +384,8 @@ def emit_store_view(ctx, op):
     t = op.tile.type
     fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
     ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
+    if ctx.poison_checks:     # faithful mode: stored poison is an error; elsewhere nothing
+        ctx.w.line(f"tp::check_stored<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
 
 
 def barrier(ctx, op):

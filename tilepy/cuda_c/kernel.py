@@ -19,7 +19,8 @@ from .kernel_options import launch_bounds
 from .targets import (KIB, MAX_SMEM, OCCUPANCY, PIPELINE_CLASSES, WGMMA_MACRO, SmemSizes,
                       block_budget, class_macro, kib)
 from .names import kernel_name, kernel_symbol
-from .emitter import EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op
+from .emitter import (EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op,
+                      has_undetermined_load)
 from .writer import Writer
 
 
@@ -209,6 +210,7 @@ def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[in
     entry = module.entry()
     ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
     ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
+    ctx.poison_checks = has_undetermined_load(module)
     arrays: dict[str, str] = {}                 # an array argument's hint -> its C++ name
     for a in entry.body.block.args:
         n = ctx.define(a, _extent_name(ctx, a.hint, arrays))

@@ -65,4 +65,5 @@ def launch(grid, kernel, args, **kw):
         key, params = kernel.specialize(infos)
         launch_interpreted(kernel, key, params, infos, grid, **kw)
     except TileError as e:
-        raise for_user(e) from None
+        for_user(e)
+        raise

@@ -139,4 +139,5 @@ def run(module: Module, grid, args: Sequence[Any], *, entry: str | None = None,
                                  f"{where}, at least one a store (undefined behavior, spec 8.6)",
                                  store.loc)
     except TileError as e:
-        raise for_user(e) from None
+        for_user(e)
+        raise

@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-import warnings
+
+from ..errors import warn_user
 
 MARKER = "CACHEDIR.TAG"
 MARKER_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -51,8 +52,8 @@ def _warn_once(root: str, why: str):
     if (root, why) in _warned:
         return
     _warned.add((root, why))
-    warnings.warn(f"tilepy's disk cache is off: {root} {why}. Kernels are compiled in memory "
-                  f"(set TILEPY_CACHE_DIR to a folder of your own, or 'off')", stacklevel=4)
+    warn_user(f"tilepy's disk cache is off: {root} {why}. Kernels are compiled in memory "
+              f"(set TILEPY_CACHE_DIR to a folder of your own, or 'off')")
 
 
 def _warn_unwritable(folder: str, err: OSError):

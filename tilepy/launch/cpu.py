@@ -304,8 +304,13 @@ def shown(symbol: str) -> str:
 def _headers() -> tuple[str, ...]:
     """Every tilepy header (the shim and the runtime include each other's neighbours)."""
     d = os.path.join(INCLUDE_DIR, "tilepy")
-    return tuple(f"{h}\n" + open(os.path.join(d, h)).read() for h in sorted(os.listdir(d))
+    return tuple(f"{h}\n" + _text(os.path.join(d, h)) for h in sorted(os.listdir(d))
                  if h.endswith(".h"))
+
+
+def _text(path: str) -> str:
+    with open(path) as f:
+        return f.read()
 
 
 def _load(path: str) -> ctypes.CDLL | None:
@@ -382,9 +387,8 @@ def run(lib: CpuLibrary, grid: tuple[int, int, int], values: list, workers: int 
 def clamp_workers(n: int) -> int:
     """A worker count the CPU backend can start: 1 to MAX_CPU_WORKERS (with a warning past it)."""
     if n > MAX_CPU_WORKERS:
-        import warnings
-        warnings.warn(f"{n} CPU workers is more threads than useful; using {MAX_CPU_WORKERS}",
-                      stacklevel=3)
+        from ..errors import warn_user
+        warn_user(f"{n} CPU workers is more threads than useful; using {MAX_CPU_WORKERS}")
         return MAX_CPU_WORKERS
     return max(1, int(n))
 

@@ -246,6 +246,7 @@ struct Report {
   char error[1024];
 };
 static std::atomic<int> assert_failures{0};
+static unsigned launch_serial = 0;     // counts this library's launches (poison.h's integers)
 static std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
 static std::atomic<int> wait_signal{0};          // SIGINT while waiting for the launch lock
 inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
@@ -314,6 +315,7 @@ class LaunchScope {
     nextents = r->nextents;
     assert_failures = 0;
     stop_signal = 0;
+    ++launch_serial;
   }
   void watch(long nblocks, int workers) {
     if (!report_->watch_signals || nblocks <= workers) return;

@@ -502,6 +502,11 @@ TP_DEV void store_scalar(const View<T, R>& v, const int64_t (&idx)[R], T x TP_VI
   if (off >= 0) *TP_VADDR(v, off, 1, "a store") = x;
 }
 
+}  // namespace tp
+// Undetermined padding: 0 here, a poison in the faithful CPU mode (tp::undetermined, check_stored).
+#include "tilepy/poison.h"
+namespace tp {
+
 // ------------------------------------------------------------------------------ shared memory
 // Each op below starts with a barrier (the previous user of the buffer is done reading), writes
 // its operand, synchronizes, and reads what the calling thread needs. Operands may have any
@@ -772,6 +777,10 @@ template <bool Max, bool PropagateNan> TP_DEV float minmax_f32(float a, float b)
 #endif
 template <bool Max, bool PropagateNan> struct minmaxf {
   template <class T> TP_DEV T operator()(T a_, T b_) const {
+#if defined(TP_FAITHFUL)            // undetermined padding's poison is kept (poison.h)
+    if (poison::site_of(a_)) return a_;
+    if (poison::site_of(b_)) return b_;
+#endif
     auto a = wide(a_), b = wide(b_);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if constexpr (same<decltype(a), float>::value) return narrow<T>(minmax_f32<Max, PropagateNan>(a, b));
