@@ -63,9 +63,9 @@ def _warn_unwritable(folder: str, err: OSError):
     if ("write", why) in _warned:
         return
     _warned.add(("write", why))
-    warnings.warn(f"tilepy's disk cache cannot write to {folder}: {why}. Compiled kernels are "
-                  f"not kept for later processes (free space there, or set TILEPY_CACHE_DIR to a "
-                  f"writable folder of your own, or 'off')", stacklevel=4)
+    warn_user(f"tilepy's disk cache cannot write to {folder}: {why}. Compiled kernels are "
+              f"not kept for later processes (free space there, or set TILEPY_CACHE_DIR to a "
+              f"writable folder of your own, or 'off')")
 
 
 def refusal(root: str, st: os.stat_result) -> str | None:

@@ -42,7 +42,7 @@ def run(cmd: list[str], limit: float | None) -> subprocess.CompletedProcess:
         out, err = proc.communicate(timeout=limit)
     except BaseException:
         kill_group(proc.pid)
-        proc.wait()
+        proc.communicate()           # reaps it and closes its pipes
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 

@@ -50,10 +50,15 @@ def _rebuild(v: Value, shape: tuple, emit) -> Value:
 
 
 def column_iota(op: Operation) -> bool:
-    """`op` broadcasts reshape(iota) (a row of column indices): the leaf this pass leaves."""
+    """`op` broadcasts reshape(iota) to (1, ..., 1, n) (a row of column indices) along its
+    rows: the leaf this pass leaves. (A column `iota[:, None]` broadcast along the columns
+    varies by row: not this.)"""
     src = _def(op.source)
-    return src is not None and src.name == "reshape" and _def(src.source) is not None \
-        and _def(src.source).name == "iota"
+    if src is None or src.name != "reshape" or _def(src.source) is None \
+            or _def(src.source).name != "iota":
+        return False
+    s = tuple(op.source.type.shape)
+    return s[:-1] == (1,) * (len(s) - 1) and s[-1] == op.result.type.shape[-1]
 
 
 def _candidates(module: Module):
