@@ -82,7 +82,8 @@ MUTANTS = (
       "if (is_nan(a) || is_nan(b)) return !Ordered;", "if (is_nan(a) || is_nan(b)) return Ordered;",
       NUMPY, "-k", "float_predicate"),
     m("rt-load-pad", "runtime", "partial vector loads read past the edge instead of padding", RT,
-      "r.v[s0 + j] = j < n ? v.base[off + j] : pad;", "r.v[s0 + j] = v.base[off + j];",
+      'r.v[s0 + j] = j < n ? *TP_VADDR(v, off + j, 1, "a load") : pad;',
+      'r.v[s0 + j] = *TP_VADDR(v, off + j, 1, "a load");',
       RAGGED),
     # ---------------------------------------------------------------------- emitter
     m("em-pred-swap", "emitter", "< and <= predicates swapped", EMIT,

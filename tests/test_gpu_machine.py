@@ -10,6 +10,7 @@ import conftest
 import gpu_machine
 from fake_arrays import FakeCAI
 from fake_driver import FakeDriver, FakeCUDAError, cuda_array
+from tilepy.cuda_c.names import kernel_symbol
 from tilepy.host import driver as gpu_driver
 from tilepy.launch import nvrtc
 
@@ -60,7 +61,7 @@ def test_as_gpu_machine():
         ct.launch(None, grid, kernel, tuple(cuda_array(a) if isinstance(a, np.ndarray) else a
                                             for a in args))
         check()
-        assert gpu_driver.current().launches[-1].kernel == "vector_add"
+        assert gpu_driver.current().launches[-1].kernel == kernel_symbol("vector_add")
     finally:
         assert sorted(gpu_machine.restore(before)) == ["host.driver._active",
                                                        "launch.nvrtc.compile_cubin",

@@ -7,6 +7,7 @@ import tilepy as ct
 from tests.reference_kernels.cases import CASES
 from tilepy.api.compiler import compile_for_args
 from tilepy.cuda_c.layout_types import layout_type
+from tilepy.cuda_c.names import kernel_symbol
 from tilepy.launch.cpu import compile_kernel
 from tilepy.lowering.assign_layouts import assign_layouts
 from tilepy.lowering.layouts import Blocked, BlockedRows, Cyclic, MmaAcc, MmaRows, mma_warps
@@ -133,11 +134,11 @@ def test_faithful_mode_catches_the_race_without_the_barrier():
     x, n = _reverse_args()
     src = compile_for_args(reverse_in_place, (x, n)).cuda_source.replace("tp::ptr<float> x", "float* x")
     y = x.copy()
-    compile_kernel(src, "reverse_in_place", 128, "faithful")((1,), y, n)
+    compile_kernel(src, kernel_symbol("reverse_in_place"), 128, "faithful")((1,), y, n)
     np.testing.assert_array_equal(y, x[::-1])
     y = x.copy()
     racy = src.replace(RACE, "")
-    compile_kernel(racy, "reverse_in_place", 128, "faithful")((1,), y, n)
+    compile_kernel(racy, kernel_symbol("reverse_in_place"), 128, "faithful")((1,), y, n)
     assert not np.array_equal(y, x[::-1])
 
 
@@ -205,6 +206,6 @@ def test_view_store_after_view_load_of_other_threads():
     for barrier in (True, False):
         xs, y = x.copy(), np.zeros((16, 64), np.float32)
         code = (src if barrier else src.replace(RACE, "")).replace("tp::ptr<float>", "float*")
-        k = compile_kernel(code, "overwrite_after_read", 128, "faithful")
+        k = compile_kernel(code, kernel_symbol("overwrite_after_read"), 128, "faithful")
         k((1,), xs, 64, 64, 64, y, 16, 64, 64)
         assert np.array_equal(y, x[:16]) == barrier
