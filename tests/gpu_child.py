@@ -12,6 +12,7 @@ sys.path[:0] = [HERE, os.path.join(ROOT, "benchmarks"), os.path.join(ROOT, "tuto
 
 from fake_driver import FakeDriver, fake_launch  # noqa: E402
 from gpu_items import child_main  # noqa: E402
+from tilepy.cuda_c.names import kernel_symbol  # noqa: E402
 
 ILLEGAL = "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"
 
@@ -23,7 +24,7 @@ class FaultyDriver(FakeDriver):
         self.core.launch = self.launch
 
     def launch(self, stream, config, kernel, *args):
-        if kernel.name in self.fault.split(","):
+        if kernel.name in {kernel_symbol(k) for k in self.fault.split(",")}:   # the C++ symbol
             self.sticky = ILLEGAL
             return
         self.raise_sticky()
