@@ -226,10 +226,16 @@ template <class Op> constexpr bool rows_form() {
   if constexpr (Op::bt != 1 || Op::SC % Op::EPC != 0 || CPR == 0 || NT % CPR != 0) return false;
   else return (NT / CPR) % (Op::RPL * Op::SW) == 0 || CPR <= 1;
 }
-template <class S, class DM, bool Whole, class Op, class T, int R>
+// Where the copy of row r0 + k * RS lands, from row r0's: RS storage rows on in this file's
+// operands; wgmma_ops.h's swizzled operands give their own step (WgStep).
+template <class Op> struct RowStep {
+  static constexpr int at(int k) { return k * (NT / (Op::SC / Op::EPC)) * Op::SC; }
+};
+template <class S, class DM, bool Whole, template <class> class Step = RowStep, class Op, class T,
+          int R>
 TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad, const Op& d
                             TP_VIEW_AT) {
-  constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR, SC = Op::SC;
+  constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR, SR = Op::SR;
   constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
   if (!zero_bits(pad)) return load_async_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   bool others_in = true;   // the tile's other dimensions have extent 1
@@ -253,13 +259,13 @@ TP_DEV void load_async_rows(const View<T, R>& v, const int64_t (&idx)[R], T pad,
     if (SR % RS != 0 && r0 + k * RS >= SR) break;
     if (nbytes && r0 + k * RS < rows)
       TP_CHECK_VIEW(v, src + k * RS * rstride, nbytes, "a cp.async read");
-    copy16_pred(dst + k * RS * SC, src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
+    copy16_pred(dst + Step<Op>::at(k), src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
   }
   if (!whole) {   // the chunk straddles the tensor's edge (rare): copy its part, zeros after it
     TP_ROLLED
     for (int k = 0; k * RS < SR; ++k) {
       if (SR % RS != 0 && r0 + k * RS >= SR) break;
-      copy16_zfill(dst + k * RS * SC, src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
+      copy16_zfill(dst + Step<Op>::at(k), src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
     }
   }
 }

@@ -67,9 +67,9 @@ TP_DEV T elem_at(const WgOp<T, R2, C2, Tr, FM>& x, int b, int r, int c) { return
 // The copy into a WgOp. Where NT threads cover whole storage rows (CPR chunks each, RS rows per
 // step), thread t copies chunk column t % CPR of rows t / CPR + k * RS: in wgmma's layout the
 // destination of row r0 + k * RS is row r0's plus an offset of k alone (`wg_rows_form` checks it
-// for every r0 and column at compile time), so, as in tensorcore.h's load_async_rows, bounds and
-// addresses are worked out once and each chunk is one predicated cp.async (zero padding). Any
-// other case goes chunk by chunk (load_async_chunks).
+// for every r0 and column at compile time), so tensorcore.h's load_async_rows copies it with
+// that step (WgStep): bounds and addresses worked out once, each chunk one predicated cp.async
+// (zero padding). Any other case goes chunk by chunk (load_async_chunks).
 template <class Op> constexpr int wg_step(int k) {
   return Op::soff(0, k * (NT / (Op::SC / Op::EPC)), 0) - Op::soff(0, 0, 0);
 }
@@ -83,38 +83,9 @@ template <class Op> constexpr bool wg_rows_form() {
   return true;
 }
 
-template <class S, class DM, bool Whole, class Op, class T, int R>
-TP_DEV void wg_load_rows(const View<T, R>& v, const int64_t (&idx)[R], const Op& d TP_VIEW_AT) {
-  constexpr int EPC = Op::EPC, CPR = Op::SC / EPC, RS = NT / CPR;
-  constexpr int CD = Op::tr ? S::rank - 2 : S::rank - 1, RD = Op::tr ? S::rank - 1 : S::rank - 2;
-  bool others_in = true;   // the tile's other dimensions have extent 1
-  TP_UNROLL
-  for (int i = 0; i < S::rank; ++i)
-    if (i != CD && i != RD) others_in &= in_extent(idx[i], v.shape[DM::map[i]]);
-  // a tile index below 0 is a tile wholly outside (runtime.h in_extent): no row, no column in
-  const int64_t rows_left =
-      idx[RD] < 0 ? 0 : v.shape[DM::map[RD]] - idx[RD] * (int64_t)S::dims[RD];
-  const int rows = others_in ? (rows_left < Op::SR ? (rows_left > 0 ? (int)rows_left : 0) : Op::SR) : 0;
-  const int t = tid(), r0 = t / CPR, sc = (t % CPR) * EPC;
-  const int64_t cols_left =
-      idx[CD] < 0 ? 0 : v.shape[DM::map[CD]] - idx[CD] * (int64_t)S::dims[CD] - sc;
-  const int nbytes = (cols_left >= EPC ? EPC : cols_left > 0 ? (int)cols_left : 0) * (int)sizeof(T);
-  const int64_t rstride = v.stride[DM::map[RD]];
-  const T* src = v.base + tile_origin<S, DM>(v, idx) + r0 * rstride + sc;
-  T* dst = d.srow(0, r0, sc);
-  const bool whole = Whole || nbytes == 16 || nbytes == 0;   // this thread's column chunk: in or out
-  TP_UNROLL
-  for (int k = 0; k * RS < Op::SR; ++k) {
-    if (nbytes && r0 + k * RS < rows)
-      TP_CHECK_VIEW(v, src + k * RS * rstride, nbytes, "a cp.async read");
-    copy16_pred(dst + wg_step<Op>(k), src + k * RS * rstride, whole, nbytes && r0 + k * RS < rows);
-  }
-  if (!whole) {   // the chunk straddles the tensor's edge (rare): its part, zeros after it
-    TP_ROLLED
-    for (int k = 0; k * RS < Op::SR; ++k)
-      copy16_zfill(dst + wg_step<Op>(k), src + k * RS * rstride, r0 + k * RS < rows ? nbytes : 0);
-  }
-}
+template <class Op> struct WgStep {
+  static constexpr int at(int k) { return wg_step<Op>(k); }
+};
 
 template <class S, class DM, bool Vec, bool Whole = false, class T, int R, class E, int R2, int C2,
           bool Tr, int FM>
@@ -131,9 +102,8 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
       return load_async<S, DM, true, Whole>(v, idx, pad, d TP_PASS_AT);
     return gather_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   } else {
-    if constexpr (wg_rows_form<Op>()) {
-      if (zero_bits(pad)) return wg_load_rows<S, DM, Whole>(v, idx, d TP_PASS_AT);
-    }
+    if constexpr (wg_rows_form<Op>())   // (a padding other than zero goes chunk by chunk there)
+      return load_async_rows<S, DM, Whole, WgStep>(v, idx, pad, d TP_PASS_AT);
     load_async_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
   }
 }
