@@ -22,11 +22,13 @@ A PCH is an accelerator, never an input:
   than GCC (clang reads no .gch through `#include`): no PCH, plain compiles.
 
 When it is built: building one costs about two plain compiles (2.5 CPU-s: parsing plus writing
-the 50 MB file) and saves about 0.5 s per later compile, so it is built at the second compile with
-the same flags (BUILD_AT; counted in the process and in the cache's memo `pch.json`, so that
-one-kernel scripts run one after another get it too): a session that compiles one kernel never
-pays for it. One process builds it at a time (a lock file beside the entry); the others compile
-plainly meanwhile. The faithful mode's headers need its thread count at parse time (`NT` is a
+a 50 MB file) and saves about 0.5 s of each later compile with the same flags. It is built at
+the third compile with the same flags in a cache (BUILD_AT, counted in the cache's memo
+`pch.json` across processes): a session, or a test with a cache of its own, that compiles one or
+two kernels never pays for it, and a cache in steady use has it after its first few kernels.
+Only in caches capped at MIN_CACHE_SIZE or more (the default cap is 2 GiB): a smaller one would
+evict kernels for it. One process builds it at a time (a lock file beside the entry); the
+others compile plainly meanwhile. The faithful mode's headers need its thread count at parse time (`NT` is a
 constexpr of TP_NT that layouts' static members and static_asserts read outside any template
 argument), so it has one PCH per TP_NT; the fast mode (TP_NT=1) one.
 """
@@ -42,15 +44,15 @@ from ..settings import settings
 from . import cache, cache_fs as fs
 
 HEADER = "tilepy/runtime.h"
-BUILD_AT = 2                  # the compile with the same flags that builds the PCH
-LOCK_SECONDS = 600            # a build lock older than this is left by a killed build
+BUILD_AT = 3                  # the compile with the same flags (in a cache) that builds the PCH
+MIN_CACHE_SIZE = 1 << 30      # a smaller cache would evict kernels for PCHs (~50 MB each)
+LOCK_SECONDS = 300            # a build lock older than this is left by a killed build
 MEMO = "pch.json"             # {PCH key: compiles counted}, the most recent MEMO_KEYS keys
 MEMO_KEYS = 64
 _GCC = re.compile(r"g\+\+|c\+\+|\bgcc\b|\bGCC\b")
 
-_counts: dict[str, int] = {}            # compiles per PCH key in this process
 _verified: dict[str, tuple] = {}        # entry path -> (device, inode, size) checked
-_refused: set[str] = set()              # keys this process could not build or keep
+_refused: set[str] = set()              # entry paths this process could not build or keep
 builds = 0                              # PCHs this process built (tests read it)
 
 
@@ -73,11 +75,10 @@ def include_flags(cxx: str, compiler_id: str, opts: list[str], headers, include_
                   folder: str) -> list[str]:
     """`-I` flags that let this compile (flags `opts`, in build folder `folder`) use the PCH,
     building it when due; [] when there is none to use."""
-    if not settings().cpu_pch or not supported(compiler_id):
+    s = settings()
+    if not s.cpu_pch or not supported(compiler_id) or (s.cache_size or MIN_CACHE_SIZE) < MIN_CACHE_SIZE:
         return []
     key = key_of(compiler_id, opts, headers)
-    if key in _refused:
-        return []
     path = _ready(key)
     if path is None:
         if not _due(key):
@@ -136,9 +137,8 @@ def _identity(path: str) -> tuple | None:
 
 
 def _due(key: str) -> bool:
-    """Count this compile; whether it is the BUILD_AT-th (or later) with these flags, in this
-    process or in the cache's memo."""
-    _counts[key] = _counts.get(key, 0) + 1
+    """Count this compile in the cache's memo; whether it is the BUILD_AT-th (or later) with
+    these flags."""
     try:
         memo = json.loads(cache.read_memo(MEMO) or b"{}")
     except ValueError:
@@ -146,7 +146,7 @@ def _due(key: str) -> bool:
     if not isinstance(memo, dict):
         memo = {}
     seen = memo.pop(key, 0)
-    n = max(_counts[key], (seen if isinstance(seen, int) else 0) + 1)
+    n = (seen if isinstance(seen, int) else 0) + 1
     if n < BUILD_AT:
         memo[key] = n
         cache.write_memo(MEMO, json.dumps(dict(list(memo.items())[-MEMO_KEYS:])).encode())
@@ -158,7 +158,7 @@ def _build(cxx: str, compiler_id: str, opts: list[str], include_dir: str, key: s
     building it, the compiler failed, the cache did not keep it)."""
     global builds
     path = cache.path_for("pch", key, ".gch", create=True)
-    if path is None:
+    if path is None or path in _refused:
         return None
     lock = _lock(path)
     if lock is None:
@@ -180,7 +180,7 @@ def _build(cxx: str, compiler_id: str, opts: list[str], include_dir: str, key: s
         fs.unlink(lock)
     ident = _identity(path) if kept else None
     if ident is None:
-        _refused.add(key)
+        _refused.add(path)
         return None
     builds += 1
     _verified[path] = ident
