@@ -23,14 +23,18 @@ A PCH is an accelerator, never an input:
 
 When it is built: building one costs about two plain compiles (2.5 CPU-s: parsing plus writing
 a 50 MB file) and saves about 0.5 s of each later compile with the same flags. It is built at
-the third compile with the same flags in a cache (BUILD_AT, counted in the cache's memo
-`pch.json` across processes): a session, or a test with a cache of its own, that compiles one or
-two kernels never pays for it, and a cache in steady use has it after its first few kernels.
+the fourth compile with the same flags in a cache (BUILD_AT, counted in the cache's memo
+`pch.json` across processes): a session, or a test with a cache of its own, that compiles a
+few kernels never pays for it, and a cache in steady use has it after its first kernels (a
+cache lives across sessions, and each later compile wins back a fifth of the build).
 Only in caches capped at MIN_CACHE_SIZE or more (the default cap is 2 GiB): a smaller one would
 evict kernels for it. One process builds it at a time (a lock file beside the entry); the
-others compile plainly meanwhile. The faithful mode's headers need its thread count at parse time (`NT` is a
-constexpr of TP_NT that layouts' static members and static_asserts read outside any template
-argument), so it has one PCH per TP_NT; the fast mode (TP_NT=1) one.
+others compile plainly meanwhile.
+
+The faithful mode's headers need its thread count at parse time (`NT` is a constexpr of TP_NT
+that layouts' static members and static_asserts read outside any template argument; GCC
+rejects a PCH made with another TP_NT), so it has one PCH per TP_NT; the fast mode (TP_NT=1)
+one.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from ..settings import settings
 from . import cache, cache_fs as fs
 
 HEADER = "tilepy/runtime.h"
-BUILD_AT = 3                  # the compile with the same flags (in a cache) that builds the PCH
+BUILD_AT = 4                  # the compile with the same flags (in a cache) that builds the PCH
 MIN_CACHE_SIZE = 1 << 30      # a smaller cache would evict kernels for PCHs (~50 MB each)
 LOCK_SECONDS = 300            # a build lock older than this is left by a killed build
 MEMO = "pch.json"             # {PCH key: compiles counted}, the most recent MEMO_KEYS keys
