@@ -9,6 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from definitions import load          # conftest.py puts tutorials/ on the path
 
 from tilepy.launch import cache, cpu, cpu_build, cpu_pch
 
@@ -177,3 +178,15 @@ def test_another_process_building_it_means_a_plain_compile_now(tmp_path, fresh, 
     assert lock is not None and cpu_pch._lock(path) is None
     os.utime(lock, (1, 1))
     assert cpu_pch._lock(path) == lock
+
+
+def test_kernels_with_an_sm90a_class_get_the_pch_of_their_tp_wgmma():
+    """A GEMM kernel's source defines TP_WGMMA (0 on the host) before the runtime: its PCH is
+    made with -DTP_WGMMA=0 (GCC refuses one made without it); other sources define nothing."""
+    a, b = np.ones((64, 32), np.float16), np.ones((32, 64), np.float16)
+    gemm = load("03_matmul").matmul.cuda_source(a, b, np.zeros((64, 64), np.float32), 64, 64, 32)
+    assert cpu_pch.source_defines(gemm) == ["-DTP_WGMMA=0"]
+    assert cpu_pch.source_defines(SRC % 1) == []
+    key = cpu_pch.key_of("g++ (GCC) 12.2.0", cpu.flags("fast"), cpu._headers())
+    assert key != cpu_pch.key_of("g++ (GCC) 12.2.0", cpu.flags("fast") + ["-DTP_WGMMA=0"],
+                                 cpu._headers())

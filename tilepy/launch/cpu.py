@@ -344,7 +344,7 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, in
             f.write(source)
         libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
         opts = [f for f in fl if not f.startswith("-l")]
-        pch = cpu_pch.include_flags(cxx, compiler_id(cxx), fl, _headers(), INCLUDE_DIR, d)
+        pch = cpu_pch.include_flags(cxx, compiler_id(cxx), fl, _headers(), INCLUDE_DIR, d, source)
         # not bounded by tilepy.compiler_timeout: that bounds the GPU compilers (launch/timeout.py)
         proc = cpu_build.run([cxx, *pch, *opts, "-fstack-usage", src, "-o", out, *libs], None)
         if proc.returncode != 0 and pch:          # the answer is the compile without the PCH

@@ -70,18 +70,30 @@ def build_flags(opts: list[str]) -> list[str]:
     return [f for f in opts if f != "-shared" and not f.startswith("-l")]
 
 
+def source_defines(source: str) -> list[str]:
+    """What an emitted source defines before including the runtime, as flags: a kernel with an
+    sm_90a class defines TP_WGMMA first (targets.WGMMA_MACRO; 0 with a host compiler), which the
+    runtime reads, and GCC takes a PCH only where such macros were defined alike when it was
+    made. So those kernels' PCH is made with -DTP_WGMMA=0 (GCC still checks it against each
+    compile: a build that defines TP_WGMMA 1 parses the header)."""
+    from ..cuda_c.targets import WGMMA_MACRO
+    head = source[:max(0, source.find(f'#include "{HEADER}"'))]
+    return ["-DTP_WGMMA=0"] if "\n".join(WGMMA_MACRO) in head else []
+
+
 def key_of(compiler_id: str, opts: list[str], headers) -> str:
     from ..version import __version__
     return cache.key_of("pch", __version__, compiler_id, build_flags(opts), headers)
 
 
 def include_flags(cxx: str, compiler_id: str, opts: list[str], headers, include_dir: str,
-                  folder: str) -> list[str]:
-    """`-I` flags that let this compile (flags `opts`, in build folder `folder`) use the PCH,
-    building it when due; [] when there is none to use."""
+                  folder: str, source: str = "") -> list[str]:
+    """`-I` flags that let this compile (flags `opts`, in build folder `folder`, of `source`)
+    use the PCH, building it when due; [] when there is none to use."""
     s = settings()
     if not s.cpu_pch or not supported(compiler_id) or (s.cache_size or MIN_CACHE_SIZE) < MIN_CACHE_SIZE:
         return []
+    opts = [*opts, *source_defines(source)]
     key = key_of(compiler_id, opts, headers)
     path = _ready(key)
     if path is None:
