@@ -91,7 +91,8 @@ def include_flags(cxx: str, compiler_id: str, opts: list[str], headers, include_
     """`-I` flags that let this compile (flags `opts`, in build folder `folder`, of `source`)
     use the PCH, building it when due; [] when there is none to use."""
     s = settings()
-    if not s.cpu_pch or not supported(compiler_id) or (s.cache_size or MIN_CACHE_SIZE) < MIN_CACHE_SIZE:
+    small = s.cache_size is not None and s.cache_size < MIN_CACHE_SIZE
+    if not s.cpu_pch or small or not supported(compiler_id):
         return []
     opts = [*opts, *source_defines(source)]
     key = key_of(compiler_id, opts, headers)
@@ -104,7 +105,7 @@ def include_flags(cxx: str, compiler_id: str, opts: list[str], headers, include_
             return []
     inc = os.path.join(folder, "pch")
     try:
-        os.makedirs(os.path.join(inc, "tilepy"), exist_ok=True)
+        os.makedirs(os.path.join(inc, os.path.dirname(HEADER)), exist_ok=True)
         os.symlink(path, os.path.join(inc, HEADER + ".gch"))
     except OSError:
         return []
