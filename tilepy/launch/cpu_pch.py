@@ -191,7 +191,8 @@ def _build(cxx: str, compiler_id: str, opts: list[str], include_dir: str, key: s
                     data = f.read() if proc.returncode == 0 else b""
             except OSError:
                 data = b""
-        meta = {"kind": "pch", "name": f"{HEADER} (precompiled)", "compiler": compiler_id}
+        meta = {"kind": "pch", "name": f"{HEADER} (precompiled, {_shown(opts)})",
+                "compiler": compiler_id}
         kept = bool(data) and cache.put("pch", key, data, meta, ".gch") is not None
     finally:
         fs.unlink(lock)
@@ -202,6 +203,12 @@ def _build(cxx: str, compiler_id: str, opts: list[str], include_dir: str, key: s
     builds += 1
     _verified[path] = ident
     return path
+
+
+def _shown(opts: list[str]) -> str:
+    """The flags that tell a PCH from another in `cache list`: the mode, TP_NT, the macros."""
+    mode = "faithful" if "-DTP_FAITHFUL" in opts else "fast"
+    return ", ".join([mode] + [f[2:] for f in opts if f.startswith("-DTP_") and f != "-DTP_FAITHFUL"])
 
 
 def _lock(path: str) -> str | None:
