@@ -184,9 +184,9 @@ def _build(cxx: str, compiler_id: str, opts: list[str], include_dir: str, key: s
     try:
         with cpu_build.folder() as d:
             out = os.path.join(d, "runtime.h.gch")
-            proc = cpu_build.run([cxx, *build_flags(opts), "-x", "c++-header",
-                                  os.path.join(include_dir, HEADER), "-o", out], None)
-            try:
+            try:                    # a failure here is no PCH, never a failed kernel compile
+                proc = cpu_build.run([cxx, *build_flags(opts), "-x", "c++-header",
+                                      os.path.join(include_dir, HEADER), "-o", out], None)
                 with open(out, "rb") as f:
                     data = f.read() if proc.returncode == 0 else b""
             except OSError:
