@@ -36,6 +36,7 @@ class Settings:
     interpret: bool = False
     gpu_compiler: str = "nvrtc"
     sm90a: bool = False          # TILEPY_SM90A: sm_90 devices get the sm_90a class
+    cpu_pch: bool = True         # TILEPY_CPU_PCH: precompiled headers for CPU builds
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -139,6 +140,7 @@ VARS = (
     Var("TILEPY_GPU_COMPILER", "gpu_compiler", _choice(GPU_COMPILERS), lambda: "nvrtc"),
     # sm_90 GPUs launched as sm_90a (warpgroup MMA): off until a GPU run has checked the class
     Var("TILEPY_SM90A", "sm90a", _flag, lambda: False),
+    Var("TILEPY_CPU_PCH", "cpu_pch", _flag, lambda: True),
 )
 _READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
 

@@ -336,7 +336,7 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, in
     """The library's bytes and the stack its blocks need (cpu_build.frames_size)."""
     import subprocess
 
-    from . import cpu_build
+    from . import cpu_build, cpu_pch
     with cpu_build.folder() as d:
         src = os.path.join(d, f"{name}.cpp")
         out = os.path.join(d, f"{name}.so")
@@ -344,8 +344,14 @@ def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, in
             f.write(source)
         libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
         opts = [f for f in fl if not f.startswith("-l")]
+        pch = cpu_pch.include_flags(cxx, compiler_id(cxx), fl, _headers(), INCLUDE_DIR, d, source)
         # not bounded by tilepy.compiler_timeout: that bounds the GPU compilers (launch/timeout.py)
-        proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs], None)
+        proc = cpu_build.run([cxx, *pch, *opts, "-fstack-usage", src, "-o", out, *libs], None)
+        if proc.returncode != 0 and pch:          # the answer is the compile without the PCH
+            cpu_build.remove_reports(d)
+            proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs], None)
+            if proc.returncode == 0:
+                cpu_pch.failed(pch)
         if proc.returncode != 0:
             from .diagnostics import compile_error
             raise compile_error(f"the host C++ compiler could not build kernel "

@@ -113,6 +113,13 @@ def _kill_workers_in(path: str):
             continue
 
 
+def remove_reports(build_dir: str):
+    """Remove the -fstack-usage reports of a compile (before the folder's next compile)."""
+    for f in os.listdir(build_dir):
+        if f.endswith(".su"):
+            os.unlink(os.path.join(build_dir, f))
+
+
 def frames_size(build_dir: str) -> int:
     """The stack a block may need: every function's frame from the compiler's -fstack-usage
     report (`<file>:<line>:<col>:<function>\\t<bytes>\\t<static|dynamic|...>`) added up, as
