@@ -81,8 +81,8 @@ struct State {
 } S;
 
 PyObject *s_tp_plans, *s_ctable, *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape,
-    *s_stride, *s_dtype, *s_device, *s_type, *s_index, *s_is_neg, *s_data, *s_ptr, *s_strides,
-    *s_id, *s_cpu, *s_cuda, *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
+    *s_stride, *s_dtype, *s_device, *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides,
+    *s_id, *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
 
 // ----------------------------------------------------------------------------- the key
 struct Call {
@@ -153,39 +153,39 @@ bool put_numpy(Call &c, PyObject *a, int i) {
 }
 
 // What the Python path's signature reads of a torch tensor: data_ptr(), dtype, shape,
-// stride(), device, is_neg(); any exception (sparse layouts...) is a miss.
+// stride(), device, is_neg(); any exception (sparse layouts...) is a miss. The device is read
+// as is_cpu, else is_cuda and get_device() (torch.device's own attributes cost microseconds):
+// the same facts for CPU and CUDA tensors; any other device is a miss.
 bool put_torch(Call &c, PyObject *t, int i) {
     bool ok = false;
-    PyObject *p = nullptr, *dtype = nullptr, *shape = nullptr, *stride = nullptr, *dev = nullptr,
-             *dtype_name = nullptr, *index = nullptr, *neg = nullptr;
-    uint64_t ptr;
+    PyObject *p = nullptr, *dtype = nullptr, *shape = nullptr, *stride = nullptr, *cpu = nullptr,
+             *cuda = nullptr, *index = nullptr, *neg = nullptr;
+    uint64_t ptr, kind;
     int code, neg_bit;
     int64_t idx = -1;
     if (!(p = PyObject_CallMethodNoArgs(t, s_data_ptr)) || !as_ptr(p, &ptr)) goto done;
     if (!(dtype = PyObject_GetAttr(t, s_dtype)) || (code = S.torch_dtypes.find(dtype)) < 0) goto done;
-    if (!(dev = PyObject_GetAttr(t, s_device)) || !(dtype_name = PyObject_GetAttr(dev, s_type)))
-        goto done;
-    if (!(index = PyObject_GetAttr(dev, s_index))) goto done;
-    if (index != Py_None && !as_i64(index, &idx)) goto done;
+    if (!(cpu = PyObject_GetAttr(t, s_is_cpu))) goto done;
+    if (cpu == Py_True) {
+        kind = 1;
+    } else if (cpu != Py_False || !(cuda = PyObject_GetAttr(t, s_is_cuda)) || cuda != Py_True) {
+        goto done;                      // other devices: intake explains
+    } else {
+        kind = 2;
+        if (!(index = PyObject_CallMethodNoArgs(t, s_get_device)) || !as_i64(index, &idx)) goto done;
+    }
     if (!(neg = PyObject_CallMethodNoArgs(t, s_is_neg)) || (neg_bit = PyObject_IsTrue(neg)) < 0)
         goto done;
-    {
-        uint64_t kind;
-        if (PyUnicode_Compare(dtype_name, s_cpu) == 0) kind = 1;
-        else if (PyUnicode_Compare(dtype_name, s_cuda) == 0) kind = 2;
-        else goto done;                 // other devices: intake explains
-        if (PyErr_Occurred()) goto done;
-        c.ptr[i] = ptr;
-        if (!c.put(T_TORCH | (uint64_t)code << 8 | kind << 16 | (uint64_t)neg_bit << 24 |
-                   (ptr & 15) << 32) || !c.put((uint64_t)idx))
-            goto done;
-    }
+    c.ptr[i] = ptr;
+    if (!c.put(T_TORCH | (uint64_t)code << 8 | kind << 16 | (uint64_t)neg_bit << 24 |
+               (ptr & 15) << 32) || !c.put((uint64_t)idx))
+        goto done;
     if (!(shape = PyObject_GetAttr(t, s_shape)) || !put_ints(c, shape)) goto done;
     if (!(stride = PyObject_CallMethodNoArgs(t, s_stride)) || !put_ints(c, stride)) goto done;
     ok = true;
 done:
-    Py_XDECREF(p); Py_XDECREF(dtype); Py_XDECREF(shape); Py_XDECREF(stride); Py_XDECREF(dev);
-    Py_XDECREF(dtype_name); Py_XDECREF(index); Py_XDECREF(neg);
+    Py_XDECREF(p); Py_XDECREF(dtype); Py_XDECREF(shape); Py_XDECREF(stride); Py_XDECREF(cpu);
+    Py_XDECREF(cuda); Py_XDECREF(index); Py_XDECREF(neg);
     if (!ok) PyErr_Clear();
     return ok;
 }
@@ -363,7 +363,7 @@ struct Table {
     char consts[MAX_ARGS];
     int nconsts;
     int count;
-    int cap;              // a power of two, > 2 * MAX_PLANS
+    int cap;              // a power of two, at least twice the count
     TEntry *slots;
 };
 
@@ -404,18 +404,35 @@ PyObject *table_new(PyTypeObject *, PyObject *args, PyObject *) {
     Py_ssize_t n = PyTuple_GET_SIZE(consts);
     Table *t = PyObject_New(Table, &TableType);
     if (!t) return nullptr;
-    t->nconsts = (int)n;
+    t->nconsts = n > MAX_ARGS ? -1 : (int)n;        // -1: never matches, the Python path runs
     t->count = 0;
-    t->cap = 4096;
-    t->slots = (TEntry *)PyMem_Calloc(t->cap, sizeof(TEntry));
-    if (n > MAX_ARGS) t->nconsts = -1;               // never matches: the Python path runs
-    for (Py_ssize_t i = 0; i < n && i < MAX_ARGS; i++)
-        t->consts[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(consts, i));
+    t->cap = 0;
+    t->slots = (TEntry *)PyMem_Calloc(8, sizeof(TEntry));
     if (!t->slots) {
         Py_DECREF(t);
         return PyErr_NoMemory();
     }
+    t->cap = 8;
+    for (Py_ssize_t i = 0; i < n && i < MAX_ARGS; i++)
+        t->consts[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(consts, i));
     return (PyObject *)t;
+}
+
+// Double the table when it is half full (entries move; the keys and plans stay).
+bool table_grow(Table *t) {
+    int cap = t->cap * 2;
+    TEntry *slots = (TEntry *)PyMem_Calloc(cap, sizeof(TEntry)), *old = t->slots;
+    if (!slots) return false;
+    for (int i = 0; i < t->cap; i++) {
+        if (!old[i].plan) continue;
+        uint64_t mask = (uint64_t)cap - 1, j = old[i].hash & mask;
+        while (slots[j].plan) j = (j + 1) & mask;
+        slots[j] = old[i];
+    }
+    t->slots = slots;
+    t->cap = cap;
+    PyMem_Free(old);
+    return true;
 }
 
 // ----------------------------------------------------------------------------- per call
@@ -543,6 +560,8 @@ bool pack_scalar(const Slot &s, PyObject *v, char *blk) {
     return false;
 }
 
+unsigned long long g_served = 0;    // launches this module ran (for the tests)
+
 // Run a native CPU plan: pack, call the entry without the GIL, check. Returns None, null with
 // the Python check's error, or MISS.
 PyObject *run_native(Plan *p, const Call &c, const unsigned g[3]) {
@@ -583,6 +602,7 @@ PyObject *run_native(Plan *p, const Call &c, const unsigned g[3]) {
     Py_BEGIN_ALLOW_THREADS
     rc = fn(params, g[0], g[1], g[2], p->bx, p->by, p->bz, p->smem, workers, &r);
     Py_END_ALLOW_THREADS
+    g_served++;
     if (rc == 0 && r.signal == 0 && r.asserts == 0) Py_RETURN_NONE;
     // Something to report: the Python plan's check says it (cpu.check_launch).
     PyObject *bytes = PyBytes_FromStringAndSize((const char *)&r, sizeof r);
@@ -635,6 +655,7 @@ PyObject *run_python(Plan *p, const Call &c, const unsigned g[3], PyObject *stre
         Py_INCREF(S.miss);
         return S.miss;
     }
+    g_served++;
     PyObject *vals = values_list(p, c);
     PyObject *grid = vals ? Py_BuildValue("(III)", g[0], g[1], g[2]) : nullptr;
     PyObject *out = grid ? PyObject_CallMethodObjArgs(p->py, s_run, grid, vals, s, nullptr) : nullptr;
@@ -757,6 +778,8 @@ PyObject *py_launch(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
 }
 
 // ----------------------------------------------------------------------------- Python API
+PyObject *py_served(PyObject *, PyObject *) { return PyLong_FromUnsignedLongLong(g_served); }
+
 PyObject *py_key(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
     if (argc != 2 || !PyTuple_Check(argv[0]) || Py_TYPE(argv[1]) != &TableType) {
         PyErr_SetString(PyExc_TypeError, "key(args: tuple, table: Table)");
@@ -814,6 +837,10 @@ PyObject *py_store(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
     PyObject *out = Py_False;
     if (S.ready && make_key(*c, argv[1], t->consts, t->nconsts)) {
         if (t->count >= MAX_PLANS) table_clear(t);
+        if (2 * (t->count + 1) > t->cap && !table_grow(t)) {
+            PyMem_Free(c);
+            return PyErr_NoMemory();
+        }
         TEntry *e = table_find(t, *c);
         if (e->plan) {
             Py_DECREF(e->plan);
@@ -1059,6 +1086,7 @@ PyMethodDef methods[] = {
     {"store", (PyCFunction)(void (*)(void))py_store, METH_FASTCALL,
      "store(table, args, plan): file plan under the key of args"},
     {"plan", (PyCFunction)py_plan, METH_VARARGS, "plan(...): a plan for the table"},
+    {"served", (PyCFunction)py_served, METH_NOARGS, "served(): launches run by this module"},
     {"disjoint", (PyCFunction)py_disjoint, METH_O, "disjoint(ranges): intake.disjoint_flags"},
     {"probe", (PyCFunction)py_probe, METH_O, "probe(array): what is read of a numpy array"},
     {"configure", (PyCFunction)(void (*)(void))py_configure, METH_VARARGS | METH_KEYWORDS,
@@ -1086,9 +1114,8 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
         {&s_tp_plans, "_tp_plans"}, {&s_ctable, "ctable"}, {&s_reads, "reads"},
         {&s_items, "items"}, {&s_changed, "changed"}, {&s_data_ptr, "data_ptr"},
         {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_dtype, "dtype"}, {&s_device, "device"},
-        {&s_type, "type"}, {&s_index, "index"}, {&s_is_neg, "is_neg"}, {&s_data, "data"},
-        {&s_ptr, "ptr"}, {&s_strides, "strides"}, {&s_id, "id"}, {&s_cpu, "cpu"},
-        {&s_cuda, "cuda"}, {&s_stream_for, "stream_for"}, {&s_run, "run"}, {&s_check, "check"},
+        {&s_is_cpu, "is_cpu"}, {&s_is_cuda, "is_cuda"}, {&s_get_device, "get_device"}, {&s_is_neg, "is_neg"}, {&s_data, "data"},
+        {&s_ptr, "ptr"}, {&s_strides, "strides"}, {&s_id, "id"}, {&s_stream_for, "stream_for"}, {&s_run, "run"}, {&s_check, "check"},
         {&s_workers, "workers"}, {&s_from_buffer_copy, "from_buffer_copy"}, {&S.fast, "fast"}};
     for (auto &s : strs)
         if (!(*s.slot = PyUnicode_InternFromString(s.text))) return nullptr;
