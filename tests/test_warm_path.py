@@ -29,30 +29,26 @@ def m():
     return mod
 
 
-def _arrays(rng: random.Random, n: int) -> list:
-    """Views of a few buffers: every dtype class, offsets 0-3 elements, steps 1-2, 2-D and
-    transposed, empty, read-only."""
+def _families() -> list:
+    """Views of a few buffers in families that differ in one fact each: offsets 0-3 elements
+    (the base address's alignment), read-only, strides of one shape (step 2, a transpose),
+    extents; 1-D, 2-D and 0-size, of every dtype class."""
     out = []
-    bases = [np.zeros(96, dt) for dt in (np.float32, np.float64, np.int8, np.int32, np.float16,
-                                         np.bool_, np.uint64)]
-    for _ in range(n):
-        b = rng.choice(bases)
-        kind = rng.randrange(6)
-        off, step = rng.randrange(4), rng.choice((1, 1, 2))
-        if kind == 0:
-            a = b[off:off + 32:step]
-        elif kind == 1:
-            a = b[off:off + 48].reshape(6, 8)[:, ::step]
-        elif kind == 2:
-            a = b[off:off + 48].reshape(6, 8).T
-        elif kind == 3:
-            a = b[off:off]                      # 0-size
-        elif kind == 4:
-            a = b[off:off + 32].view()
-            a.flags.writeable = False
-        else:
-            a = b[off:off + 16]
-        out.append(a)
+    for dt in (np.float32, np.float64, np.int8, np.int32, np.float16, np.bool_, np.uint64):
+        b = np.zeros(112, dt)
+        views = [lambda o, s: b[o:o + 16 * s:s],                       # one shape, two strides
+                 lambda o, s: b[o:o + 48].reshape(6, 8) if s == 1 else b[o:o + 48].reshape(8, 6).T,
+                 lambda o, s: b[o:o + 96].reshape(6, 16)[:, ::s], lambda o, s: b[o:o + 16 * s]]
+        for view in views:
+            family = []
+            for off in range(4):
+                for step in (1, 2):
+                    family.append(view(off, step))
+                    ro = view(off, step).view()
+                    ro.flags.writeable = False
+                    family.append(ro)
+            out.append(family)
+        out.append([b[o:o] for o in range(4)] + [b[:0].reshape(0, 4)])      # 0-size
     return out
 
 
@@ -62,31 +58,46 @@ def _scalars_and_constants():
 
 
 def test_keys_partition_calls_as_the_python_signature(m):
-    """Equal C keys <=> equal Python signatures, over random argument tuples."""
+    """Equal C keys <=> equal Python signatures, over random argument tuples and their
+    neighbours (one argument replaced by one of its family: another offset, step, writability,
+    dtype class, scalar type or constant value)."""
     rng = random.Random(1234)
-    arrays = _arrays(rng, 40)
+    families = _families()
     scalars, consts = _scalars_and_constants()
     try:
         import torch
         from tilepy.host.intake import from_torch
-        tensors = [torch.zeros(64)[k:k + 16] for k in range(3)] + [torch.zeros(8, 4).T,
-                                                                  torch.zeros(0), torch.ones(4).neg()._neg_view()]
+        base = torch.zeros(96)
+        tensors = [base[k:k + 16] for k in range(4)] + [base[:32:2], torch.zeros(8, 4).T,
+                                                         torch.zeros(0), torch.ones(4)._neg_view()]
         from_torch(tensors[0])                  # intake has met torch (as the first launch does)
         warm._sync(m)
+        families.append(tensors)
     except ImportError:
-        tensors = []
+        pass
     layout = (False, False, False, True)
     table = m.Table(layout)
+
+    def pick(k, near=None):
+        if k == 2:
+            return rng.choice(scalars)
+        if k == 3:
+            return rng.choice(consts)
+        return rng.choice(near if near is not None else rng.choice(families))
+
     calls = []
-    for _ in range(400):
-        args = tuple(rng.choice(arrays + tensors) for _ in range(2)) + \
-            (rng.choice(scalars), rng.choice(consts))
-        calls.append(args)
+    for _ in range(300):
+        a = tuple(pick(k) for k in range(4))
+        k = rng.randrange(4)
+        near = next((f for f in families if any(x is a[k] for x in f)), None) if k < 2 else None
+        calls += [a, a[:k] + (pick(k, near),) + a[k + 1:]]
     found = [(dispatch.signature(a, layout), m.key(a, table)) for a in calls]
     for (sig, key), args in zip(found, calls):
-        assert sig is not None, args
-        assert key is not None, args            # every one of these has a C key
-    for i in range(len(calls)):
+        assert sig is not None and key is not None, args     # every one has a key on both paths
+    for i in range(0, len(calls), 2):           # each call and its neighbour
+        same_sig = found[i][0][0] == found[i + 1][0][0]
+        assert (found[i][1] == found[i + 1][1]) == same_sig, (calls[i], calls[i + 1])
+    for i in range(len(calls)):                 # and all pairs
         for j in range(i):
             same_sig = found[i][0][0] == found[j][0][0]
             assert (found[i][1] == found[j][1]) == same_sig, (calls[i], calls[j])

@@ -287,6 +287,18 @@ class CpuPlan:
             pool.append(block)
 
 
+_GPU: list = []
+
+
+def _gpu():
+    """launch/gpu.py, imported at the first GPU plan's call (an import statement per call costs
+    about a microsecond; a CPU-only process never imports it)."""
+    if not _GPU:
+        from . import gpu
+        _GPU.append(gpu)
+    return _GPU[0]
+
+
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
@@ -325,11 +337,11 @@ class GpuPlan:
             return False
         if self.drv is not gpu_driver.current():
             return False
-        from .gpu import stream_handle, stream_on
-        handle = stream_handle(stream, self.torch_args, self.dev.device_id)
+        gpu = _gpu()
+        handle = gpu.stream_handle(stream, self.torch_args, self.dev.device_id)
         if self.cupy and handle != sys.modules["cupy"].cuda.get_current_stream().ptr:
             return False
-        return stream_on(handle, stream, self.dev, self.drv)
+        return gpu.stream_on(handle, stream, self.dev, self.drv)
 
     def _config(self, g):
         from .gpu import check_grid
