@@ -289,7 +289,7 @@ def dispatch_rows(rounds: int, n: int) -> list[tuple]:
         patch.undo()
     for key, (_, value) in timers.items():     # every timed launch ran
         if key[0].split(",")[0] in ("numpy", "torch", "warp"):
-            runs = 2 if key in (("numpy", 4), ("torch", 4)) else 1     # (its Python-path row)
+            runs = 2 if key[1] == 4 and key[0] != "warp" else 1     # (with its Python-path row)
             assert value() == 1 + runs * rounds * n, (key, value())
         elif key[0].startswith("fake GPU"):
             assert value() >= rounds * n, key

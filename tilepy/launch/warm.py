@@ -79,16 +79,21 @@ def python_only():
 def _load():
     import importlib.machinery
     import importlib.util
-    path = _built()
-    loader = importlib.machinery.ExtensionFileLoader("tilepy.launch._warm", path)
-    spec = importlib.util.spec_from_file_location("tilepy.launch._warm", path, loader=loader)
-    m = importlib.util.module_from_spec(spec)
-    loader.exec_module(m)
+    path, scratch = _built()
+    try:
+        loader = importlib.machinery.ExtensionFileLoader("tilepy.launch._warm", path)
+        spec = importlib.util.spec_from_file_location("tilepy.launch._warm", path, loader=loader)
+        m = importlib.util.module_from_spec(spec)
+        loader.exec_module(m)
+    finally:
+        if scratch:
+            os.unlink(path)         # loaded: the mapping outlives the file
     return m
 
 
-def _built() -> str:
-    """The path of the extension's shared library: the cache's entry, or a fresh build."""
+def _built() -> tuple[str, bool]:
+    """The path of the extension's shared library (the cache's entry, or a fresh build), and
+    whether it is a scratch file of this process (no disk cache) to remove once loaded."""
     from ..version import __version__
     from . import cache, cpu, cpu_build
     include = sysconfig.get_paths().get("include") or ""
@@ -102,7 +107,7 @@ def _built() -> str:
     key = cache.key_of("warm", __version__, cpu.compiler_id(cxx), sys.version, abi, include, source)
     entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
-        return entry.path
+        return entry.path, False
     with cpu_build.folder() as d:
         out = os.path.join(d, "_warm" + abi)
         proc = cpu_build.run([cxx, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-I", include,
@@ -116,13 +121,13 @@ def _built() -> str:
                                         "compiler": cpu.compiler_id(cxx), "tilepy": __version__},
                      ".so")
     if path is not None:
-        return path
-    # No disk cache: a private file for this process (the loader keeps it mapped once loaded).
+        return path, False
+    # No disk cache: a private file for this process, removed once loaded.
     import tempfile
     fd, path = tempfile.mkstemp(suffix=abi, prefix="tilepy-warm-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
-    return path
+    return path, True
 
 
 # ----------------------------------------------------------------------------- configuring
