@@ -18,7 +18,7 @@
 
 namespace {
 
-enum { MAX_ARGS = 64, MAX_DIMS = 32, KEY_WORDS = 4096, MAX_PLANS = 1024, MAX_BLOCK = 8192,
+enum { MAX_ARGS = 64, MAX_DIMS = 32, KEY_WORDS = 4096, MAX_PLANS = 1024, MAX_BLOCK = 4096,
        MAX_REG = 64 };
 
 // numpy's PyArrayObject_fields, its public layout since numpy 1.7 (warm.py checks it on live
@@ -672,16 +672,13 @@ Plan *find_plan(PyObject *kernel, PyObject *args, Call &c, PyObject **table_out)
     PyObject *raw = env_value(S.k_interpret);            // TILEPY_INTERPRET: the Python path
     if (raw && PyObject_RichCompareBool(raw, S.v_off, Py_EQ) != 1) return nullptr;
     if (PyErr_Occurred()) return nullptr;
+    // Whatever fails to be read here is the Python path's to find (and to raise).
     PyObject *kp = PyObject_GetAttr(kernel, s_tp_plans);
-    if (!kp) {
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
-        return nullptr;
-    }
-    PyObject *table = PyObject_GetAttr(kp, s_ctable);
-    Py_DECREF(kp);
-    if (!table) return nullptr;
-    if (Py_TYPE(table) != &TableType) {
-        Py_DECREF(table);
+    PyObject *table = kp ? PyObject_GetAttr(kp, s_ctable) : nullptr;
+    Py_XDECREF(kp);
+    if (!table || Py_TYPE(table) != &TableType) {
+        PyErr_Clear();
+        Py_XDECREF(table);
         return nullptr;
     }
     // A value a trace read was rebound: the Python path drops the plans and compiles again.
@@ -690,15 +687,12 @@ Plan *find_plan(PyObject *kernel, PyObject *args, Call &c, PyObject **table_out)
     Py_XDECREF(reads);
     int any = items ? PyObject_IsTrue(items) : -1;
     Py_XDECREF(items);
-    if (any < 0) {
-        Py_DECREF(table);
-        return nullptr;
-    }
     if (any) {
-        PyObject *changed = PyObject_CallMethodNoArgs(kernel, s_changed);
+        PyObject *changed = any > 0 ? PyObject_CallMethodNoArgs(kernel, s_changed) : nullptr;
         int yes = changed ? PyObject_IsTrue(changed) : -1;
         Py_XDECREF(changed);
         if (yes != 0) {
+            PyErr_Clear();
             Py_DECREF(table);
             return nullptr;
         }
@@ -956,8 +950,15 @@ PyObject *py_plan(PyObject *, PyObject *args) {
         if (PyErr_Occurred()) goto fail;
     }
     for (int i = 0; i < p->nfields; i++)
-        if (p->field_offset[i] < 0 || p->field_offset[i] + 1 > p->tmpl_size + (p->tmpl_size == 0)) {
+        if (p->field_offset[i] < 0 || p->field_offset[i] >= p->tmpl_size) {
             PyErr_SetString(PyExc_ValueError, "a field offset is outside the argument block");
+            goto fail;
+        }
+    for (int i = 0; native && i < p->nslots; i++)      // (a value is at most 8 bytes)
+        if (p->slots[i].kind != K_NONE &&
+            (p->slots[i].offset < 0 || p->slots[i].offset + 8 > MAX_BLOCK ||
+             p->slots[i].offset >= p->tmpl_size)) {
+            PyErr_SetString(PyExc_ValueError, "a slot is outside the argument block");
             goto fail;
         }
     return (PyObject *)p;
