@@ -24,7 +24,6 @@ import contextlib
 import ctypes
 import os
 import sys
-import sysconfig
 
 from ..errors import TileError
 from ..types import dtype as D
@@ -94,6 +93,7 @@ def _load():
 def _built() -> tuple[str, bool]:
     """The path of the extension's shared library (the cache's entry, or a fresh build), and
     whether it is a scratch file of this process (no disk cache) to remove once loaded."""
+    import sysconfig
     from ..version import __version__
     from . import cache, cpu, cpu_build
     include = sysconfig.get_paths().get("include") or ""
