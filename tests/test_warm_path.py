@@ -251,3 +251,23 @@ def test_python_only_is_the_seam(m):
     ct.launch(None, (1,), k, (x, y, 1.0, 16))
     assert m.served() == before + 1
     np.testing.assert_array_equal(y, np.full(16, 6.0, np.float32))
+
+
+def test_without_a_compiler_the_python_path_serves(monkeypatch):
+    """No host compiler to build the extension: warm launches run on the Python path and
+    `warm.why()` (the doctor's line) says why."""
+    from tilepy.errors import TileCompileError
+    from tilepy.launch import cpu
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    k = axpy.replace_hints()
+    ct.launch(None, (1,), k, (x, y, 1.0, 16))          # compiled while the compiler is there
+
+    def no_compiler():
+        raise TileCompileError("no host C++ compiler found (a test's)")
+    monkeypatch.setattr(warm, "_state", {})           # as in a new process
+    monkeypatch.setattr(warm, "launch", None)
+    monkeypatch.setattr(cpu, "host_compiler", no_compiler)
+    for _ in range(3):
+        ct.launch(None, (1,), k, (x, y, 1.0, 16))
+    assert warm.launch is None and "no host C++ compiler found" in warm.why()
+    np.testing.assert_array_equal(y, np.full(16, 4.0, np.float32))
