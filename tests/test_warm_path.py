@@ -86,7 +86,7 @@ def test_keys_partition_calls_as_the_python_signature(m):
         return rng.choice(near if near is not None else rng.choice(families))
 
     calls = []
-    for _ in range(300):
+    for _ in range(150):
         a = tuple(pick(k) for k in range(4))
         k = rng.randrange(4)
         near = next((f for f in families if any(x is a[k] for x in f)), None) if k < 2 else None
@@ -163,7 +163,7 @@ def _run(calls, kernel):
 
 
 def test_both_paths_make_the_same_plans_over_random_calls(m):
-    """One random sequence of disjoint, in-place, overlapping and misaligned calls: the C path
+    """One random sequence of disjoint, in-place and overlapping calls: the C path
     and the Python path compile the same specializations, at the same calls, and compute the
     same values; the C path serves the calls the Python one serves from a plan."""
     rng = random.Random(7)
@@ -173,8 +173,8 @@ def test_both_paths_make_the_same_plans_over_random_calls(m):
         other = np.ones(64, np.float32)
         return [lambda: (buf[:64], other), lambda: (buf[:64], buf[:64]),        # in place
                 lambda: (buf[:64], buf[32:96]), lambda: (buf[16:80], buf[80:144]),
-                lambda: (buf[1:65], other), lambda: (other, buf[:64])]
-    order = [(rng.randrange(6), rng.choice((1.0, 2.0, 0.5))) for _ in range(40)]
+                lambda: (other, buf[:64])]
+    order = [(rng.randrange(5), rng.choice((1.0, 2.0, 0.5))) for _ in range(40)]
 
     def sequence():
         p = picks()
