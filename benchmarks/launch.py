@@ -16,7 +16,9 @@
    tensors seen as CUDA tensors with a torch stream on the fake driver of tests/fake_driver.py
    (up to where cuda.core's launch would be called); beside torch's eager torch.add on two
    256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process, measured in
-   alternating batches (wall and the launching thread's CPU time).
+   alternating batches (wall and the launching thread's CPU time). Warm launches are served by
+   the C warm path (tilepy/launch/warm.py) where it is built; the 4-array rows are measured
+   again on the Python path alone (`warm.python_only()`, its fallback), in the same rounds.
 Needs the `bench` extra for Warp (pip install -e '.[bench]'); without it, its row says so.
 `--skip-compile` runs the dispatch rows only.
 
@@ -157,13 +159,30 @@ def _kernels():
     return {1: bump1, 4: add4, 12: add12}
 
 
-def _timer(call):
+def _timer(call, python_only=False):
+    """`python_only`: the batch runs on the Python warm path (the C one set aside)."""
+    import contextlib
+
+    from tilepy.launch import warm
+
     def batch(n):
-        t, c = time.perf_counter(), time.thread_time()
-        for _ in range(n):
-            call()
-        return (time.perf_counter() - t) / n, (time.thread_time() - c) / n
+        with warm.python_only() if python_only else contextlib.nullcontext():
+            t, c = time.perf_counter(), time.thread_time()
+            for _ in range(n):
+                call()
+            return (time.perf_counter() - t) / n, (time.thread_time() - c) / n
+    batch.call = call
     return batch
+
+
+def _with_python_rows(rows: dict) -> dict:
+    """Beside each 4-array row, the same launches on the Python path alone."""
+    out = {}
+    for (what, nargs), (batch, value) in rows.items():
+        out[(what, nargs)] = (batch, value)
+        if nargs == 4:
+            out[(f"{what}, Python path", nargs)] = (_timer(batch.call, True), value)
+    return out
 
 
 def _arrays(make, nargs):
@@ -252,9 +271,9 @@ TARGETS = {("numpy", 4): 5.0, ("torch", 4): 7.0, ("fake GPU", 4): 8.0}
 
 def dispatch_rows(rounds: int, n: int) -> list[tuple]:
     kernels = _kernels()
-    timers = {**cpu_rows(kernels, "numpy"), **cpu_rows(kernels, "torch")}
+    timers = _with_python_rows({**cpu_rows(kernels, "numpy"), **cpu_rows(kernels, "torch")})
     gpu, patch = fake_gpu_rows(kernels)
-    timers.update(gpu)
+    timers.update(_with_python_rows(gpu))
     timers[("torch.add", 2)] = torch_add_row()
     try:
         timers[("warp", 1)] = warp_dispatch()
@@ -269,9 +288,10 @@ def dispatch_rows(rounds: int, n: int) -> list[tuple]:
     finally:
         patch.undo()
     for key, (_, value) in timers.items():     # every timed launch ran
-        if key[0] in ("numpy", "torch", "warp"):
-            assert value() == 1 + rounds * n, (key, value())
-        elif key[0] == "fake GPU":
+        if key[0].split(",")[0] in ("numpy", "torch", "warp"):
+            runs = 2 if key[1] == 4 and key[0] != "warp" else 1     # (with its Python-path row)
+            assert value() == 1 + runs * rounds * n, (key, value())
+        elif key[0].startswith("fake GPU"):
             assert value() >= rounds * n, key
     add_us = statistics.median(w for w, _ in times[("torch.add", 2)]) * 1e6
     rows = []
@@ -289,6 +309,9 @@ def dispatch_rows(rounds: int, n: int) -> list[tuple]:
                      f"<= {target:.0f} us, <= 1.1x torch.add" if target else "", met))
     if why:
         rows.append(("warp.launch, CPU", "n/a", why, "", None))
+    from tilepy.launch import warm
+    rows.append(("C warm path", "in use" if warm.launch is not None else "not in use",
+                 warm.why() or "tilepy/launch/warm.py", "", None))
     return rows
 
 

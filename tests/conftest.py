@@ -35,6 +35,20 @@ def check():
     return filecheck
 
 
+@pytest.fixture(params=["c", "python"])
+def warm_path(request):
+    """Run a launch test twice: with the C warm launch path (tilepy/launch/warm.py) and with
+    the Python path alone (its fallback where the C one cannot be built or does not apply)."""
+    from tilepy.launch import warm
+    if request.param == "python":
+        with warm.python_only():
+            yield "python"
+        return
+    if warm.module() is None:
+        pytest.skip(f"the C warm launch path is not available here: {warm.why()}")
+    yield "c"
+
+
 # ----------------------------------------------------------------------------- ABI coverage
 # Every compile of the session records its parameter-ABI classes (abi_coverage.py); the run fails
 # when one is not among those tests/test_gpu_abi.py checks against NVRTC's cubins. With xdist,

@@ -112,6 +112,7 @@ def test_2_streams_reach_cuda_core_as_its_own_streams(drv):
         ct.launch("stream", (8,), vadd, args)
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_2_torch_streams_resolved_once_per_launch(drv, monkeypatch):
     """cuTile's idiom, `launch(torch.cuda.current_stream(), ...)` on torch CUDA tensors (issue
     26), beside a torch.cuda.Stream, a cupy stream, an int handle, a cuda.core Stream and None
@@ -162,6 +163,7 @@ def _specializations(kernel):
     return len(kernel.cache)
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_4_overlap_is_part_of_the_fast_path(drv, monkeypatch):
     cupy = fake_cupy(monkeypatch)
 
@@ -176,6 +178,7 @@ def test_4_overlap_is_part_of_the_fast_path(drv, monkeypatch):
     assert _specializations(add_into) == 2
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_4_overlap_on_the_cpu_fast_path():
     @ct.kernel
     def add_to(a, b, c, TILE: ct.Constant[int]):
@@ -253,6 +256,7 @@ def test_7_producers_are_ordered_before_the_launch_stream(drv):
     assert (31, 5) in drv.waits
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_9_cupy_arrays_take_the_fast_path(drv, monkeypatch):
     cupy = fake_cupy(monkeypatch)
     a, b, c = vectors()
@@ -305,6 +309,7 @@ def test_9_an_older_cubin_of_the_same_major(cc, driver, expected):
 
 
 # ----------------------------------------------------------------------------- the path itself
+@pytest.mark.usefixtures("warm_path")
 def test_plan_reuse_asks_the_driver_for_nothing_new(drv, monkeypatch):
     cupy = fake_cupy(monkeypatch)
     x = np.arange(1024, dtype=np.float32)
@@ -320,6 +325,7 @@ def test_plan_reuse_asks_the_driver_for_nothing_new(drv, monkeypatch):
     assert new == {"launch", "ctx.get"}, new            # no load, wrap, view, sync or set_current
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_plans_of_a_driver_gone_are_not_reused(monkeypatch):
     """A plan holds its driver's kernel and streams: once that driver is replaced (a test's
     fake one left, another came), the same signature plans again on the driver of now."""

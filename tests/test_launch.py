@@ -78,6 +78,7 @@ def test_readonly_output_is_rejected_readonly_input_is_fine():
         launch_vadd(a, a, ro)
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_readonly_after_fast_path_is_still_rejected():
     a = np.arange(64, dtype=np.float32)
     c = np.zeros(64, np.float32)
@@ -143,6 +144,7 @@ def test_bad_kernel_args_grid():
 
 
 # ----------------------------------------------------------------------------- fast path
+@pytest.mark.usefixtures("warm_path")
 def test_fast_path_follows_pointers_scalars_and_grids():
     rng = np.random.default_rng(0)
     for n, s, k in ((64, 2.0, 1), (64, -1.5, 7), (64, 0.5, -3), (48, 3.0, 2)):
@@ -155,6 +157,7 @@ def test_fast_path_follows_pointers_scalars_and_grids():
     assert scale.__dict__["_tp_plans"].table     # plans were made and used
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_fast_path_constants_pick_their_own_plan():
     a = np.arange(256, dtype=np.float32)
     for tile in (64, 128, 64, 32):
@@ -179,6 +182,7 @@ def test_signature_distinguishes_what_a_plan_depends_on():
     assert dispatch.signature((a, [1]), consts) is None        # unhashable constant: full path
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_dtype_constants_take_the_fast_path():
     """A Constant[DType] argument (a compute dtype, as in tutorial 6's GELU) is a constant like
     an int: calls with it are signed (they took the full path on every call before)."""
@@ -189,6 +193,7 @@ def test_dtype_constants_take_the_fast_path():
     assert dispatch.signature((a, 1), (False, False))[0] == dispatch.signature((a, 5), (False, False))[0]
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_fast_path_checks_int32_scalars():
     x = np.zeros(16, np.float32)
     out = np.zeros(16, np.float32)
@@ -197,6 +202,7 @@ def test_fast_path_checks_int32_scalars():
         ct.launch(None, (1,), scale, (x, out, 1.0, 2**31))
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_zero_grid_launches_nothing():
     a = np.ones(64, np.float32)
     c = np.zeros(64, np.float32)
@@ -205,6 +211,7 @@ def test_zero_grid_launches_nothing():
     assert (c == 0).all()
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_concurrent_launches_from_threads():
     a = np.arange(64 * 8, dtype=np.float32)
     outs = [np.zeros_like(a) for _ in range(6)]
@@ -227,6 +234,7 @@ def test_concurrent_launches_from_threads():
     assert not errors
 
 
+@pytest.mark.usefixtures("warm_path")
 def test_plan_table_is_bounded(monkeypatch):
     monkeypatch.setattr(dispatch, "MAX_PLANS", 4)
     for n in range(16, 16 * 10, 16):
@@ -243,6 +251,7 @@ def test_grid3_accepts_only_plain_valid_grids():
 
 
 # ----------------------------------------------------------------------------- torch CPU
+@pytest.mark.usefixtures("warm_path")
 def test_torch_cpu_tensors_launch():
     torch = pytest.importorskip("torch")
     a = torch.arange(256, dtype=torch.float32)
@@ -379,6 +388,7 @@ def mul(x, out, s):
 @pytest.mark.parametrize("dtype,s", [(np.float16, np.float16(1.5)), (np.float32, np.float32(-2.25)),
                                      (np.int64, np.int64(-3)), (np.int32, 7),
                                      (np.int16, np.int16(-3)), (np.uint8, np.uint8(2))])
+@pytest.mark.usefixtures("warm_path")
 def test_scalar_kinds_on_both_paths(dtype, s):
     x = np.arange(8).astype(dtype)
     for _ in range(3):                      # the full path, then the fast path

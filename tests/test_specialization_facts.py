@@ -14,6 +14,8 @@ import tilepy as ct
 from fake_driver import FakeDriver, fake_cupy
 from tilepy.host.intake import byte_extent, disjoint_flags, intake
 
+pytestmark = pytest.mark.usefixtures("warm_path")     # the C warm path, then the Python one
+
 
 @ct.kernel
 def double_into(x, y, TILE: ct.Constant[int]):

@@ -18,10 +18,9 @@ from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, Ti
 from ..host.grid import normalize_grid
 from ..host.intake import ArrayInfo, ArrayInfoList, check_call, intake_arg
 from ..host.params import ArrayParam, ScalarParam, flat
-from ..launch import dispatch
-from ..launch.cpu import _mode_override
-from ..launch.dispatch import CpuPlan, grid3, plans_of, signature
-from ..settings import cpu_mode_requested, interpret_requested, settings
+from ..launch import dispatch, warm
+from ..launch.dispatch import MISS, CpuPlan, cpu_mode_now, grid3, plans_of, signature
+from ..settings import interpret_requested, settings
 from ..types import dtype as D
 
 _CTYPE = {D.bool_: ctypes.c_bool, D.int8: ctypes.c_int8, D.int16: ctypes.c_int16,
@@ -120,7 +119,20 @@ def check_outputs(ck, params, infos):
 # ----------------------------------------------------------------------------- launch
 def launch(stream, grid, kernel, args, *, backend=None):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
-    `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter."""
+    `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter.
+
+    A repeated call is served by the C warm path (launch/warm.py) when it is built, else by the
+    Python one below (dispatch.py); both take the same decisions; anything else, the full path."""
+    if backend is None:
+        fast = warm.launch
+        if fast is not None:
+            try:
+                done = fast(kernel, args, grid, stream)
+            except TileError as e:
+                for_user(e)
+                raise
+            if done is not MISS:
+                return done
     if backend is None and type(args) is tuple and not interpret_requested():
         try:
             kp = kernel._tp_plans           # set by dispatch.plans_of after a full launch
@@ -134,8 +146,9 @@ def launch(stream, grid, kernel, args, *, backend=None):
             g = grid3(grid)
             if g is not None and plan.overlap.same(found[1]):
                 try:
-                    s = plan.stream_for(stream, _cpu_mode)
+                    s = plan.stream_for(stream, cpu_mode_now)
                     if s is not False:
+                        warm.adopt(kp, args, plan)      # the next such call: the C path
                         return plan.run(g, found[1], s)
                 except TileError as e:
                     for_user(e)
@@ -207,11 +220,5 @@ def _interpret(grid, kernel, args, backend):
         raise TileValueError(f"backend must be None or 'interpret' (got {backend!r})")
     from ..interpret.kernel import launch
     return launch(grid, kernel, args)
-
-
-def _cpu_mode():
-    """The CPU mode a launch made now would use (plans are per mode), read the cheap way: the
-    `cpu_mode()` override, else TILEPY_CPU_MODE."""
-    return _mode_override.get() or cpu_mode_requested()
 
 

@@ -70,6 +70,14 @@ def host_compiler(report):
         return
     report.line("compiler", cxx)
     report.line("version", toolchain.compiler_version(cxx))
+    from ..launch import warm
+    if warm.module() is not None:
+        report.line("warm launches", "the C path (tilepy/launch/warm.cpp, built with it)")
+    else:
+        report.line("warm launches", "the Python path only")
+        report.problem(f"the C warm launch path could not be built: {warm.why()}",
+                       "install Python's development headers (apt install python3-dev) for "
+                       "launches a few times cheaper", fatal=False)
 
 
 def disk_cache(report):

@@ -34,8 +34,8 @@ from ..host.grid import GRID_LIMIT
 from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
 from ..frontend.specialize import ALIGN
 from ..types import DType
-from ..settings import gpu_compiler_requested
-from .cpu import Report, watch_signals
+from ..settings import cpu_mode_requested, gpu_compiler_requested
+from .cpu import Report, _mode_override, watch_signals
 
 MAX_PLANS = 1024           # per kernel; past it the table is cleared (shapes that never repeat)
 _ALIGN = ALIGN - 1   # the base address facts: its residue modulo the largest alignment class
@@ -47,15 +47,23 @@ _SCALARS = (int, float, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, n
             np.uint32, np.uint64, np.float16, np.float32, np.float64, np.bool_)
 _SCALAR_SET = frozenset(_SCALARS)
 _CONST_TYPES = frozenset((int, bool, str, type(None), DType))   # DType: a Constant[DType]
+MISS = object()            # the C warm path (warm.py) returns it where the Python path decides
+
+
+def cpu_mode_now():
+    """The CPU mode a launch made now would use (plans are per mode), read the cheap way: the
+    `cpu_mode()` override, else TILEPY_CPU_MODE."""
+    return _mode_override.get() or cpu_mode_requested()
 
 
 class KernelPlans:
-    """A kernel's launch plans, by call signature."""
-    __slots__ = ("consts", "table")
+    """A kernel's launch plans, by call signature (`ctable`: the C warm path's, warm.py)."""
+    __slots__ = ("consts", "table", "ctable")
 
     def __init__(self, consts: tuple[bool, ...]):
         self.consts = consts           # per parameter: is it a Constant?
         self.table: dict = {}
+        self.ctable = None
 
     def store(self, sig, plan):
         if len(self.table) >= MAX_PLANS:
@@ -168,7 +176,7 @@ _PACK = {ctypes.c_void_p: "P", ctypes.c_bool: "?", ctypes.c_int8: "b", ctypes.c_
 class CpuPlan:
     """One prepared CPU launch: the library entry point and a template argument block."""
     __slots__ = ("fn", "lib", "extra", "struct", "fields", "template", "slots", "pool", "workers",
-                 "mode", "check", "overlap", "pick", "packer", "convs")
+                 "mode", "check", "overlap", "pick", "packer", "convs", "native")
     gpu = False
 
     def __init__(self, lib, fn, values: list, slots: list, workers_fn, extra: tuple = (),
@@ -186,6 +194,7 @@ class CpuPlan:
         argument order, so that one `struct.pack_into` writes them all; the shapes and
         strides fixed by the signature follow, copied from the template."""
         self.lib, self.fn, self.mode = lib, fn, mode
+        self.native = None          # its C warm path plan (warm.py), made at the first warm call
         self.extra = (*extra[:-1], ctypes.c_ulonglong(extra[-1])) if extra else ()
         self.check = check
         varying = [s for s in slots if s is not None]
@@ -278,10 +287,22 @@ class CpuPlan:
             pool.append(block)
 
 
+_GPU: list = []
+
+
+def _gpu():
+    """launch/gpu.py, imported at the first GPU plan's call (an import statement per call costs
+    about a microsecond; a CPU-only process never imports it)."""
+    if not _GPU:
+        from . import gpu
+        _GPU.append(gpu)
+    return _GPU[0]
+
+
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
-                 "cupy", "sync", "name", "overlap", "smem", "compiler", "log")
+                 "cupy", "sync", "name", "overlap", "smem", "compiler", "log", "native")
     gpu = True
 
     def __init__(self, kernel, ctx, block, values: list, slots: list, infos, sync=False,
@@ -303,6 +324,7 @@ class GpuPlan:
         self.sync, self.name = sync, name
         self.overlap = ANY_OVERLAP
         self.log = None         # print_log.DeviceLog of a kernel that prints
+        self.native = None      # its C warm path plan (warm.py)
 
     def stream_for(self, stream, current_mode=None):
         """The cuda.core Stream a call with `stream` launches on (resolved once per launch,
@@ -315,11 +337,11 @@ class GpuPlan:
             return False
         if self.drv is not gpu_driver.current():
             return False
-        from .gpu import stream_handle, stream_on
-        handle = stream_handle(stream, self.torch_args, self.dev.device_id)
+        gpu = _gpu()
+        handle = gpu.stream_handle(stream, self.torch_args, self.dev.device_id)
         if self.cupy and handle != sys.modules["cupy"].cuda.get_current_stream().ptr:
             return False
-        return stream_on(handle, stream, self.dev, self.drv)
+        return gpu.stream_on(handle, stream, self.dev, self.drv)
 
     def _config(self, g):
         from .gpu import check_grid
@@ -416,9 +438,10 @@ class Overlap:
     call that made it and the arrays' byte extents (fixed by the signature); a call with
     another pattern takes the full path. Pointer tuples already checked are remembered (a
     loop over the same buffers pays one set lookup per call)."""
-    __slots__ = ("pick", "extents", "pattern", "seen")
+    __slots__ = ("index", "pick", "extents", "pattern", "seen")
 
     def __init__(self, index: tuple[int, ...], extents: tuple[int, ...], pattern: tuple[bool, ...]):
+        self.index = index
         self.pick = operator.itemgetter(*index)      # the call's array pointers, as a tuple
         self.extents, self.pattern = extents, pattern
         self.seen: set = set()

@@ -1,0 +1,273 @@
+"""The C warm launch path (tilepy/launch/warm.py, warm.cpp) against the Python one it shortens.
+
+The Python path is the reference: its signature (dispatch.signature) holds every fact a plan
+depends on, and the C key must partition calls the same way -- never coarser (a plan run for
+facts it was not made for), and not finer for ordinary arguments (the C path would never serve
+them). Randomized arguments: dtypes, offsets (alignment), strides, transposes, 2-D views,
+0-size and read-only arrays, torch tensors, scalars and constants; the overlap flags over
+random byte ranges (touching, nested, identical, empty); and one kernel launched through a
+random sequence of aliasing and non-aliasing calls on both paths, which must compile, file and
+compute the same. The per-test seam (`warm_path`, tests/conftest.py) runs the launch tests of
+test_launch, test_fake_driver and test_specialization_facts both ways."""
+import contextlib
+import random
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from tilepy.errors import TileLaunchError, TileUnsupportedFeatureError
+from tilepy.host.intake import disjoint_flags
+from tilepy.launch import dispatch, warm
+
+
+@pytest.fixture(scope="module")
+def m():
+    mod = warm.module()
+    if mod is None:
+        pytest.skip(f"the C warm launch path is not available here: {warm.why()}")
+    return mod
+
+
+def _families() -> list:
+    """Views of a few buffers in families that differ in one fact each: offsets 0-3 elements
+    (the base address's alignment), read-only, strides of one shape (step 2, a transpose),
+    extents; 1-D, 2-D and 0-size, of every dtype class."""
+    out = []
+    for dt in (np.float32, np.float64, np.int8, np.int32, np.float16, np.bool_, np.uint64):
+        b = np.zeros(112, dt)
+        views = [lambda o, s: b[o:o + 16 * s:s],                       # one shape, two strides
+                 lambda o, s: b[o:o + 48].reshape(6, 8) if s == 1 else b[o:o + 48].reshape(8, 6).T,
+                 lambda o, s: b[o:o + 96].reshape(6, 16)[:, ::s], lambda o, s: b[o:o + 16 * s]]
+        for view in views:
+            family = []
+            for off in range(4):
+                for step in (1, 2):
+                    family.append(view(off, step))
+                    ro = view(off, step).view()
+                    ro.flags.writeable = False
+                    family.append(ro)
+            out.append(family)
+        out.append([b[o:o] for o in range(4)] + [b[:0].reshape(0, 4)])      # 0-size
+    return out
+
+
+def _scalars_and_constants():
+    return [1, 7, 1.5, -0.0, 0.0, True, np.int64(3), np.float32(2.0), np.uint8(5)], \
+        [16, 32, True, False, None, 0.0, -0.0, 2.5, "rows", "cols", ct.float32, ct.float16]
+
+
+def test_keys_partition_calls_as_the_python_signature(m):
+    """Equal C keys <=> equal Python signatures, over random argument tuples and their
+    neighbours (one argument replaced by one of its family: another offset, step, writability,
+    dtype class, scalar type or constant value)."""
+    rng = random.Random(1234)
+    families = _families()
+    scalars, consts = _scalars_and_constants()
+    try:
+        import torch
+        from tilepy.host.intake import from_torch
+        base = torch.zeros(96)
+        tensors = [base[k:k + 16] for k in range(4)] + [base[:32:2], torch.zeros(8, 4).T,
+                                                         torch.zeros(0), torch.ones(4)._neg_view()]
+        from_torch(tensors[0])                  # intake has met torch (as the first launch does)
+        warm._sync(m)
+        families.append(tensors)
+    except ImportError:
+        pass
+    layout = (False, False, False, True)
+    table = m.Table(layout)
+
+    def pick(k, near=None):
+        if k == 2:
+            return rng.choice(scalars)
+        if k == 3:
+            return rng.choice(consts)
+        return rng.choice(near if near is not None else rng.choice(families))
+
+    calls = []
+    for _ in range(150):
+        a = tuple(pick(k) for k in range(4))
+        k = rng.randrange(4)
+        near = next((f for f in families if any(x is a[k] for x in f)), None) if k < 2 else None
+        calls += [a, a[:k] + (pick(k, near),) + a[k + 1:]]
+    found = [(dispatch.signature(a, layout), m.key(a, table)) for a in calls]
+    for (sig, key), args in zip(found, calls):
+        assert sig is not None and key is not None, args     # every one has a key on both paths
+    for i in range(0, len(calls), 2):           # each call and its neighbour
+        same_sig = found[i][0][0] == found[i + 1][0][0]
+        assert (found[i][1] == found[i + 1][1]) == same_sig, (calls[i], calls[i + 1])
+    for i in range(len(calls)):                 # and all pairs
+        for j in range(i):
+            same_sig = found[i][0][0] == found[j][0][0]
+            assert (found[i][1] == found[j][1]) == same_sig, (calls[i], calls[j])
+
+
+def test_keys_hold_what_the_python_path_keys_by(m):
+    """One fact changed at a time gives another key: dtype, alignment, a stride, an extent,
+    writability, a scalar's type, a constant's value (0.0 and -0.0 too)."""
+    layout = (False, False, True)
+    table = m.Table(layout)
+    buf = np.zeros(64, np.float32)
+    base = (buf[:16], 1, 16)
+    ro = buf[:16].view()
+    ro.flags.writeable = False
+    changed = [(buf.astype(np.float64)[:16], 1, 16), (buf[1:17], 1, 16), (buf[:32:2], 1, 16),
+               (buf[:17], 1, 16), (ro, 1, 16), (buf[:16], 1.0, 16), (buf[:16], np.int32(1), 16),
+               (buf[:16], 1, 32), (buf[:16], 1, True), (buf[:16], 1, "16")]
+    k0 = m.key(base, table)
+    assert m.key((buf[:16], 99, 16), table) == k0          # scalar values and pointers are not keys
+    assert m.key((np.zeros(16, np.float32), 1, 16), table) == k0
+    keys = [m.key(c, table) for c in changed]
+    assert len(set(keys + [k0])) == len(changed) + 1
+    fz = m.Table((True,))
+    assert m.key((0.0,), fz) != m.key((-0.0,), fz)
+    assert m.key((np.zeros(3),), m.Table((False, False))) is None      # another arity: Python's
+
+
+def test_unknown_arguments_are_the_python_paths(m):
+    """Lists, subclasses, objects, numpy scalars as constants, huge ints: no key (MISS)."""
+    class Sub(np.ndarray):
+        pass
+    a = np.zeros(4, np.float32)
+    t = m.Table((False, True))
+    for args in [([a], 1), (a.view(Sub), 1), (object(), 1), (a, np.int32(1)), (a, 2**70),
+                 (a, [1])]:
+        assert m.key(args, t) is None, args
+
+
+def test_overlap_flags_match_intake(m):
+    rng = random.Random(99)
+    for _ in range(2000):
+        n = rng.randrange(0, 9)
+        ranges = [(rng.randrange(0, 64) * 4, rng.choice((0, 4, 8, 16, 64, 128))) for _ in range(n)]
+        if n > 1 and rng.random() < 0.3:
+            ranges[1] = ranges[0]                                 # identical ranges
+        assert m.disjoint(ranges) == disjoint_flags(ranges), ranges
+
+
+@ct.kernel
+def axpy(x, y, a, TILE: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(y, (i,), ct.load(x, (i,), (TILE,)) * a + ct.load(y, (i,), (TILE,)))
+
+
+def _run(calls, kernel):
+    """Launch `kernel` on each call; per call what it compiled and filed, and the output."""
+    out = []
+    for pick, a in calls:
+        x, y = pick()
+        ct.launch(None, (x.shape[0] // 16,), kernel, (x, y, a, 16))
+        out.append((len(kernel.cache), list(kernel.keys), y.copy()))
+    return out
+
+
+def test_both_paths_make_the_same_plans_over_random_calls(m):
+    """One random sequence of disjoint, in-place and overlapping calls: the C path
+    and the Python path compile the same specializations, at the same calls, and compute the
+    same values; the C path serves the calls the Python one serves from a plan."""
+    rng = random.Random(7)
+
+    def picks():
+        buf = np.arange(160, dtype=np.float32)
+        other = np.ones(64, np.float32)
+        return [lambda: (buf[:64], other), lambda: (buf[:64], buf[:64]),        # in place
+                lambda: (buf[:64], buf[32:96]), lambda: (buf[16:80], buf[80:144]),
+                lambda: (other, buf[:64])]
+    order = [(rng.randrange(5), rng.choice((1.0, 2.0, 0.5))) for _ in range(40)]
+
+    def sequence():
+        p = picks()
+        return [(p[i], a) for i, a in order]
+    with warm.python_only():
+        py = _run(sequence(), axpy.replace_hints())
+    before = m.served()
+    c = _run(sequence(), axpy.replace_hints())
+    served = m.served() - before
+    assert [(n, keys) for n, keys, _ in c] == [(n, keys) for n, keys, _ in py]
+    for (_, _, yc), (_, _, yp) in zip(c, py):
+        np.testing.assert_array_equal(yc, yp)
+    assert served >= 10                        # the C path served the repeated calls
+
+
+def test_a_scalar_the_plan_cannot_hold_is_the_python_paths_error(m):
+    """Out of range for the int32 parameter: the C path leaves it to the Python one, which
+    raises the same located error as without the C path."""
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    k = axpy.replace_hints()
+    for _ in range(3):
+        ct.launch(None, (1,), k, (x, y, 2.0, 16))
+
+    def err():
+        with pytest.raises(TileUnsupportedFeatureError) as e:
+            ct.launch(None, (1,), k, (x, y, 2.0, 2**40))
+        return e.value
+    got = [err()]
+    with warm.python_only():
+        got.append(err())
+    assert str(got[0]) == str(got[1])
+
+
+@ct.kernel
+def checked(x):
+    t = ct.load(x, (0,), (16,))
+    ct.assert_(ct.sum(t) < 100.0, "sum too large")
+    ct.store(x, (0,), t)
+
+
+def test_launch_errors_are_the_same_on_both_paths(m, capfd):
+    """A failed tile assertion found after the C path's launch: the same TileLaunchError, at
+    the same user line, as the Python path's."""
+    ok, bad = np.zeros(16, np.float32), np.full(16, 50.0, np.float32)
+    k = checked.replace_hints()
+    for _ in range(3):
+        ct.launch(None, (1,), k, (ok,))
+    errors = []
+    for only in (False, True):
+        before = m.served()
+        with warm.python_only() if only else contextlib.nullcontext():
+            with pytest.raises(TileLaunchError) as e:
+                ct.launch(None, (1,), k, (bad,))      # SAME-LINE
+        assert (m.served() > before) == (not only)
+        errors.append(e.value)
+    capfd.readouterr()
+    assert type(errors[0]) is type(errors[1]) and str(errors[0]) == str(errors[1])
+    assert errors[0].loc is not None and errors[0].loc == errors[1].loc
+    assert "SAME-LINE" in (errors[0].loc.source_line or "")
+
+
+def test_python_only_is_the_seam(m):
+    """Inside warm.python_only() no launch is served by the C path; after it, they are again."""
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    k = axpy.replace_hints()
+    ct.launch(None, (1,), k, (x, y, 1.0, 16))
+    ct.launch(None, (1,), k, (x, y, 1.0, 16))          # the Python path files it for the C one
+    before = m.served()
+    with warm.python_only():
+        assert warm.launch is None and warm.module() is None
+        for _ in range(3):
+            ct.launch(None, (1,), k, (x, y, 1.0, 16))
+    assert m.served() == before
+    ct.launch(None, (1,), k, (x, y, 1.0, 16))
+    assert m.served() == before + 1
+    np.testing.assert_array_equal(y, np.full(16, 6.0, np.float32))
+
+
+def test_without_a_compiler_the_python_path_serves(monkeypatch):
+    """No host compiler to build the extension: warm launches run on the Python path and
+    `warm.why()` (the doctor's line) says why."""
+    from tilepy.errors import TileCompileError
+    from tilepy.launch import cpu
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    k = axpy.replace_hints()
+    ct.launch(None, (1,), k, (x, y, 1.0, 16))          # compiled while the compiler is there
+
+    def no_compiler():
+        raise TileCompileError("no host C++ compiler found (a test's)")
+    monkeypatch.setattr(warm, "_state", {})           # as in a new process
+    monkeypatch.setattr(warm, "launch", None)
+    monkeypatch.setattr(cpu, "host_compiler", no_compiler)
+    for _ in range(3):
+        ct.launch(None, (1,), k, (x, y, 1.0, 16))
+    assert warm.launch is None and "no host C++ compiler found" in warm.why()
+    np.testing.assert_array_equal(y, np.full(16, 4.0, np.float32))

@@ -1,0 +1,1133 @@
+// The C-level warm path of tilepy.launch (launch/warm.py builds and loads it; dispatch.py's
+// module docstring says what a warm launch must check). Per call: read each argument's
+// pointer, shape, strides, dtype and device (numpy through its object's fields, torch and
+// cupy-like arrays through the attributes the Python path reads), fold every fact the plan
+// depends on into a key of 64-bit words, find the plan in the kernel's table, check which
+// arrays overlap (sorted extents, O(n log n)), then pack the argument block and call the CPU
+// library's entry (or hand the values to the Python plan: GPU plans, kernels that print).
+// Anything unusual returns MISS: the Python path (dispatch.signature) then decides, validates
+// and explains, so both paths take the same decisions and raise the same errors.
+// Written in C-style C++: the CPU backend already requires the host C++ compiler.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+namespace {
+
+enum { MAX_ARGS = 64, MAX_DIMS = 32, KEY_WORDS = 4096, MAX_PLANS = 1024, MAX_BLOCK = 4096,
+       MAX_REG = 64 };
+
+// numpy's PyArrayObject_fields, its public layout since numpy 1.7 (warm.py checks it on live
+// arrays before the module is used).
+struct NpArray {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dims;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+};
+const int NPY_WRITEABLE = 0x0400;
+
+// tp::cpu::Report (cpu_shim.h), cpu.Report in Python (warm.py compares the layouts).
+struct Report {
+    int watch_signals, signal, asserts, nextents;
+    void *extents;
+    void *pool;
+    int error_line;
+    char error_file[1024];
+    char error[1024];
+};
+typedef int (*Entry)(void **, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                     unsigned long long, int, Report *);
+
+// Argument kinds in the key (a word's low byte).
+enum Tag : uint64_t { T_NUMPY = 1, T_TORCH, T_CUPY, T_SCALAR, T_CONST_INT, T_CONST_BOOL,
+                      T_CONST_NONE, T_CONST_FLOAT, T_CONST_STR, T_CONST_OBJ };
+
+// A registry: objects known by identity (dtype objects, scalar types), each with a small code.
+// Registered objects are kept alive, so a code never names another object.
+struct Registry {
+    PyObject *obj[MAX_REG];
+    int n;
+    int find(PyObject *o) const {
+        for (int i = 0; i < n; i++)
+            if (obj[i] == o) return i;
+        return -1;
+    }
+};
+
+struct State {
+    PyObject *ndarray = nullptr;       // numpy.ndarray
+    PyObject *torch_tensor = nullptr;  // torch.Tensor, once intake has seen one
+    PyObject *cupy_array = nullptr;    // cupy.ndarray, once intake has seen one
+    Registry np_dtypes{}, torch_dtypes{}, scalar_types{}, const_objs{};
+    PyObject *env = nullptr;           // os.environ._data (bytes -> bytes)
+    PyObject *k_interpret = nullptr, *v_off = nullptr;   // TILEPY_INTERPRET, b"0"
+    PyObject *k_mode = nullptr, *modes = nullptr;        // TILEPY_CPU_MODE, {b"fast": "fast", ..}
+    PyObject *mode_var = nullptr;      // cpu._mode_override (a ContextVar)
+    PyObject *cpu_mode = nullptr;      // the Python function the plans' stream_for take
+    PyObject *report_type = nullptr;   // cpu.Report
+    PyObject *miss = nullptr;          // the sentinel returned when the Python path must decide
+    PyObject *fast = nullptr;          // "fast"
+    unsigned long main_thread = 0;
+    int ready = 0;
+} S;
+
+PyObject *s_tp_plans, *s_ctable, *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape,
+    *s_stride, *s_dtype, *s_device, *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides,
+    *s_id, *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
+
+// ----------------------------------------------------------------------------- the key
+struct Call {
+    uint64_t key[KEY_WORDS];
+    int nkey;
+    uint64_t hash;
+    int nargs;
+    uint64_t ptr[MAX_ARGS];            // per argument: its data pointer (arrays)
+    PyObject *val[MAX_ARGS];           // per argument: the object (borrowed)
+    bool put(uint64_t w) {
+        if (nkey >= KEY_WORDS) return false;
+        key[nkey++] = w;
+        hash = (hash ^ w) * 0x100000001b3ull;
+        hash ^= hash >> 29;
+        return true;
+    }
+};
+
+// A Python int as an int64; false (no error set) when it is not an exact int or does not fit.
+bool as_i64(PyObject *o, int64_t *out) {
+    if (!PyLong_CheckExact(o)) return false;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+// A tuple (or tuple subclass such as torch.Size) of ints into the key.
+bool put_ints(Call &c, PyObject *t) {
+    if (!PyTuple_Check(t)) return false;
+    Py_ssize_t n = PyTuple_GET_SIZE(t);
+    if (n > MAX_DIMS || !c.put((uint64_t)n)) return false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t v;
+        if (!as_i64(PyTuple_GET_ITEM(t, i), &v) || !c.put((uint64_t)v)) return false;
+    }
+    return true;
+}
+
+// A pointer from a Python int (data_ptr(), data.ptr).
+bool as_ptr(PyObject *o, uint64_t *out) {
+    if (!PyLong_Check(o)) return false;
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool put_numpy(Call &c, PyObject *a, int i) {
+    NpArray *arr = (NpArray *)a;
+    int code = S.np_dtypes.find(arr->descr);
+    if (code < 0 || arr->nd > MAX_DIMS) return false;
+    uint64_t p = (uint64_t)(uintptr_t)arr->data;
+    c.ptr[i] = p;
+    if (!c.put(T_NUMPY | (uint64_t)code << 8 | (uint64_t)arr->nd << 16 |
+               (uint64_t)((arr->flags & NPY_WRITEABLE) != 0) << 24 | (p & 15) << 32))
+        return false;
+    for (int d = 0; d < arr->nd; d++)
+        if (!c.put((uint64_t)arr->dims[d]) || !c.put((uint64_t)arr->strides[d])) return false;
+    return true;
+}
+
+// What the Python path's signature reads of a torch tensor: data_ptr(), dtype, shape,
+// stride(), device, is_neg(); any exception (sparse layouts...) is a miss. The device is read
+// as is_cpu, else is_cuda and get_device() (torch.device's own attributes cost microseconds):
+// the same facts for CPU and CUDA tensors; any other device is a miss.
+bool put_torch(Call &c, PyObject *t, int i) {
+    bool ok = false;
+    PyObject *p = nullptr, *dtype = nullptr, *shape = nullptr, *stride = nullptr, *cpu = nullptr,
+             *cuda = nullptr, *index = nullptr, *neg = nullptr;
+    uint64_t ptr, kind;
+    int code, neg_bit;
+    int64_t idx = -1;
+    if (!(p = PyObject_CallMethodNoArgs(t, s_data_ptr)) || !as_ptr(p, &ptr)) goto done;
+    if (!(dtype = PyObject_GetAttr(t, s_dtype)) || (code = S.torch_dtypes.find(dtype)) < 0) goto done;
+    if (!(cpu = PyObject_GetAttr(t, s_is_cpu))) goto done;
+    if (cpu == Py_True) {
+        kind = 1;
+    } else if (cpu != Py_False || !(cuda = PyObject_GetAttr(t, s_is_cuda)) || cuda != Py_True) {
+        goto done;                      // other devices: intake explains
+    } else {
+        kind = 2;
+        if (!(index = PyObject_CallMethodNoArgs(t, s_get_device)) || !as_i64(index, &idx)) goto done;
+    }
+    if (!(neg = PyObject_CallMethodNoArgs(t, s_is_neg)) || (neg_bit = PyObject_IsTrue(neg)) < 0)
+        goto done;
+    c.ptr[i] = ptr;
+    if (!c.put(T_TORCH | (uint64_t)code << 8 | kind << 16 | (uint64_t)neg_bit << 24 |
+               (ptr & 15) << 32) || !c.put((uint64_t)idx))
+        goto done;
+    if (!(shape = PyObject_GetAttr(t, s_shape)) || !put_ints(c, shape)) goto done;
+    if (!(stride = PyObject_CallMethodNoArgs(t, s_stride)) || !put_ints(c, stride)) goto done;
+    ok = true;
+done:
+    Py_XDECREF(p); Py_XDECREF(dtype); Py_XDECREF(shape); Py_XDECREF(stride); Py_XDECREF(cpu);
+    Py_XDECREF(cuda); Py_XDECREF(index); Py_XDECREF(neg);
+    if (!ok) PyErr_Clear();
+    return ok;
+}
+
+// A cupy-like array: data.ptr, dtype, shape, strides, device.id (what the Python path reads).
+bool put_cupy(Call &c, PyObject *a, int i) {
+    bool ok = false;
+    PyObject *data = nullptr, *p = nullptr, *dtype = nullptr, *shape = nullptr,
+             *strides = nullptr, *dev = nullptr, *id = nullptr;
+    uint64_t ptr;
+    int code;
+    int64_t did;
+    if (!(data = PyObject_GetAttr(a, s_data)) || !(p = PyObject_GetAttr(data, s_ptr)) ||
+        !as_ptr(p, &ptr))
+        goto done;
+    if (!(dtype = PyObject_GetAttr(a, s_dtype)) || (code = S.np_dtypes.find(dtype)) < 0) goto done;
+    if (!(dev = PyObject_GetAttr(a, s_device)) || !(id = PyObject_GetAttr(dev, s_id)) ||
+        !as_i64(id, &did))
+        goto done;
+    c.ptr[i] = ptr;
+    if (!c.put(T_CUPY | (uint64_t)code << 8 | (ptr & 15) << 32) || !c.put((uint64_t)did)) goto done;
+    if (!(shape = PyObject_GetAttr(a, s_shape)) || !put_ints(c, shape)) goto done;
+    if (!(strides = PyObject_GetAttr(a, s_strides)) || !put_ints(c, strides)) goto done;
+    ok = true;
+done:
+    Py_XDECREF(data); Py_XDECREF(p); Py_XDECREF(dtype); Py_XDECREF(shape); Py_XDECREF(strides);
+    Py_XDECREF(dev); Py_XDECREF(id);
+    if (!ok) PyErr_Clear();
+    return ok;
+}
+
+// A Constant's value: the Python path keys it by (type, value) (floats by their hex, so 0.0
+// and -0.0 differ; here by their bits, which is finer: NaNs of other payloads only miss).
+bool put_const(Call &c, PyObject *a) {
+    PyTypeObject *t = Py_TYPE(a);
+    if (t == &PyBool_Type) return c.put(T_CONST_BOOL | (uint64_t)(a == Py_True) << 8);
+    if (t == &PyLong_Type) {
+        int64_t v;
+        return as_i64(a, &v) && c.put(T_CONST_INT) && c.put((uint64_t)v);
+    }
+    if (a == Py_None) return c.put(T_CONST_NONE);
+    if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(a);
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        return c.put(T_CONST_FLOAT) && c.put(bits);
+    }
+    if (t == &PyUnicode_Type) {
+        Py_ssize_t n;
+        const char *s = PyUnicode_AsUTF8AndSize(a, &n);
+        if (!s) {
+            PyErr_Clear();
+            return false;
+        }
+        if (!c.put(T_CONST_STR) || !c.put((uint64_t)n)) return false;
+        for (Py_ssize_t k = 0; k < n; k += 8) {
+            uint64_t w = 0;
+            memcpy(&w, s + k, n - k < 8 ? (size_t)(n - k) : 8);
+            if (!c.put(w)) return false;
+        }
+        return true;
+    }
+    int code = S.const_objs.find(a);           // DType values (Constant[DType])
+    return code >= 0 && c.put(T_CONST_OBJ | (uint64_t)code << 8);
+}
+
+// The key of a call, or false: the Python path decides (`consts`: per parameter, a Constant?).
+bool make_key(Call &c, PyObject *args, const char *consts, int nconsts) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    c.nkey = 0;
+    c.hash = 0xcbf29ce484222325ull;
+    if (n != nconsts || n > MAX_ARGS) return false;
+    c.nargs = (int)n;
+    for (int i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        PyObject *t = (PyObject *)Py_TYPE(a);
+        c.val[i] = a;
+        c.ptr[i] = 0;
+        bool ok;
+        if (t == S.ndarray) ok = put_numpy(c, a, i);
+        else if (t == S.torch_tensor) ok = put_torch(c, a, i);
+        else if (t == S.cupy_array) ok = put_cupy(c, a, i);
+        else if (consts[i]) ok = put_const(c, a);
+        else {
+            int code = S.scalar_types.find(t);
+            ok = code >= 0 && c.put(T_SCALAR | (uint64_t)code << 8);
+        }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+// ----------------------------------------------------------------------------- overlap
+// Per (start, length) byte range: does it share no byte with any other? As intake's
+// disjoint_flags: in the order of their starts, a range overlaps an earlier one iff it starts
+// before the furthest end so far, and a later one iff it ends after the next start.
+void disjoint_flags(int n, const uint64_t *lo, const uint64_t *len, bool *flags) {
+    int order[MAX_ARGS], m = 0;
+    for (int i = 0; i < n; i++) {
+        flags[i] = true;
+        if (len[i] == 0) continue;
+        int k = m++;                                       // insertion sort by (start, end, i)
+        while (k > 0) {
+            int j = order[k - 1];
+            if (lo[j] < lo[i] || (lo[j] == lo[i] && len[j] <= len[i])) break;
+            order[k] = j;
+            k--;
+        }
+        order[k] = i;
+    }
+    uint64_t reach = 0;
+    bool any = false;
+    for (int k = 0; k < m; k++) {
+        int i = order[k];
+        uint64_t hi = lo[i] + len[i];
+        if ((any && lo[i] < reach) || (k + 1 < m && lo[order[k + 1]] < hi)) flags[i] = false;
+        if (!any || hi > reach) reach = hi;
+        any = true;
+    }
+}
+
+// ----------------------------------------------------------------------------- plans
+// How a kernel argument is packed into the argument block.
+enum Kind { K_NONE, K_PTR, K_BOOL, K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64, K_F32,
+            K_F64, K_CONV16 };
+
+struct Slot {
+    int kind;
+    int offset;
+    PyObject *conv;       // K_CONV16: the Python converter (value -> 16-bit pattern)
+};
+
+struct Plan {
+    PyObject_HEAD
+    PyObject *py;         // the Python plan (dispatch.CpuPlan or GpuPlan)
+    int native;           // 1: a CPU plan called from here; 0: the Python plan runs
+    Entry entry;
+    char *tmpl;
+    int tmpl_size;
+    int nfields;
+    int *field_offset;    // the void*[] the entry takes: per C parameter, its offset
+    int nslots;
+    Slot *slots;          // per kernel argument
+    unsigned bx, by, bz;
+    unsigned long long smem;
+    void *pool;
+    PyObject *mode;       // the CPU mode the library was built for (None: any)
+    int noverlap;         // arrays whose overlap pattern the plan was made for
+    int *ov_index;
+    uint64_t *ov_extent;
+    bool *ov_pattern;
+};
+
+void plan_dealloc(Plan *p) {
+    Py_XDECREF(p->py);
+    Py_XDECREF(p->mode);
+    for (int i = 0; i < p->nslots; i++) Py_XDECREF(p->slots[i].conv);
+    PyMem_Free(p->tmpl); PyMem_Free(p->field_offset); PyMem_Free(p->slots);
+    PyMem_Free(p->ov_index); PyMem_Free(p->ov_extent); PyMem_Free(p->ov_pattern);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+PyTypeObject PlanType = {PyVarObject_HEAD_INIT(nullptr, 0) "tilepy.launch._warm.Plan"};
+
+// ----------------------------------------------------------------------------- the table
+struct TEntry {
+    uint64_t hash;
+    int nkey;
+    uint64_t *key;
+    Plan *plan;
+};
+
+struct Table {
+    PyObject_HEAD
+    char consts[MAX_ARGS];
+    int nconsts;
+    int count;
+    int cap;              // a power of two, at least twice the count
+    TEntry *slots;
+};
+
+void table_clear(Table *t) {
+    for (int i = 0; i < t->cap; i++) {
+        TEntry &e = t->slots[i];
+        if (e.plan) {
+            PyMem_Free(e.key);
+            Py_DECREF(e.plan);
+            e = TEntry{0, 0, nullptr, nullptr};
+        }
+    }
+    t->count = 0;
+}
+
+void table_dealloc(Table *t) {
+    table_clear(t);
+    PyMem_Free(t->slots);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+TEntry *table_find(Table *t, const Call &c) {
+    uint64_t mask = (uint64_t)t->cap - 1;
+    for (uint64_t i = c.hash & mask;; i = (i + 1) & mask) {
+        TEntry &e = t->slots[i];
+        if (!e.plan) return &e;
+        if (e.hash == c.hash && e.nkey == c.nkey &&
+            memcmp(e.key, c.key, sizeof(uint64_t) * c.nkey) == 0)
+            return &e;
+    }
+}
+
+PyTypeObject TableType = {PyVarObject_HEAD_INIT(nullptr, 0) "tilepy.launch._warm.Table"};
+
+PyObject *table_new(PyTypeObject *, PyObject *args, PyObject *) {
+    PyObject *consts;
+    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &consts)) return nullptr;
+    Py_ssize_t n = PyTuple_GET_SIZE(consts);
+    Table *t = PyObject_New(Table, &TableType);
+    if (!t) return nullptr;
+    t->nconsts = n > MAX_ARGS ? -1 : (int)n;        // -1: never matches, the Python path runs
+    t->count = 0;
+    t->cap = 0;
+    t->slots = (TEntry *)PyMem_Calloc(8, sizeof(TEntry));
+    if (!t->slots) {
+        Py_DECREF(t);
+        return PyErr_NoMemory();
+    }
+    t->cap = 8;
+    for (Py_ssize_t i = 0; i < n && i < MAX_ARGS; i++)
+        t->consts[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(consts, i));
+    return (PyObject *)t;
+}
+
+// Double the table when it is half full (entries move; the keys and plans stay).
+bool table_grow(Table *t) {
+    int cap = t->cap * 2;
+    TEntry *slots = (TEntry *)PyMem_Calloc(cap, sizeof(TEntry)), *old = t->slots;
+    if (!slots) return false;
+    for (int i = 0; i < t->cap; i++) {
+        if (!old[i].plan) continue;
+        uint64_t mask = (uint64_t)cap - 1, j = old[i].hash & mask;
+        while (slots[j].plan) j = (j + 1) & mask;
+        slots[j] = old[i];
+    }
+    t->slots = slots;
+    t->cap = cap;
+    PyMem_Free(old);
+    return true;
+}
+
+// ----------------------------------------------------------------------------- per call
+// The grid as 3 ints when it is plainly valid (dispatch.grid3); false otherwise.
+bool grid3(PyObject *grid, unsigned long limit, unsigned g[3]) {
+    g[0] = g[1] = g[2] = 1;
+    if (PyLong_CheckExact(grid)) {
+        int64_t v;
+        if (!as_i64(grid, &v) || v <= 0 || (uint64_t)v > limit) return false;
+        g[0] = (unsigned)v;
+        return true;
+    }
+    if (!PyTuple_CheckExact(grid)) return false;
+    Py_ssize_t n = PyTuple_GET_SIZE(grid);
+    if (n < 1 || n > 3) return false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t v;
+        if (!as_i64(PyTuple_GET_ITEM(grid, i), &v) || v <= 0 || (uint64_t)v > limit) return false;
+        g[i] = (unsigned)v;
+    }
+    return true;
+}
+unsigned long g_grid_limit = 0x7fffffff;
+
+// Is an environment variable set to something other than these values? (os.environ's table)
+PyObject *env_value(PyObject *key) {
+    return S.env ? PyDict_GetItemWithError(S.env, key) : nullptr;
+}
+
+// The CPU mode a launch made now would use, as the Python path reads it (the cpu_mode()
+// override, else TILEPY_CPU_MODE); a new reference, or null with an error set.
+PyObject *current_mode() {
+    PyObject *v = nullptr;
+    if (PyContextVar_Get(S.mode_var, nullptr, &v) < 0) return nullptr;
+    if (v && v != Py_None) return v;
+    Py_XDECREF(v);
+    PyObject *raw = env_value(S.k_mode);
+    if (!raw) {
+        if (PyErr_Occurred()) return nullptr;
+        Py_INCREF(S.fast);
+        return S.fast;
+    }
+    PyObject *mode = PyDict_GetItemWithError(S.modes, raw);
+    if (mode) {
+        Py_INCREF(mode);
+        return mode;
+    }
+    if (PyErr_Occurred()) return nullptr;
+    return PyObject_CallNoArgs(S.cpu_mode);           // another spelling: settings validates it
+}
+
+// Write one scalar argument into the block; false (no error) when the Python path must
+// convert it (out of range, another type: its converters raise the error the user sees).
+bool pack_scalar(const Slot &s, PyObject *v, char *blk) {
+    char *dst = blk + s.offset;
+    if (s.kind == K_F32 || s.kind == K_F64) {
+        double d;
+        if (PyFloat_CheckExact(v)) d = PyFloat_AS_DOUBLE(v);
+        else {
+            d = PyFloat_AsDouble(v);
+            if (d == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return false;
+            }
+        }
+        if (s.kind == K_F32) {
+            float f = (float)d;
+            memcpy(dst, &f, 4);
+        } else {
+            memcpy(dst, &d, 8);
+        }
+        return true;
+    }
+    if (s.kind == K_BOOL) {
+        int b = PyObject_IsTrue(v);
+        if (b < 0) {
+            PyErr_Clear();
+            return false;
+        }
+        *(unsigned char *)dst = (unsigned char)b;
+        return true;
+    }
+    if (s.kind == K_CONV16) {
+        PyObject *bits = PyObject_CallOneArg(s.conv, v);
+        int64_t b;
+        bool ok = bits && as_i64(bits, &b) && b >= 0 && b < 65536;
+        Py_XDECREF(bits);
+        if (!ok) {
+            PyErr_Clear();
+            return false;
+        }
+        uint16_t h = (uint16_t)b;
+        memcpy(dst, &h, 2);
+        return true;
+    }
+    PyObject *i = PyLong_CheckExact(v) ? (Py_INCREF(v), v) : PyNumber_Index(v);   // numpy ints
+    if (!i) {
+        PyErr_Clear();
+        return false;
+    }
+    int64_t x;
+    bool fits = as_i64(i, &x);
+    if (!fits && s.kind == K_U64) {                         // 2^63 .. 2^64-1
+        unsigned long long u = PyLong_AsUnsignedLongLong(i);
+        Py_DECREF(i);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+        memcpy(dst, &u, 8);
+        return true;
+    }
+    Py_DECREF(i);
+    if (!fits) return false;
+    switch (s.kind) {
+    case K_I8: if (x < -128 || x > 127) return false; *(int8_t *)dst = (int8_t)x; return true;
+    case K_U8: if (x < 0 || x > 255) return false; *(uint8_t *)dst = (uint8_t)x; return true;
+    case K_I16: if (x < -32768 || x > 32767) return false; { int16_t y = (int16_t)x; memcpy(dst, &y, 2); } return true;
+    case K_U16: if (x < 0 || x > 65535) return false; { uint16_t y = (uint16_t)x; memcpy(dst, &y, 2); } return true;
+    case K_I32: if (x < INT32_MIN || x > INT32_MAX) return false; { int32_t y = (int32_t)x; memcpy(dst, &y, 4); } return true;
+    case K_U32: if (x < 0 || x > (int64_t)UINT32_MAX) return false; { uint32_t y = (uint32_t)x; memcpy(dst, &y, 4); } return true;
+    case K_I64: memcpy(dst, &x, 8); return true;
+    case K_U64: if (x < 0) return false; memcpy(dst, &x, 8); return true;
+    }
+    return false;
+}
+
+unsigned long long g_served = 0;    // launches this module ran (for the tests)
+
+// Run a native CPU plan: pack, call the entry without the GIL, check. Returns None, null with
+// the Python check's error, or MISS.
+PyObject *run_native(Plan *p, const Call &c, const unsigned g[3]) {
+    alignas(16) char blk[MAX_BLOCK];
+    void *params[MAX_BLOCK / 4];
+    memcpy(blk, p->tmpl, p->tmpl_size);
+    for (int i = 0; i < p->nslots; i++) {
+        const Slot &s = p->slots[i];
+        if (s.kind == K_NONE) continue;
+        if (s.kind == K_PTR) {
+            void *ptr = (void *)(uintptr_t)c.ptr[i];
+            memcpy(blk + s.offset, &ptr, sizeof ptr);
+        } else if (!pack_scalar(s, c.val[i], blk)) {
+            Py_INCREF(S.miss);
+            return S.miss;
+        }
+    }
+    for (int i = 0; i < p->nfields; i++) params[i] = blk + p->field_offset[i];
+    int workers = 1;
+    if ((uint64_t)g[0] * g[1] * g[2] != 1) {
+        PyObject *fn = PyObject_GetAttr(p->py, s_workers);
+        if (!fn) return nullptr;
+        PyObject *n = PyObject_CallNoArgs(fn);
+        Py_DECREF(fn);
+        if (!n) return nullptr;
+        long v = PyLong_AsLong(n);
+        Py_DECREF(n);
+        if (v == -1 && PyErr_Occurred()) return nullptr;
+        workers = (int)v;
+    }
+    Report r;
+    memset(&r, 0, offsetof(Report, error_file));
+    r.error_file[0] = r.error[0] = 0;
+    r.pool = p->pool;
+    r.watch_signals = PyThread_get_thread_ident() == S.main_thread;
+    int rc;
+    Entry fn = p->entry;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fn(params, g[0], g[1], g[2], p->bx, p->by, p->bz, p->smem, workers, &r);
+    Py_END_ALLOW_THREADS
+    g_served++;
+    if (rc == 0 && r.signal == 0 && r.asserts == 0) Py_RETURN_NONE;
+    // Something to report: the Python plan's check says it (cpu.check_launch).
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)&r, sizeof r);
+    if (!bytes) return nullptr;
+    PyObject *report = PyObject_CallMethodOneArg(S.report_type, s_from_buffer_copy, bytes);
+    Py_DECREF(bytes);
+    if (!report) return nullptr;
+    PyObject *check = PyObject_GetAttr(p->py, s_check);
+    PyObject *out = nullptr;
+    if (check) {
+        PyObject *rcobj = PyLong_FromLong(rc);
+        if (rcobj) out = PyObject_CallFunctionObjArgs(check, rcobj, report, nullptr);
+        Py_XDECREF(rcobj);
+        Py_DECREF(check);
+    }
+    Py_DECREF(report);
+    if (!out) return nullptr;
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
+// The values the Python plans' run takes: per argument its pointer (arrays), value
+// (scalars) or None (constants).
+PyObject *values_list(const Plan *p, const Call &c) {
+    PyObject *vals = PyList_New(c.nargs);
+    if (!vals) return nullptr;
+    for (int i = 0; i < c.nargs; i++) {
+        PyObject *v;
+        if (p->slots[i].kind == K_PTR) {
+            v = PyLong_FromUnsignedLongLong(c.ptr[i]);
+            if (!v) {
+                Py_DECREF(vals);
+                return nullptr;
+            }
+        } else {
+            v = p->slots[i].kind == K_NONE ? Py_None : c.val[i];
+            Py_INCREF(v);
+        }
+        PyList_SET_ITEM(vals, i, v);
+    }
+    return vals;
+}
+
+// A Python plan (GPU, or a CPU kernel that prints): its stream_for, then its run.
+PyObject *run_python(Plan *p, const Call &c, const unsigned g[3], PyObject *stream) {
+    PyObject *s = PyObject_CallMethodObjArgs(p->py, s_stream_for, stream, S.cpu_mode, nullptr);
+    if (!s) return nullptr;
+    if (s == Py_False) {
+        Py_DECREF(s);
+        Py_INCREF(S.miss);
+        return S.miss;
+    }
+    g_served++;
+    PyObject *vals = values_list(p, c);
+    PyObject *grid = vals ? Py_BuildValue("(III)", g[0], g[1], g[2]) : nullptr;
+    PyObject *out = grid ? PyObject_CallMethodObjArgs(p->py, s_run, grid, vals, s, nullptr) : nullptr;
+    Py_XDECREF(grid);
+    Py_XDECREF(vals);
+    Py_DECREF(s);
+    return out;
+}
+
+// The plan of a call, or null (no error: a miss; with an error: it propagates).
+Plan *find_plan(PyObject *kernel, PyObject *args, Call &c, PyObject **table_out) {
+    *table_out = nullptr;
+    if (!PyTuple_CheckExact(args)) return nullptr;
+    PyObject *raw = env_value(S.k_interpret);            // TILEPY_INTERPRET: the Python path
+    if (raw && PyObject_RichCompareBool(raw, S.v_off, Py_EQ) != 1) return nullptr;
+    if (PyErr_Occurred()) return nullptr;
+    // Whatever fails to be read here is the Python path's to find (and to raise).
+    PyObject *kp = PyObject_GetAttr(kernel, s_tp_plans);
+    PyObject *table = kp ? PyObject_GetAttr(kp, s_ctable) : nullptr;
+    Py_XDECREF(kp);
+    if (!table || Py_TYPE(table) != &TableType) {
+        PyErr_Clear();
+        Py_XDECREF(table);
+        return nullptr;
+    }
+    // A value a trace read was rebound: the Python path drops the plans and compiles again.
+    PyObject *reads = PyObject_GetAttr(kernel, s_reads);
+    PyObject *items = reads ? PyObject_GetAttr(reads, s_items) : nullptr;
+    Py_XDECREF(reads);
+    int any = items ? PyObject_IsTrue(items) : -1;
+    Py_XDECREF(items);
+    if (any) {
+        PyObject *changed = any > 0 ? PyObject_CallMethodNoArgs(kernel, s_changed) : nullptr;
+        int yes = changed ? PyObject_IsTrue(changed) : -1;
+        Py_XDECREF(changed);
+        if (yes != 0) {
+            PyErr_Clear();
+            Py_DECREF(table);
+            return nullptr;
+        }
+    }
+    Table *t = (Table *)table;
+    if (!make_key(c, args, t->consts, t->nconsts)) {
+        Py_DECREF(table);
+        return nullptr;
+    }
+    *table_out = table;
+    return table_find(t, c)->plan;
+}
+
+bool overlap_same(const Plan *p, const Call &c) {
+    if (p->noverlap < 2) return true;
+    uint64_t lo[MAX_ARGS];
+    bool flags[MAX_ARGS];
+    for (int k = 0; k < p->noverlap; k++) lo[k] = c.ptr[p->ov_index[k]];
+    disjoint_flags(p->noverlap, lo, p->ov_extent, flags);
+    for (int k = 0; k < p->noverlap; k++)
+        if (flags[k] != p->ov_pattern[k]) return false;
+    return true;
+}
+
+Call g_call;        // the GIL guards it: no other thread runs this code while one does
+int g_busy = 0;     // a launch re-entering (a Python callback launching): it gets its own
+
+// launch(kernel, args, grid, stream): the warm launch, or MISS.
+PyObject *py_launch(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
+    if (argc != 4) {
+        PyErr_SetString(PyExc_TypeError, "launch(kernel, args, grid, stream)");
+        return nullptr;
+    }
+    if (!S.ready) {
+        Py_INCREF(S.miss);
+        return S.miss;
+    }
+    Call *heap = nullptr;
+    Call *c = &g_call;
+    if (g_busy) {
+        c = heap = (Call *)PyMem_Malloc(sizeof(Call));
+        if (!c) return PyErr_NoMemory();
+    }
+    g_busy++;
+    PyObject *table, *out = nullptr;
+    unsigned g[3];
+    Plan *p = find_plan(argv[0], argv[1], *c, &table);
+    if (!p || !grid3(argv[2], g_grid_limit, g) || !overlap_same(p, *c)) {
+        if (!PyErr_Occurred()) {
+            out = S.miss;
+            Py_INCREF(out);
+        }
+    } else {
+        Py_INCREF(p);
+        if (!p->native) {
+            out = run_python(p, *c, g, argv[3]);
+        } else if (argv[3] != Py_None) {
+            out = S.miss;                       // a stream with CPU arrays: intake explains
+            Py_INCREF(out);
+        } else {
+            PyObject *mode = p->mode == Py_None ? nullptr : current_mode();
+            if (p->mode != Py_None && !mode) {
+                out = nullptr;
+            } else if (mode && PyObject_RichCompareBool(mode, p->mode, Py_EQ) != 1) {
+                out = PyErr_Occurred() ? nullptr : (Py_INCREF(S.miss), S.miss);
+            } else {
+                out = run_native(p, *c, g);
+            }
+            Py_XDECREF(mode);
+        }
+        Py_DECREF(p);
+    }
+    Py_XDECREF(table);
+    g_busy--;
+    PyMem_Free(heap);
+    return out;
+}
+
+// ----------------------------------------------------------------------------- Python API
+PyObject *py_served(PyObject *, PyObject *) { return PyLong_FromUnsignedLongLong(g_served); }
+
+PyObject *py_key(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
+    if (argc != 2 || !PyTuple_Check(argv[0]) || Py_TYPE(argv[1]) != &TableType) {
+        PyErr_SetString(PyExc_TypeError, "key(args: tuple, table: Table)");
+        return nullptr;
+    }
+    Table *t = (Table *)argv[1];
+    Call *c = (Call *)PyMem_Malloc(sizeof(Call));
+    if (!c) return PyErr_NoMemory();
+    PyObject *out;
+    if (S.ready && make_key(*c, argv[0], t->consts, t->nconsts))
+        out = PyBytes_FromStringAndSize((const char *)c->key, sizeof(uint64_t) * c->nkey);
+    else if (PyErr_Occurred())
+        out = nullptr;
+    else {
+        out = Py_None;
+        Py_INCREF(out);
+    }
+    PyMem_Free(c);
+    return out;
+}
+
+// lookup(kernel, args, grid): the Python plan the warm path would run for this call (no
+// stream or mode checked), or None.
+PyObject *py_lookup(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
+    if (argc != 3) {
+        PyErr_SetString(PyExc_TypeError, "lookup(kernel, args, grid)");
+        return nullptr;
+    }
+    Call *c = (Call *)PyMem_Malloc(sizeof(Call));
+    if (!c) return PyErr_NoMemory();
+    PyObject *table;
+    unsigned g[3];
+    Plan *p = S.ready ? find_plan(argv[0], argv[1], *c, &table) : (table = nullptr, nullptr);
+    PyObject *out = nullptr;
+    if (!PyErr_Occurred()) {
+        out = (p && grid3(argv[2], g_grid_limit, g) && overlap_same(p, *c)) ? p->py : Py_None;
+        Py_INCREF(out);
+    }
+    Py_XDECREF(table);
+    PyMem_Free(c);
+    return out;
+}
+
+// store(table, args, plan): file `plan` (a Plan) under the key of `args`; False when the
+// arguments have no key here (the Python path serves them).
+PyObject *py_store(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
+    if (argc != 3 || Py_TYPE(argv[0]) != &TableType || !PyTuple_Check(argv[1]) ||
+        Py_TYPE(argv[2]) != &PlanType) {
+        PyErr_SetString(PyExc_TypeError, "store(table: Table, args: tuple, plan: Plan)");
+        return nullptr;
+    }
+    Table *t = (Table *)argv[0];
+    Call *c = (Call *)PyMem_Malloc(sizeof(Call));
+    if (!c) return PyErr_NoMemory();
+    PyObject *out = Py_False;
+    if (S.ready && make_key(*c, argv[1], t->consts, t->nconsts)) {
+        if (t->count >= MAX_PLANS) table_clear(t);
+        if (2 * (t->count + 1) > t->cap && !table_grow(t)) {
+            PyMem_Free(c);
+            return PyErr_NoMemory();
+        }
+        TEntry *e = table_find(t, *c);
+        if (e->plan) {
+            Py_DECREF(e->plan);
+        } else {
+            e->key = (uint64_t *)PyMem_Malloc(sizeof(uint64_t) * (c->nkey ? c->nkey : 1));
+            if (!e->key) {
+                PyMem_Free(c);
+                return PyErr_NoMemory();
+            }
+            memcpy(e->key, c->key, sizeof(uint64_t) * c->nkey);
+            e->nkey = c->nkey;
+            e->hash = c->hash;
+            t->count++;
+        }
+        Py_INCREF(argv[2]);
+        e->plan = (Plan *)argv[2];
+        out = Py_True;
+    }
+    PyMem_Free(c);
+    if (PyErr_Occurred()) return nullptr;
+    Py_INCREF(out);
+    return out;
+}
+
+// Fill an int array from a sequence of ints.
+bool int_array(PyObject *seq, int **out, int *n) {
+    PyObject *f = PySequence_Fast(seq, "expected a sequence of ints");
+    if (!f) return false;
+    *n = (int)PySequence_Fast_GET_SIZE(f);
+    *out = (int *)PyMem_Calloc(*n ? *n : 1, sizeof(int));
+    for (int i = 0; *out && i < *n; i++) (*out)[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(f, i));
+    Py_DECREF(f);
+    return *out && !PyErr_Occurred();
+}
+
+// plan(py, native, entry, template, field_offsets, slots, block, smem, pool, mode, overlap)
+//   slots: per kernel argument (kind, offset, conv or None);
+//   overlap: None or (indices, extents, pattern).
+PyObject *py_plan(PyObject *, PyObject *args) {
+    PyObject *py, *offsets, *slots, *mode, *overlap;
+    int native;
+    unsigned long long entry, smem, pool;
+    const char *tmpl;
+    Py_ssize_t tmpl_size;
+    unsigned bx, by, bz;
+    if (!PyArg_ParseTuple(args, "OpKy#OO(III)KKOO", &py, &native, &entry, &tmpl, &tmpl_size,
+                          &offsets, &slots, &bx, &by, &bz, &smem, &pool, &mode, &overlap))
+        return nullptr;
+    if (tmpl_size > MAX_BLOCK) {
+        PyErr_SetString(PyExc_ValueError, "argument block too large for the warm path");
+        return nullptr;
+    }
+    Plan *p = PyObject_New(Plan, &PlanType);
+    if (!p) return nullptr;
+    memset((char *)p + sizeof(PyObject), 0, sizeof(Plan) - sizeof(PyObject));
+    Py_INCREF(py);
+    p->py = py;
+    Py_INCREF(mode);
+    p->mode = mode;
+    p->native = native;
+    p->entry = (Entry)(uintptr_t)entry;
+    p->tmpl = (char *)PyMem_Malloc(tmpl_size ? tmpl_size : 1);
+    if (!p->tmpl) goto fail;
+    memcpy(p->tmpl, tmpl, tmpl_size);
+    p->tmpl_size = (int)tmpl_size;
+    if (!int_array(offsets, &p->field_offset, &p->nfields)) goto fail;
+    if (p->nfields > MAX_BLOCK / 4) {
+        PyErr_SetString(PyExc_ValueError, "too many parameters for the warm path");
+        goto fail;
+    }
+    {
+        PyObject *f = PySequence_Fast(slots, "slots: a sequence");
+        if (!f) goto fail;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+        p->slots = (Slot *)PyMem_Calloc(n ? n : 1, sizeof(Slot));
+        p->nslots = (int)n;
+        for (Py_ssize_t i = 0; p->slots && i < n; i++) {
+            PyObject *conv;
+            Slot &s = p->slots[i];
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, i), "iiO", &s.kind, &s.offset, &conv))
+                break;
+            if (conv != Py_None) {
+                Py_INCREF(conv);
+                s.conv = conv;
+            }
+        }
+        Py_DECREF(f);
+        if (!p->slots || PyErr_Occurred()) goto fail;
+    }
+    p->bx = bx, p->by = by, p->bz = bz, p->smem = smem, p->pool = (void *)(uintptr_t)pool;
+    if (overlap != Py_None) {
+        PyObject *idx, *ext, *pat;
+        if (!PyArg_ParseTuple(overlap, "OOO", &idx, &ext, &pat)) goto fail;
+        if (!int_array(idx, &p->ov_index, &p->noverlap)) goto fail;
+        p->ov_extent = (uint64_t *)PyMem_Calloc(p->noverlap + 1, sizeof(uint64_t));
+        p->ov_pattern = (bool *)PyMem_Calloc(p->noverlap + 1, sizeof(bool));
+        if (!p->ov_extent || !p->ov_pattern || PySequence_Size(ext) != p->noverlap ||
+            PySequence_Size(pat) != p->noverlap || p->noverlap > MAX_ARGS) {
+            PyErr_SetString(PyExc_ValueError, "overlap: indices, extents and pattern differ");
+            goto fail;
+        }
+        for (int k = 0; k < p->noverlap; k++) {
+            PyObject *x = PySequence_GetItem(ext, k), *y = PySequence_GetItem(pat, k);
+            p->ov_extent[k] = x ? PyLong_AsUnsignedLongLong(x) : 0;
+            p->ov_pattern[k] = y ? PyObject_IsTrue(y) == 1 : false;
+            Py_XDECREF(x);
+            Py_XDECREF(y);
+            if (p->ov_index[k] < 0 || p->ov_index[k] >= p->nslots) {
+                PyErr_SetString(PyExc_ValueError, "overlap: index out of range");
+                goto fail;
+            }
+        }
+        if (PyErr_Occurred()) goto fail;
+    }
+    for (int i = 0; i < p->nfields; i++)
+        if (p->field_offset[i] < 0 || p->field_offset[i] >= p->tmpl_size) {
+            PyErr_SetString(PyExc_ValueError, "a field offset is outside the argument block");
+            goto fail;
+        }
+    for (int i = 0; native && i < p->nslots; i++)      // (a value is at most 8 bytes)
+        if (p->slots[i].kind != K_NONE &&
+            (p->slots[i].offset < 0 || p->slots[i].offset + 8 > MAX_BLOCK ||
+             p->slots[i].offset >= p->tmpl_size)) {
+            PyErr_SetString(PyExc_ValueError, "a slot is outside the argument block");
+            goto fail;
+        }
+    return (PyObject *)p;
+fail:
+    Py_DECREF(p);
+    return nullptr;
+}
+
+// disjoint(ranges): intake.disjoint_flags over (start, length) pairs (for the tests).
+PyObject *py_disjoint(PyObject *, PyObject *ranges) {
+    PyObject *f = PySequence_Fast(ranges, "expected (start, length) pairs");
+    if (!f) return nullptr;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    if (n > MAX_ARGS) {
+        Py_DECREF(f);
+        PyErr_SetString(PyExc_ValueError, "too many ranges");
+        return nullptr;
+    }
+    uint64_t lo[MAX_ARGS], len[MAX_ARGS];
+    bool flags[MAX_ARGS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, i), "KK", &lo[i], &len[i])) {
+            Py_DECREF(f);
+            return nullptr;
+        }
+    }
+    Py_DECREF(f);
+    disjoint_flags((int)n, lo, len, flags);
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *b = flags[i] ? Py_True : Py_False;
+        Py_INCREF(b);
+        PyTuple_SET_ITEM(out, i, b);
+    }
+    return out;
+}
+
+// probe(array): what this module reads of a numpy array (warm.py checks it against numpy).
+PyObject *py_probe(PyObject *, PyObject *a) {
+    NpArray *arr = (NpArray *)a;
+    PyObject *shape = PyTuple_New(arr->nd), *strides = PyTuple_New(arr->nd);
+    for (int d = 0; shape && strides && d < arr->nd; d++) {
+        PyTuple_SET_ITEM(shape, d, PyLong_FromSsize_t(arr->dims[d]));
+        PyTuple_SET_ITEM(strides, d, PyLong_FromSsize_t(arr->strides[d]));
+    }
+    PyObject *out = Py_BuildValue("(KNNOO)", (unsigned long long)(uintptr_t)arr->data, shape,
+                                  strides, arr->descr,
+                                  (arr->flags & NPY_WRITEABLE) ? Py_True : Py_False);
+    return out;
+}
+
+bool fill_registry(Registry &r, PyObject *seq) {
+    PyObject *f = PySequence_Fast(seq, "expected a sequence");
+    if (!f) return false;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    for (int i = 0; i < r.n; i++) Py_DECREF(r.obj[i]);
+    r.n = 0;
+    for (Py_ssize_t i = 0; i < n && r.n < MAX_REG; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(f, i);
+        Py_INCREF(o);
+        r.obj[r.n++] = o;
+    }
+    Py_DECREF(f);
+    return true;
+}
+
+void set_ref(PyObject **slot, PyObject *v) {
+    Py_XINCREF(v);
+    Py_XSETREF(*slot, v);
+}
+
+// configure(**facts): what the module compares and reads (warm.py gives them once).
+PyObject *py_configure(PyObject *, PyObject *args, PyObject *kw) {
+    static const char *names[] = {"ndarray", "np_dtypes", "scalar_types", "const_objs", "env",
+                                  "k_interpret", "v_off", "k_mode", "modes", "mode_var",
+                                  "cpu_mode", "report_type", "miss", "main_thread",
+                                  "grid_limit", nullptr};
+    PyObject *o[13];
+    unsigned long main_thread, grid_limit;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOOOOOOkk", (char **)names, &o[0], &o[1],
+                                     &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9],
+                                     &o[10], &o[11], &o[12], &main_thread, &grid_limit))
+        return nullptr;
+    if (!fill_registry(S.np_dtypes, o[1]) || !fill_registry(S.scalar_types, o[2]) ||
+        !fill_registry(S.const_objs, o[3]))
+        return nullptr;
+    set_ref(&S.ndarray, o[0]);
+    set_ref(&S.env, o[4] == Py_None ? nullptr : o[4]);
+    set_ref(&S.k_interpret, o[5]);
+    set_ref(&S.v_off, o[6]);
+    set_ref(&S.k_mode, o[7]);
+    set_ref(&S.modes, o[8]);
+    set_ref(&S.mode_var, o[9]);
+    set_ref(&S.cpu_mode, o[10]);
+    set_ref(&S.report_type, o[11]);
+    set_ref(&S.miss, o[12]);
+    S.main_thread = main_thread;
+    g_grid_limit = grid_limit;
+    if (!PyDict_CheckExact(S.modes) || (S.env && !PyDict_CheckExact(S.env)) ||
+        !PyContextVar_CheckExact(S.mode_var)) {
+        PyErr_SetString(PyExc_TypeError, "configure: modes and env must be dicts, mode_var a "
+                                         "ContextVar");
+        return nullptr;
+    }
+    S.ready = 1;
+    Py_RETURN_NONE;
+}
+
+// adopt(torch_tensor, torch_dtypes, cupy_array): the array types intake has met since.
+PyObject *py_adopt(PyObject *, PyObject *args) {
+    PyObject *tt, *tdt, *cp;
+    if (!PyArg_ParseTuple(args, "OOO", &tt, &tdt, &cp)) return nullptr;
+    if (!fill_registry(S.torch_dtypes, tdt)) return nullptr;
+    set_ref(&S.torch_tensor, tt == Py_None ? nullptr : tt);
+    set_ref(&S.cupy_array, cp == Py_None ? nullptr : cp);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))py_launch, METH_FASTCALL,
+     "launch(kernel, args, grid, stream): the warm launch, or the MISS sentinel"},
+    {"lookup", (PyCFunction)(void (*)(void))py_lookup, METH_FASTCALL,
+     "lookup(kernel, args, grid): the Python plan the warm path would run, or None"},
+    {"key", (PyCFunction)(void (*)(void))py_key, METH_FASTCALL,
+     "key(args, table): the call's key as bytes, or None"},
+    {"store", (PyCFunction)(void (*)(void))py_store, METH_FASTCALL,
+     "store(table, args, plan): file plan under the key of args"},
+    {"plan", (PyCFunction)py_plan, METH_VARARGS, "plan(...): a plan for the table"},
+    {"served", (PyCFunction)py_served, METH_NOARGS, "served(): launches run by this module"},
+    {"disjoint", (PyCFunction)py_disjoint, METH_O, "disjoint(ranges): intake.disjoint_flags"},
+    {"probe", (PyCFunction)py_probe, METH_O, "probe(array): what is read of a numpy array"},
+    {"configure", (PyCFunction)(void (*)(void))py_configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(...): the objects the module compares and reads"},
+    {"adopt", (PyCFunction)py_adopt, METH_VARARGS, "adopt(tensor_type, dtypes, cupy_type)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "_warm", "tilepy's C-level warm launch path", -1,
+                      methods};
+
+}  // namespace
+
+extern "C" PyMODINIT_FUNC PyInit__warm(void) {
+    PlanType.tp_basicsize = sizeof(Plan);
+    PlanType.tp_dealloc = (destructor)plan_dealloc;
+    PlanType.tp_flags = Py_TPFLAGS_DEFAULT;
+    PlanType.tp_doc = "a launch plan as the warm path runs it";
+    TableType.tp_basicsize = sizeof(Table);
+    TableType.tp_dealloc = (destructor)table_dealloc;
+    TableType.tp_flags = Py_TPFLAGS_DEFAULT;
+    TableType.tp_new = table_new;
+    TableType.tp_doc = "Table(consts): a kernel's plans by call key";
+    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&TableType) < 0) return nullptr;
+    struct { PyObject **slot; const char *text; } strs[] = {
+        {&s_tp_plans, "_tp_plans"}, {&s_ctable, "ctable"}, {&s_reads, "reads"},
+        {&s_items, "items"}, {&s_changed, "changed"}, {&s_data_ptr, "data_ptr"},
+        {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_dtype, "dtype"}, {&s_device, "device"},
+        {&s_is_cpu, "is_cpu"}, {&s_is_cuda, "is_cuda"}, {&s_get_device, "get_device"}, {&s_is_neg, "is_neg"}, {&s_data, "data"},
+        {&s_ptr, "ptr"}, {&s_strides, "strides"}, {&s_id, "id"}, {&s_stream_for, "stream_for"}, {&s_run, "run"}, {&s_check, "check"},
+        {&s_workers, "workers"}, {&s_from_buffer_copy, "from_buffer_copy"}, {&S.fast, "fast"}};
+    for (auto &s : strs)
+        if (!(*s.slot = PyUnicode_InternFromString(s.text))) return nullptr;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return nullptr;
+    Py_INCREF(&TableType);
+    PyModule_AddObject(m, "Table", (PyObject *)&TableType);
+    const char *kinds[] = {"K_NONE", "K_PTR", "K_BOOL", "K_I8", "K_U8", "K_I16", "K_U16", "K_I32",
+                           "K_U32", "K_I64", "K_U64", "K_F32", "K_F64", "K_CONV16"};
+    for (int k = 0; k <= K_CONV16; k++) PyModule_AddIntConstant(m, kinds[k], k);
+    PyModule_AddIntConstant(m, "REPORT_SIZE", sizeof(Report));
+    PyModule_AddIntConstant(m, "MAX_BLOCK", MAX_BLOCK);
+    return m;
+}
