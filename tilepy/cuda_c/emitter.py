@@ -444,6 +444,17 @@ def emit_permute(ctx, op):
                f"{shape_t(t.shape)}, {ctx.lay(op.result)}>({ctx(op.source)}, tp_smem);", op.loc)
 
 
+def emit_pack(ctx, op):
+    """pack/unpack: the source's bytes, through shared memory, read as the result (tp::repack)."""
+    s, t = op.source.type, op.result.type
+    if s.numel > 1:
+        ctx.need_smem(s.numel * _bytes(s))
+    name = ctx.define(op.result)
+    lay = ctx.lay(op.result) if t.numel > 1 else "tp::Cyclic<1>"
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::repack<{CPP_TYPE[t.elem]}, {t.numel}, "
+               f"{lay}>({ctx(op.source)}, tp_smem);", op.loc)
+
+
 def _bytes(t: TileType) -> int:
     return 8 if isinstance(t.elem, PtrType) else t.elem.storage_bytes
 
@@ -506,7 +517,7 @@ EMIT = {
     "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
     "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
     "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
-    "permute": emit_permute,
+    "permute": emit_permute, "pack": emit_pack, "unpack": emit_pack,
 }
 def emit_op(ctx: EmitContext, op: Operation):
     if id(op) in ctx.skip:

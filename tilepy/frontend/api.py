@@ -201,6 +201,19 @@ def bitcast(x, /, dtype):
 
 
 @_stub
+def pack_to_bytes(x, /):
+    """The bytes of `x` (flattened in row-major order) as a 1D uint8 tile of
+    `x.size * bits // 8` elements; the total number of bits must be a multiple of 8. Elements
+    narrower than a byte (float4_e2m1fn) share a byte, the first in its low bits."""
+
+
+@_stub
+def unpack_from_bytes(x, /, dtype):
+    """The inverse of pack_to_bytes: a 1D uint8 tile read as a 1D tile of `dtype`
+    (`x.size * 8 // bits` elements; the number of bits must be a multiple of `dtype`'s)."""
+
+
+@_stub
 def reshape(x, /, shape):
     """Reshape `x` (row-major order); one extent may be -1."""
 

@@ -60,6 +60,7 @@ namespace tp {
 // interpreter (spec 5.1.3's rule for e4m3, the other type without NaN).
 struct f4e2m1 { uint8_t bits; };
 template <> struct is_half<f4e2m1> { static constexpr bool value = true; };
+template <> struct is_nibble<f4e2m1> { static constexpr bool value = true; };
 TP_DEV float to_f32(f4e2m1 x) {
   const int e = (x.bits >> 1) & 3, m = x.bits & 1;
   const float a = e ? (float)(2 + m) * pow2(e - 2) : 0.5f * (float)m;
