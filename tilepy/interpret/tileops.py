@@ -223,9 +223,10 @@ def mmaf(ex, op, args):
 
 @handler("mmaf_scaled")
 def mmaf_scaled(ex, op, args):
-    """Each product scaled by its block's two scales (powers of two: exact), summed as mmaf."""
+    """Each product scaled by its block's two scales (exact in float64: at most 4 significand
+    bits each), summed as mmaf."""
     a, b, c, sa, sb = (F.to_f64(x) for x in args)
-    sa, sb = expand_scales(sa, sb)
+    sa, sb = expand_scales(sa, sb, np.shape(a)[-1])
     with np.errstate(all="ignore"):
         r = np.matmul(a * sa, b * sb) + c
     return [F.encode(F.round_f64(r, E.F32), E.F32)]

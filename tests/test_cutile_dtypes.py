@@ -1,0 +1,150 @@
+"""cuTile's fp4 and e5m3 names (issue 31 item 6): float4_e2m1fn, float8_e5m3fnu, pack_to_bytes,
+unpack_from_bytes and mma_scaled with fp4 operands. Each kernel (tests/cutile_kernels/fp4.py)
+runs in the interpreter and both CPU modes against numpy, and compiles with NVRTC for sm_80 and
+sm_90. The references are written from the formats' definitions, not from tilepy's tables."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from cutile_cases import compile_case, run_case
+from cutile_kernels import fp4
+
+rng = np.random.default_rng(31)
+CASES = {}
+
+# e2m1: sign, 2 exponent bits (bias 1), 1 mantissa bit; no Inf, no NaN
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+# e5m3 (no sign bit): 2^(e - 15) * (1 + m / 8), e = 0: m * 2^-17; 0xff is NaN
+E5M3 = np.array([m * 2.0 ** -17 if e == 0 else 2.0 ** (e - 15) * (1 + m / 8)
+                 for e in range(32) for m in range(8)])
+E5M3[255] = np.nan
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def nearest_even(x, values):
+    """Round to the nearest of the sorted non-negative `values` (ties to the even code),
+    saturating at the largest: the spec's round-to-nearest-even with satfinite."""
+    a = np.minimum(np.abs(x), values[-1])
+    i = np.clip(np.searchsorted(values, a), 1, len(values) - 1)
+    lo, hi = values[i - 1], values[i]
+    pick_hi = (a - lo > hi - a) | ((a - lo == hi - a) & (i % 2 == 0))
+    return np.where(pick_hi, i, i - 1)
+
+
+def fp4_codes(x):
+    mag = nearest_even(x, E2M1)
+    return (mag | (np.signbit(x) << 3)).astype(np.uint8)
+
+
+@case
+def fp4_quantize_and_pack():
+    X = (rng.standard_normal((32, 16)) * 3).astype(np.float32)
+    X[0, :8] = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 100.0]        # ties and saturation
+    X[1, :4] = [-0.25, -7.0, np.inf, -np.inf]
+    X[2, :2] = [np.nan, -0.0]                                         # NaN: +6 (no NaN in e2m1)
+    packed = np.zeros((32, 8), np.uint8)
+    back = np.zeros_like(X)
+
+    def check():
+        codes = fp4_codes(np.nan_to_num(X, nan=6.0))
+        np.testing.assert_array_equal(packed, codes[:, 0::2] | (codes[:, 1::2] << 4))
+        ref = E2M1[codes & 7] * np.where(codes & 8, -1.0, 1.0)
+        np.testing.assert_array_equal(back, ref.astype(np.float32))
+        assert back[0, 4] == 2.0 and back[0, 6] == 4.0 and back[0, 7] == 6.0 and back[2, 0] == 6.0
+    return fp4.quantize_fp4, (2,), (X, packed, back, 16, 16), check
+
+
+@case
+def e5m3_codes():
+    X = (2.0 ** rng.uniform(-19, 18, 64)).astype(np.float32)
+    X[:8] = [1.0625, 1.1875, -3.0, np.nan, np.inf, 2e5, 1e-9, -0.0]
+    out = np.zeros(64, np.uint8)
+    back = np.zeros(64, np.float32)
+
+    def check():
+        finite = E5M3[:255]
+        want = nearest_even(np.where(np.signbit(X), 0.0, np.nan_to_num(X, nan=0.0)), finite)
+        want = np.where(np.isnan(X), 255, want)
+        np.testing.assert_array_equal(out, want)
+        assert list(out[:2]) == [15 << 3, 15 << 3 | 2]      # 1.0625 -> 1.0, 1.1875 -> 1.25
+        np.testing.assert_array_equal(back, E5M3[out].astype(np.float32))
+    return fp4.e5m3_bytes, (1,), (X, out, back, 64), check
+
+
+def roundtrip_case(dtype):
+    X = (rng.standard_normal(32) * 50).astype(dtype)
+    nbytes = X.nbytes
+    out = np.zeros(nbytes, np.uint8)
+    Y = np.zeros_like(X)
+
+    def check():
+        np.testing.assert_array_equal(out, X.view(np.uint8))
+        np.testing.assert_array_equal(Y, X)
+    return fp4.bytes_roundtrip, (1,), (X, out, Y, 32), check
+
+
+for _dt in ("float32", "float16", "int16", "float64"):
+    CASES[f"bytes_roundtrip_{_dt}"] = (lambda d: lambda: roundtrip_case(np.dtype(d)))(_dt)
+
+
+def _scaled(block, scales):
+    M, N, K = 32, 16, 128
+    A = rng.integers(0, 256, (M, K // 2)).astype(np.uint8)
+    B = rng.integers(0, 256, (K, N // 2)).astype(np.uint8)
+    a = _unpack(A).reshape(M, K)
+    b = _unpack(B).reshape(K, N)
+    if scales == "e8m0":
+        import ml_dtypes
+        SA = (2.0 ** rng.integers(-4, 5, (M, K // block))).astype(ml_dtypes.float8_e8m0fnu)
+        SB = (2.0 ** rng.integers(-4, 5, (K // block, N))).astype(ml_dtypes.float8_e8m0fnu)
+        sa, sb = SA.astype(np.float64), SB.astype(np.float64)
+    elif scales == "e4m3":
+        import ml_dtypes
+        SA = rng.uniform(0.1, 4, (M, K // block)).astype(ml_dtypes.float8_e4m3fn)
+        SB = rng.uniform(0.1, 4, (K // block, N)).astype(ml_dtypes.float8_e4m3fn)
+        sa, sb = SA.astype(np.float64), SB.astype(np.float64)
+    else:                                   # e5m3 codes as bytes, 2^-3..2^3
+        SA = rng.integers(96, 144, (M, K // block)).astype(np.uint8)
+        SB = rng.integers(96, 144, (K // block, N)).astype(np.uint8)
+        sa, sb = E5M3[SA], E5M3[SB]
+    C = np.zeros((M, N), np.float32)
+    ref = (a * np.repeat(sa, block, 1)) @ (b * np.repeat(sb, block, 0))
+
+    def check():
+        np.testing.assert_allclose(C, ref, rtol=1e-6, atol=1e-6)
+    return fp4.fp4_scaled_matmul, (2, 1), (A, SA, B, SB, C, 16, 16, 64, block,
+                                          scales == "e5m3"), check
+
+
+def _unpack(packed):
+    codes = np.stack([packed & 15, packed >> 4], -1).reshape(-1)
+    return E2M1[codes & 7] * np.where(codes & 8, -1.0, 1.0)
+
+
+for _block, _scales in ((32, "e8m0"), (16, "e8m0"), (16, "e4m3"), (16, "e5m3"), (32, "e5m3")):
+    CASES[f"fp4_mma_scaled_{_scales}_{_block}"] = (
+        lambda bl, sc: lambda: _scaled(bl, sc))(_block, _scales)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_matches_numpy(name, mode):
+    run_case(CASES[name](), mode)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_compiles_with_nvrtc(name, arch):
+    compile_case(CASES[name](), arch)
+
+
+def test_dtype_names():
+    """cuTile's spellings, from tilepy and from `cuda.tile._datatype` (tilepy.types.dtype)."""
+    from tilepy.types import dtype
+    assert dtype.float4_e2m1fn is ct.float4_e2m1fn and dtype.float8_e5m3fnu is ct.float8_e5m3fnu
+    assert (ct.float4_e2m1fn.bits, ct.float8_e5m3fnu.bits) == (4, 8)
+    assert "pack_to_bytes" in ct.__all__ and "unpack_from_bytes" in ct.__all__
