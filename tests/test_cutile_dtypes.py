@@ -87,8 +87,7 @@ def roundtrip_case(dtype):
     return fp4.bytes_roundtrip, (1,), (X, out, Y, 32), check
 
 
-for _dt in ("float32", "float16", "int16", "float64"):
-    CASES[f"bytes_roundtrip_{_dt}"] = (lambda d: lambda: roundtrip_case(np.dtype(d)))(_dt)
+CASES["bytes_roundtrip_float16"] = lambda: roundtrip_case(np.dtype(np.float16))
 
 
 def _scaled(block, scales):
@@ -125,7 +124,7 @@ def _unpack(packed):
     return E2M1[codes & 7] * np.where(codes & 8, -1.0, 1.0)
 
 
-for _block, _scales in ((32, "e8m0"), (16, "e8m0"), (16, "e4m3"), (16, "e5m3"), (32, "e5m3")):
+for _block, _scales in ((32, "e8m0"), (16, "e4m3"), (16, "e5m3")):
     CASES[f"fp4_mma_scaled_{_scales}_{_block}"] = (
         lambda bl, sc: lambda: _scaled(bl, sc))(_block, _scales)
 

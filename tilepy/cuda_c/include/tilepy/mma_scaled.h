@@ -45,7 +45,8 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma_scaled(
   // the operands go to shared memory in their own (narrow) type after the scales: the scratch
   // is the operand tiles' bytes plus the scales' floats, not the tiles as floats
   TA* A = (TA*)(SB + Batch * KS * N);
-  const TB* B = stage_operands(A, a, b);
+  TB* B = (TB*)(A + Batch * M * K);
+  stage_operands(A, B, a, b);
   Tile<TC, Batch * M * N, LC> r;
   TP_UNROLL
   for (int s = 0; s < LC::K; ++s) {

@@ -670,12 +670,11 @@ template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, clas
 TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
                      Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b);   // tilepy/cpu_gemm.h
 #endif
-// The operands of a generic (shared-memory) mma as row-major arrays, each in its own type: A at
-// `A`, B right after it (returned), then a barrier: every element is written. The caller's
-// barrier before it keeps the scratch's earlier readers apart (generic mma, mma_scaled.h).
+// The operands of a generic (shared-memory) mma as row-major arrays in their own types, at A and
+// B, then a barrier: every element is written. The caller's barrier before it keeps the
+// scratch's earlier readers apart (generic mma, mma_scaled.h).
 template <class TA, int NA, class LA, class TB, int NB, class LB>
-TP_DEV TB* stage_operands(TA* A, const Tile<TA, NA, LA>& a, const Tile<TB, NB, LB>& b) {
-  TB* B = (TB*)(A + NA);
+TP_DEV void stage_operands(TA* A, TB* B, const Tile<TA, NA, LA>& a, const Tile<TB, NB, LB>& b) {
   TP_UNROLL
   for (int s = 0; s < LA::K; ++s)
     if (LA::owner(s)) A[LA::elem(s)] = a.v[s];
@@ -683,7 +682,6 @@ TP_DEV TB* stage_operands(TA* A, const Tile<TA, NA, LA>& a, const Tile<TB, NB, L
   for (int s = 0; s < LB::K; ++s)
     if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
   __syncthreads();
-  return B;
 }
 // Batch > 1: Batch independent products of [Batch x M x K] @ [Batch x K x N] (batched mma).
 template <int M, int N, int K, int Flags = 3, int Batch = 1, class TA, class TC, class LA,
@@ -701,8 +699,9 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma(const Tile<TA, Batch * M * K, LA>& a,
   return out;
 #endif
   TA* A = (TA*)smem;
+  TA* B = A + Batch * M * K;
   __syncthreads();
-  const TA* B = stage_operands(A, a, b);
+  stage_operands(A, B, a, b);
   Tile<TC, Batch * M * N, LC> r;
   TP_UNROLL
   for (int s = 0; s < LC::K; ++s) {
