@@ -147,3 +147,5 @@ def test_dtype_names():
     assert dtype.float4_e2m1fn is ct.float4_e2m1fn and dtype.float8_e5m3fnu is ct.float8_e5m3fnu
     assert (ct.float4_e2m1fn.bits, ct.float8_e5m3fnu.bits) == (4, 8)
     assert "pack_to_bytes" in ct.__all__ and "unpack_from_bytes" in ct.__all__
+    assert (ct.pack_to_bytes.__name__, ct.unpack_from_bytes.__name__) == (
+        "pack_to_bytes", "unpack_from_bytes")
