@@ -149,3 +149,33 @@ def test_dtype_names():
     assert "pack_to_bytes" in ct.__all__ and "unpack_from_bytes" in ct.__all__
     assert (ct.pack_to_bytes.__name__, ct.unpack_from_bytes.__name__) == (
         "pack_to_bytes", "unpack_from_bytes")
+
+
+@ct.kernel
+def _unpack_odd(X, Y):
+    b = ct.load(X, (0,), shape=(2,))
+    ct.store(Y, (0,), tile=ct.unpack_from_bytes(b, ct.int32))  # MARKER unpack
+
+
+@ct.kernel
+def _fp4_scales_per_32(A, S, C):
+    a = ct.astype(ct.load(A, (0, 0), shape=(16, 64)), ct.float4_e2m1fn)
+    s = ct.load(S, (0, 0), shape=(16, 2))
+    sb = ct.load(S, (0, 0), shape=(2, 16))
+    acc = ct.zeros((16, 16), dtype=ct.float32)
+    ct.store(C, (0, 0), tile=ct.mma_scaled(a, s, ct.permute(a, (1, 0)), sb, acc))  # MARKER mma
+
+
+def test_errors_name_the_problem_at_the_line():
+    """cuTile's checks: whole numbers of elements; the block sizes of the scale type."""
+    import ml_dtypes
+    from kernels_util import assert_located
+    with pytest.raises(ct.TileTypeError, match="not divisible by 32") as e:
+        run_case((_unpack_odd, (1,), (np.zeros(2, np.uint8), np.zeros(1, np.int32)), None),
+                 "interpret")
+    assert_located(e.value, "MARKER unpack", "ct.unpack_from_bytes", __file__)
+    with pytest.raises(ct.TileTypeError, match="block size of 16 elements") as e:
+        run_case((_fp4_scales_per_32, (1,), (np.zeros((64, 64), np.float32),
+                                            np.zeros((16, 16), ml_dtypes.float8_e4m3fn),
+                                            np.zeros((16, 16), np.float32)), None), "interpret")
+    assert_located(e.value, "MARKER mma", "ct.mma_scaled", __file__)
