@@ -179,3 +179,23 @@ def test_errors_name_the_problem_at_the_line():
                                             np.zeros((16, 16), ml_dtypes.float8_e4m3fn),
                                             np.zeros((16, 16), np.float32)), None), "interpret")
     assert_located(e.value, "MARKER mma", "ct.mma_scaled", __file__)
+
+
+def test_bytecode_is_nvidias():
+    """Tile IR bytecode 13.4 of the fp4 kernels: tilepy reads back the same bytes, NVIDIA's
+    tileirdisasm accepts it and prints what tilepy prints (the types f4E2M1FN, fnv8E5M3FNU); 13.2
+    has neither f4E2M1FN nor unpack and refuses by name."""
+    import bytecode_util as bu
+    from tilepy.bytecode import read_module, write_module
+    from tilepy.ir.printer import print_module
+    kernel, _, args, _ = CASES["fp4_mma_scaled_e5m3_16"]()
+    data = kernel.bytecode(*args, version="13.4")
+    assert write_module(read_module(data), version=(13, 4)) == data
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="needs bytecode 13.3"):
+        kernel.bytecode(*args, version="13.2")
+    if bu.TILEIRDISASM is None:
+        pytest.skip("tileirdisasm not installed (pip install nvidia-cuda-tileiras)")
+    result = bu.disasm(data)
+    assert result.returncode == 0, result.stderr
+    assert "f4E2M1FN" in result.stdout and "fnv8E5M3FNU" in result.stdout
+    assert bu.canonical_text(print_module(read_module(data))) == bu.canonical_text(result.stdout)

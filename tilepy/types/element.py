@@ -131,7 +131,8 @@ ARITH_FLOAT_TYPES = (F16, BF16, F32, F64)
 
 # Alternative spellings accepted when parsing (the spec uses both, e.g. in mmaf and pack).
 ALIASES = {"f8E4M3FN": E4M3, "fp8e4m3fn": E4M3, "f8E5M2": E5M2, "fp8e5m2": E5M2,
-           "f8E8M0FNU": E8M0, "f4E2M1FN": E2M1, "F4E2M1FN": E2M1, "f8E5M3FNU": E5M3}
+           "f8E8M0FNU": E8M0, "f4E2M1FN": E2M1, "F4E2M1FN": E2M1, "f8E5M3FNU": E5M3,
+           "fnv8E5M3FNU": E5M3}
 
 
 def element_type(name: str) -> ElementType:
