@@ -199,3 +199,31 @@ def test_bytecode_is_nvidias():
     assert result.returncode == 0, result.stderr
     assert "f4E2M1FN" in result.stdout and "fnv8E5M3FNU" in result.stdout
     assert bu.canonical_text(print_module(read_module(data))) == bu.canonical_text(result.stdout)
+
+
+@ct.kernel
+def _constants(Y, V: ct.Constant[float]):
+    t = ct.full((4,), V, dtype=ct.float4_e2m1fn).astype(ct.float32)
+    ct.store(Y, (0,), tile=t + ct.full((4,), V, dtype=ct.float8_e5m3fnu).astype(ct.float32))
+
+
+@ct.kernel
+def _nan_fp4(Y):
+    ct.store(Y, (0,), tile=ct.full((4,), float("nan"), dtype=ct.float4_e2m1fn))  # MARKER nan
+
+
+@pytest.mark.parametrize("mode", ["interpret", "fast"])
+def test_constants_round_into_the_type(mode):
+    """A Python number given to an fp4/e5m3 tile is rounded into it (1.3 -> 1.5 and 1.25);
+    NaN in e2m1 and negative values in e5m3 have no value there (cuTile refuses both)."""
+    from kernels_util import assert_located
+    y = np.zeros(4, np.float32)
+    run_case((_constants, (1,), (y, 1.3), lambda: None), mode)
+    np.testing.assert_array_equal(y, 1.5 + 1.25)
+    with pytest.raises(ct.TileValueError, match="negative values cannot be represented in "
+                                                "float8_e5m3fnu"):
+        run_case((_constants, (1,), (y, -1.0), lambda: None), mode)
+    with pytest.raises(ct.TileValueError, match="NaN cannot be represented in float4_e2m1fn") \
+            as e:
+        run_case((_nan_fp4, (1,), (y,), lambda: None), mode)
+    assert_located(e.value, "MARKER nan", "ct.full", __file__)
