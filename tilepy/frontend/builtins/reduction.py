@@ -187,8 +187,8 @@ def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
     sa, sb = _mm_tile(x_scale, "x_scale"), _mm_tile(y_scale, "y_scale")
     if b.dtype != a.dtype:
-        raise TileTypeError(f"mma_scaled(): x and y must have the same dtype (got {a.dtype.name} "
-                            f"and {b.dtype.name})")
+        raise TileTypeError(f"mma_scaled(): x and y must be tiles of one dtype (got "
+                            f"{a.dtype.name} and {b.dtype.name})")
     if sb.dtype != sa.dtype:
         raise TileTypeError(f"mma_scaled(): x_scale and y_scale must have the same dtype (got "
                             f"{sa.dtype.name} and {sb.dtype.name})")
@@ -206,10 +206,11 @@ def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
     k = a.shape[-1]
     block = scale_block(k, sa.shape[-1]) if len(sa.shape) == len(a.shape) else None
     if block not in blocks:
-        sizes = " or ".join(map(str, blocks))
-        raise TileTypeError(f"mma_scaled(): x_scale shape {sa.shape} for x shape {a.shape} gives "
-                            f"no scaling block size of {sizes} elements along K for "
-                            f"{a.dtype.name} with {sa.dtype.name} scales")
+        want = " or ".join(str(a.shape[:-1] + (k // bs,)) for bs in blocks)
+        raise TileTypeError(f"mma_scaled(): x_scale shape {sa.shape} does not match x shape "
+                            f"{a.shape}: expected {want} (one {sa.dtype.name} scale per "
+                            f"{' or '.join(map(str, blocks))} elements along K for "
+                            f"{a.dtype.name} inputs)")
     for t, s, ax, name in ((a, sa, -1, "x"), (b, sb, -2, "y")):
         want = list(t.shape)
         want[ax] //= block
