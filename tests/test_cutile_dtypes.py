@@ -149,6 +149,11 @@ def test_dtype_names():
     assert "pack_to_bytes" in ct.__all__ and "unpack_from_bytes" in ct.__all__
     assert (ct.pack_to_bytes.__name__, ct.unpack_from_bytes.__name__) == (
         "pack_to_bytes", "unpack_from_bytes")
+    # cuTile takes no fp4 arrays (nor does tilepy): the refusal says how fp4 data is passed
+    import ml_dtypes
+    x = np.zeros(32, ml_dtypes.float4_e2m1fn)
+    with pytest.raises(ct.TileTypeError, match="uint8 arrays, two values a byte"):
+        ct.launch(None, (1,), fp4.bytes_roundtrip, (x, np.zeros(16, np.uint8), x, 32))
 
 
 @ct.kernel

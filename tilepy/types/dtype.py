@@ -97,8 +97,10 @@ def from_numpy(dt) -> DType:
         _add_ml_dtypes()         # free when `dt` is an ml_dtypes type: the caller imported it
         hit = _FROM_NUMPY.get(dt)
     if hit is None:
+        hint = ("; fp4 data goes in uint8 arrays, two values a byte, read with "
+                "unpack_from_bytes" if "float4" in str(dt) else "")
         raise TileTypeError(f"arrays of dtype {dt} are not supported (supported: "
-                            f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))})")
+                            f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))}){hint}")
     return hit
 
 
