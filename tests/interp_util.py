@@ -78,8 +78,8 @@ def elementwise(name: str, src: list[str], dst: str, n: int, **attrs) -> Module:
 def run1(name: str, *inputs: np.ndarray, dst: np.dtype | None = None, to: str | None = None,
          **attrs) -> np.ndarray:
     """Interpret one element-wise op on numpy inputs; returns the output array."""
-    from tilepy.types.element import ELEMENT_TYPES
-    rev = {NUMPY_DTYPE[e]: e.name for e in ELEMENT_TYPES.values() if e.name != "tf32"}
+    from tilepy.types.element import DATA_LAYOUT, ELEMENT_TYPES
+    rev = {NUMPY_DTYPE[e]: e.name for e in ELEMENT_TYPES.values() if e in DATA_LAYOUT}
     src = [rev[np.dtype(a.dtype)] if np.dtype(a.dtype) in rev else _unsigned(a) for a in inputs]
     to = to or src[0]
     out = np.zeros(len(inputs[0]), dtype=dst or NUMPY_DTYPE[element_type(to)])

@@ -44,13 +44,20 @@ def _canonical_numbers(toks: list[str]) -> list[str]:
     return out
 
 
+def _unaliased(t: str) -> str:
+    """An element type alias by its tilepy name, also as a shape's last token (`xF4E2M1FN`)."""
+    if t in ALIASES:
+        return ALIASES[t].name
+    return "x" + ALIASES[t[1:]].name if t[:1] == "x" and t[1:] in ALIASES else t
+
+
 def normalize(text: str) -> list[str]:
     """Tokens of `text` with the freedoms of the syntax removed: comments, `cuda_tile.`/`!`/`#`
     prefixes, result bindings (`%a, %b =`), `view=` in partition views, element type aliases,
     literal spellings (`0.000000e+0` = `0.0`, `<i1: 1>` = `<i1: true>`, i32 2147483648 =
     -2147483648), implicit terminators (`yield`/`continue`/`return` with no operands before `}`)
     and empty else regions."""
-    toks = _canonical_numbers([ALIASES[t].name if t in ALIASES else t for t in tokens(text)])
+    toks = _canonical_numbers([_unaliased(t) for t in tokens(text)])
     out: list[str] = []
     i = 0
     while i < len(toks):

@@ -13,8 +13,6 @@ EXAMPLES = sorted(f[:-5] for f in os.listdir(HERE) if f.endswith(".mlir"))
 
 # Listings that are not valid programs, and why.
 SKIP = {
-    "pack_1": "f4E2M1FN is not an element type of chapter 5",
-    "unpack_1": "F4E2M1FN is not an element type of chapter 5",
     "reduce_0": "the combiner argument %input_arg is tile<2xf32>; reduce's arguments are 0-d tiles",
     "reduce_1": "reducing dim 0 of tile<8x64xf32> removes that dimension: the result is "
                 "tile<64xf32>, not the tile<8xf32> the listing says",

@@ -73,11 +73,16 @@ def test_element_sizes_and_ranges():
     from tilepy.types import ELEMENT_TYPES, I8
     sizes = {n: e.bits for n, e in ELEMENT_TYPES.items()}
     assert sizes == {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16,
-                     "f32": 32, "f64": 64, "tf32": 32, "e4m3": 8, "e5m2": 8, "e8m0": 8}
+                     "f32": 32, "f64": 64, "tf32": 32, "e4m3": 8, "e5m2": 8, "e8m0": 8,
+                     "e2m1": 4, "e5m3": 8}
     assert I8.int_range(True) == (-128, 127) and I8.int_range(False) == (0, 255)
     assert I1.int_range(True) == (-1, 0) and I1.int_range(False) == (0, 1)
     assert [e.name for e in ELEMENT_TYPES.values() if e.alternative] == ["bf16", "tf32", "e4m3", "e5m2",
-                                                                         "e8m0"]
+                                                                         "e8m0", "e2m1", "e5m3"]
+    from tilepy.types import E2M1, E5M3
+    assert (E2M1.max_finite, E2M1.smallest_subnormal) == (6.0, 0.5)
+    assert (E5M3.max_finite, E5M3.smallest_subnormal) == (114688.0, 2.0 ** -17)
+    assert element_type("f4E2M1FN") is E2M1 and element_type("f8E5M3FNU") is E5M3
     assert element_type("f8E5M2").name == "e5m2" and element_type("fp8e4m3fn") is E4M3
 
 

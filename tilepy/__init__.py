@@ -18,7 +18,7 @@ _ERRORS = ("TileError", "TileSyntaxError", "TileTypeError", "TileValueError",
            "TileStaticEvalError", "TileStaticAssertionError", "StaticException")
 _DTYPES = ("DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "float16", "bfloat16", "float32", "float64", "tfloat32", "float8_e4m3fn",
-           "float8_e5m2", "float8_e8m0fnu")
+           "float8_e5m2", "float8_e8m0fnu", "float8_e5m3fnu", "float4_e2m1fn")
 # public name -> the module that defines it (builtins not listed here come from frontend.api)
 _LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
          **{n: "tilepy.types.dtype" for n in _DTYPES},

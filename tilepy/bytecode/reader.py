@@ -15,6 +15,7 @@ from ..ir.opdef import ROUNDING
 from ..ir.ops import OPS
 from ..types import TOKEN, PartitionViewType, PtrType, TensorViewType, TileType, element_type
 from ..types import element as E
+from ..types.convert import decode_bits, has_encoded_bits
 from . import types as T
 from .view_types import PADDING_BY_BYTE, decode_view
 from .debuginfo import DI_LOC
@@ -139,7 +140,7 @@ class _Reader:
         return self.types[tid]
 
     def _decode_type(self, c: _Cursor):
-        tag = c.byte()
+        tag = c.varint()                 # one byte but for f8E5M3FNU's (130)
         if tag in SIMPLE_BY_TAG:
             return element_type(SIMPLE_BY_TAG[tag])
         if tag == T.TOKEN_TAG:
@@ -361,6 +362,8 @@ class _Reader:
         if elem.name == "tf32":
             words = [int.from_bytes(data[i:i + 3], "little") << 13 for i in range(0, len(data), 3)]
             arr = np.array(words, np.uint32).view(np.float32)
+        elif has_encoded_bits(elem):
+            arr = decode_bits(np.frombuffer(data, np.uint8), elem)
         else:
             arr = np.frombuffer(data, E.NUMPY_DTYPE[elem]).copy()
         return DenseValue(elem, arr.reshape(ty.shape) if arr.size == n > 1 else arr.reshape(()))

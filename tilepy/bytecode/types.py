@@ -16,8 +16,9 @@ from .view_types import PADDING, encode_view  # noqa: F401  (PADDING: one table)
 # Element type -> its one-tag encoding (tilepy spells fp8 e4m3/e5m2, NVIDIA f8E4M3FN/f8E5M2).
 SIMPLE = {"i1": 0x00, "i8": 0x01, "i16": 0x02, "i32": 0x03, "i64": 0x04, "f16": 0x05,
           "bf16": 0x06, "f32": 0x07, "tf32": 0x08, "f64": 0x09, "e4m3": 0x0A, "e5m2": 0x0B,
-          "e8m0": 0x12}                       # f8E8M0FNU, since 13.2
-SIMPLE_SINCE = {"e8m0": (13, 2)}
+          "e8m0": 0x12,                       # f8E8M0FNU, since 13.2
+          "e2m1": 0x13, "e5m3": 130}          # f4E2M1FN since 13.3, f8E5M3FNU (a varint) 13.4
+SIMPLE_SINCE = {"e8m0": (13, 2), "e2m1": (13, 3), "e5m3": (13, 4)}
 TOKEN_TAG = 0x11
 POINTER, TILE, TENSOR_VIEW, PARTITION_VIEW, FUNCTION = 0x0C, 0x0D, 0x0E, 0x0F, 0x10
 DYNAMIC = -1 << 63          # a `?` extent or stride (MLIR's kDynamic)
@@ -81,7 +82,9 @@ class TypeTable(Interned):
             raise TileUnsupportedFeatureError(
                 f"bytecode: element type {e} needs bytecode {since[0]}.{since[1]} or later "
                 f"(writing {self.version[0]}.{self.version[1]})")
-        return bytearray([SIMPLE[e.name]])
+        buf = bytearray()
+        varint(SIMPLE[e.name], buf)
+        return buf
 
     def _flags_13_4(self, buf: bytearray) -> None:
         if self.version >= (13, 4):

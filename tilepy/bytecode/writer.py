@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import TileUnsupportedFeatureError, TileValueError
 from ..ir.opdef import ROUNDING
 from ..types import I32
+from ..types.convert import encode_bits, has_encoded_bits
 from .debuginfo import DebugInfo
 from .layouts import LAYOUTS, Field, Layout
 from .stream import Constants, Strings, pad, signed_varint, varint
@@ -342,8 +343,11 @@ def _inbounds(body: _Body, op, field: Field, value) -> None:
 def dense_bytes(value) -> bytes:
     """A dense constant's payload (MLIR's raw buffer): little-endian elements, one element for a
     splat; i1 packs eight elements a byte (LSB first), a splat i1 is one byte 0x00 or 0xFF; tf32
-    (19 bits, float32 storage in tilepy) takes 3 bytes an element."""
+    (19 bits, float32 storage in tilepy) takes 3 bytes an element; e2m1 and e5m3 (float32 values
+    in tilepy) a byte an element, their codes (MLIR rounds sub-byte widths up to a byte)."""
     arr = np.ascontiguousarray(value.array)
+    if has_encoded_bits(value.elem):
+        return encode_bits(arr.reshape(-1), value.elem).tobytes()
     if value.elem.name == "tf32":
         bits = arr.reshape(-1).astype(np.float32).view(np.uint32) >> 13
         return b"".join(int(b).to_bytes(3, "little") for b in bits)

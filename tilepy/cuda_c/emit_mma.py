@@ -84,7 +84,8 @@ def emit_mma_scaled(ctx: EmitContext, op):
     ctx.need_smem(4 * scales + a.numel * _bytes(a) + b.numel * _bytes(b))
     name = ctx.define(op.result)
     args = ", ".join(ctx(v) for v in (op.lhs, op.rhs, op.acc, op.lhs_scale, op.rhs_scale))
-    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_scaled<{m}, {n}, {k}, {batch}>("
+    block = k // op.lhs_scale.type.shape[-1]
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma_scaled<{m}, {n}, {k}, {batch}, {block}>("
                f"{args}, tp_smem);", op.loc)
 
 

@@ -17,8 +17,9 @@ from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
 from ..lowering.sink_broadcast import column_iota
-from ..types import (CPP_TYPE, E4M3, E5M2, E8M0, F16, NUMPY_DTYPE, BF16, I1, PartitionViewType,
-                     PtrType, TensorViewType, TileType)
+from ..types import (CPP_TYPE, E2M1, E4M3, E5M2, E5M3, E8M0, F16, NUMPY_DTYPE, BF16, I1,
+                     PartitionViewType, PtrType, TensorViewType, TileType)
+from ..types.convert import encode_bits, has_encoded_bits
 from .layout_types import layout_type
 from .names import safe, tidy
 from .writer import Writer
@@ -172,7 +173,7 @@ def literal(elem, value) -> str:
         core = _shortest(np.float32(f)) + "f"
     if elem.bits == 64:
         return f"(double){core}"
-    if elem in (E4M3, E5M2, E8M0):
+    if elem in (E4M3, E5M2, E8M0, E2M1, E5M3):
         # 8-bit floats from their storage bits (values and paddings are stored as the interpreter
         # stores them: NaN and Inf paddings of e4m3 are its NaN, not a saturated conversion)
         return _float_bits(elem, np.asarray(value).astype(NUMPY_DTYPE[elem]))
@@ -184,8 +185,16 @@ def literal(elem, value) -> str:
 def _float_bits(elem, x) -> str:
     """A float constant from its exact bit pattern (keeps NaN payloads)."""
     nbytes = elem.storage_bytes
-    b = int(np.asarray(x).view(f"u{nbytes}"))
+    b = int(storage_bits(elem, x))
     return f"tp::from_bits<{CPP_TYPE[elem]}>((uint{8 * nbytes}_t){b}ull)"
+
+
+def storage_bits(elem, x) -> np.ndarray:
+    """The bit patterns of float values held in `elem`'s storage array (e2m1/e5m3 values, kept
+    in float32, encoded; the others are their storage)."""
+    if has_encoded_bits(elem):
+        return encode_bits(x, elem)
+    return np.asarray(x).view(f"u{elem.storage_bytes}")
 
 
 def _shortest(x) -> str:
@@ -282,7 +291,7 @@ def emit_constant(ctx, op):
         if t.elem.is_float:
             nbytes = t.elem.storage_bytes
             ct = f"uint{8 * nbytes}_t"
-            vals = ", ".join(f"{int(b)}ull" for b in arr.view(f"u{nbytes}"))
+            vals = ", ".join(f"{int(b)}ull" for b in storage_bits(t.elem, arr))
         else:
             ct = CPP_TYPE[t.elem]
             vals = ", ".join(literal(t.elem, x) for x in arr)
@@ -435,6 +444,17 @@ def emit_permute(ctx, op):
                f"{shape_t(t.shape)}, {ctx.lay(op.result)}>({ctx(op.source)}, tp_smem);", op.loc)
 
 
+def emit_pack(ctx, op):
+    """pack/unpack: the source's bytes, through shared memory, read as the result (tp::repack)."""
+    s, t = op.source.type, op.result.type
+    if s.numel > 1:
+        ctx.need_smem(s.numel * _bytes(s))
+    name = ctx.define(op.result)
+    lay = ctx.lay(op.result) if t.numel > 1 else "tp::Cyclic<1>"
+    ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::repack<{CPP_TYPE[t.elem]}, {t.numel}, "
+               f"{lay}>({ctx(op.source)}, tp_smem);", op.loc)
+
+
 def _bytes(t: TileType) -> int:
     return 8 if isinstance(t.elem, PtrType) else t.elem.storage_bytes
 
@@ -497,7 +517,7 @@ EMIT = {
     "iota": emit_iota, "make_tensor_view": emit_make_tensor_view,
     "make_partition_view": emit_make_partition_view, "load_view_tko": emit_load_view,
     "store_view_tko": emit_store_view, "reshape": emit_reshape, "broadcast": emit_broadcast,
-    "permute": emit_permute,
+    "permute": emit_permute, "pack": emit_pack, "unpack": emit_pack,
 }
 def emit_op(ctx: EmitContext, op: Operation):
     if id(op) in ctx.skip:

@@ -201,6 +201,19 @@ def bitcast(x, /, dtype):
 
 
 @_stub
+def pack_to_bytes(x, /):
+    """The bytes of `x` (flattened in row-major order) as a 1D uint8 tile of
+    `x.size * bits // 8` elements; the total number of bits must be a multiple of 8. Elements
+    narrower than a byte (float4_e2m1fn) share a byte, the first in its low bits."""
+
+
+@_stub
+def unpack_from_bytes(x, /, dtype):
+    """The inverse of pack_to_bytes: a 1D uint8 tile read as a 1D tile of `dtype`
+    (`x.size * 8 // bits` elements; the number of bits must be a multiple of `dtype`'s)."""
+
+
+@_stub
 def reshape(x, /, shape):
     """Reshape `x` (row-major order); one extent may be -1."""
 
@@ -305,9 +318,12 @@ def mma(x, y, /, acc, *, use_fast_acc=False):
 
 @_stub
 def mma_scaled(x, x_scale, y, y_scale, /, acc):
-    """Block-scaled x @ y + acc (cuTile): fp8 x and y, float8_e8m0fnu scales, one per 32
-    elements along K (x_scale [..., M, K/32], y_scale [..., K/32, N]), float32 acc:
-    result[i, j] = acc[i, j] + sum_k x[i, k] * x_scale[i, k // 32] * y[k, j] * y_scale[k // 32, j]."""
+    """Block-scaled x @ y + acc (cuTile), float32 acc: one scale per B elements along K
+    (x_scale [..., M, K/B], y_scale [..., K/B, N]), B = K / the scales' K extent:
+    result[i, j] = acc[i, j] + sum_k x[i, k] * x_scale[i, k // B] * y[k, j] * y_scale[k // B, j].
+    fp8 (float8_e4m3fn, float8_e5m2) x and y take float8_e8m0fnu scales with B = 32;
+    float4_e2m1fn x and y take float8_e8m0fnu (B = 16, 32), float8_e4m3fn (16) or
+    float8_e5m3fnu (16, 32) scales."""
 
 
 @_stub

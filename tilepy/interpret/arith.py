@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, TileValueError
 from ..types import element as E
+from ..types.convert import decode_bits, encode_bits, has_encoded_bits
 from . import floats as F
 from .values import as_signed, as_unsigned, int_range, wrap
 
@@ -447,4 +448,9 @@ def bitcast(ex, op, args):
     a = np.asarray(args[0])
     if elem == E.I1:
         return [a.astype(bool)]
+    src = op.source.type.elem
+    if has_encoded_bits(src):            # e5m3 values (kept in float32) -> their codes
+        a = encode_bits(a, src)
+    if has_encoded_bits(elem):
+        return [decode_bits(a.view(np.uint8), elem)]
     return [a.view(E.NUMPY_DTYPE[elem]).copy()]

@@ -30,6 +30,7 @@ class Fmt:
     has_inf: bool
     satfinite: bool     # conversions into it saturate (spec 5.1.3: e4m3, e5m2)
     nan_to_max: bool    # NaN converts to +max (e4m3 has no NaN in conversions, spec 5.1.3)
+    unsigned: bool = False   # no sign bit (e5m3fnu): negative values saturate to +0
 
 
 FORMATS: dict[E.ElementType, Fmt] = {
@@ -40,6 +41,10 @@ FORMATS: dict[E.ElementType, Fmt] = {
     E.F64: Fmt(53, -1022, float(np.finfo(np.float64).max), True, False, False),
     E.E4M3: Fmt(4, -6, 448.0, False, True, True),
     E.E5M2: Fmt(3, -14, 57344.0, True, True, False),
+    # e2m1 has neither NaN nor Inf: NaN converts to +MAX_NORM as for e4m3 (spec 5.1.3's rule for
+    # a target without NaN); e5m3 keeps NaN (0xff) and saturates below at +0 (no sign bit)
+    E.E2M1: Fmt(2, 0, 6.0, False, True, E.E2M1.nan_to_max),
+    E.E5M3: Fmt(4, -14, 114688.0, False, True, False, unsigned=True),
 }
 
 MODES = ("nearest_even", "zero", "negative_inf", "positive_inf")
@@ -120,6 +125,8 @@ def round_f64(x, elem, mode: str = "nearest_even", satfinite: bool | None = None
     nan = np.isnan(x)
     if nan.any() and fmt.nan_to_max:
         out[nan] = fmt.max
+    if fmt.unsigned:
+        out[~nan & (np.signbit(out) | (out < 0))] = 0.0   # the nearest value with no sign: +0
     return out
 
 

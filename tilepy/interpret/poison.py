@@ -108,7 +108,7 @@ def _rule(ex, op, inputs, outputs):
     if name in ("mmaf", "mmai", "mmaf_scaled"):
         def mma(m):
             if name == "mmaf_scaled":                  # a scale's lanes reach its whole block
-                sa, sb = expand_scales(m[3], m[4])
+                sa, sb = expand_scales(m[3], m[4], np.shape(m[0])[-1])
                 m = [m[0] | sa, m[1] | sb, m[2]]
             a, b, c = (x.astype(np.int64) for x in m)
             return [(np.matmul(a, np.ones_like(b)) > 0) | (np.matmul(np.ones_like(a), b) > 0)

@@ -18,9 +18,10 @@ import numpy as np
 from ..errors import TileUnsupportedFeatureError, TileValueError
 from ..types import PtrType
 from ..types import element as E
+from ..types.convert import decode_bits, encode_bits, has_encoded_bits
 from . import floats as F
 from .arith import handler
-from .values import as_signed, as_unsigned, expand_scales, storage_dtype, wrap
+from .values import as_signed, as_unsigned, expand_scales, wrap
 
 
 def dense_storage(dv, elem, shape) -> np.ndarray:
@@ -114,17 +115,37 @@ def _packable(elem):
                                           f"interpreter (the spec does not define its bit order)")
 
 
+def _bits_of(values, elem) -> np.ndarray:
+    """The bytes of a rank-1 tile as memory holds them (e2m1: two per byte, the first element in
+    the low 4 bits; e5m3: its code), uint8."""
+    if not has_encoded_bits(elem):
+        return np.ascontiguousarray(values).view(np.uint8)
+    codes = encode_bits(values, elem)
+    if elem.bits == 4:
+        codes = codes[0::2] | (codes[1::2] << 4)
+    return codes
+
+
+def _from_bits(data: np.ndarray, elem) -> np.ndarray:
+    """The inverse of `_bits_of`: bytes (uint8) -> the storage array of a rank-1 `elem` tile."""
+    if not has_encoded_bits(elem):
+        return data.view(E.NUMPY_DTYPE[elem]).copy()
+    if elem.bits == 4:
+        data = np.stack([data & 0xF, data >> 4], axis=-1).reshape(-1)
+    return decode_bits(data, elem)
+
+
 @handler("pack")
 def pack(ex, op, args):
     _packable(op.source.type.elem)
-    return [np.ascontiguousarray(args[0]).view(np.int8).copy()]
+    return [_bits_of(args[0], op.source.type.elem).view(np.int8).copy()]
 
 
 @handler("unpack")
 def unpack(ex, op, args):
     elem = op.result.type.elem
     _packable(elem)
-    return [np.ascontiguousarray(args[0]).view(storage_dtype(op.result.type)).copy()]
+    return [_from_bits(np.ascontiguousarray(args[0]).view(np.uint8), elem)]
 
 
 @handler("assume")
@@ -202,9 +223,10 @@ def mmaf(ex, op, args):
 
 @handler("mmaf_scaled")
 def mmaf_scaled(ex, op, args):
-    """Each product scaled by its block's two scales (powers of two: exact), summed as mmaf."""
+    """Each product scaled by its block's two scales (exact in float64: at most 4 significand
+    bits each), summed as mmaf."""
     a, b, c, sa, sb = (F.to_f64(x) for x in args)
-    sa, sb = expand_scales(sa, sb)
+    sa, sb = expand_scales(sa, sb, np.shape(a)[-1])
     with np.errstate(all="ignore"):
         r = np.matmul(a * sa, b * sb) + c
     return [F.encode(F.round_f64(r, E.F32), E.F32)]

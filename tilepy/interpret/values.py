@@ -121,7 +121,8 @@ def scalar_value(v, elem, what: str) -> np.ndarray:
     return encode(round_f64(np.array(float(v)), elem), elem)
 
 
-def expand_scales(x_scale, y_scale, block: int = 32):
-    """mmaf_scaled's block scales repeated to the operand shapes: x_scale along K (its last
-    axis), y_scale along K (its second to last)."""
+def expand_scales(x_scale, y_scale, k: int):
+    """mmaf_scaled's block scales repeated to the operand shapes (K = `k`): x_scale along K (its
+    last axis), y_scale along K (its second to last); a block is K / the scales' K extent."""
+    block = k // np.shape(x_scale)[-1]
     return np.repeat(x_scale, block, axis=-1), np.repeat(y_scale, block, axis=-2)

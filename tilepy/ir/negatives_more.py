@@ -104,8 +104,10 @@ _scaled("mma_shapes", b="32x8xe4m3")
 _scaled("elem_in(lhs,rhs)", a="16x64xf16", b="64x8xf16")
 _scaled("same_elem(lhs,rhs)", b="64x8xe5m2")
 _scaled("elem_in(acc)", c="16x8xf16")
-_scaled("elem_in(lhs_scale,rhs_scale)", sb="2x8xe4m3")
+_scaled("mma_scaled_kind", sb="2x8xe4m3")
+_scaled("mma_scaled_kind", a="16x64xe2m1", b="64x8xe2m1", sa="16x4xe4m3", sb="4x8xe8m0")
 _scaled("mma_scale_shapes", sa="16x4xe8m0")
+_scaled("mma_scale_shapes", a="16x64xe2m1", b="64x8xe2m1", sa="16x2xe4m3", sb="2x8xe4m3")
 neg("mmaf_scaled", "tiles(lhs,rhs,acc,lhs_scale,rhs_scale,result)",
     "%a = constant <e4m3: 1.0> : tile<16x64xe4m3>\n%b = constant <e4m3: 1.0> : tile<64x8xe4m3>\n"
     "%c = constant <f32: 0.0> : tile<16x8xf32>\n%s = make_token : token\n"

@@ -241,8 +241,11 @@ def _bitcast_no_ptr(op):
 
 def _format_bits(e) -> int:
     """The width bitcast compares: a float's format (sign, exponent, mantissa), so tf32 is 19
-    bits though stored in 32 (NVIDIA's verifier: i32 <-> tf32 is not a bitcast)."""
-    return 1 + e.exp_bits + e.mant_bits if e.is_float else e.bits
+    bits though stored in 32 (NVIDIA's verifier: i32 <-> tf32 is not a bitcast); the unsigned
+    formats (e8m0, e5m3) have no sign bit, so they are 8 bits."""
+    if not e.is_float:
+        return e.bits
+    return (e.name not in ("e8m0", "e5m3")) + e.exp_bits + e.mant_bits
 
 
 @rule("bitcast_width", "must have the same bit width")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..types import (BF16, E4M3, E5M2, E8M0, F16, F32, F64, I1, I8, I32, INT_TYPES, TF32, PtrType,
-                     TensorViewType, TileType, TOKEN, scalar_tile)
+from ..types import (BF16, E2M1, E4M3, E5M2, E5M3, E8M0, F16, F32, F64, I1, I8, I32, INT_TYPES,
+                     TF32, PtrType, TensorViewType, TileType, TOKEN, scalar_tile)
 from .constraints import (all_tiles, elem_in, elem_is_ptr, is_token, rank_in, same_elem, same_rank,
                           same_shape, same_type, scalar)
 from .opdef import SIGNEDNESS, A, O, OpDef, R, op, rule, same_as
@@ -245,20 +245,42 @@ op(OpDef("mmai", operands=tuple(O(n) for n in _MMA), mma=True,
                       _mma_rank, _mma_shapes)))
 
 
-# mmaf_scaled (NVIDIA's dialect 13.3; cuTile's mma_scaled): block-scaled fp8 products,
-#   result[.., m, n] = acc + sum_k lhs[.., m, k] * lhs_scale[.., m, k // 32]
-#                              * rhs[.., k, n] * rhs_scale[.., k // 32, n]
-SCALE_BLOCK = 32          # K elements per scale (the fp8 row of NVIDIA's table)
+# mmaf_scaled (NVIDIA's dialect 13.3; cuTile's mma_scaled): block-scaled products,
+#   result[.., m, n] = acc + sum_k lhs[.., m, k] * lhs_scale[.., m, k // B]
+#                              * rhs[.., k, n] * rhs_scale[.., k // B, n]
+# with the block size B = K / (the scales' K extent). Operand type -> scale type -> the block
+# sizes it takes (cuTile 1.6's table: MXFP8, MXFP4 and NVFP4).
+SCALED_KINDS = {E4M3: {E8M0: (32,)}, E5M2: {E8M0: (32,)},
+                E2M1: {E8M0: (16, 32), E4M3: (16,), E5M3: (16, 32)}}
 
 
-@rule("mma_scale_shapes", "scale shapes must be the operand shapes with K divided by 32")
+def scale_block(k: int, scale_k: int) -> int | None:
+    """The block size of scales with `scale_k` entries along a K of `k` (None: not a divisor)."""
+    return k // scale_k if scale_k and k % scale_k == 0 else None
+
+
+@rule("mma_scale_shapes", "scale shapes must be the operand shapes with K divided by the block "
+      "size")
 def _mma_scale_shapes(o):
     a, b, sa, sb = (t.type.shape for t in (o.lhs, o.rhs, o.lhs_scale, o.rhs_scale))
-    want_a = a[:-1] + (a[-1] // SCALE_BLOCK,)
-    want_b = b[:-2] + (b[-2] // SCALE_BLOCK,) + b[-1:]
-    if a[-1] % SCALE_BLOCK or sa != want_a or sb != want_b:
-        return (f"scale shapes must be the operand shapes with K divided by 32 (block size 32): "
+    kind = SCALED_KINDS.get(o.lhs.type.elem, {}).get(o.lhs_scale.type.elem, ())
+    block = scale_block(a[-1], sa[-1])
+    want_a = a[:-1] + (a[-1] // (block or 1),)
+    want_b = b[:-2] + (b[-2] // (block or 1),) + b[-1:]
+    if block not in kind or sa != want_a or sb != want_b:
+        sizes = " or ".join(map(str, kind))
+        return (f"scale shapes must be the operand shapes with K divided by the block size "
+                f"({sizes} for {o.lhs.type.elem} with {o.lhs_scale.type.elem} scales): "
                 f"expected {want_a} and {want_b} (got {sa} and {sb})")
+
+
+@rule("mma_scaled_kind", "scale element type must suit the operand element type")
+def _mma_scaled_kind(o):
+    a, s = o.lhs.type.elem, o.lhs_scale.type.elem
+    if s not in SCALED_KINDS.get(a, {}) or o.rhs_scale.type.elem != s:
+        want = ", ".join(map(str, SCALED_KINDS.get(a, {})))
+        return (f"lhs_scale and rhs_scale must be tiles of one scale type for {a} operands "
+                f"({want}; got {o.lhs_scale.type.elem} and {o.rhs_scale.type.elem})")
 
 
 _MMA_SCALED = ("lhs", "rhs", "acc", "lhs_scale", "rhs_scale")
@@ -268,8 +290,8 @@ op(OpDef("mmaf_scaled", operands=tuple(O(n) for n in _MMA_SCALED), results=(R("r
                 "type($lhs_scale), type($rhs_scale)",
          constraints=(all_tiles(*_MMA_SCALED, "result"), same_type("acc", "result"),
                       same_rank(*_MMA_SCALED), _mma_rank, _mma_shapes, same_elem("lhs", "rhs"),
-                      elem_in((E4M3, E5M2), "lhs", "rhs"), elem_in((F32,), "acc"),
-                      elem_in((E8M0,), "lhs_scale", "rhs_scale"), _mma_scale_shapes)))
+                      elem_in(tuple(SCALED_KINDS), "lhs", "rhs"), elem_in((F32,), "acc"),
+                      _mma_scaled_kind, _mma_scale_shapes)))
 
 
 # ------------------------------------------------------------------------------- pack/unpack

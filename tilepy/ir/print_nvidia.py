@@ -25,7 +25,8 @@ from ..types.convert import round_float
 from .attrs import DenseValue, format_scalar
 
 OP_NAMES = {"pow": "fpowf"}
-ELEM_NAMES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2", "e8m0": "f8E8M0FNU"}
+ELEM_NAMES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2", "e8m0": "f8E8M0FNU", "e2m1": "f4E2M1FN",
+              "e5m3": "fnv8E5M3FNU"}     # NVIDIA 13.4-13.5 print it so (tileirdisasm)
 
 _HINTS = "?( optimization_hints = $optimization_hints )?"
 _INBOUNDS = "?( inbounds = $inbounds )?"

@@ -6,7 +6,8 @@ import importlib
 
 _NAMES = {
     "element": ("ElementType", "I1", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64", "TF32",
-                "E4M3", "E5M2", "E8M0", "ELEMENT_TYPES", "INT_TYPES", "FLOAT_TYPES", "ARITH_FLOAT_TYPES",
+                "E4M3", "E5M2", "E8M0", "E2M1", "E5M3", "ELEMENT_TYPES", "INT_TYPES", "FLOAT_TYPES",
+                "ARITH_FLOAT_TYPES",
                 "element_type", "DATA_LAYOUT", "NUMPY_DTYPE", "DLPACK_CODE", "TORCH_DTYPE_NAME",
                 "CPP_TYPE", "elem_from_dlpack", "elem_from_numpy"),
     "tile": ("PtrType", "TileType", "TensorViewType", "PartitionViewType", "TokenType", "TOKEN",

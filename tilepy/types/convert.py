@@ -76,7 +76,9 @@ def round_float(x, dst: ElementType, mode: str = "nearest_even") -> np.ndarray:
     out = np.where(np.isinf(x), inf, out)
     nan = np.isnan(x)
     if nan.any():
-        out = np.where(nan, dst.max_finite if dst.satfinite and not dst.has_inf else np.nan, out)
+        out = np.where(nan, dst.max_finite if dst.nan_to_max else np.nan, out)
+    if not dst.signed:                # no sign bit (e5m3): negative values saturate to +0
+        out = np.where(~nan & (np.signbit(out) | (out < 0)), 0.0, out)
     return out
 
 
@@ -201,3 +203,51 @@ def convert(op: str, x, src: ElementType, dst: ElementType, **attrs) -> np.ndarr
     if op == "bitcast":
         return bitcast(x, src, dst)
     raise TileValueError(f"'{op}' is not a conversion op")
+
+
+# The element types whose values live in float32 outside memory (element.NUMPY_DTYPE): their bits
+# are encoded here, for pack/unpack and the C++ constants.
+_BIT_TYPES = {"e2m1", "e5m3"}
+
+
+def has_encoded_bits(elem: ElementType) -> bool:
+    return elem.name in _BIT_TYPES
+
+
+def _codes(elem: ElementType) -> np.ndarray:
+    """The value of every bit pattern of `elem` (index = bits), float64."""
+    n = 1 << elem.bits
+    codes = np.arange(n)
+    mag_bits = elem.bits - (1 if elem.signed else 0)
+    mag = codes & ((1 << mag_bits) - 1)
+    e, m = mag >> elem.mant_bits, mag & ((1 << elem.mant_bits) - 1)
+    scale = 2.0 ** elem.mant_bits
+    v = np.where(e == 0, m / scale * 2.0 ** elem.min_exp,
+                 (1 + m / scale) * 2.0 ** (e - elem.bias))
+    if elem.signed:
+        v = np.where(codes >> mag_bits, -v, v)
+    if elem.has_nan:
+        v[n - 1] = np.nan                    # e5m3: 0xff (no sign bit, no infinity)
+    return v
+
+
+def encode_bits(values, elem: ElementType) -> np.ndarray:
+    """Values already representable in e2m1/e5m3 -> their bit patterns (uint8, one per value)."""
+    codes = _codes(elem)
+    x = np.asarray(values, dtype=np.float64)
+    finite = codes[~np.isnan(codes)]
+    order = np.argsort(finite, kind="stable")
+    idx = np.searchsorted(finite[order], x)
+    idx = np.clip(idx, 0, len(finite) - 1)
+    bits = np.nonzero(~np.isnan(codes))[0][order][idx]
+    neg_zero = (x == 0) & np.signbit(x) & elem.signed
+    bits = np.where(neg_zero, 1 << (elem.bits - 1), np.where(x == 0, 0, bits))
+    if elem.has_nan:
+        bits = np.where(np.isnan(x), (1 << elem.bits) - 1, bits)
+    return bits.astype(np.uint8)
+
+
+def decode_bits(bits, elem: ElementType) -> np.ndarray:
+    """Bit patterns of e2m1/e5m3 (uint8, one per value) -> their values, float32."""
+    return _codes(elem)[np.asarray(bits).astype(np.int64) & ((1 << elem.bits) - 1)].astype(
+        np.float32)

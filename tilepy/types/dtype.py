@@ -68,13 +68,19 @@ tfloat32 = DType("tfloat32", E.TF32)
 float8_e4m3fn = DType("float8_e4m3fn", E.E4M3)
 float8_e5m2 = DType("float8_e5m2", E.E5M2)
 float8_e8m0fnu = DType("float8_e8m0fnu", E.E8M0)
+float8_e5m3fnu = DType("float8_e5m3fnu", E.E5M3)
+float4_e2m1fn = DType("float4_e2m1fn", E.E2M1)
 
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16,
-              float32, float64, tfloat32, float8_e4m3fn, float8_e5m2, float8_e8m0fnu)
+              float32, float64, tfloat32, float8_e4m3fn, float8_e5m2, float8_e8m0fnu,
+              float8_e5m3fnu, float4_e2m1fn)
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 
-# numpy dtype -> DType; bf16/fp8 (ml_dtypes types) are added when ml_dtypes is first needed
-_FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES if d is not tfloat32 and d.elem not in E.ML_DTYPES}
+# numpy dtype -> DType; bf16/fp8 (ml_dtypes types) are added when ml_dtypes is first needed.
+# Element types without a data-layout row (tf32, e2m1, e5m3) have no arrays: a float32 array is
+# float32.
+_FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES
+               if d.elem in E.DATA_LAYOUT and d.elem not in E.ML_DTYPES}
 
 
 def _add_ml_dtypes():
@@ -91,8 +97,10 @@ def from_numpy(dt) -> DType:
         _add_ml_dtypes()         # free when `dt` is an ml_dtypes type: the caller imported it
         hit = _FROM_NUMPY.get(dt)
     if hit is None:
+        hint = ("; fp4 data goes in uint8 arrays, two values a byte, read with "
+                "unpack_from_bytes" if "float4" in str(dt) else "")
         raise TileTypeError(f"arrays of dtype {dt} are not supported (supported: "
-                            f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))})")
+                            f"{', '.join(sorted(str(k) for k in _FROM_NUMPY))}){hint}")
     return hit
 
 

@@ -26,6 +26,9 @@ class ElementType:
     # Float encodings without infinities use the all-ones exponent for finite values (e4m3fn:
     # only S.1111.111 is NaN), which moves the largest finite value up.
     has_inf: bool = field(default=True, compare=False)
+    # Formats with no NaN at all (e2m1fn): the all-ones mantissa of the top exponent is finite.
+    has_nan: bool = field(default=True, compare=False)
+    signed: bool = field(default=True, compare=False)   # unsigned floats (e5m3fnu): no sign bit
 
     def __str__(self) -> str:
         return self.name
@@ -67,7 +70,7 @@ class ElementType:
         if self.mant_bits == 0:        # e8m0: powers of two, the top exponent is NaN
             return 2.0 ** self.max_exp
         frac = 2.0 - 2.0 ** -self.mant_bits
-        if not self.has_inf:           # the all-ones mantissa of the top exponent is NaN
+        if not self.has_inf and self.has_nan:   # the all-ones mantissa of the top exponent is NaN
             frac -= 2.0 ** -self.mant_bits
         return frac * 2.0 ** self.max_exp
 
@@ -78,7 +81,12 @@ class ElementType:
     @property
     def satfinite(self) -> bool:
         """Conversions to this type saturate to +-MAX_NORM instead of producing Inf (5.1.3)."""
-        return self.name in ("e4m3", "e5m2")
+        return self.name in ("e4m3", "e5m2", "e2m1", "e5m3")
+
+    @property
+    def nan_to_max(self) -> bool:
+        """NaN converts to +MAX_NORM (spec 5.1.3: e4m3; e2m1, which has no NaN, the same way)."""
+        return self.name in ("e4m3", "e2m1")
 
     # ------------------------------------------------------------------ integer ranges
     def int_range(self, signed: bool) -> tuple[int, int]:
@@ -105,18 +113,26 @@ E5M2 = ElementType("e5m2", 8, "float", 1, 5, 2, alternative=True)
 # f8E8M0FNU (NVIDIA's dialect 13.2+, block scales of mmaf_scaled): unsigned powers of two
 # 2^-127..2^127, 0xff is NaN; no zero, no infinity.
 E8M0 = ElementType("e8m0", 8, "float", 1, 8, 0, alternative=True, has_inf=False)
+# f4E2M1FN (dialect 13.3, NVFP4's values): 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives; no
+# infinity, no NaN. A tile holds one per byte (the low 4 bits); memory holds two per byte (pack).
+E2M1 = ElementType("e2m1", 4, "float", 1, 2, 1, alternative=True, has_inf=False, has_nan=False)
+# f8E5M3FNU (dialect 13.4, block scales of fp4 mmaf_scaled): no sign bit, bias 15, 2^-17..114688,
+# 0xff is NaN; no infinity.
+E5M3 = ElementType("e5m3", 8, "float", 1, 5, 3, alternative=True, has_inf=False, signed=False)
 
 ELEMENT_TYPES: dict[str, ElementType] = {
-    t.name: t for t in (I1, I8, I16, I32, I64, F16, BF16, F32, F64, TF32, E4M3, E5M2, E8M0)
+    t.name: t for t in (I1, I8, I16, I32, I64, F16, BF16, F32, F64, TF32, E4M3, E5M2, E8M0,
+                        E2M1, E5M3)
 }
 INT_TYPES = (I1, I8, I16, I32, I64)
-FLOAT_TYPES = (F16, BF16, F32, F64, TF32, E4M3, E5M2, E8M0)
+FLOAT_TYPES = (F16, BF16, F32, F64, TF32, E4M3, E5M2, E8M0, E2M1, E5M3)
 # Types the floating-point arithmetic ops accept (spec 8.7: tile<f16 | bf16 | f32 | f64>).
 ARITH_FLOAT_TYPES = (F16, BF16, F32, F64)
 
 # Alternative spellings accepted when parsing (the spec uses both, e.g. in mmaf and pack).
 ALIASES = {"f8E4M3FN": E4M3, "fp8e4m3fn": E4M3, "f8E5M2": E5M2, "fp8e5m2": E5M2,
-           "f8E8M0FNU": E8M0}
+           "f8E8M0FNU": E8M0, "f4E2M1FN": E2M1, "F4E2M1FN": E2M1, "f8E5M3FNU": E5M3,
+           "fnv8E5M3FNU": E5M3}
 
 
 def element_type(name: str) -> ElementType:
@@ -188,6 +204,10 @@ def load_ml_dtypes():
 NUMPY_DTYPE: dict[ElementType, np.dtype] = _NumpyDtypes(
     {e: np.dtype(row.numpy_name) for e, row in DATA_LAYOUT.items() if e not in ML_DTYPES})
 NUMPY_DTYPE[TF32] = np.dtype(np.float32)
+# e2m1 and e5m3 have no row either: no array holds them (cuTile reads them from uint8 arrays with
+# unpack_from_bytes). The interpreter keeps their tile values in float32, as tf32's (every value
+# is exact there); pack/unpack encode the bits (interpret/tileops.py).
+NUMPY_DTYPE[E2M1] = NUMPY_DTYPE[E5M3] = np.dtype(np.float32)
 
 DLPACK_CODE: dict[ElementType, tuple[int, int]] = {
     e: (row.dlpack_code, row.dlpack_bits) for e, row in DATA_LAYOUT.items()}
@@ -227,4 +247,5 @@ CPP_TYPE: dict[ElementType, str] = {
     I1: "bool", I8: "int8_t", I16: "int16_t", I32: "int32_t", I64: "int64_t",
     F16: "__half", BF16: "__nv_bfloat16", F32: "float", F64: "double", TF32: "float",
     E4M3: "tp::f8e4m3", E5M2: "tp::f8e5m2", E8M0: "tp::f8e8m0",      # runtime's fp8.h
+    E2M1: "tp::f4e2m1", E5M3: "tp::f8e5m3",
 }

@@ -89,6 +89,8 @@ def element_pointers(ctx, a: Array, idx: list[Tile], shape, check_bounds: bool, 
     if m is not None:      # masked-off elements point at the base: never an invalid address
         off = emit(ctx, "select", m, off, broadcast(ctx, constant(ctx, 0, dt), shape), dtype=dt)
     ptrs = broadcast(ctx, Tile(a.base, a.dtype), shape)     # (the dtype is unused here)
+    if off is None:                                         # a 0-d array: its one element
+        return ptrs.value, m
     p = ctx.b.value("offset", ptrs.value, off.value)
     return p, m
 

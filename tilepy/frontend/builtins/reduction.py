@@ -6,6 +6,7 @@ import numpy as np
 from ...errors import TileTypeError, TileValueError
 from ...ir import Block, DenseValue, Region
 from ...ir.ops import MMAF_TYPES
+from ...ir.ops_core import SCALED_KINDS, scale_block
 from ...types import DType, scalar_tile
 from ...types import dtype as D
 from .. import api
@@ -178,37 +179,45 @@ def mma(ctx, x, y, acc, *, use_fast_acc=False):
     return Tile(ctx.b.value("mmaf", a.value, b.value, c.value), c.dtype)
 
 
-_SCALED_INPUTS = (D.float8_e4m3fn, D.float8_e5m2)
-_SCALE_BLOCK = 32
-
-
-def _scale_shape(t: Tile, k_axis: int) -> tuple:
-    k = t.shape[k_axis]
-    if k % _SCALE_BLOCK:
-        raise TileTypeError(f"mma_scaled(): K = {k} must be a multiple of the scaling block size "
-                            f"{_SCALE_BLOCK}")
-    shape = list(t.shape)
-    shape[k_axis] = k // _SCALE_BLOCK
-    return tuple(shape)
-
-
 @impl(api.mma_scaled)
 def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
+    """cuTile's table (ir/ops_core.SCALED_KINDS): fp8 with e8m0 scales per 32 elements of K,
+    fp4 with e8m0 (16, 32), e4m3 (16) or e5m3 (16, 32) scales; the block size is K / the scales'
+    K extent."""
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
     sa, sb = _mm_tile(x_scale, "x_scale"), _mm_tile(y_scale, "y_scale")
-    if a.dtype not in _SCALED_INPUTS or b.dtype != a.dtype:
-        raise TileTypeError(f"mma_scaled(): x and y must be float8_e4m3fn or float8_e5m2 tiles of "
-                            f"one dtype (got {a.dtype.name} and {b.dtype.name})")
-    if sa.dtype != D.float8_e8m0fnu or sb.dtype != D.float8_e8m0fnu:
-        raise TileTypeError(f"mma_scaled(): fp8 inputs take float8_e8m0fnu scales (got "
+    if b.dtype != a.dtype:
+        raise TileTypeError(f"mma_scaled(): x and y must be tiles of one dtype (got "
+                            f"{a.dtype.name} and {b.dtype.name})")
+    if sb.dtype != sa.dtype:
+        raise TileTypeError(f"mma_scaled(): x_scale and y_scale must have the same dtype (got "
                             f"{sa.dtype.name} and {sb.dtype.name})")
+    kinds = SCALED_KINDS.get(a.dtype.elem)
+    if kinds is None:
+        raise TileTypeError(f"mma_scaled(): unsupported input dtype {a.dtype.name} (supported: "
+                            f"float8_e4m3fn, float8_e5m2, float4_e2m1fn)")
+    blocks = kinds.get(sa.dtype.elem)
+    if blocks is None:
+        names = ", ".join(D.default_signed(e).name for e in kinds)
+        raise TileTypeError(f"mma_scaled(): {a.dtype.name} inputs take {names} scales (got "
+                            f"{sa.dtype.name})")
     if c.dtype != D.float32:
         raise TileTypeError(f"mma_scaled(): the accumulator must be float32 (got {c.dtype.name})")
-    for t, s, k, name in ((a, sa, -1, "x"), (b, sb, -2, "y")):
-        if s.shape != _scale_shape(t, k):
+    k = a.shape[-1]
+    block = scale_block(k, sa.shape[-1]) if len(sa.shape) == len(a.shape) else None
+    if block not in blocks:
+        want = " or ".join(str(a.shape[:-1] + (k // bs,)) for bs in blocks)
+        raise TileTypeError(f"mma_scaled(): x_scale shape {sa.shape} does not match x shape "
+                            f"{a.shape}: expected {want} (one {sa.dtype.name} scale per "
+                            f"{' or '.join(map(str, blocks))} elements along K for "
+                            f"{a.dtype.name} inputs)")
+    for t, s, ax, name in ((a, sa, -1, "x"), (b, sb, -2, "y")):
+        want = list(t.shape)
+        want[ax] //= block
+        if s.shape != tuple(want):
             raise TileTypeError(f"mma_scaled(): {name}_scale shape {s.shape} does not match {name} "
-                                f"shape {t.shape}: expected {_scale_shape(t, k)} (one scale per "
-                                f"{_SCALE_BLOCK} elements along K)")
+                                f"shape {t.shape}: expected {tuple(want)} (one scale per "
+                                f"{block} elements along K)")
     a, b, _ = _mm_operands(ctx, a, b, c.shape)
     batch = a.shape[:-2]
     sa, sb = broadcast(ctx, sa, batch + sa.shape[-2:]), broadcast(ctx, sb, batch + sb.shape[-2:])

@@ -10,6 +10,7 @@ import numpy as np
 from ...errors import TileTypeError, TileValueError
 from ...ir import DenseValue
 from ...types import DType, TileType
+from ...types.convert import has_encoded_bits, round_float
 from ...types.dtype import foreign
 from ..promotion import literal_dtype, promote
 from ..values import Tile, type_name
@@ -34,6 +35,12 @@ def literal_array(value, dtype: DType) -> np.ndarray:
             raise TileValueError(f"integer constant {value} is out of range of {dtype.name} "
                                  f"[{info.min}, {info.max}]")
         return np.array(int(value), dtype=dtype.numpy).view(np.dtype(f"i{dtype.itemsize}"))
+    if has_encoded_bits(dtype.elem):          # e2m1, e5m3: float32 values, rounded here
+        v = float(value)
+        if np.isnan(v) and not dtype.elem.has_nan or np.signbit(v) and not dtype.elem.signed:
+            what = "NaN" if np.isnan(v) else "negative values"
+            raise TileValueError(f"{what} cannot be represented in {dtype.name} (got {value})")
+        return np.array(round_float(v, dtype.elem), dtype=np.float32)
     return np.array(value, dtype=dtype.numpy)
 
 

@@ -265,6 +265,42 @@ def bitcast(ctx, x, dtype):
     return Tile(ctx.b.value("bitcast", t.value, result_types=[t.type.with_elem(dtype.elem)]), dtype)
 
 
+@impl(api.pack_to_bytes)
+def pack_to_bytes(ctx, x):
+    t = _tile(ctx, x, "pack_to_bytes")
+    if t.dtype.is_bool:
+        raise TileTypeError(f"pack_to_bytes() of a {t.dtype.name} tile is not supported")
+    flat = reshape_to(ctx, t, (t.type.numel,))
+    bits = t.type.numel * t.dtype.bits
+    if bits % 8:
+        raise TileTypeError(f"pack_to_bytes() of a tile of shape {t.shape} and dtype "
+                            f"{t.dtype.name}: its {t.type.numel} * {t.dtype.bits} bits are not a "
+                            f"whole number of bytes (not divisible by 8)")
+    if t.dtype.bits == 8:
+        return bitcast(ctx, flat, D.uint8)
+    return Tile(ctx.b.value("pack", flat.value, result_types=[TileType((bits // 8,), D.uint8.elem)]),
+                D.uint8)
+
+
+@impl(api.unpack_from_bytes)
+def unpack_from_bytes(ctx, x, dtype):
+    t = _tile(ctx, x, "unpack_from_bytes")
+    dtype = check_dtype(ctx, dtype, "unpack_from_bytes() dtype")
+    if len(t.shape) != 1:
+        raise TileTypeError(f"unpack_from_bytes() needs a 1D tile (got shape {t.shape})")
+    if t.dtype != D.uint8:
+        raise TileTypeError(f"unpack_from_bytes() needs a uint8 tile (got {t.dtype.name})")
+    if dtype.is_bool:
+        raise TileTypeError(f"unpack_from_bytes() to {dtype.name} is not supported")
+    n, rem = divmod(t.shape[0] * 8, dtype.bits)
+    if rem:
+        raise TileTypeError(f"unpack_from_bytes() of {t.shape[0]} bytes to {dtype.name}: "
+                            f"{t.shape[0]} * 8 bits are not divisible by {dtype.bits}")
+    if dtype.bits == 8:
+        return bitcast(ctx, t, dtype)
+    return Tile(ctx.b.value("unpack", t.value, result_types=[TileType((n,), dtype.elem)]), dtype)
+
+
 @impl(api._tile_item)
 def tile_item(ctx, x):
     t = _tile(ctx, x, "item")

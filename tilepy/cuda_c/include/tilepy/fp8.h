@@ -51,3 +51,41 @@ template <bool Up> struct to_e8m0 {
 }  // namespace op
 
 }  // namespace tp
+
+namespace tp {
+
+// e2m1 (float4_e2m1fn): one value in the low 4 bits of a byte (memory holds two per byte: pack
+// and unpack), sign in bit 3; 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, no Inf, no NaN.
+// Into it: round to nearest even, saturating to +-6 (infinities too); NaN gives +6, as the
+// interpreter (spec 5.1.3's rule for e4m3, the other type without NaN).
+struct f4e2m1 { uint8_t bits; };
+template <> struct is_half<f4e2m1> { static constexpr bool value = true; };
+template <> struct is_nibble<f4e2m1> { static constexpr bool value = true; };
+TP_DEV float to_f32(f4e2m1 x) {
+  const int e = (x.bits >> 1) & 3, m = x.bits & 1;
+  const float a = e ? (float)(2 + m) * pow2(e - 2) : 0.5f * (float)m;
+  return (x.bits & 8) ? -a : a;
+}
+template <> TP_DEV f4e2m1 from_f32<f4e2m1>(float x) {
+  if (x != x) return {0x7};
+  const uint8_t v = f8_from_f32<1, 0, 1>(x, 6.0f);     // sign in bit 7, magnitude in bits 0-2
+  return {(uint8_t)((v & 0x7) | ((v >> 4) & 0x8))};
+}
+
+// e5m3 (float8_e5m3fnu): no sign bit, 2^(e-15) * (1 + m/8) (e = 0: m * 2^-17), 0xff is NaN, no
+// Inf. Into it: round to nearest even, saturating to 114688 (+Inf too); negative values and -0
+// give +0 (the nearest value it has); NaN stays NaN.
+struct f8e5m3 { uint8_t bits; };
+template <> struct is_half<f8e5m3> { static constexpr bool value = true; };
+TP_DEV float to_f32(f8e5m3 x) {
+  if (x.bits == 0xff) return f32_from_bits(0x7fc00000u);
+  const int e = x.bits >> 3, m = x.bits & 7;
+  return e ? (float)(8 + m) * pow2(e - 18) : (float)m * pow2(-17);
+}
+template <> TP_DEV f8e5m3 from_f32<f8e5m3>(float x) {
+  if (x != x) return {0xff};
+  if (!(x > 0.0f)) return {0};
+  return {f8_from_f32<3, -14, 15>(x, 114688.0f)};
+}
+
+}  // namespace tp

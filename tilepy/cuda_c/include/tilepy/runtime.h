@@ -585,6 +585,43 @@ TP_DEV Tile<T, N, Lr> convert(const Tile<T, N, L>& x, unsigned char* smem) {
   }
 }
 
+// pack / unpack: a rank-1 tile's bytes as memory holds them, read as a rank-1 tile of another
+// element type (one side is i8). A nibble type (e2m1, fp8.h) holds one value per register byte and
+// two per memory byte, the first in the low 4 bits.
+template <class T> struct is_nibble { static constexpr bool value = false; };
+template <class T> constexpr int value_bits() { return is_nibble<T>::value ? 4 : 8 * (int)sizeof(T); }
+// Element e of the result, from the source's row-major elements.
+template <class R, class T> TP_DEV R repack_elem(const T* buf, int e) {
+  if constexpr (is_nibble<T>::value) {            // pack: two values into byte e
+    return (R)((buf[2 * e].bits & 15) | (buf[2 * e + 1].bits << 4));
+  } else if constexpr (is_nibble<R>::value) {     // unpack: value e from a half of byte e / 2
+    const uint8_t b = (uint8_t)buf[e / 2];
+    return R{(uint8_t)((e & 1) ? b >> 4 : b & 15)};
+  } else {
+    R r;
+    memcpy(&r, (const unsigned char*)buf + (size_t)e * sizeof(R), sizeof(R));
+    return r;
+  }
+}
+template <class R, int Nr, class Lr, class T>
+TP_DEV auto repack_from(const T* buf) {
+  if constexpr (Nr == 1) {
+    return repack_elem<R>(buf, 0);
+  } else {
+    return gather_elems<R, Nr, Lr>([&](int e) { return repack_elem<R>(buf, e); });
+  }
+}
+template <class R, int Nr, class Lr, class T, int N, class L>
+TP_DEV auto repack(const Tile<T, N, L>& x, unsigned char* smem) {
+  static_assert(N * value_bits<T>() == Nr * value_bits<R>(), "pack/unpack keeps the size");
+  return repack_from<R, Nr, Lr>(tile_buf((T*)smem, x));
+}
+template <class R, int Nr, class Lr, class T>         // a one-element source: every thread's own
+TP_DEV auto repack(const T& x, unsigned char*) {
+  static_assert(value_bits<T>() == Nr * value_bits<R>(), "pack/unpack keeps the size");
+  return repack_from<R, Nr, Lr>(&x);
+}
+
 // reduce along dimension D of shape Src with combiner f(element, accumulator) -> accumulator,
 // folding in element order. The result has Src::numel / Src::dims[D] elements: a scalar (every
 // thread folds the whole tile) when that is 1, else a tile of layout Lr.
@@ -633,6 +670,19 @@ template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, clas
 TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
                      Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b);   // tilepy/cpu_gemm.h
 #endif
+// The operands of a generic (shared-memory) mma as row-major arrays in their own types, at A and
+// B, then a barrier: every element is written. The caller's barrier before it keeps the
+// scratch's earlier readers apart (generic mma, mma_scaled.h).
+template <class TA, int NA, class LA, class TB, int NB, class LB>
+TP_DEV void stage_operands(TA* A, TB* B, const Tile<TA, NA, LA>& a, const Tile<TB, NB, LB>& b) {
+  TP_UNROLL
+  for (int s = 0; s < LA::K; ++s)
+    if (LA::owner(s)) A[LA::elem(s)] = a.v[s];
+  TP_UNROLL
+  for (int s = 0; s < LB::K; ++s)
+    if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
+  __syncthreads();
+}
 // Batch > 1: Batch independent products of [Batch x M x K] @ [Batch x K x N] (batched mma).
 template <int M, int N, int K, int Flags = 3, int Batch = 1, class TA, class TC, class LA,
           class LB, class LC>
@@ -651,13 +701,7 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma(const Tile<TA, Batch * M * K, LA>& a,
   TA* A = (TA*)smem;
   TA* B = A + Batch * M * K;
   __syncthreads();
-  TP_UNROLL
-  for (int s = 0; s < LA::K; ++s)
-    if (LA::owner(s)) A[LA::elem(s)] = a.v[s];
-  TP_UNROLL
-  for (int s = 0; s < LB::K; ++s)
-    if (LB::owner(s)) B[LB::elem(s)] = b.v[s];
-  __syncthreads();
+  stage_operands(A, B, a, b);
   Tile<TC, Batch * M * N, LC> r;
   TP_UNROLL
   for (int s = 0; s < LC::K; ++s) {
