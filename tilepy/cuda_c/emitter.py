@@ -41,6 +41,7 @@ class EmitContext:
     plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
     wg_staged: set[int] = field(default_factory=set)   # those in wgmma's layout (tp::WgOp)
+    tma_maps: list = field(default_factory=list)   # (TmaBox, elem): the tensor-map parameters
     pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
     skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
     buffers: list[tuple[str, str, int]] = field(default_factory=list)   # (C type, name, bytes)
