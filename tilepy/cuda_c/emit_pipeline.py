@@ -19,8 +19,8 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
     tp::pipe_wait<0>();
 
 In the sm_90a class, operands a tensor map describes (lowering/wgmma.py `TmaBox`) are brought by
-TMA instead: the stages get an mbarrier each (`__shared__ uint64_t tp_full0[S]`, initialized
-before the prologue), the fetch lambda's one leader thread issues the stage's copies, which
+TMA instead: the stages get an mbarrier each (`tp_full0`, a 1 KiB buffer of the dynamic shared
+memory, initialized before the prologue), the fetch lambda's one leader thread issues the stage's copies, which
 complete on the stage's mbarrier, and arrives on it; each iteration waits for the phase of its
 stage's fill (the n-th fill of a stage completes its phase n, parity n % 2) before the barrier:
 
@@ -36,7 +36,7 @@ from __future__ import annotations
 from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
-from ..types import CPP_TYPE, TileType
+from ..types import CPP_TYPE, I64, TileType
 from .emitter import EmitContext, _view_args, emit_op, pad_value, shape_t
 
 
@@ -161,10 +161,10 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     bars = ctx.fresh("tp_full") if any(s.tma is not None for s in pipe.loads) else None
     copies = any(s.tma is None for s in pipe.loads)     # cp.async copies, in groups
     commit = " tp::pipe_commit();" if copies else ""
-    if bars is not None:
-        ctx.w.line(f"__shared__ uint64_t {bars}[{S}];  // the stages' mbarriers: their TMA copies "
+    if bars is not None:   # (1 KiB: the buffers after it stay where the swizzle patterns repeat)
+        ctx.buffer(bars, I64, 1024 // 8, f"the {S} stages' mbarriers", op.loc, "uint64_t")
+        ctx.w.line(f"tp::mbar_init({bars}, {S});  // the stages' mbarriers: their TMA copies "
                    f"complete on them", op.loc)
-        ctx.w.line(f"tp::mbar_init({bars}, {S});", op.loc)
         ctx.w.line("__syncthreads();  // the mbarriers are initialized", op.loc)
     _fetch_lambda(ctx, pipe, fetch, iv, bars)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "

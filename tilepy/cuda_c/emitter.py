@@ -84,10 +84,11 @@ class EmitContext:
             self._user(nbytes, f"the scratch of '{op.name}'" + (f" on a {tile}" if tile
                                                                   else ""), op.loc)
 
-    def buffer(self, name: str, elem, count: int, what: str = "", loc=None):
-        """A shared-memory array of its own (pipeline stages, hoisted mma operands)."""
+    def buffer(self, name: str, elem, count: int, what: str = "", loc=None, ctype: str = ""):
+        """A shared-memory array of its own (pipeline stages, hoisted mma operands, mbarriers:
+        `ctype` their C++ type, else elem's)."""
         nbytes = (count * elem.storage_bytes + 127) // 128 * 128
-        self.buffers.append((CPP_TYPE[elem], name, nbytes))
+        self.buffers.append((ctype or CPP_TYPE[elem], name, nbytes))
         self.buffer_bytes += nbytes
         self._user(nbytes, what or f"the {count} x {elem} buffer {name}", loc)
 

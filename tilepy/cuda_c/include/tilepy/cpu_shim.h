@@ -208,6 +208,13 @@ template <class T> inline T* offset_ptr(T* p, int64_t o) {
 struct Caller { const char* file; int line; };
 inline Caller caller(const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return {f, l}; }
 
+// A parameter the host's buffer may hold less aligned than its type (a 64-byte aligned tensor map).
+template <class T> inline T param_copy(const void* p) {
+  T t;
+  std::memcpy((void*)&t, p, sizeof t);
+  return t;
+}
+
 // A tensor map as the CPU backend encodes it, and a cp.async.bulk.tensor copy (cpu_tma.h).
 constexpr uint32_t kTensorMapMagic = 0x4d545054;   // "TPTM"
 struct MapFields {

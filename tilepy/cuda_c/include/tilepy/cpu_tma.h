@@ -30,8 +30,8 @@
 // completes when issued; a wait that cannot succeed is reported instead of spinning forever.
 #pragma once
 
-namespace tp {
-struct alignas(64) TensorMap { uint64_t opaque[16]; };
+namespace tp {   // (the GPU's is 64-byte aligned; by value on the CPU, 8 is enough)
+struct TensorMap { uint64_t opaque[16]; };
 }
 
 namespace tp { namespace cpu {
@@ -135,7 +135,8 @@ inline void bulk_copy_run(const BulkCopy& k) {
   const int swb = m.swizzle == 3 ? 128 : m.swizzle == 2 ? 64 : m.swizzle == 1 ? 32 : 0;
   uint32_t n[5] = {1, 1, 1, 1, 1};
   for (int d = 0; d < R; ++d) n[d] = m.box[d];
-  const uintptr_t origin = (uintptr_t)k.dst;
+  unsigned char* const smem = dynamic_smem();
+  const uintptr_t origin = (uintptr_t)(k.dst - smem);   // the swizzle reads shared addresses
   for (uint32_t i4 = 0; i4 < n[4]; ++i4)
     for (uint32_t i3 = 0; i3 < n[3]; ++i3)
       for (uint32_t i2 = 0; i2 < n[2]; ++i2)
@@ -152,8 +153,8 @@ inline void bulk_copy_run(const BulkCopy& k) {
             const uint64_t lin = (((((uint64_t)i4 * n[3] + i3) * n[2] + i2) * n[1] + i1) * n[0] + i0) * eb;
             uintptr_t a = origin + lin;
             if (swb) a ^= ((a >> 7) & (uintptr_t)(swb / 16 - 1)) << 4;
-            if (in) std::memcpy((void*)a, (const void*)(m.base + off), eb);
-            else std::memset((void*)a, 0, eb);
+            if (in) std::memcpy(smem + a, (const void*)(m.base + off), eb);
+            else std::memset(smem + a, 0, eb);
           }
 }
 

@@ -16,7 +16,7 @@
 // Undefined behavior reported as an error: an MMA issued without a wgmma.fence since its thread
 // last got registers back from wgmma.wait_group (or ever); an operand byte that a cp.async
 // landed in and the copying thread has not passed a fence.proxy.async since (the async proxy
-// may not see it); a thread that exits with MMAs in flight; a block whose threads are not whole
+// may not see it), or that a cp.async.bulk.tensor in flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose threads are not whole
 // warpgroups. A descriptor with a non-zero base offset is refused (not emulated).
 //
 // Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
@@ -37,6 +37,7 @@ TP_FAST_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint
 #else
 
 constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
+inline void check_landed(uint32_t off, const char* which);   // cpu_tma.h: TMA copies in flight
 
 // A cp.async copy landed (cpu_warp.h, in the sm_90a class): its bytes are the thread's until
 // it passes a fence.proxy.async.
@@ -82,6 +83,7 @@ inline uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, const ch
          std::to_string(a) + " that thread " + std::to_string(own[a / kProxyChunk]) + "'s cp.async "
          "wrote, and that thread has not executed fence.proxy.async since (the async proxy may "
          "not see them)");
+  check_landed(a, which);
   return a;
 }
 

@@ -45,13 +45,7 @@ namespace tp {
 #define TP_PASS_CALLER
 #endif
 
-TP_DEV bool tma_leader() {
-#if defined(TP_GPU)
-  return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
-#else
-  return cur->lin == 0;
-#endif
-}
+TP_DEV bool tma_leader() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
 
 TP_DEV void mbar_init(uint64_t* bars, int n TP_AT_CALLER) {
   if (!tma_leader()) return;

@@ -116,7 +116,7 @@ TP_DEV uint32_t tma_coord(int64_t x, int64_t extent) {
   return (uint32_t)(x < -2147483647 - 1 ? -2147483647 - 1 : x >= extent ? extent : x);
 }
 template <class E> TP_DEV_COLD void tma_zeros(E* p, int n) {
-  for (int e = 0; e < n; ++e) p[e] = E(0.0f);
+  for (int e = 0; e < n; ++e) p[e] = cvt<E>(0.0f);
   fence_proxy_async();     // the thread's writes, for the async proxy (wgmma) after the arrival
 }
 template <class S, int BR, class T, int R, class E, int R2, int C2, bool Tr, int FM>
@@ -138,10 +138,10 @@ TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&
   for (int p = 0; p < Op::SC / Op::PW; ++p) {
     TP_UNROLL
     for (int r0 = 0; r0 < Op::SR; r0 += BR) {
-      int32_t at[R];
+      int32_t crd[R];
       TP_UNROLL
-      for (int i = 0; i < R; ++i) at[i] = (int32_t)(c[i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
-      tma_copy<R>(map, d.p + p * Op::SR * Op::PW + Op::perm(r0) * Op::PW, bar, at TP_PASS_CALLER);
+      for (int i = 0; i < R; ++i) crd[i] = (int32_t)(c[i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
+      tma_copy<R>(map, d.p + p * Op::SR * Op::PW + Op::perm(r0) * Op::PW, bar, crd TP_PASS_CALLER);
     }
   }
 }
