@@ -38,7 +38,10 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
     r = _sass(dtype, tiles, "sm_90a")
     loop = r["hot_loop"]
     assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
-    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] > 0, r["counts"]
+    # both operands by TMA (4096^3: every view a tensor map describes), no cp.async
+    utmaldg = sum(n for op, n in loop["full_ops"].items() if op.startswith("UTMALDG"))
+    assert utmaldg > 0 and loop["ops"].get("LDGSTS", 0) == 0, loop
+    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] == 0, r["counts"]
     assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
 
 
@@ -142,3 +145,80 @@ def test_wrong_swizzle_in_a_descriptor_gives_wrong_values(seeded):
 def test_missing_fence_or_wait_is_an_error(seeded, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
         _seeded_run(seeded, seed)
+
+
+# One warpgroup multiplies a 64 x 32 A by a 32 x 64 B that TMA brings into wgmma's layouts (A: a
+# 64-byte swizzle, B: 128-byte), completing on one mbarrier: the maps as the host encodes them
+# (launch/tensor_map.py, the fake driver's cuTensorMapEncodeTiled); `seed` seeds one mistake.
+TMA_SEEDED = r"""
+#define TP_WGMMA 1
+#include "tilepy/runtime.h"
+extern "C" __global__ void tma_seeded(float* c, int seed, const __grid_constant__ tp::TensorMap ma,
+                                      const __grid_constant__ tp::TensorMap mb) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const tp::WgOp<__half, 64, 32> A{(__half*)smem};
+  const tp::WgOp<__half, 32, 64> B{(__half*)(smem + 4096)};
+  uint64_t* bar = (uint64_t*)(smem + 8192);
+  const int t = threadIdx.x, w = t / 32, l = t % 32;
+  tp::mbar_init(bar, 1);
+  __syncthreads();
+  if (tp::tma_leader()) {
+    tp::mbar_expect_tx(bar, seed == 4 ? 8192 + 16 : 8192);   // 4: more bytes than the copies bring
+    tp::tma_copy<2>(ma, A.p, bar, {0, 0});
+    tp::tma_copy<2>(mb, B.p, bar, {0, 0});
+    tp::mbar_arrive(bar);
+  }
+  if (seed != 3) tp::mbar_wait(bar, seed == 2 ? 1 : 0);   // 2: the previous phase's parity
+  float d[32] = {};
+  tp::wgmma_fence();
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    if (seed == 5) tp::wgmma_async<64, 2, 1>(d, tp::wg_desc_a(A, 0, k0), tp::wg_desc_b(B, k0), 1);
+    else tp::wgmma_async<64, 1, 1>(d, tp::wg_desc_a(A, 0, k0), tp::wg_desc_b(B, k0), 1);
+  }
+  tp::wgmma_commit();
+  tp::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tma_seeded():
+    return build(TMA_SEEDED, "tma_seeded", threads=128)
+
+
+def _tma_run(kernel, seed, dtype=np.float16, b_swizzle=128):
+    from tilepy.launch.tensor_map import cpu_tensor_map, encode_args
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((64, 32)).astype(dtype), rng.standard_normal((32, 64)).astype(dtype)
+    elem = "bf16" if dtype == ml_dtypes.bfloat16 else "f16"
+    ma = cpu_tensor_map(encode_args(("a", elem, (64, 32), 64), a.ctypes.data, a.shape, (32, 1), 2))
+    mb = cpu_tensor_map(encode_args(("b", elem, (32, 64), b_swizzle), b.ctypes.data, b.shape,
+                                    (64, 1), 2))
+    c = np.zeros((64, 64), np.float32)
+    kernel((1,), c, seed, ma, mb, smem=9216)
+    return c, a.astype(np.float64) @ b.astype(np.float64)
+
+
+@pytest.mark.parametrize("seed,dtype", [(0, np.float16), (5, ml_dtypes.bfloat16)])
+def test_tma_emulation_matches_numpy(tma_seeded, seed, dtype):
+    c, ref = _tma_run(tma_seeded, seed, dtype)
+    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
+
+
+def test_wrong_swizzle_in_a_tensor_map_gives_wrong_values(tma_seeded):
+    c, ref = _tma_run(tma_seeded, 0, b_swizzle=0)     # B lands unswizzled; its descriptor says 128B
+    assert not np.allclose(c, ref, atol=1e-2)
+
+
+@pytest.mark.parametrize("seed,message", [
+    (2, r"a cp\.async\.bulk\.tensor has not written yet.*wrong parity"),
+    (3, r"a cp\.async\.bulk\.tensor has not written yet"),
+    (4, r"deadlock: .*wait on the mbarrier at dynamic shared byte 8192 for phase parity 0.*"
+        r"awaits 0 arrival\(s\) and 16 transaction byte\(s\)"),
+])
+def test_mbarrier_mistakes_are_errors(tma_seeded, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message) as e:
+        _tma_run(tma_seeded, seed)
+    assert "tma_seeded" in str(e.value)

@@ -237,13 +237,13 @@ inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, c
 }
 
 // The wgmma emulation reads operand byte `off`: not while a copy into it is in flight.
-inline void check_landed(uint32_t off, const char* which) {
+inline void check_landed(uint32_t off, const char* which, const Caller& at) {
   const auto& own = worker->tma_owner;
   if (own.empty() || !own[off / 16]) return;
   fail(std::string("wgmma.mma_async reads ") + which + " operand bytes at shared-memory offset " +
        std::to_string(off) + " that a cp.async.bulk.tensor has not written yet: no thread waited "
        "for the phase of " + mbar_name(own[off / 16]) + " that completes it (a try_wait.parity "
-       "on the wrong parity passes at once: the phase of a stage's n-th fill has parity n % 2)");
+       "on the wrong parity passes at once: the phase of a stage's n-th fill has parity n % 2)", at);
 }
 
 inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {

@@ -37,14 +37,6 @@ namespace tp {
 #define TP_DEV_COLD [[gnu::noinline, gnu::cold]] inline
 #endif
 
-#if !defined(TP_GPU)   // the user's line of a call, for the CPU emulation's errors
-#define TP_AT_CALLER , cpu::Caller at = cpu::caller()
-#define TP_PASS_CALLER , at
-#else
-#define TP_AT_CALLER
-#define TP_PASS_CALLER
-#endif
-
 TP_DEV bool tma_leader() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
 
 TP_DEV void mbar_init(uint64_t* bars, int n TP_AT_CALLER) {

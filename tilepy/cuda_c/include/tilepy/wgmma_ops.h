@@ -161,7 +161,8 @@ template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
 }
 
 template <int M, int N, int K, int Kind, class TC, class LC, class OA, class OB>
-TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c) {
+TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c
+                                    TP_AT_CALLER) {
 #if TP_CPU_FAST
   return mma_compute<1, M, N, K, Kind, 0>(a, b, c);
 #else
@@ -182,7 +183,7 @@ TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M *
                                            db, 1);
   }
   wgmma_commit();
-  wgmma_wait<0>();
+  wgmma_wait<0>(0 TP_PASS_CALLER);
   return r;
 #endif
 }
