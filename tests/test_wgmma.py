@@ -74,8 +74,40 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
         ct.launch(None, grid, matmul, tuple(cuda_array(x, "dlpack") for x in (a, b, c)) + tiles)
         (source,) = drv.sources.values()
     assert "#define TP_WGMMA 1" in source and "tp::wgmma_tc<" in source
+    # B's rows (144 bytes) suit a tensor map: TMA brings it; A's (160 / 170 bytes) by K
+    maps = {(m.args.dims, m.args.box, m.args.swizzle) for m in drv.tensor_maps}
+    assert ((N, K), (64, tiles[2]), 3) in maps, maps
+    assert (((K, M), (tiles[2], 16 if tiles[0] > 64 else 64), tiles[2] // 16) in maps) == (K == 80)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["faithful", "fast"])
+@pytest.mark.parametrize("shape,tiles", [((256, 256, 128), (128, 128, 64)),    # tutorial-sized
+                                         ((200, 136, 112), (128, 64, 32))])    # ragged
+def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
+    """bf16 (torch tensors as the fake GPU's): both operands by TMA, maps built once per array
+    and reused by the warm launch (one dict lookup; no encode call), both CPU modes."""
+    torch = pytest.importorskip("torch")
+    from fake_driver import FakeDriver, torch_on_the_fake_gpu
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    M, N, K = shape
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    c = torch.zeros(M, N)
+    with FakeDriver() as drv, ct.cpu_mode(mode):
+        torch_on_the_fake_gpu(monkeypatch, torch)
+        grid = (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1]))
+        for _ in range(2):
+            c.zero_()
+            ct.launch(None, grid, matmul, (a, b, c) + tiles)
+        assert len(drv.tensor_maps) == 2 and len(drv.launches) == 2   # the warm launch: cached maps
+        (ma, mb) = sorted((m.args for m in drv.tensor_maps), key=lambda m: m.base != a.data_ptr())
+    assert ma.base == a.data_ptr() and ma.dims == (K, M) and ma.strides == (2 * K,)
+    assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3 and ma.dtype == 9
+    ref = a.double().numpy() @ b.double().numpy()
+    np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
 
 # One warpgroup multiplies a 64 x 32 A (64-byte swizzle, K-major) by a 32 x 64 B (128-byte

@@ -444,8 +444,10 @@ def kernel_params(source: str, name: str) -> list[str]:
         raise TileValueError(f"no `__global__ void {name}(...)` in the kernel source")
     params = [p.strip() for p in m.group(1).split(",") if p.strip() and p.strip() != "void"]
     types = [re.sub(r"\s*\b[A-Za-z_]\w*$", "", p) for p in params]
-    if not re.search(r"^#define TP_WGMMA 1\b", source, re.M):   # a build of another class than
-        types = [t for t in types if not is_tensor_map(t)]     # sm_90a's: no tensor maps
+    # the sm_90a class's maps, where the build defines TP_WGMMA itself (not the source's choice
+    # by the CUDA arch, cuda_c/targets.py WGMMA_MACRO, false on the CPU)
+    if not re.search(r"^#define TP_WGMMA 1\b", source.split("#ifndef TP_WGMMA")[0], re.M):
+        types = [t for t in types if not is_tensor_map(t)]
     return types
 
 
