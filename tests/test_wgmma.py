@@ -158,15 +158,6 @@ def _seeded_run(kernel, seed, dtype=np.float16):
     return c, a.astype(np.float64) @ b.astype(np.float64)
 
 
-@pytest.mark.parametrize("seed,dtype", [(0, np.float16), (5, ml_dtypes.bfloat16)])
-def test_wgmma_emulation_matches_numpy(seeded, seed, dtype):
-    c, ref = _seeded_run(seeded, seed, dtype)
-    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
-
-
-def test_wrong_swizzle_in_a_descriptor_gives_wrong_values(seeded):
-    c, ref = _seeded_run(seeded, 3)
-    assert not np.allclose(c, ref, atol=1e-2)
 
 
 @pytest.mark.parametrize("seed,message", [
@@ -233,14 +224,26 @@ def _tma_run(kernel, seed, dtype=np.float16, b_swizzle=128):
     return c, a.astype(np.float64) @ b.astype(np.float64)
 
 
+def _run(request, copy: str, seed: int, **kw):
+    """The seeded kernel whose operands `copy` ("cp.async" or "tma") brings, run with `seed`."""
+    if copy == "tma":
+        return _tma_run(request.getfixturevalue("tma_seeded"), seed, **kw)
+    return _seeded_run(request.getfixturevalue("seeded"), seed, **kw)
+
+
+@pytest.mark.parametrize("copy", ["cp.async", "tma"])
 @pytest.mark.parametrize("seed,dtype", [(0, np.float16), (5, ml_dtypes.bfloat16)])
-def test_tma_emulation_matches_numpy(tma_seeded, seed, dtype):
-    c, ref = _tma_run(tma_seeded, seed, dtype)
+def test_wgmma_emulation_matches_numpy(request, copy, seed, dtype):
+    c, ref = _run(request, copy, seed, dtype=dtype)
     np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
 
 
-def test_wrong_swizzle_in_a_tensor_map_gives_wrong_values(tma_seeded):
-    c, ref = _tma_run(tma_seeded, 0, b_swizzle=0)     # B lands unswizzled; its descriptor says 128B
+@pytest.mark.parametrize("copy,seed,kw", [
+    ("cp.async", 3, {}),               # B's descriptor says a 64-byte swizzle, B has 128
+    ("tma", 0, {"b_swizzle": 0}),      # B's tensor map lands it unswizzled; its descriptor: 128
+])
+def test_wrong_swizzle_gives_wrong_values(request, copy, seed, kw):
+    c, ref = _run(request, copy, seed, **kw)
     assert not np.allclose(c, ref, atol=1e-2)
 
 
