@@ -257,3 +257,18 @@ def test_mbarrier_mistakes_are_errors(tma_seeded, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message) as e:
         _tma_run(tma_seeded, seed)
     assert "tma_seeded" in str(e.value)
+
+
+def test_tensor_maps_are_checked_as_the_driver_checks_them():
+    """cuTensorMapEncodeTiled's refusals, as the fake driver (and the CPU encoding) make them."""
+    from dataclasses import replace
+
+    from tilepy.launch.tensor_map import EncodeArgs, cpu_tensor_map
+    a = EncodeArgs(6, 0x1000, (64, 100), (128,), (64, 16), 3, (1, 1))
+    assert len(cpu_tensor_map(a)) == 128
+    for bad, message in [(replace(a, base=0x1008), "not 16-byte aligned"),
+                         (replace(a, strides=(120,)), "not a multiple of 16"),
+                         (replace(a, box=(72, 16)), "exceeds the 128-byte swizzle"),
+                         (replace(a, box=(64, 300)), r"boxDim 300 outside \(0, 256\]")]:
+        with pytest.raises(ValueError, match=message):
+            cpu_tensor_map(bad)

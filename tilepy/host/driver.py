@@ -189,7 +189,7 @@ class CoreDriver:
         array = type("TmaArray", (), {"__cuda_array_interface__": {
             "shape": a.dims[::-1], "strides": (*a.strides[::-1], itemsize), "typestr": typestr,
             "data": (a.base, True), "version": 3}})()
-        view = StridedMemoryView.from_cuda_array_interface(array, -1)
+        view = StridedMemoryView.from_cuda_array_interface(array, None)
         return view.as_tensor_map(a.box[::-1], element_strides=a.estrides[::-1],
                                   data_type=ml_dtypes.bfloat16 if a.dtype == 9 else None,
                                   swizzle=TensorMapSwizzle(a.swizzle),
