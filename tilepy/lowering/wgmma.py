@@ -18,7 +18,7 @@ when all of this holds, else it stays mma.sync in that class too:
 
 `sm90a_layouts` returns None when no mma of the kernel qualifies: its source has no sm_90a class.
 
-TMA (`mark_tma`): a wgmma operand is brought by `cp.async.bulk.tensor` (its StagedLoad's `tma`, a
+TMA (`tma_box`, from `mark_wgmma`): a wgmma operand is brought by `cp.async.bulk.tensor` (its StagedLoad's `tma`, a
 `TmaBox`) when a tensor map built on the host from the array argument describes its view: the
 view is the argument's own (make_tensor_view of the entry's pointer with its shape and stride
 parameters, rank 2 to 5), its last dimension has the static stride 1, the others' strides and the
