@@ -66,19 +66,31 @@ def packed_size(v) -> int:
         return 16
     if isinstance(v, ctypes._SimpleCData):
         return ctypes.sizeof(v)
+    if isinstance(v, FakeTensorMap):
+        return 128
     raise FakeCUDAError(f"cuda.core cannot pack a {type(v).__name__} kernel argument")
 
 
 def packed_layout(args) -> list[tuple[int, int, int]]:
     """(ordinal, offset, size) of `args` laid out the way a kernel's parameters are: each at
-    its natural alignment, in order -- what the cubin's table must say for these arguments."""
+    its natural alignment (a tensor map's 64), in order -- what the cubin's table must say for
+    these arguments."""
     out, off = [], 0
     for i, v in enumerate(args):
         n = packed_size(v)
-        off = (off + n - 1) // n * n
+        a = min(n, 64)
+        off = (off + a - 1) // a * a
         out.append((i, off, n))
         off += n
     return out
+
+
+@dataclass(frozen=True)
+class FakeTensorMap:
+    """What the fake cuTensorMapEncodeTiled returns: the map's 128 bytes in the CPU backend's
+    encoding (tilepy/launch/tensor_map.py, read by cpu_tma.h) and the arguments it was made of."""
+    data: bytes
+    args: object
 
 
 class FakeStream:
@@ -242,6 +254,7 @@ class FakeDriver:
         self.cc, self._version, self.devices = cc, version, devices
         self.calls: list = []
         self.launches: list[Launch] = []
+        self.tensor_maps: list[FakeTensorMap] = []     # what cuTensorMapEncodeTiled made
         self.sources: dict[str, str] = {}      # NVRTC's cubins (by hash): their C++ source
         self.bytecodes: dict[str, bytes] = {}  # tileiras' cubins (by hash): their bytecode
         self.symbols: dict[str, str] = {}      # tileiras' cubins: the symbol in their C++
@@ -328,6 +341,18 @@ class FakeDriver:
         stream.sync()
         return (time.perf_counter() - t0) * 1e6
 
+    def tensor_map(self, a):
+        """cuTensorMapEncodeTiled: the map in the CPU backend's encoding, checked as the driver
+        checks it; logged with its arguments (`drv.tensor_maps`)."""
+        self.log("cuTensorMapEncodeTiled", a)
+        from tilepy.launch.tensor_map import cpu_tensor_map
+        try:
+            m = FakeTensorMap(cpu_tensor_map(a), a)
+        except ValueError as e:
+            raise FakeCUDAError(f"CUDA_ERROR_INVALID_VALUE: {e}") from None
+        self.tensor_maps.append(m)
+        return m
+
     def alloc(self, nbytes: int) -> int:
         mem = np.zeros(max(1, nbytes), np.uint8)
         self.memory[mem.ctypes.data] = mem
@@ -407,7 +432,7 @@ class FakeDriver:
         if len(args) != len(table):
             raise FakeCUDAError(f"CUDA_ERROR_INVALID_VALUE: {len(args)} arguments for a kernel "
                                 f"with {len(table)} parameters")
-        holder = ParamHolder(list(args))
+        holder = ParamHolder([0 if isinstance(v, FakeTensorMap) else v for v in args])
         params = (ctypes.c_void_p * max(1, len(args))).from_address(holder.ptr)
         size = max([p.offset + p.size for p in table], default=1)
         buf = (ctypes.c_char * size)()
@@ -417,6 +442,10 @@ class FakeDriver:
                 raise FakeCUDAError(f"argument {p.ordinal} packed as {packed_size(v)} bytes "
                                     f"({type(v).__name__}); the kernel's parameter is {p.size} "
                                     f"bytes")
+            v = args[p.ordinal]
+            if isinstance(v, FakeTensorMap):      # (cuda.core packs its own TensorMapDescriptor)
+                ctypes.memmove(base + p.offset, v.data, 128)
+                continue
             ctypes.memmove(base + p.offset, params[p.ordinal], p.size)
         ptrs = (ctypes.c_void_p * max(1, len(table)))(*[base + p.offset for p in table])
         return (buf, holder), ptrs

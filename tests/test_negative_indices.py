@@ -149,8 +149,9 @@ def test_the_faithful_mode_checks_every_view_access_against_its_array():
 
 
 def test_the_sm90a_class_k_loop_from_a_negative_index(monkeypatch):
-    """The warpgroup-MMA class (issue 29) copies its operands with bounds of its own
-    (wgmma_ops.h wg_load_rows): tile -1 is zeros there too, in the faithful emulation."""
+    """The warpgroup-MMA class (issue 29) brings its operands by TMA (wgmma_ops.h tma_load:
+    32-bit coordinates, the tensor map's zero fill): tile -1 is zeros there too, in the
+    faithful emulation."""
     monkeypatch.setenv("TILEPY_SM90A", "1")
     rng = np.random.default_rng(29)
     a = rng.integers(-3, 4, (64, 96)).astype(np.float16)
@@ -160,5 +161,5 @@ def test_the_sm90a_class_k_loop_from_a_negative_index(monkeypatch):
         ct.launch(None, (1, 1), k_from_minus_one,
                   (cuda_array(a), cuda_array(b), cuda_array(c), 64, 64, 32))
         (source,) = drv.sources.values()
-    assert "tp::wgmma_tc<" in source
+    assert "tp::wgmma_tc<" in source and source.count("tp::tma_load<") == 2
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

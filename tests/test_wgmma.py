@@ -38,7 +38,10 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
     r = _sass(dtype, tiles, "sm_90a")
     loop = r["hot_loop"]
     assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
-    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] > 0, r["counts"]
+    # both operands by TMA (4096^3: every view a tensor map describes), no cp.async
+    utmaldg = sum(n for op, n in loop["full_ops"].items() if op.startswith("UTMALDG"))
+    assert utmaldg > 0 and loop["ops"].get("LDGSTS", 0) == 0, loop
+    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] == 0, r["counts"]
     assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
 
 
@@ -71,8 +74,40 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
         ct.launch(None, grid, matmul, tuple(cuda_array(x, "dlpack") for x in (a, b, c)) + tiles)
         (source,) = drv.sources.values()
     assert "#define TP_WGMMA 1" in source and "tp::wgmma_tc<" in source
+    # B's rows (144 bytes) suit a tensor map: TMA brings it; A's (160 / 170 bytes) by K
+    maps = {(m.args.dims, m.args.box, m.args.swizzle) for m in drv.tensor_maps}
+    assert ((N, K), (64, tiles[2]), 3) in maps, maps
+    assert (((K, M), (tiles[2], 16 if tiles[0] > 64 else 64), tiles[2] // 16) in maps) == (K == 80)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["faithful", "fast"])
+@pytest.mark.parametrize("shape,tiles", [((256, 256, 128), (128, 128, 64)),    # tutorial-sized
+                                         ((200, 136, 112), (128, 64, 32))])    # ragged
+def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
+    """bf16 (torch tensors as the fake GPU's): both operands by TMA, maps built once per array
+    and reused by the warm launch (one dict lookup; no encode call), both CPU modes."""
+    torch = pytest.importorskip("torch")
+    from fake_driver import FakeDriver, torch_on_the_fake_gpu
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    M, N, K = shape
+    g = torch.Generator().manual_seed(4)
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    c = torch.zeros(M, N)
+    with FakeDriver() as drv, ct.cpu_mode(mode):
+        torch_on_the_fake_gpu(monkeypatch, torch)
+        grid = (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1]))
+        for _ in range(2):
+            c.zero_()
+            ct.launch(None, grid, matmul, (a, b, c) + tiles)
+        assert len(drv.tensor_maps) == 2 and len(drv.launches) == 2   # the warm launch: cached maps
+        (ma, mb) = sorted((m.args for m in drv.tensor_maps), key=lambda m: m.base != a.data_ptr())
+    assert ma.base == a.data_ptr() and ma.dims == (K, M) and ma.strides == (2 * K,)
+    assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3 and ma.dtype == 9
+    ref = a.double().numpy() @ b.double().numpy()
+    np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
 
 # One warpgroup multiplies a 64 x 32 A (64-byte swizzle, K-major) by a 32 x 64 B (128-byte
@@ -123,15 +158,6 @@ def _seeded_run(kernel, seed, dtype=np.float16):
     return c, a.astype(np.float64) @ b.astype(np.float64)
 
 
-@pytest.mark.parametrize("seed,dtype", [(0, np.float16), (5, ml_dtypes.bfloat16)])
-def test_wgmma_emulation_matches_numpy(seeded, seed, dtype):
-    c, ref = _seeded_run(seeded, seed, dtype)
-    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
-
-
-def test_wrong_swizzle_in_a_descriptor_gives_wrong_values(seeded):
-    c, ref = _seeded_run(seeded, 3)
-    assert not np.allclose(c, ref, atol=1e-2)
 
 
 @pytest.mark.parametrize("seed,message", [
@@ -142,3 +168,107 @@ def test_wrong_swizzle_in_a_descriptor_gives_wrong_values(seeded):
 def test_missing_fence_or_wait_is_an_error(seeded, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
         _seeded_run(seeded, seed)
+
+
+# One warpgroup multiplies a 64 x 32 A by a 32 x 64 B that TMA brings into wgmma's layouts (A: a
+# 64-byte swizzle, B: 128-byte), completing on one mbarrier: the maps as the host encodes them
+# (launch/tensor_map.py, the fake driver's cuTensorMapEncodeTiled); `seed` seeds one mistake.
+TMA_SEEDED = r"""
+#define TP_WGMMA 1
+#include "tilepy/runtime.h"
+extern "C" __global__ void tma_seeded(float* c, int seed, const __grid_constant__ tp::TensorMap ma,
+                                      const __grid_constant__ tp::TensorMap mb) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const tp::WgOp<__half, 64, 32> A{(__half*)smem};
+  const tp::WgOp<__half, 32, 64> B{(__half*)(smem + 4096)};
+  uint64_t* bar = (uint64_t*)(smem + 8192);
+  const int t = threadIdx.x, w = t / 32, l = t % 32;
+  tp::mbar_init(bar, 1);
+  __syncthreads();
+  if (tp::tma_leader()) {
+    tp::mbar_expect_tx(bar, seed == 4 ? 8192 + 16 : 8192);   // 4: more bytes than the copies bring
+    tp::tma_copy<2>(ma, A.p, bar, {0, 0});
+    tp::tma_copy<2>(mb, B.p, bar, {0, 0});
+    tp::mbar_arrive(bar);
+  }
+  if (seed != 3) tp::mbar_wait(bar, seed == 2 ? 1 : 0);   // 2: the previous phase's parity
+  float d[32] = {};
+  tp::wgmma_fence();
+  for (int k0 = 0; k0 < 32; k0 += 16) {
+    if (seed == 5) tp::wgmma_async<64, 2, 1>(d, tp::wg_desc_a(A, 0, k0), tp::wg_desc_b(B, k0), 1);
+    else tp::wgmma_async<64, 1, 1>(d, tp::wg_desc_a(A, 0, k0), tp::wg_desc_b(B, k0), 1);
+  }
+  tp::wgmma_commit();
+  tp::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def tma_seeded():
+    return build(TMA_SEEDED, "tma_seeded", threads=128)
+
+
+def _tma_run(kernel, seed, dtype=np.float16, b_swizzle=128):
+    from tilepy.launch.tensor_map import cpu_tensor_map, encode_args
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((64, 32)).astype(dtype), rng.standard_normal((32, 64)).astype(dtype)
+    elem = "bf16" if dtype == ml_dtypes.bfloat16 else "f16"
+    ma = cpu_tensor_map(encode_args(("a", elem, (64, 32), 64), a.ctypes.data, a.shape, (32, 1), 2))
+    mb = cpu_tensor_map(encode_args(("b", elem, (32, 64), b_swizzle), b.ctypes.data, b.shape,
+                                    (64, 1), 2))
+    c = np.zeros((64, 64), np.float32)
+    kernel((1,), c, seed, ma, mb, smem=9216)
+    return c, a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _run(request, copy: str, seed: int, **kw):
+    """The seeded kernel whose operands `copy` ("cp.async" or "tma") brings, run with `seed`."""
+    if copy == "tma":
+        return _tma_run(request.getfixturevalue("tma_seeded"), seed, **kw)
+    return _seeded_run(request.getfixturevalue("seeded"), seed, **kw)
+
+
+@pytest.mark.parametrize("copy", ["cp.async", "tma"])
+@pytest.mark.parametrize("seed,dtype", [(0, np.float16), (5, ml_dtypes.bfloat16)])
+def test_wgmma_emulation_matches_numpy(request, copy, seed, dtype):
+    c, ref = _run(request, copy, seed, dtype=dtype)
+    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("copy,seed,kw", [
+    ("cp.async", 3, {}),               # B's descriptor says a 64-byte swizzle, B has 128
+    ("tma", 0, {"b_swizzle": 0}),      # B's tensor map lands it unswizzled; its descriptor: 128
+])
+def test_wrong_swizzle_gives_wrong_values(request, copy, seed, kw):
+    c, ref = _run(request, copy, seed, **kw)
+    assert not np.allclose(c, ref, atol=1e-2)
+
+
+@pytest.mark.parametrize("seed,message", [
+    (2, r"a cp\.async\.bulk\.tensor has not written yet.*wrong parity"),
+    (3, r"a cp\.async\.bulk\.tensor has not written yet"),
+    (4, r"deadlock: .*wait on the mbarrier at dynamic shared byte 8192 for phase parity 0.*"
+        r"awaits 0 arrival\(s\) and 16 transaction byte\(s\)"),
+])
+def test_mbarrier_mistakes_are_errors(tma_seeded, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message) as e:
+        _tma_run(tma_seeded, seed)
+    assert "tma_seeded" in str(e.value)
+
+
+def test_tensor_maps_are_checked_as_the_driver_checks_them():
+    """cuTensorMapEncodeTiled's refusals, as the fake driver (and the CPU encoding) make them."""
+    from dataclasses import replace
+
+    from tilepy.launch.tensor_map import EncodeArgs, cpu_tensor_map
+    a = EncodeArgs(6, 0x1000, (64, 100), (128,), (64, 16), 3, (1, 1))
+    assert len(cpu_tensor_map(a)) == 128
+    for bad, message in [(replace(a, base=0x1008), "not 16-byte aligned"),
+                         (replace(a, strides=(120,)), "not a multiple of 16"),
+                         (replace(a, box=(72, 16)), "exceeds the 128-byte swizzle"),
+                         (replace(a, box=(64, 300)), r"boxDim 300 outside \(0, 256\]")]:
+        with pytest.raises(ValueError, match=message):
+            cpu_tensor_map(bad)

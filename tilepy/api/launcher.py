@@ -195,10 +195,12 @@ def _launch(stream, grid, kernel, args):
     check_outputs(ck, params, infos)
     slots: list = []
     values = pack_args(params, infos, slots)
-    infos = [i for _, i in flat(params, infos)]     # per slot: array lists expanded
+    pairs = list(flat(params, infos))
+    infos = [i for _, i in pairs]     # per slot: array lists expanded
     if device == "cuda":
         plan = dispatch.launch_gpu(stream, g, ck, infos, values, slots,
-                                   compiler_fixed="compiler" in kernel.options, consumer=consumer)
+                                   compiler_fixed="compiler" in kernel.options, consumer=consumer,
+                                   names=[p.name for p, _ in pairs])
     else:
         from ..launch import cpu
         lib = cpu.build(ck.emitted, ck.compile_source())

@@ -17,7 +17,8 @@ An artifact is what the launch path runs: `name`, `nt` (threads per block), `sme
 dynamic shared memory a launch passes on the CPU backend, cuda_c/targets.py) and
 `smem_for(arch)` (what a launch of `arch`'s code passes: pipelines are sized per shared-memory
 class of target, from `smem_classes`), `smem_user` ((what, Loc) of its
-largest part, for errors), `params` ((C type, name) in launch order) and
+largest part, for errors), `params` ((C type, name) in launch order), `tma` (the tensor maps
+the sm_90a class takes after them: (array, element type, box, swizzle bytes)) and
 `source(line_directives)`.
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ class StoredKernel(SmemSizes):
     text_lines: str
     smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
     smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (targets.py)
+    tma: tuple = ()                    # the sm_90a class's tensor maps (kernel.EmittedKernel.tma)
 
     def source(self, line_directives: bool = False) -> str:
         return self.text_lines if line_directives else self.text
@@ -63,14 +65,17 @@ class CppBackend:
                 "smem_bytes": k.smem_bytes, "text": k.source(line_directives=False),
                 "text_lines": k.source(line_directives=True),
                 "smem_user": [k.smem_user[0], asdict(k.smem_user[1]) if k.smem_user[1] else None],
-                "smem_classes": {str(c): n for c, n in k.smem_classes.items()}}
+                "smem_classes": {str(c): n for c, n in k.smem_classes.items()},
+                "tma": [[a, e, list(box), sw] for a, e, box, sw in k.tma]}
 
     def from_record(self, r: dict) -> StoredKernel:
         what, loc = r.get("smem_user") or ("", None)
         return StoredKernel(r["name"], [tuple(p) for p in r["params"]], int(r["nt"]),
                             int(r["smem_bytes"]), str(r["text"]), str(r["text_lines"]),
                             (str(what), Loc(**loc) if loc else None),
-                            {int(c): int(n) for c, n in (r.get("smem_classes") or {}).items()})
+                            {int(c): int(n) for c, n in (r.get("smem_classes") or {}).items()},
+                            tuple((str(a), str(e), tuple(int(x) for x in box), int(sw))
+                                  for a, e, box, sw in r.get("tma") or ()))
 
     def relocate(self, k: StoredKernel, moved: dict[str, str]) -> StoredKernel:
         """The `#line` directives name the files where the kernel is now (source_key.py)."""

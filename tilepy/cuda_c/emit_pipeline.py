@@ -17,13 +17,26 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
       ... the body; its mmas read tp::SmemOp<...>{tp_pipe0 + tp_stage0 * 2048} ...
     }
     tp::pipe_wait<0>();
+
+In the sm_90a class, operands a tensor map describes (lowering/wgmma.py `TmaBox`) are brought by
+TMA instead: the stages get an mbarrier each (`tp_full0`, a 1 KiB buffer of the dynamic shared
+memory, initialized before the prologue), the fetch lambda's one leader thread issues the stage's copies, which
+complete on the stage's mbarrier, and arrives on it; each iteration waits for the phase of its
+stage's fill (the n-th fill of a stage completes its phase n, parity n % 2) before the barrier:
+
+      if (tp::tma_leader()) {   // one thread issues the stage's TMA copies
+        tp::tma_load<tp::Shape<128, 32>, 16>(tp_tmap0, A_view, {bm, tp_k}, tp::WgOp<...>{...}, tp_full0 + tp_st);
+        tp::mbar_arrive(tp_full0 + tp_st);
+      }
+      ...
+      tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);   // its TMA copies landed
 """
 from __future__ import annotations
 
 from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
-from ..types import CPP_TYPE, TileType
+from ..types import CPP_TYPE, I64, TileType
 from .emitter import EmitContext, _view_args, emit_op, pad_value, shape_t
 
 
@@ -40,7 +53,15 @@ def _tile(o: Operand) -> str:
     return f"{(bt, r, c) if bt > 1 else (r, c)} {o.elem}"
 
 
-def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
+def tma_map(ctx: EmitContext, s) -> str:
+    """The kernel parameter of the tensor map a TMA load reads through (one per distinct map)."""
+    key = (s.tma, s.operand.elem)
+    if key not in ctx.tma_maps:
+        ctx.tma_maps.append(key)
+    return f"tp_tmap{ctx.tma_maps.index(key)}"
+
+
+def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
     inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
                         counter=ctx.counter, plan=ctx.plan, used_values=ctx.used_values,
                         undetermined=ctx.undetermined)
@@ -49,6 +70,9 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
         emit_op(inner, o)
     for s in pipe.loads:
         _define_view(inner, s.load.view)
+    for s in pipe.loads:
+        if s.tma is not None:
+            continue
         targs, view, idx = _view_args(inner, s.load, s.swap)
         t = s.load.tile.type
         pad = pad_value(inner, s.load)
@@ -57,6 +81,17 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv):
         whole = unit_extent_divisible(s.load.view, 16 // s.operand.elem.storage_bytes)
         inner.w.line(f"tp::load_async<{targs}, {vec}, {'true' if whole else 'false'}>"
                      f"({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
+    if bars is not None:
+        with inner.w.indent("if (tp::tma_leader()) {  // one thread issues the stage's TMA copies"):
+            for s in pipe.loads:
+                if s.tma is not None:
+                    _, view, idx = _view_args(inner, s.load)
+                    dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
+                    shape = shape_t(s.load.view.type.tile_shape)
+                    inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
+                                 f"{tma_map(ctx, s)}, {view}, {{{idx}}}, {dst}, {bars} + tp_st);",
+                                 s.load.loc)
+            inner.w.line(f"tp::mbar_arrive({bars} + tp_st);  // the stage's one arrival")
     ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]
     with ctx.w.indent(f"auto {name} = [&](const {it} tp_k, const int tp_st) {{", closer="};",
@@ -123,21 +158,38 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
                                            int(s.operand.round_tf32))
         if s.operand.wg:
             ctx.wg_staged.add(id(s.operand.value))
-    _fetch_lambda(ctx, pipe, fetch, iv)
+    bars = ctx.fresh("tp_full") if any(s.tma is not None for s in pipe.loads) else None
+    copies = any(s.tma is None for s in pipe.loads)     # cp.async copies, in groups
+    commit = " tp::pipe_commit();" if copies else ""
+    if bars is not None:   # (1 KiB: the buffers after it stay where the swizzle patterns repeat)
+        ctx.buffer(bars, I64, 1024 // 8, f"the {S} stages' mbarriers", op.loc, "uint64_t")
+        ctx.w.line(f"tp::mbar_init({bars}, {S});  // the stages' mbarriers: their TMA copies "
+                   f"complete on them", op.loc)
+        ctx.w.line("__syncthreads();  // the mbarriers are initialized", op.loc)
+    _fetch_lambda(ctx, pipe, fetch, iv, bars)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
-               f"{fetch}({lb} + tp_s * {step}, tp_s); tp::pipe_commit(); }}", op.loc)
+               f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
     ctx.w.line(f"int {count} = 0;", op.loc)
     header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, ++{count}) {{"
     with ctx.w.indent(header, loc=op.loc):
-        ctx.w.line(f"tp::pipe_wait<{S - 2}>();  // this thread's copies for this iteration landed")
+        if copies:
+            ctx.w.line(f"tp::pipe_wait<{S - 2}>();  // this thread's copies for this iteration landed")
+        if bars is not None:
+            ctx.w.line(f"tp::mbar_wait({bars} + {count} % {S}, {count} / {S} % 2);  // its TMA "
+                       f"copies landed")
         ctx.w.line("__syncthreads();  // everyone's did, and the stage refilled next was read")
         ahead = f"{ivn} + {S - 1} * {step}"
         ctx.w.line(f"if ({ahead} < {ub}) {fetch}({ahead}, ({count} + {S - 1}) % {S});")
-        ctx.w.line("tp::pipe_commit();")
+        if copies:
+            ctx.w.line("tp::pipe_commit();")
         ctx.w.line(f"const int {stage} = {count} % {S};")
         for o in blk.ops:
             emit_op(ctx, o)
-    ctx.w.line("tp::pipe_wait<0>();", op.loc)
+    if copies:
+        ctx.w.line("tp::pipe_wait<0>();", op.loc)
+    if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
+        ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
+        ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)
 
 
 __all__ = ["emit_pipelined_for", "shape_t", "smem_op"]

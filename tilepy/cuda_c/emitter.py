@@ -42,6 +42,7 @@ class EmitContext:
     plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
     wg_staged: set[int] = field(default_factory=set)   # those in wgmma's layout (tp::WgOp)
+    tma_maps: list = field(default_factory=list)   # (TmaBox, elem): the tensor-map parameters
     pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
     skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
     buffers: list[tuple[str, str, int]] = field(default_factory=list)   # (C type, name, bytes)
@@ -84,10 +85,11 @@ class EmitContext:
             self._user(nbytes, f"the scratch of '{op.name}'" + (f" on a {tile}" if tile
                                                                   else ""), op.loc)
 
-    def buffer(self, name: str, elem, count: int, what: str = "", loc=None):
-        """A shared-memory array of its own (pipeline stages, hoisted mma operands)."""
+    def buffer(self, name: str, elem, count: int, what: str = "", loc=None, ctype: str = ""):
+        """A shared-memory array of its own (pipeline stages, hoisted mma operands, mbarriers:
+        `ctype` their C++ type, else elem's)."""
         nbytes = (count * elem.storage_bytes + 127) // 128 * 128
-        self.buffers.append((CPP_TYPE[elem], name, nbytes))
+        self.buffers.append((ctype or CPP_TYPE[elem], name, nbytes))
         self.buffer_bytes += nbytes
         self._user(nbytes, what or f"the {count} x {elem} buffer {name}", loc)
 

@@ -32,6 +32,11 @@ class Variant:
     body: Writer
     tables: list[str]
     smem_bytes: int
+    maps: tuple = ()       # the sm_90a class's tensor maps: (TmaBox, elem), its last parameters
+
+
+# The C++ type of a tensor-map parameter (include/tilepy/tma.h).
+TMA_PARAM = "const __grid_constant__ tp::TensorMap"
 
 
 @dataclass
@@ -55,9 +60,10 @@ class EmittedKernel(SmemSizes):
         if self.sm90a is None:
             return "\n".join(head + [RUNTIME_INCLUDE, ""] + self._classes(line_directives))
         v = self.sm90a
+        maps = [(TMA_PARAM, f"tp_tmap{i}") for i in range(len(v.maps))]
         return "\n".join(head + WGMMA_MACRO + [RUNTIME_INCLUDE, "",
                           f"#if TP_WGMMA  // sm_90a: warpgroup MMA; {kib(v.smem_bytes)} of shared memory"]
-                         + self._kernel(v.tables, v.body, line_directives) + ["#else"]
+                         + self._kernel(v.tables, v.body, line_directives, maps) + ["#else"]
                          + self._classes(line_directives) + ["#endif"])
 
     def _classes(self, line_directives: bool) -> list[str]:
@@ -72,8 +78,16 @@ class EmittedKernel(SmemSizes):
         out += [f"#else  // {kib(self.smem_bytes)} of shared memory"]
         return out + self._kernel(self.tables, self.body, line_directives) + ["#endif"]
 
-    def _kernel(self, tables: list[str], body: Writer, line_directives: bool) -> list[str]:
-        params = ", ".join(f"{t} {n}" for t, n in self.params)
+    @property
+    def tma(self) -> tuple:
+        """The tensor maps the sm_90a class takes after the other parameters, as the host
+        builds them (launch/tensor_map.py): (array, element type name, box, swizzle bytes)."""
+        return tuple((b.array, e.name, b.box, b.swizzle) for b, e in self.sm90a.maps) \
+            if self.sm90a is not None else ()
+
+    def _kernel(self, tables: list[str], body: Writer, line_directives: bool,
+                extra: list = ()) -> list[str]:
+        params = ", ".join(f"{t} {n}" for t, n in [*self.params, *extra])
         return tables + ([""] if tables else []) + list(self.bounds[0]) + [
             f'extern "C" __global__ void {self.bounds[1]} {self.name}({params}) {{',
             body.render(line_directives)]
@@ -128,7 +142,7 @@ def _sm90a(module: Module, plan: KernelPlan, stages: int) -> Variant | None:
     ctx = _stages_per_class(module, plan.sm90a, stages)[big]
     if not ctx.wg_staged:
         return None
-    return Variant((big,), ctx.w, ctx.tables, _finish(ctx))
+    return Variant((big,), ctx.w, ctx.tables, _finish(ctx), tuple(ctx.tma_maps))
 
 
 def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:

@@ -173,6 +173,29 @@ class CoreDriver:
                            f"cuLibraryGetGlobal({name})")
         return int(ptr), int(size)
 
+    def tensor_map(self, a):
+        """A TMA tensor map as a kernel argument: cuTensorMapEncodeTiled of `a`
+        (launch/tensor_map.py EncodeArgs), through cuda.core, whose launch takes a 128-byte
+        `__grid_constant__` parameter only as its TensorMapDescriptor (StridedMemoryView's
+        `as_tensor_map` encodes one with the driver's cuTensorMapEncodeTiled). The device's
+        context must be current."""
+        import ml_dtypes
+        from cuda.core._tensor_map import (TensorMapL2Promotion, TensorMapOOBFill,
+                                           TensorMapSwizzle)
+        from cuda.core.utils import StridedMemoryView
+        typestr = {0: "|u1", 1: "<u2", 3: "<i4", 5: "<i8", 6: "<f2", 7: "<f4", 8: "<f8",
+                   9: "<u2"}[a.dtype]
+        itemsize = int(typestr[2:])
+        array = type("TmaArray", (), {"__cuda_array_interface__": {
+            "shape": a.dims[::-1], "strides": (*a.strides[::-1], itemsize), "typestr": typestr,
+            "data": (a.base, True), "version": 3}})()
+        view = StridedMemoryView.from_cuda_array_interface(array, None)
+        return view.as_tensor_map(a.box[::-1], element_strides=a.estrides[::-1],
+                                  data_type=ml_dtypes.bfloat16 if a.dtype == 9 else None,
+                                  swizzle=TensorMapSwizzle(a.swizzle),
+                                  l2_promotion=TensorMapL2Promotion(a.l2),
+                                  oob_fill=TensorMapOOBFill.NONE)
+
     def view(self, obj, source: str, stream_ptr: int):
         """cuda.core's StridedMemoryView of a CUDA array; `stream_ptr` is the consumer stream
         (the launch's), so the producer's pending work is ordered before it (-1: no order)."""

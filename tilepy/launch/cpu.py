@@ -146,7 +146,8 @@ def host_entry(name: str, param_types: list[str], names: list[str] | None = None
     launch found (assertions, error, signal) goes into `report` (Report below). With the
     parameter `names` of an emitted kernel, element-space accesses are checked against the
     arrays' extents (cpu_shim.h); hand-written kernels run unchecked."""
-    vals = [f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types)]
+    vals = [f"tp::cpu::param_copy<tp::TensorMap>(params[{i}])" if is_tensor_map(t) else
+            f"*({_plain(t)}*)params[{i}]" for i, t in enumerate(param_types)]
     return (f'\nextern "C" int {ENTRY}(void** params, unsigned gx, unsigned gy, unsigned gz, '
             f"unsigned bx, unsigned by, unsigned bz, unsigned long long smem, int workers, "
             f"tp::cpu::Report* report) {{\n{_extents(param_types, names, vals)}"
@@ -448,7 +449,18 @@ def kernel_params(source: str, name: str) -> list[str]:
     if m is None:
         raise TileValueError(f"no `__global__ void {name}(...)` in the kernel source")
     params = [p.strip() for p in m.group(1).split(",") if p.strip() and p.strip() != "void"]
-    return [re.sub(r"\s*\b[A-Za-z_]\w*$", "", p) for p in params]
+    types = [re.sub(r"\s*\b[A-Za-z_]\w*$", "", p) for p in params]
+    # the sm_90a class's maps, where the build defines TP_WGMMA itself (not the source's choice
+    # by the CUDA arch, cuda_c/targets.py WGMMA_MACRO, false on the CPU)
+    if not re.search(r"^#define TP_WGMMA 1\b", source.split("#ifndef TP_WGMMA")[0], re.M):
+        types = [t for t in types if not is_tensor_map(t)]
+    return types
+
+
+def is_tensor_map(ctype: str) -> bool:
+    """A TMA tensor-map parameter (tp::TensorMap, 128 bytes; only the sm_90a class has them,
+    last: cuda_c/kernel.py TMA_PARAM)."""
+    return "TensorMap" in ctype
 
 
 class CpuKernel:
@@ -466,6 +478,8 @@ class CpuKernel:
         self.library = build_source(source, name, self.params, self.mode, threads)
 
     def _value(self, ctype: str, arg):
+        if is_tensor_map(ctype):        # the 128 bytes of a map (launch/tensor_map.py)
+            return (ctypes.c_char * 128).from_buffer_copy(bytes(arg))
         if "*" in ctype:
             if isinstance(arg, np.ndarray):
                 return ctypes.c_void_p(arg.ctypes.data)

@@ -302,7 +302,7 @@ def _gpu():
 class GpuPlan:
     """One prepared GPU launch: the loaded cuda.core kernel and a template argument list."""
     __slots__ = ("kernel", "ctx", "dev", "drv", "block", "args", "slots", "configs", "torch_args",
-                 "cupy", "sync", "name", "overlap", "smem", "compiler", "log", "native")
+                 "cupy", "sync", "name", "overlap", "smem", "compiler", "log", "native", "tma")
     gpu = True
 
     def __init__(self, kernel, ctx, block, values: list, slots: list, infos, sync=False,
@@ -325,6 +325,7 @@ class GpuPlan:
         self.overlap = ANY_OVERLAP
         self.log = None         # print_log.DeviceLog of a kernel that prints
         self.native = None      # its C warm path plan (warm.py)
+        self.tma = None         # tensor_map.TmaArgs of code that takes tensor maps
 
     def stream_for(self, stream, current_mode=None):
         """The cuda.core Stream a call with `stream` launches on (resolved once per launch,
@@ -368,6 +369,8 @@ class GpuPlan:
         cfg = self.configs.get(g) or self._config(g)
         prev = self.ctx.enter()
         try:
+            if self.tma is not None:      # (built in the device's context)
+                args += self.tma.maps(vals, self.drv)
             if self.log is None:
                 self._launch(s, cfg, args)
             else:
@@ -384,9 +387,11 @@ class GpuPlan:
             s.sync()
 
 
-def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, consumer=None):
+def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, consumer=None,
+               names=()):
     """Launch `ck` on the GPU that holds the array arguments; returns the plan for the next
     call with the same signature. `values` are the packed C arguments (launcher.pack_args);
+    `names`: the parameter of each of `infos` (an sm_90a class's tensor maps name their arrays);
     `compiler_fixed`: the kernel names its GPU compiler (else TILEPY_GPU_COMPILER chose it, and
     the plan is for that choice only); `consumer`: the launch stream's handle by device, as
     intake asked it (gpu.consumer_stream: asked once per launch)."""
@@ -416,6 +421,9 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, con
                        sync=asserts or prints, name=ck.name, smem=loaded.smem,
                        compiler=None if compiler_fixed else ck.compiler)
         plan.log = loaded.log
+        if loaded.tma:
+            from .tensor_map import TmaArgs
+            plan.tma = TmaArgs(loaded.tma, list(names), infos)
     finally:
         ctx.leave(prev)
     if grid[0] * grid[1] * grid[2]:

@@ -259,6 +259,7 @@ class Loaded:
     block: tuple[int, int, int]
     smem: int
     log: object = None
+    tma: tuple = ()      # the tensor maps its code takes after its parameters (launch/tensor_map.py)
 
 
 def code_key(ck) -> tuple:
@@ -285,8 +286,10 @@ def loaded_kernel(ck, dev, drv=None) -> Loaded:
         kern = load_code(code.kind, code.data, ck.symbol, ck.name, drv)
         if code.artifact is not None:
             allow_dynamic_smem(kern, dev, code.artifact, target, drv)
+        from ..cuda_c.targets import wgmma_target
+        tma = getattr(code.artifact, "tma", ()) if wgmma_target(target) else ()
         hit = _KERNELS[key] = Loaded(kern, code.block, code.smem,
-                                     kernel_log(kern, code.data, ck.name, drv))
+                                     kernel_log(kern, code.data, ck.name, drv), tma)
     return hit
 
 

@@ -52,6 +52,7 @@ class StagedLoad:
     skipped: list[Operation]   # the load and the chain up to the mma: not emitted in the body
     vec: bool
     swap: bool = False         # the chain transposes the tile's last two dimensions
+    tma: object = None         # the sm_90a class: a TMA copy (lowering/wgmma.py TmaBox)
 
 
 @dataclass

@@ -17,13 +17,26 @@ when all of this holds, else it stays mma.sync in that class too:
   patterns repeat: descriptors with base offset 0).
 
 `sm90a_layouts` returns None when no mma of the kernel qualifies: its source has no sm_90a class.
+
+TMA (`tma_box`, from `mark_wgmma`): a wgmma operand is brought by `cp.async.bulk.tensor` (its StagedLoad's `tma`, a
+`TmaBox`) when a tensor map built on the host from the array argument describes its view: the
+view is the argument's own (make_tensor_view of the entry's pointer with its shape and stride
+parameters, rank 2 to 5), its last dimension has the static stride 1, the others' strides and the
+base are 16-byte aligned (the specialization facts, as for cp.async's vector copies), the tile
+dims map to the view's in order with only the last two above 1, the storage is the tile as loaded
+(a transposed operand only when the chain transposes it), and the padding is zero (TMA's fill).
+The box is one 128/64/32-byte swizzle panel's columns by the storage rows (16 where A's storage
+permutes its 16-row blocks, FM > 1). Other wgmma operands keep the cp.async copy.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..ir import Module
-from ..types import BF16, F16, F32
+from ..types import BF16, F16, F32, PartitionViewType
 from .assign_layouts import LayoutPlan, assign_layouts
 from .layouts import MmaAcc
+from .memfacts import _through_assumes, contiguous_along, root_arg, tensor_view_op
 from .pipeline import Pipeline, StagedLoad, plan_pipelines
 
 WGMMA_N = (16, 32, 64, 128, 256)
@@ -68,7 +81,8 @@ def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[StagedLoad, St
 
 
 def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
-    """Mark the operands of the mmas that become warpgroup MMAs (Operand.wg); how many did."""
+    """Mark the operands of the mmas that become warpgroup MMAs (Operand.wg) and those of them
+    TMA brings (StagedLoad.tma); how many mmas did."""
     if not _buffers_aligned(pipes):
         return 0
     count = 0
@@ -78,8 +92,61 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
             if pair is not None:
                 pair[0].operand.wg = layouts.layout(op.result).frags[0]
                 pair[1].operand.wg = 1
+                for s in pair:
+                    s.tma = tma_box(s)
                 count += 1
     return count
+
+
+@dataclass(frozen=True)
+class TmaBox:
+    """A TMA operand's tensor map: over array argument `array` (its entry parameter's name), a
+    box of `box` elements per view dimension (the view's order), `swizzle` bytes (128/64/32);
+    `rows`: the storage rows one copy brings (the box's second-to-last dimension)."""
+    array: str
+    box: tuple[int, ...]
+    swizzle: int
+
+    @property
+    def rows(self) -> int:
+        return self.box[-2]
+
+
+def _own_view(tv_op, arr) -> bool:
+    """The tensor view is array argument `arr`'s own: its shape and strides are the entry's
+    `<arr>_shape_<d>` / `<arr>_stride_<d>` parameters, the last stride the static 1."""
+    tv = tv_op.result.type
+    shapes, strides = iter(tv_op.dynamicShape), iter(tv_op.dynamicStrides)
+    for d, (extent, stride) in enumerate(zip(tv.shape, tv.strides)):
+        if extent is not None or _through_assumes(next(shapes))[0].hint != f"{arr.hint}_shape_{d}":
+            return False
+        last = d == tv.rank - 1
+        if last != (stride == 1) or (not last and (
+                stride is not None or _through_assumes(next(strides))[0].hint != f"{arr.hint}_stride_{d}")):
+            return False
+    return True
+
+
+def tma_box(s: StagedLoad) -> TmaBox | None:
+    """The tensor map a wgmma operand's TMA copy reads through, or None where TMA cannot describe
+    its view (see the module docstring): it keeps the cp.async copy."""
+    o, view = s.operand, s.load.view
+    pv = view.type
+    if not isinstance(pv, PartitionViewType) or o.trans != s.swap or pv.padding_value != "zero":
+        return None
+    tv_op, arr = tensor_view_op(view), root_arg(view)
+    rank, tile = pv.view.rank, pv.tile_shape
+    if tv_op is None or arr is None or not arr.hint or not 2 <= rank <= 5 or len(tile) != rank or \
+            pv.effective_dim_map != tuple(range(rank)) or any(t != 1 for t in tile[:-2]):
+        return None
+    if not contiguous_along(view, rank - 1) or not _own_view(tv_op, arr):
+        return None
+    sr, sc = tile[-2:]
+    width = min(sc, 128 // o.elem.storage_bytes)          # a swizzle panel's columns
+    rows = 16 if o.wg > 1 and not o.trans else sr         # A's 16-row blocks permuted (FM > 1)
+    if rows > 256:
+        return None
+    return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * o.elem.storage_bytes)
 
 
 def sm90a_layouts(module: Module, nt: int, may_alias) -> LayoutPlan | None:

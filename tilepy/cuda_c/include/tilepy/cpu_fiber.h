@@ -26,7 +26,7 @@
 
 namespace tp { namespace cpu {
 
-enum class State : uint8_t { runnable, at_barrier, in_warp_op, done };
+enum class State : uint8_t { runnable, at_barrier, in_warp_op, at_mbarrier, done };
 
 struct Warp;
 typedef void (*CompleteFn)(Warp&, uint32_t lanes);
@@ -73,6 +73,9 @@ struct Worker {
   bool aborted = false;
   std::vector<int> proxy_owner;   // cpu_wgmma.h: per 16 bytes of dynamic shared memory, the
                                   // thread whose landed cp.async awaits its fence.proxy.async
+  std::vector<BulkCopy> tma_inflight;   // cpu_tma.h: cp.async.bulk.tensor copies in flight, and
+  std::vector<const uint64_t*> tma_owner;   // per 16 bytes of dynamic shared memory the
+                                            // mbarrier of the copy in flight into it
 };
 static thread_local Worker* worker = nullptr;
 
@@ -192,12 +195,16 @@ inline void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool
   suspend();
 }
 
+inline void tma_check_exit();                     // cpu_tma.h
+inline std::string mbar_wait_report(const Ctx& c);
+
 // A lane exits: operations that waited only for lanes still running may now complete.
 inline void lane_exit(Fiber* f) {
   Worker& w = *worker;
   if (!f->ctx.wg_groups.empty() || !f->ctx.wg_pending.empty())
     fail("the thread exits with wgmma.mma_async operations in flight (no wgmma.wait_group "
          "retired them)");
+  tma_check_exit();
   f->state = State::done;
   Warp& W = w.warps[f->ctx.warp];
   W.exited |= 1u << f->ctx.lane;
@@ -277,6 +284,8 @@ inline void reset_block(Worker& w, long b, size_t smem) {
   }
   if (smem) std::memset(dynamic_smem(), 0xff, smem);   // shared memory starts undefined: poison
   if (!w.proxy_owner.empty()) std::fill(w.proxy_owner.begin(), w.proxy_owner.end(), -1);
+  w.tma_inflight.clear();
+  if (!w.tma_owner.empty()) std::fill(w.tma_owner.begin(), w.tma_owner.end(), nullptr);
 }
 
 // What every thread that has not exited waits at, as ranges of consecutive threads.
@@ -285,6 +294,7 @@ inline std::string deadlock_report(const Worker& w) {
     const Fiber& f = w.fibers[t];
     if (f.state == State::done) return "have exited";
     if (f.state == State::at_barrier) return "wait at __syncthreads()";
+    if (f.state == State::at_mbarrier) return mbar_wait_report(f.ctx);
     const Slot& s = w.warps[f.ctx.warp].slot[f.ctx.lane];
     return std::string("wait in ") + s.name + " (mask " + hex(s.mask) + ")";
   };

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <csignal>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,7 @@
 #define __shared__ static thread_local
 #define __restrict__ __restrict
 #define __constant__
+#define __grid_constant__
 
 struct dim3 {
   unsigned x, y, z;
@@ -91,6 +93,10 @@ struct Ctx {
   std::vector<std::vector<WgmmaOp>> wg_groups;
   bool wg_fenced = false;
   std::vector<uint32_t> unfenced;
+  // cpu_tma.h: the mbarrier phase parity the thread blocks on (faithful mode), and the line
+  uint64_t* mbar = nullptr;
+  uint32_t mbar_parity = 0;
+  int mbar_line = 0;
 };
 static thread_local Ctx* cur = nullptr;  // faithful mode: rewritten by the scheduler on each switch
 static dim3 grid_dim, block_dim;         // of the running launch (this library's are serialized)
@@ -201,6 +207,38 @@ template <class T> inline T* offset_ptr(T* p, int64_t o) {
 // (a default argument or member initializer evaluates __builtin_LINE() at the call site).
 struct Caller { const char* file; int line; };
 inline Caller caller(const char* f = __builtin_FILE(), int l = __builtin_LINE()) { return {f, l}; }
+
+// A parameter the host's buffer may hold less aligned than its type (a 64-byte aligned tensor map).
+template <class T> inline T param_copy(const void* p) {
+  T t;
+  std::memcpy((void*)&t, p, sizeof t);
+  return t;
+}
+
+// A tensor map as the CPU backend encodes it, and a cp.async.bulk.tensor copy (cpu_tma.h).
+constexpr uint32_t kTensorMapMagic = 0x4d545054;   // "TPTM"
+struct MapFields {
+  uint32_t magic;
+  uint8_t rank, dtype, swizzle, oob;
+  uint64_t base;
+  uint32_t dims[5];
+  uint32_t pad;
+  uint64_t strides[4];
+  uint16_t box[5];
+  uint8_t estrides[5], interleave, l2;
+};
+static_assert(sizeof(MapFields) <= 128 && offsetof(MapFields, strides) == 40 &&
+              offsetof(MapFields, box) == 72, "the CPU tensor map layout (launch/tensor_map.py)");
+
+struct BulkCopy {
+  MapFields m;
+  int32_t c[5];
+  unsigned char* dst;
+  uint64_t* bar;
+  uint32_t bytes;
+  int thread;
+  Caller at;
+};
 
 [[gnu::noinline, gnu::cold]] inline void bad_address(const void* p, size_t n, const Caller& at) {
   const uintptr_t a = (uintptr_t)p;

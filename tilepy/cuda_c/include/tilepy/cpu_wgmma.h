@@ -16,7 +16,7 @@
 // Undefined behavior reported as an error: an MMA issued without a wgmma.fence since its thread
 // last got registers back from wgmma.wait_group (or ever); an operand byte that a cp.async
 // landed in and the copying thread has not passed a fence.proxy.async since (the async proxy
-// may not see it); a thread that exits with MMAs in flight; a block whose threads are not whole
+// may not see it), or that a cp.async.bulk.tensor in flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose threads are not whole
 // warpgroups. A descriptor with a non-zero base offset is refused (not emulated).
 //
 // Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
@@ -30,13 +30,14 @@ namespace tp { namespace cpu {
                        "fast mode runs one thread per block")))
 TP_FAST_ONLY_ERROR void wgmma_fence();
 TP_FAST_ONLY_ERROR void wgmma_commit();
-TP_FAST_ONLY_ERROR void wgmma_wait(int n);
+TP_FAST_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
 TP_FAST_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
                                     int acc);
 #undef TP_FAST_ONLY_ERROR
 #else
 
 constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
+inline void check_landed(uint32_t off, const char* which, const Caller& at);   // cpu_tma.h: TMA copies in flight
 
 // A cp.async copy landed (cpu_warp.h, in the sm_90a class): its bytes are the thread's until
 // it passes a fence.proxy.async.
@@ -60,13 +61,14 @@ inline void wgmma_fence() { cur->wg_fenced = true; }
 
 // The shared-memory offset of element (mn, k) of a descriptor's matrix (mn: its row of A or
 // column of B; k < 16); MN-major: the matrix is stored with mn contiguous.
-inline uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, const char* which) {
+inline uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, const char* which,
+                           const Caller& at) {
   const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)((desc >> 16) & 0x3fff) << 4,
                  sbo = (uint32_t)((desc >> 32) & 0x3fff) << 4;
   const int mode = (int)(desc >> 62), swb = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
   if ((desc >> 49) & 7)
     fail(std::string("wgmma.mma_async: the ") + which + " descriptor has a non-zero matrix base "
-         "offset, which this emulation does not decode");
+         "offset, which this emulation does not decode", at);
   uint32_t a;
   if (swb == 0 && !mn_major) a = start + (mn % 8) * 16 + (mn / 8) * sbo + (k % 8) * 2 + (k / 8) * lbo;
   else if (swb == 0) a = start + (mn % 8) * 2 + (mn / 8) * sbo + (k % 8) * 16 + (k / 8) * lbo;
@@ -75,13 +77,14 @@ inline uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, const ch
   if (swb) a ^= ((a >> 7) & (uint32_t)(swb / 16 - 1)) << 4;
   if (a + 2 > kMaxDynamicSmem)
     fail(std::string("wgmma.mma_async: the ") + which + " operand reads shared-memory offset " +
-         std::to_string(a) + ", outside the block's shared memory");
+         std::to_string(a) + ", outside the block's shared memory", at);
   const auto& own = worker->proxy_owner;
   if (!own.empty() && own[a / kProxyChunk] >= 0)
     fail(std::string("wgmma.mma_async reads ") + which + " operand bytes at shared-memory offset " +
          std::to_string(a) + " that thread " + std::to_string(own[a / kProxyChunk]) + "'s cp.async "
          "wrote, and that thread has not executed fence.proxy.async since (the async proxy may "
-         "not see them)");
+         "not see them)", at);
+  check_landed(a, which, at);
   return a;
 }
 
@@ -91,16 +94,16 @@ inline float wgmma_value(int kind, uint32_t off) {
   return kind == 1 ? half_value(x) : bf16_value(x);
 }
 
-inline void wgmma_run(WgmmaOp& op) {
+inline void wgmma_run(WgmmaOp& op, const Caller& at) {
   const int tg = cur->lin % 128, l = tg % 32, r0 = 16 * (tg / 32) + l / 4;
   float A[2][16];
   for (int h = 0; h < 2; ++h)
-    for (int k = 0; k < 16; ++k) A[h][k] = wgmma_value(op.kind, wgmma_addr(op.da, false, r0 + 8 * h, k, "A"));
+    for (int k = 0; k < 16; ++k) A[h][k] = wgmma_value(op.kind, wgmma_addr(op.da, false, r0 + 8 * h, k, "A", at));
   for (int j = 0; j < op.n / 8; ++j)
     for (int e = 0; e < 2; ++e) {
       const int col = 8 * j + 2 * (l % 4) + e;
       float B[16];
-      for (int k = 0; k < 16; ++k) B[k] = wgmma_value(op.kind, wgmma_addr(op.db, op.trans_b, col, k, "B"));
+      for (int k = 0; k < 16; ++k) B[k] = wgmma_value(op.kind, wgmma_addr(op.db, op.trans_b, col, k, "B", at));
       for (int h = 0; h < 2; ++h) {
         const int i = 4 * j + 2 * h + e;
         double s = !op.acc ? 0.0 : op.chained ? op.d[i] : op.c[i];
@@ -134,11 +137,11 @@ inline void wgmma_commit() {
 }
 
 // Wait until at most n committed groups are in flight: the older ones run now, in issue order.
-inline void wgmma_wait(int n) {
+inline void wgmma_wait(int n, const Caller& at) {
   auto& g = cur->wg_groups;
   const size_t done = g.size() > (size_t)n ? g.size() - (size_t)n : 0;
   for (size_t i = 0; i < done; ++i)
-    for (WgmmaOp& op : g[i]) wgmma_run(op);
+    for (WgmmaOp& op : g[i]) wgmma_run(op, at);
   g.erase(g.begin(), g.begin() + (long)done);
   cur->wg_fenced = false;
 }

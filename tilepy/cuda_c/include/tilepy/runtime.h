@@ -1527,6 +1527,8 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 #include "tilepy/warp.h"
 // sm_90a's wgmma, its descriptors and fences, and the async-proxy fence.
 #include "tilepy/wgmma.h"
+// sm_90a's TMA (cp.async.bulk.tensor over tensor maps) and mbarriers.
+#include "tilepy/tma.h"
 // 8-bit floats (their conversions are warp.h's numerics).
 #include "tilepy/fp8.h"
 // Block-scaled mma (mmaf_scaled), generic.

@@ -47,6 +47,14 @@
 extern "C" __device__ void tp_error_instruction_needs_sm90a(void);
 #endif
 
+#if !defined(TP_GPU)   // the user's line of a call, for the CPU emulation's errors
+#define TP_AT_CALLER , cpu::Caller at = cpu::caller()
+#define TP_PASS_CALLER , at
+#else
+#define TP_AT_CALLER
+#define TP_PASS_CALLER
+#endif
+
 #if !defined(TP_GPU)
 #include "tilepy/cpu_wgmma.h"
 #endif
@@ -89,13 +97,14 @@ TP_DEV void wgmma_commit() {
 #endif
 }
 
-template <int N> TP_DEV void wgmma_wait() {
+// (the unnamed int only carries TP_AT_CALLER: the user's line, for the CPU emulation's errors)
+template <int N> TP_DEV void wgmma_wait(int = 0 TP_AT_CALLER) {
 #if defined(TP_GPU) && TP_WGMMA
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 #elif defined(TP_GPU)
   tp_error_instruction_needs_sm90a();
 #else
-  cpu::wgmma_wait(N);
+  cpu::wgmma_wait(N, at);
 #endif
 }
 

@@ -23,7 +23,7 @@
 // Order in the K loop (emit_pipeline.py): the copies of this stage land (pipe_wait, which in this
 // class also executes fence.proxy.async), __syncthreads(), then wgmma_tc: wgmma.fence, the MMAs
 // of every k16 step as one group, commit, wait_group 0 (the stage is refilled next iteration).
-// The fast CPU mode (one thread, row-major unswizzled operands) takes mma_compute's SIMT path.
+// The fast CPU mode (one thread; the same swizzled operands) takes mma_compute's SIMT path.
 #pragma once
 
 namespace tp {
@@ -49,13 +49,9 @@ template <class T, int R, int C, bool Tr = false, int FM = 1> struct WgOp {
     }
   }
   static constexpr int soff(int, int sr, int sc) {
-    if constexpr (TP_CPU_FAST) {
-      return sr * SC + sc;
-    } else {
-      const int byte = perm(sr) * SWB + (sc % PW) * (int)sizeof(T);
-      const int sw = byte ^ (((byte >> 7) & (SWB / 16 - 1)) << 4);
-      return (sc / PW) * SR * PW + sw / (int)sizeof(T);
-    }
+    const int byte = perm(sr) * SWB + (sc % PW) * (int)sizeof(T);
+    const int sw = byte ^ (((byte >> 7) & (SWB / 16 - 1)) << 4);
+    return (sc / PW) * SR * PW + sw / (int)sizeof(T);
   }
   TP_DEV T* srow(int b, int sr, int sc) const { return p + soff(b, sr, sc); }
   TP_DEV T& at(int b, int r, int c) const { return Tr ? p[soff(b, c, r)] : p[soff(b, r, c)]; }
@@ -92,9 +88,6 @@ template <class S, class DM, bool Vec, bool Whole = false, class T, int R, class
 TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
                        const WgOp<E, R2, C2, Tr, FM>& d TP_VIEW_AT) {
   static_assert(S::numel == R2 * C2 && S::rank >= 2, "operand of another shape");
-#if TP_CPU_FAST
-  if constexpr (!Tr) return load_rows<S, DM>(d.p, v, idx, pad);   // unswizzled, row-major
-#endif
   using Op = WgOp<E, R2, C2, Tr, FM>;
   static_assert(Op::SC % Op::EPC == 0, "wgmma rows are whole 16-byte chunks (lowering/wgmma.py)");
   if constexpr (!Vec) {   // alignment not proven: chosen at run time, as tensorcore.h's load_async
@@ -105,6 +98,51 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
     if constexpr (wg_rows_form<Op>())   // (a padding other than zero goes chunk by chunk there)
       return load_async_rows<S, DM, Whole, WgStep>(v, idx, pad, d TP_PASS_AT);
     load_async_chunks<S, DM>(v, idx, pad, d TP_PASS_AT);
+  }
+}
+
+// The TMA copy of a tile into a WgOp (lowering/wgmma.py took the view for a tensor map's, `map`,
+// whose box is one panel's columns by BR storage rows; S is the tile in the view's dimension
+// order, its last two the storage's rows and columns), issued by tma_leader(): expect_tx of the
+// tile's bytes on `bar`, then one cp.async.bulk.tensor per panel and per BR rows (BR 16 where A's
+// storage permutes its 16-row blocks, FM > 1). Coordinates are the tile's element offsets,
+// as TMA's 32-bit ones (tma_coord), so a tile index however far outside gives zeros. A view with no
+// elements gets zeros written by the thread and made visible to the async proxy, no copy.
+// A tile's first coordinate along a dimension of `extent` elements as TMA's 32-bit one: exact
+// where it fits; below -2^31 the whole box is outside (INT32_MIN plus a box offset stays
+// negative), at or past the extent the extent itself (offsets past it, wrapping to negative
+// or not, stay outside): never an element that the 64-bit coordinate would not give.
+TP_DEV uint32_t tma_coord(int64_t x, int64_t extent) {
+  return (uint32_t)(x < -2147483647 - 1 ? -2147483647 - 1 : x >= extent ? extent : x);
+}
+template <class E> TP_DEV_COLD void tma_zeros(E* p, int n) {
+  for (int e = 0; e < n; ++e) p[e] = cvt<E>(0.0f);
+  fence_proxy_async();     // the thread's writes, for the async proxy (wgmma) after the arrival
+}
+template <class S, int BR, class T, int R, class E, int R2, int C2, bool Tr, int FM>
+TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&idx)[R],
+                     const WgOp<E, R2, C2, Tr, FM>& d, uint64_t* bar TP_AT_CALLER) {
+  using Op = WgOp<E, R2, C2, Tr, FM>;
+  static_assert(S::rank == R && R >= 2 && R <= 5 && S::dims[R - 2] == Op::SR &&
+                S::dims[R - 1] == Op::SC && S::numel == Op::elems && Op::SR % BR == 0,
+                "a TMA tile is the WgOp's storage");
+  bool empty = false;
+  TP_UNROLL
+  for (int i = 0; i < R; ++i) empty |= v.shape[i] <= 0;
+  if (__builtin_expect(empty, 0)) return tma_zeros(d.p, Op::elems);
+  mbar_expect_tx(bar, Op::elems * (uint32_t)sizeof(E) TP_PASS_CALLER);
+  uint32_t c[R];   // TMA's coordinates: innermost first, 32-bit
+  TP_UNROLL
+  for (int i = 0; i < R; ++i) c[i] = tma_coord(idx[R - 1 - i] * S::dims[R - 1 - i], v.shape[R - 1 - i]);
+  TP_UNROLL
+  for (int p = 0; p < Op::SC / Op::PW; ++p) {
+    TP_UNROLL
+    for (int r0 = 0; r0 < Op::SR; r0 += BR) {
+      int32_t crd[R];
+      TP_UNROLL
+      for (int i = 0; i < R; ++i) crd[i] = (int32_t)(c[i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
+      tma_copy<R>(map, d.p + p * Op::SR * Op::PW + Op::perm(r0) * Op::PW, bar, crd TP_PASS_CALLER);
+    }
   }
 }
 
@@ -123,7 +161,8 @@ template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
 }
 
 template <int M, int N, int K, int Kind, class TC, class LC, class OA, class OB>
-TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c) {
+TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c
+                                    TP_AT_CALLER) {
 #if TP_CPU_FAST
   return mma_compute<1, M, N, K, Kind, 0>(a, b, c);
 #else
@@ -144,7 +183,7 @@ TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M *
                                            db, 1);
   }
   wgmma_commit();
-  wgmma_wait<0>();
+  wgmma_wait<0>(0 TP_PASS_CALLER);
   return r;
 #endif
 }

@@ -1,0 +1,134 @@
+// tilepy/tma.h -- sm_90a's tensor memory accelerator (TMA) and the mbarriers its copies complete on.
+//
+//   TensorMap                    a CUtensorMap (128 bytes, 64-byte aligned): a kernel parameter
+//                                `const __grid_constant__ tp::TensorMap`, encoded on the host at
+//                                launch (launch/tensor_map.py: cuTensorMapEncodeTiled)
+//   tma_leader()                 the one thread of the block that issues copies (thread 0)
+//   mbar_init(bars, n)           thread 0: n mbarriers expecting one arrival each, then
+//                                fence.mbarrier_init (the caller's __syncthreads publishes them)
+//   mbar_expect_tx(bar, bytes)   mbarrier.expect_tx: the phase also waits for `bytes` of copies
+//   mbar_arrive(bar)             mbarrier.arrive (release)
+//   mbar_wait(bar, parity)       mbarrier.try_wait.parity until the phase of that parity completed
+//   mbar_inval(bars, n)          thread 0: mbarrier.inval (before the memory is used otherwise)
+//   tma_copy<R>(map, dst, bar, c)   cp.async.bulk.tensor.Rd.shared::cluster.global.mbarrier::
+//                                complete_tx::bytes: the map's box at coordinates c (innermost
+//                                first) into shared memory at dst, its bytes completing on bar
+//
+// Available in the sm_90a class (TP_WGMMA); elsewhere calling them is an error. On the CPU both
+// modes run them (tilepy/cpu_tma.h): the map the CPU backend's host code encoded, the copy with
+// its swizzle and zero fill, mbarrier phases; the faithful mode reports a wait on the wrong
+// parity (wgmma reading bytes not yet landed), a wait that can never complete, a copy in flight
+// at exit.
+#pragma once
+
+#if !defined(TP_GPU)
+#include "tilepy/cpu_tma.h"
+#else
+namespace tp {
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+}
+#endif
+
+namespace tp {
+
+#if defined(TP_GPU)   // a rarely taken path, kept out of the caller's loop
+#define TP_DEV_COLD __device__ __noinline__
+#else
+#define TP_DEV_COLD [[gnu::noinline, gnu::cold]] inline
+#endif
+
+TP_DEV bool tma_leader() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
+
+TP_DEV void mbar_init(uint64_t* bars, int n TP_AT_CALLER) {
+  if (!tma_leader()) return;
+#if defined(TP_GPU) && TP_WGMMA
+  for (int i = 0; i < n; ++i)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem_addr(bars + i)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  for (int i = 0; i < n; ++i) cpu::mbar_init(bars + i, 1, at);
+#endif
+}
+
+TP_DEV void mbar_inval(uint64_t* bars, int n) {
+  if (!tma_leader()) return;
+#if defined(TP_GPU) && TP_WGMMA
+  for (int i = 0; i < n; ++i)
+    asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(smem_addr(bars + i)) : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  for (int i = 0; i < n; ++i) cpu::mbar_inval(bars + i);
+#endif
+}
+
+TP_DEV void mbar_expect_tx(uint64_t* bar, uint32_t bytes TP_AT_CALLER) {
+#if defined(TP_GPU) && TP_WGMMA
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+               :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::mbar_update(bar, 0, (int32_t)bytes, "mbarrier.expect_tx", at);
+#endif
+}
+
+TP_DEV void mbar_arrive(uint64_t* bar TP_AT_CALLER) {
+#if defined(TP_GPU) && TP_WGMMA
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.release.cta.shared::cta.b64 st, [%0];\n}"
+               :: "r"(smem_addr(bar)) : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::mbar_update(bar, 1, 0, "mbarrier.arrive", at);
+#endif
+}
+
+TP_DEV void mbar_wait(uint64_t* bar, uint32_t parity TP_AT_CALLER) {
+#if defined(TP_GPU) && TP_WGMMA
+  uint32_t done = 0;
+  while (!done)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}" : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::mbar_wait(bar, parity, at);
+#endif
+}
+
+template <int R>
+TP_DEV void tma_copy(const TensorMap& map, void* dst, uint64_t* bar, const int32_t (&c)[R] TP_AT_CALLER) {
+  static_assert(R >= 1 && R <= 5, "a tensor map has 1 to 5 dimensions");
+#if defined(TP_GPU) && TP_WGMMA
+  const uint64_t m = (uint64_t)&map;
+  const uint32_t d = smem_addr(dst), b = smem_addr(bar);
+  if constexpr (R == 1)
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3}], [%2];" :: "r"(d), "l"(m), "r"(b), "r"(c[0]) : "memory");
+  else if constexpr (R == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4}], [%2];" :: "r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]) : "memory");
+  else if constexpr (R == 3)
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5}], [%2];"
+                 :: "r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  else if constexpr (R == 4)
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5, %6}], [%2];"
+                 :: "r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+                 :: "r"(d), "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+                 : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::bulk_copy(map, (unsigned char*)dst, bar, c, R, at);
+#endif
+}
+
+}  // namespace tp
