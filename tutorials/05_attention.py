@@ -20,6 +20,12 @@
 # Q, K and V are `(batch*heads, S, D)` float16 arrays; the two products use `ct.mma` with float16
 # inputs and float32 accumulators. The sequence length need not be a multiple of `BN`: scores of
 # the padded key rows are set to `-inf` with `ct.where`, so they get zero weight.
+#
+# The exponentials are base 2: `exp(x) = exp2(x * log2(e))`, so the kernel folds `log2(e)` into
+# the scale once and works with scores in base-2 units (the maxima and their differences scale
+# alike, and the softmax is unchanged). `ct.exp2(..., flush_to_zero=True)` is one hardware
+# instruction per score on a GPU (`ex2.approx.ftz`); weights below 2^-126 of the row's largest
+# become 0, far below float16's resolution of `p`.
 
 # %%
 import math
@@ -37,19 +43,20 @@ def attention(Q, K, V, Out, qk_scale, BM: ct.Constant[int], BN: ct.Constant[int]
     bm, bh = ct.bid(0), ct.bid(1)
     q = ct.load(Q, index=(bh, bm, 0), shape=(1, BM, D), padding_mode=ct.PaddingMode.ZERO)
     q = q.reshape((BM, D))
+    scale = qk_scale * 1.4426950408889634                  # * log2(e): base-2 units
     m = ct.full((BM, 1), -math.inf, dtype=ct.float32)      # running max of each row
-    row_sum = ct.zeros((BM, 1), dtype=ct.float32)          # running sum of exp(score - m)
-    acc = ct.zeros((BM, D), dtype=ct.float32)              # running sum of exp(score - m) * v
+    row_sum = ct.zeros((BM, 1), dtype=ct.float32)          # running sum of exp2(score - m)
+    acc = ct.zeros((BM, D), dtype=ct.float32)              # running sum of exp2(score - m) * v
     seq_len = K.shape[1]
     for j in range(ct.num_tiles(K, axis=1, shape=(1, BN, D))):
         k = ct.load(K, index=(bh, j, 0), shape=(1, BN, D), padding_mode=ct.PaddingMode.ZERO)
         v = ct.load(V, index=(bh, j, 0), shape=(1, BN, D), padding_mode=ct.PaddingMode.ZERO)
         s = ct.mma(q, ct.transpose(k.reshape((BN, D))), ct.zeros((BM, BN), dtype=ct.float32))
         key = j * BN + ct.arange(BN, dtype=ct.int32)
-        s = ct.where(key.reshape((1, BN)) < seq_len, s * qk_scale, -math.inf)
+        s = ct.where(key.reshape((1, BN)) < seq_len, s * scale, -math.inf)
         m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
-        p = ct.exp(s - m_new)
-        alpha = ct.exp(m - m_new)                          # rescales what came before
+        p = ct.exp2(s - m_new, flush_to_zero=True)
+        alpha = ct.exp2(m - m_new, flush_to_zero=True)     # rescales what came before
         row_sum = row_sum * alpha + ct.sum(p, axis=1, keepdims=True)
         acc = ct.mma(p.astype(ct.float16), v.reshape((BN, D)), acc * alpha)
         m = m_new
@@ -59,7 +66,7 @@ def attention(Q, K, V, Out, qk_scale, BM: ct.Constant[int], BN: ct.Constant[int]
 
 # %% [markdown]
 # `m` starts at `-inf`; the first key tile always has at least one real key, so `m_new` is finite
-# after it and `exp(m - m_new)` is 0 for the empty history. The reference computes the whole
+# after it and `exp2(m - m_new)` is 0 for the empty history. The reference computes the whole
 # score matrix in float64.
 
 # %%

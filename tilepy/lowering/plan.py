@@ -42,13 +42,14 @@ class KernelPlan:
 
 
 # 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
-# warps instead of 4. Measured with ptxas on sm_80/sm_90 (issue 13): 128x128x32 f16 GEMM (128
-# by mma_registers) fits 4 warps without spilling; attention with head dim 64 and 128 query rows
-# (192) spills there and does not at 8 warps (about 170 registers each). Since issue 28 a
-# 128x128x64 GEMM (128) takes 4 warps (255 registers on sm_90, no spills, 2 blocks per SM with
-# 3 stages), and so does attention with head dim 128 at 64 query rows (144; a row's reductions
-# stay in one warp).
-REGS_PER_THREAD = 160
+# warps instead of 4: the values of mma_registers plus stream_fragments. Measured with ptxas on
+# sm_80/sm_86/sm_90 (issues 13, 28): a 128x128 GEMM (128 + 32) fits 4 warps (255 registers on
+# sm_90 at 128x128x64, no spills, 2 blocks per SM with 3 stages); so do attention with head dim
+# 128 at 64 query rows and 64 keys (144 + 48) and, since the softmax's exp2 is one instruction,
+# head dim 64 at 128 query rows and 64 keys (192 + 32: 255 registers, no spills, 2 blocks per
+# SM, 6.65 instructions per HMMA against 7.94 with 8 warps); head dim 128 at 64 query rows and
+# 128 keys (192 + 64) spills 300-4600 bytes there and takes 8 warps, as 128x256 GEMM tiles do.
+REGS_PER_THREAD = 224
 # Registers per thread beyond the mma values (addresses, fragments, loop state) in the estimate
 # of how many blocks the register file holds; 65536 registers per SM on sm_75..sm_120.
 REGS_OVERHEAD, REGS_PER_SM = 64, 65536
@@ -67,11 +68,20 @@ def mma_registers(module: Module) -> int:
     return regs
 
 
+def stream_fragments(module: Module) -> int:
+    """32-bit registers per thread that the fragments of the operands streamed from shared
+    memory take beside mma_registers: an mma of N columns reads N / 8 B fragments of 2 registers
+    per K step, loaded ahead of the HMMAs that use them."""
+    return sum(op.acc.type.shape[-1] // 4 for op in module.walk()
+               if op.opdef.mma and any(streamed(v, op) for v in op.operands if v is not op.acc))
+
+
 def threads_for(module: Module, nt: int = 128) -> int:
     """Threads per block chosen from the work: `nt` (4 warps), doubled when the tensor-core
     work would take more than REGS_PER_THREAD registers per thread (128x256 and 256x128 GEMM
-    tiles; attention with 128 query rows)."""
-    return 2 * nt if mma_registers(module) > REGS_PER_THREAD * nt else nt
+    tiles; attention with 128 keys per step at head dim 128)."""
+    need = -(-mma_registers(module) // nt) + stream_fragments(module)
+    return 2 * nt if need > REGS_PER_THREAD else nt
 
 
 def blocks_by_registers(module: Module, nt: int) -> int:

@@ -7,12 +7,15 @@ broadcast went through shared memory every step (a store, two barriers, byte loa
 is computed from `iota`, scalars and element-wise ops only, this pass moves the broadcast to the
 leaves instead: the scalars are splatted, the element-wise ops run on the full tile (in the mma
 layout, per fragment slot), and the iota becomes `broadcast(reshape(iota))`, which the emitter
-computes from each slot's own column (emitter.py `column_iota`). The old row dies (dce).
+computes from each slot's own column (emitter.py `column_iota`). The old row dies: the pass
+runs dce after a rewrite (a dead broadcast still went through shared memory: a store and two
+barriers per KV step, which the GPU compiler cannot remove).
 Runs on the module before its lowering plan (plan.py), in place.
 """
 from __future__ import annotations
 
 from ..ir import Module, Operation, Value, make_op
+from .dce import dce
 
 
 def _def(v: Value) -> Operation | None:
@@ -72,7 +75,10 @@ def _candidates(module: Module):
 
 
 def sink_broadcasts(module: Module) -> Module:
-    for b in list(_candidates(module)):
+    """Rebuild every column broadcast at its full shape; the rows they replaced are removed
+    (dce): a dead broadcast would still go through shared memory (a store and two barriers)."""
+    found = list(_candidates(module))
+    for b in found:
         block = b.parent
         at = block.ops.index(b)
 
@@ -93,4 +99,4 @@ def sink_broadcasts(module: Module) -> Module:
         new = _rebuild(b.source, tuple(b.result.type.shape), emit)
         for op in module.walk():
             op.operands = [new if x is b.result else x for x in op.operands]
-    return module
+    return dce(module) if found else module

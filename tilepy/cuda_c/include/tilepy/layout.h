@@ -56,6 +56,7 @@ template <int M, int Q> struct BlockedRows {
 template <int Bt, int M, int N_, int WM, int WN_> struct MmaAcc {
   static constexpr bool real = NT == 32 * WM * WN_;
   static constexpr int FM = M / WM / 16, FN = N_ / WN_ / 8, PB = FM * FN * 4, WN = WN_;
+  static constexpr int NC = N_;   // columns (the last dimension)
   static constexpr int N = Bt * M * N_, K = real ? Bt * PB : N, vec = real ? 2 : 1;
   static constexpr bool replicated = false;
   static_assert(!real || (FM * WM * 16 == M && FN * WN * 8 == N_), "mma tile does not fit the warps");

@@ -228,11 +228,20 @@ template <class T, int N, class L = Cyclic<N>> TP_DEV Tile<T, N, L> iota() {
 }
 
 // The column index (last dimension, C wide) of every element: a row of iota broadcast down a
-// tile, computed in each slot's registers whatever the layout.
+// tile, computed in each slot's registers whatever the layout. An mma accumulator's slots know
+// their column without their row (the slots of rows g and g + 8 share it: half the integer work
+// of an attention mask, and none of the row arithmetic).
+template <class L, int C> TP_DEV constexpr bool acc_columns() {
+  if constexpr (is_mma_acc<L>::value) return L::real && L::NC == C;
+  else return false;
+}
 template <class T, int N, int C, class L = Cyclic<N>> TP_DEV Tile<T, N, L> iota_cols() {
   Tile<T, N, L> r;
   TP_UNROLL
-  for (int s = 0; s < L::K; ++s) r.v[s] = (T)(L::elem(s) % C);
+  for (int s = 0; s < L::K; ++s) {
+    if constexpr (acc_columns<L, C>()) r.v[s] = (T)L::col(s);
+    else r.v[s] = (T)(L::elem(s) % C);
+  }
   return r;
 }
 
