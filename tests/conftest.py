@@ -3,6 +3,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -106,6 +107,8 @@ def pytest_unconfigure(config):
 # README's few minutes. A test over it fails the run (listed at the end); the few that must be
 # longer say so with `@pytest.mark.budget(seconds)`. TILEPY_TEST_BUDGET=<seconds> sets the default
 # budget, `off` turns the check off (a profiler, a debugger, a sanitizer build).
+# TILEPY_TEST_CPU_LOG=<file> appends every test's CPU and wall seconds to that file (a line each:
+# seconds, wall seconds, node id; tab-separated), to see where the suite's time goes.
 BUDGET_S = 40.0           # the largest today: a module fixture of test_api_numpy (25 s)
 _OVER: list = []
 
@@ -119,9 +122,13 @@ def _cpu_seconds() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = _cpu_seconds()
+    start, wall = _cpu_seconds(), time.perf_counter()
     yield
     used = _cpu_seconds() - start
+    log = os.environ.get("TILEPY_TEST_CPU_LOG")
+    if log:
+        with open(log, "a") as f:                      # one short write: workers append whole lines
+            f.write(f"{used:.3f}\t{time.perf_counter() - wall:.3f}\t{item.nodeid}\n")
     setting = os.environ.get("TILEPY_TEST_BUDGET") or str(BUDGET_S)
     mark = item.get_closest_marker("budget")
     if resource is None or setting == "off":
