@@ -120,6 +120,20 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """The files holding a test allowed more than the default budget (the longest: the fuzz
+    chunks, the torch tutorial in Jupyter) run first, the longest first, each file whole (a
+    module fixture is made once) and the rest in their order: a long test started last would
+    run alone at the end while the other worker idles (pytest-xdist's worksteal moves only
+    tests that have not started)."""
+    longest: dict = {}
+    for item in items:
+        mark = item.get_closest_marker("budget")
+        longest[item.path] = max(longest.get(item.path, BUDGET_S), mark.args[0] if mark else 0)
+    items.sort(key=lambda item: -longest[item.path])
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     start, wall = _cpu_seconds(), time.perf_counter()
