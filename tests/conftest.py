@@ -3,6 +3,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -120,6 +121,8 @@ def pytest_unconfigure(config):
 # README's few minutes. A test over it fails the run (listed at the end); the few that must be
 # longer say so with `@pytest.mark.budget(seconds)`. TILEPY_TEST_BUDGET=<seconds> sets the default
 # budget, `off` turns the check off (a profiler, a debugger, a sanitizer build).
+# TILEPY_TEST_CPU_LOG=<file> appends every test's CPU and wall seconds to that file (a line each:
+# seconds, wall seconds, node id; tab-separated), to see where the suite's time goes.
 BUDGET_S = 40.0           # the largest today: a module fixture of test_api_numpy (25 s)
 _OVER: list = []
 
@@ -131,11 +134,29 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """The files holding a test allowed more than the default budget (the longest: the fuzz
+    chunks, the torch tutorial in Jupyter) run first, the longest first, each file whole (a
+    module fixture is made once) and the rest in their order: a long test started last would
+    run alone at the end while the other worker idles (pytest-xdist's worksteal moves only
+    tests that have not started)."""
+    longest: dict = {}
+    for item in items:
+        mark = item.get_closest_marker("budget")
+        longest[item.path] = max(longest.get(item.path, BUDGET_S), mark.args[0] if mark else 0)
+    items.sort(key=lambda item: -longest[item.path])
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = _cpu_seconds()
+    start, wall = _cpu_seconds(), time.perf_counter()
     yield
     used = _cpu_seconds() - start
+    log = os.environ.get("TILEPY_TEST_CPU_LOG")
+    if log:
+        with open(log, "a") as f:                      # one short write: workers append whole lines
+            f.write(f"{used:.3f}\t{time.perf_counter() - wall:.3f}\t{item.nodeid}\n")
     setting = os.environ.get("TILEPY_TEST_BUDGET") or str(BUDGET_S)
     mark = item.get_closest_marker("budget")
     if resource is None or setting == "off":

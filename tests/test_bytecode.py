@@ -3,6 +3,7 @@ corpora (tutorial kernels, the cuTile-style suite, ir/samples.py, the spec listi
 bytecode and accepted by `tileirdisasm` (NVIDIA's reader and verifier); where tilepy's parser reads
 NVIDIA's printed text back, the module has the same ops in the same order. The format tests below
 need no NVIDIA tool."""
+import functools
 import os
 import re
 import subprocess
@@ -324,12 +325,9 @@ def test_bitcast_to_tf32_is_not_a_same_width_cast():
 FUZZ_BATCHES, FUZZ_CASES, FUZZ_PER_MODULE = 42, 12, 6
 
 
-@needs_tool
-@pytest.mark.parametrize("version", [(13, 4), (13, 5)])
-def test_fuzzed_kernels_are_accepted(version):
-    """At least 500 random valid kernels (tests/fuzz), several entries a module: accepted,
-    read back to the same bytes, and printed by tilepy as tileirdisasm prints them."""
-    _listed(version)
+@functools.cache
+def fuzz_modules():
+    """The fuzz corpus of test_fuzzed_kernels_are_accepted, drawn once for every version."""
     from hypothesis import HealthCheck, Phase, given, settings
     from fuzz import batches
     from fuzz.case import materialize
@@ -349,7 +347,16 @@ def test_fuzzed_kernels_are_accepted(version):
             pending = Module("fuzz")
 
     collect()
-    modules += [pending] if pending.items else []
+    return modules + ([pending] if pending.items else [])
+
+
+@needs_tool
+@pytest.mark.parametrize("version", [(13, 4), (13, 5)])
+def test_fuzzed_kernels_are_accepted(version):
+    """At least 500 random valid kernels (tests/fuzz), several entries a module: accepted,
+    read back to the same bytes, and printed by tilepy as tileirdisasm prints them."""
+    _listed(version)
+    modules = fuzz_modules()
     kernels = 0
     for module in modules:
         data = write_module(module, version)

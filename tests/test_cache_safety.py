@@ -4,6 +4,7 @@ is private, and a folder others can write (or own) is refused; an entry evicted 
 process never fails a launch; processes sharing a cache with a 1-byte cap all succeed."""
 import io
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -189,33 +190,45 @@ PLANT = textwrap.dedent("""
 """)
 
 
+def _run_plant(script, which):
+    p = subprocess.run([sys.executable, str(script), which], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return float(p.stdout), p.stderr
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """A cache holding put_one's and put_two's libraries, put_two's relabeled under put_one's
+    key (made once: each test below copies it into its own folder)."""
+    root = tmp_path_factory.mktemp("planted")
+    script, d = root / "plant.py", root / "cache"
+    script.write_text(PLANT)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TILEPY_CACHE_DIR", str(d))
+        _run_plant(script, "one"), _run_plant(script, "two")
+        libs = {cache.read_meta(e.path)["name"]: e.path for e in cache.listing() if e.kind == "cpu"}
+        one = os.path.basename(libs["put_one"])[:40]
+        tmp = libs["put_one"] + ".new"
+        with open(libs["put_two"], "rb") as src, open(tmp, "wb") as dst:   # put_two's library,
+            dst.write(cache.encode(cache.decode(src.read())[0], {"entry": f"cpu/{one}"}))  # relabeled
+        os.replace(tmp, libs["put_one"])         # under put_one's key
+        assert _run_plant(script, "one")[0] == 2.0   # a safe folder: the plant is what runs (as intended)
+    return script, d, one
+
+
 @pytest.mark.parametrize("how", ["group-writable", "others-writable", "another owner"])
-def test_a_planted_entry_in_an_unsafe_folder_is_not_loaded(cache_dir, tmp_path, how):
+def test_a_planted_entry_in_an_unsafe_folder_is_not_loaded(planted, cache_dir, how):
     if how == "another owner" and os.geteuid() != 0:
         pytest.skip("giving the folder to another user needs root")
-    script = tmp_path / "plant.py"
-    script.write_text(PLANT)
-
-    def run(which):
-        p = subprocess.run([sys.executable, str(script), which], capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
-        return float(p.stdout), p.stderr
-
-    run("one"), run("two")
-    libs = {cache.read_meta(e.path)["name"]: e.path for e in cache.listing() if e.kind == "cpu"}
-    one = os.path.basename(libs["put_one"])[:40]
-    tmp = libs["put_one"] + ".new"
-    with open(libs["put_two"], "rb") as src, open(tmp, "wb") as dst:   # put_two's library,
-        dst.write(cache.encode(cache.decode(src.read())[0], {"entry": f"cpu/{one}"}))  # relabeled
-    os.replace(tmp, libs["put_one"])         # under put_one's key
-    assert run("one")[0] == 2.0              # a safe folder: the plant is what runs (as intended)
+    script, prepared, one = planted
+    shutil.copytree(prepared, cache_dir)     # the planted cache, its modes kept (private)
     if how == "another owner":
         os.chown(cache_dir, 65534, 65534)
         match = "owned by another user"
     else:
         os.chmod(cache_dir, 0o720 if how == "group-writable" else 0o702)
         match = "writable by group or others"
-    value, err = run("one")
+    value, err = _run_plant(script, "one")
     assert value == 1.0 and match in err     # compiled afresh, the plant not loaded; warned
     assert err.startswith(f"{script}:") and "ct.launch(None" in err    # at the user's line
     with pytest.warns(UserWarning, match=match):                      # here too

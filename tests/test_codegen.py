@@ -37,9 +37,7 @@ def test_tensor_core_types(dtype, mode):
     run(case_matmul(rng, dtype=dtype))
 
 
-@ct.kernel
-def matmul_any(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int],
-               TRANS_A: ct.Constant[int], TRANS_B: ct.Constant[int]):
+def matmul_tiles(A, B, C, TM, TN, TK, TRANS_A, TRANS_B):
     bm, bn = ct.bid(0), ct.bid(1)
     acc = ct.zeros((TM, TN), dtype=C.dtype)
     for k in range(ct.cdiv(A.shape[1 - TRANS_A], TK)):
@@ -55,18 +53,37 @@ def matmul_any(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Const
     ct.store(C, index=(bm, bn), tile=acc)
 
 
-@pytest.mark.parametrize("ta,tb", [(0, 1), (1, 0), (1, 1)])
-def test_transposed_operands_and_ragged_edges(ta, tb, mode):
+@ct.kernel
+def matmul_any(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int],
+               TRANS_A: ct.Constant[int], TRANS_B: ct.Constant[int]):
+    matmul_tiles(A, B, C, TM, TN, TK, TRANS_A, TRANS_B)
+
+
+TRANSPOSED = ((0, 1), (1, 0), (1, 1))       # (A transposed, B transposed)
+
+
+@ct.kernel
+def matmul_transposed(A0, B0, C0, A1, B1, C1, A2, B2, C2, TM: ct.Constant[int],
+                      TN: ct.Constant[int], TK: ct.Constant[int]):
+    # each of TRANSPOSED in one kernel: one compile per mode
+    matmul_tiles(A0, B0, C0, TM, TN, TK, 0, 1)
+    matmul_tiles(A1, B1, C1, TM, TN, TK, 1, 0)
+    matmul_tiles(A2, B2, C2, TM, TN, TK, 1, 1)
+
+
+def test_transposed_operands_and_ragged_edges(mode):
     rng = np.random.default_rng(5)
     m, n, k = 72, 40, 88                     # ragged in every dimension: partial chunks, padding
-    a = rng.standard_normal((m, k)).astype(np.float16)
-    b = rng.standard_normal((k, n)).astype(np.float16)
-    A = np.ascontiguousarray(a.T) if ta else a
-    B = np.ascontiguousarray(b.T) if tb else b
-    c = np.zeros((m, n), np.float32)
-    ct.launch(None, (ct.cdiv(m, 32), ct.cdiv(n, 32)), matmul_any, (A, B, c, 32, 32, 32, ta, tb))
-    ref = a.astype(np.float64) @ b.astype(np.float64)
-    np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4)
+    args, refs = [], []
+    for ta, tb in TRANSPOSED:
+        a = rng.standard_normal((m, k)).astype(np.float16)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        args += [np.ascontiguousarray(a.T) if ta else a, np.ascontiguousarray(b.T) if tb else b,
+                 np.zeros((m, n), np.float32)]
+        refs.append(a.astype(np.float64) @ b.astype(np.float64))
+    ct.launch(None, (ct.cdiv(m, 32), ct.cdiv(n, 32)), matmul_transposed, (*args, 32, 32, 32))
+    for (ta, tb), c, ref in zip(TRANSPOSED, args[2::3], refs):
+        np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-4, err_msg=f"ta={ta} tb={tb}")
 
 
 def test_f16_accumulator(mode):

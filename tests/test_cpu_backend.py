@@ -27,14 +27,27 @@ def vadd(a, b, c, TILE: ct.Constant[int]):
     ct.store(c, (i,), ct.load(a, (i,), (TILE,)) + ct.load(b, (i,), (TILE,)))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.float64])
+# One kernel adds vectors of four dtypes (one compile per mode serves them all: a compile costs
+# seconds, a launch microseconds); each size is one launch of it.
+VADD_DTYPES = (np.float32, np.float16, np.int32, np.float64)
+
+
+@ct.kernel
+def vadd4(a0, b0, c0, a1, b1, c1, a2, b2, c2, a3, b3, c3, TILE: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(c0, (i,), ct.load(a0, (i,), (TILE,)) + ct.load(b0, (i,), (TILE,)))
+    ct.store(c1, (i,), ct.load(a1, (i,), (TILE,)) + ct.load(b1, (i,), (TILE,)))
+    ct.store(c2, (i,), ct.load(a2, (i,), (TILE,)) + ct.load(b2, (i,), (TILE,)))
+    ct.store(c3, (i,), ct.load(a3, (i,), (TILE,)) + ct.load(b3, (i,), (TILE,)))
+
+
 @pytest.mark.parametrize("n", [1, 100, 1024])
-def test_vector_add_ragged(dtype, n):
-    a = (rng.standard_normal(n) * 10).astype(dtype)
-    b = (rng.standard_normal(n) * 10).astype(dtype)
-    c = np.zeros_like(a)
-    run(vadd, (ct.cdiv(n, 128),), a, b, c, 128)
-    np.testing.assert_array_equal(c, a + b)
+def test_vector_add_ragged(n):
+    abc = [((rng.standard_normal(n) * 10).astype(dt), (rng.standard_normal(n) * 10).astype(dt),
+            np.zeros(n, dt)) for dt in VADD_DTYPES]
+    run(vadd4, (ct.cdiv(n, 128),), *(x for t in abc for x in t), 128)
+    for dt, (a, b, c) in zip(VADD_DTYPES, abc):
+        np.testing.assert_array_equal(c, a + b, err_msg=np.dtype(dt).name)
 
 
 @ct.kernel
@@ -57,8 +70,7 @@ def test_elementwise_math():
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
 
 
-@ct.kernel
-def int_ops(x, y, out_div, out_mod, out_shift):
+def int_rows(x, y, out_div, out_mod, out_shift):
     a = ct.load(x, (0,), (256,))
     b = ct.load(y, (0,), (256,))
     ct.store(out_div, (0,), a // b)
@@ -66,41 +78,60 @@ def int_ops(x, y, out_div, out_mod, out_shift):
     ct.store(out_shift, (0,), (a >> 2) ^ (b << 1))
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.int8])
-def test_integer_semantics_follow_python(dtype):
-    info = np.iinfo(dtype)
-    lo = max(info.min, -1000)
-    x = rng.integers(lo, min(info.max, 1000), 256).astype(dtype)
-    y = rng.integers(1, min(info.max, 50), 256).astype(dtype)
-    if info.min < 0:
-        y = (y * rng.choice([-1, 1], 256)).astype(dtype)
-    d, m, s = (np.zeros_like(x) for _ in range(3))
-    run(int_ops, (1,), x, y, d, m, s)
-    np.testing.assert_array_equal(d, x // y)
-    np.testing.assert_array_equal(m, x % y)
-    np.testing.assert_array_equal(s, (x >> 2) ^ (y << 1))
-
-
 @ct.kernel
-def softmax(x, y, BLOCK: ct.Constant[int]):
+def int_ops(x0, y0, d0, m0, s0, x1, y1, d1, m1, s1, x2, y2, d2, m2, s2, x3, y3, d3, m3, s3):
+    int_rows(x0, y0, d0, m0, s0)       # four integer dtypes in one kernel: one compile per mode
+    int_rows(x1, y1, d1, m1, s1)
+    int_rows(x2, y2, d2, m2, s2)
+    int_rows(x3, y3, d3, m3, s3)
+
+
+def test_integer_semantics_follow_python():
+    groups = []
+    for dtype in (np.int32, np.int64, np.uint32, np.int8):
+        info = np.iinfo(dtype)
+        lo = max(info.min, -1000)
+        x = rng.integers(lo, min(info.max, 1000), 256).astype(dtype)
+        y = rng.integers(1, min(info.max, 50), 256).astype(dtype)
+        if info.min < 0:
+            y = (y * rng.choice([-1, 1], 256)).astype(dtype)
+        groups.append((x, y) + tuple(np.zeros_like(x) for _ in range(3)))
+    run(int_ops, (1,), *(a for g in groups for a in g))
+    for x, y, d, m, s in groups:
+        np.testing.assert_array_equal(d, x // y, err_msg=f"{x.dtype} //")
+        np.testing.assert_array_equal(m, x % y, err_msg=f"{x.dtype} %")
+        np.testing.assert_array_equal(s, (x >> 2) ^ (y << 1), err_msg=f"{x.dtype} >> ^ <<")
+
+
+def softmax_rows(x, y, BLOCK):
     row = ct.bid(0)
     t = ct.load(x, (row, 0), (1, BLOCK), padding_mode=ct.PaddingMode.NEG_INF).astype(ct.float32)
     e = ct.exp(t - ct.max(t, axis=1, keepdims=True))
     ct.store(y, (row, 0), (e / ct.sum(e, axis=1, keepdims=True)).astype(y.dtype))
 
 
-@pytest.mark.parametrize("cols", [1, 7, 64, 300])
-def test_softmax_rows(cols):
-    x = rng.standard_normal((9, cols)).astype(np.float32)
-    y = np.zeros_like(x)
-    block = 1 << max(0, (cols - 1).bit_length())
-    run(softmax, (9,), x, y, block)
-    e = np.exp(x - x.max(1, keepdims=True))
-    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+SOFTMAX_COLS = (1, 7, 64, 300)      # in tiles of 1, 8, 64 and 512 columns (the next power of 2)
 
 
 @ct.kernel
-def matmul(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+def softmax(x0, y0, x1, y1, x2, y2, x3, y3):
+    softmax_rows(x0, y0, 1)          # four row widths in one kernel: one compile per mode
+    softmax_rows(x1, y1, 8)
+    softmax_rows(x2, y2, 64)
+    softmax_rows(x3, y3, 512)
+
+
+def test_softmax_rows():
+    xy = [(rng.standard_normal((9, cols)).astype(np.float32), np.zeros((9, cols), np.float32))
+          for cols in SOFTMAX_COLS]
+    run(softmax, (9,), *(a for p in xy for a in p))
+    for cols, (x, y) in zip(SOFTMAX_COLS, xy):
+        e = np.exp(x - x.max(1, keepdims=True))
+        np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7,
+                                   err_msg=f"{cols} columns")
+
+
+def matmul_tiles(A, B, C, TM, TN, TK):
     bm, bn = ct.bid(0), ct.bid(1)
     acc = ct.zeros((TM, TN), dtype=ct.float32)
     for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
@@ -110,19 +141,27 @@ def matmul(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[
     ct.store(C, (bm, bn), acc.astype(C.dtype))
 
 
-@pytest.mark.parametrize("dtype,out,rtol", [(np.float32, np.float32, 1e-5),
-                                            (np.float16, np.float32, 1e-5),
-                                            (np.float16, np.float16, 1e-2)])
+@ct.kernel
+def matmul(A0, B0, C0, A1, B1, C1, A2, B2, C2):
+    matmul_tiles(A0, B0, C0, 32, 16, 16)     # the three dtype pairs of MATMUL_TYPES in one
+    matmul_tiles(A1, B1, C1, 32, 16, 16)     # kernel: one compile per shape and mode
+    matmul_tiles(A2, B2, C2, 32, 16, 16)
+
+
+MATMUL_TYPES = ((np.float32, np.float32, 1e-5), (np.float16, np.float32, 1e-5),
+                (np.float16, np.float16, 1e-2))     # operands, result, tolerance
+
+
 @pytest.mark.parametrize("mnk", [(33, 17, 50), (64, 64, 64), (1, 100, 3)])
-def test_matmul_ragged(dtype, out, rtol, mnk):
+def test_matmul_ragged(mnk):
     M, N, K = mnk
-    A = rng.standard_normal((M, K)).astype(dtype)
-    B = rng.standard_normal((K, N)).astype(dtype)
-    C = np.zeros((M, N), out)
-    run(matmul, (ct.cdiv(M, 32), ct.cdiv(N, 16)), A, B, C, 32, 16, 16)
-    A64, B64 = A.astype(np.float64), B.astype(np.float64)
-    err = np.abs(C.astype(np.float64) - A64 @ B64) / (np.abs(A64) @ np.abs(B64) + 1e-30)
-    assert err.max() <= rtol
+    abc = [(rng.standard_normal((M, K)).astype(dtype), rng.standard_normal((K, N)).astype(dtype),
+            np.zeros((M, N), out)) for dtype, out, _ in MATMUL_TYPES]
+    run(matmul, (ct.cdiv(M, 32), ct.cdiv(N, 16)), *(x for t in abc for x in t))
+    for (A, B, C), (dtype, out, rtol) in zip(abc, MATMUL_TYPES):
+        A64, B64 = A.astype(np.float64), B.astype(np.float64)
+        err = np.abs(C.astype(np.float64) - A64 @ B64) / (np.abs(A64) @ np.abs(B64) + 1e-30)
+        assert err.max() <= rtol, (np.dtype(dtype).name, np.dtype(out).name, err.max())
 
 
 @ct.kernel

@@ -380,18 +380,31 @@ def test_host_compiler_error_points_at_the_user_line(code, prelude):
     assert e.value.message.split(": ", 1)[1] in e.value.log
 
 
-@ct.kernel
 def mul(x, out, s):
     ct.store(out, (0,), ct.load(x, (0,), (8,)) * s)
 
 
-@pytest.mark.parametrize("dtype,s", [(np.float16, np.float16(1.5)), (np.float32, np.float32(-2.25)),
-                                     (np.int64, np.int64(-3)), (np.int32, 7),
-                                     (np.int16, np.int16(-3)), (np.uint8, np.uint8(2))])
+@ct.kernel
+def mul6(x0, o0, s0, x1, o1, s1, x2, o2, s2, x3, o3, s3, x4, o4, s4, x5, o5, s5):
+    mul(x0, o0, s0)          # a scalar of each kind of SCALAR_KINDS in one signature
+    mul(x1, o1, s1)
+    mul(x2, o2, s2)
+    mul(x3, o3, s3)
+    mul(x4, o4, s4)
+    mul(x5, o5, s5)
+
+
+SCALAR_KINDS = [(np.float16, np.float16(1.5)), (np.float32, np.float32(-2.25)),
+                (np.int64, np.int64(-3)), (np.int32, 7), (np.int16, np.int16(-3)),
+                (np.uint8, np.uint8(2))]
+
+
 @pytest.mark.usefixtures("warm_path")
-def test_scalar_kinds_on_both_paths(dtype, s):
-    x = np.arange(8).astype(dtype)
+def test_scalar_kinds_on_both_paths():
+    xs = [np.arange(8).astype(dtype) for dtype, _ in SCALAR_KINDS]
     for _ in range(3):                      # the full path, then the fast path
-        out = np.zeros_like(x)
-        ct.launch(None, (1,), mul, (x, out, s))
-        assert out.tolist() == (x * s).astype(dtype).tolist()
+        outs = [np.zeros_like(x) for x in xs]
+        ct.launch(None, (1,), mul6, tuple(a for x, o, (_, s) in zip(xs, outs, SCALAR_KINDS)
+                                          for a in (x, o, s)))
+        for x, out, (dtype, s) in zip(xs, outs, SCALAR_KINDS):
+            assert out.tolist() == (x * s).astype(dtype).tolist(), (dtype, s)

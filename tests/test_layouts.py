@@ -33,29 +33,50 @@ def test_every_element_has_exactly_one_owner(layout, nt):
     assert layout.replicated or (held == 1).all()
 
 
+# The C++ layouts of PROBED in one probe kernel (`which` picks one): one compile per mode.
+PROBED = LAYOUTS[::2] + [LAYOUTS[9], LAYOUTS[11]]
 PROBE = """
 #include "tilepy/runtime.h"
-extern "C" __global__ void probe(int* elem, int* own) {
-  typedef LAYOUT L;
+template <class L> __device__ void probe_layout(int* elem, int* own) {
   for (int s = 0; s < L::K; ++s) {
     const int i = (int)threadIdx.x * L::K + s;
     elem[i] = L::valid(s) ? L::elem(s) : -1;
     own[i] = L::owner(s) ? 1 : 0;
   }
 }
+extern "C" __global__ void probe(int which, int* elem, int* own) {
+  switch (which) {
+CASES
+  }
+}
 """
 
 
+@pytest.fixture(scope="module")
+def probes():
+    cases = "\n".join(f"  case {i}: probe_layout<{layout_type(lay)}>(elem, own); break;"
+                      for i, lay in enumerate(PROBED))
+    source = PROBE.replace("CASES", cases)
+    built = {}
+
+    def probe(mode):
+        if mode not in built:
+            built[mode] = compile_kernel(source, "probe", threads=128 if mode == "faithful" else 1,
+                                         mode=mode)
+        return built[mode]
+    return probe
+
+
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
-@pytest.mark.parametrize("layout", LAYOUTS[::2] + [LAYOUTS[9], LAYOUTS[11]], ids=str)
-def test_cpp_layout_matches_python(layout, mode):
+@pytest.mark.parametrize("layout", PROBED, ids=str)
+def test_cpp_layout_matches_python(probes, layout, mode):
     nt = 128 if mode == "faithful" else 1
-    k = compile_kernel(f"#define LAYOUT {layout_type(layout)}\n" + PROBE, "probe", threads=nt, mode=mode)
+    k = probes(mode)
     slots = [layout.slots(nt, t) for t in range(nt)]
     per = len(slots[0])
     elem = np.full(nt * per, -2, np.int32)
     own = np.zeros(nt * per, np.int32)
-    k((1,), elem, own)
+    k((1,), PROBED.index(layout), elem, own)
     want_e = [e if e is not None else -1 for s in slots for e, _ in s]
     want_o = [int(o) for s in slots for _, o in s]
     np.testing.assert_array_equal(elem, want_e)
