@@ -169,10 +169,13 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
     from ..ir.printer import print_module
     from ..lowering.dce import dce
     from ..lowering.plan import plan_kernel, threads_for
+    from ..lowering.view_pointers import views_to_pointers
     verify(module)
     mlir = print_module(module)
-    dce(module)
     be = backend()
+    if be.lowering:          # gather_scatter/strided views as pointer tiles for the C++ emitter
+        views_to_pointers(module)
+    dce(module)
     be.check(module)
     try:
         plan = plan_kernel(module, threads_for(module, be.threads), disjoint) \
