@@ -467,6 +467,43 @@ class Tile:
     """Annotation for tile values."""
 
 
+class TiledView:
+    """`array.tiled_view(tile_shape, padding_mode=..., traversal_steps=None)` in a kernel (cuTile's
+    TiledView): the array seen as a grid of `tile_shape` tiles whose origins are
+    `traversal_steps` elements apart (default `tile_shape`: a partition; smaller steps overlap,
+    larger ones leave gaps). In a kernel: `tv.dtype`, `tv.tile_shape`, `tv.traversal_steps`,
+    `tv.load(index)`, `tv.store(index, tile)`, `tv.num_tiles(axis)` (cdiv(extent, step))."""
+
+
+@_stub
+def _array_tiled_view(array, /, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED,
+                      traversal_steps=None):
+    """`array.tiled_view(...)`: a TiledView of `array`."""
+
+
+@_stub
+def _array_slice(array, /, axis, start, stop):
+    """`array.slice(axis, start, stop)`: the array restricted to [start, stop) along `axis`
+    (a view of the same memory; `axis` a constant, negative counts from the last)."""
+
+
+@_stub
+def _tiled_view_load(view, /, index, *, check_bounds=True, latency=None, allow_tma=None):
+    """`tv.load(index)`: the tile at tile index `index` (elements outside the array read the
+    view's padding)."""
+
+
+@_stub
+def _tiled_view_store(view, /, index, tile, *, check_bounds=True, latency=None, allow_tma=None):
+    """`tv.store(index, tile)`: `tile` (broadcast to the tile shape, implicitly cast) written at
+    tile index `index` (elements outside the array are not written)."""
+
+
+@_stub
+def _tiled_view_num_tiles(view, /, axis):
+    """`tv.num_tiles(axis)`: the number of tiles along `axis` (cdiv(extent, step))."""
+
+
 class Scalar:
     """Annotation for a runtime scalar parameter (Python int -> int32, float -> float32)."""
 
@@ -477,4 +514,4 @@ __all__ = sorted(
     [n for n, v in dict(globals()).items()
      if getattr(v, "__tilepy_builtin__", False) and not n.startswith("_")]
     + ["PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope", "Constant",
-       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar", "ScalarInt64"])
+       "ConstantAnnotation", "ByTarget", "Array", "Tile", "TiledView", "Scalar", "ScalarInt64"])

@@ -23,7 +23,7 @@ from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
-from .values import Array, ArrayList, Tile, type_name
+from .values import Array, ArrayList, Tile, TiledView, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -41,6 +41,9 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
 # Tile methods: attribute name -> builtin taking the tile first.
+ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice}
+TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
+                      "num_tiles": api._tiled_view_num_tiles}
 TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.permute,
                 "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,
                 "prod": api.prod, "broadcast_to": api.broadcast_to, "extract": api.extract,
@@ -247,7 +250,17 @@ class FunctionTracer:
             if name in ("shape", "strides"):
                 vals = obj.shape if name == "shape" else obj.strides
                 return tuple(v if isinstance(v, int) else Tile(v, _dtype("int32")) for v in vals)
-            raise TileTypeError(f"arrays have no attribute '{name}' in kernels")
+            if name in ARRAY_METHODS:
+                return BoundBuiltin(ARRAY_METHODS[name], obj)
+            raise TileTypeError(f"arrays have no attribute '{name}' in kernels"
+                                f"{did_you_mean(name, ('dtype', 'ndim', 'shape', 'strides', *ARRAY_METHODS))}")
+        if isinstance(obj, TiledView):
+            if name in ("dtype", "tile_shape", "traversal_steps"):
+                return getattr(obj, name)
+            if name in TILED_VIEW_METHODS:
+                return BoundBuiltin(TILED_VIEW_METHODS[name], obj)
+            known = ("dtype", "tile_shape", "traversal_steps", *TILED_VIEW_METHODS)
+            raise TileTypeError(f"tiled views have no attribute '{name}'{did_you_mean(name, known)}")
         try:
             v = getattr(obj, name)
         except AttributeError as e:     # a module's own message (tilepy's names the nearest)
