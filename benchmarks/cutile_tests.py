@@ -55,6 +55,7 @@ def _internals(capability):
     import torch
     import tilepy
     import tilepy.errors as errors
+    import tilepy.frontend.promotion as promotion
     from tilepy.compilation import CallingConvention
     from tilepy.host.intake import torch_dtype
     from tilepy.types.dtype import from_numpy
@@ -90,6 +91,7 @@ def _internals(capability):
     for name in dir(errors):
         if name.startswith("Tile"):
             setattr(exception, name, getattr(errors, name))
+    exception.TypeCheckingError = errors.TileTypeError       # cuTile's other name for it
     numeric = types.ModuleType("cuda.tile._numeric_semantics")
     numeric.RoundingMode, numeric.PaddingMode = tilepy.RoundingMode, tilepy.PaddingMode
     memory = types.ModuleType("cuda.tile._memory_model")
@@ -103,9 +105,17 @@ def _internals(capability):
         return t if isinstance(t, tilepy.DType) else from_numpy(t)
     typing_support.to_dtype = to_dtype
     ir.typing_support = typing_support
+    # the dtype rules tests compute their expectations from: tilepy's (cuTile's table, checked
+    # by tilepy's own tests), so these tests check that tilepy follows its own rule everywhere
+    cast_ops = types.ModuleType("cuda.tile._ir.cast_ops")
+    cast_ops._is_implicit_cast_ok = promotion.can_cast_implicitly
+    ops_utils = types.ModuleType("cuda.tile._ir.ops_utils")
+    ops_utils.promote_dtypes = promotion.promote
+    ir.cast_ops, ir.ops_utils = cast_ops, ops_utils
     sys.modules.update({"cuda.tile._exception": exception,
                         "cuda.tile._numeric_semantics": numeric,
                         "cuda.tile._memory_model": memory, "cuda.tile._ir": ir,
+                        "cuda.tile._ir.cast_ops": cast_ops, "cuda.tile._ir.ops_utils": ops_utils,
                         "cuda.tile._ir.typing_support": typing_support})
 
 
