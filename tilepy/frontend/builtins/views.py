@@ -102,6 +102,15 @@ def tiled_view_load(ctx, view, index, *, check_bounds, latency, allow_tma):
     return reshape(ctx, t, ()) if v.tile_shape == () else t
 
 
+def _broadcastable(src, dst) -> bool:
+    if len(src) > len(dst):
+        return False
+    try:
+        return broadcast_shapes(src, dst) == tuple(dst)
+    except TileTypeError:
+        return False
+
+
 @impl(api._tiled_view_store)
 def tiled_view_store(ctx, view, index, tile, *, check_bounds, latency, allow_tma):
     v = _view(view, "store")
@@ -114,7 +123,7 @@ def tiled_view_store(ctx, view, index, tile, *, check_bounds, latency, allow_tma
                                     f"implicitly cast to the array's dtype {a.dtype.name}; use "
                                     f".astype(tilepy.{a.dtype.name})")
             t = convert(ctx, t, a.dtype)
-        if len(t.shape) > len(shape) or broadcast_shapes(t.shape, shape) != shape:
+        if not _broadcastable(t.shape, shape):
             raise TileTypeError(f"Tile shape {t.shape} is not broadcastable to the tiled view's "
                                 f"tile shape {v.tile_shape}")
         t = broadcast(ctx, t, shape)
