@@ -8,17 +8,21 @@ Each test file runs under pytest in a child process of its own, with its source 
 checkout's conftest.py and util.py) untouched, under the emulation of cutile_samples.py
 (`cuda.tile` is tilepy, torch's "cuda" device is the CPU). cuTile's test files and their
 conftest/util import private modules of cuTile (`cuda.tile._compile`, `_cext`, `_bytecode`,
-`_exception`, `_ir.typing_support`, ...); this harness gives them the few facts those imports
-are read for (the emulated device's capability and bytecode version, the exception classes,
-torch dtype -> DType), never tilepy's own code under cuTile's private names. A test that needs
-more of cuTile's internals (its IR, its bytecode writer, its C extension's calling conventions)
-cannot run on another implementation and is counted INTERNALS.
+`_exception`, `_ir.typing_support`, `_ir.cast_ops`, ...); this harness gives them the few
+facts those imports are read for: the emulated device's capability and bytecode version, the
+exception classes, torch dtype -> DType, and the implicit-cast and promotion rules (tilepy's,
+which follow cuTile's table: tests that compute an expectation from them check tilepy against
+its own rule). A test that needs more of cuTile's internals (its IR classes, its bytecode
+writer, its cache tool) cannot run on another implementation and is counted INTERNALS.
 
-Per test: PASS, WRONG (an assertion failed: a value, or an expected error that did not come
-or came with another message), CRASH (any other exception), UNSUPPORTED (tilepy refused it:
-TileUnsupportedFeatureError), INTERNALS (the test reads cuTile internals tilepy does not have),
-SKIP (the test skipped itself: a capability, a missing package), TIMEOUT (the file's time ran
-out before the test finished). The detail column says the first line of the error.
+Per test: PASS; WRONG (an assertion failed: a value, or an expected error that did not come,
+or came with another message); REFUSED (tilepy raised a located error, TileTypeError/
+TileValueError/..., where the test expected none or another class); CRASH (any other
+exception, TileInternalError included); UNSUPPORTED (TileUnsupportedFeatureError); MISSING (a
+public cuTile name tilepy does not define); INTERNALS (the test reads cuTile internals); SKIP
+(the test skipped itself: a capability, a missing package); TIMEOUT (the file's time ran out
+before the test finished). The detail column says the first line of the error. `--replay
+run.json` prints a saved run's table again (with this version's statuses).
 """
 from __future__ import annotations
 
@@ -32,7 +36,8 @@ import time
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STATUSES = ("PASS", "WRONG", "CRASH", "UNSUPPORTED", "INTERNALS", "SKIP", "TIMEOUT")
+STATUSES = ("PASS", "WRONG", "REFUSED", "CRASH", "UNSUPPORTED", "MISSING", "INTERNALS", "SKIP",
+            "TIMEOUT")
 
 
 # ---- the child: one test file under pytest --------------------------------------------------
@@ -119,21 +124,37 @@ def _internals(capability):
                         "cuda.tile._ir.typing_support": typing_support})
 
 
+INTERNAL_MODULES = ("cuda.tile._", "cuda.tile_internal", "cutile_cache")
+
+
+def status_of(name: str, text: str) -> str:
+    """The status of a test that raised exception `name` with message `text` (also what
+    --replay applies to a saved run's details)."""
+    if name == "TileUnsupportedFeatureError":
+        return "UNSUPPORTED"
+    if name in ("ImportError", "ModuleNotFoundError", "AttributeError") and \
+            any(m in text for m in INTERNAL_MODULES):
+        return "INTERNALS"
+    if name in ("TileAttributeError", "ImportError") and ("'tilepy" in text or
+                                                          "tilepy." in text):
+        return "MISSING"
+    if name == "TileInternalError":
+        return "CRASH"
+    if name.startswith("Tile") and name.endswith("Error"):
+        return "REFUSED"
+    if name in ("AssertionError", "Failed"):
+        return "WRONG"
+    return "CRASH"
+
+
 def _classify(excinfo) -> tuple[str, str]:
-    from tilepy.errors import TileUnsupportedFeatureError
     e = excinfo.value
     text = str(e).strip().splitlines()
     first = text[0] if text else ""
     name = type(e).__name__
-    if isinstance(e, TileUnsupportedFeatureError):
-        return "UNSUPPORTED", first
-    if isinstance(e, (ImportError, AttributeError)) and "cuda.tile" in str(e):
-        return "INTERNALS", f"{name}: {first}"
-    if isinstance(e, AssertionError) or name in ("Failed", "DID NOT RAISE"):
-        if "Regex pattern did not match" in str(e):
-            return "WRONG", "error message: " + " ".join(text[:3])
-        return "WRONG", f"{name}: {first}"
-    return "CRASH", f"{name}: {first}"
+    if name == "Failed" and "Regex pattern did not match" in str(e):
+        first = "error message: " + " ".join(text[:3])
+    return status_of(name, first), f"{name}: {first}"
 
 
 def run_child(test_path, out_path, capability, sms, per_test=0):
@@ -199,8 +220,8 @@ def run_child(test_path, out_path, capability, sms, per_test=0):
             if report.failed:
                 lines = str(report.longrepr).strip().splitlines()
                 err = next((ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1])
-                status = "INTERNALS" if "cuda.tile" in err and (
-                    "Error" in err) else "CRASH"
+                name, _, text = err[1:].strip().partition(": ")
+                status = status_of(name.rsplit(".", 1)[-1], text)
                 out.write(json.dumps({"test": "(collection)", "status": status,
                                       "detail": err[:300], "launched": []}) + "\n")
                 out.flush()
@@ -248,14 +269,25 @@ def main(argv=None):
                    help="run only the first N parameter cases of each test function (0: all)")
     p.add_argument("--summary", action="store_true", help="one line per file, not per test")
     p.add_argument("--json", help="also write every row to this file")
+    p.add_argument("--replay", help="print the table of a run saved with --json")
     p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     capability = tuple(int(x) for x in args.capability.split("."))
     if args.child:
         return run_child(args.child[0], args.child[1], capability, args.sms, args.per_test)
-    folder = os.path.join(args.checkout, "test")
-    names = args.only or sorted(n for n in os.listdir(folder)
-                                if n.startswith("test_") and n.endswith(".py"))
+    saved = {}
+    if args.replay:
+        with open(args.replay) as f:
+            for r in json.load(f):
+                if r["status"] not in ("PASS", "SKIP", "TIMEOUT"):
+                    name, _, text = r["detail"].partition(": ")
+                    r["status"] = status_of(name, text) if text else r["status"]
+                saved.setdefault(r["file"], []).append(r)
+        names = list(saved)
+    else:
+        folder = os.path.join(args.checkout, "test")
+        names = args.only or sorted(n for n in os.listdir(folder)
+                                    if n.startswith("test_") and n.endswith(".py"))
     total = dict.fromkeys(STATUSES, 0)
     every = []
     if args.summary:
@@ -264,7 +296,8 @@ def main(argv=None):
     else:
         print("| file | test | status | detail |\n|---|---|---|---|")
     for name in names:
-        rows, seconds = run_file(os.path.join(folder, name), args)
+        rows, seconds = (saved[name], 0.0) if args.replay else \
+            run_file(os.path.join(folder, name), args)
         counts = dict.fromkeys(STATUSES, 0)
         for r in rows:
             counts[r["status"]] += 1
@@ -274,8 +307,8 @@ def main(argv=None):
                 print(f"| {name} | {r['test']} | {r['status']} | "
                       f"{r['detail'].replace('|', '/')} |", flush=True)
         if args.summary:
-            bad = next((r for r in rows if r["status"] in ("WRONG", "CRASH", "UNSUPPORTED")),
-                       None)
+            bad = next((r for r in rows if r["status"] in ("WRONG", "REFUSED", "CRASH",
+                                                           "UNSUPPORTED", "MISSING")), None)
             first = f"{bad['test']}: {bad['status']}: {bad['detail']}" if bad else ""
             print(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES) +
                   f" | {seconds:.0f} | {first.replace('|', '/')[:160]} |", flush=True)
