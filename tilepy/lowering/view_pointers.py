@@ -117,8 +117,8 @@ def _pointers(e: _Emitter, view_value, vt, index):
                       signedness="unsigned")
         mask = ok if mask is None else e.binary("andi", mask, ok, I1)
         if stride != 1:
-            s = e.const(stride, I64) if isinstance(stride, int) else \
-                e.value("exti", stride, signedness="signed", result_types=[stride.type.with_elem(I64)])
+            s = e.const(stride, I64) if isinstance(stride, int) else e.value(
+                "exti", stride, signedness="signed", result_types=[stride.type.with_elem(I64)])
             c = e.binary("muli", c, e.along(s, shape, 0))
         off = c if off is None else e.binary("addi", off, c)
     off = e.value("select", mask, off, e.const(0, I64, shape), result_types=[off.type])
