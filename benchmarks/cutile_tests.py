@@ -157,7 +157,7 @@ def _classify(excinfo) -> tuple[str, str]:
     return status_of(name, first), f"{name}: {first}"
 
 
-def run_child(test_path, out_path, capability, sms, per_test=0):
+def run_child(test_paths, out_path, capability, sms, per_test=0):
     import resource
     sys.path.insert(0, HERE)
     import cutile_samples as samples
@@ -200,7 +200,9 @@ def run_child(test_path, out_path, capability, sms, per_test=0):
             elif rep.passed and call.when == "call":
                 row = ("PASS", "")
             if row is not None:
-                out.write(json.dumps({"test": item.nodeid.split("::", 1)[-1], "status": row[0],
+                file, _, test = item.nodeid.partition("::")
+                out.write(json.dumps({"file": os.path.basename(file), "test": test,
+                                      "status": row[0],
                                       "detail": row[1][:300],
                                       "launched": sorted(set(launches.names))}) + "\n")
                 out.flush()
@@ -222,13 +224,14 @@ def run_child(test_path, out_path, capability, sms, per_test=0):
                 err = next((ln for ln in reversed(lines) if ln.startswith("E ")), lines[-1])
                 name, _, text = err[1:].strip().partition(": ")
                 status = status_of(name.rsplit(".", 1)[-1], text)
-                out.write(json.dumps({"test": "(collection)", "status": status,
+                out.write(json.dumps({"file": os.path.basename(report.nodeid.split("::")[0]),
+                                      "test": "(collection)", "status": status,
                                       "detail": err[:300], "launched": []}) + "\n")
                 out.flush()
 
-    folder = os.path.dirname(os.path.abspath(test_path))
+    folder = os.path.dirname(os.path.abspath(test_paths[0]))
     os.chdir(folder)
-    pytest.main([test_path, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+    pytest.main([*test_paths, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                  "-W", "ignore", "--rootdir", os.path.dirname(folder), "--tb=no"],
                 plugins=[Collector()])
     out.close()
@@ -236,10 +239,11 @@ def run_child(test_path, out_path, capability, sms, per_test=0):
 
 # ---- the parent: every test file in a child process -----------------------------------------
 
-def run_file(path, args):
+def run_files(paths, args):
+    """Rows of the tests of `paths` (one pytest session in one child process)."""
     fd, out = tempfile.mkstemp(suffix=".jsonl")
     os.close(fd)
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", path, out,
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", out, *paths,
            "--capability", args.capability, "--sms", str(args.sms),
            "--per-test", str(args.per_test)]
     env = dict(os.environ, TILEPY_CPU_MODE=args.mode)
@@ -253,7 +257,13 @@ def run_file(path, args):
         rows = [json.loads(line) for line in f if line.strip()]
     os.unlink(out)
     if ended != "completed":
-        rows.append({"test": "(the rest)", "status": "TIMEOUT", "detail": ended, "launched": []})
+        done = {r["file"] for r in rows}
+        last = rows[-1]["file"] if rows else None
+        for p in paths:
+            name = os.path.basename(p)
+            if name == last or name not in done:
+                rows.append({"file": name, "test": "(the rest)", "status": "TIMEOUT",
+                             "detail": ended, "launched": []})
     return rows, time.perf_counter() - t0
 
 
@@ -270,11 +280,13 @@ def main(argv=None):
     p.add_argument("--summary", action="store_true", help="one line per file, not per test")
     p.add_argument("--json", help="also write every row to this file")
     p.add_argument("--replay", help="print the table of a run saved with --json")
-    p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    p.add_argument("--files-per-child", type=int, default=1,
+                   help="test files run in one pytest session (saves the imports per file)")
+    p.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     capability = tuple(int(x) for x in args.capability.split("."))
     if args.child:
-        return run_child(args.child[0], args.child[1], capability, args.sms, args.per_test)
+        return run_child(args.child[1:], args.child[0], capability, args.sms, args.per_test)
     saved = {}
     if args.replay:
         with open(args.replay) as f:
@@ -295,27 +307,39 @@ def main(argv=None):
         print("|---" * (len(STATUSES) + 3) + "|")
     else:
         print("| file | test | status | detail |\n|---|---|---|---|")
-    for name in names:
-        rows, seconds = (saved[name], 0.0) if args.replay else \
-            run_file(os.path.join(folder, name), args)
-        counts = dict.fromkeys(STATUSES, 0)
-        for r in rows:
-            counts[r["status"]] += 1
-            total[r["status"]] += 1
-            every.append(dict(r, file=name))
-            if not args.summary:
-                print(f"| {name} | {r['test']} | {r['status']} | "
-                      f"{r['detail'].replace('|', '/')} |", flush=True)
-        if args.summary:
-            bad = next((r for r in rows if r["status"] in ("WRONG", "REFUSED", "CRASH",
-                                                           "UNSUPPORTED", "MISSING")), None)
-            first = f"{bad['test']}: {bad['status']}: {bad['detail']}" if bad else ""
-            print(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES) +
-                  f" | {seconds:.0f} | {first.replace('|', '/')[:160]} |", flush=True)
+    chunk = max(1, args.files_per_child)
+    groups = [[n] for n in names] if args.replay else \
+        [names[i:i + chunk] for i in range(0, len(names), chunk)]
+    for group in groups:
+        if args.replay:
+            found, seconds = saved[group[0]], 0.0
+        else:
+            found, seconds = run_files([os.path.join(folder, n) for n in group], args)
+        for name in group:
+            rows = [r for r in found if r["file"] == name]
+            _report(name, rows, seconds / len(group), args, total, every)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(every, f, indent=0)
     print("\ntotal: " + ", ".join(f"{k} {v}" for k, v in total.items()))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(every, f, indent=0)
+
+
+def _report(name, rows, seconds, args, total, every):
+    """Print one file's rows (or its summary line) and add them to the totals."""
+    counts = dict.fromkeys(STATUSES, 0)
+    for r in rows:
+        counts[r["status"]] += 1
+        total[r["status"]] += 1
+        every.append(dict(r, file=name))
+        if not args.summary:
+            print(f"| {name} | {r['test']} | {r['status']} | "
+                  f"{r['detail'].replace('|', '/')} |", flush=True)
+    if args.summary:
+        bad = next((r for r in rows if r["status"] in ("WRONG", "REFUSED", "CRASH",
+                                                       "UNSUPPORTED", "MISSING")), None)
+        first = f"{bad['test']}: {bad['status']}: {bad['detail']}" if bad else ""
+        print(f"| {name} | " + " | ".join(str(counts[s]) for s in STATUSES) +
+              f" | {seconds:.0f} | {first.replace('|', '/')[:160]} |", flush=True)
 
 
 if __name__ == "__main__":
