@@ -232,7 +232,8 @@ def run_child(test_paths, out_path, capability, sms, per_test=0):
     folder = os.path.dirname(os.path.abspath(test_paths[0]))
     os.chdir(folder)
     pytest.main([*test_paths, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                 "-W", "ignore", "--rootdir", os.path.dirname(folder), "--tb=no"],
+                 "-W", "ignore", "--rootdir", os.path.dirname(folder), "--tb=no",
+                 "--continue-on-collection-errors"],
                 plugins=[Collector()])
     out.close()
 
