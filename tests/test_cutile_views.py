@@ -98,6 +98,12 @@ def advanced_scatter():
     return views.scatter_rows, (2,), (x, IDX, out, 8, 8), check
 
 
+@case
+def zero_d_gather_scatter():
+    x = np.ones((), np.int32)
+    return views.add_to_scalar, (1,), (x,), lambda: np.testing.assert_array_equal(x, 21)
+
+
 @pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_view_kernel_matches_numpy(name, mode):

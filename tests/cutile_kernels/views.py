@@ -61,3 +61,9 @@ def scatter_rows(x, idx, out, R: ct.Constant[int], C: ct.Constant[int]):
     rows = ct.load(idx, (0,), (R,))
     b = ct.bid(0)
     ct.store_advanced_indexing(out, (rows, ct.Slice(b * C, C)), ct.load(x, (0, b), (R, C)))
+
+
+@ct.kernel
+def add_to_scalar(x):
+    """x += 20 for a 0-d array, through gather/scatter with an empty index."""
+    ct.scatter(x, (), ct.gather(x, ()) + 20)
