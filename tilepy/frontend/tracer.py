@@ -40,10 +40,11 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.RShift: operator.rshift}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
-# Tile methods: attribute name -> builtin taking the tile first.
+# Array and tiled-view methods: attribute name -> builtin taking the array / view first.
 ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice}
 TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
                       "num_tiles": api._tiled_view_num_tiles}
+# Tile methods: attribute name -> builtin taking the tile first.
 TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.permute,
                 "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,
                 "prod": api.prod, "broadcast_to": api.broadcast_to, "extract": api.extract,
@@ -252,15 +253,17 @@ class FunctionTracer:
                 return tuple(v if isinstance(v, int) else Tile(v, _dtype("int32")) for v in vals)
             if name in ARRAY_METHODS:
                 return BoundBuiltin(ARRAY_METHODS[name], obj)
+            known = ("dtype", "ndim", "shape", "strides", *ARRAY_METHODS)
             raise TileTypeError(f"arrays have no attribute '{name}' in kernels"
-                                f"{did_you_mean(name, ('dtype', 'ndim', 'shape', 'strides', *ARRAY_METHODS))}")
+                                f"{did_you_mean(name, known)}")
         if isinstance(obj, TiledView):
             if name in ("dtype", "tile_shape", "traversal_steps"):
                 return getattr(obj, name)
             if name in TILED_VIEW_METHODS:
                 return BoundBuiltin(TILED_VIEW_METHODS[name], obj)
             known = ("dtype", "tile_shape", "traversal_steps", *TILED_VIEW_METHODS)
-            raise TileTypeError(f"tiled views have no attribute '{name}'{did_you_mean(name, known)}")
+            raise TileTypeError(f"tiled views have no attribute '{name}'"
+                                f"{did_you_mean(name, known)}")
         try:
             v = getattr(obj, name)
         except AttributeError as e:     # a module's own message (tilepy's names the nearest)
