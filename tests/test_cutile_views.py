@@ -117,12 +117,15 @@ def test_view_kernel_compiles_with_nvrtc(name, arch):
 
 
 def test_the_cpp_backend_addresses_views_through_pointers():
-    """The C++ source of a gather through a gather_scatter_view loads pointer tiles (the
-    Tile IR text keeps the view)."""
-    kernel, _, args, _ = CASES["advanced_gather"]()
+    """The C++ source of a gather through a gather_scatter_view loads pointer tiles; the Tile
+    IR text and the bytecode for NVIDIA's compiler keep the view, after a launch too."""
+    kernel, grid, args, _ = CASES["advanced_gather"]()
+    ct.launch(None, grid, kernel, args)
     assert "make_gather_scatter_view" in kernel.mlir(*args)
     src = kernel.cuda_source(*args)
     assert "gather_scatter" not in src and "tp_kernel_gather_rows" in src
+    names = [o.name for o in read_module(kernel.bytecode(*args)).walk()]
+    assert names.count("make_gather_scatter_view") == 1 and "load_ptr_tko" not in names
 
 
 def test_tiled_view_errors_name_the_line():

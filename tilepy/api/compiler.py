@@ -96,7 +96,8 @@ def tile_ir(kernel, key, params) -> Module:
     """The specialization's Tile IR, verified and without dead code, with no backend involved:
     what the bytecode writer and tileiras take (they do not need the C++ emitter's support)."""
     hit = kernel.cache.get(key)
-    if hit is not None and not kernel.changed():
+    if hit is not None and not kernel.changed() and \
+            not getattr(hit.module, "views_as_pointers", False):   # (lowering/view_pointers.py)
         return hit.module
     from ..frontend.identity import Deps
     from ..ir import verify

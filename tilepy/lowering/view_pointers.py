@@ -11,7 +11,8 @@ tile<i64> of the tile's shape, a mask of the coordinates inside the tensor (elem
 the view's padding and are not written, as with partition views), the element offsets
 sum(c_d * stride_d) (masked-off elements at offset 0: never an invalid address), and then a
 `load_ptr_tko`/`store_ptr_tko` with the mask, keeping the op's memory ordering, scope, token and
-location. The view ops become dead and dce removes them.
+location. The view ops become dead and dce removes them. The module is marked
+`views_as_pointers`: the Tile IR given to NVIDIA's compiler is traced again, views included.
 """
 from __future__ import annotations
 
@@ -182,4 +183,5 @@ def views_to_pointers(module: Module) -> Module:
     if replaced:
         for op in module.walk():
             op.operands = [replaced.get(id(v), v) for v in op.operands]
+        module.views_as_pointers = True       # no longer the traced Tile IR (api/compiler.tile_ir)
     return module
