@@ -67,6 +67,13 @@ def array_slice():
     return views.rows_of_slice, (1,), (x, y, 9, 12, 4, 8), check
 
 
+@case
+def array_slice_static_extent():
+    x = np.arange(32, dtype=np.int32)
+    y = np.zeros(16, np.int32)
+    return views.static_slice, (1,), (x, y), lambda: np.testing.assert_array_equal(y, x[2:18])
+
+
 IDX = np.array([3, 0, 9, 12, 5, 1, 2, 100], np.int32)     # 12 and 100: past the array
 
 

@@ -67,3 +67,11 @@ def scatter_rows(x, idx, out, R: ct.Constant[int], C: ct.Constant[int]):
 def add_to_scalar(x):
     """x += 20 for a 0-d array, through gather/scatter with an empty index."""
     ct.scatter(x, (), ct.gather(x, ()) + 20)
+
+
+@ct.kernel
+def static_slice(x, y):
+    """y = x[2:18]: constant bounds make the slice's extent a compile-time constant."""
+    part = x.slice(axis=0, start=2, stop=18)
+    ct.static_assert(part.shape[0] == 16)
+    ct.store(y, (0,), ct.load(part, (0,), (part.shape[0],)))
