@@ -220,3 +220,10 @@ def test_array_and_list_annotations():
         ct.ArrayAnnotation(index_dtype=ct.int16)
     with pytest.raises(TypeError, match="must be an ArrayAnnotation"):
         ct.ListAnnotation(3)
+
+
+def test_a_kernel_is_an_instance_of_ct_kernel():
+    """cuTile's `ct.kernel` is the class of kernels: `isinstance(k, ct.kernel)` (util.py of
+    cuTile's tests asks it)."""
+    assert isinstance(views.gather_rows, ct.kernel)
+    assert not isinstance(views.gather_rows.func, ct.kernel)
