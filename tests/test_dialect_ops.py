@@ -247,15 +247,21 @@ return
 """
 
 
-def test_gather_scatter_and_strided_views_in_the_interpreter():
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+def test_gather_scatter_and_strided_views(mode):
     """Rows 5, 0, 9, 2 (columns 4..11) gathered and scattered to rows 0..3 at column 10 (columns
     past 16 are not written); the strided tile (4, 1) covers rows 8..11, columns 4..11 (rows past
-    n = 10 read the padding value NaN) and is scattered to rows 5, 0, 9, 2 at column 1."""
+    n = 10 read the padding value NaN) and is scattered to rows 5, 0, 9, 2 at column 1. The C++
+    backend addresses the views through pointer tiles (lowering/view_pointers.py)."""
+    from tilepy.api.compiler import compile_module
     from tilepy.interpret import run
     from tilepy.ir.parser import parse_module
     x = np.arange(10 * 16, dtype=np.float32).reshape(10, 16)
     q = np.zeros((10, 16), np.float32)
-    run(parse_module(VIEWS_MODULE), (1, 1, 1), [x, q, 10])
+    if mode == "interpret":
+        run(parse_module(VIEWS_MODULE), (1, 1, 1), [x, q, 10])
+    else:
+        compile_module(parse_module(VIEWS_MODULE)).run_cpu(1, [x, q, 10], mode=mode)
     want = np.zeros((10, 16), np.float32)
     want[0:4, 10:16] = x[[5, 0, 9, 2], 4:10]
     strided = np.full((4, 8), np.nan, np.float32)
@@ -310,8 +316,7 @@ def test_alloca_is_scratch_memory_in_the_interpreter():
     np.testing.assert_array_equal(q, 2 * np.arange(8, dtype=np.float32))
 
 
-@pytest.mark.parametrize("name, line, op", [("VIEWS_MODULE", 5, "make_gather_scatter_view"),
-                                            ("RED_STRIDED_MODULE", 4, "make_strided_view"),
+@pytest.mark.parametrize("name, line, op", [("RED_STRIDED_MODULE", 4, "make_strided_view"),
                                             ("ALLOCA_MODULE", 3, "alloca")])
 def test_the_cpp_backend_refuses_them_at_their_line(name, line, op):
     """Not a crash in the lowering passes: a located TileUnsupportedFeatureError."""
@@ -333,29 +338,27 @@ def gather_rows(x, rows, out):
                                t * 2.0)  # GATHER
 
 
-def test_advanced_indexing_gathers_and_scatters_rows():
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+def test_advanced_indexing_gathers_and_scatters_rows(mode):
     """Block b reads rows `rows` at columns 4b..4b+7 (past the edge: zeros) and writes them to
-    rows 8b..8b+7 of out (interpreter: NVIDIA's gather_scatter_view); the C++ backend refuses
-    it at the user's line."""
+    rows 8b..8b+7 of out (NVIDIA's gather_scatter_view in the Tile IR and the bytecode; pointer
+    tiles in the C++ backend)."""
     from guarded import launch
-    from tilepy.errors import TileUnsupportedFeatureError
     x = np.arange(20 * 12, dtype=np.float32).reshape(20, 12)
     rows = np.array([3, 19, 0, 7, 7, 12, 1, 5], np.int32)
     out = np.zeros((16, 8), np.float32)
-    launch((2,), gather_rows, (x, rows, out), "interpret")
+    launch((2,), gather_rows, (x, rows, out), mode)
     padded = np.concatenate([x, np.zeros((20, 8), np.float32)], axis=1)
     want = np.concatenate([padded[rows, 0:8], padded[rows, 4:12]]) * 2
     np.testing.assert_array_equal(out, want)
+    if mode != "interpret":
+        return
     from tilepy.bytecode import read_module
     names = [o.name for o in read_module(gather_rows.bytecode(x, rows, out)).walk()]
     assert names.count("make_gather_scatter_view") == 2, names    # NVIDIA's compiler gets them
     import bytecode_util as bu
     if bu.TILEIRDISASM is not None:
         assert bu.disasm(gather_rows.bytecode(x, rows, out)).returncode == 0
-    with pytest.raises(TileUnsupportedFeatureError) as e:
-        launch((2,), gather_rows, (x, rows, out), "fast")
-    assert "'make_gather_scatter_view' is not supported by the CUDA C++ backend" in str(e.value)
-    assert_located(e.value, "LOAD", "ct.load_advanced_indexing", __file__)
 
 
 _TV3 = "tensor_view<4x?x64xf32, strides=[?,64,1]>"

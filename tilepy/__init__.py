@@ -25,7 +25,7 @@ _LAZY = {**{n: "tilepy.errors" for n in _ERRORS},
          "Kernel": "tilepy.api.kernel", "kernel": "tilepy.api.kernel",
          "function": "tilepy.api.kernel", "cpu_mode": "tilepy.launch.cpu",
          "compiler_timeout": "tilepy.launch.timeout"}
-_SUBMODULES = ("tune",)                 # `tilepy.tune.exhaustive_search` without an import
+_SUBMODULES = ("tune", "compilation")   # `tilepy.tune.exhaustive_search` without an import
 _API = "tilepy.frontend.api"
 
 

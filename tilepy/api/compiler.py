@@ -96,7 +96,8 @@ def tile_ir(kernel, key, params) -> Module:
     """The specialization's Tile IR, verified and without dead code, with no backend involved:
     what the bytecode writer and tileiras take (they do not need the C++ emitter's support)."""
     hit = kernel.cache.get(key)
-    if hit is not None and not kernel.changed():
+    if hit is not None and not kernel.changed() and \
+            not getattr(hit.module, "views_as_pointers", False):   # (lowering/view_pointers.py)
         return hit.module
     from ..frontend.identity import Deps
     from ..ir import verify
@@ -169,10 +170,13 @@ def lower_module(module: Module, what: str, disjoint: frozenset = frozenset()) -
     from ..ir.printer import print_module
     from ..lowering.dce import dce
     from ..lowering.plan import plan_kernel, threads_for
+    from ..lowering.view_pointers import views_to_pointers
     verify(module)
     mlir = print_module(module)
-    dce(module)
     be = backend()
+    if be.lowering:          # gather_scatter/strided views as pointer tiles for the C++ emitter
+        views_to_pointers(module)
+    dce(module)
     be.check(module)
     try:
         plan = plan_kernel(module, threads_for(module, be.threads), disjoint) \
@@ -234,10 +238,12 @@ class CompiledModule:
 
     def run_cpu(self, grid, args, mode: str | None = None):
         """Run on the CPU backend: one argument per entry parameter, as `tilepy.interpret.run`
-        takes them (a numpy array or (array, element offset) per pointer, scalars otherwise)."""
+        takes them (a numpy array or (array, element offset) per pointer, scalars otherwise).
+        The entry's pointers are bare (no shapes cross the boundary), so element-space accesses
+        run unchecked, as in hand-written kernels."""
         from ..launch import cpu
         from ..host.grid import normalize_grid
-        lib = cpu.build(self.emitted, self.compile_source(), mode=mode)
+        lib = cpu.build(self.emitted, self.compile_source(), mode=mode, checked=False)
         cpu.run(lib, normalize_grid(grid), module_args(self.module, args),
                 smem=self.emitted.smem_bytes)
 

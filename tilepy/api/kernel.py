@@ -80,7 +80,15 @@ class Kernel(KernelFunction):
             raise
 
 
-def kernel(func=None, /, **options):
+class _KernelDecorator(type):
+    """`isinstance(k, tilepy.kernel)` is true for a kernel, as in cuTile (whose `kernel` is the
+    class of kernels)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Kernel)
+
+
+class kernel(metaclass=_KernelDecorator):
     """Decorate a function as a tile kernel (`@tilepy.kernel` or `@tilepy.kernel(...)`).
 
     Options (cuTile's; a value may be a `ByTarget(sm_90=..., default=...)`), written into the
@@ -89,9 +97,11 @@ def kernel(func=None, /, **options):
     power of 2): cuTile's blocks per cluster, a no-op in the C++ backend (its blocks share no
     data: cuda_c/kernel_options.py); `opt_level` (0-3), `num_worker_warps`: accepted, no effect.
     tilepy's `compiler` ("nvrtc" or "tileiras"): the GPU compiler of launches."""
-    if func is None:
-        return lambda f: Kernel(f, **options)
-    return Kernel(func, **options)
+
+    def __new__(cls, func=None, /, **options):
+        if func is None:
+            return lambda f: Kernel(f, **options)
+        return Kernel(func, **options)
 
 
 def function(func=None, /, *, host=False, tile=True):

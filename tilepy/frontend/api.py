@@ -70,6 +70,55 @@ class ScalarAnnotation:
             raise ValueError(f"`dtype` must be int32 or int64, got {self.dtype}")
 
 
+def _dims_tuple(value, field: str):
+    if not isinstance(value, tuple):
+        raise TypeError(f"`{field}` must be a tuple of integers")
+    for i, d in enumerate(value):
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError(f"Element #{i} of `{field}` must be int, got {d}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ArrayAnnotation:
+    """`typing.Annotated` metadata of an array parameter (cuTile's): `index_dtype` (int32, or
+    int64 for shapes/strides past 2^31), `static_shape_dims` / `static_stride_dims` (dimensions
+    whose extent / stride cuTile makes a compile-time constant; negative counts from the last).
+    tilepy accepts and checks them; it does not specialize on static dimensions yet (their values
+    stay run-time values inside the kernel, which is always correct), and 64-bit indexing is
+    refused at the launch until tilepy has it."""
+    index_dtype: typing.Any = None
+    static_shape_dims: tuple = ()
+    static_stride_dims: tuple = ()
+
+    def __post_init__(self):
+        from ..types import dtype as D
+        if self.index_dtype is None:
+            object.__setattr__(self, "index_dtype", D.int32)
+        if self.index_dtype not in (D.int32, D.int64):
+            raise ValueError(f"`index_dtype` must be int32 or int64, got {self.index_dtype}")
+        _dims_tuple(self.static_shape_dims, "static_shape_dims")
+        _dims_tuple(self.static_stride_dims, "static_stride_dims")
+
+
+@dataclasses.dataclass(frozen=True)
+class ListAnnotation:
+    """`typing.Annotated` metadata of a list-of-arrays parameter: `element` is the elements'
+    ArrayAnnotation (or an `Annotated` type holding exactly one)."""
+    element: typing.Any
+
+    def __post_init__(self):
+        element = self.element
+        if typing.get_origin(element) is typing.Annotated:
+            found = [m for m in element.__metadata__ if isinstance(m, ArrayAnnotation)]
+            if len(found) != 1:
+                raise TypeError(f"`element` must contain exactly one ArrayAnnotation, found "
+                                f"{len(found)} in {element!r}")
+            element = found[0]
+            object.__setattr__(self, "element", element)
+        if not isinstance(element, ArrayAnnotation):
+            raise TypeError(f"`element` must be an ArrayAnnotation, got {type(element).__name__}")
+
+
 _T = typing.TypeVar("_T")
 
 
@@ -483,6 +532,43 @@ class Tile:
     """Annotation for tile values."""
 
 
+class TiledView:
+    """`array.tiled_view(tile_shape, padding_mode=..., traversal_steps=None)` in a kernel (cuTile's
+    TiledView): the array seen as a grid of `tile_shape` tiles whose origins are
+    `traversal_steps` elements apart (default `tile_shape`: a partition; smaller steps overlap,
+    larger ones leave gaps). In a kernel: `tv.dtype`, `tv.tile_shape`, `tv.traversal_steps`,
+    `tv.load(index)`, `tv.store(index, tile)`, `tv.num_tiles(axis)` (cdiv(extent, step))."""
+
+
+@_stub
+def _array_tiled_view(array, /, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED,
+                      traversal_steps=None):
+    """`array.tiled_view(...)`: a TiledView of `array`."""
+
+
+@_stub
+def _array_slice(array, /, axis, start, stop):
+    """`array.slice(axis, start, stop)`: the array restricted to [start, stop) along `axis`
+    (a view of the same memory; `axis` a constant, negative counts from the last)."""
+
+
+@_stub
+def _tiled_view_load(view, /, index, *, check_bounds=True, latency=None, allow_tma=None):
+    """`tv.load(index)`: the tile at tile index `index` (elements outside the array read the
+    view's padding)."""
+
+
+@_stub
+def _tiled_view_store(view, /, index, tile, *, check_bounds=True, latency=None, allow_tma=None):
+    """`tv.store(index, tile)`: `tile` (broadcast to the tile shape, implicitly cast) written at
+    tile index `index` (elements outside the array are not written)."""
+
+
+@_stub
+def _tiled_view_num_tiles(view, /, axis):
+    """`tv.num_tiles(axis)`: the number of tiles along `axis` (cdiv(extent, step))."""
+
+
 class Scalar:
     """Annotation for a runtime scalar parameter (Python int -> int32, float -> float32)."""
 
@@ -493,4 +579,5 @@ __all__ = sorted(
     [n for n, v in dict(globals()).items()
      if getattr(v, "__tilepy_builtin__", False) and not n.startswith("_")]
     + ["PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope", "Constant",
-       "ConstantAnnotation", "ByTarget", "Array", "Tile", "Scalar", "ScalarInt64"])
+       "ConstantAnnotation", "ArrayAnnotation", "ListAnnotation", "ByTarget", "Array", "Tile",
+       "TiledView", "Scalar", "ScalarInt64"])

@@ -13,9 +13,9 @@ import inspect
 import re
 import typing
 
-from ..errors import TileSyntaxError, TileTypeError, TileValueError
+from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ..settings import GPU_COMPILERS, settings
-from .api import ByTarget, ConstantAnnotation, ScalarAnnotation
+from .api import ArrayAnnotation, ByTarget, ConstantAnnotation, ListAnnotation, ScalarAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
@@ -82,6 +82,19 @@ def _scalar_dtypes(func) -> dict:
             for m in getattr(h, "__metadata__", ()) if isinstance(m, ScalarAnnotation)}
 
 
+def _array_annotations(func) -> dict:
+    """Parameters annotated with an ArrayAnnotation or ListAnnotation: name -> ArrayAnnotation
+    (a list's element annotation)."""
+    out = {}
+    for name, h in _hints(func).items():
+        for m in getattr(h, "__metadata__", ()):
+            if isinstance(m, ArrayAnnotation):
+                out[name] = m
+            elif isinstance(m, ListAnnotation):
+                out[name] = m.element
+    return out
+
+
 def _constant_params(func) -> set[str]:
     """Parameters annotated `Constant[...]` (also with postponed string annotations)."""
     out = set()
@@ -123,6 +136,7 @@ class KernelFunction:
                                       f"keyword-only parameters are not supported")
         self.constants = _constant_params(func)
         self.scalar_dtypes = _scalar_dtypes(func)
+        self.array_annotations = _array_annotations(func)
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
         self.keys: list[tuple] = []      # keys in the order they were first seen
         self.reads = NothingRead()       # what its traces read (identity.Reads, api/compiler.py)
@@ -161,6 +175,11 @@ class KernelFunction:
                                 f"({', '.join(names)}) but {len(infos)} were given")
         params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name))
                   for name, info in zip(names, infos)]
+        for name, ann in self.array_annotations.items():
+            if ann.index_dtype.bits == 64:
+                raise TileUnsupportedFeatureError(
+                    f"argument '{name}': ArrayAnnotation(index_dtype=int64) (64-bit array "
+                    f"indexing) is not in tilepy yet")
         params = mark_disjoint(params, infos)
         key = key_of(params)
         if key not in self.cache and key not in self.keys:

@@ -14,6 +14,7 @@ import builtins as py_builtins
 
 from ..errors import TileStaticAssertionError, TileStaticEvalError, TileTypeError
 from . import api
+from ..types.dtype import int32 as _INT32
 from .values import Array, Tile
 
 MAX_STATIC_ITER = 1000
@@ -64,6 +65,9 @@ class ArrayProxy(Proxy):
     def __init__(self, array: Array):
         self.array = array
         self.dtype, self.ndim = array.dtype, array.ndim
+        # static extents (a slice with constant bounds) are numbers; the others run-time tiles
+        self.shape = tuple(s if isinstance(s, int) else TileProxy(Tile(s, _INT32))
+                           for s in array.shape)
 
     def __repr__(self):
         return f"<array[{self.dtype.name}, {self.ndim}d]>"

@@ -23,7 +23,7 @@ from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
-from .values import Array, ArrayList, Tile, type_name
+from .values import Array, ArrayList, Tile, TiledView, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -40,6 +40,10 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.RShift: operator.rshift}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
+# Array and tiled-view methods: attribute name -> builtin taking the array / view first.
+ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice}
+TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
+                      "num_tiles": api._tiled_view_num_tiles}
 # Tile methods: attribute name -> builtin taking the tile first.
 TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.permute,
                 "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,
@@ -247,7 +251,19 @@ class FunctionTracer:
             if name in ("shape", "strides"):
                 vals = obj.shape if name == "shape" else obj.strides
                 return tuple(v if isinstance(v, int) else Tile(v, _dtype("int32")) for v in vals)
-            raise TileTypeError(f"arrays have no attribute '{name}' in kernels")
+            if name in ARRAY_METHODS:
+                return BoundBuiltin(ARRAY_METHODS[name], obj)
+            known = ("dtype", "ndim", "shape", "strides", *ARRAY_METHODS)
+            raise TileTypeError(f"arrays have no attribute '{name}' in kernels"
+                                f"{did_you_mean(name, known)}")
+        if isinstance(obj, TiledView):
+            if name in ("dtype", "tile_shape", "traversal_steps"):
+                return getattr(obj, name)
+            if name in TILED_VIEW_METHODS:
+                return BoundBuiltin(TILED_VIEW_METHODS[name], obj)
+            known = ("dtype", "tile_shape", "traversal_steps", *TILED_VIEW_METHODS)
+            raise TileTypeError(f"tiled views have no attribute '{name}'"
+                                f"{did_you_mean(name, known)}")
         try:
             v = getattr(obj, name)
         except AttributeError as e:     # a module's own message (tilepy's names the nearest)

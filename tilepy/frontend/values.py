@@ -57,6 +57,24 @@ class Array:
         return f"Array[{self.dtype.name},{self.ndim}d]"
 
 
+@dataclass(eq=False)
+class TiledView:
+    """`array.tiled_view(...)` (builtins/views.py): an array, the tile shape of its loads and
+    stores, the padding of the elements outside it, and the element steps between tile origins
+    (the tile shape for a plain partition). A compile-time object, like an Array."""
+    array: Array
+    tile_shape: tuple[int, ...]
+    padding_mode: object
+    traversal_steps: tuple[int, ...]
+
+    @property
+    def dtype(self):
+        return self.array.dtype
+
+    def __repr__(self) -> str:
+        return f"TiledView[{self.array.dtype.name},{self.tile_shape}]"
+
+
 class ArrayList(tuple):
     """A list (or tuple) of arrays passed as one kernel argument: a tuple of `Array`s of one
     dtype and rank. `len()` and constant indices are plain tuple operations; a runtime index
@@ -68,7 +86,7 @@ class ArrayList(tuple):
 
 def type_name(v) -> str:
     """How a value's type is named in error messages."""
-    if isinstance(v, (Tile, Array, ArrayList)):
+    if isinstance(v, (Tile, Array, ArrayList, TiledView)):
         return repr(v)
     if isinstance(v, bool):
         return "bool constant"

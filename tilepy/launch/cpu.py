@@ -289,10 +289,13 @@ def raw_entry(lib: CpuLibrary):
     return fn
 
 
-def build(emitted, source: str, mode: str | None = None) -> CpuLibrary:
-    """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode)."""
+def build(emitted, source: str, mode: str | None = None, checked: bool = True) -> CpuLibrary:
+    """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode).
+    `checked=False`: element-space accesses are not checked against the arrays' extents (a
+    module built with tilepy.ir passes bare pointers: no extents are known for them)."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],
-                        mode or current_mode(), emitted.nt, [n for _, n in emitted.params])
+                        mode or current_mode(), emitted.nt,
+                        [n for _, n in emitted.params] if checked else None)
 
 
 def shown(symbol: str) -> str:

@@ -86,6 +86,8 @@ def element_pointers(ctx, a: Array, idx: list[Tile], shape, check_bounds: bool, 
         term = t if isinstance(stride, int) and stride == 1 else \
             emit(ctx, "muli", t, broadcast(ctx, _as_index(ctx, stride, dt), shape), dtype=dt)
         off = term if off is None else emit(ctx, "addi", off, term, dtype=dt)
+    if off is None:        # a 0-d array, indexed with (): its one element
+        off = broadcast(ctx, constant(ctx, 0, dt), shape)
     if m is not None:      # masked-off elements point at the base: never an invalid address
         off = emit(ctx, "select", m, off, broadcast(ctx, constant(ctx, 0, dt), shape), dtype=dt)
     ptrs = broadcast(ctx, Tile(a.base, a.dtype), shape)     # (the dtype is unused here)

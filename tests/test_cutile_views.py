@@ -1,0 +1,229 @@
+"""cuTile's views and ct.compilation (issue 31): tiled views (partitions, overlapping windows,
+0-d tiles with steps), array slices and advanced indexing (tests/cutile_kernels/views.py) in the
+interpreter and both CPU modes, against numpy, and compiled with NVRTC for sm_80/sm_90;
+kernel signatures and export_kernel; the Array/List annotations."""
+import io
+import typing
+
+import numpy as np
+import pytest
+
+import tilepy as ct
+from cutile_cases import compile_case, run_case
+from cutile_kernels import views
+from tilepy.bytecode import read_module
+from tilepy.compilation import (ArrayConstraint, CallingConvention, ConstantConstraint,
+                                KernelSignature, ScalarConstraint, export_kernel)
+
+rng = np.random.default_rng(31)
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+@case
+def tiled_partition():
+    x = rng.standard_normal((10, 13)).astype(np.float32)
+    y = np.zeros_like(x)
+    return views.tiled_copy_plus_one, (3, 4), (x, y, 4, 4), \
+        lambda: np.testing.assert_array_equal(y, x + 1)
+
+
+@case
+def tiled_sliding_windows():
+    x = np.arange(1, 11, dtype=np.float32)
+    out = np.full((5, 4), -1, np.float32)
+
+    def check():
+        ref = np.zeros((4, 4), np.float32)
+        for w in range(4):                        # cdiv(10, 3) windows of 4, 3 apart
+            seg = x[3 * w:3 * w + 4]
+            ref[w, :len(seg)] = seg
+        np.testing.assert_array_equal(out[:4], ref)
+        np.testing.assert_array_equal(out[4], -1)      # the 5th block: past num_tiles
+    return views.sliding_windows, (5,), (x, out, 4, 3), check
+
+
+@case
+def tiled_0d_steps():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    out = np.zeros(4, np.float32)
+    return views.strided_elements, (1,), (x, out, 2, 3, 2, 2), \
+        lambda: np.testing.assert_array_equal(out, x[::2, ::3].ravel())
+
+
+@case
+def array_slice():
+    x = rng.standard_normal((12, 16)).astype(np.float32)
+    y = np.full((4, 8), -1, np.float32)
+
+    def check():
+        ref = np.zeros((4, 8), np.float32)
+        ref[:3] = x[9:12, :8]
+        np.testing.assert_array_equal(y, ref)
+    return views.rows_of_slice, (1,), (x, y, 9, 12, 4, 8), check
+
+
+@case
+def array_slice_static_extent():
+    x = np.arange(32, dtype=np.int32)
+    y = np.zeros(16, np.int32)
+    return views.static_slice, (1,), (x, y), lambda: np.testing.assert_array_equal(y, x[2:18])
+
+
+IDX = np.array([3, 0, 9, 12, 5, 1, 2, 100], np.int32)     # 12 and 100: past the array
+
+
+@case
+def advanced_gather():
+    x = rng.standard_normal((10, 12)).astype(np.float32)
+    out = np.full((8, 16), -1, np.float32)
+
+    def check():
+        ref = np.zeros((8, 16), np.float32)
+        for r, i in enumerate(IDX):
+            if i < 10:
+                ref[r, :12] = x[i]
+        np.testing.assert_array_equal(out, ref)
+    return views.gather_rows, (2,), (x, IDX, out, 8, 8), check
+
+
+@case
+def advanced_scatter():
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    out = np.full((11, 12), -1, np.float32)
+
+    def check():
+        ref = np.full((11, 12), -1, np.float32)
+        for r, i in enumerate(IDX):
+            if i < 11:
+                ref[i] = x[r, :12]
+        np.testing.assert_array_equal(out, ref)
+    return views.scatter_rows, (2,), (x, IDX, out, 8, 8), check
+
+
+@case
+def zero_d_gather_scatter():
+    x = np.ones((), np.int32)
+    return views.add_to_scalar, (1,), (x,), lambda: np.testing.assert_array_equal(x, 21)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_view_kernel_matches_numpy(name, mode):
+    run_case(CASES[name](), mode)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_view_kernel_compiles_with_nvrtc(name, arch):
+    compile_case(CASES[name](), arch)
+
+
+def test_the_cpp_backend_addresses_views_through_pointers():
+    """The C++ source of a gather through a gather_scatter_view loads pointer tiles; the Tile
+    IR text and the bytecode for NVIDIA's compiler keep the view, after a launch too."""
+    kernel, grid, args, _ = CASES["advanced_gather"]()
+    ct.launch(None, grid, kernel, args)
+    assert "make_gather_scatter_view" in kernel.mlir(*args)
+    src = kernel.cuda_source(*args)
+    assert "gather_scatter" not in src and "tp_kernel_gather_rows" in src
+    names = [o.name for o in read_module(kernel.bytecode(*args)).walk()]
+    assert names.count("make_gather_scatter_view") == 1 and "load_ptr_tko" not in names
+
+
+def test_tiled_view_errors_name_the_line():
+    x = np.zeros(16, np.float32)
+
+    @ct.kernel
+    def rank(x):
+        x.tiled_view((4, 4))
+
+    @ct.kernel
+    def steps(x):
+        x.tiled_view(4, traversal_steps=0)
+
+    @ct.kernel
+    def shape(x, y):
+        y.tiled_view(4).store(0, ct.load(x, (0,), (8,)))
+    with pytest.raises(ct.TileTypeError, match="Expected shape length to be 1, got 2"):
+        ct.launch(None, (1,), rank, (x,))
+    with pytest.raises(ct.TileTypeError, match="of traversal_steps .* is not positive"):
+        ct.launch(None, (1,), steps, (x,))
+    with pytest.raises(ct.TileTypeError, match=r"Tile shape \(8,\) is not broadcastable to the "
+                                               r"tiled view's tile shape \(4,\)"):
+        ct.launch(None, (1,), shape, (x, x.copy()))
+
+
+# ------------------------------------------------------------------------ ct.compilation
+def test_signature_from_launch_arguments_and_export():
+    kernel, _, args, _ = CASES["tiled_partition"]()
+    cconv = CallingConvention.cutile_python_v1()
+    sig = KernelSignature.from_kernel_args(kernel, args, cconv)
+    x_c, y_c, tm, tn = sig.parameters
+    assert isinstance(x_c, ArrayConstraint) and x_c.dtype is ct.float32 and x_c.ndim == 2
+    assert x_c.stride_constant == (None, 1) and x_c.alias_groups == ()
+    assert tm == ConstantConstraint(4) and tm != ConstantConstraint(4.0)
+    assert sig.symbol == "tp_kernel_tiled_copy_plus_one"
+    buf = io.BytesIO()
+    export_kernel(kernel, [sig], buf, gpu_code="sm_80", output_format="cubin")
+    assert buf.getvalue()[:4] == b"\x7fELF"
+    buf = io.BytesIO()
+    export_kernel(kernel, [sig.with_symbol("my_copy")], buf, output_format="tileir_bytecode")
+    assert read_module(buf.getvalue()).entry().sym_name == "my_copy"
+
+
+def test_a_written_signature_gives_the_same_kernel():
+    kernel = views.gather_rows
+    f32, i32 = ct.float32, ct.int32
+    arr = dict(index_dtype=ct.int32, stride_lower_bound_incl=0, alias_groups=(),
+               may_alias_internally=False)
+    sig = KernelSignature([ArrayConstraint(f32, 2, stride_constant=(None, 1), **arr),
+                           ArrayConstraint(i32, 1, stride_constant=(1,), **arr),
+                           ArrayConstraint(f32, 2, stride_constant=(None, 1), **arr), 8, 8],
+                          CallingConvention.from_code("t1"))
+    buf = io.BytesIO()
+    export_kernel(kernel, [sig], buf, output_format="tileir_bytecode")
+    assert read_module(buf.getvalue()).entry().sym_name == "gather_rows"
+
+
+def test_signature_checks():
+    arr = dict(index_dtype=ct.int32, stride_lower_bound_incl=None, may_alias_internally=False)
+    with pytest.raises(ValueError, match="mentioned only once"):
+        KernelSignature([ArrayConstraint(ct.float32, 1, alias_groups=("a",), **arr)],
+                        CallingConvention.cutile_python_v1())
+    with pytest.raises(ValueError, match="not divisible by 16"):
+        ArrayConstraint(ct.float32, 1, alias_groups=(), shape_constant=(8,),
+                        shape_divisible_by=16, **arr)
+    with pytest.raises(ValueError, match="version >= 2"):
+        KernelSignature([(1, 2)], CallingConvention.cutile_python_v1())
+    with pytest.raises(ValueError, match="Unknown calling convention"):
+        CallingConvention.from_code("t9")
+    assert KernelSignature([ScalarConstraint(ct.int32)], CallingConvention.cutile_python_v2())
+
+
+# --------------------------------------------------------------------------- annotations
+def test_array_and_list_annotations():
+    Static0 = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(0,))]
+    Rows = typing.Annotated[list, ct.ListAnnotation(ct.ArrayAnnotation())]
+
+    @ct.kernel
+    def first_row(out: Static0, xs: Rows):
+        ct.store(out, (0,), ct.load(xs[1], (0,), (4,)))
+    out = np.zeros(4, np.float32)
+    ct.launch(None, (1,), first_row, (out, [np.zeros(4, np.float32), np.ones(4, np.float32)]))
+    np.testing.assert_array_equal(out, 1)
+    with pytest.raises(ValueError, match="int32 or int64"):
+        ct.ArrayAnnotation(index_dtype=ct.int16)
+    with pytest.raises(TypeError, match="must be an ArrayAnnotation"):
+        ct.ListAnnotation(3)
+
+
+def test_a_kernel_is_an_instance_of_ct_kernel():
+    """cuTile's `ct.kernel` is the class of kernels: `isinstance(k, ct.kernel)` (util.py of
+    cuTile's tests asks it)."""
+    assert isinstance(views.gather_rows, ct.kernel)
+    assert not isinstance(views.gather_rows.func, ct.kernel)

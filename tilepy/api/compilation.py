@@ -1,0 +1,511 @@
+"""`tilepy.compilation` (cuTile's `ct.compilation`): a kernel's signature written as parameter
+constraints, and `export_kernel`, which compiles a kernel for one signature ahead of time into a
+cubin or NVIDIA's Tile IR bytecode. It is tilepy's AOT (api/aot.py) under cuTile's names: a
+signature becomes the example arguments `kernel.compile` takes (an `ArraySpec` per array).
+
+What tilepy does with each constraint field:
+  - `ArrayConstraint`: dtype and rank; `stride_constant[i] == 1` (a unit stride),
+    `base_addr_divisible_by`, `shape_divisible_by`/`stride_divisible_by` (and the
+    constant shapes and strides) where they make 16 bytes, `alias_groups=()` (overlaps no other
+    array). tilepy never assumes more than these, so the other fields (lower bounds, other
+    constant values, internal aliasing) are accepted, validated and not relied on.
+  - `ScalarConstraint`: the scalar's dtype. `ConstantConstraint`: the Constant's value.
+  - `TupleConstraint` of constants: a constant tuple.
+  - `ListConstraint`: refused (TileUnsupportedFeatureError): a list's length is part of tilepy's
+    specialization, and a constraint does not give it.
+  - `index_dtype=int64`: refused until tilepy compiles kernels with 64-bit array indexing.
+Symbols: tilepy's kernels are named `tp_kernel_<name>` (cuda_c/names.kernel_symbol); that is
+what `with_mangled_symbol`/`from_kernel_args` give (not cuTile's mangling scheme). Another
+symbol is honored for Tile IR bytecode and tileiras cubins, and refused for NVRTC cubins.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import struct
+import typing
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..errors import TileUnsupportedFeatureError
+from ..types import DType
+from ..types import dtype as D
+
+
+class CallingConvention:
+    """How a compiled kernel takes its parameters: `cutile_python_v1()` or `cutile_python_v2()`
+    (v2 adds constant shapes and tuple parameters); `code` is "t1"/"t2"."""
+    _made: dict = {}
+
+    def __init__(self, version: int):
+        self._version = version
+
+    @staticmethod
+    def cutile_python_v1() -> "CallingConvention":
+        return CallingConvention._of(1)
+
+    @staticmethod
+    def cutile_python_v2() -> "CallingConvention":
+        return CallingConvention._of(2)
+
+    @staticmethod
+    def _of(version: int) -> "CallingConvention":
+        made = CallingConvention._made
+        if version not in made:
+            made[version] = CallingConvention(version)
+        return made[version]
+
+    @staticmethod
+    def from_code(code: str, /) -> "CallingConvention":
+        if isinstance(code, str) and code in ("t1", "t2"):
+            return CallingConvention._of(int(code[1]))
+        raise ValueError(f"Unknown calling convention code '{code}'")
+
+    @property
+    def name(self) -> str:
+        return f"cutile_python_v{self._version}"
+
+    @property
+    def code(self) -> str:
+        return f"t{self._version}"
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def __eq__(self, other):
+        return isinstance(other, CallingConvention) and other._version == self._version
+
+    def __hash__(self):
+        return hash(("CallingConvention", self._version))
+
+    def __repr__(self):
+        return f"CallingConvention({self.name!r}, {self.code!r})"
+
+
+def _check_dtype(dtype):
+    if not isinstance(dtype, DType):
+        raise TypeError(f"Expected a DType for the `dtype` parameter, got '{dtype}'")
+
+
+@dataclass(frozen=True, init=False)
+class ScalarConstraint:
+    """A scalar parameter of `dtype`."""
+    dtype: DType
+
+    def __init__(self, dtype: DType):
+        _check_dtype(dtype)
+        object.__setattr__(self, "dtype", dtype)
+
+
+def _per_dim(value, ndim: int, field: str, default, check):
+    """`value` (None, one int for every dimension, or one entry per dimension) as a tuple."""
+    if value is None:
+        return (default,) * ndim
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,) * ndim
+    value = tuple(value)
+    if len(value) != ndim:
+        raise ValueError(f"Length of `{field}` {value} doesn't match ndim={ndim}")
+    for i, v in enumerate(value):
+        check(i, v, field)
+    return value
+
+
+def _optional_int(i, v, field):
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+        raise TypeError(f"Element #{i} of `{field}` must be None or int, got {v}")
+
+
+def _optional_extent(i, v, field):
+    _optional_int(i, v, field)
+    if v is not None and v < 0:
+        raise ValueError(f"Element #{i} of `{field}` must be non-negative, got {v}")
+
+
+def _divisor(i, v, field):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"Element #{i} of `{field}` must be int, got {v}")
+    if v <= 0:
+        raise TypeError(f"Element #{i} of `{field}` must be strictly positive, got {v}")
+
+
+def _alias_groups(groups) -> tuple[str, ...]:
+    if isinstance(groups, str):
+        raise TypeError("`alias_groups` cannot be a string")
+    groups = tuple(groups)
+    for g in groups:
+        if not isinstance(g, str):
+            raise TypeError(f"alias group names must be strings, got {g!r}")
+    return groups
+
+
+@dataclass(frozen=True, init=False)
+class ArrayConstraint:
+    """An array parameter and what the compiled code may assume about it (see the module
+    docstring for the fields tilepy uses). Divisors are in elements, the base address's in
+    bytes; a constant shape or stride makes its divisor redundant (it must agree with it)."""
+    dtype: DType
+    ndim: int
+    index_dtype: DType
+    stride_lower_bound_incl: tuple
+    alias_groups: tuple
+    may_alias_internally: bool
+    stride_constant: tuple
+    shape_constant: tuple
+    stride_divisible_by: tuple
+    shape_divisible_by: tuple
+    base_addr_divisible_by: int
+
+    def __init__(self, dtype: DType, ndim: int, *, index_dtype: DType,
+                 stride_lower_bound_incl, alias_groups, may_alias_internally: bool,
+                 stride_constant=None, shape_constant=None, stride_divisible_by=1,
+                 shape_divisible_by=1, base_addr_divisible_by: int = 1):
+        _check_dtype(dtype)
+        if isinstance(ndim, bool) or not isinstance(ndim, int):
+            raise TypeError(f"Expected an integer for `ndim`, got '{ndim}'")
+        if ndim < 0:
+            raise ValueError("`ndim` cannot be negative")
+        if index_dtype not in (D.int32, D.uint32, D.int64):
+            raise ValueError(f"`index_dtype` must be int32 or int64, got {index_dtype}")
+        stride_constant = _per_dim(stride_constant, ndim, "stride_constant", None, _optional_int)
+        shape_constant = _per_dim(shape_constant, ndim, "shape_constant", None, _optional_extent)
+        lower = list(_per_dim(stride_lower_bound_incl, ndim, "stride_lower_bound_incl", None,
+                              _optional_int))
+        for i, c in enumerate(stride_constant):       # a constant stride makes its bound moot
+            if c is not None and lower[i] is not None:
+                if c < lower[i]:
+                    raise ValueError(f"stride_lower_bound_incl[{i}] is set to {c}, which is "
+                                     f"less than the lower bound {lower[i]}")
+                lower[i] = None
+        divisible = {}
+        for field, constants in (("stride_divisible_by", stride_constant),
+                                 ("shape_divisible_by", shape_constant)):
+            divs = list(_per_dim(locals()[field], ndim, field, 1, _divisor))
+            for i, c in enumerate(constants):
+                if c is not None:
+                    if c % divs[i]:
+                        raise ValueError(f"{field.replace('divisible_by', 'constant')}[{i}] is "
+                                         f"set to {c}, which is not divisible by {divs[i]}")
+                    divs[i] = 1
+            divisible[field] = tuple(divs)
+        if isinstance(base_addr_divisible_by, bool) or not isinstance(base_addr_divisible_by,
+                                                                        int):
+            raise TypeError("Expected an integer for the `base_addr_divisible_by` parameter, "
+                            f"got {base_addr_divisible_by}")
+        if base_addr_divisible_by <= 0:
+            raise ValueError("`base_addr_divisible_by` must be strictly positive, got "
+                             f"{base_addr_divisible_by}")
+        values = dict(dtype=dtype, ndim=ndim, index_dtype=index_dtype,
+                      stride_lower_bound_incl=tuple(lower),
+                      alias_groups=_alias_groups(alias_groups),
+                      may_alias_internally=bool(may_alias_internally),
+                      stride_constant=stride_constant, shape_constant=shape_constant,
+                      base_addr_divisible_by=base_addr_divisible_by, **divisible)
+        for k, v in values.items():
+            object.__setattr__(self, k, v)
+
+
+@dataclass(frozen=True, init=False)
+class ListConstraint:
+    """A list-of-arrays parameter: each element is described by `element` (an
+    ArrayConstraint); `alias_groups` is about the list's own storage."""
+    element: ArrayConstraint
+    alias_groups: tuple
+    elements_may_alias: bool
+
+    def __init__(self, element: ArrayConstraint, *, alias_groups, elements_may_alias: bool):
+        if not isinstance(element, ArrayConstraint):
+            raise TypeError("ListConstraint only supports an ArrayConstraint as the `element` "
+                            f"constraint, got '{element}'")
+        object.__setattr__(self, "element", element)
+        object.__setattr__(self, "alias_groups", _alias_groups(alias_groups))
+        object.__setattr__(self, "elements_may_alias", bool(elements_may_alias))
+
+
+ConstantValue = typing.Union[bool, int, float]
+
+
+@dataclass(frozen=True, init=False)
+class TupleConstraint:
+    """A tuple parameter: one constraint per item."""
+    items: tuple
+
+    def __init__(self, items):
+        object.__setattr__(self, "items", tuple(_to_constraint(x) for x in items))
+
+
+def _is_constant_value(v) -> bool:
+    return isinstance(v, (bool, int, float)) or isinstance(v, DType)
+
+
+@dataclass(eq=False)
+class ConstantConstraint:
+    """The value of a `Constant` parameter (1, True and 1.0 are three different values; a NaN
+    equals itself)."""
+    value: ConstantValue
+
+    def __post_init__(self):
+        if not _is_constant_value(self.value):
+            raise TypeError(f"Unexpected constant value type {type(self.value)}")
+
+    def __eq__(self, other):
+        if type(other) is not ConstantConstraint:
+            return NotImplemented
+        if type(self.value) is not type(other.value):
+            return False
+        if isinstance(self.value, float):
+            return struct.pack("=d", self.value) == struct.pack("=d", other.value)
+        return self.value == other.value
+
+    def __hash__(self):
+        return hash((type(self.value), struct.pack("=d", self.value)
+                     if isinstance(self.value, float) else self.value))
+
+
+ParameterConstraint = (ScalarConstraint, ArrayConstraint, ListConstraint, TupleConstraint,
+                       ConstantConstraint)
+
+
+def _to_constraint(c):
+    if isinstance(c, ParameterConstraint):
+        return c
+    if _is_constant_value(c):
+        return ConstantConstraint(c)
+    if isinstance(c, tuple):
+        return TupleConstraint(c)
+    raise TypeError(f"Can't interpret {c!r} as a parameter constraint")
+
+
+def _alias_uses(constraints):
+    for c in constraints:
+        if isinstance(c, (ArrayConstraint, ListConstraint)):
+            yield c, c.alias_groups
+        if isinstance(c, ListConstraint):
+            yield from _alias_uses([c.element])
+        elif isinstance(c, TupleConstraint):
+            yield from _alias_uses(c.items)
+
+
+def _check_alias_groups(constraints):
+    uses, kinds = {}, {}
+    for c, groups in _alias_uses(constraints):
+        if len(set(groups)) != len(groups):
+            dup = next(g for g in groups if groups.count(g) > 1)
+            raise ValueError(f"Alias group `{dup}` occurs more than once in the group list "
+                             f"{list(groups)}")
+        for g in groups:
+            uses[g] = uses.get(g, 0) + 1
+            kind = kinds.setdefault(g, type(c))
+            if kind is not type(c):
+                raise ValueError(f"Alias group `{g}` is used in two constraints of different "
+                                 f"types {kind.__name__} and {type(c).__name__}")
+    for g, n in uses.items():
+        if n == 1:
+            raise ValueError(f"Alias group `{g}` is mentioned only once, and is therefore "
+                             f"redundant: an empty tuple of alias groups says that an array "
+                             f"or a list may not alias any other object")
+
+
+def _check_convention(c, cconv: CallingConvention):
+    if isinstance(c, ArrayConstraint) and cconv.version < 2 and \
+            any(x is not None for x in c.shape_constant):
+        raise ValueError(f"Static array shapes are not supported by calling convention "
+                         f"{cconv.name}; version >= 2 is required")
+    if isinstance(c, ListConstraint):
+        _check_convention(c.element, cconv)
+    if isinstance(c, TupleConstraint):
+        if cconv.version < 2:
+            raise ValueError(f"Tuple parameters are not supported by calling convention "
+                             f"{cconv.name}; version >= 2 is required")
+        for x in c.items:
+            _check_convention(x, cconv)
+
+
+@dataclass(frozen=True, init=False)
+class KernelSignature:
+    """One constraint per parameter of the kernel's Python function (a plain constant value or
+    tuple stands for a ConstantConstraint / TupleConstraint), the calling convention, and the
+    exported symbol (None: tilepy's own, `tp_kernel_<name>`)."""
+    parameters: tuple
+    calling_convention: CallingConvention
+    symbol: typing.Optional[str]
+
+    def __init__(self, parameters, calling_convention: CallingConvention,
+                 symbol: typing.Optional[str] = None):
+        if symbol is not None and not isinstance(symbol, str):
+            raise TypeError(f"`symbol` must be a string, got {type(symbol)}")
+        if not isinstance(calling_convention, CallingConvention):
+            raise TypeError(f"Unsupported calling convention {calling_convention}")
+        parameters = tuple(_to_constraint(c) for c in parameters)
+        _check_alias_groups(parameters)
+        for c in parameters:
+            _check_convention(c, calling_convention)
+        object.__setattr__(self, "parameters", parameters)
+        object.__setattr__(self, "calling_convention", calling_convention)
+        object.__setattr__(self, "symbol", symbol)
+
+    def with_symbol(self, symbol: typing.Optional[str]) -> "KernelSignature":
+        return dataclasses.replace(self, symbol=symbol)
+
+    def with_mangled_symbol(self, function_name: str) -> "KernelSignature":
+        """This signature with tilepy's symbol for `function_name` (`tp_kernel_<name>`)."""
+        from ..cuda_c.names import kernel_symbol
+        return self.with_symbol(kernel_symbol(function_name))
+
+    @staticmethod
+    def from_kernel_args(kernel, kernel_args, calling_convention: CallingConvention, *,
+                         symbol: typing.Optional[str] = None) -> "KernelSignature":
+        """The signature tilepy specializes `kernel` on for these launch arguments (the facts
+        of frontend/specialize.py as constraints)."""
+        from ..host.intake import infos_for
+        from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam
+        _, params = kernel.specialize(infos_for(tuple(kernel_args)))
+        shared = [p for p in params if isinstance(p, ArrayParam) and not p.disjoint]
+        out = []
+        for p in params:
+            if isinstance(p, ArrayParam):
+                out.append(_array_constraint(p, len(shared) > 1))
+            elif isinstance(p, ArrayListParam):
+                item = p.items[0] if p.items else None
+                if item is None:
+                    raise TileUnsupportedFeatureError(
+                        f"argument '{p.name}': an empty list has no element constraint")
+                out.append(ListConstraint(_array_constraint(item, False), alias_groups=(),
+                                          elements_may_alias=not all(i.disjoint
+                                                                     for i in p.items)))
+            elif isinstance(p, ConstParam):
+                out.append(_to_constraint(p.value))
+            elif isinstance(p, ScalarParam):
+                out.append(ScalarConstraint(p.dtype))
+            else:
+                raise TileUnsupportedFeatureError(
+                    f"argument '{p.name}': no constraint describes a {type(p).__name__}")
+        sig = KernelSignature(out, calling_convention, symbol)
+        return sig if symbol is not None else sig.with_mangled_symbol(kernel.name)
+
+
+def _array_constraint(p, aliased: bool) -> ArrayConstraint:
+    return ArrayConstraint(
+        p.dtype, p.ndim, index_dtype=D.int32, stride_lower_bound_incl=None,
+        alias_groups=() if p.disjoint or not aliased else ("tilepy_may_overlap",),
+        may_alias_internally=False,
+        stride_constant=tuple(1 if u else None for u in p.unit_stride),
+        shape_divisible_by=tuple(p.shape_div) or 1,
+        stride_divisible_by=tuple(1 if u else d for u, d in
+                                  zip(p.unit_stride, p.stride_div or (1,) * p.ndim)),
+        base_addr_divisible_by=p.align)
+
+
+# ------------------------------------------------------------------------------- export
+def _spec(name: str, c: ArrayConstraint):
+    """The AOT ArraySpec of an ArrayConstraint: the facts tilepy specializes on."""
+    from .aot import ArraySpec
+    if c.index_dtype is D.int64:
+        raise TileUnsupportedFeatureError(
+            f"parameter '{name}': ArrayConstraint(index_dtype=int64) (64-bit array indexing) is "
+            f"not in tilepy yet")
+
+    def makes16(divisor, constant):
+        n = constant if constant is not None else divisor
+        return n is not None and (n * c.dtype.itemsize) % 16 == 0 if n else True
+    return ArraySpec(c.dtype, c.ndim, tuple(s == 1 for s in c.stride_constant),
+                     c.base_addr_divisible_by % 16 == 0,
+                     tuple(makes16(d, k) for d, k in zip(c.shape_divisible_by,
+                                                          c.shape_constant)),
+                     tuple(makes16(d, k) for d, k in zip(c.stride_divisible_by,
+                                                          c.stride_constant)),
+                     not c.alias_groups)
+
+
+def _example(name: str, c, constant: bool):
+    """The example argument `kernel.compile` takes for constraint `c` of parameter `name`."""
+    if isinstance(c, ConstantConstraint):
+        return c.value
+    if isinstance(c, TupleConstraint) and all(isinstance(x, ConstantConstraint) for x in c.items):
+        return tuple(x.value for x in c.items)
+    if constant:
+        raise TypeError(f"parameter '{name}' is a Constant: its constraint must be a "
+                        f"ConstantConstraint (or a tuple of them), got {c}")
+    if isinstance(c, ScalarConstraint):
+        return c.dtype
+    if isinstance(c, ArrayConstraint):
+        return _spec(name, c)
+    raise TileUnsupportedFeatureError(
+        f"parameter '{name}': a {type(c).__name__} cannot be exported by tilepy yet (a list's "
+        f"length and a tuple's items are part of tilepy's specialization)")
+
+
+def signature_args(kernel, signature: KernelSignature) -> list:
+    """The example arguments of `kernel.compile` that stand for `signature`."""
+    names = list(kernel.signature.parameters)
+    if len(names) != len(signature.parameters):
+        raise TypeError(f"kernel '{kernel.name}' takes {len(names)} parameter(s) "
+                        f"({', '.join(names)}) but the signature has "
+                        f"{len(signature.parameters)} constraint(s)")
+    return [_example(n, c, n in kernel.constants) for n, c in zip(names, signature.parameters)]
+
+
+def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[str] = None,
+                  output_format: str, bytecode_version: typing.Optional[str] = None):
+    """Compile `kernel` for its signature and write the result to `output_file` (a file name or
+    a binary file object): `output_format="cubin"` (`gpu_code` such as "sm_90" required; the
+    kernel's `compiler` option picks NVRTC or tileiras) or `"tileir_bytecode"` (NVIDIA's Tile IR
+    bytecode, `bytecode_version` "13.1".."13.5", default tilepy's). One signature per export:
+    tilepy puts one kernel in a cubin."""
+    if output_format not in ("cubin", "tileir_bytecode"):
+        raise ValueError(f"Unknown output format '{output_format}'")
+    if gpu_code is None and output_format == "cubin":
+        raise ValueError("gpu_code is required when output_format is 'cubin'.")
+    signatures = list(signatures)
+    if not signatures:
+        raise ValueError("export_kernel needs at least one signature")
+    if len(signatures) > 1:
+        raise TileUnsupportedFeatureError(
+            f"export_kernel got {len(signatures)} signatures: tilepy exports one kernel per "
+            f"file (call it once per signature)")
+    sig = signatures[0]
+    args = signature_args(kernel, sig)
+    if output_format == "tileir_bytecode":
+        data = _bytecode(kernel, args, sig.symbol, bytecode_version)
+    else:
+        data = _cubin(kernel, args, sig.symbol, gpu_code)
+    with _opened(output_file) as f:
+        f.write(data)
+
+
+def _bytecode(kernel, args, symbol, version) -> bytes:
+    from ..bytecode import DEFAULT_VERSION, write_module
+    from .aot import _info_for
+    from .compiler import tile_ir
+    infos = [_info_for(a, n in kernel.constants, i)
+             for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
+    module = tile_ir(kernel, *kernel.specialize(infos))
+    if symbol is not None and symbol != module.entry().sym_name:
+        from ..ir.printer import print_module
+        from ..ir.parser import parse_module
+        module = parse_module(print_module(module))       # a copy: the cached one keeps its name
+        module.entry().attrs["sym_name"] = symbol
+    return write_module(module, version or DEFAULT_VERSION)
+
+
+def _cubin(kernel, args, symbol, arch: str) -> bytes:
+    from .aot import compile_kernel
+    compiler = kernel.options.get("compiler", "nvrtc") if hasattr(kernel, "options") else "nvrtc"
+    compiled = compile_kernel(kernel, args, arch, compiler or "nvrtc")
+    if compiled.kind != "cubin":
+        raise ValueError(f"gpu_code must name a GPU (sm_XX) for a cubin, got {arch!r}")
+    if symbol is not None and symbol != compiled.symbol:
+        raise TileUnsupportedFeatureError(
+            f"export_kernel: the cubin's kernel is '{compiled.symbol}'; tilepy cannot name it "
+            f"'{symbol}' (use KernelSignature(..., symbol=None) or with_mangled_symbol)")
+    return compiled.data
+
+
+@contextmanager
+def _opened(target):
+    if isinstance(target, (str, bytes, os.PathLike)):
+        with open(target, "wb") as f:
+            yield f
+    else:
+        yield target
