@@ -321,13 +321,18 @@ def run_sample(path, args):
     return result
 
 
+def emulation_arguments(p: argparse.ArgumentParser):
+    """The options of the emulated device and CPU mode (this script's and cutile_tests.py's)."""
+    p.add_argument("--mode", default="fast", choices=("fast", "faithful"))
+    p.add_argument("--capability", default="10.0", help="the emulated device (major.minor)")
+    p.add_argument("--sms", type=int, default=8, help="the emulated multiprocessor count")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("checkout", nargs="?", help="a cutile-python work tree (its samples/ folder is run)")
     p.add_argument("--only", nargs="*", help="sample file names (default: all)")
-    p.add_argument("--mode", default="fast", choices=("fast", "faithful"))
-    p.add_argument("--capability", default="10.0", help="the emulated device (major.minor)")
-    p.add_argument("--sms", type=int, default=8, help="the emulated multiprocessor count")
+    emulation_arguments(p)
     p.add_argument("--timeout", type=float, default=1200, help="seconds per sample")
     p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -272,9 +272,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("checkout", nargs="?", help="a cutile-python work tree (its test/ is run)")
     p.add_argument("--only", nargs="*", help="test file names (default: every test_*.py)")
-    p.add_argument("--mode", default="fast", choices=("fast", "faithful"))
-    p.add_argument("--capability", default="10.0", help="the emulated device (major.minor)")
-    p.add_argument("--sms", type=int, default=8, help="the emulated multiprocessor count")
+    sys.path.insert(0, HERE)
+    import cutile_samples
+    cutile_samples.emulation_arguments(p)
     p.add_argument("--timeout", type=float, default=900, help="seconds per test file")
     p.add_argument("--per-test", type=int, default=0,
                    help="run only the first N parameter cases of each test function (0: all)")
