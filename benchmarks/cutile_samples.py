@@ -25,8 +25,8 @@ with its source untouched:
 Per kernel: PASS (launched, every check after it passed), WRONG (a check after it failed),
 CRASH (an error inside tilepy or the launch), UNSUPPORTED (tilepy refused it:
 TileUnsupportedFeatureError), UNCHECKED (launched, no check followed), NOT RUN (the sample did
-not launch it: it skipped it, or stopped earlier; the detail says why). test/ kernels are not run
-here: cuTile's test files import its internals (`cuda.tile._ir`, `_bytecode`, ...).
+not launch it: it skipped it, or stopped earlier; the detail says why). test/ is run by
+cutile_tests.py (under pytest, with the checkout's own conftest).
 """
 from __future__ import annotations
 
