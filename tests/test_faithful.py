@@ -85,17 +85,22 @@ extern "C" __global__ void dyn_sum(const float* x, float* out, int n) {
 extern "C" __global__ void dyn_peek(unsigned* out) {
   out[blockIdx.x * TP_NT + threadIdx.x] = ((unsigned*)raw)[threadIdx.x];
 }
+// Both in one library (one compile): `which` 0 runs dyn_sum, 1 dyn_peek (into out).
+extern "C" __global__ void dyn(int which, const float* x, float* out, int n) {
+  if (which == 0) dyn_sum(x, out, n);
+  else dyn_peek((unsigned*)out);
+}
 """
 
 
 def test_dynamic_shared_memory_per_block_over_many_blocks():
-    k = build(DYN_SRC, "dyn_sum", threads=128)
+    k = build(DYN_SRC, "dyn", threads=128)
     blocks, n = 64, 1000
     x = rng.standard_normal((blocks, n)).astype(np.float32)
     results = []
     for workers in (1, 2):
         out = np.zeros(blocks + blocks * 128, np.float32)
-        k((blocks,), x, out, n, smem=129 * 4, workers=workers)
+        k((blocks,), 0, x, out, n, smem=129 * 4, workers=workers)
         results.append(out)
         np.testing.assert_allclose(out[:blocks], x.sum(1), rtol=1e-4, atol=1e-4)
         np.testing.assert_array_equal(out[blocks:], 1.0)
@@ -111,16 +116,16 @@ def test_portable_fiber_switch_gives_the_same_results():
 
 
 def test_dynamic_shared_memory_starts_poisoned():
-    k = build(DYN_SRC, "dyn_peek", threads=32)
-    out = np.zeros(4 * 32, np.uint32)
-    k((4,), out, smem=32 * 4)
+    k = build(DYN_SRC, "dyn", threads=128)     # dyn_peek
+    out = np.zeros(4 * 128, np.uint32)
+    k((4,), 1, 0, out, 0, smem=128 * 4)
     assert (out == 0xFFFFFFFF).all()
 
 
 def test_dynamic_shared_memory_limit():
-    k = build(DYN_SRC, "dyn_peek", threads=32)
+    k = build(DYN_SRC, "dyn", threads=128)     # dyn_peek
     with pytest.raises(ct.TileValueError, match="dynamic shared memory"):
-        k((1,), np.zeros(32, np.uint32), smem=228 * 1024)
+        k((1,), 1, 0, np.zeros(128, np.uint32), 0, smem=228 * 1024)
 
 
 BLOCK2D_SRC = r"""
@@ -184,17 +189,25 @@ extern "C" __global__ void producer_consumer(const float* x, float* y, int fixed
   if (t >= 32) y[blockIdx.x * 32 + t - 32] = buf[63 - t];
 }
 """
+# RACE_SRC and CP_SRC (both 64 threads) are one library: `which` 0 runs producer_consumer, 1
+# groups (cp.async).
+PROBE64 = r"""
+extern "C" __global__ void probe64(int which, const float* x, float* y, int fixed) {
+  if (which == 0) producer_consumer(x, y, fixed);
+  else groups(x, y);
+}
+"""
 
 
 def test_schedule_exposes_a_missing_barrier_in_either_direction():
-    k = build(RACE_SRC, "producer_consumer", threads=64)
+    k = build(RACE_SRC + CP_SRC + PROBE64, "probe64", threads=64)    # producer_consumer
     x = rng.standard_normal(2 * 32).astype(np.float32)
     want = (x.reshape(2, 32)[:, ::-1] * 2).reshape(-1)
     y = np.zeros_like(x)
-    k((2,), x, y, 1)
+    k((2,), 0, x, y, 1)
     np.testing.assert_array_equal(y, want)
     y[:] = 0
-    k((2,), x, y, 0)          # block 1 runs warp 1 first: it reads before warp 0 wrote
+    k((2,), 0, x, y, 0)       # block 1 runs warp 1 first: it reads before warp 0 wrote
     assert not np.array_equal(y, want)
 
 
@@ -239,10 +252,10 @@ extern "C" __global__ void groups(const float* src, float* seen) {
 
 def test_cp_async_data_is_visible_only_after_its_wait():
     nt = 64
-    k = build(CP_SRC, "groups", threads=nt)
+    k = build(RACE_SRC + CP_SRC + PROBE64, "probe64", threads=nt)     # groups
     src = rng.standard_normal(3 * nt * 4).astype(np.float32)
     seen = np.zeros((4, 3, nt, 4), np.float32)
-    k((1,), src, seen)
+    k((1,), 1, src, seen, 0)
     data = src.reshape(3, nt, 4)
     poison = seen.view(np.uint32) == 0xFFFFFFFF
     for stage, landed in enumerate([1, 2, 3]):
