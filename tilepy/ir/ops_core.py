@@ -279,7 +279,8 @@ def _mma_scaled_kind(o):
     a, s = o.lhs.type.elem, o.lhs_scale.type.elem
     if s not in SCALED_KINDS.get(a, {}) or o.rhs_scale.type.elem != s:
         want = ", ".join(map(str, SCALED_KINDS.get(a, {})))
-        return (f"lhs_scale and rhs_scale must be tiles of one scale type for {a} operands "
+        return (f"scale element type must suit the operand element type: lhs_scale and "
+                f"rhs_scale must be tiles of one scale type for {a} operands "
                 f"({want}; got {o.lhs_scale.type.elem} and {o.rhs_scale.type.elem})")
 
 
