@@ -284,27 +284,25 @@ def test_torch_stays_optional():
 
 def test_fake_launch_checks_what_the_launch_compiler_compiles():
     """On CUDA tensors a kernel that launches through tileiras is checked as tileiras gets it (its
-    Tile IR, traced and verified), not through the C++ emitter, which refuses gather views; an
-    NVRTC kernel still meets the emitter's located refusal while tracing."""
+    Tile IR, traced and verified), not through the C++ emitter, which refuses system-scope
+    atomics; an NVRTC kernel still meets the emitter's located refusal while tracing."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    def rows(compiler):
+    def total(compiler):
         @ct.kernel(compiler=compiler)
-        def pick(a, idx, out):
-            i = ct.load(idx, index=(0,), shape=(4,))
-            t = ct.load_advanced_indexing(a, (i, ct.Slice(0, 8)))   # GATHER
-            ct.store(out, index=(0, 0), tile=t)
+        def add_all(a, out):
+            t, i = ct.load(a, index=(0,), shape=(4,)), ct.arange(4, dtype=ct.int32)
+            ct.atomic_add(out, i, t, memory_scope=ct.MemoryScope.SYS)   # SYSTEM
 
-        def body(a: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-            out = a.new_empty((4, 8))
-            tpt.launch(None, (1,), pick, (a, idx, out))
+        def body(a: torch.Tensor) -> torch.Tensor:
+            out = a.new_zeros(4)
+            tpt.launch(None, (1,), add_all, (a, out))
             return out
-        return tpt.op(f"tilepy_test::pick_rows_{compiler}", body)
+        return tpt.op(f"tilepy_test::add_all_{compiler}", body)
 
     with FakeTensorMode():
-        a = torch.empty(8, 8, device="cuda")
-        idx = torch.empty(4, dtype=torch.int32, device="cuda")
-        assert rows("tileiras")(a, idx).shape == (4, 8)
-        with pytest.raises(ct.TileUnsupportedFeatureError, match="gather_scatter_view") as e:
-            rows("nvrtc")(a, idx)
-    assert_located(e.value, "GATHER", "ct.load_advanced_indexing", __file__)
+        a = torch.empty(4, device="cuda")
+        assert total("tileiras")(a).shape == (4,)
+        with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as e:
+            total("nvrtc")(a)
+    assert_located(e.value, "SYSTEM", "ct.atomic_add", __file__)
