@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import TileTypeError
 from ..types import F64, I1, TF32, ElementType
 from ..types import element as E
-from ..types.convert import round_float, to_storage, to_tf32
+from ..types.convert import (decode_bits, encode_bits, has_encoded_bits, round_float, to_storage,
+                             to_tf32)
 
 
 # ----------------------------------------------------------------------------- scalars
@@ -39,7 +40,10 @@ def format_scalar(v, elem: ElementType) -> str:
     if np.isfinite(f):
         return _float_text(f, elem)
     # Inf/NaN have no decimal spelling: print the bit pattern (MLIR style).
-    bits = np.asarray(v, dtype=E.NUMPY_DTYPE[elem]).view(f"u{elem.storage_bytes}")
+    if has_encoded_bits(elem):       # held in float32 outside memory: the type's own code
+        bits = encode_bits([f], elem)[0]
+    else:
+        bits = np.asarray(v, dtype=E.NUMPY_DTYPE[elem]).view(f"u{elem.storage_bytes}")
     return f"0x{int(bits):0{2 * elem.storage_bytes}X}"
 
 
@@ -70,8 +74,11 @@ def scalar_storage(text: str, elem: ElementType) -> np.ndarray:
             f"u{elem.storage_bytes}").view(E.NUMPY_DTYPE[elem])
     if t.lower().startswith("0x"):
         bits = int(t, 16)
-        if bits >= 1 << (8 * elem.storage_bytes):
+        width = elem.bits if has_encoded_bits(elem) else 8 * elem.storage_bytes
+        if bits >= 1 << width:
             raise TileTypeError(f"bit pattern {t} is too wide for {elem}")
+        if has_encoded_bits(elem):
+            return decode_bits([bits], elem).reshape(())
         return np.array(bits, dtype=f"u{elem.storage_bytes}").view(E.NUMPY_DTYPE[elem])
     if t in ("true", "false"):
         raise TileTypeError(f"'{t}' is not a {elem} literal")
