@@ -78,11 +78,33 @@ struct State {
     PyObject *fast = nullptr;          // "fast"
     unsigned long main_thread = 0;
     int ready = 0;
+    // The torch reader (warm_torch.cpp, built against torch's headers; null: attributes).
+    int (*torch_facts)(void *, struct TorchFacts *) = nullptr;
+    int (*torch_mode)() = nullptr;
+    Py_ssize_t torch_impl = 0;         // where a torch.Tensor object holds its TensorImpl*
+    short torch_code[256];             // c10::ScalarType -> torch_dtypes code (-1: none)
 } S;
 
 PyObject *s_tp_plans, *s_ctable, *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape,
     *s_stride, *s_dtype, *s_device, *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides,
     *s_id, *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
+
+// What warm_torch.cpp reads of a tensor (its TorchFacts; warm.py checks the size).
+struct TorchFacts {
+    uint64_t ptr;
+    int32_t ndim, scalar_type, device_kind, device_index, neg, pad;
+    int64_t sizes[MAX_DIMS];
+    int64_t strides[MAX_DIMS];
+};
+
+// The torch reader's facts of a tensor; false: it cannot say (no reader, another kind of
+// tensor, a __torch_function__ mode active): the attribute reads decide.
+bool torch_facts(PyObject *t, TorchFacts &f) {
+    if (!S.torch_facts || S.torch_mode()) return false;
+    void *impl = *(void **)((char *)t + S.torch_impl);
+    return S.torch_facts(impl, &f) == 1 && (unsigned)f.scalar_type < 256 &&
+           S.torch_code[f.scalar_type] >= 0;
+}
 
 // ----------------------------------------------------------------------------- the key
 struct Call {
@@ -157,6 +179,21 @@ bool put_numpy(Call &c, PyObject *a, int i) {
 // as is_cpu, else is_cuda and get_device() (torch.device's own attributes cost microseconds):
 // the same facts for CPU and CUDA tensors; any other device is a miss.
 bool put_torch(Call &c, PyObject *t, int i) {
+    TorchFacts f;
+    if (torch_facts(t, f)) {               // the same words as the attribute reads below
+        c.ptr[i] = f.ptr;
+        if (!c.put(T_TORCH | (uint64_t)S.torch_code[f.scalar_type] << 8 |
+                   (uint64_t)f.device_kind << 16 | (uint64_t)(f.neg != 0) << 24 |
+                   (f.ptr & 15) << 32) ||
+            !c.put((uint64_t)(int64_t)f.device_index) || !c.put((uint64_t)f.ndim))
+            return false;
+        for (int d = 0; d < f.ndim; d++)
+            if (!c.put((uint64_t)f.sizes[d])) return false;
+        if (!c.put((uint64_t)f.ndim)) return false;
+        for (int d = 0; d < f.ndim; d++)
+            if (!c.put((uint64_t)f.strides[d])) return false;
+        return true;
+    }
     bool ok = false;
     PyObject *p = nullptr, *dtype = nullptr, *shape = nullptr, *stride = nullptr, *cpu = nullptr,
              *cuda = nullptr, *index = nullptr, *neg = nullptr;
@@ -1010,6 +1047,56 @@ PyObject *py_probe(PyObject *, PyObject *a) {
     return out;
 }
 
+// probe_torch(tensor): what the torch reader reads of a tensor, (ptr, shape, strides,
+// scalar type, device kind, device index, neg), or None (warm.py checks it against torch).
+PyObject *py_probe_torch(PyObject *, PyObject *t) {
+    TorchFacts f;
+    if (!S.torch_facts || (PyObject *)Py_TYPE(t) != S.torch_tensor || S.torch_mode() ||
+        S.torch_facts(*(void **)((char *)t + S.torch_impl), &f) != 1)
+        Py_RETURN_NONE;
+    PyObject *shape = PyTuple_New(f.ndim), *strides = PyTuple_New(f.ndim);
+    for (int d = 0; shape && strides && d < f.ndim; d++) {
+        PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(f.sizes[d]));
+        PyTuple_SET_ITEM(strides, d, PyLong_FromLongLong(f.strides[d]));
+    }
+    return Py_BuildValue("(KNNiiii)", (unsigned long long)f.ptr, shape, strides, f.scalar_type,
+                         f.device_kind, f.device_index, f.neg);
+}
+
+// torch_reader(facts, mode, facts_size, offset, codes): use warm_torch.cpp's functions (their
+// addresses; 0: none) on tensors holding their TensorImpl* at `offset`; `codes`: (scalar
+// type, torch_dtypes code) pairs.
+PyObject *py_torch_reader(PyObject *, PyObject *args) {
+    unsigned long long facts, mode;
+    int size;
+    Py_ssize_t offset;
+    PyObject *codes;
+    if (!PyArg_ParseTuple(args, "KKinO", &facts, &mode, &size, &offset, &codes)) return nullptr;
+    S.torch_facts = nullptr;
+    S.torch_mode = nullptr;
+    if (!facts) Py_RETURN_NONE;
+    if (size != (int)sizeof(TorchFacts) || offset < (Py_ssize_t)sizeof(PyObject) || !mode) {
+        PyErr_SetString(PyExc_ValueError, "torch_reader: the reader's layout differs");
+        return nullptr;
+    }
+    for (short &c : S.torch_code) c = -1;
+    PyObject *f = PySequence_Fast(codes, "codes: (scalar type, code) pairs");
+    if (!f) return nullptr;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(f); i++) {
+        int st, code;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, i), "ii", &st, &code)) {
+            Py_DECREF(f);
+            return nullptr;
+        }
+        if (st >= 0 && st < 256 && code >= 0 && code < S.torch_dtypes.n) S.torch_code[st] = (short)code;
+    }
+    Py_DECREF(f);
+    S.torch_impl = offset;
+    S.torch_mode = (int (*)())(uintptr_t)mode;
+    S.torch_facts = (int (*)(void *, TorchFacts *))(uintptr_t)facts;
+    Py_RETURN_NONE;
+}
+
 bool fill_registry(Registry &r, PyObject *seq) {
     PyObject *f = PySequence_Fast(seq, "expected a sequence");
     if (!f) return false;
@@ -1071,6 +1158,7 @@ PyObject *py_configure(PyObject *, PyObject *args, PyObject *kw) {
 PyObject *py_adopt(PyObject *, PyObject *args) {
     PyObject *tt, *tdt, *cp;
     if (!PyArg_ParseTuple(args, "OOO", &tt, &tdt, &cp)) return nullptr;
+    S.torch_facts = nullptr;           // its codes name the old registry: warm.py gives it again
     if (!fill_registry(S.torch_dtypes, tdt)) return nullptr;
     set_ref(&S.torch_tensor, tt == Py_None ? nullptr : tt);
     set_ref(&S.cupy_array, cp == Py_None ? nullptr : cp);
@@ -1093,6 +1181,10 @@ PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))py_configure, METH_VARARGS | METH_KEYWORDS,
      "configure(...): the objects the module compares and reads"},
     {"adopt", (PyCFunction)py_adopt, METH_VARARGS, "adopt(tensor_type, dtypes, cupy_type)"},
+    {"probe_torch", (PyCFunction)py_probe_torch, METH_O,
+     "probe_torch(tensor): what the torch reader reads of a tensor, or None"},
+    {"torch_reader", (PyCFunction)py_torch_reader, METH_VARARGS,
+     "torch_reader(facts, mode, facts_size, offset, codes): read tensors with warm_torch.cpp"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "_warm", "tilepy's C-level warm launch path", -1,

@@ -33,6 +33,7 @@ MISS = dispatch.MISS
 launch = None                  # the C warm launch once loaded (None: the Python path serves)
 _state: dict = {}              # "module": the loaded extension, "why": why there is none
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm.cpp")
+_TORCH_SOURCE = os.path.join(os.path.dirname(_SOURCE), "warm_torch.cpp")
 
 
 def module():
@@ -60,6 +61,12 @@ def why() -> str | None:
     return _state.get("why")
 
 
+def torch_why() -> str | None:
+    """Why the C path reads torch tensors through their attributes rather than with the torch
+    reader (None: it uses the reader, or has not met torch yet)."""
+    return _state.get("torch_why")
+
+
 @contextlib.contextmanager
 def python_only():
     """Serve every launch inside the block by the Python path (the tests' seam)."""
@@ -78,7 +85,14 @@ def python_only():
 def _load():
     import importlib.machinery
     import importlib.util
-    path, scratch = _built()
+    import sysconfig
+    include = sysconfig.get_paths().get("include") or ""
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        raise ImportError(f"Python.h is not in {include!r} (install Python's development "
+                          f"headers to get the C warm launch path)")
+    abi = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    path, scratch = _built(_SOURCE, "the C warm launch path", (sys.version, abi, include),
+                           ["-I", include])
     try:
         loader = importlib.machinery.ExtensionFileLoader("tilepy.launch._warm", path)
         spec = importlib.util.spec_from_file_location("tilepy.launch._warm", path, loader=loader)
@@ -90,41 +104,38 @@ def _load():
     return m
 
 
-def _built() -> tuple[str, bool]:
-    """The path of the extension's shared library (the cache's entry, or a fresh build), and
-    whether it is a scratch file of this process (no disk cache) to remove once loaded."""
-    import sysconfig
+def _built(source_path: str, what: str, key: tuple, flags: list,
+           libs: tuple = ()) -> tuple[str, bool]:
+    """The path of the shared library the host C++ compiler builds from `source_path` (the
+    cache's entry, or a fresh build; `key`: what else it depends on), and whether it is a
+    scratch file of this process (no disk cache) to remove once loaded."""
     from ..version import __version__
     from . import cache, cpu, cpu_build
-    include = sysconfig.get_paths().get("include") or ""
-    if not os.path.exists(os.path.join(include, "Python.h")):
-        raise ImportError(f"Python.h is not in {include!r} (install Python's development "
-                          f"headers to get the C warm launch path)")
     cxx = cpu.host_compiler()
-    with open(_SOURCE) as f:
+    with open(source_path) as f:
         source = f.read()
-    abi = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    key = cache.key_of("warm", __version__, cpu.compiler_id(cxx), sys.version, abi, include, source)
-    entry = cache.get("cpu", key, ".so")
+    name = os.path.basename(source_path)
+    entry_key = cache.key_of(name, __version__, cpu.compiler_id(cxx), *key, source)
+    entry = cache.get("cpu", entry_key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
         return entry.path, False
     with cpu_build.folder() as d:
-        out = os.path.join(d, "_warm" + abi)
-        proc = cpu_build.run([cxx, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-I", include,
-                              _SOURCE, "-o", out], None)
+        out = os.path.join(d, "lib.so")
+        proc = cpu_build.run([cxx, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", *flags,
+                              source_path, "-o", out, *libs], None)
         if proc.returncode != 0:
-            raise ImportError(f"the host C++ compiler could not build the C warm launch path: "
+            raise ImportError(f"the host C++ compiler could not build {what}: "
                               f"{proc.stderr.strip()[-2000:]}")
         with open(out, "rb") as f:
             data = f.read()
-    path = cache.put("cpu", key, data, {"kind": "warm", "name": "the C warm launch path",
-                                        "compiler": cpu.compiler_id(cxx), "tilepy": __version__},
-                     ".so")
+    path = cache.put("cpu", entry_key, data, {"kind": "warm", "name": what,
+                                              "compiler": cpu.compiler_id(cxx),
+                                              "tilepy": __version__}, ".so")
     if path is not None:
         return path, False
     # No disk cache: a private file for this process, removed once loaded.
     import tempfile
-    fd, path = tempfile.mkstemp(suffix=abi, prefix="tilepy-warm-")
+    fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-warm-")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return path, True
@@ -177,6 +188,97 @@ def _sync(m):
     dtypes = () if torch is None else tuple(
         v for v in vars(torch).values() if isinstance(v, torch.dtype))
     m.adopt(_torch_tensor[0], dtypes, _cupy_array[0])
+    if torch is not None:
+        _use_torch_reader(m, torch, dtypes)
+
+
+# ----------------------------------------------------------------------------- torch reader
+def _use_torch_reader(m, torch, dtypes):
+    """Read torch tensors in C with warm_torch.cpp (built against the installed torch's
+    headers), after checking that it reads what the tensors' attributes say; where it cannot
+    be built or disagrees, the C path reads the attributes (`torch_why()` says why)."""
+    reader = _state.get("torch_reader")
+    if reader is None:
+        try:
+            reader = _torch_reader(torch)
+        except (TileError, OSError, ImportError, ValueError, AttributeError) as e:
+            reader, _state["torch_why"] = False, str(e)
+        _state["torch_reader"] = reader
+    if not reader:
+        return
+    _lib, facts, mode, size = reader
+    offset = object.__basicsize__              # THPVariable: PyObject_HEAD, then at::Tensor
+    m.torch_reader(facts, mode, size, offset, ())
+    import warnings
+    codes = []
+    for code, dt in enumerate(dtypes):
+        with warnings.catch_warnings():       # (torch's about experimental, deprecated dtypes)
+            warnings.simplefilter("ignore")
+            try:
+                got = m.probe_torch(torch.empty(0, dtype=dt))
+            except (RuntimeError, TypeError):     # dtypes without dense tensors (quantized...)
+                continue
+        if got is not None and dtypes.index(dt) == code:
+            codes.append((got[3], code))
+    m.torch_reader(facts, mode, size, offset, codes)
+    wrong = _torch_reader_disagrees(m, torch, dict((c, dtypes[c]) for _, c in codes),
+                                    dict(codes), offset)
+    if wrong:
+        m.torch_reader(0, 0, 0, 0, ())
+        _state["torch_reader"], _state["torch_why"] = False, wrong
+
+
+def _torch_reader_disagrees(m, torch, by_code, code_of, offset) -> str | None:
+    """What the torch reader reads wrong of live tensors (None: nothing)."""
+    base = torch.arange(48, dtype=torch.float32).reshape(6, 8)
+    cases = [base, base[1:, ::2], base.T, base[2], torch.zeros(0, dtype=torch.int8),
+             base.to(torch.float64), base.to(torch.float16)[::3], torch._neg_view(base),
+             torch.zeros((), dtype=torch.int64), base.to(torch.bool).unsqueeze(0)]
+    for t in cases:
+        got = m.probe_torch(t)
+        if ctypes.c_void_p.from_address(id(t) + offset).value != t._cdata:
+            return (f"torch {torch.__version__} does not hold a tensor's TensorImpl where "
+                    f"warm_torch.cpp reads it")
+        want = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), 1, -1, t.is_neg())
+        if (got is None or (got[0], got[1], got[2], *got[4:]) != want
+                or by_code.get(code_of.get(got[3])) is not t.dtype):
+            return (f"warm_torch.cpp reads {got} of a {t.dtype} tensor of shape "
+                    f"{tuple(t.shape)} and strides {t.stride()} (torch {torch.__version__})")
+    if m.probe_torch(torch.zeros(2, 2).to_sparse()) is not None:
+        return "warm_torch.cpp reads sparse tensors as dense ones"
+    return None
+
+
+def _torch_reader(torch):
+    """(library, address of tp_torch_facts, of tp_torch_function_mode, TorchFacts' size), the
+    torch reader built (or found in the cache) against the installed torch's headers."""
+    import re
+    root = os.path.dirname(torch.__file__)
+    include, lib = os.path.join(root, "include"), os.path.join(root, "lib")
+    var_h = os.path.join(include, "torch", "csrc", "autograd", "python_variable.h")
+    for h in (os.path.join(include, "c10", "core", "TensorImpl.h"),
+              os.path.join(include, "ATen", "PythonTorchFunctionTLS.h"), var_h):
+        if not os.path.exists(h):
+            raise ImportError(f"torch {torch.__version__} ships no {os.path.relpath(h, root)} "
+                              f"(its C++ headers), so tensors are read through their attributes")
+    with open(var_h) as f:
+        if not re.search(r"struct THPVariable\s*\{\s*PyObject_HEAD\s*(//[^\n]*\n\s*)*"
+                         r"at::Tensor cdata;", f.read()):
+            raise ImportError(f"torch {torch.__version__}'s THPVariable does not begin with "
+                              f"`at::Tensor cdata` (warm_torch.cpp reads that layout)")
+    abi = int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))
+    path, scratch = _built(_TORCH_SOURCE, "the C warm path's torch reader",
+                           (torch.__version__, include, abi),
+                           ["-std=c++17", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include],
+                           ("-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}"))
+    try:
+        so = ctypes.CDLL(path)
+    finally:
+        if scratch:
+            os.unlink(path)
+    size = so.tp_torch_facts_size()
+    addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value    # noqa: E731
+    return so, addr(so.tp_torch_facts), addr(so.tp_torch_function_mode), size
 
 
 # ----------------------------------------------------------------------------- plans
