@@ -271,3 +271,140 @@ def test_without_a_compiler_the_python_path_serves(monkeypatch):
         ct.launch(None, (1,), k, (x, y, 1.0, 16))
     assert warm.launch is None and "no host C++ compiler found" in warm.why()
     np.testing.assert_array_equal(y, np.full(16, 4.0, np.float32))
+
+
+# ----------------------------------------------------------------------------- torch reader
+@pytest.fixture
+def torch_m(m):
+    """The module with torch met and the torch reader (warm_torch.cpp) in use."""
+    torch = pytest.importorskip("torch")
+    from tilepy.host.intake import from_torch
+    from_torch(torch.zeros(1))
+    warm._sync(m)
+    if not warm._state.get("torch_reader"):
+        pytest.skip(f"the torch reader is not available here: {warm.torch_why()}")
+    return m, torch
+
+
+@contextlib.contextmanager
+def _attribute_reads(m):
+    """The C path reading torch tensors through their attributes (the reader set aside)."""
+    m.torch_reader(0, 0, 0, 0, ())
+    try:
+        yield
+    finally:
+        warm._state["types"] = None
+        warm._sync(m)
+
+
+def test_the_torch_reader_keys_as_the_attribute_reads(torch_m):
+    """Per tensor, the reader's key words are the attribute reads' (dtype, device, negation
+    bit, alignment, shape, strides), over views, dtypes, 0-size and 0-d tensors."""
+    m, torch = torch_m
+    base = torch.arange(96, dtype=torch.float32)
+    tensors = [base, base[1:17], base[3:35:2], base[:48].reshape(6, 8).T, base[:0],
+               torch.zeros((), dtype=torch.int64), base.to(torch.float16)[::3],
+               base.to(torch.bfloat16), base.to(torch.bool), base.to(torch.uint8)[5:],
+               base._neg_view(), base.reshape(4, 3, 8)[:, 1:, ::4], base.expand(2, 96)]
+    table = m.Table((False, False))
+    calls = [(a, b) for a in tensors for b in tensors[:4]]
+    read = [m.key(c, table) for c in calls]
+    with _attribute_reads(m):
+        assert m.probe_torch(base) is None
+        attrs = [m.key(c, table) for c in calls]
+    assert read == attrs and None not in read
+    assert len(set(read)) == len(calls)
+    for t in tensors:
+        ptr, shape, strides, _, kind, index, neg = m.probe_torch(t)
+        assert (ptr, shape, strides, kind, index, neg) == (t.data_ptr(), tuple(t.shape),
+                                                           t.stride(), 1, -1, int(t.is_neg()))
+
+
+def test_the_torch_reader_declines_what_it_does_not_read(torch_m):
+    """Sparse, meta and subclass tensors, and any tensor while a __torch_function__ mode is
+    active (the attribute reads would go through it): the reader says nothing, and the key is
+    the attribute reads' or none."""
+    m, torch = torch_m
+    from torch.overrides import TorchFunctionMode
+    t = torch.zeros(8)
+    table = m.Table((False,))
+    assert m.probe_torch(torch.zeros(2, 2).to_sparse()) is None
+    assert m.probe_torch(torch.zeros(4, device="meta")) is None
+    assert m.key((torch.zeros(4, device="meta"),), table) is None        # intake explains
+    assert m.key((torch.nn.Parameter(t),), table) is None
+    class PassThrough(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+    key = m.key((t,), table)
+    with PassThrough():
+        assert m.probe_torch(t) is None
+        assert m.key((t,), table) == key
+
+
+@ct.kernel
+def scale_into(x, y, a):
+    ct.store(y, (0,), ct.load(x, (0,), (16,)) * a + ct.load(y, (0,), (16,)))
+
+
+def test_a_tensor_changed_in_place_between_calls(torch_m):
+    """The same tensor objects, changed between warm calls (another storage, dtype, strides,
+    an alias of the output, a negated view): every call computes what the Python path
+    computes, and makes the same plans."""
+    m, torch = torch_m
+
+    def sequence():
+        x, y = torch.arange(16, dtype=torch.float32), torch.zeros(16)
+        src = torch.arange(64, dtype=torch.float32)
+        changes = [lambda: None, lambda: x.set_(src[8:24].clone()),
+                   lambda: x.set_(src.untyped_storage(), 1, (16,), (2,)),      # a stride
+                   lambda: x.set_(y),                                           # y itself
+                   lambda: setattr(x, "data", torch.ones(16, dtype=torch.float64)),   # a dtype
+                   lambda: setattr(x, "data", torch.ones(16)._neg_view()),
+                   lambda: x.set_(src[4:20].clone())]
+        out = []
+        k = scale_into.replace_hints()
+        for change in changes:
+            change()
+            for _ in range(3):
+                try:
+                    ct.launch(None, (1,), k, (x, y, 2.0))
+                    out.append((y.clone(), len(k.cache)))
+                except ct.TileError as e:
+                    out.append((str(e), len(k.cache)))
+        return out
+    with warm.python_only():
+        py = sequence()
+    before = m.served()
+    c = sequence()
+    assert m.served() - before >= 5                # (the third call of each change)
+    for (vc, nc), (vp, np_) in zip(c, py):
+        assert nc == np_
+        assert vc == vp if isinstance(vp, str) else torch.equal(vc, vp)
+
+
+def test_without_torch_headers_tensors_are_read_through_attributes(m, monkeypatch, tmp_path):
+    """A torch without its C++ headers (or a failed build): the C path serves torch launches
+    through the tensors' attributes, and `warm.torch_why()` says why."""
+    torch = pytest.importorskip("torch")
+    import types
+    with pytest.raises(ImportError, match="ships no"):
+        warm._torch_reader(types.SimpleNamespace(__file__=str(tmp_path / "__init__.py"),
+                                                 __version__="0.0"))
+
+    def no_headers(torch):
+        raise ImportError("torch 0.0 ships no include/c10/core/TensorImpl.h (a test's)")
+    state = {k: v for k, v in warm._state.items() if k not in ("torch_reader", "types")}
+    monkeypatch.setattr(warm, "_state", state)
+    monkeypatch.setattr(warm, "_torch_reader", no_headers)
+    x, y = torch.ones(16), torch.zeros(16)
+    k = scale_into.replace_hints()
+    ct.launch(None, (1,), k, (x, y, 1.0))
+    before = m.served()
+    for _ in range(3):
+        ct.launch(None, (1,), k, (x, y, 1.0))
+    assert m.served() == before + 2 and "ships no" in warm.torch_why()
+    assert m.probe_torch(x) is None
+    assert torch.equal(y, torch.full((16,), 4.0))
+    monkeypatch.undo()
+    warm._state["types"] = None
+    warm._sync(m)                                   # the reader again, for the next tests
