@@ -408,3 +408,94 @@ def test_without_torch_headers_tensors_are_read_through_attributes(m, monkeypatc
     monkeypatch.undo()
     warm._state["types"] = None
     warm._sync(m)                                   # the reader again, for the next tests
+
+
+# ----------------------------------------------------------------------------- GPU plans
+@ct.kernel
+def shift_by(x, n):
+    ct.store(x, (0,), ct.load(x, (0,), (16,)) + n)
+
+
+def _fake_gpu_calls(torch, drv, world, k):
+    """A sequence of warm GPU launches on the fake driver (torch tensors seen as CUDA ones)
+    across streams, torch's current stream changing, grids, the caller's context, a scalar
+    out of range and a failing launch; per launch what the driver was asked (every call, in
+    order), the stream and grid launched on, and the result or the error."""
+    from fake_driver import FakeCUDAError, TorchStream
+    x = torch.zeros(64, dtype=torch.int32)
+    s1, s2 = TorchStream(0x5100), TorchStream(0x5200)
+    out = []
+
+    def record(fn):
+        drv.calls.clear()
+        try:
+            fn()
+            got = x.tolist()
+        except ct.TileError as e:
+            got = f"{type(e).__name__}: {e}"
+        out.append((list(drv.calls), drv.launches[-1].stream, drv.launches[-1].grid, got,
+                    drv.current_device()))
+    steps = [(s1, (1,), 5)] * 3 + [(s2, (1,), 1)] * 2 + [(None, (1,), 2)] * 2 + \
+        [(s1, (2,), 1)] * 2 + [(s1, (1,), 2**40)]
+    for stream, grid, n in steps:
+        record(lambda: ct.launch(stream, grid, k, (x, n)))
+    world["stream"] = 0x5300                          # torch made another stream current
+    record(lambda: ct.launch(None, (1,), k, (x, 1)))
+    drv.set_context(0x1000)                           # the caller's context is the device's
+    record(lambda: ct.launch(s1, (1,), k, (x, 1)))
+    drv.set_context(0)
+
+    def broken(*args):
+        drv.log("launch", "broken")
+        raise FakeCUDAError("CUDA_ERROR_LAUNCH_FAILED: a test's")
+    real, drv.core.launch = drv.core.launch, broken
+    try:
+        record(lambda: ct.launch(s1, (1,), k, (x, 1)))
+    finally:
+        drv.core.launch = real
+    return out
+
+
+def test_gpu_plans_run_here_as_on_the_python_path(m, monkeypatch):
+    """GPU plans run by the C path (stream, config, context, cuda.core's launch) ask the
+    driver for exactly what the Python path asks, in the same order, launch on the same
+    streams and grids, compute the same and raise the same errors."""
+    torch = pytest.importorskip("torch")
+    from fake_driver import FakeDriver, torch_on_the_fake_gpu
+    runs = []
+    for only in (True, False):
+        with monkeypatch.context() as mp:
+            drv = FakeDriver().install(mp)
+            world = torch_on_the_fake_gpu(mp, torch)
+            before = m.served()
+            with warm.python_only() if only else contextlib.nullcontext():
+                runs.append(_fake_gpu_calls(torch, drv, world, shift_by.replace_hints()))
+            served = m.served() - before
+    assert served >= 6
+    assert len(runs[0]) == len(runs[1])
+    for c, py in zip(runs[1], runs[0]):
+        assert c[1:] == py[1:]
+        assert c[0] == py[0]
+    assert "does not fit" in runs[1][9][3] and "a test's" in runs[1][-1][3]
+
+
+def test_a_gpu_plan_is_for_its_driver_and_compiler(m, monkeypatch):
+    """The C path leaves a GPU plan to the Python path when another driver is in place, or
+    when TILEPY_GPU_COMPILER names another compiler than the one that made the plan."""
+    torch = pytest.importorskip("torch")
+    from fake_driver import FakeDriver, TorchStream, torch_on_the_fake_gpu
+    drv = FakeDriver().install(monkeypatch)
+    torch_on_the_fake_gpu(monkeypatch, torch)
+    k = shift_by.replace_hints()
+    x, s = torch.zeros(64, dtype=torch.int32), TorchStream(0x5100)
+    for _ in range(2):
+        ct.launch(s, (1,), k, (x, 1))
+    assert m.launch(k, (x, 1), (1,), s) is None and drv.launches[-1].stream == 0x5100
+    monkeypatch.setenv("TILEPY_GPU_COMPILER", "tileiras")
+    assert m.launch(k, (x, 1), (1,), s) is warm.MISS
+    monkeypatch.delenv("TILEPY_GPU_COMPILER")
+    with monkeypatch.context() as mp:
+        FakeDriver().install(mp)
+        assert m.launch(k, (x, 1), (1,), s) is warm.MISS
+    assert m.launch(k, (x, 1), (1,), s) is None
+    assert x[:16].tolist() == [4] * 16

@@ -344,7 +344,11 @@ class GpuPlan:
             return False
         return gpu.stream_on(handle, stream, self.dev, self.drv)
 
-    def _config(self, g):
+    def config(self, g):
+        """The LaunchConfig of grid `g` (made once per grid; a grid CUDA refuses raises)."""
+        cfg = self.configs.get(g)
+        if cfg is not None:
+            return cfg
         from .gpu import check_grid
         check_grid(g)
         if len(self.configs) >= MAX_PLANS:
@@ -366,7 +370,7 @@ class GpuPlan:
     def run(self, g, vals, s):
         """Launch on `s`, the cuda.core Stream `stream_for` resolved."""
         args = self.arguments(vals)
-        cfg = self.configs.get(g) or self._config(g)
+        cfg = self.config(g)
         prev = self.ctx.enter()
         try:
             if self.tma is not None:      # (built in the device's context)
@@ -376,10 +380,13 @@ class GpuPlan:
             else:
                 self.log.run(lambda: self._launch(s, cfg, args), self.name, s)
         except self.drv.errors as e:
-            raise TileLaunchError(_launch_failure(self.name, self.sync, e)) from None
+            self.failed(e)
         finally:
             self.ctx.leave(prev)
 
+    def failed(self, e):
+        """Raise the TileLaunchError of the driver's error `e` at launch (or at the sync)."""
+        raise TileLaunchError(_launch_failure(self.name, self.sync, e)) from None
 
     def _launch(self, s, cfg, args):
         self.drv.core.launch(s, cfg, self.kernel, *args)

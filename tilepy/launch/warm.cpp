@@ -79,15 +79,22 @@ struct State {
     unsigned long main_thread = 0;
     int ready = 0;
     // The torch reader (warm_torch.cpp, built against torch's headers; null: attributes).
+    // GPU plans (configure_gpu): the module host.driver, TILEPY_GPU_COMPILER and its values,
+    // settings.gpu_compiler_requested, gpu.stream_handle, gpu.stream_on.
+    PyObject *driver = nullptr, *k_gpu_compiler = nullptr, *compilers = nullptr,
+             *gpu_compiler = nullptr, *stream_handle = nullptr, *stream_on = nullptr,
+             *nvrtc = nullptr;
     int (*torch_facts)(void *, struct TorchFacts *) = nullptr;
     int (*torch_mode)() = nullptr;
     Py_ssize_t torch_impl = 0;         // where a torch.Tensor object holds its TensorImpl*
     short torch_code[256];             // c10::ScalarType -> torch_dtypes code (-1: none)
 } S;
 
-PyObject *s_tp_plans, *s_ctable, *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape,
-    *s_stride, *s_dtype, *s_device, *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides,
-    *s_id, *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
+PyObject *s_current, *s_current_context, *s_ctx, *s_set_current, *s_context_of, *s_set_context, *s_core,
+    *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable, *s_reads,
+    *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device, *s_is_cpu,
+    *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id, *s_stream_for,
+    *s_run, *s_check, *s_workers, *s_from_buffer_copy;
 
 // What warm_torch.cpp reads of a tensor (its TorchFacts; warm.py checks the size).
 struct TorchFacts {
@@ -347,12 +354,13 @@ void disjoint_flags(int n, const uint64_t *lo, const uint64_t *len, bool *flags)
 // ----------------------------------------------------------------------------- plans
 // How a kernel argument is packed into the argument block.
 enum Kind { K_NONE, K_PTR, K_BOOL, K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64, K_F32,
-            K_F64, K_CONV16 };
+            K_F64, K_CONV16, K_WRAP };
 
 struct Slot {
     int kind;
-    int offset;
-    PyObject *conv;       // K_CONV16: the Python converter (value -> 16-bit pattern)
+    int offset;           // GPU plans: the index in the launch's argument list
+    PyObject *conv;       // K_CONV16: the Python converter (value -> 16-bit pattern); K_WRAP:
+    PyObject *wrap;       // the parameter's range check, then its numpy scalar type
 };
 
 struct Plan {
@@ -374,12 +382,26 @@ struct Plan {
     int *ov_index;
     uint64_t *ov_extent;
     bool *ov_pattern;
+    // native == 2: a GPU plan whose stream_for and run are done here (dispatch.GpuPlan's).
+    PyObject *drv, *errors, *kernel, *ctx, *dev, *dev_id, *compiler, *args;
+    int torch_args, sync;
+    PyObject *last_stream, *last_s;     // the stream resolved last (a strong reference)
+    uint64_t last_handle;
+    unsigned last_g[3];
+    PyObject *last_cfg;                 // its grid's LaunchConfig
 };
 
 void plan_dealloc(Plan *p) {
     Py_XDECREF(p->py);
     Py_XDECREF(p->mode);
-    for (int i = 0; i < p->nslots; i++) Py_XDECREF(p->slots[i].conv);
+    PyObject **refs[] = {&p->drv, &p->errors, &p->kernel, &p->ctx, &p->dev,
+                         &p->dev_id, &p->compiler, &p->args, &p->last_stream, &p->last_s,
+                         &p->last_cfg};
+    for (PyObject **r : refs) Py_CLEAR(*r);
+    for (int i = 0; p->slots && i < p->nslots; i++) {
+        Py_XDECREF(p->slots[i].conv);
+        Py_XDECREF(p->slots[i].wrap);
+    }
     PyMem_Free(p->tmpl); PyMem_Free(p->field_offset); PyMem_Free(p->slots);
     PyMem_Free(p->ov_index); PyMem_Free(p->ov_extent); PyMem_Free(p->ov_pattern);
     Py_TYPE(p)->tp_free((PyObject *)p);
@@ -499,6 +521,25 @@ PyObject *env_value(PyObject *key) {
     return S.env ? PyDict_GetItemWithError(S.env, key) : nullptr;
 }
 
+// A setting as settings.py reads it from os.environ's table: `map`'s value for the raw bytes,
+// `dflt` when unset, else what the Python `reader` (which validates) returns; a new reference,
+// or null with an error set.
+PyObject *env_choice(PyObject *key, PyObject *map, PyObject *dflt, PyObject *reader) {
+    PyObject *raw = env_value(key);
+    if (!raw) {
+        if (PyErr_Occurred()) return nullptr;
+        Py_INCREF(dflt);
+        return dflt;
+    }
+    PyObject *v = PyDict_GetItemWithError(map, raw);
+    if (v) {
+        Py_INCREF(v);
+        return v;
+    }
+    if (PyErr_Occurred()) return nullptr;
+    return PyObject_CallNoArgs(reader);               // another spelling: settings validates it
+}
+
 // The CPU mode a launch made now would use, as the Python path reads it (the cpu_mode()
 // override, else TILEPY_CPU_MODE); a new reference, or null with an error set.
 PyObject *current_mode() {
@@ -506,19 +547,7 @@ PyObject *current_mode() {
     if (PyContextVar_Get(S.mode_var, nullptr, &v) < 0) return nullptr;
     if (v && v != Py_None) return v;
     Py_XDECREF(v);
-    PyObject *raw = env_value(S.k_mode);
-    if (!raw) {
-        if (PyErr_Occurred()) return nullptr;
-        Py_INCREF(S.fast);
-        return S.fast;
-    }
-    PyObject *mode = PyDict_GetItemWithError(S.modes, raw);
-    if (mode) {
-        Py_INCREF(mode);
-        return mode;
-    }
-    if (PyErr_Occurred()) return nullptr;
-    return PyObject_CallNoArgs(S.cpu_mode);           // another spelling: settings validates it
+    return env_choice(S.k_mode, S.modes, S.fast, S.cpu_mode);
 }
 
 // Write one scalar argument into the block; false (no error) when the Python path must
@@ -702,6 +731,186 @@ PyObject *run_python(Plan *p, const Call &c, const unsigned g[3], PyObject *stre
     return out;
 }
 
+// ----------------------------------------------------------------------------- GPU plans
+// dispatch.GpuPlan's stream_for, here: the stream's handle and cuda.core Stream; null with an
+// error, or MISS (a new reference either way) when the plan cannot run the call.
+PyObject *gpu_stream(Plan *p, PyObject *stream) {
+    if (p->compiler != Py_None) {                       // TILEPY_GPU_COMPILER chose the plan's
+        PyObject *now = env_choice(S.k_gpu_compiler, S.compilers, S.nvrtc, S.gpu_compiler);
+        int same = now ? PyObject_RichCompareBool(now, p->compiler, Py_EQ) : -1;
+        Py_XDECREF(now);
+        if (same < 0) return nullptr;
+        if (!same) return (Py_INCREF(S.miss), S.miss);
+    }
+    PyObject *fn = PyObject_GetAttr(S.driver, s_current);   // host.driver.current(), looked
+    PyObject *drv = fn ? PyObject_CallNoArgs(fn) : nullptr;  // up per call (tests replace it)
+    Py_XDECREF(fn);
+    if (!drv) return nullptr;
+    Py_DECREF(drv);                                      // (compared by identity only)
+    if (drv != p->drv) return (Py_INCREF(S.miss), S.miss);   // a plan of another driver
+    // The handle: `__cuda_stream__` read here; None and the other spellings by gpu.stream_handle.
+    uint64_t handle = 0;
+    bool have = false;
+    if (stream != Py_None) {
+        PyObject *fn = PyObject_GetAttr(stream, s_cuda_stream);
+        PyObject *pair = fn ? PyObject_CallNoArgs(fn) : nullptr;
+        Py_XDECREF(fn);
+        if (!fn && PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
+        else if (!pair) return nullptr;
+        else {
+            have = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 &&
+                   PyLong_CheckExact(PyTuple_GET_ITEM(pair, 1)) &&
+                   as_ptr(PyTuple_GET_ITEM(pair, 1), &handle);
+            Py_DECREF(pair);
+        }
+    }
+    if (!have) {
+        PyObject *h = PyObject_CallFunctionObjArgs(S.stream_handle, stream,
+                                                   p->torch_args ? Py_True : Py_False,
+                                                   p->dev_id, nullptr);
+        if (!h) return nullptr;
+        bool ok = as_ptr(h, &handle);
+        Py_DECREF(h);
+        if (!ok) return (Py_INCREF(S.miss), S.miss);
+    }
+    if (p->last_s && p->last_stream == stream && p->last_handle == handle) {
+        Py_INCREF(p->last_s);                           // resolved (and checked) before
+        return p->last_s;
+    }
+    PyObject *h = PyLong_FromUnsignedLongLong(handle);
+    PyObject *st = h ? PyObject_CallFunctionObjArgs(S.stream_on, h, stream, p->dev, p->drv,
+                                                    nullptr) : nullptr;
+    Py_XDECREF(h);
+    if (!st) return nullptr;
+    Py_INCREF(stream);
+    Py_XSETREF(p->last_stream, stream);
+    Py_INCREF(st);
+    Py_XSETREF(p->last_s, st);
+    p->last_handle = handle;
+    return st;
+}
+
+// gpu.DeviceContext's enter and leave, here (the plan's `ctx`): make the device current
+// unless its context already is, and put the caller's back after; the driver's calls are the
+// same. enter returns the caller's context (new reference) or null; leave, None or null.
+PyObject *ctx_enter(Plan *p) {
+    PyObject *prev = PyObject_CallMethodNoArgs(p->drv, s_current_context);
+    PyObject *mine = prev ? PyObject_GetAttr(p->ctx, s_ctx) : nullptr;
+    int same = mine == nullptr ? -1 : mine == Py_None ? 0 : PyObject_RichCompareBool(prev, mine, Py_EQ);
+    Py_XDECREF(mine);
+    if (same == 0) {
+        PyObject *r = PyObject_CallMethodNoArgs(p->dev, s_set_current);
+        PyObject *now = r ? PyObject_CallMethodOneArg(p->drv, s_context_of, p->dev) : nullptr;
+        Py_XDECREF(r);
+        same = now && PyObject_SetAttr(p->ctx, s_ctx, now) == 0 ? 1 : -1;
+        Py_XDECREF(now);
+    }
+    if (same < 0) Py_CLEAR(prev);
+    return prev;
+}
+
+PyObject *ctx_leave(Plan *p, PyObject *prev) {
+    PyObject *mine = PyObject_GetAttr(p->ctx, s_ctx);
+    int same = mine ? PyObject_RichCompareBool(prev, mine, Py_EQ) : -1;
+    Py_XDECREF(mine);
+    if (same < 0) return nullptr;
+    if (same) Py_RETURN_NONE;
+    return PyObject_CallMethodOneArg(p->drv, s_set_context, prev);
+}
+
+// dispatch.GpuPlan.run, here: the arguments (the plan's list with this call's pointers and
+// scalars), the grid's LaunchConfig, the device's context around cuda.core's launch (and the
+// sync of a checked kernel); the driver's errors become the plan's TileLaunchError.
+PyObject *run_gpu(Plan *p, const Call &c, const unsigned g[3], PyObject *stream) {
+    PyObject *s = gpu_stream(p, stream);
+    if (!s || s == S.miss) return s;
+    enum { MAX_GPU_ARGS = 256 };
+    Py_ssize_t nargs = PyList_GET_SIZE(p->args);
+    PyObject *argv[3 + MAX_GPU_ARGS];
+    PyObject *owned[MAX_ARGS];
+    int nowned = 0;
+    PyObject *out = nullptr, *cfg = nullptr, *prev = nullptr;
+    if (nargs > MAX_GPU_ARGS) {                  // (warm.py makes no such plan)
+        Py_DECREF(s);
+        return (Py_INCREF(S.miss), S.miss);
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) argv[3 + i] = PyList_GET_ITEM(p->args, i);
+    for (int i = 0; i < p->nslots && i < c.nargs; i++) {
+        const Slot &sl = p->slots[i];
+        PyObject *v = nullptr;
+        if (sl.kind == K_PTR) {
+            v = PyLong_FromUnsignedLongLong(c.ptr[i]);
+        } else if (sl.kind == K_WRAP) {
+            PyObject *x = PyObject_CallOneArg(sl.conv, c.val[i]);   // raises the user's error
+            v = x ? PyObject_CallOneArg(sl.wrap, x) : nullptr;
+            Py_XDECREF(x);
+        } else {
+            continue;
+        }
+        if (!v) goto done;
+        owned[nowned++] = v;
+        argv[3 + sl.offset] = v;
+    }
+    if (p->last_cfg && !memcmp(p->last_g, g, sizeof p->last_g)) {
+        cfg = p->last_cfg;
+        Py_INCREF(cfg);
+    } else {
+        PyObject *grid = Py_BuildValue("(III)", g[0], g[1], g[2]);
+        cfg = grid ? PyObject_CallMethodOneArg(p->py, s_config, grid) : nullptr;
+        Py_XDECREF(grid);
+        if (!cfg) goto done;
+        Py_INCREF(cfg);
+        Py_XSETREF(p->last_cfg, cfg);
+        memcpy(p->last_g, g, sizeof p->last_g);
+    }
+    prev = ctx_enter(p);
+    if (!prev) goto done;
+    argv[0] = s, argv[1] = cfg, argv[2] = p->kernel;
+    {
+        PyObject *core = PyObject_GetAttr(p->drv, s_core);      // (looked up per call, as
+        PyObject *fn = core ? PyObject_GetAttr(core, s_launch) : nullptr;   // GpuPlan does)
+        out = fn ? PyObject_Vectorcall(fn, argv, 3 + nargs, nullptr) : nullptr;
+        Py_XDECREF(fn);
+        Py_XDECREF(core);
+    }
+    if (out && p->sync) {
+        Py_DECREF(out);
+        out = PyObject_CallMethodNoArgs(s, s_sync);
+    }
+    g_served++;
+    if (!out && PyErr_ExceptionMatches(p->errors)) {     // the plan's TileLaunchError
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        PyObject *r = value ? PyObject_CallMethodOneArg(p->py, s_failed, value) : nullptr;
+        Py_XDECREF(r);
+        Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+    }
+    {                                                    // finally: the caller's context back
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *r = ctx_leave(p, prev);
+        if (!r) {
+            Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+            Py_CLEAR(out);
+        } else {
+            Py_DECREF(r);
+            PyErr_Restore(type, value, tb);
+        }
+    }
+    if (out) {
+        Py_DECREF(out);
+        out = Py_None;
+        Py_INCREF(out);
+    }
+done:
+    for (int i = 0; i < nowned; i++) Py_DECREF(owned[i]);
+    Py_XDECREF(prev);
+    Py_XDECREF(cfg);
+    Py_DECREF(s);
+    return out;
+}
+
 // The plan of a call, or null (no error: a miss; with an error: it propagates).
 Plan *find_plan(PyObject *kernel, PyObject *args, Call &c, PyObject **table_out) {
     *table_out = nullptr;
@@ -784,7 +993,9 @@ PyObject *py_launch(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
         }
     } else {
         Py_INCREF(p);
-        if (!p->native) {
+        if (p->native == 2) {
+            out = run_gpu(p, *c, g, argv[3]);
+        } else if (!p->native) {
             out = run_python(p, *c, g, argv[3]);
         } else if (argv[3] != Py_None) {
             out = S.miss;                       // a stream with CPU arrays: intake explains
@@ -907,6 +1118,39 @@ bool int_array(PyObject *seq, int **out, int *n) {
     return *out && !PyErr_Occurred();
 }
 
+void set_ref(PyObject **slot, PyObject *v) {
+    Py_XINCREF(v);
+    Py_XSETREF(*slot, v);
+}
+
+// A plan's overlap pattern: None or (indices, extents, pattern).
+bool set_overlap(Plan *p, PyObject *overlap) {
+    if (overlap == Py_None) return true;
+    PyObject *idx, *ext, *pat;
+    if (!PyArg_ParseTuple(overlap, "OOO", &idx, &ext, &pat)) return false;
+    if (!int_array(idx, &p->ov_index, &p->noverlap)) return false;
+    p->ov_extent = (uint64_t *)PyMem_Calloc(p->noverlap + 1, sizeof(uint64_t));
+    p->ov_pattern = (bool *)PyMem_Calloc(p->noverlap + 1, sizeof(bool));
+    if (!p->ov_extent || !p->ov_pattern || PySequence_Size(ext) != p->noverlap ||
+        PySequence_Size(pat) != p->noverlap || p->noverlap > MAX_ARGS) {
+        PyErr_SetString(PyExc_ValueError, "overlap: indices, extents and pattern differ");
+        return false;
+    }
+    for (int k = 0; k < p->noverlap; k++) {
+        PyObject *x = PySequence_GetItem(ext, k), *y = PySequence_GetItem(pat, k);
+        p->ov_extent[k] = x ? PyLong_AsUnsignedLongLong(x) : 0;
+        p->ov_pattern[k] = y ? PyObject_IsTrue(y) == 1 : false;
+        Py_XDECREF(x);
+        Py_XDECREF(y);
+        if (p->ov_index[k] < 0 || p->ov_index[k] >= p->nslots) {
+            PyErr_SetString(PyExc_ValueError, "overlap: index out of range");
+            return false;
+        }
+    }
+    if (PyErr_Occurred()) return false;
+    return true;
+}
+
 // plan(py, native, entry, template, field_offsets, slots, block, smem, pool, mode, overlap)
 //   slots: per kernel argument (kind, offset, conv or None);
 //   overlap: None or (indices, extents, pattern).
@@ -962,30 +1206,7 @@ PyObject *py_plan(PyObject *, PyObject *args) {
         if (!p->slots || PyErr_Occurred()) goto fail;
     }
     p->bx = bx, p->by = by, p->bz = bz, p->smem = smem, p->pool = (void *)(uintptr_t)pool;
-    if (overlap != Py_None) {
-        PyObject *idx, *ext, *pat;
-        if (!PyArg_ParseTuple(overlap, "OOO", &idx, &ext, &pat)) goto fail;
-        if (!int_array(idx, &p->ov_index, &p->noverlap)) goto fail;
-        p->ov_extent = (uint64_t *)PyMem_Calloc(p->noverlap + 1, sizeof(uint64_t));
-        p->ov_pattern = (bool *)PyMem_Calloc(p->noverlap + 1, sizeof(bool));
-        if (!p->ov_extent || !p->ov_pattern || PySequence_Size(ext) != p->noverlap ||
-            PySequence_Size(pat) != p->noverlap || p->noverlap > MAX_ARGS) {
-            PyErr_SetString(PyExc_ValueError, "overlap: indices, extents and pattern differ");
-            goto fail;
-        }
-        for (int k = 0; k < p->noverlap; k++) {
-            PyObject *x = PySequence_GetItem(ext, k), *y = PySequence_GetItem(pat, k);
-            p->ov_extent[k] = x ? PyLong_AsUnsignedLongLong(x) : 0;
-            p->ov_pattern[k] = y ? PyObject_IsTrue(y) == 1 : false;
-            Py_XDECREF(x);
-            Py_XDECREF(y);
-            if (p->ov_index[k] < 0 || p->ov_index[k] >= p->nslots) {
-                PyErr_SetString(PyExc_ValueError, "overlap: index out of range");
-                goto fail;
-            }
-        }
-        if (PyErr_Occurred()) goto fail;
-    }
+    if (!set_overlap(p, overlap)) goto fail;
     for (int i = 0; i < p->nfields; i++)
         if (p->field_offset[i] < 0 || p->field_offset[i] >= p->tmpl_size) {
             PyErr_SetString(PyExc_ValueError, "a field offset is outside the argument block");
@@ -1002,6 +1223,88 @@ PyObject *py_plan(PyObject *, PyObject *args) {
 fail:
     Py_DECREF(p);
     return nullptr;
+}
+
+// gpu_plan(py, slots, overlap, drv, errors, kernel, ctx, dev, dev_id, compiler, args,
+//          torch_args, sync): a GPU plan run from here (dispatch.GpuPlan's fields);
+//   slots: per kernel argument (kind, index in args, conv or None, wrap or None).
+PyObject *py_gpu_plan(PyObject *, PyObject *a) {
+    PyObject *py, *slots, *overlap, *drv, *errors, *kernel, *ctx, *dev, *dev_id, *compiler,
+        *args;
+    int torch_args, sync;
+    if (!PyArg_ParseTuple(a, "OOOOO!OOOO!OO!pp", &py, &slots, &overlap, &drv, &PyTuple_Type,
+                          &errors, &kernel, &ctx, &dev, &PyLong_Type, &dev_id, &compiler,
+                          &PyList_Type, &args, &torch_args, &sync))
+        return nullptr;
+    if (!S.driver) {
+        PyErr_SetString(PyExc_ValueError, "gpu_plan: configure_gpu first");
+        return nullptr;
+    }
+    Plan *p = PyObject_New(Plan, &PlanType);
+    if (!p) return nullptr;
+    memset((char *)p + sizeof(PyObject), 0, sizeof(Plan) - sizeof(PyObject));
+    p->native = 2;
+    PyObject *objs[] = {py, drv, errors, kernel, ctx, dev, dev_id, compiler, args, Py_None};
+    PyObject **refs[] = {&p->py, &p->drv, &p->errors, &p->kernel, &p->ctx, &p->dev, &p->dev_id,
+                         &p->compiler, &p->args, &p->mode};
+    for (int i = 0; i < 10; i++) {
+        Py_INCREF(objs[i]);
+        *refs[i] = objs[i];
+    }
+    p->torch_args = torch_args, p->sync = sync;
+    PyObject *f = PySequence_Fast(slots, "slots: a sequence");
+    if (!f) goto fail;
+    {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+        p->slots = (Slot *)PyMem_Calloc(n ? n : 1, sizeof(Slot));
+        p->nslots = (int)n;
+        for (Py_ssize_t i = 0; p->slots && i < n; i++) {
+            Slot &sl = p->slots[i];
+            PyObject *conv, *wrap;
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, i), "iiOO", &sl.kind, &sl.offset,
+                                  &conv, &wrap))
+                break;
+            if (sl.kind != K_NONE && (sl.offset < 0 || sl.offset >= PyList_GET_SIZE(args) ||
+                                      (sl.kind == K_WRAP) != (conv != Py_None) ||
+                                      (sl.kind != K_PTR && sl.kind != K_WRAP))) {
+                PyErr_SetString(PyExc_ValueError, "gpu_plan: a slot is not an argument's");
+                break;
+            }
+            if (sl.kind == K_WRAP) {
+                Py_INCREF(conv);
+                sl.conv = conv;
+                Py_INCREF(wrap);
+                sl.wrap = wrap;
+            }
+        }
+        Py_DECREF(f);
+        if (!p->slots || PyErr_Occurred()) goto fail;
+    }
+    if (p->nslots > MAX_ARGS || PyList_GET_SIZE(args) > 256) {
+        PyErr_SetString(PyExc_ValueError, "gpu_plan: too many arguments for the warm path");
+        goto fail;
+    }
+    if (!set_overlap(p, overlap)) goto fail;
+    return (PyObject *)p;
+fail:
+    Py_DECREF(p);
+    return nullptr;
+}
+
+// configure_gpu(driver, k_gpu_compiler, compilers, gpu_compiler, stream_handle, stream_on):
+// what GPU plans compare and call (warm.py gives them at the first GPU plan).
+PyObject *py_configure_gpu(PyObject *, PyObject *args) {
+    PyObject *o[6];
+    if (!PyArg_ParseTuple(args, "O!OO!OOO", &PyModule_Type, &o[0], &o[1], &PyDict_Type, &o[2],
+                          &o[3], &o[4], &o[5]))
+        return nullptr;
+    set_ref(&S.driver, o[0]);
+    set_ref(&S.k_gpu_compiler, o[1]);
+    set_ref(&S.compilers, o[2]);
+    set_ref(&S.gpu_compiler, o[3]);
+    set_ref(&S.stream_handle, o[4]);
+    set_ref(&S.stream_on, o[5]);
+    Py_RETURN_NONE;
 }
 
 // disjoint(ranges): intake.disjoint_flags over (start, length) pairs (for the tests).
@@ -1112,11 +1415,6 @@ bool fill_registry(Registry &r, PyObject *seq) {
     return true;
 }
 
-void set_ref(PyObject **slot, PyObject *v) {
-    Py_XINCREF(v);
-    Py_XSETREF(*slot, v);
-}
-
 // configure(**facts): what the module compares and reads (warm.py gives them once).
 PyObject *py_configure(PyObject *, PyObject *args, PyObject *kw) {
     static const char *names[] = {"ndarray", "np_dtypes", "scalar_types", "const_objs", "env",
@@ -1175,6 +1473,9 @@ PyMethodDef methods[] = {
     {"store", (PyCFunction)(void (*)(void))py_store, METH_FASTCALL,
      "store(table, args, plan): file plan under the key of args"},
     {"plan", (PyCFunction)py_plan, METH_VARARGS, "plan(...): a plan for the table"},
+    {"gpu_plan", (PyCFunction)py_gpu_plan, METH_VARARGS, "gpu_plan(...): a GPU plan run here"},
+    {"configure_gpu", (PyCFunction)py_configure_gpu, METH_VARARGS,
+     "configure_gpu(...): what GPU plans compare and call"},
     {"served", (PyCFunction)py_served, METH_NOARGS, "served(): launches run by this module"},
     {"disjoint", (PyCFunction)py_disjoint, METH_O, "disjoint(ranges): intake.disjoint_flags"},
     {"probe", (PyCFunction)py_probe, METH_O, "probe(array): what is read of a numpy array"},
@@ -1209,7 +1510,11 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
         {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_dtype, "dtype"}, {&s_device, "device"},
         {&s_is_cpu, "is_cpu"}, {&s_is_cuda, "is_cuda"}, {&s_get_device, "get_device"}, {&s_is_neg, "is_neg"}, {&s_data, "data"},
         {&s_ptr, "ptr"}, {&s_strides, "strides"}, {&s_id, "id"}, {&s_stream_for, "stream_for"}, {&s_run, "run"}, {&s_check, "check"},
-        {&s_workers, "workers"}, {&s_from_buffer_copy, "from_buffer_copy"}, {&S.fast, "fast"}};
+        {&s_workers, "workers"}, {&s_from_buffer_copy, "from_buffer_copy"}, {&S.fast, "fast"},
+        {&s_cuda_stream, "__cuda_stream__"}, {&s_config, "config"},
+        {&s_sync, "sync"}, {&s_current_context, "current_context"}, {&s_current, "current"},
+        {&s_ctx, "ctx"}, {&s_set_current, "set_current"}, {&s_context_of, "context_of"},
+        {&s_set_context, "set_context"}, {&s_core, "core"}, {&s_launch, "launch"}, {&s_failed, "failed"}, {&S.nvrtc, "nvrtc"}};
     for (auto &s : strs)
         if (!(*s.slot = PyUnicode_InternFromString(s.text))) return nullptr;
     PyObject *m = PyModule_Create(&module);
@@ -1217,8 +1522,8 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
     Py_INCREF(&TableType);
     PyModule_AddObject(m, "Table", (PyObject *)&TableType);
     const char *kinds[] = {"K_NONE", "K_PTR", "K_BOOL", "K_I8", "K_U8", "K_I16", "K_U16", "K_I32",
-                           "K_U32", "K_I64", "K_U64", "K_F32", "K_F64", "K_CONV16"};
-    for (int k = 0; k <= K_CONV16; k++) PyModule_AddIntConstant(m, kinds[k], k);
+                           "K_U32", "K_I64", "K_U64", "K_F32", "K_F64", "K_CONV16", "K_WRAP"};
+    for (int k = 0; k <= K_WRAP; k++) PyModule_AddIntConstant(m, kinds[k], k);
     PyModule_AddIntConstant(m, "REPORT_SIZE", sizeof(Report));
     PyModule_AddIntConstant(m, "MAX_BLOCK", MAX_BLOCK);
     return m;

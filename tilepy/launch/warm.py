@@ -304,11 +304,32 @@ _KIND = {ctypes.c_bool: "K_BOOL", ctypes.c_int8: "K_I8", ctypes.c_uint8: "K_U8",
          ctypes.c_float: "K_F32", ctypes.c_double: "K_F64"}
 
 
+def _configure_gpu(m):
+    """Give the module what GPU plans compare and call (once)."""
+    if _state.get("gpu"):
+        return
+    from .. import settings as st
+    from ..host import driver
+    from . import gpu
+    m.configure_gpu(driver, st._GPU_COMPILER, st._COMPILERS, st.gpu_compiler_requested,
+                    gpu.stream_handle, gpu.stream_on)
+    _state["gpu"] = True
+
+
 def _plan(m, plan):
-    """The C plan of a dispatch plan: a CPU plan the module calls itself, or (GPU plans, CPU
-    kernels that print) one whose Python stream_for and run it calls."""
+    """The C plan of a dispatch plan: a CPU plan the module calls itself, a GPU plan whose
+    stream_for and run it does itself (GpuPlan's, but the driver's calls), or (GPU plans of
+    printing, TMA or cupy kernels, CPU kernels that print) one whose Python stream_for and run
+    it calls."""
     ov = plan.overlap
     overlap = None if not isinstance(ov, dispatch.Overlap) else (ov.index, ov.extents, ov.pattern)
+    if plan.gpu and plan.log is None and plan.tma is None and not plan.cupy and len(plan.args) <= 256:
+        _configure_gpu(m)
+        slots = [(m.K_NONE, 0, None, None) if s is None else
+                 (m.K_PTR, s[0], None, None) if s[1] is None else (m.K_WRAP, *s) for s in plan.slots]
+        return m.gpu_plan(plan, slots, overlap, plan.drv, tuple(plan.drv.errors), plan.kernel,
+                          plan.ctx, plan.dev, plan.dev.device_id, plan.compiler, plan.args,
+                          plan.torch_args, plan.sync)
     if plan.gpu or plan.lib.log is not None or not plan.extra or len(plan.template) > m.MAX_BLOCK:
         slots = [(m.K_NONE, 0, None) if s is None else
                  (m.K_PTR if s[1] is None else m.K_F64, 0, None) for s in plan.slots]
