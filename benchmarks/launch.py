@@ -17,8 +17,10 @@
    (up to where cuda.core's launch would be called); beside torch's eager torch.add on two
    256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process, measured in
    alternating batches (wall and the launching thread's CPU time). Warm launches are served by
-   the C warm path (tilepy/launch/warm.py) where it is built; the 4-array rows are measured
-   again on the Python path alone (`warm.python_only()`, its fallback), in the same rounds.
+   the C warm path (tilepy/launch/warm.py) where it is built (torch tensors read by its torch
+   reader, warm_torch.cpp, where torch's headers are; GPU plans run in C up to cuda.core's
+   launch); the 4-array rows are measured again on the Python path alone
+   (`warm.python_only()`, its fallback), in the same rounds.
 Needs the `bench` extra for Warp (pip install -e '.[bench]'); without it, its row says so.
 `--skip-compile` runs the dispatch rows only.
 
@@ -312,6 +314,11 @@ def dispatch_rows(rounds: int, n: int) -> list[tuple]:
     from tilepy.launch import warm
     rows.append(("C warm path", "in use" if warm.launch is not None else "not in use",
                  warm.why() or "tilepy/launch/warm.py", "", None))
+    if warm.launch is not None:
+        reader = warm._state.get("torch_reader")
+        rows.append(("C warm path's torch reader", "in use" if reader else "not in use",
+                     warm.torch_why() or "tilepy/launch/warm_torch.cpp (torch's headers)", "",
+                     None))
     return rows
 
 
