@@ -19,7 +19,7 @@
 namespace {
 
 enum { MAX_ARGS = 64, MAX_DIMS = 32, KEY_WORDS = 4096, MAX_PLANS = 1024, MAX_BLOCK = 4096,
-       MAX_REG = 64 };
+       MAX_REG = 64, MAX_GPU_ARGS = 256 };
 
 // numpy's PyArrayObject_fields, its public layout since numpy 1.7 (warm.py checks it on live
 // arrays before the module is used).
@@ -90,11 +90,11 @@ struct State {
     short torch_code[256];             // c10::ScalarType -> torch_dtypes code (-1: none)
 } S;
 
-PyObject *s_current, *s_current_context, *s_ctx, *s_set_current, *s_context_of, *s_set_context, *s_core,
-    *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable, *s_reads,
-    *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device, *s_is_cpu,
-    *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id, *s_stream_for,
-    *s_run, *s_check, *s_workers, *s_from_buffer_copy;
+PyObject *s_current, *s_current_context, *s_ctx, *s_set_current, *s_context_of, *s_set_context,
+    *s_core, *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
+    *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device,
+    *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id,
+    *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
 
 // What warm_torch.cpp reads of a tensor (its TorchFacts; warm.py checks the size).
 struct TorchFacts {
@@ -796,7 +796,9 @@ PyObject *gpu_stream(Plan *p, PyObject *stream) {
 PyObject *ctx_enter(Plan *p) {
     PyObject *prev = PyObject_CallMethodNoArgs(p->drv, s_current_context);
     PyObject *mine = prev ? PyObject_GetAttr(p->ctx, s_ctx) : nullptr;
-    int same = mine == nullptr ? -1 : mine == Py_None ? 0 : PyObject_RichCompareBool(prev, mine, Py_EQ);
+    int same = mine == nullptr   ? -1
+               : mine == Py_None ? 0
+                                 : PyObject_RichCompareBool(prev, mine, Py_EQ);
     Py_XDECREF(mine);
     if (same == 0) {
         PyObject *r = PyObject_CallMethodNoArgs(p->dev, s_set_current);
@@ -824,7 +826,6 @@ PyObject *ctx_leave(Plan *p, PyObject *prev) {
 PyObject *run_gpu(Plan *p, const Call &c, const unsigned g[3], PyObject *stream) {
     PyObject *s = gpu_stream(p, stream);
     if (!s || s == S.miss) return s;
-    enum { MAX_GPU_ARGS = 256 };
     Py_ssize_t nargs = PyList_GET_SIZE(p->args);
     PyObject *argv[3 + MAX_GPU_ARGS];
     PyObject *owned[MAX_ARGS];
@@ -1280,7 +1281,7 @@ PyObject *py_gpu_plan(PyObject *, PyObject *a) {
         Py_DECREF(f);
         if (!p->slots || PyErr_Occurred()) goto fail;
     }
-    if (p->nslots > MAX_ARGS || PyList_GET_SIZE(args) > 256) {
+    if (p->nslots > MAX_ARGS || PyList_GET_SIZE(args) > MAX_GPU_ARGS) {
         PyErr_SetString(PyExc_ValueError, "gpu_plan: too many arguments for the warm path");
         goto fail;
     }
@@ -1391,7 +1392,8 @@ PyObject *py_torch_reader(PyObject *, PyObject *args) {
             Py_DECREF(f);
             return nullptr;
         }
-        if (st >= 0 && st < 256 && code >= 0 && code < S.torch_dtypes.n) S.torch_code[st] = (short)code;
+        if (st >= 0 && st < 256 && code >= 0 && code < S.torch_dtypes.n)
+            S.torch_code[st] = (short)code;
     }
     Py_DECREF(f);
     S.torch_impl = offset;
@@ -1514,7 +1516,8 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
         {&s_cuda_stream, "__cuda_stream__"}, {&s_config, "config"},
         {&s_sync, "sync"}, {&s_current_context, "current_context"}, {&s_current, "current"},
         {&s_ctx, "ctx"}, {&s_set_current, "set_current"}, {&s_context_of, "context_of"},
-        {&s_set_context, "set_context"}, {&s_core, "core"}, {&s_launch, "launch"}, {&s_failed, "failed"}, {&S.nvrtc, "nvrtc"}};
+        {&s_set_context, "set_context"}, {&s_core, "core"}, {&s_launch, "launch"},
+        {&s_failed, "failed"}, {&S.nvrtc, "nvrtc"}};
     for (auto &s : strs)
         if (!(*s.slot = PyUnicode_InternFromString(s.text))) return nullptr;
     PyObject *m = PyModule_Create(&module);
@@ -1526,5 +1529,7 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
     for (int k = 0; k <= K_WRAP; k++) PyModule_AddIntConstant(m, kinds[k], k);
     PyModule_AddIntConstant(m, "REPORT_SIZE", sizeof(Report));
     PyModule_AddIntConstant(m, "MAX_BLOCK", MAX_BLOCK);
+    PyModule_AddIntConstant(m, "MAX_ARGS", MAX_ARGS);
+    PyModule_AddIntConstant(m, "MAX_GPU_ARGS", MAX_GPU_ARGS);
     return m;
 }

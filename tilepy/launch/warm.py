@@ -208,6 +208,13 @@ def _use_torch_reader(m, torch, dtypes):
         return
     _lib, facts, mode, size = reader
     offset = object.__basicsize__              # THPVariable: PyObject_HEAD, then at::Tensor
+    probe = [torch.zeros(3), torch.zeros(4, 2).T[1:]]
+    if any(ctypes.c_void_p.from_address(id(t) + offset).value != getattr(t, "_cdata", None)
+           for t in probe):                    # (before the reader ever reads one)
+        _state["torch_reader"] = False
+        _state["torch_why"] = (f"torch {torch.__version__} does not hold a tensor's TensorImpl "
+                               f"where warm_torch.cpp reads it")
+        return
     m.torch_reader(facts, mode, size, offset, ())
     import warnings
     codes = []
@@ -235,10 +242,10 @@ def _torch_reader_disagrees(m, torch, by_code, code_of, offset) -> str | None:
              base.to(torch.float64), base.to(torch.float16)[::3], torch._neg_view(base),
              torch.zeros((), dtype=torch.int64), base.to(torch.bool).unsqueeze(0)]
     for t in cases:
-        got = m.probe_torch(t)
         if ctypes.c_void_p.from_address(id(t) + offset).value != t._cdata:
             return (f"torch {torch.__version__} does not hold a tensor's TensorImpl where "
                     f"warm_torch.cpp reads it")
+        got = m.probe_torch(t)
         want = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), 1, -1, t.is_neg())
         if (got is None or (got[0], got[1], got[2], *got[4:]) != want
                 or by_code.get(code_of.get(got[3])) is not t.dtype):
@@ -323,10 +330,11 @@ def _plan(m, plan):
     it calls."""
     ov = plan.overlap
     overlap = None if not isinstance(ov, dispatch.Overlap) else (ov.index, ov.extents, ov.pattern)
-    if plan.gpu and plan.log is None and plan.tma is None and not plan.cupy and len(plan.args) <= 256:
+    if (plan.gpu and plan.log is None and plan.tma is None and not plan.cupy
+            and len(plan.args) <= m.MAX_GPU_ARGS and len(plan.slots) <= m.MAX_ARGS):
         _configure_gpu(m)
-        slots = [(m.K_NONE, 0, None, None) if s is None else
-                 (m.K_PTR, s[0], None, None) if s[1] is None else (m.K_WRAP, *s) for s in plan.slots]
+        slots = [(m.K_NONE, 0, None, None) if s is None else (m.K_PTR, s[0], None, None)
+                 if s[1] is None else (m.K_WRAP, *s) for s in plan.slots]
         return m.gpu_plan(plan, slots, overlap, plan.drv, tuple(plan.drv.errors), plan.kernel,
                           plan.ctx, plan.dev, plan.dev.device_id, plan.compiler, plan.args,
                           plan.torch_args, plan.sync)
