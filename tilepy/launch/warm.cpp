@@ -78,12 +78,12 @@ struct State {
     PyObject *fast = nullptr;          // "fast"
     unsigned long main_thread = 0;
     int ready = 0;
-    // The torch reader (warm_torch.cpp, built against torch's headers; null: attributes).
     // GPU plans (configure_gpu): the module host.driver, TILEPY_GPU_COMPILER and its values,
     // settings.gpu_compiler_requested, gpu.stream_handle, gpu.stream_on.
     PyObject *driver = nullptr, *k_gpu_compiler = nullptr, *compilers = nullptr,
              *gpu_compiler = nullptr, *stream_handle = nullptr, *stream_on = nullptr,
              *nvrtc = nullptr;
+    // The torch reader (warm_torch.cpp, built against torch's headers; null: attributes).
     int (*torch_facts)(void *, struct TorchFacts *) = nullptr;
     int (*torch_mode)() = nullptr;
     Py_ssize_t torch_impl = 0;         // where a torch.Tensor object holds its TensorImpl*

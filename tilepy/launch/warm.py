@@ -215,7 +215,11 @@ def _use_torch_reader(m, torch, dtypes):
         _state["torch_why"] = (f"torch {torch.__version__} does not hold a tensor's TensorImpl "
                                f"where warm_torch.cpp reads it")
         return
-    m.torch_reader(facts, mode, size, offset, ())
+    try:
+        m.torch_reader(facts, mode, size, offset, ())
+    except ValueError as e:                    # (a reader of another TorchFacts layout)
+        _state["torch_reader"], _state["torch_why"] = False, str(e)
+        return
     import warnings
     codes = []
     for code, dt in enumerate(dtypes):
