@@ -278,7 +278,7 @@ struct Report {
   int asserts;             // out: tile assertions that failed in this launch
   int nextents;            // in (host entry): the array arguments' address ranges, -1: unchecked
   const Extent* extents;
-  const void* pool;        // in: the process's worker pool, a tp_cpu_pool_run (null: this library's)
+  const void* pool;        // in: the process's worker pool, a tp_cpu_pool_run (null: none)
   int error_line;          // out: the first error, and the user's line it happened at (if known)
   char error_file[1024];
   char error[1024];
@@ -332,7 +332,6 @@ inline bool stopping() {
 // blocks (a handler that records the signal, for the launch only; Python re-raises it
 // afterwards). An ignored SIGINT stays so.
 class LaunchScope {
-  using PoolRun = decltype(&tp_cpu_pool_run);
   Report* report_;
   bool locked_ = false;
   bool watching_ = false;
@@ -366,11 +365,11 @@ class LaunchScope {
     if (!watching_) sigaction(SIGINT, &old_, nullptr);
   }
   // Run `body` on `workers` threads, this one included (cpu_pool.h: fewer when the system
-  // refuses more threads, or when some are late and this one took every block).
+  // refuses more threads, or when some are late and this one took every block; this thread
+  // alone when the process has no pool library).
   template <class F> void run_workers(int workers, const F& body) const {
-    if (workers <= 1) return body();
-    const PoolRun run = report_->pool ? (PoolRun)report_->pool : tp_cpu_pool_run;
-    run(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
+    if (workers <= 1 || !report_->pool) return body();
+    ((pool::Run)report_->pool)(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
   }
   bool ok() const { return locked_; }
   ~LaunchScope() {
