@@ -146,6 +146,17 @@ def test_cpu_build_runs_and_checks_its_signature(tmp_path):
     out[:] = 0
     back.launch(None, (4,), (a, b, out, 256))
     assert (out == a + b).all()
+    # A saved library carries the worker pool (cpu_pool.h) that kernels built for this process
+    # leave to the pool library: it may run where no compiler can build one.
+    run = (f"import numpy as np\nfrom tilepy import aot\nfrom tilepy.launch import cpu\n"
+           f"k = aot.load({str(tmp_path / 'vadd_cpu')!r})\n"
+           f"a = np.arange(4000, dtype=np.float32)\nout = np.zeros_like(a)\n"
+           f"k.launch(None, (16,), (a, a, out, 256))\n"
+           f"print(bool((out == 2 * a).all()), cpu.POOL['run'] is not None)\n")
+    p = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=120,
+                       env={**{k: v for k, v in os.environ.items() if k != "TILEPY_CXX"},
+                            "PATH": str(tmp_path), "TILEPY_CPU_WORKERS": "2"})   # no compiler
+    assert p.stdout.split() == ["True", "True"], p.stderr[-2000:]
 
 
 def test_launch_errors_of_a_compiled_kernel(no_driver):

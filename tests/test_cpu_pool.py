@@ -57,6 +57,12 @@ POOL = PRELUDE + textwrap.dedent("""
         ct.launch(None, (4096,), bump, (a,))
     assert (a == expected + 2).all()
     print("helpers at 4 workers", len(tasks() - base))
+    import ctypes
+    from tilepy.launch import cpu
+    path = cpu.pool_library()[0]
+    print("pool library", cpu.POOL["run"] == ctypes.cast(ctypes.CDLL(path).tp_cpu_pool_run,
+                                                         ctypes.c_void_p).value,
+          "kernels carry it", any(hasattr(k.lib, "tp_cpu_pool_run") for k in cpu._LOADED.values()))
 """)
 
 
@@ -74,10 +80,12 @@ def test_one_pool_kept_between_launches_and_idle_without_cpu(tmp_path):
     later launch of either library (before the pool each launch started and joined its own);
     asleep afterwards (about no CPU time in a second); grown to 3 helpers for 4 workers, and the
     faithful mode's launches use the same helpers."""
-    kept, idle, grown = _run(POOL, tmp_path)[:3]
+    kept, idle, grown, pool = _run(POOL, tmp_path)[:4]
     assert kept == "helpers 1 kept True"
     assert float(idle.split()[2]) < 0.05
     assert grown == "helpers at 4 workers 3"
+    # the pool is a library of its own, built once per compiler (cpu_pool.h): no kernel carries it
+    assert pool == "pool library True kernels carry it False"
 
 
 FORK = PRELUDE + textwrap.dedent("""

@@ -363,7 +363,7 @@ def _binary(ck, arch: str):
     from ..version import __version__
     if arch == "cpu":
         from ..launch import cpu
-        built = cpu.build(ck.emitted, ck.compile_source())
+        built = cpu.build(ck.emitted, ck.compile_source(), own_pool=True)   # runs elsewhere
         with open(built.lib._name, "rb") as f:
             data = f.read()
         from ..launch.cache import decode

@@ -190,9 +190,81 @@ class Report(ctypes.Structure):
         self.pool = POOL.get("run")
 
 
-# The worker pool's entry (cpu_pool.h): every kernel library has one, and the first library loaded
-# runs the process's pool (ctypes never unloads it). A dict: setdefault is atomic across threads.
+# The worker pool's entry (cpu_pool.h), once the process has a pool: the pool library's (see
+# `ensure_pool`), or that of a library saved by tilepy.aot (each carries one). A dict: setdefault
+# is atomic across threads. No pool (never set): every block runs on the launching thread.
 POOL: dict[str, int] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def ensure_pool(lib: ctypes.CDLL | None = None):
+    """Give the process its worker pool before a launch of `lib`: `lib`'s own (a saved library's)
+    or the pool library (built once per host compiler and cached like a kernel). ctypes never
+    unloads a library, so the entry stays valid."""
+    if "run" in POOL:
+        return
+    own = getattr(lib, "tp_cpu_pool_run", None) if lib is not None else None
+    if own is not None:
+        POOL.setdefault("run", ctypes.cast(own, ctypes.c_void_p).value)
+        return
+    with _POOL_LOCK:
+        if "run" not in POOL:
+            pool = _load_helper(*pool_library())
+            if pool is None:
+                raise TileCompileError("the CPU backend's worker pool library does not load")
+            POOL["run"] = ctypes.cast(pool.tp_cpu_pool_run, ctypes.c_void_p).value
+
+
+POOL_FLAGS = ["-O2", "-shared", "-fPIC", "-pthread", "-w", "-fvisibility=hidden", "-DTP_POOL_LIBRARY", "-x", "c++"]
+
+
+def pool_library() -> tuple[str, bool]:
+    """The worker pool's library (cpu_pool.h compiled with TP_POOL_LIBRARY): its path, and
+    whether it is a scratch file (see `helper_library`)."""
+    header = os.path.join(INCLUDE_DIR, "tilepy", "cpu_pool.h")
+    return helper_library("pool", "the CPU worker pool", header, POOL_FLAGS, ".so")
+
+
+def helper_library(kind: str, label: str, source_path: str, build_flags: list[str], suffix: str,
+                   *key_parts) -> tuple[str, bool]:
+    """A library the host compiler builds from `source_path` once per compiler, flags and source
+    (the CPU worker pool, the C warm launch path), cached as a `cpu` entry of kind `kind`: its
+    path, and whether it is a scratch file of this process (no disk cache) to remove once
+    loaded. TileCompileError with the compiler's message if the build fails."""
+    from ..version import __version__
+    from . import cpu_build
+    cxx = host_compiler()
+    source = _text(source_path)
+    key = cache.key_of(kind, __version__, compiler_id(cxx), build_flags, *key_parts, source)
+    entry = cache.get("cpu", key, suffix)
+    if entry is not None and entry.payload[:4] == b"\x7fELF":
+        return entry.path, False
+    with cpu_build.folder() as d:
+        out = os.path.join(d, kind + suffix)
+        proc = cpu_build.run([cxx, *build_flags, source_path, "-o", out], None)
+        if proc.returncode != 0:
+            raise TileCompileError(f"the host C++ compiler could not build {label}: "
+                                   f"{proc.stderr.strip()[-2000:]}")
+        with open(out, "rb") as f:
+            data = f.read()
+    path = cache.put("cpu", key, data, {"kind": kind, "name": label,
+                                        "compiler": compiler_id(cxx), "tilepy": __version__},
+                     suffix)
+    if path is not None:
+        return path, False
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=suffix, prefix=f"tilepy-{kind}-")   # no disk cache
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path, True
+
+
+def _load_helper(path: str, scratch: bool) -> ctypes.CDLL | None:
+    try:
+        return _load(path)
+    finally:
+        if scratch:
+            os.unlink(path)         # loaded: the mapping outlives the file
 
 
 _MAIN_THREAD = threading.main_thread().ident
@@ -229,14 +301,17 @@ _LOADED: dict[str, CpuLibrary] = {}
 
 
 def build_source(source: str, name: str, param_types: list[str], mode: str, threads: int,
-                 names: list[str] | None = None) -> CpuLibrary:
+                 names: list[str] | None = None, own_pool: bool = False) -> CpuLibrary:
     """Compile (or find in the cache) and load `source` with a host entry for kernel `name`
-    (with parameter `names`: element-space accesses checked, see host_entry)."""
+    (with parameter `names`: element-space accesses checked, see host_entry). `own_pool`: the
+    library carries the worker pool (cpu_pool.h), for a library saved to run elsewhere."""
     _check_mode(mode)
     threads = 1 if mode == "fast" else threads
     full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
     fl = flags(mode, threads) + long_kernel_flags(full, compiler_id(cxx))
+    if own_pool:
+        fl.append("-DTP_POOL_LIBRARY")
     from ..cuda_c.source_key import location_free
     from ..version import __version__
     key = cache.key_of("cpu", __version__, compiler_id(cxx), fl, _headers(), location_free(full))
@@ -270,7 +345,7 @@ def library(lib: ctypes.CDLL, name: str, mode: str, threads: int, stack: int = 0
         lib.tp_cpu_stack(ctypes.c_size_t(stack))
     except AttributeError:          # a library saved (tilepy.aot) before stacks were measured
         pass
-    POOL.setdefault("run", ctypes.cast(lib.tp_cpu_pool_run, ctypes.c_void_p).value)
+    ensure_pool(lib)
     fn.restype = ctypes.c_int
     fn.argtypes = ([ctypes.POINTER(ctypes.c_void_p)] + [ctypes.c_uint] * 6 +
                    [ctypes.c_ulonglong, ctypes.c_int, ctypes.POINTER(Report)])
@@ -289,13 +364,15 @@ def raw_entry(lib: CpuLibrary):
     return fn
 
 
-def build(emitted, source: str, mode: str | None = None, checked: bool = True) -> CpuLibrary:
+def build(emitted, source: str, mode: str | None = None, checked: bool = True,
+          own_pool: bool = False) -> CpuLibrary:
     """The CPU library of one emitted kernel, in `mode` (default: the current CPU mode).
     `checked=False`: element-space accesses are not checked against the arrays' extents (a
-    module built with tilepy.ir passes bare pointers: no extents are known for them)."""
+    module built with tilepy.ir passes bare pointers: no extents are known for them).
+    `own_pool`: see build_source."""
     return build_source(source, emitted.name, [t for t, _ in emitted.params],
                         mode or current_mode(), emitted.nt,
-                        [n for _, n in emitted.params] if checked else None)
+                        [n for _, n in emitted.params] if checked else None, own_pool)
 
 
 def shown(symbol: str) -> str:

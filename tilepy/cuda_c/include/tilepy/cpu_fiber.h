@@ -81,17 +81,17 @@ static thread_local Worker* worker = nullptr;
 
 constexpr size_t kFiberStack = 256 * 1024;
 
-inline std::string dim_str(dim3 d) {
+TP_REPORT inline std::string dim_str(dim3 d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
 
-inline std::string where_str(const Worker& w) {
+TP_REPORT inline std::string where_str(const Worker& w) {
   return "kernel '" + std::string(w.kernel) + "', block " + dim_str(index3(w.block, grid_dim));
 }
 
 // End the launch: detected undefined behavior or a deadlock. Called on a fiber's stack, it
 // jumps back to the scheduler, which abandons the block.
-[[noreturn]] inline void fail(const std::string& msg, const Caller& at = {"", 0}) {
+[[noreturn]] TP_REPORT inline void fail(const std::string& msg, const Caller& at = {"", 0}) {
   Worker* w = worker;
   set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg, at.file, at.line);
   w->aborted = true;
@@ -105,7 +105,7 @@ inline std::string where_str(const Worker& w) {
 // access outside ends the launch with a TileLaunchError naming the array (the argument whose
 // base pointer the view's is) and the kernel's line. On a GPU it would be an illegal address,
 // or another array's data.
-[[gnu::noinline, gnu::cold]] inline void bad_view_access(const void* base, const Extent& e,
+TP_REPORT inline void bad_view_access(const void* base, const Extent& e,
                                                          uintptr_t a, size_t n, const char* what,
                                                          const Caller& at) {
   std::string array = "its array";      // a hand-written kernel's arguments have no names
@@ -122,7 +122,7 @@ inline std::string where_str(const Worker& w) {
   fail(msg, at);
 }
 
-inline std::string hex(uint32_t x) {
+TP_REPORT inline std::string hex(uint32_t x) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", x);
   return buf;
@@ -196,7 +196,7 @@ inline void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool
 }
 
 inline void tma_check_exit();                     // cpu_tma.h
-inline std::string mbar_wait_report(const Ctx& c);
+TP_REPORT inline std::string mbar_wait_report(const Ctx& c);
 
 // A lane exits: operations that waited only for lanes still running may now complete.
 inline void lane_exit(Fiber* f) {
@@ -289,7 +289,7 @@ inline void reset_block(Worker& w, long b, size_t smem) {
 }
 
 // What every thread that has not exited waits at, as ranges of consecutive threads.
-inline std::string deadlock_report(const Worker& w) {
+TP_REPORT inline std::string deadlock_report(const Worker& w) {
   auto what = [&](int t) -> std::string {
     const Fiber& f = w.fibers[t];
     if (f.state == State::done) return "have exited";
@@ -372,7 +372,7 @@ inline size_t smem_overrun(const unsigned char* dyn, size_t smem) {
   }
   return kMaxDynamicSmem;
 }
-inline void check_smem(const Worker& w, const unsigned char* dyn, size_t smem) {
+TP_REPORT inline void check_smem(const Worker& w, const unsigned char* dyn, size_t smem) {
   const size_t at = smem_overrun(dyn, smem);
   if (at == kMaxDynamicSmem) return;
   set_error("kernel '" + std::string(w.kernel) + "': a thread wrote dynamic shared memory at "

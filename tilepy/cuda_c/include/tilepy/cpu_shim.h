@@ -67,6 +67,15 @@ struct dim3 {
   constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
+// The builders of error reports (strings for a launch that has already failed) are compiled out of
+// line and unoptimized: at -O2 GCC inlined std::string's code into each of them, about 0.8 of the
+// 2.5 CPU-s a faithful-mode library took to build (a vector add, with the precompiled header).
+#if defined(__clang__)
+#define TP_REPORT [[gnu::cold, gnu::noinline]]
+#else
+#define TP_REPORT [[gnu::cold, gnu::noinline, gnu::optimize("O0")]]
+#endif
+
 namespace tp { namespace cpu {
 struct Fiber;
 struct CpAsync { void* dst; const void* src; int bytes, src_bytes; };
@@ -122,7 +131,7 @@ static std::mutex error_mutex;
 static std::string error_text, error_file;
 static int error_line = 0;
 static std::atomic<bool> failed{false};
-inline void set_error(const std::string& msg, const char* file = "", int line = 0) {
+TP_REPORT inline void set_error(const std::string& msg, const char* file = "", int line = 0) {
   std::lock_guard<std::mutex> g(error_mutex);
   if (failed.exchange(true)) return;
   error_text = msg;
@@ -240,7 +249,7 @@ struct BulkCopy {
   Caller at;
 };
 
-[[gnu::noinline, gnu::cold]] inline void bad_address(const void* p, size_t n, const Caller& at) {
+TP_REPORT inline void bad_address(const void* p, size_t n, const Caller& at) {
   const uintptr_t a = (uintptr_t)p;
   const int home = (a >> kTagShift) ? (int)(a >> kTagShift) - 1 : -1;
   char msg[512];
@@ -278,7 +287,7 @@ struct Report {
   int asserts;             // out: tile assertions that failed in this launch
   int nextents;            // in (host entry): the array arguments' address ranges, -1: unchecked
   const Extent* extents;
-  const void* pool;        // in: the process's worker pool, a tp_cpu_pool_run (null: this library's)
+  const void* pool;        // in: the process's worker pool, a tp_cpu_pool_run (null: none)
   int error_line;          // out: the first error, and the user's line it happened at (if known)
   char error_file[1024];
   char error[1024];
@@ -332,7 +341,6 @@ inline bool stopping() {
 // blocks (a handler that records the signal, for the launch only; Python re-raises it
 // afterwards). An ignored SIGINT stays so.
 class LaunchScope {
-  using PoolRun = decltype(&tp_cpu_pool_run);
   Report* report_;
   bool locked_ = false;
   bool watching_ = false;
@@ -366,11 +374,11 @@ class LaunchScope {
     if (!watching_) sigaction(SIGINT, &old_, nullptr);
   }
   // Run `body` on `workers` threads, this one included (cpu_pool.h: fewer when the system
-  // refuses more threads, or when some are late and this one took every block).
+  // refuses more threads, or when some are late and this one took every block; this thread
+  // alone when the process has no pool library).
   template <class F> void run_workers(int workers, const F& body) const {
-    if (workers <= 1) return body();
-    const PoolRun run = report_->pool ? (PoolRun)report_->pool : tp_cpu_pool_run;
-    run(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
+    if (workers <= 1 || !report_->pool) return body();
+    ((pool::Run)report_->pool)(workers - 1, [](void* b) { (*(const F*)b)(); }, (void*)&body);
   }
   bool ok() const { return locked_; }
   ~LaunchScope() {
@@ -441,6 +449,15 @@ static inline __nv_bfloat16 __float2bfloat16(float x) { return __float2bfloat16_
 static inline void __syncthreads() {}
 
 namespace tp { namespace cpu {
+TP_REPORT inline void set_error_fast_mode_block(const char* name) {
+  set_error(std::string("kernel '") + name + "' was built for the fast CPU mode (one thread per "
+            "block) but launched with more threads per block");
+}
+TP_REPORT inline void set_error_no_stack(const char* name) {
+  set_error(std::string("kernel '") + name + "': cannot map " + std::to_string(stack_need >> 20) +
+            " MiB of stack for its tiles (use smaller tiles)");
+}
+
 // Run every block of `grid` (one thread each) on `workers` OS threads.
 template <class K>
 int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
@@ -448,8 +465,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   LaunchScope scope(report);
   if (!scope.ok()) return -3;
   if (block.x * block.y * block.z != 1) {
-    set_error(std::string("kernel '") + name + "' was built for the fast CPU mode (one thread "
-              "per block) but launched with more threads per block");
+    set_error_fast_mode_block(name);
     return -1;
   }
   grid_dim = grid;
@@ -475,9 +491,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
     cur = nullptr;
   };
   auto worker = [&] {
-    if (!on_stack(blocks)) set_error(std::string("kernel '") + name + "': cannot map " +
-                                     std::to_string(stack_need >> 20) + " MiB of stack for its "
-                                     "tiles (use smaller tiles)");
+    if (!on_stack(blocks)) set_error_no_stack(name);
   };
   scope.run_workers(workers, worker);
   return failed.load() ? -2 : 0;

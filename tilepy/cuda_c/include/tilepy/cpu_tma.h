@@ -53,7 +53,7 @@ inline uint64_t mbar_word(int32_t tx, int pending, int expected, int phase) {
          (uint64_t)(phase & 0xff) << 45 | kMbarTag << 53;
 }
 
-inline std::string mbar_name(const uint64_t* bar) {
+TP_REPORT inline std::string mbar_name(const uint64_t* bar) {
   const long off = (const unsigned char*)bar - dynamic_smem();
   return off >= 0 && off < (long)kMaxDynamicSmem
              ? "the mbarrier at dynamic shared byte " + std::to_string(off)
@@ -63,7 +63,7 @@ inline std::string mbar_name(const uint64_t* bar) {
 
 // An error of the emulation, at the user's line: the faithful mode ends the block (never
 // returns); the fast mode records it and returns false (the caller skips the operation).
-inline bool tma_fail(const std::string& msg, const Caller& at);
+TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at);
 
 inline uint64_t mbar_state(const uint64_t* bar, const char* what, const Caller& at) {
   const uint64_t s = (uintptr_t)bar % 8 ? 0 : *bar;
@@ -186,7 +186,7 @@ inline BulkCopy bulk_copy_of(const TensorMap& map, unsigned char* dst, uint64_t*
 #if defined(TP_FAITHFUL)
 namespace tp { namespace cpu {
 
-inline bool tma_fail(const std::string& msg, const Caller& at) { fail(msg, at); }
+TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) { fail(msg, at); }
 
 inline std::vector<BulkCopy>& inflight() { return worker->tma_inflight; }
 
@@ -258,7 +258,7 @@ inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   cur->mbar = nullptr;
 }
 
-inline std::string mbar_wait_report(const Ctx& c) {
+TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
   const uint64_t s = *c.mbar;
   std::string out = "wait on " + mbar_name(c.mbar) + " for phase parity " +
                     std::to_string(c.mbar_parity);
@@ -280,7 +280,7 @@ inline void tma_check_exit() {
 #else
 namespace tp { namespace cpu {
 
-inline bool tma_fail(const std::string& msg, const Caller& at) {
+TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) {
   set_error(msg, at.file, at.line);
   return false;
 }
