@@ -215,33 +215,38 @@ def ensure_pool(lib: ctypes.CDLL | None = None):
             POOL["run"] = ctypes.cast(pool.tp_cpu_pool_run, ctypes.c_void_p).value
 
 
-POOL_FLAGS = ["-O2", "-shared", "-fPIC", "-pthread", "-w", "-fvisibility=hidden", "-DTP_POOL_LIBRARY", "-x", "c++"]
+POOL_FLAGS = ["-pthread", "-w", "-DTP_POOL_LIBRARY", "-x", "c++"]
 
 
 def pool_library() -> tuple[str, bool]:
     """The worker pool's library (cpu_pool.h compiled with TP_POOL_LIBRARY): its path, and
     whether it is a scratch file (see `helper_library`)."""
     header = os.path.join(INCLUDE_DIR, "tilepy", "cpu_pool.h")
-    return helper_library("pool", "the CPU worker pool", header, POOL_FLAGS, ".so")
+    return helper_library("pool", "the CPU worker pool", header, POOL_FLAGS)
 
 
-def helper_library(kind: str, label: str, source_path: str, build_flags: list[str], suffix: str,
-                   *key_parts) -> tuple[str, bool]:
-    """A library the host compiler builds from `source_path` once per compiler, flags and source
-    (the CPU worker pool, the C warm launch path), cached as a `cpu` entry of kind `kind`: its
-    path, and whether it is a scratch file of this process (no disk cache) to remove once
-    loaded. TileCompileError with the compiler's message if the build fails."""
+HELPER_FLAGS = ["-O2", "-shared", "-fPIC", "-fvisibility=hidden"]
+
+
+def helper_library(kind: str, label: str, source_path: str, build_flags: list[str],
+                   key_parts: tuple = (), libs: tuple = ()) -> tuple[str, bool]:
+    """A library the host compiler builds from `source_path` once per compiler, flags, source and
+    `key_parts` (what else it depends on), cached as a `cpu` entry of kind `kind`: the CPU
+    worker pool, the C warm launch path and its torch reader. Returns its path, and whether it
+    is a scratch file of this process (no disk cache) to remove once loaded. TileCompileError
+    with the compiler's message if the build fails."""
     from ..version import __version__
     from . import cpu_build
     cxx = host_compiler()
     source = _text(source_path)
-    key = cache.key_of(kind, __version__, compiler_id(cxx), build_flags, *key_parts, source)
-    entry = cache.get("cpu", key, suffix)
+    flags_ = [*HELPER_FLAGS, *build_flags]
+    key = cache.key_of(kind, __version__, compiler_id(cxx), flags_, libs, *key_parts, source)
+    entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
         return entry.path, False
     with cpu_build.folder() as d:
-        out = os.path.join(d, kind + suffix)
-        proc = cpu_build.run([cxx, *build_flags, source_path, "-o", out], None)
+        out = os.path.join(d, kind + ".so")
+        proc = cpu_build.run([cxx, *flags_, source_path, "-o", out, *libs], None)
         if proc.returncode != 0:
             raise TileCompileError(f"the host C++ compiler could not build {label}: "
                                    f"{proc.stderr.strip()[-2000:]}")
@@ -249,11 +254,11 @@ def helper_library(kind: str, label: str, source_path: str, build_flags: list[st
             data = f.read()
     path = cache.put("cpu", key, data, {"kind": kind, "name": label,
                                         "compiler": compiler_id(cxx), "tilepy": __version__},
-                     suffix)
+                     ".so")
     if path is not None:
         return path, False
     import tempfile
-    fd, path = tempfile.mkstemp(suffix=suffix, prefix=f"tilepy-{kind}-")   # no disk cache
+    fd, path = tempfile.mkstemp(suffix=".so", prefix=f"tilepy-{kind}-")   # no disk cache
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     return path, True

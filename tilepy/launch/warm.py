@@ -91,8 +91,9 @@ def _load():
         raise ImportError(f"Python.h is not in {include!r} (install Python's development "
                           f"headers to get the C warm launch path)")
     abi = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    path, scratch = _built(_SOURCE, "the C warm launch path", (sys.version, abi, include),
-                           ["-I", include])
+    from . import cpu
+    path, scratch = cpu.helper_library("warm", "the C warm launch path", _SOURCE, ["-I", include],
+                                       (sys.version, abi, include))
     try:
         loader = importlib.machinery.ExtensionFileLoader("tilepy.launch._warm", path)
         spec = importlib.util.spec_from_file_location("tilepy.launch._warm", path, loader=loader)
@@ -102,43 +103,6 @@ def _load():
         if scratch:
             os.unlink(path)         # loaded: the mapping outlives the file
     return m
-
-
-def _built(source_path: str, what: str, key: tuple, flags: list,
-           libs: tuple = ()) -> tuple[str, bool]:
-    """The path of the shared library the host C++ compiler builds from `source_path` (the
-    cache's entry, or a fresh build; `key`: what else it depends on), and whether it is a
-    scratch file of this process (no disk cache) to remove once loaded."""
-    from ..version import __version__
-    from . import cache, cpu, cpu_build
-    cxx = cpu.host_compiler()
-    with open(source_path) as f:
-        source = f.read()
-    name = os.path.basename(source_path)
-    entry_key = cache.key_of(name, __version__, cpu.compiler_id(cxx), *key, source)
-    entry = cache.get("cpu", entry_key, ".so")
-    if entry is not None and entry.payload[:4] == b"\x7fELF":
-        return entry.path, False
-    with cpu_build.folder() as d:
-        out = os.path.join(d, "lib.so")
-        proc = cpu_build.run([cxx, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", *flags,
-                              source_path, "-o", out, *libs], None)
-        if proc.returncode != 0:
-            raise ImportError(f"the host C++ compiler could not build {what}: "
-                              f"{proc.stderr.strip()[-2000:]}")
-        with open(out, "rb") as f:
-            data = f.read()
-    path = cache.put("cpu", entry_key, data, {"kind": "warm", "name": what,
-                                              "compiler": cpu.compiler_id(cxx),
-                                              "tilepy": __version__}, ".so")
-    if path is not None:
-        return path, False
-    # No disk cache: a private file for this process, removed once loaded.
-    import tempfile
-    fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-warm-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path, True
 
 
 # ----------------------------------------------------------------------------- configuring
@@ -278,10 +242,11 @@ def _torch_reader(torch):
             raise ImportError(f"torch {torch.__version__}'s THPVariable does not begin with "
                               f"`at::Tensor cdata` (warm_torch.cpp reads that layout)")
     abi = int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))
-    path, scratch = _built(_TORCH_SOURCE, "the C warm path's torch reader",
-                           (torch.__version__, include, abi),
-                           ["-std=c++17", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include],
-                           ("-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}"))
+    from . import cpu
+    path, scratch = cpu.helper_library(
+        "warm", "the C warm path's torch reader", _TORCH_SOURCE,
+        ["-std=c++17", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include],
+        (torch.__version__, include, abi), ("-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}"))
     try:
         so = ctypes.CDLL(path)
     finally:
