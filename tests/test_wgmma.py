@@ -73,7 +73,13 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
         grid = (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1]))
         ct.launch(None, grid, matmul, tuple(cuda_array(x, "dlpack") for x in (a, b, c)) + tiles)
         (source,) = drv.sources.values()
-    assert "#define TP_WGMMA 1" in source and "tp::wgmma_tc<" in source
+    # every operand by TMA (K 80): one MMA group stays in flight (wgmma_acc), else wait_group 0
+    assert "#define TP_WGMMA 1" in source and ("tp::wgmma_acc<" in source) == (K == 80)
+    assert ("tp::wgmma_tc<" in source) == (K != 80)
+    # ... retired after the loop, before the store reads the accumulator (checked: wgmma_read)
+    drain = source.find("tp::wgmma_drain(acc")
+    assert (drain >= 0) == (K == 80)
+    assert K != 80 or drain < source.find("tp::wgmma_read(acc", drain)
     # B's rows (144 bytes) suit a tensor map: TMA brings it; A's (160 / 170 bytes) by K
     maps = {(m.args.dims, m.args.box, m.args.swizzle) for m in drv.tensor_maps}
     assert ((N, K), (64, tiles[2]), 3) in maps, maps
@@ -112,7 +118,7 @@ def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
 
 # One warpgroup multiplies a 64 x 32 A (64-byte swizzle, K-major) by a 32 x 64 B (128-byte
 # swizzle, N-major) staged by cp.async; `seed` leaves out one step or breaks the descriptor (5:
-# the same bytes as bf16).
+# the same bytes as bf16; 6: reads the accumulator while a wait_group 1 leaves an MMA running).
 SEEDED = r"""
 #define TP_WGMMA 1
 #include "tilepy/runtime.h"
@@ -136,11 +142,15 @@ extern "C" __global__ void seeded(const __half* a, const __half* b, float* c, in
     if (seed == 3) db = (db & ~(3ull << 62)) | 2ull << 62;   // 64-byte swizzle, not 128
     if (seed == 5) tp::wgmma_async<64, 2, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);   // bf16 bits
     else tp::wgmma_async<64, 1, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);
+    if (seed == 6) tp::wgmma_commit();     // a group per k16 step
   }
-  tp::wgmma_commit();
-  if (seed != 4) tp::wgmma_wait<0>();
+  if (seed != 6) tp::wgmma_commit();
+  if (seed == 4) return;                   // 4: exits with the group in flight
+  if (seed == 6) tp::wgmma_wait<1>();      // 6: the second group still runs
+  else tp::wgmma_wait<0>();
+  const float* r = tp::wgmma_read(d);      // the emitter reads an accumulator so
   for (int i = 0; i < 32; ++i)
-    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = r[i];
 }
 """
 
@@ -168,6 +178,16 @@ def _seeded_run(kernel, seed, dtype=np.float16):
 def test_missing_fence_or_wait_is_an_error(seeded, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
         _seeded_run(seeded, seed)
+
+
+def test_reading_an_accumulator_in_flight_is_an_error(seeded):
+    """wait_group 1 leaves the second k16 step's group running: the read of its registers (as
+    the emitter spells one after a K loop that keeps a group in flight) is reported at its line."""
+    line = next(i for i, text in enumerate(SEEDED.split("\n"), 1) if "tp::wgmma_read(d)" in text)
+    with pytest.raises(ct.TileLaunchError, match=r"reading the accumulator of a wgmma\.mma_async "
+                       r"still in flight: its group was committed") as e:
+        _seeded_run(seeded, 6)
+    assert f"seeded.cpp:{line}" in str(e.value)
 
 
 # One warpgroup multiplies a 64 x 32 A by a 32 x 64 B that TMA brings into wgmma's layouts (A: a
