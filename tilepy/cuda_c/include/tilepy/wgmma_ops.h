@@ -142,17 +142,29 @@ TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&
 }
 
 // Descriptors. A (K-major): 64 storage rows from row 64 * blk, k0..k0+15. B: K-major when
-// stored N x K (Tr), else N-major: rows k0..k0+15 of every panel (LBO: the panel stride).
-template <class Op> TP_DEV const typename Op::elem_t* k_major_at(const Op& x, int row, int k0) {
-  return x.p + (k0 / Op::PW) * Op::SR * Op::PW + row * Op::PW + k0 % Op::PW;
+// stored N x K (Tr), else N-major: rows k0..k0+15 of every panel (LBO: the panel stride). Each
+// is its operand's base descriptor plus the start address's offset in 16-byte units (`*_units`,
+// compile-time constants but for the warpgroup's rows): the address field is the shared-memory
+// offset / 16 in 14 bits, which dynamic shared memory (< 256 KiB) never carries out of.
+template <class Op> constexpr uint64_t k_major_units(int row, int k0) {
+  return (uint64_t)(((k0 / Op::PW) * Op::SR * Op::PW + row * Op::PW + k0 % Op::PW) *
+                    (int)sizeof(typename Op::elem_t) / 16);
+}
+template <class Op> constexpr uint64_t wg_b_units(int k0) {
+  return Op::tr ? k_major_units<Op>(0, k0) : (uint64_t)(k0 * Op::SWB / 16);
+}
+template <class Op> TP_DEV uint64_t wg_base_a(const Op& a) {
+  static_assert(!Op::tr, "wgmma's A here is K-major");
+  return wgmma_desc(a.p, 16, 8 * Op::SWB, Op::SWB);
+}
+template <class Op> TP_DEV uint64_t wg_base_b(const Op& b) {
+  return wgmma_desc(b.p, Op::tr ? 16 : Op::SR * Op::SWB, 8 * Op::SWB, Op::SWB);
 }
 template <class Op> TP_DEV uint64_t wg_desc_a(const Op& a, int blk, int k0) {
-  static_assert(!Op::tr, "wgmma's A here is K-major");
-  return wgmma_desc(k_major_at(a, blk * 64, k0), 16, 8 * Op::SWB, Op::SWB);
+  return wg_base_a(a) + k_major_units<Op>(blk * 64, k0);
 }
 template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
-  if constexpr (Op::tr) return wgmma_desc(k_major_at(b, 0, k0), 16, 8 * Op::SWB, Op::SWB);
-  else return wgmma_desc(b.p + k0 * Op::PW, Op::SR * Op::SWB, 8 * Op::SWB, Op::SWB);
+  return wg_base_b(b) + wg_b_units<Op>(k0);
 }
 
 // The MMAs of acc += a @ b issued as one group, on acc's registers in place: wgmma.fence, every
@@ -166,16 +178,17 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
   static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && NT % 128 == 0 &&
                 LC::FM == OA::fm && K % 16 == 0, "an accumulator wgmma does not take");
   constexpr int FM = LC::FM, NR = N / 2;
-  const int g = warp_of() / 4;
+  const int g = NT == 128 ? 0 : warp_of() / 4;      // the warpgroup: its 64-row blocks of A
+  const uint64_t da = wg_base_a(a) + k_major_units<OA>(g * FM * 64, 0), db = wg_base_b(b);
   wgmma_regs(acc.v);
   wgmma_fence();
   TP_UNROLL
   for (int k0 = 0; k0 < K; k0 += 16) {
-    const uint64_t db = wg_desc_b(b, k0);
     TP_UNROLL
     for (int i = 0; i < FM; ++i)
       wgmma_async<N, Kind, OB::tr ? 0 : 1>(*(float(*)[NR])(acc.v + i * NR),
-                                           wg_desc_a(a, g * FM + i, k0), db, 1);
+                                           da + k_major_units<OA>(i * 64, k0),
+                                           db + wg_b_units<OB>(k0), 1);
   }
   wgmma_commit();
   wgmma_wait<Wait>(0 TP_PASS_CALLER);
