@@ -20,22 +20,26 @@ matmul = load("03_matmul").matmul
 needs_sass = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
 
-def _sass(dtype, tiles, arch):
+def _sass(dtype, tiles, arch, tmp_path=None):
     a, b = np.zeros((4096, 4096), dtype), np.zeros((4096, 4096), dtype)
     ck = compile_for_args(matmul, (a, b, np.zeros((4096, 4096), np.float32), *tiles))
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     (r,) = sass_stats.stats(cb.data, cb.log).values()
+    r["log"] = cb.log
+    if tmp_path is not None:     # the SASS text too
+        (tmp_path / "k.cubin").write_bytes(cb.data)
+        (r["text"],) = sass_stats.disassemble(str(tmp_path / "k.cubin")).values()
     return r
 
 
 @needs_sass
-@pytest.mark.parametrize("dtype,tiles,hgmma", [
-    (np.float16, (128, 128, 32), 4),            # 1 warpgroup: 2 m64 blocks x 2 k16 steps
-    (ml_dtypes.bfloat16, (128, 128, 64), 8),    # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
-    (np.float16, (128, 256, 64), 4),            # m64n256k16
+@pytest.mark.parametrize("dtype,tiles,hgmma,per_hgmma", [
+    (np.float16, (128, 128, 32), 4, 29),          # 1 warpgroup: 2 m64 blocks x 2 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 8, 19),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
+    (np.float16, (128, 256, 64), 4, 32),          # m64n256k16
 ])
-def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
-    r = _sass(dtype, tiles, "sm_90a")
+def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, tmp_path):
+    r = _sass(dtype, tiles, "sm_90a", tmp_path)
     loop = r["hot_loop"]
     assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
     # both operands by TMA (4096^3: every view a tensor map describes), no cp.async
@@ -43,6 +47,16 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
     assert utmaldg > 0 and loop["ops"].get("LDGSTS", 0) == 0, loop
     assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] == 0, r["counts"]
     assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
+    # one group in flight: per iteration one wgmma.fence and one wait_group 1, the MMAs not
+    # serialized by ptxas (it says so in its report: C7514/C7515)
+    warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
+    assert warpgroup == {"WARPGROUP.ARRIVE": 1, "WARPGROUP.DEPBAR.LE": 1}, warpgroup
+    assert "serialized" not in r["log"], r["log"]
+    assert sum("WARPGROUP.DEPBAR.LE gsb0, 0x1" in line for line in r["text"]) == 1
+    # each UTMALDG issued once by the elected lane: no ELECT / BRA.U.ANY loop around each copy
+    assert loop["ops"].get("ELECT", 0) == 1 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
+    # the static hot loop as NVRTC 13.5 gives it (245, 285, 203 instructions before: issue 29)
+    assert loop["per_mma"] <= per_hgmma, loop
 
 
 def test_only_kernels_with_a_warpgroup_mma_get_the_class():
