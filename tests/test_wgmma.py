@@ -103,18 +103,20 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
-@pytest.mark.parametrize("shape,tiles", [((256, 256, 128), (128, 128, 64)),    # tutorial-sized
-                                         ((200, 136, 112), (128, 64, 32))])    # ragged
-def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
-    """bf16 (torch tensors as the fake GPU's): both operands by TMA, maps built once per array
-    and reused by the warm launch (one dict lookup; no encode call), both CPU modes."""
+@pytest.mark.parametrize("dtype,shape,tiles", [("bfloat16", (256, 256, 128), (128, 128, 64)),  # tutorial-sized
+                                               ("bfloat16", (200, 136, 112), (128, 64, 32)),   # ragged
+                                               ("float16", (256, 256, 128), (128, 128, 32))])
+def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
+    """bf16 and f16 (torch tensors as the fake GPU's): both operands by TMA, one MMA group in
+    flight across iterations (wgmma_acc), maps built once per array and reused by the warm launch
+    (one dict lookup; no encode call), both CPU modes. (f16 ragged: test_sm90a_class_runs_on_the_cpu.)"""
     torch = pytest.importorskip("torch")
     from fake_driver import FakeDriver, torch_on_the_fake_gpu
     monkeypatch.setenv("TILEPY_SM90A", "1")
     M, N, K = shape
     g = torch.Generator().manual_seed(4)
-    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
-    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    a = torch.randn(M, K, generator=g).to(getattr(torch, dtype))
+    b = torch.randn(K, N, generator=g).to(getattr(torch, dtype))
     c = torch.zeros(M, N)
     with FakeDriver() as drv, ct.cpu_mode(mode):
         torch_on_the_fake_gpu(monkeypatch, torch)
@@ -125,7 +127,9 @@ def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
         assert len(drv.tensor_maps) == 2 and len(drv.launches) == 2   # the warm launch: cached maps
         (ma, mb) = sorted((m.args for m in drv.tensor_maps), key=lambda m: m.base != a.data_ptr())
     assert ma.base == a.data_ptr() and ma.dims == (K, M) and ma.strides == (2 * K,)
-    assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3 and ma.dtype == 9
+    assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3
+    assert ma.dtype == {"bfloat16": 9, "float16": 6}[dtype]
+    assert "tp::wgmma_acc<" in next(iter(drv.sources.values()))
     ref = a.double().numpy() @ b.double().numpy()
     np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
