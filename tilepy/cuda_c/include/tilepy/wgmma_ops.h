@@ -5,6 +5,10 @@
 //                                   or C x R when Tr) in wgmma's canonical swizzled layout
 //   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
 //   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, a and b WgOps
+//   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
+//                                   in flight (1: the K loop's last group runs on)
+//   wgmma_drain(acc)                wait_group 0: acc is the thread's again
+//   tma_load<S, BR>(map, v, idx, op, bar)   the TMA copy of a tile into a WgOp
 //
 // Layout: a storage row of 32, 64 or 128 bytes is one row of a swizzle atom of that width (the
 // PTX ISA's 32B / 64B / 128B swizzling: the 16-byte chunk index XORed with the row's 128-byte
@@ -17,12 +21,16 @@
 // Accumulator: all warps along M (MmaAcc<1, M, N, NW, 1>, FM fragments of 16 rows per warp).
 // Warpgroup g issues the m64nNk16 MMAs of its FM 64-row blocks of A's storage, g * FM + i; the
 // 16 rows warp j of the group holds there are the rows warp 4g + j keeps in its fragment i,
-// ((4g + j) * FM + i) * 16.., so A's storage permutes its rows to match (FM = 1: none). With wgmma's accumulator fragment being mma.m16n8's for
-// every 8 columns, block i's N / 2 registers are slots i * N / 2.. of the tile, in order.
+// ((4g + j) * FM + i) * 16.., so A's storage permutes its rows to match (FM = 1: none). With
+// wgmma's accumulator fragment being mma.m16n8's for every 8 columns, block i's N / 2 registers
+// are slots i * N / 2.. of the tile, in order.
 //
 // Order in the K loop (emit_pipeline.py): the copies of this stage land (pipe_wait, which in this
-// class also executes fence.proxy.async), __syncthreads(), then wgmma_tc: wgmma.fence, the MMAs
-// of every k16 step as one group, commit, wait_group 0 (the stage is refilled next iteration).
+// class also executes fence.proxy.async, or mbar_wait for TMA's), __syncthreads(), then
+// wgmma_tc: wgmma.fence, the MMAs of every k16 step as one group, commit, wait_group 0 (the
+// stage is refilled next iteration). Where TMA brings every operand (lowering/wgmma.py
+// `deferred`): mbar_wait, wgmma_acc with wait_group 1 (the previous iteration's group retires),
+// __syncthreads(), the refill of the stage that group read; wgmma_drain after the loop.
 // The fast CPU mode (one thread; the same swizzled operands) takes mma_compute's SIMT path.
 #pragma once
 
