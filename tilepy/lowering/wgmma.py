@@ -96,6 +96,7 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
         return 0
     count = 0
     for pipe in pipes.values():
+        marked = []
         for op in pipe.loop.body.block.ops:
             pair = _wgmma_pair(op, pipe, layouts) if op.opdef.mma else None
             if pair is not None:
@@ -103,19 +104,16 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
                 pair[1].operand.wg = 1
                 for s in pair:
                     s.tma = tma_box(s)
-                count += 1
-        pipe.wg_deferred = [op for op in pipe.loop.body.block.ops if deferred(op, pipe)]
+                marked.append(op)
+        pipe.wg_deferred = [op for op in marked if deferred(op, pipe)]
+        count += len(marked)
     return count
 
 
 def deferred(op, pipe: Pipeline) -> bool:
     """Can warpgroup MMA `op` of `pipe`'s loop leave its group in flight across iterations (see
     the module docstring)?"""
-    if not (op.opdef.mma and pipe.loads and all(s.tma is not None for s in pipe.loads) and
-            all(s.operand.wg for s in pipe.loads if s.operand.value in (op.lhs, op.rhs))):
-        return False
-    if not any(s.operand.value is op.lhs for s in pipe.loads) or \
-            not any(s.operand.value is op.rhs for s in pipe.loads):
+    if not all(s.tma is not None for s in pipe.loads):
         return False
     blk = pipe.loop.body.block
     term = blk.ops[-1]

@@ -16,11 +16,13 @@
 // the chain is in flight is an error.
 //
 // Undefined behavior reported as an error: a read of accumulator registers (tp::wgmma_read) that
-// an MMA in flight still writes (a wgmma.wait_group that left its group running); an MMA issued without a wgmma.fence since its thread
-// last got registers back from wgmma.wait_group (or ever); an operand byte that a cp.async
-// landed in and the copying thread has not passed a fence.proxy.async since (the async proxy
-// may not see it), or that a cp.async.bulk.tensor in flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose threads are not whole
-// warpgroups. A descriptor with a non-zero base offset is refused (not emulated).
+// an MMA in flight still writes (a wgmma.wait_group that left its group running); an MMA issued
+// without a wgmma.fence since its thread last got registers back from wgmma.wait_group (or
+// ever); an operand byte that a cp.async landed in and the copying thread has not passed a
+// fence.proxy.async since (the async proxy may not see it), or that a cp.async.bulk.tensor in
+// flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose
+// threads are not whole warpgroups. A descriptor with a non-zero base offset is refused (not
+// emulated).
 //
 // Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
 #pragma once
