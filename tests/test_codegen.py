@@ -150,11 +150,12 @@ def test_pipelined_matmul_source():
     kernel, args, _, _ = CASES["matmul_f16"](np.random.default_rng(0))
     src = kernel.cuda_source(*args)
     # 4 stages: the mma.sync class's cp.async copies; the sm_90a class's TMA copies, waited for
-    # on the stage's mbarrier (tests/test_wgmma.py)
+    # on the stage's mbarrier, its MMAs into the accumulator in place with one group in flight
+    # (tests/test_wgmma.py)
     assert src.count("tp::load_async<") == 2 and src.count("tp::pipe_wait<2>()") == 1
     assert src.count("tp::tma_load<") == 2 and "tp::mbar_wait(" in src
     assert "tp::mma_tc<1, 64, 64, 32, 1, 0>(tp::SmemOp" in src
-    assert "tp::wgmma_tc<64, 64, 32, 1>(tp::WgOp" in src
+    assert "tp::wgmma_acc<64, 64, 32, 1>(tp::WgOp" in src and "tp::wgmma_drain(" in src
 
 
 @ct.kernel

@@ -161,5 +161,5 @@ def test_the_sm90a_class_k_loop_from_a_negative_index(monkeypatch):
         ct.launch(None, (1, 1), k_from_minus_one,
                   (cuda_array(a), cuda_array(b), cuda_array(c), 64, 64, 32))
         (source,) = drv.sources.values()
-    assert "tp::wgmma_tc<" in source and source.count("tp::tma_load<") == 2
+    assert "tp::wgmma_acc<" in source and source.count("tp::tma_load<") == 2
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

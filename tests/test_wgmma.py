@@ -20,22 +20,26 @@ matmul = load("03_matmul").matmul
 needs_sass = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
 
-def _sass(dtype, tiles, arch):
+def _sass(dtype, tiles, arch, tmp_path=None):
     a, b = np.zeros((4096, 4096), dtype), np.zeros((4096, 4096), dtype)
     ck = compile_for_args(matmul, (a, b, np.zeros((4096, 4096), np.float32), *tiles))
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
     (r,) = sass_stats.stats(cb.data, cb.log).values()
+    r["log"] = cb.log
+    if tmp_path is not None:     # the SASS text too
+        (tmp_path / "k.cubin").write_bytes(cb.data)
+        (r["text"],) = sass_stats.disassemble(str(tmp_path / "k.cubin")).values()
     return r
 
 
 @needs_sass
-@pytest.mark.parametrize("dtype,tiles,hgmma", [
-    (np.float16, (128, 128, 32), 4),            # 1 warpgroup: 2 m64 blocks x 2 k16 steps
-    (ml_dtypes.bfloat16, (128, 128, 64), 8),    # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
-    (np.float16, (128, 256, 64), 4),            # m64n256k16
+@pytest.mark.parametrize("dtype,tiles,hgmma,per_hgmma", [
+    (np.float16, (128, 128, 32), 4, 29),          # 1 warpgroup: 2 m64 blocks x 2 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 8, 19),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
+    (np.float16, (128, 256, 64), 4, 32),          # m64n256k16
 ])
-def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
-    r = _sass(dtype, tiles, "sm_90a")
+def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, tmp_path):
+    r = _sass(dtype, tiles, "sm_90a", tmp_path)
     loop = r["hot_loop"]
     assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
     # both operands by TMA (4096^3: every view a tensor map describes), no cp.async
@@ -43,6 +47,16 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma):
     assert utmaldg > 0 and loop["ops"].get("LDGSTS", 0) == 0, loop
     assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] == 0, r["counts"]
     assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
+    # one group in flight: per iteration one wgmma.fence and one wait_group 1, the MMAs not
+    # serialized by ptxas (it says so in its report: C7514/C7515)
+    warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
+    assert warpgroup == {"WARPGROUP.ARRIVE": 1, "WARPGROUP.DEPBAR.LE": 1}, warpgroup
+    assert "serialized" not in r["log"], r["log"]
+    assert sum("WARPGROUP.DEPBAR.LE gsb0, 0x1" in line for line in r["text"]) == 1
+    # each UTMALDG issued once by the elected lane: no ELECT / BRA.U.ANY loop around each copy
+    assert loop["ops"].get("ELECT", 0) == 1 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
+    # the static hot loop as NVRTC 13.5 gives it (245, 285, 203 instructions before: issue 29)
+    assert loop["per_mma"] <= per_hgmma, loop
 
 
 def test_only_kernels_with_a_warpgroup_mma_get_the_class():
@@ -73,7 +87,13 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
         grid = (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1]))
         ct.launch(None, grid, matmul, tuple(cuda_array(x, "dlpack") for x in (a, b, c)) + tiles)
         (source,) = drv.sources.values()
-    assert "#define TP_WGMMA 1" in source and "tp::wgmma_tc<" in source
+    # every operand by TMA (K 80): one MMA group stays in flight (wgmma_acc), else wait_group 0
+    assert "#define TP_WGMMA 1" in source and ("tp::wgmma_acc<" in source) == (K == 80)
+    assert ("tp::wgmma_tc<" in source) == (K != 80)
+    # ... retired after the loop, before the store reads the accumulator (checked: wgmma_read)
+    drain = source.find("tp::wgmma_drain(acc")
+    assert (drain >= 0) == (K == 80)
+    assert K != 80 or drain < source.find("tp::wgmma_read(acc", drain)
     # B's rows (144 bytes) suit a tensor map: TMA brings it; A's (160 / 170 bytes) by K
     maps = {(m.args.dims, m.args.box, m.args.swizzle) for m in drv.tensor_maps}
     assert ((N, K), (64, tiles[2]), 3) in maps, maps
@@ -83,18 +103,20 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
-@pytest.mark.parametrize("shape,tiles", [((256, 256, 128), (128, 128, 64)),    # tutorial-sized
-                                         ((200, 136, 112), (128, 64, 32))])    # ragged
-def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
-    """bf16 (torch tensors as the fake GPU's): both operands by TMA, maps built once per array
-    and reused by the warm launch (one dict lookup; no encode call), both CPU modes."""
+@pytest.mark.parametrize("dtype,shape,tiles", [("bfloat16", (256, 256, 128), (128, 128, 64)),  # tutorial-sized
+                                               ("bfloat16", (200, 136, 112), (128, 64, 32)),   # ragged
+                                               ("float16", (256, 256, 128), (128, 128, 32))])
+def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
+    """bf16 and f16 (torch tensors as the fake GPU's): both operands by TMA, one MMA group in
+    flight across iterations (wgmma_acc), maps built once per array and reused by the warm launch
+    (one dict lookup; no encode call), both CPU modes. (f16 ragged: test_sm90a_class_runs_on_the_cpu.)"""
     torch = pytest.importorskip("torch")
     from fake_driver import FakeDriver, torch_on_the_fake_gpu
     monkeypatch.setenv("TILEPY_SM90A", "1")
     M, N, K = shape
     g = torch.Generator().manual_seed(4)
-    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
-    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    a = torch.randn(M, K, generator=g).to(getattr(torch, dtype))
+    b = torch.randn(K, N, generator=g).to(getattr(torch, dtype))
     c = torch.zeros(M, N)
     with FakeDriver() as drv, ct.cpu_mode(mode):
         torch_on_the_fake_gpu(monkeypatch, torch)
@@ -105,14 +127,16 @@ def test_sm90a_tma_gemm_bf16_on_the_cpu(mode, shape, tiles, monkeypatch):
         assert len(drv.tensor_maps) == 2 and len(drv.launches) == 2   # the warm launch: cached maps
         (ma, mb) = sorted((m.args for m in drv.tensor_maps), key=lambda m: m.base != a.data_ptr())
     assert ma.base == a.data_ptr() and ma.dims == (K, M) and ma.strides == (2 * K,)
-    assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3 and ma.dtype == 9
+    assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3
+    assert ma.dtype == {"bfloat16": 9, "float16": 6}[dtype]
+    assert "tp::wgmma_acc<" in next(iter(drv.sources.values()))
     ref = a.double().numpy() @ b.double().numpy()
     np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
 
 # One warpgroup multiplies a 64 x 32 A (64-byte swizzle, K-major) by a 32 x 64 B (128-byte
 # swizzle, N-major) staged by cp.async; `seed` leaves out one step or breaks the descriptor (5:
-# the same bytes as bf16).
+# the same bytes as bf16; 6: reads the accumulator while a wait_group 1 leaves an MMA running).
 SEEDED = r"""
 #define TP_WGMMA 1
 #include "tilepy/runtime.h"
@@ -136,11 +160,15 @@ extern "C" __global__ void seeded(const __half* a, const __half* b, float* c, in
     if (seed == 3) db = (db & ~(3ull << 62)) | 2ull << 62;   // 64-byte swizzle, not 128
     if (seed == 5) tp::wgmma_async<64, 2, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);   // bf16 bits
     else tp::wgmma_async<64, 1, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);
+    if (seed == 6) tp::wgmma_commit();     // a group per k16 step
   }
-  tp::wgmma_commit();
-  if (seed != 4) tp::wgmma_wait<0>();
+  if (seed != 6) tp::wgmma_commit();
+  if (seed == 4) return;                   // 4: exits with the group in flight
+  if (seed == 6) tp::wgmma_wait<1>();      // 6: the second group still runs
+  else tp::wgmma_wait<0>();
+  const float* r = tp::wgmma_read(d);      // the emitter reads an accumulator so
   for (int i = 0; i < 32; ++i)
-    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = r[i];
 }
 """
 
@@ -168,6 +196,16 @@ def _seeded_run(kernel, seed, dtype=np.float16):
 def test_missing_fence_or_wait_is_an_error(seeded, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
         _seeded_run(seeded, seed)
+
+
+def test_reading_an_accumulator_in_flight_is_an_error(seeded):
+    """wait_group 1 leaves the second k16 step's group running: the read of its registers (as
+    the emitter spells one after a K loop that keeps a group in flight) is reported at its line."""
+    line = next(i for i, text in enumerate(SEEDED.split("\n"), 1) if "tp::wgmma_read(d)" in text)
+    with pytest.raises(ct.TileLaunchError, match=r"reading the accumulator of a wgmma\.mma_async "
+                       r"still in flight: its group was committed") as e:
+        _seeded_run(seeded, 6)
+    assert f"seeded.cpp:{line}" in str(e.value)
 
 
 # One warpgroup multiplies a 64 x 32 A by a 32 x 64 B that TMA brings into wgmma's layouts (A: a

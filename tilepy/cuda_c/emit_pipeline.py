@@ -20,16 +20,32 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
 
 In the sm_90a class, operands a tensor map describes (lowering/wgmma.py `TmaBox`) are brought by
 TMA instead: the stages get an mbarrier each (`tp_full0`, a 1 KiB buffer of the dynamic shared
-memory, initialized before the prologue), the fetch lambda's one leader thread issues the stage's copies, which
-complete on the stage's mbarrier, and arrives on it; each iteration waits for the phase of its
-stage's fill (the n-th fill of a stage completes its phase n, parity n % 2) before the barrier:
+memory, initialized before the prologue), the fetch lambda's one issuing thread (an elected lane
+of warp 0) issues the stage's copies, which complete on the stage's mbarrier, and arrives on it;
+each iteration waits for the phase of its stage's fill (the n-th fill of a stage completes its phase n,
+parity n % 2) before the barrier:
 
-      if (tp::tma_leader()) {   // one thread issues the stage's TMA copies
+      if (tp::tma_issuer()) {   // one thread issues the stage's TMA copies
         tp::tma_load<tp::Shape<128, 32>, 16>(tp_tmap0, A_view, {bm, tp_k}, tp::WgOp<...>{...}, tp_full0 + tp_st);
         tp::mbar_arrive(tp_full0 + tp_st);
       }
       ...
       tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);   // its TMA copies landed
+
+Where TMA brings every operand and the loop's warpgroup MMAs keep one group in flight
+(`Pipeline.wg_deferred`, emit_wgmma.py), the barrier and the fetch move after the body: the
+stage refilled is the one the previous iteration's MMAs read, which every warpgroup's
+wait_group 1 in this iteration's body has retired; after the loop, `tp::wgmma_drain` retires
+the last group (where there was one):
+
+    for (...) {
+      tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);
+      const int tp_stage0 = tp_it0 % S;
+      tp::wgmma_acc<...>(A stage, B stage, acc);   // wait_group 1
+      __syncthreads();
+      if (k + (S - 1) * step < ub) tp_fetch0(k + (S - 1) * step, (tp_it0 + S - 1) % S);
+    }
+    if (tp_it0 > 0) { tp::wgmma_drain(acc); }
 """
 from __future__ import annotations
 
@@ -82,7 +98,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
         inner.w.line(f"tp::load_async<{targs}, {vec}, {'true' if whole else 'false'}>"
                      f"({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
     if bars is not None:
-        with inner.w.indent("if (tp::tma_leader()) {  // one thread issues the stage's TMA copies"):
+        with inner.w.indent("if (tp::tma_issuer()) {  // one thread issues the stage's TMA copies"):
             for s in pipe.loads:
                 if s.tma is not None:
                     _, view, idx = _view_args(inner, s.load)
@@ -161,6 +177,8 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     bars = ctx.fresh("tp_full") if any(s.tma is not None for s in pipe.loads) else None
     copies = any(s.tma is None for s in pipe.loads)     # cp.async copies, in groups
     commit = " tp::pipe_commit();" if copies else ""
+    deferred = pipe.wg_deferred
+    ctx.wg_deferred.update(id(o) for o in deferred)
     if bars is not None:   # (1 KiB: the buffers after it stay where the swizzle patterns repeat)
         ctx.buffer(bars, I64, 1024 // 8, f"the {S} stages' mbarriers", op.loc, "uint64_t")
         ctx.w.line(f"tp::mbar_init({bars}, {S});  // the stages' mbarriers: their TMA copies "
@@ -177,16 +195,28 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         if bars is not None:
             ctx.w.line(f"tp::mbar_wait({bars} + {count} % {S}, {count} / {S} % 2);  // its TMA "
                        f"copies landed")
-        ctx.w.line("__syncthreads();  // everyone's did, and the stage refilled next was read")
         ahead = f"{ivn} + {S - 1} * {step}"
-        ctx.w.line(f"if ({ahead} < {ub}) {fetch}({ahead}, ({count} + {S - 1}) % {S});")
-        if copies:
-            ctx.w.line("tp::pipe_commit();")
+        refill = f"if ({ahead} < {ub}) {fetch}({ahead}, ({count} + {S - 1}) % {S});"
+        if not deferred:
+            ctx.w.line("__syncthreads();  // everyone's did, and the stage refilled next was read")
+            ctx.w.line(refill)
+            if copies:
+                ctx.w.line("tp::pipe_commit();")
         ctx.w.line(f"const int {stage} = {count} % {S};")
         for o in blk.ops:
             emit_op(ctx, o)
+        if deferred:
+            ctx.w.line("__syncthreads();  // the previous iteration's MMAs, which read the stage "
+                       "refilled next, are retired in every warpgroup")
+            ctx.w.line(refill)
     if copies:
         ctx.w.line("tp::pipe_wait<0>();", op.loc)
+    if deferred:   # the last group, before anything reads the accumulator; not where the loop
+        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the MMAs)
+        results = [op.results[blk.args.index(o.acc) - 1] for o in deferred]
+        ctx.wg_in_flight.update(id(r) for r in results)
+        drains = " ".join(f"tp::wgmma_drain({ctx.names[id(r)]});" for r in results)
+        ctx.w.line(f"if ({count} > 0) {{ {drains} }}  // retires the last MMA group", op.loc)
     if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
         ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
         ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)

@@ -43,6 +43,8 @@ class EmitContext:
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
     wg_staged: set[int] = field(default_factory=set)   # those in wgmma's layout (tp::WgOp)
     tma_maps: list = field(default_factory=list)   # (TmaBox, elem): the tensor-map parameters
+    wg_deferred: set[int] = field(default_factory=set)   # wgmma ops leaving their group in flight
+    wg_in_flight: set[int] = field(default_factory=set)  # their accumulators: reads are checked
     pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline
     skip: set[int] = field(default_factory=set)           # ops a pipeline emits elsewhere
     buffers: list[tuple[str, str, int]] = field(default_factory=list)   # (C type, name, bytes)
@@ -74,6 +76,8 @@ class EmitContext:
         self.names[id(v)] = self.names[id(other)]
 
     def __call__(self, v: Value) -> str:
+        if id(v) in self.wg_in_flight:   # an accumulator an MMA may still write (emit_wgmma.py)
+            return f"tp::wgmma_read({self.names[id(v)]})"
         return self.names[id(v)]
 
     def need_smem(self, nbytes: int):

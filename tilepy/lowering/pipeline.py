@@ -62,6 +62,7 @@ class Pipeline:
     loads: list[StagedLoad] = field(default_factory=list)
     index_ops: list[Operation] = field(default_factory=list)   # pure body ops the indices need
     hoisted: list[Operand] = field(default_factory=list)
+    wg_deferred: list[Operation] = field(default_factory=list)   # lowering/wgmma.py `deferred`
 
     def bytes(self) -> int:
         staged = sum(s.operand.elems * s.operand.elem.storage_bytes for s in self.loads)

@@ -27,6 +27,15 @@ dims map to the view's in order with only the last two above 1, the storage is t
 (a transposed operand only when the chain transposes it), and the padding is zero (TMA's fill).
 The box is one 128/64/32-byte swizzle panel's columns by the storage rows (16 where A's storage
 permutes its 16-row blocks, FM > 1). Other wgmma operands keep the cp.async copy.
+
+One group in flight (`deferred`, the pipeline's `wg_deferred`): where TMA brings every operand of
+the K loop and a warpgroup MMA's accumulator is only carried (the loop's block argument feeds
+that mma alone, the mma's result goes to the loop's `continue` alone, in the same place), the
+MMAs accumulate into the carried registers in place and each iteration waits with
+`wgmma.wait_group 1`: iteration i's MMAs run while i + 1's copies are awaited and issued.
+The stage refilled in iteration i is then the one iteration i - 1's MMAs read, so the fetch
+moves after the body and its barrier (cuda_c/emit_pipeline.py); after the loop a wait_group 0
+retires the last group before anything reads the accumulator.
 """
 from __future__ import annotations
 
@@ -87,6 +96,7 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
         return 0
     count = 0
     for pipe in pipes.values():
+        marked = []
         for op in pipe.loop.body.block.ops:
             pair = _wgmma_pair(op, pipe, layouts) if op.opdef.mma else None
             if pair is not None:
@@ -94,8 +104,26 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
                 pair[1].operand.wg = 1
                 for s in pair:
                     s.tma = tma_box(s)
-                count += 1
+                marked.append(op)
+        pipe.wg_deferred = [op for op in marked if deferred(op, pipe)]
+        count += len(marked)
     return count
+
+
+def deferred(op, pipe: Pipeline) -> bool:
+    """Can warpgroup MMA `op` of `pipe`'s loop leave its group in flight across iterations (see
+    the module docstring)?"""
+    if not all(s.tma is not None for s in pipe.loads):
+        return False
+    blk = pipe.loop.body.block
+    term = blk.ops[-1]
+    if op.acc not in blk.args[1:] or term.name != "continue" or any(
+            o.name in ("continue", "break") and o is not term for o in pipe.loop.walk()):
+        return False     # (an early continue would skip the fetch at the body's end)
+    place = blk.args.index(op.acc) - 1
+    users = [(o, v) for o in pipe.loop.walk() for v in o.operands if v is op.acc or v is op.result]
+    return sorted((id(o), v is op.result) for o, v in users) == sorted(
+        [(id(op), False), (id(term), True)]) and term.operands[place] is op.result
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,18 @@
 // Completion is as late as the ISA allows: an issued MMA runs at the wgmma.wait_group that
 // retires its group, reading shared memory then, and its accumulator registers hold NaN until
 // then (reading them early gives wrong values, not lucky ones); an MMA issued on registers that
-// an MMA in flight writes takes that MMA's result (the hardware chains them).
+// an MMA in flight writes takes that MMA's result (the hardware chains them), the registers
+// holding each retired link's result meanwhile: a read through tp::wgmma_read while any MMA of
+// the chain is in flight is an error.
 //
-// Undefined behavior reported as an error: an MMA issued without a wgmma.fence since its thread
-// last got registers back from wgmma.wait_group (or ever); an operand byte that a cp.async
-// landed in and the copying thread has not passed a fence.proxy.async since (the async proxy
-// may not see it), or that a cp.async.bulk.tensor in flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose threads are not whole
-// warpgroups. A descriptor with a non-zero base offset is refused (not emulated).
+// Undefined behavior reported as an error: a read of accumulator registers (tp::wgmma_read) that
+// an MMA in flight still writes (a wgmma.wait_group that left its group running); an MMA issued
+// without a wgmma.fence since its thread last got registers back from wgmma.wait_group (or
+// ever); an operand byte that a cp.async landed in and the copying thread has not passed a
+// fence.proxy.async since (the async proxy may not see it), or that a cp.async.bulk.tensor in
+// flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose
+// threads are not whole warpgroups. A descriptor with a non-zero base offset is refused (not
+// emulated).
 //
 // Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
 #pragma once
@@ -31,6 +36,7 @@ namespace tp { namespace cpu {
 TP_FAST_ONLY_ERROR void wgmma_fence();
 TP_FAST_ONLY_ERROR void wgmma_commit();
 TP_FAST_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
+TP_FAST_ONLY_ERROR void wgmma_read(const void* p, size_t bytes, const Caller& at);
 TP_FAST_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
                                     int acc);
 #undef TP_FAST_ONLY_ERROR
@@ -124,10 +130,11 @@ inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint
   for (const auto& g : cur->wg_groups)
     for (const WgmmaOp& o : g) op.chained |= o.d == d;
   for (const WgmmaOp& o : cur->wg_pending) op.chained |= o.d == d;
-  for (int i = 0; i < n / 2; ++i) {
-    op.c[i] = d[i];
-    d[i] = f32_from_bits(0x7fc00000u);   // undefined until the wait: poison
-  }
+  if (!op.chained)   // (chained: the registers stay the chain's, whose ops write them in turn)
+    for (int i = 0; i < n / 2; ++i) {
+      op.c[i] = d[i];
+      d[i] = f32_from_bits(0x7fc00000u);   // undefined until the wait: poison
+    }
   cur->wg_pending.push_back(op);
 }
 
@@ -144,6 +151,25 @@ inline void wgmma_wait(int n, const Caller& at) {
     for (WgmmaOp& op : g[i]) wgmma_run(op, at);
   g.erase(g.begin(), g.begin() + (long)done);
   cur->wg_fenced = false;
+}
+
+// The thread reads registers [p, p + bytes): none may be an accumulator an MMA in flight writes.
+inline void wgmma_read(const void* p, size_t bytes, const Caller& at) {
+  const char *lo = (const char*)p, *hi = lo + bytes;
+  auto writes = [&](const WgmmaOp& o) {
+    const char* d = (const char*)o.d;
+    return d < hi && d + o.n / 2 * sizeof(float) > lo;
+  };
+  for (const auto& g : cur->wg_groups)
+    for (const WgmmaOp& o : g)
+      if (writes(o))
+        fail("reading the accumulator of a wgmma.mma_async still in flight: its group was "
+             "committed and no wgmma.wait_group has retired it yet (wait_group N leaves the "
+             "newest N groups running; the registers are undefined until then)", at);
+  for (const WgmmaOp& o : cur->wg_pending)
+    if (writes(o))
+      fail("reading the accumulator of a wgmma.mma_async not yet committed (no "
+           "wgmma.commit_group and wgmma.wait_group retired it; the registers are undefined)", at);
 }
 
 // A thread exits: MMAs still in flight would write registers no one reads (cpu_fiber.h).

@@ -3,7 +3,9 @@
 //   TensorMap                    a CUtensorMap (128 bytes, 64-byte aligned): a kernel parameter
 //                                `const __grid_constant__ tp::TensorMap`, encoded on the host at
 //                                launch (launch/tensor_map.py: cuTensorMapEncodeTiled)
-//   tma_leader()                 the one thread of the block that issues copies (thread 0)
+//   tma_leader()                 thread 0: it initializes and invalidates the mbarriers
+//   tma_issuer()                 the thread that issues a stage's copies: one lane of warp 0
+//                                (elect.sync), thread 0 on the CPU
 //   mbar_init(bars, n)           thread 0: n mbarriers expecting one arrival each, then
 //                                fence.mbarrier_init (the caller's __syncthreads publishes them)
 //   mbar_expect_tx(bar, bytes)   mbarrier.expect_tx: the phase also waits for `bytes` of copies
@@ -31,13 +33,28 @@ struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 
 namespace tp {
 
-#if defined(TP_GPU)   // a rarely taken path, kept out of the caller's loop
-#define TP_DEV_COLD __device__ __noinline__
-#else
-#define TP_DEV_COLD [[gnu::noinline, gnu::cold]] inline
-#endif
-
 TP_DEV bool tma_leader() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
+
+// The warp index goes through a shuffle so that ptxas knows it is the same across the warp, and
+// the lane is elect.sync's: with both, ptxas issues each UTMALDG once, where a plain
+// `threadIdx.x == 0` makes it loop over the warp's active lanes (ELECT / BRA.U.ANY per copy).
+TP_DEV bool elect_one() {   // elect.sync over the full warp: true in one lane
+#if defined(TP_GPU) && TP_WGMMA
+  uint32_t elected;
+  asm volatile("{\n.reg .pred p;\n.reg .b32 r;\nelect.sync r|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}"
+               : "=r"(elected));
+  return elected;
+#else
+  return lane_of() == 0;
+#endif
+}
+TP_DEV bool tma_issuer() {
+#if defined(TP_GPU) && TP_WGMMA
+  return (__shfl_sync(0xffffffffu, (int)(threadIdx.x / 32), 0) == 0) & elect_one();
+#else
+  return tma_leader();
+#endif
+}
 
 TP_DEV void mbar_init(uint64_t* bars, int n TP_AT_CALLER) {
   if (!tma_leader()) return;

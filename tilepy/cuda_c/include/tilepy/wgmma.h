@@ -6,6 +6,9 @@
 //                                the async proxy, through which wgmma reads its operands
 //   wgmma_fence()                wgmma.fence.sync.aligned: the accumulator registers are ready
 //   wgmma_commit(), wgmma_wait<N>()   wgmma.commit_group / wgmma.wait_group N
+//   wgmma_regs(d)                the registers d as an empty asm's operands: the compiler keeps
+//                                their reads and writes on their side of the asynchronous MMAs
+//   wgmma_read(x)                x, where an MMA may still be writing it (faithful CPU: checked)
 //   wgmma_desc(p, lbo, sbo, swizzle_bytes)   the 64-bit matrix descriptor of shared memory at p
 //                                (PTX ISA "Matrix Descriptor Format"; swizzle 128/64/32, 0 none)
 //   wgmma_async<N, Kind, TransB>(d, desc_a, desc_b, accumulate)
@@ -106,6 +109,27 @@ template <int N> TP_DEV void wgmma_wait(int = 0 TP_AT_CALLER) {
 #else
   cpu::wgmma_wait(N, at);
 #endif
+}
+
+// The accumulator registers as an asm's operands: the compiler may not move their reads or writes
+// across this point (around the asynchronous MMAs: before their fence, after their wait).
+template <class T, int N> TP_DEV void wgmma_regs(T (&d)[N]) {
+#if defined(TP_GPU) && TP_WGMMA
+  TP_UNROLL
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+#else
+  (void)d;
+#endif
+}
+
+// A read of an accumulator that a K loop's wgmma_acc may have left in flight (the emitter spells
+// every read of such a value outside its MMAs so): the value itself; the faithful CPU mode
+// reports a read of registers that an MMA in flight still writes.
+template <class T> TP_DEV const T& wgmma_read(const T& x TP_AT_CALLER) {
+#if !defined(TP_GPU) && defined(TP_FAITHFUL)
+  cpu::wgmma_read(&x, sizeof(T), at);
+#endif
+  return x;
 }
 
 // Swizzle bytes (128 / 64 / 32; 0: none) -> the descriptor's mode field (bits 63-62).

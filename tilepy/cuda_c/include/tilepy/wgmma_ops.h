@@ -5,6 +5,10 @@
 //                                   or C x R when Tr) in wgmma's canonical swizzled layout
 //   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
 //   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, a and b WgOps
+//   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
+//                                   in flight (1: the K loop's last group runs on)
+//   wgmma_drain(acc)                wait_group 0: acc is the thread's again
+//   tma_load<S, BR>(map, v, idx, op, bar)   the TMA copy of a tile into a WgOp
 //
 // Layout: a storage row of 32, 64 or 128 bytes is one row of a swizzle atom of that width (the
 // PTX ISA's 32B / 64B / 128B swizzling: the 16-byte chunk index XORed with the row's 128-byte
@@ -17,12 +21,16 @@
 // Accumulator: all warps along M (MmaAcc<1, M, N, NW, 1>, FM fragments of 16 rows per warp).
 // Warpgroup g issues the m64nNk16 MMAs of its FM 64-row blocks of A's storage, g * FM + i; the
 // 16 rows warp j of the group holds there are the rows warp 4g + j keeps in its fragment i,
-// ((4g + j) * FM + i) * 16.., so A's storage permutes its rows to match (FM = 1: none). With wgmma's accumulator fragment being mma.m16n8's for
-// every 8 columns, block i's N / 2 registers are slots i * N / 2.. of the tile, in order.
+// ((4g + j) * FM + i) * 16.., so A's storage permutes its rows to match (FM = 1: none). With
+// wgmma's accumulator fragment being mma.m16n8's for every 8 columns, block i's N / 2 registers
+// are slots i * N / 2.. of the tile, in order.
 //
 // Order in the K loop (emit_pipeline.py): the copies of this stage land (pipe_wait, which in this
-// class also executes fence.proxy.async), __syncthreads(), then wgmma_tc: wgmma.fence, the MMAs
-// of every k16 step as one group, commit, wait_group 0 (the stage is refilled next iteration).
+// class also executes fence.proxy.async, or mbar_wait for TMA's), __syncthreads(), then
+// wgmma_tc: wgmma.fence, the MMAs of every k16 step as one group, commit, wait_group 0 (the
+// stage is refilled next iteration). Where TMA brings every operand (lowering/wgmma.py
+// `deferred`): mbar_wait, wgmma_acc with wait_group 1 (the previous iteration's group retires),
+// __syncthreads(), the refill of the stage that group read; wgmma_drain after the loop.
 // The fast CPU mode (one thread; the same swizzled operands) takes mma_compute's SIMT path.
 #pragma once
 
@@ -103,21 +111,20 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 
 // The TMA copy of a tile into a WgOp (lowering/wgmma.py took the view for a tensor map's, `map`,
 // whose box is one panel's columns by BR storage rows; S is the tile in the view's dimension
-// order, its last two the storage's rows and columns), issued by tma_leader(): expect_tx of the
+// order, its last two the storage's rows and columns), issued by tma_issuer(): expect_tx of the
 // tile's bytes on `bar`, then one cp.async.bulk.tensor per panel and per BR rows (BR 16 where A's
 // storage permutes its 16-row blocks, FM > 1). Coordinates are the tile's element offsets,
-// as TMA's 32-bit ones (tma_coord), so a tile index however far outside gives zeros. A view with no
-// elements gets zeros written by the thread and made visible to the async proxy, no copy.
+// as TMA's 32-bit ones (tma_coord), so a tile index however far outside gives zeros.
 // A tile's first coordinate along a dimension of `extent` elements as TMA's 32-bit one: exact
 // where it fits; below -2^31 the whole box is outside (INT32_MIN plus a box offset stays
 // negative), at or past the extent the extent itself (offsets past it, wrapping to negative
-// or not, stay outside): never an element that the 64-bit coordinate would not give.
+// or not, stay outside): never an element that the 64-bit coordinate would not give. A view
+// with no elements has a map of extent 1 in every dimension (launch/tensor_map.py, the driver
+// takes no empty one): coordinate 1 puts the box outside it, so the copy is all fill, zeros, and
+// reads no memory -- no branch in the K loop (one between a wgmma and its wait_group makes
+// ptxas serialize the MMAs).
 TP_DEV uint32_t tma_coord(int64_t x, int64_t extent) {
-  return (uint32_t)(x < -2147483647 - 1 ? -2147483647 - 1 : x >= extent ? extent : x);
-}
-template <class E> TP_DEV_COLD void tma_zeros(E* p, int n) {
-  for (int e = 0; e < n; ++e) p[e] = cvt<E>(0.0f);
-  fence_proxy_async();     // the thread's writes, for the async proxy (wgmma) after the arrival
+  return (uint32_t)(extent <= 0 ? 1 : x < -2147483647 - 1 ? -2147483647 - 1 : x >= extent ? extent : x);
 }
 template <class S, int BR, class T, int R, class E, int R2, int C2, bool Tr, int FM>
 TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&idx)[R],
@@ -126,10 +133,6 @@ TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&
   static_assert(S::rank == R && R >= 2 && R <= 5 && S::dims[R - 2] == Op::SR &&
                 S::dims[R - 1] == Op::SC && S::numel == Op::elems && Op::SR % BR == 0,
                 "a TMA tile is the WgOp's storage");
-  bool empty = false;
-  TP_UNROLL
-  for (int i = 0; i < R; ++i) empty |= v.shape[i] <= 0;
-  if (__builtin_expect(empty, 0)) return tma_zeros(d.p, Op::elems);
   mbar_expect_tx(bar, Op::elems * (uint32_t)sizeof(E) TP_PASS_CALLER);
   uint32_t c[R];   // TMA's coordinates: innermost first, 32-bit
   TP_UNROLL
@@ -147,45 +150,75 @@ TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&
 }
 
 // Descriptors. A (K-major): 64 storage rows from row 64 * blk, k0..k0+15. B: K-major when
-// stored N x K (Tr), else N-major: rows k0..k0+15 of every panel (LBO: the panel stride).
-template <class Op> TP_DEV const typename Op::elem_t* k_major_at(const Op& x, int row, int k0) {
-  return x.p + (k0 / Op::PW) * Op::SR * Op::PW + row * Op::PW + k0 % Op::PW;
+// stored N x K (Tr), else N-major: rows k0..k0+15 of every panel (LBO: the panel stride). Each
+// is its operand's base descriptor plus the start address's offset in 16-byte units (`*_units`,
+// compile-time constants but for the warpgroup's rows): the address field is the shared-memory
+// offset / 16 in 14 bits, which dynamic shared memory (< 256 KiB) never carries out of.
+template <class Op> constexpr uint64_t k_major_units(int row, int k0) {
+  return (uint64_t)(((k0 / Op::PW) * Op::SR * Op::PW + row * Op::PW + k0 % Op::PW) *
+                    (int)sizeof(typename Op::elem_t) / 16);
+}
+template <class Op> constexpr uint64_t wg_b_units(int k0) {
+  return Op::tr ? k_major_units<Op>(0, k0) : (uint64_t)(k0 * Op::SWB / 16);
+}
+template <class Op> TP_DEV uint64_t wg_base_a(const Op& a) {
+  static_assert(!Op::tr, "wgmma's A here is K-major");
+  return wgmma_desc(a.p, 16, 8 * Op::SWB, Op::SWB);
+}
+template <class Op> TP_DEV uint64_t wg_base_b(const Op& b) {
+  return wgmma_desc(b.p, Op::tr ? 16 : Op::SR * Op::SWB, 8 * Op::SWB, Op::SWB);
 }
 template <class Op> TP_DEV uint64_t wg_desc_a(const Op& a, int blk, int k0) {
-  static_assert(!Op::tr, "wgmma's A here is K-major");
-  return wgmma_desc(k_major_at(a, blk * 64, k0), 16, 8 * Op::SWB, Op::SWB);
+  return wg_base_a(a) + k_major_units<Op>(blk * 64, k0);
 }
 template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
-  if constexpr (Op::tr) return wgmma_desc(k_major_at(b, 0, k0), 16, 8 * Op::SWB, Op::SWB);
-  else return wgmma_desc(b.p + k0 * Op::PW, Op::SR * Op::SWB, 8 * Op::SWB, Op::SWB);
+  return wg_base_b(b) + wg_b_units<Op>(k0);
+}
+
+// The MMAs of acc += a @ b issued as one group, on acc's registers in place: wgmma.fence, every
+// k16 step's m64nNk16 per 64-row block, commit, then wgmma.wait_group Wait (1: this group stays
+// in flight, and acc's registers are the hardware's until a later wait retires it).
+template <int M, int N, int K, int Kind, int Wait = 1, class TC, class LC, class OA, class OB>
+TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_CALLER) {
+#if TP_CPU_FAST
+  acc = mma_compute<1, M, N, K, Kind, 0>(a, b, acc);
+#else
+  static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && NT % 128 == 0 &&
+                LC::FM == OA::fm && K % 16 == 0, "an accumulator wgmma does not take");
+  constexpr int FM = LC::FM, NR = N / 2;
+  const int g = NT == 128 ? 0 : warp_of() / 4;      // the warpgroup: its 64-row blocks of A
+  const uint64_t da = wg_base_a(a) + k_major_units<OA>(g * FM * 64, 0), db = wg_base_b(b);
+  wgmma_regs(acc.v);
+  wgmma_fence();
+  TP_UNROLL
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    TP_UNROLL
+    for (int i = 0; i < FM; ++i)
+      wgmma_async<N, Kind, OB::tr ? 0 : 1>(*(float(*)[NR])(acc.v + i * NR),
+                                           da + k_major_units<OA>(i * 64, k0),
+                                           db + wg_b_units<OB>(k0), 1);
+  }
+  wgmma_commit();
+  wgmma_wait<Wait>(0 TP_PASS_CALLER);
+  wgmma_regs(acc.v);
+#endif
+}
+
+// The wait that retires every group in flight before the accumulator is read (after a K loop
+// whose wgmma_acc left one group running): wgmma.wait_group 0, the registers then the thread's.
+template <class TC, int NE, class LC> TP_DEV void wgmma_drain(Tile<TC, NE, LC>& acc TP_AT_CALLER) {
+#if !TP_CPU_FAST
+  wgmma_wait<0>(0 TP_PASS_CALLER);
+  wgmma_regs(acc.v);
+#endif
 }
 
 template <int M, int N, int K, int Kind, class TC, class LC, class OA, class OB>
 TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c
                                     TP_AT_CALLER) {
-#if TP_CPU_FAST
-  return mma_compute<1, M, N, K, Kind, 0>(a, b, c);
-#else
-  static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && NT % 128 == 0 &&
-                LC::FM == OA::fm && K % 16 == 0, "an accumulator wgmma_tc does not take");
-  constexpr int FM = LC::FM, NR = N / 2;
-  Tile<TC, M * N, LC> r;
-  TP_UNROLL
-  for (int s = 0; s < LC::K; ++s) r.v[s] = c.v[s];
-  const int g = warp_of() / 4;
-  wgmma_fence();
-  TP_UNROLL
-  for (int k0 = 0; k0 < K; k0 += 16) {
-    const uint64_t db = wg_desc_b(b, k0);
-    TP_UNROLL
-    for (int i = 0; i < FM; ++i)
-      wgmma_async<N, Kind, OB::tr ? 0 : 1>(*(float(*)[NR])(r.v + i * NR), wg_desc_a(a, g * FM + i, k0),
-                                           db, 1);
-  }
-  wgmma_commit();
-  wgmma_wait<0>(0 TP_PASS_CALLER);
+  Tile<TC, M * N, LC> r = c;
+  wgmma_acc<M, N, K, Kind, 0>(a, b, r TP_PASS_CALLER);
   return r;
-#endif
 }
 
 }  // namespace tp
