@@ -1,6 +1,7 @@
 """Conversion semantics (spec 5.1.3, 8.4) checked against independent oracles: the sorted list
 of every finite value of the small float types, numpy's float32/float64 casts, Python ints."""
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -130,6 +131,19 @@ def test_special_values_table_of_5_1_3():
     assert np.isnan(e5[4])
     e4 = C.ftof(src, F64, E4M3).astype(np.float64)
     np.testing.assert_array_equal(e4, [448, -448, 448, -448, 448])    # NaN -> +MAX_NORM
+
+
+def test_a_signaling_nan_converts_like_a_quiet_one_without_a_warning():
+    """A signaling NaN (f32 0x7f810000, f16 0x7c01, bf16 0x7f81) widens to a quiet NaN (numpy
+    would warn 'invalid value encountered in cast', from tilepy's code, at every such conversion)."""
+    for src, bits in ((F32, 0x7F810000), (F16, 0x7C01), (BF16, 0x7F81)):
+        x = np.array([bits], dtype=f"u{src.storage_bytes}").view(NUMPY_DTYPE[src])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for dst in (F64, F32, F16, BF16, TF32, E5M2):
+                assert np.isnan(C.ftof(x, src, dst).astype(np.float64)).all(), (src, dst)
+            if src == F32:
+                assert np.isnan(C.to_tf32(x)).all()
 
 
 def test_max_norm_and_formats():

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TileValueError
-from .element import F64, I1, NUMPY_DTYPE, TF32, ElementType
+from .element import F32, F64, I1, NUMPY_DTYPE, TF32, ElementType
 
 IEEE_MODES = ("nearest_even", "zero", "negative_inf", "positive_inf")
 _TWO53 = 2 ** 53
@@ -103,8 +103,10 @@ def to_storage(values_f64: np.ndarray, dst: ElementType) -> np.ndarray:
 
 
 def float_values(x, src: ElementType) -> np.ndarray:
-    """The values of a float storage array as float64 (exact for every float type)."""
-    return np.asarray(x, dtype=NUMPY_DTYPE[src]).astype(np.float64)
+    """The values of a float storage array as float64 (exact for every float type; a signaling
+    NaN becomes a quiet one, as a GPU's conversions do, without numpy's 'invalid' warning)."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(x, dtype=NUMPY_DTYPE[src]).astype(np.float64)
 
 
 def int_values(x, src: ElementType, signed: bool) -> np.ndarray:
@@ -183,7 +185,7 @@ def bitcast(x, src: ElementType, dst: ElementType) -> np.ndarray:
 
 def to_tf32(x, mode: str = "nearest_even") -> np.ndarray:
     """Round float32 values to tf32 (10 mantissa bits), stored as float32."""
-    return to_storage(round_float(np.asarray(x, np.float32).astype(np.float64), TF32, mode), TF32)
+    return to_storage(round_float(float_values(x, F32), TF32, mode), TF32)
 
 
 def convert(op: str, x, src: ElementType, dst: ElementType, **attrs) -> np.ndarray:
