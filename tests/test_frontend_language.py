@@ -2,6 +2,7 @@
 specialization, the recompile log, source retrieval and the promotion table."""
 import linecache
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -167,6 +168,87 @@ def test_tuples_unpacking_module_constants_and_scalar_arguments(check):
 """)
 
 
+def test_tuples_compare_and_contain_runtime_scalars():
+    """`==`, `!=` and `in` on tuples holding runtime scalars compare element by element at run
+    time (nested tuples too), stopping at an element that is constantly equal."""
+    @ct.kernel
+    def k(x):
+        a, b = ct.bid(0), ct.bid(1)
+        r = 0
+        if (a, b) == (0, 0):
+            r += 1
+        if ((a, 1), 2) != ((0, 1), 2):
+            r += 10
+        if a in (0, 2):
+            r += 100
+        if b not in (1,) and 2 in (2, ct.ones((4,), ct.int32)):
+            r += 1000
+        ct.scatter(x, (a, b), r)
+    x = np.zeros((3, 2), np.int32)
+    ct.launch(None, (3, 2), k, (x,), backend="interpret")
+    assert x.tolist() == [[1101, 100], [1010, 10], [1110, 110]]
+
+
+def _tuple_misuses():
+    """Kernels misusing tuples, each with cuTile's key phrase (all TileTypeError)."""
+    def float_index(x):
+        t = (1, 2, 3)
+        t[1.0]
+
+    def tile_index(x):
+        t = (1, 2, 3)
+        t[ct.ones((2,), ct.int32)]
+
+    def runtime_index(x):
+        t = (1, 2, 3)
+        t[ct.bid(0)]
+
+    def out_of_range(x):
+        t = (1, 2, 3)
+        t[5]
+
+    def nd_element(x):
+        t = (ct.ones((4,), ct.int32),)
+        t == (1,)
+
+    def array_element(x):
+        t = (x,)
+        t == (x,)
+
+    def ordered(x):
+        t = (1, 2)
+        t < (3, 4)
+
+    def nd_needle(x):
+        t = (1, 2)
+        ct.ones((4,), ct.int32) in t
+
+    def star_tile(x):
+        t = ct.ones((4,), ct.int32)
+        ct.scatter(x, (0,), *t)
+
+    def item_assignment(x):
+        t = (1, 2)
+        t[0] = 3
+    return [(float_index, "Tuple indices must be integers or slices, not float"),
+            (tile_index, "Tuple indices must be integers or slices, not "),
+            (runtime_index, "Tuple indices must be constant"),
+            (out_of_range, "Index 5 is out of range for a tuple of length 3"),
+            (nd_element, "Tuple comparison is not supported for non-scalar elements"),
+            (array_element, "Tuple comparison is not supported for elements of type"),
+            (ordered, "Operator '<' is not supported for tuples"),
+            (nd_needle, "'in' requires scalar operands, but got shape (4,)"),
+            (star_tile, "Expected a tuple after *"),
+            (item_assignment, "Tuples are immutable: item assignment is not supported")]
+
+
+@pytest.mark.parametrize("fn, phrase", _tuple_misuses(), ids=lambda v: getattr(v, "__name__", ""))
+def test_tuple_misuse_is_a_type_error_at_the_line(fn, phrase):
+    with pytest.raises(ct.TileTypeError, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    assert info.value.loc.line == fn.__code__.co_firstlineno + 2
+
+
 # ------------------------------------------------------------------------------- static
 def test_static_eval_with_proxies_and_static_assert():
     @ct.kernel
@@ -179,6 +261,121 @@ def test_static_eval_with_proxies_and_static_assert():
     even, odd = k.mlir(V32, V32, 2), k.mlir(V32, V32, 3)
     assert "constant <f32: 4.000000e+00>" in even and "addf" in even
     assert "subf" in odd and "addf" not in odd
+
+
+def _static_refusals():
+    """Kernels whose compile-time evaluation is refused: (kernel, error class, phrase)."""
+    def local_fn(x):
+        def f(n):
+            return n + 1
+        ct.static_eval(f(3))
+
+    def tile_fn(x):
+        ct.static_eval(ct.ones((4,), dtype=ct.int32))
+
+    def nested(x):
+        ct.static_eval(ct.static_assert(True))
+
+    def method_call(x):
+        ct.static_eval(x.slice(0, 1, 2))
+
+    def in_iterable(x):
+        for i in ct.static_iter(ct.zeros((4,), dtype=ct.int32)):
+            pass
+
+    def indirect(x):
+        f = ct.static_eval
+        f(1)
+
+    def walrus(x):
+        ct.static_eval((y := x))  # noqa: F841
+
+    def raises(x):
+        ct.static_eval(1 // 0)
+
+    def not_bool(x):
+        ct.static_assert(3)
+
+    def not_constant(x):
+        cond = ct.bid(0) > 2
+        ct.static_assert(cond)
+
+    def empty_message(x):
+        ct.static_assert(False, "")
+
+    def too_many(x):
+        ct.static_assert(True, "a", 1)
+
+    def runtime_bound(x):
+        n = ct.bid(0)
+        for i in ct.static_iter(range(n)):
+            pass
+
+    def not_iterable(x):
+        for i in ct.static_iter(4):
+            pass
+
+    def list_item(x):
+        for i in ct.static_iter(([1], [2])):
+            pass
+
+    def too_long(x):
+        for i in ct.static_iter(range(10 ** 6)):
+            pass
+
+    def cont(x):
+        for i in ct.static_iter(range(2)):
+            continue
+
+    def outside_for(x):
+        ct.static_iter(range(2))
+    E, S, T = ct.TileStaticEvalError, ct.TileSyntaxError, ct.TileTypeError
+    return [(local_fn, E, "f() cannot be called inside static_eval()"),
+            (tile_fn, E, "ones() cannot be called inside static_eval()"),
+            (nested, E, "static_assert() cannot be used inside static_eval()"),
+            (method_call, E, "slice() cannot be called inside static_eval()"),
+            (in_iterable, E, "zeros() cannot be called inside static_iter() iterable"),
+            (indirect, S, "static_eval() must be used directly by name"),
+            (walrus, S, "attempted to modify a local variable 'y'"),
+            (raises, E, "Exception was raised inside static_eval() (ZeroDivisionError: "),
+            (not_bool, T, "static_assert() condition must be a boolean, not int"),
+            (not_constant, T, "static_assert() condition must be a compile-time constant"),
+            (empty_message, ct.TileStaticAssertionError, "Static assertion failed\n"),
+            (too_many, S, "expects one or two positional arguments"),
+            (runtime_bound, E, "Symbolic tile has no concrete value"),
+            (not_iterable, T, "Invalid static_iter() iterable: 'int' object is not iterable"),
+            (list_item, E, "Invalid item #0 of static_iter() iterable: Cannot create constant "
+                           "from value of type list."),
+            (too_long, E, "Maximum number of iterations (1000) has been reached"),
+            (cont, S, "Continue in a for loop with static_iter() is not supported"),
+            (outside_for, S, "static_iter() is only allowed as iterable in a `for` loop")]
+
+
+@pytest.mark.parametrize("fn, error, phrase", _static_refusals(), ids=lambda v: getattr(v, "__name__", ""))
+def test_static_evaluation_refusals_name_the_rule_at_the_line(fn, error, phrase):
+    """cuTile's rules for static_eval/static_assert/static_iter, with its classes and key
+    phrases (so code that catches them behaves the same), at the user's line."""
+    line = fn.__code__.co_firstlineno
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    assert info.value.loc is not None and line < info.value.loc.line <= line + 4
+
+
+def test_static_eval_returns_methods_and_reads_shapes():
+    """A method read at compile time is called in the kernel; constants have tile methods; an
+    array shows its shape with `?` for run-time extents."""
+    seen = []
+
+    @ct.kernel
+    def k(x, y):
+        t = ct.load(x, (0,), (16,))
+        f = ct.static_eval(t.reshape)
+        n = ct.static_eval(t.shape)[0]
+        ct.static_eval(seen.append(repr(x)))
+        ct.store(y, (0,), f((16,)) + n.astype(ct.float32) + ct.static_eval(ct.maximum(2, 3)))
+    text = k.mlir(V32, V32)
+    assert seen == ["<array[float32, (?)]>"] and text.count("addf") == 2
+    assert "constant <f32: 1.600000e+01>" in text and "constant <f32: 3.000000e+00>" in text
 
 
 def test_ensure_constant():

@@ -96,6 +96,9 @@ def trace_for(tr, node: ast.For):
     it = node.iter
     fn = tr.expr(it.func) if isinstance(it, ast.Call) else None
     if fn is api.static_iter:
+        from .static import check_direct
+        with at(tr.loc(it)):
+            check_direct(tr, fn, it.func)
         return static_for(tr, node)
     if fn is not range:
         with at(tr.loc(it)):
@@ -290,8 +293,8 @@ def leave_loop(tr, how: str):
         raise TileSyntaxError(f"'{how}' outside a loop")
     frame = tr.loops[-1]
     if frame.kind == "static":
-        raise TileSyntaxError(f"'{how}' is not supported inside a static_iter loop (it is unrolled "
-                              f"at compile time)")
+        raise TileSyntaxError(f"{how.capitalize()} in a for loop with static_iter() is not "
+                              f"supported (the loop is unrolled at compile time)")
     _exit(tr, frame, how)
 
 

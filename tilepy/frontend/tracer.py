@@ -23,6 +23,7 @@ from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
+from . import tuples
 from .values import Array, ArrayList, Tile, TiledView, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
@@ -133,6 +134,9 @@ class FunctionTracer:
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self._unpack(target, value, value_node)
             elif isinstance(target, ast.Subscript):
+                if isinstance(self.expr(target.value), tuple):
+                    raise TileTypeError("Tuples are immutable: item assignment is not supported. "
+                                        "Build a new tuple instead")
                 raise TileTypeError("tiles are immutable and arrays are written with tilepy.store(); "
                                     "item assignment is not supported")
             else:
@@ -232,10 +236,7 @@ class FunctionTracer:
         out = []
         for e in node.elts:
             if isinstance(e, ast.Starred):
-                v = self.expr(e.value)
-                if not isinstance(v, tuple):
-                    raise TileTypeError(f"only tuples can be unpacked with * (got {type_name(v)})")
-                out.extend(v)
+                out.extend(tuples.starred(self.expr(e.value)))
             else:
                 out.append(self.expr(e))
         return tuple(out)
@@ -264,6 +265,8 @@ class FunctionTracer:
             known = ("dtype", "tile_shape", "traversal_steps", *TILED_VIEW_METHODS)
             raise TileTypeError(f"tiled views have no attribute '{name}'"
                                 f"{did_you_mean(name, known)}")
+        if type(obj) in (bool, int, float) and name in TILE_METHODS:
+            return BoundBuiltin(TILE_METHODS[name], obj)     # a constant is a 0-d tile: `n.astype`
         try:
             v = getattr(obj, name)
         except AttributeError as e:     # a module's own message (tilepy's names the nearest)
@@ -297,6 +300,8 @@ class FunctionTracer:
         if isinstance(index, Tile) and isinstance(obj, ArrayList):
             from .array_list import select_array
             return select_array(self.ctx, obj, index)
+        if isinstance(obj, tuple):
+            return tuples.getitem(obj, index)
         if isinstance(index, Tile):
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:
@@ -345,17 +350,22 @@ class FunctionTracer:
         result = None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node)
-            if type(op) in PY_CMPOPS:
-                if isinstance(left, Tile) or isinstance(right, Tile):
-                    raise TileTypeError(f"'{describe(op)}' cannot be applied to tiles")
-                r = PY_CMPOPS[type(op)](left, right)
-            elif not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
-                r = _PYCMP[type(op)](left, right)
-            else:
-                r = call_builtin(self.ctx, CMPOPS[type(op)], [left, right], {})
+            r = self._compare(type(op), left, right)
             result = r if result is None else self._and(result, r)
             left = right
         return result
+
+    def _compare(self, op, left, right):
+        r = tuples.compare(self.ctx, op, left, right)
+        if r is not NotImplemented:
+            return r
+        if op in PY_CMPOPS:
+            if isinstance(left, Tile) or isinstance(right, Tile):
+                raise TileTypeError(f"'{describe(op())}' cannot be applied to tiles")
+            return PY_CMPOPS[op](left, right)
+        if not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
+            return _PYCMP[op](left, right)
+        return call_builtin(self.ctx, CMPOPS[op], [left, right], {})
 
     def _and(self, a, b):
         if isinstance(a, Tile) or isinstance(b, Tile):
