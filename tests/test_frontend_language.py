@@ -111,6 +111,57 @@ def test_static_iter_unrolls_and_builds_tuples(check):
     assert text.count("mulf") == 3 and " for " not in text and "loop" not in text
 
 
+def test_tuple_comprehensions_unroll_with_python_scoping():
+    """tuple(... for x in static_iter(...)): several generators, unpacking targets, constant
+    ifs, an inner iterable reading an earlier target, targets that do not leak (not even out of
+    a loop body), and lambdas closing over the comprehension's scope (late binding)."""
+    @ct.kernel
+    def k(y):
+        i = 7
+        pairs = tuple((a, b) for a in ct.static_iter(range(3)) if a != 1
+                      for b in ct.static_iter(range(a)))          # (2, 0), (2, 1)
+        fns = tuple(lambda: i for i in ct.static_iter(range(3)))
+        for r in range(2):
+            sq = tuple(i * i for i in ct.static_iter(range(3)))
+            ct.scatter(y, 3 + r, sq[2] + r)
+        vals = tuple(a * 10 + b for a, b in ct.static_iter(pairs)) + (fns[0](), i)
+        for n, v in ct.static_iter(enumerate(vals)):
+            ct.scatter(y, n if n < 3 else 5, v)
+    y = np.zeros(6, np.int32)
+    ct.launch(None, (1,), k, (y,), backend="interpret")
+    assert y.tolist() == [20, 21, 2, 4, 5, 7]
+
+
+def _comprehension_misuses():
+    def not_static(y):
+        t = tuple(i for i in range(3))
+
+    def runtime_if(y):
+        n = ct.bid(0)
+        t = tuple(i for i in ct.static_iter(range(3)) if i < n)
+
+    def later_target(y):
+        t = tuple(i for i in ct.static_iter(range(3)) for j in ct.static_iter(range(n))
+                  for n in ct.static_iter(range(2)))
+
+    def walrus(y):
+        t = tuple(j for i in ct.static_iter(range(3)) if (j := i) > 1)
+    S = ct.TileSyntaxError
+    return [(not_static, S, "must be wrapped in ct.static_iter()"),
+            (runtime_if, ct.TileTypeError, "if-conditions must be statically known"),
+            (later_target, S, "Undefined variable n used"),
+            (walrus, S, "Unsupported syntax: an assignment expression (:=)")]
+
+
+@pytest.mark.parametrize("fn, error, phrase", _comprehension_misuses(),
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_tuple_comprehension_misuse_names_the_rule_at_the_line(fn, error, phrase):
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    first = fn.__code__.co_firstlineno
+    assert first < info.value.loc.line <= first + 3
+
+
 # ------------------------------------------------------------------------------- functions
 def clipped(t, lo):
     if ct.min(t) < lo:

@@ -31,6 +31,10 @@ from .values import Array, Tile, type_name
 def expr_call(tr: FunctionTracer, node: ast.Call):
     fn = tr.expr(node.func)
     check_direct(tr, fn, node.func)
+    if fn is tuple and len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp) and \
+            not node.keywords:
+        from .comprehension import build
+        return build(tr, node.args[0])
     special = SPECIAL_FORMS.get(fn)
     if special is not None:
         return special(tr, node.args, node.keywords)

@@ -54,7 +54,8 @@ class _NeverRuns(Passing):
 
 # ------------------------------------------------------------------------------- analysis
 def assigned_names(stmts) -> list[str]:
-    """Names a statement list stores to (not inside nested defs), in first-store order."""
+    """Names a statement list stores to (not inside nested defs or comprehensions), in
+    first-store order."""
     out: dict[str, None] = {}
 
     class V(ast.NodeVisitor):
@@ -67,6 +68,9 @@ def assigned_names(stmts) -> list[str]:
 
         def visit_Lambda(self, n):
             pass
+
+        def visit_GeneratorExp(self, n):      # its targets are its own (they do not leak)
+            self.visit(n.generators[0].iter)
 
     for s in stmts:
         V().visit(s)

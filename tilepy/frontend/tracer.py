@@ -95,7 +95,8 @@ class FunctionTracer:
         with at(self.loc(node)), internal_errors("tracing this expression"):
             handler = getattr(self, "expr_" + type(node).__name__, None)
             if handler is None:
-                raise TileSyntaxError(f"{describe(node)} is not supported in tile kernels")
+                raise TileSyntaxError(f"Unsupported syntax: {describe(node)} is not supported in "
+                                      f"tile kernels")
             return handler(node)
 
     # ------------------------------------------------------------------ statements
@@ -433,7 +434,7 @@ _NAMES = {ast.Try: "try/except", ast.With: "with", ast.Raise: "raise", ast.Globa
           ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
           ast.ClassDef: "class definition", ast.Delete: "del", ast.List: "a list literal",
           ast.Dict: "a dict literal", ast.Set: "a set literal", ast.ListComp: "a list comprehension",
-          ast.GeneratorExp: "a generator expression", ast.DictComp: "a dict comprehension",
+          ast.GeneratorExp: "a generator expression (other than tuple(... for x in ct.static_iter(...)))", ast.DictComp: "a dict comprehension",
           ast.SetComp: "a set comprehension", ast.Yield: "yield", ast.YieldFrom: "yield",
           ast.Await: "await", ast.NamedExpr: "an assignment expression (:=)",
           ast.Starred: "a starred expression", ast.AsyncFor: "async for",
