@@ -200,7 +200,10 @@ def call_combiner(ctx, fn, args, what: str):
     if isinstance(fn, LocalFunction):
         why = (f"the combiner function of {what}() cannot use '{{}}' from the enclosing kernel "
                f"(it captures {{}}); a combiner can use only its arguments and constants")
-        scope = {k: Captured(why.format(k, "an array" if isinstance(v, Array) else "a tile"))
+        body = "reduction" if what == "reduce" else "scan"
+        memory = (f"an array: Operations with memory effects are not supported inside {body} "
+                  f"body")
+        scope = {k: Captured(why.format(k, memory if isinstance(v, Array) else "a tile"))
                  if _has_runtime(v) else v for k, v in fn.scope.items()}
         return inline_call(ctx.tracer, fn, scope, args, {})
     return call(ctx.tracer, fn, args, {})

@@ -11,7 +11,7 @@ from ...errors import TileTypeError, TileValueError
 from ...ir import DenseValue
 from ...types import DType, TileType
 from ...types.convert import has_encoded_bits, round_float
-from ...types.dtype import foreign
+from ...types.dtype import foreign, int32 as _INT32
 from ..promotion import literal_dtype, promote
 from ..values import Tile, type_name
 
@@ -62,6 +62,21 @@ def as_tile(ctx, x, like: DType | None = None) -> Tile:
     if is_number(x):
         return constant(ctx, x, literal_dtype(_py(x), like))
     raise TileTypeError(f"expected a tile or a number (got {type_name(x)})")
+
+
+ARITHMETIC_FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def arithmetic_tile(ctx, x, what: str) -> Tile:
+    """`x` as a tile a reduction or scan can add and compare (`what`: "reduction", "prefix
+    scans"): a bool tile becomes int32 (cuTile's rule), an fp8/fp4/tf32 tile is refused."""
+    t = as_tile(ctx, x)
+    if t.dtype.is_bool:
+        return convert(ctx, t, _INT32)
+    if t.dtype.is_float and t.dtype.name not in ARITHMETIC_FLOATS:
+        raise TileTypeError(f"Non-arithmetic dtype {t.dtype.name} is unsupported for {what} "
+                            f"(convert it with astype() to float16, bfloat16 or float32 first)")
+    return t
 
 
 def _py(x):

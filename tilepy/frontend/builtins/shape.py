@@ -191,24 +191,38 @@ def insert(ctx, x, index, value):
 
 @impl(api.cat)
 def cat(ctx, tiles, axis):
-    if not (isinstance(tiles, tuple) and len(tiles) == 2):
-        raise TileTypeError(f"cat() takes a pair of tiles (got {type_name(tiles)})")
-    from .semantics import operands
-    a, b = (_tile(ctx, x, "cat") for x in tiles)
-    (a, b), d = operands(ctx, a, b) if a.dtype != b.dtype else ((a, b), a.dtype)
+    if not isinstance(tiles, tuple):
+        raise TileTypeError(f"cat() takes a tuple of tiles (got {type_name(tiles)})")
+    if not tiles:
+        raise TileTypeError("cat() received an empty tuple")
+    if len(tiles) > 2:
+        raise TileTypeError(f"cat() supports at most 2 tiles, got {len(tiles)} (Tile IR's cat "
+                            f"joins two; nest the calls)")
+    ts = [_tile(ctx, x, "cat") for x in tiles]
+    a = ts[0]
     if a.ndim == 0:
         raise TileTypeError("cat() needs tiles of rank >= 1")
     ax = require_constant(axis, "cat() axis")
     if not -a.ndim <= ax < a.ndim:
-        raise TileValueError(f"cat(): axis {ax} is out of range for tiles of rank {a.ndim}")
+        raise TileTypeError(f"cat(): axis {ax} is out of range for tiles of rank {a.ndim}")
     ax %= a.ndim
-    if a.shape != b.shape:
-        raise TileTypeError(f"cat(): the tiles must have the same shape (got {a.shape} and "
-                            f"{b.shape})")
-    shape = list(a.shape)
-    shape[ax] *= 2
-    v = ctx.b.value("cat", a.value, b.value, dim=ax, result_types=[a.type.with_shape(tuple(shape))])
-    return Tile(v, d)
+    if len(ts) == 1:
+        return a
+    b = ts[1]
+    if b.ndim != a.ndim:
+        raise TileTypeError(f"cat(): Expected tiles to have the same rank: {a.ndim} != {b.ndim}")
+    if b.dtype != a.dtype:
+        raise TileTypeError(f"cat(): Expected tiles to have the same dtype: {a.dtype.name} != "
+                            f"{b.dtype.name} (convert one with astype())")
+    if any(i != ax and x != y for i, (x, y) in enumerate(zip(a.shape, b.shape))):
+        raise TileTypeError(f"cat(): Expected tiles to have the same shape for non axis "
+                            f"dimensions, got {a.shape} and {b.shape}")
+    shape = tuple(x + y if i == ax else x for i, (x, y) in enumerate(zip(a.shape, b.shape)))
+    if any(d & (d - 1) for d in shape):
+        raise TileTypeError(f"cat(): Result tile shape must be power of 2, got {shape}: join tiles "
+                            f"of the same shape (got {a.shape} and {b.shape})")
+    v = ctx.b.value("cat", a.value, b.value, dim=ax, result_types=[a.type.with_shape(shape)])
+    return Tile(v, a.dtype)
 
 
 def _nested_array(value, dtype):
