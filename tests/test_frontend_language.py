@@ -162,6 +162,77 @@ def test_tuple_comprehension_misuse_names_the_rule_at_the_line(fn, error, phrase
     assert first < info.value.loc.line <= first + 3
 
 
+def test_bool_tiles_reduce_and_scan_as_int32():
+    """cuTile's rule: sum/prod/max/min/cumsum of a bool tile count in int32."""
+    @ct.kernel
+    def k(x, y):
+        b = ct.load(x, (0,), (8,)) > 0
+        ct.scatter(y, 0, ct.sum(b))
+        ct.scatter(y, 1, ct.max(b))
+        ct.store(y, (1,), ct.cumsum(b, 0).reshape((1, 8)).reshape((8,)))
+    x = np.array([1, 0, 1, 1, 0, 0, 1, 0], np.float32)
+    y = np.zeros(16, np.int32)
+    ct.launch(None, (1,), k, (x, y), backend="interpret")
+    assert y[:2].tolist() == [4, 1] and y[8:].tolist() == np.cumsum(x > 0).tolist()
+
+
+def _reduction_misuses():
+    def fp8_sum(x):
+        ct.sum(ct.load(x, (0,), (16,)).astype(ct.float8_e4m3fn))
+
+    def repeated_axis(x):
+        ct.sum(ct.load(x, (0,), (16,)).reshape((4, 4)), axis=(1, 1))
+
+    def printing_body(x):
+        def f(a, b):
+            ct.printf("%f", a)
+            return a + b
+        ct.reduce(ct.load(x, (0,), (16,)), 0, f, 0)
+
+    def nested_scan(x):
+        def f(a, b):
+            return a + ct.sum(ct.full((2,), 1.0, ct.float32))
+        ct.scan(ct.load(x, (0,), (16,)), 0, f, 0.0)
+
+    def axis_none(x):
+        ct.scan(ct.load(x, (0,), (16,)), None, lambda a, b: a + b, 0.0)
+
+    def cat_three(x):
+        t = ct.load(x, (0,), (4,))
+        ct.cat((t, t, t), 0)
+
+    def cat_dtypes(x):
+        t = ct.load(x, (0,), (4,))
+        ct.cat((t, t.astype(ct.float16)), 0)
+
+    def cat_extents(x):
+        ct.cat((ct.load(x, (0,), (4,)), ct.load(x, (0,), (8,))), 0)
+
+    def cat_axis(x):
+        t = ct.load(x, (0,), (4,))
+        ct.cat((t, t), 1)
+    T, S = ct.TileTypeError, ct.TileSyntaxError
+    return [(fp8_sum, T, "Non-arithmetic dtype float8_e4m3fn is unsupported for reduction"),
+            (repeated_axis, T, "Repeated reduction axis 1"),
+            (printing_body, S, "Operations with memory effects are not supported inside "
+                               "reduction body"),
+            (nested_scan, S, "Nested scan/reduction is not supported"),
+            (axis_none, T, "Expected an integer constant, but given value has type None"),
+            (cat_three, T, "cat() supports at most 2 tiles, got 3"),
+            (cat_dtypes, T, "Expected tiles to have the same dtype: float32 != float16"),
+            (cat_extents, T, "Result tile shape must be power of 2, got (12,)"),
+            (cat_axis, T, "axis 1 is out of range for tiles of rank 1")]
+
+
+@pytest.mark.parametrize("fn, error, phrase", _reduction_misuses(),
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_reduction_and_cat_misuse_names_the_rule_at_the_line(fn, error, phrase):
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    first = fn.__code__.co_firstlineno
+    assert first < info.value.loc.line <= first + 4
+
+
 # ------------------------------------------------------------------------------- functions
 def clipped(t, lo):
     if ct.min(t) < lo:
