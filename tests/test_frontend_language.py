@@ -211,8 +211,28 @@ def _reduction_misuses():
     def cat_axis(x):
         t = ct.load(x, (0,), (4,))
         ct.cat((t, t), 1)
+    def weak_atomic(x):
+        ct.atomic_add(x, 0, 1.0, memory_order=ct.MemoryOrder.WEAK)
+
+    def unscoped_cas(x):
+        x.get_raw_memory().atomic_cas_offset(0, 1.0, 2.0, memory_scope=ct.MemoryScope.NONE)
+
+    def bitwise_cast(x):
+        y = x.get_raw_memory()
+        y.atomic_xor_offset(0, ct.bid(0).astype(ct.int64))
+
+    def offset_shape(x):
+        x.get_raw_memory().store_offset(ct.arange(4, dtype=ct.int32), ct.zeros((8,), ct.float32))
     T, S = ct.TileTypeError, ct.TileSyntaxError
-    return [(fp8_sum, T, "Non-arithmetic dtype float8_e4m3fn is unsupported for reduction"),
+    return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
+            (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
+                              "scope"),
+            (bitwise_cast, T, "Bitwise atomic read-modify-write operations require the update "
+                              "dtype (tilepy.int64) to exactly match the target dtype "
+                              "(tilepy.float32)"),
+            (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
+                              "(4,)"),
+            (fp8_sum, T, "Non-arithmetic dtype float8_e4m3fn is unsupported for reduction"),
             (repeated_axis, T, "Repeated reduction axis 1"),
             (printing_body, S, "Operations with memory effects are not supported inside "
                                "reduction body"),

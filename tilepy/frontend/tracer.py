@@ -24,7 +24,7 @@ from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
 from . import tuples
-from .values import Array, ArrayList, Tile, TiledView, type_name
+from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -42,7 +42,12 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
 # Array and tiled-view methods: attribute name -> builtin taking the array / view first.
-ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice}
+ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice,
+                 "get_raw_memory": api._array_get_raw_memory}
+RAW_MEMORY_METHODS = {"load_offset": api._raw_load_offset, "store_offset": api._raw_store_offset,
+                      "atomic_cas_offset": api._raw_atomic_cas_offset,
+                      **{f"atomic_{n}_offset": getattr(api, f"_raw_atomic_{n}_offset")
+                         for n in ("add", "and", "or", "xor", "max", "min", "xchg")}}
 TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
                       "num_tiles": api._tiled_view_num_tiles}
 # Tile methods: attribute name -> builtin taking the tile first.
@@ -258,6 +263,13 @@ class FunctionTracer:
             known = ("dtype", "ndim", "shape", "strides", *ARRAY_METHODS)
             raise TileTypeError(f"arrays have no attribute '{name}' in kernels"
                                 f"{did_you_mean(name, known)}")
+        if isinstance(obj, RawArrayMemory):
+            if name == "dtype":
+                return obj.dtype
+            if name in RAW_MEMORY_METHODS:
+                return BoundBuiltin(RAW_MEMORY_METHODS[name], obj)
+            raise TileTypeError(f"raw array memory has no attribute '{name}'"
+                                f"{did_you_mean(name, ('dtype', *RAW_MEMORY_METHODS))}")
         if isinstance(obj, TiledView):
             if name in ("dtype", "tile_shape", "traversal_steps"):
                 return getattr(obj, name)
