@@ -221,6 +221,9 @@ def _reduction_misuses():
         y = x.get_raw_memory()
         y.atomic_xor_offset(0, ct.bid(0).astype(ct.int64))
 
+    def e8m0_negative(x):
+        ct.full((2,), -1.0, ct.float8_e8m0fnu)
+
     def offset_shape(x):
         x.get_raw_memory().store_offset(ct.arange(4, dtype=ct.int32), ct.zeros((8,), ct.float32))
     T, S = ct.TileTypeError, ct.TileSyntaxError
@@ -232,6 +235,8 @@ def _reduction_misuses():
                               "(tilepy.float32)"),
             (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
                               "(4,)"),
+            (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
+                                               "unsigned float format (float8_e8m0fnu"),
             (fp8_sum, T, "Non-arithmetic dtype float8_e4m3fn is unsupported for reduction"),
             (repeated_axis, T, "Repeated reduction axis 1"),
             (printing_body, S, "Operations with memory effects are not supported inside "

@@ -35,12 +35,17 @@ def literal_array(value, dtype: DType) -> np.ndarray:
             raise TileValueError(f"integer constant {value} is out of range of {dtype.name} "
                                  f"[{info.min}, {info.max}]")
         return np.array(int(value), dtype=dtype.numpy).view(np.dtype(f"i{dtype.itemsize}"))
-    if has_encoded_bits(dtype.elem):          # e2m1, e5m3: float32 values, rounded here
+    if dtype.is_float:
         v = float(value)
-        if np.isnan(v) and not dtype.elem.has_nan or np.signbit(v) and not dtype.elem.signed:
-            what = "NaN" if np.isnan(v) else "negative values"
-            raise TileValueError(f"{what} cannot be represented in {dtype.name} (got {value})")
-        return np.array(round_float(v, dtype.elem), dtype=np.float32)
+        e = dtype.elem
+        if np.signbit(v) and (not e.signed or e.mant_bits == 0):     # e5m3, e8m0: no sign bit
+            raise TileValueError(f"Negative values cannot be represented in an unsigned float "
+                                 f"format ({dtype.name}; got {value})")
+        if np.isnan(v) and not e.has_nan:
+            raise TileValueError(f"NaN cannot be represented in a finite-only float format "
+                                 f"({dtype.name}; got {value})")
+    if has_encoded_bits(dtype.elem):          # e2m1, e5m3: float32 values, rounded here
+        return np.array(round_float(float(value), dtype.elem), dtype=np.float32)
     return np.array(value, dtype=dtype.numpy)
 
 
