@@ -55,7 +55,8 @@ TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.per
                 "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,
                 "prod": api.prod, "broadcast_to": api.broadcast_to, "extract": api.extract,
                 "expand_dims": api.expand_dims, "argmax": api.argmax, "argmin": api.argmin,
-                "cumsum": api.cumsum, "cumprod": api.cumprod, "bitcast": api.bitcast}
+                "cumsum": api.cumsum, "cumprod": api.cumprod, "bitcast": api.bitcast,
+                "insert": api.insert}
 
 
 # How calls are traced: calls.py, which builds tracers for the functions it inlines, fills this
@@ -163,7 +164,9 @@ class FunctionTracer:
         else:
             elts = target.elts
             if len(value) != len(elts):
-                raise TileValueError(f"cannot unpack {len(value)} values into {len(elts)} names")
+                few = "few" if len(value) < len(elts) else "many"
+                raise TileValueError(f"Too {few} values to unpack: cannot unpack {len(value)} values "
+                                     f"into {len(elts)} names")
         for t, v in zip(elts, value):
             self.assign(t, v, value_node)
 
@@ -374,7 +377,11 @@ class FunctionTracer:
             return r
         if op in PY_CMPOPS:
             if isinstance(left, Tile) or isinstance(right, Tile):
-                raise TileTypeError(f"'{describe(op())}' cannot be applied to tiles")
+                word = describe(op())
+                if op in (ast.Is, ast.IsNot):
+                    raise TileTypeError(f"Operator '{word}' expects one of the operands to be None "
+                                        f"(it cannot compare tiles; use ==)")
+                raise TileTypeError(f"'{word}' cannot be applied to tiles")
             return PY_CMPOPS[op](left, right)
         if not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
             return _PYCMP[op](left, right)

@@ -32,7 +32,7 @@ def literal_array(value, dtype: DType) -> np.ndarray:
             value = int(value)
         info = np.iinfo(dtype.numpy)
         if not info.min <= int(value) <= info.max:
-            raise TileValueError(f"integer constant {value} is out of range of {dtype.name} "
+            raise TileValueError(f"Integer constant {value} is out of range of {dtype.name} "
                                  f"[{info.min}, {info.max}]")
         return np.array(int(value), dtype=dtype.numpy).view(np.dtype(f"i{dtype.itemsize}"))
     if dtype.is_float:
@@ -239,6 +239,6 @@ def tile_shape(x, what: str = "shape") -> tuple[int, ...]:
     bad = [d for d in shape if d <= 0 or d & (d - 1)]
     if bad:
         raise TileTypeError(f"{what} {shape} is not a valid tile shape: every dimension must be a "
-                            f"power of two (got {bad[0]})")
+                            f"power of two (got {bad[0]}; Result tile shape must be power of 2)")
     return shape
 

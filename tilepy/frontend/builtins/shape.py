@@ -159,8 +159,8 @@ def _subtile_index(ctx, name, t: Tile, shp, index) -> list:
         vals = []
         for d, i in enumerate(idx):
             if isinstance(i, int) and not 0 <= i < t.shape[d] // shp[d]:
-                raise TileValueError(f"{name}(): index {i} is out of range for dimension {d} "
-                                     f"({t.shape[d] // shp[d]} sub-tiles)")
+                raise TileTypeError(f"{name}(): index {i} is out of bounds for dimension {d} "
+                                    f"({t.shape[d] // shp[d]} sub-tiles)")
             it = as_tile(ctx, i, D.int32)
             if it.ndim != 0 or not (it.dtype.is_int or it.dtype.is_bool):
                 raise TileTypeError(f"{name}(): index elements must be integer scalars (got {it})")
@@ -175,16 +175,17 @@ def insert(ctx, x, index, value):
     with ctx.arg("value"):
         v = as_tile(ctx, value, t.dtype)
         if v.dtype != t.dtype:
-            raise TileTypeError(f"insert(): value has dtype {v.dtype.name} but the tile has "
-                                f"{t.dtype.name}")
+            raise TileTypeError(f"insert(): Cannot insert a tile of dtype {v.dtype.name} into a "
+                                f"tile of dtype {t.dtype.name}; convert it with astype()")
         if v.ndim == 0 and t.ndim:
             v = reshape_to(ctx, v, (1,) * t.ndim)
         if v.ndim != t.ndim:
-            raise TileTypeError(f"insert(): value has rank {v.ndim} but the tile has rank {t.ndim}")
+            raise TileTypeError(f"insert(): the value's rank {v.ndim} does not match the tile rank "
+                                f"{t.ndim}")
         for d, (a, b) in enumerate(zip(t.shape, v.shape)):
             if a % b:
-                raise TileValueError(f"insert(): value shape {v.shape} does not divide the tile's "
-                                     f"shape {t.shape} (dimension {d})")
+                raise TileTypeError(f"insert(): the tile's shape {t.shape} is not divisible by the "
+                                    f"value's shape {v.shape} (dimension {d})")
     vals = _subtile_index(ctx, "insert", t, v.shape, index)
     return Tile(ctx.b.value("insert", v.value, t.value, vals), t.dtype)
 

@@ -174,8 +174,8 @@ def array_slice(ctx, array, axis, start, stop):
     with ctx.arg("axis"):
         axis = require_constant(axis, "slice() axis")
         if isinstance(axis, bool) or not isinstance(axis, int) or not -a.ndim <= axis < a.ndim:
-            raise TileValueError(f"slice(): axis must be a constant in [{-a.ndim}, {a.ndim}) "
-                                 f"(got {axis!r})")
+            raise TileTypeError(f"slice(): Axis {axis!r} is out of range for rank {a.ndim} (axis "
+                                f"must be a constant in [{-a.ndim}, {a.ndim}))")
         axis %= a.ndim
     with ctx.arg("start"):
         lo = _i64(ctx, start, "start")
