@@ -100,7 +100,7 @@ class Uncallable:
 
 def _methods(obj, name):
     from .names import BoundBuiltin
-    from .tracer import ARRAY_METHODS, TILE_METHODS
+    from .methods import ARRAY_METHODS, TILE_METHODS
     table = TILE_METHODS if isinstance(obj, Tile) else ARRAY_METHODS
     if name in table:
         return Method(BoundBuiltin(table[name], obj))

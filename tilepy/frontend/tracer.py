@@ -24,6 +24,7 @@ from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
 from . import tuples
+from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
 from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
@@ -41,24 +42,6 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.RShift: operator.rshift}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
-# Array and tiled-view methods: attribute name -> builtin taking the array / view first.
-ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice,
-                 "get_raw_memory": api._array_get_raw_memory}
-RAW_MEMORY_METHODS = {"load_offset": api._raw_load_offset, "store_offset": api._raw_store_offset,
-                      "atomic_cas_offset": api._raw_atomic_cas_offset,
-                      **{f"atomic_{n}_offset": getattr(api, f"_raw_atomic_{n}_offset")
-                         for n in ("add", "and", "or", "xor", "max", "min", "xchg")}}
-TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
-                      "num_tiles": api._tiled_view_num_tiles}
-# Tile methods: attribute name -> builtin taking the tile first.
-TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.permute,
-                "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,
-                "prod": api.prod, "broadcast_to": api.broadcast_to, "extract": api.extract,
-                "expand_dims": api.expand_dims, "argmax": api.argmax, "argmin": api.argmin,
-                "cumsum": api.cumsum, "cumprod": api.cumprod, "bitcast": api.bitcast,
-                "insert": api.insert}
-
-
 # How calls are traced: calls.py, which builds tracers for the functions it inlines, fills this
 # ("expr": a call expression, "combiner": a reduce/scan combiner) when it loads (trace.py loads it).
 CALLS: dict[str, Callable] = {}

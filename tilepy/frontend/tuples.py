@@ -9,19 +9,20 @@ from __future__ import annotations
 import ast
 
 from ..errors import TileTypeError
-from ..types import DType
 from . import api
 from .builtins import call_builtin
-from .values import Tile, type_name
+from .builtins.semantics import is_number
+from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
 
 ORDER = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
 def _runtime(v) -> bool:
-    """Whether `v` (a tuple's element, nested tuples included) is known only at run time."""
+    """Whether `v` (a tuple's element, nested tuples included) is a runtime value: a tile, or an
+    array or a view of one (compile-time objects of the kernel that Python cannot compare)."""
     if isinstance(v, tuple):
         return any(_runtime(x) for x in v)
-    return not isinstance(v, (bool, int, float, str, DType, type(None)))
+    return isinstance(v, (Tile, Array, ArrayList, TiledView, RawArrayMemory))
 
 
 def starred(v) -> tuple:
@@ -61,7 +62,7 @@ def equal(ctx, a: tuple, b: tuple, negate: bool):
             if item.shape != ():
                 raise TileTypeError(f"Tuple comparison is not supported for non-scalar elements "
                                     f"(got {type_name(item)}); compare the tiles themselves")
-        elif not isinstance(item, (tuple, bool, int, float, str, DType, type(None))):
+        elif _runtime(item) and not isinstance(item, tuple):
             raise TileTypeError(f"Tuple comparison is not supported for elements of type "
                                 f"{type_name(item)}")
     result = True
@@ -116,7 +117,7 @@ def contains(ctx, needle, tup: tuple, negate: bool):
 def scalar_equal(ctx, x, y):
     """`x == y` of two non-tuple values: a tile comparison when either is a tile."""
     if isinstance(x, Tile) or isinstance(y, Tile):
-        if isinstance(x, (Tile, bool, int, float)) and isinstance(y, (Tile, bool, int, float)):
+        if all(isinstance(v, Tile) or is_number(v) for v in (x, y)):
             return call_builtin(ctx, api.equal, [x, y], {})
         return False
     return x == y
