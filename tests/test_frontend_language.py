@@ -176,7 +176,7 @@ def test_bool_tiles_reduce_and_scan_as_int32():
     assert y[:2].tolist() == [4, 1] and y[8:].tolist() == np.cumsum(x > 0).tolist()
 
 
-def _reduction_misuses():
+def _builtin_misuses():
     def fp8_sum(x):
         ct.sum(ct.load(x, (0,), (16,)).astype(ct.float8_e4m3fn))
 
@@ -221,6 +221,12 @@ def _reduction_misuses():
         y = x.get_raw_memory()
         y.atomic_xor_offset(0, ct.bid(0).astype(ct.int64))
 
+    def slice_negative(x):
+        x.slice(axis=0, start=-1, stop=5)
+
+    def slice_unsigned(x):
+        x.slice(axis=0, start=ct.bid(0).astype(ct.uint32), stop=5)
+
     def e8m0_negative(x):
         ct.full((2,), -1.0, ct.float8_e8m0fnu)
 
@@ -235,6 +241,8 @@ def _reduction_misuses():
                               "(tilepy.float32)"),
             (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
                               "(4,)"),
+            (slice_negative, T, "Slice start must be non-negative (got -1)"),
+            (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
                                                "unsigned float format (float8_e8m0fnu"),
             (fp8_sum, T, "Non-arithmetic dtype float8_e4m3fn is unsupported for reduction"),
@@ -249,9 +257,10 @@ def _reduction_misuses():
             (cat_axis, T, "axis 1 is out of range for tiles of rank 1")]
 
 
-@pytest.mark.parametrize("fn, error, phrase", _reduction_misuses(),
+@pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),
                          ids=lambda v: getattr(v, "__name__", ""))
-def test_reduction_and_cat_misuse_names_the_rule_at_the_line(fn, error, phrase):
+def test_builtin_misuse_names_cutiles_rule_at_the_line(fn, error, phrase):
+    """Reductions, cat, atomics, raw memory, slices, constants: cuTile's class and key phrase."""
     with pytest.raises(error, match=re.escape(phrase)) as info:
         ct.kernel(fn).mlir(V32)
     first = fn.__code__.co_firstlineno
