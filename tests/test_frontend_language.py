@@ -221,6 +221,23 @@ def _builtin_misuses():
         y = x.get_raw_memory()
         y.atomic_xor_offset(0, ct.bid(0).astype(ct.int64))
 
+    def transpose_1d(x):
+        ct.transpose(ct.load(x, (0,), (16,)))
+
+    def item_of_two(x):
+        ct.load(x, (0,), (2,)).item()
+
+    def float_range(x):
+        n = ct.load(x, (0,), (16,)).sum()
+        for i in range(n):
+            pass
+
+    def release_load(x):
+        ct.load(x, (0,), (16,), memory_order=ct.MemoryOrder.RELEASE)
+
+    def repeated_order(x):
+        ct.load(x, (0,), (16,), order=(0, 0))
+
     def slice_negative(x):
         x.slice(axis=0, start=-1, stop=5)
 
@@ -241,6 +258,12 @@ def _builtin_misuses():
                               "(tilepy.float32)"),
             (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
                               "(4,)"),
+            (transpose_1d, T, "Cannot transpose a tile with fewer than 2 dimensions"),
+            (item_of_two, T, "Cannot reshape (2,) to ()"),
+            (float_range, T, "Expected a signed integer"),
+            (release_load, T, "Invalid memory order for tile_load. Got MemoryOrder.RELEASE"),
+            (repeated_order, T, "Axis order must be a permutation, but axis 0 is used at least "
+                                "twice"),
             (slice_negative, T, "Slice start must be non-negative (got -1)"),
             (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "

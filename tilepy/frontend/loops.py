@@ -129,7 +129,9 @@ def _range_bounds(tr, it: ast.Call):
     for a in (start, stop, step):
         if not (isinstance(a, int) or isinstance(a, Tile) and a.ndim == 0 and
                 (a.dtype.is_int or a.dtype.is_bool)):
-            raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)})")
+            what = "a signed integer" if isinstance(a, Tile) and a.ndim == 0 else "a scalar"
+            raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)}): "
+                                f"Expected {what}")
     if isinstance(step, int) and step <= 0:
         raise TileUnsupportedFeatureError(f"range() with a step of {step} is not supported: the "
                                           f"step must be positive")

@@ -100,7 +100,8 @@ def permute(ctx, x, axes):
 def transpose(ctx, x, axis0=None, axis1=None):
     t = _tile(ctx, x, "transpose")
     if t.ndim < 2:
-        raise TileTypeError(f"transpose() needs a tile of rank >= 2 (got shape {t.shape})")
+        raise TileTypeError(f"transpose(): Cannot transpose a tile with fewer than 2 dimensions "
+                            f"(got shape {t.shape})")
     if axis0 is None and axis1 is None:
         axis0, axis1 = t.ndim - 2, t.ndim - 1
     elif axis0 is None or axis1 is None:
@@ -320,5 +321,5 @@ def unpack_from_bytes(ctx, x, dtype):
 def tile_item(ctx, x):
     t = _tile(ctx, x, "item")
     if t.type.numel != 1:
-        raise TileTypeError(f"item() needs a tile with one element (got shape {t.shape})")
+        raise TileTypeError(f"item() needs a tile with one element: Cannot reshape {t.shape} to ()")
     return reshape_to(ctx, t, ())
