@@ -224,6 +224,9 @@ def _builtin_misuses():
     def transpose_1d(x):
         ct.transpose(ct.load(x, (0,), (16,)))
 
+    def one_axis(x):
+        ct.transpose(ct.load(x, (0,), (16,)).reshape((4, 4)), axis0=0)
+
     def item_of_two(x):
         ct.load(x, (0,), (2,)).item()
 
@@ -259,6 +262,7 @@ def _builtin_misuses():
             (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
                               "(4,)"),
             (transpose_1d, T, "Cannot transpose a tile with fewer than 2 dimensions"),
+            (one_axis, T, "transpose axes must either both be specified or both be None"),
             (item_of_two, T, "Cannot reshape (2,) to ()"),
             (float_range, T, "Expected a signed integer"),
             (release_load, T, "Invalid memory order for tile_load. Got MemoryOrder.RELEASE"),

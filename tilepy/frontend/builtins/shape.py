@@ -105,7 +105,8 @@ def transpose(ctx, x, axis0=None, axis1=None):
     if axis0 is None and axis1 is None:
         axis0, axis1 = t.ndim - 2, t.ndim - 1
     elif axis0 is None or axis1 is None:
-        raise TileValueError("transpose(): give both axes or neither")
+        raise TileTypeError("transpose(): transpose axes must either both be specified or both be "
+                            "None")
     a0 = require_constant(axis0, "transpose() axis0") % t.ndim
     a1 = require_constant(axis1, "transpose() axis1") % t.ndim
     perm = list(range(t.ndim))
