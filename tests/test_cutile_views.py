@@ -111,6 +111,24 @@ def zero_d_gather_scatter():
     return views.add_to_scalar, (1,), (x,), lambda: np.testing.assert_array_equal(x, 21)
 
 
+@case
+def raw_array_memory():
+    n = 8
+    x = np.arange(1, n + 1, dtype=np.int32)
+    y = np.zeros(3 * n, np.int32)
+
+    def check():
+        first = np.where(np.arange(n) < n - 2, x[::-1], -1)
+        even = np.arange(n) % 2 == 0
+        added = first + np.where(even, 10, 0)
+        ref_cas = np.where(np.arange(n) < n - 1, added, 16)
+        final = np.where((added == 16) & (np.arange(n) < n - 1), 100, added)
+        assert (final == 100).sum() == 1
+        np.testing.assert_array_equal(y, np.concatenate([final, np.where(even, first, 0),
+                                                         ref_cas]))
+    return views.raw_memory, (1,), (x, y, n), check
+
+
 @pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_view_kernel_matches_numpy(name, mode):

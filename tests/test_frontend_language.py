@@ -2,6 +2,7 @@
 specialization, the recompile log, source retrieval and the promotion table."""
 import linecache
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -110,6 +111,189 @@ def test_static_iter_unrolls_and_builds_tuples(check):
     assert text.count("mulf") == 3 and " for " not in text and "loop" not in text
 
 
+def test_tuple_comprehensions_unroll_with_python_scoping():
+    """tuple(... for x in static_iter(...)): several generators, unpacking targets, constant
+    ifs, an inner iterable reading an earlier target, targets that do not leak (not even out of
+    a loop body), and lambdas closing over the comprehension's scope (late binding)."""
+    @ct.kernel
+    def k(y):
+        i = 7
+        pairs = tuple((a, b) for a in ct.static_iter(range(3)) if a != 1
+                      for b in ct.static_iter(range(a)))          # (2, 0), (2, 1)
+        fns = tuple(lambda: i for i in ct.static_iter(range(3)))
+        for r in range(2):
+            sq = tuple(i * i for i in ct.static_iter(range(3)))
+            ct.scatter(y, 3 + r, sq[2] + r)
+        vals = tuple(a * 10 + b for a, b in ct.static_iter(pairs)) + (fns[0](), i)
+        for n, v in ct.static_iter(enumerate(vals)):
+            ct.scatter(y, n if n < 3 else 5, v)
+    y = np.zeros(6, np.int32)
+    ct.launch(None, (1,), k, (y,), backend="interpret")
+    assert y.tolist() == [20, 21, 2, 4, 5, 7]
+
+
+def _comprehension_misuses():
+    def not_static(y):
+        t = tuple(i for i in range(3))
+
+    def runtime_if(y):
+        n = ct.bid(0)
+        t = tuple(i for i in ct.static_iter(range(3)) if i < n)
+
+    def later_target(y):
+        t = tuple(i for i in ct.static_iter(range(3)) for j in ct.static_iter(range(n))
+                  for n in ct.static_iter(range(2)))
+
+    def walrus(y):
+        t = tuple(j for i in ct.static_iter(range(3)) if (j := i) > 1)
+    S = ct.TileSyntaxError
+    return [(not_static, S, "must be wrapped in ct.static_iter()"),
+            (runtime_if, ct.TileTypeError, "if-conditions must be statically known"),
+            (later_target, S, "Undefined variable n used"),
+            (walrus, S, "Unsupported syntax: an assignment expression (:=)")]
+
+
+@pytest.mark.parametrize("fn, error, phrase", _comprehension_misuses(),
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_tuple_comprehension_misuse_names_the_rule_at_the_line(fn, error, phrase):
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    first = fn.__code__.co_firstlineno
+    assert first < info.value.loc.line <= first + 3
+
+
+def test_bool_tiles_reduce_and_scan_as_int32():
+    """cuTile's rule: sum/prod/max/min/cumsum of a bool tile count in int32."""
+    @ct.kernel
+    def k(x, y):
+        b = ct.load(x, (0,), (8,)) > 0
+        ct.scatter(y, 0, ct.sum(b))
+        ct.scatter(y, 1, ct.max(b))
+        ct.store(y, (1,), ct.cumsum(b, 0).reshape((1, 8)).reshape((8,)))
+    x = np.array([1, 0, 1, 1, 0, 0, 1, 0], np.float32)
+    y = np.zeros(16, np.int32)
+    ct.launch(None, (1,), k, (x, y), backend="interpret")
+    assert y[:2].tolist() == [4, 1] and y[8:].tolist() == np.cumsum(x > 0).tolist()
+
+
+def _builtin_misuses():
+    def fp8_sum(x):
+        ct.sum(ct.load(x, (0,), (16,)).astype(ct.float8_e4m3fn))
+
+    def repeated_axis(x):
+        ct.sum(ct.load(x, (0,), (16,)).reshape((4, 4)), axis=(1, 1))
+
+    def printing_body(x):
+        def f(a, b):
+            ct.printf("%f", a)
+            return a + b
+        ct.reduce(ct.load(x, (0,), (16,)), 0, f, 0)
+
+    def nested_scan(x):
+        def f(a, b):
+            return a + ct.sum(ct.full((2,), 1.0, ct.float32))
+        ct.scan(ct.load(x, (0,), (16,)), 0, f, 0.0)
+
+    def axis_none(x):
+        ct.scan(ct.load(x, (0,), (16,)), None, lambda a, b: a + b, 0.0)
+
+    def cat_three(x):
+        t = ct.load(x, (0,), (4,))
+        ct.cat((t, t, t), 0)
+
+    def cat_dtypes(x):
+        t = ct.load(x, (0,), (4,))
+        ct.cat((t, t.astype(ct.float16)), 0)
+
+    def cat_extents(x):
+        ct.cat((ct.load(x, (0,), (4,)), ct.load(x, (0,), (8,))), 0)
+
+    def cat_axis(x):
+        t = ct.load(x, (0,), (4,))
+        ct.cat((t, t), 1)
+    def weak_atomic(x):
+        ct.atomic_add(x, 0, 1.0, memory_order=ct.MemoryOrder.WEAK)
+
+    def unscoped_cas(x):
+        x.get_raw_memory().atomic_cas_offset(0, 1.0, 2.0, memory_scope=ct.MemoryScope.NONE)
+
+    def bitwise_cast(x):
+        y = x.get_raw_memory()
+        y.atomic_xor_offset(0, ct.bid(0).astype(ct.int64))
+
+    def transpose_1d(x):
+        ct.transpose(ct.load(x, (0,), (16,)))
+
+    def one_axis(x):
+        ct.transpose(ct.load(x, (0,), (16,)).reshape((4, 4)), axis0=0)
+
+    def item_of_two(x):
+        ct.load(x, (0,), (2,)).item()
+
+    def float_range(x):
+        n = ct.load(x, (0,), (16,)).sum()
+        for i in range(n):
+            pass
+
+    def release_load(x):
+        ct.load(x, (0,), (16,), memory_order=ct.MemoryOrder.RELEASE)
+
+    def repeated_order(x):
+        ct.load(x, (0,), (16,), order=(0, 0))
+
+    def slice_negative(x):
+        x.slice(axis=0, start=-1, stop=5)
+
+    def slice_unsigned(x):
+        x.slice(axis=0, start=ct.bid(0).astype(ct.uint32), stop=5)
+
+    def e8m0_negative(x):
+        ct.full((2,), -1.0, ct.float8_e8m0fnu)
+
+    def offset_shape(x):
+        x.get_raw_memory().store_offset(ct.arange(4, dtype=ct.int32), ct.zeros((8,), ct.float32))
+    T, S = ct.TileTypeError, ct.TileSyntaxError
+    return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
+            (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
+                              "scope"),
+            (bitwise_cast, T, "Bitwise atomic read-modify-write operations require the update "
+                              "dtype (tilepy.int64) to exactly match the target dtype "
+                              "(tilepy.float32)"),
+            (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
+                              "(4,)"),
+            (transpose_1d, T, "Cannot transpose a tile with fewer than 2 dimensions"),
+            (one_axis, T, "transpose axes must either both be specified or both be None"),
+            (item_of_two, T, "Cannot reshape (2,) to ()"),
+            (float_range, T, "Expected a signed integer"),
+            (release_load, T, "Invalid memory order for tile_load. Got MemoryOrder.RELEASE"),
+            (repeated_order, T, "Axis order must be a permutation, but axis 0 is used at least "
+                                "twice"),
+            (slice_negative, T, "Slice start must be non-negative (got -1)"),
+            (slice_unsigned, T, "Expected a signed integer scalar"),
+            (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
+                                               "unsigned float format (float8_e8m0fnu"),
+            (fp8_sum, T, "Non-arithmetic dtype float8_e4m3fn is unsupported for reduction"),
+            (repeated_axis, T, "Repeated reduction axis 1"),
+            (printing_body, S, "Operations with memory effects are not supported inside "
+                               "reduction body"),
+            (nested_scan, S, "Nested scan/reduction is not supported"),
+            (axis_none, T, "Expected an integer constant, but given value has type None"),
+            (cat_three, T, "cat() supports at most 2 tiles, got 3"),
+            (cat_dtypes, T, "Expected tiles to have the same dtype: float32 != float16"),
+            (cat_extents, T, "Result tile shape must be power of 2, got (12,)"),
+            (cat_axis, T, "axis 1 is out of range for tiles of rank 1")]
+
+
+@pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_builtin_misuse_names_cutiles_rule_at_the_line(fn, error, phrase):
+    """Reductions, cat, atomics, raw memory, slices, constants: cuTile's class and key phrase."""
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    first = fn.__code__.co_firstlineno
+    assert first < info.value.loc.line <= first + 4
+
+
 # ------------------------------------------------------------------------------- functions
 def clipped(t, lo):
     if ct.min(t) < lo:
@@ -167,6 +351,87 @@ def test_tuples_unpacking_module_constants_and_scalar_arguments(check):
 """)
 
 
+def test_tuples_compare_and_contain_runtime_scalars():
+    """`==`, `!=` and `in` on tuples holding runtime scalars compare element by element at run
+    time (nested tuples too), stopping at an element that is constantly equal."""
+    @ct.kernel
+    def k(x):
+        a, b = ct.bid(0), ct.bid(1)
+        r = 0
+        if (a, b) == (0, 0):
+            r += 1
+        if ((a, 1), 2) != ((0, 1), 2):
+            r += 10
+        if a in (0, 2):
+            r += 100
+        if b not in (1,) and 2 in (2, ct.ones((4,), ct.int32)):
+            r += 1000
+        ct.scatter(x, (a, b), r)
+    x = np.zeros((3, 2), np.int32)
+    ct.launch(None, (3, 2), k, (x,), backend="interpret")
+    assert x.tolist() == [[1101, 100], [1010, 10], [1110, 110]]
+
+
+def _tuple_misuses():
+    """Kernels misusing tuples, each with cuTile's key phrase (all TileTypeError)."""
+    def float_index(x):
+        t = (1, 2, 3)
+        t[1.0]
+
+    def tile_index(x):
+        t = (1, 2, 3)
+        t[ct.ones((2,), ct.int32)]
+
+    def runtime_index(x):
+        t = (1, 2, 3)
+        t[ct.bid(0)]
+
+    def out_of_range(x):
+        t = (1, 2, 3)
+        t[5]
+
+    def nd_element(x):
+        t = (ct.ones((4,), ct.int32),)
+        t == (1,)
+
+    def array_element(x):
+        t = (x,)
+        t == (x,)
+
+    def ordered(x):
+        t = (1, 2)
+        t < (3, 4)
+
+    def nd_needle(x):
+        t = (1, 2)
+        ct.ones((4,), ct.int32) in t
+
+    def star_tile(x):
+        t = ct.ones((4,), ct.int32)
+        ct.scatter(x, (0,), *t)
+
+    def item_assignment(x):
+        t = (1, 2)
+        t[0] = 3
+    return [(float_index, "Tuple indices must be integers or slices, not float"),
+            (tile_index, "Tuple indices must be integers or slices, not "),
+            (runtime_index, "Tuple indices must be constant"),
+            (out_of_range, "Index 5 is out of range for a tuple of length 3"),
+            (nd_element, "Tuple comparison is not supported for non-scalar elements"),
+            (array_element, "Tuple comparison is not supported for elements of type"),
+            (ordered, "Operator '<' is not supported for tuples"),
+            (nd_needle, "'in' requires scalar operands, but got shape (4,)"),
+            (star_tile, "Expected a tuple after *"),
+            (item_assignment, "Tuples are immutable: item assignment is not supported")]
+
+
+@pytest.mark.parametrize("fn, phrase", _tuple_misuses(), ids=lambda v: getattr(v, "__name__", ""))
+def test_tuple_misuse_is_a_type_error_at_the_line(fn, phrase):
+    with pytest.raises(ct.TileTypeError, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    assert info.value.loc.line == fn.__code__.co_firstlineno + 2
+
+
 # ------------------------------------------------------------------------------- static
 def test_static_eval_with_proxies_and_static_assert():
     @ct.kernel
@@ -179,6 +444,121 @@ def test_static_eval_with_proxies_and_static_assert():
     even, odd = k.mlir(V32, V32, 2), k.mlir(V32, V32, 3)
     assert "constant <f32: 4.000000e+00>" in even and "addf" in even
     assert "subf" in odd and "addf" not in odd
+
+
+def _static_refusals():
+    """Kernels whose compile-time evaluation is refused: (kernel, error class, phrase)."""
+    def local_fn(x):
+        def f(n):
+            return n + 1
+        ct.static_eval(f(3))
+
+    def tile_fn(x):
+        ct.static_eval(ct.ones((4,), dtype=ct.int32))
+
+    def nested(x):
+        ct.static_eval(ct.static_assert(True))
+
+    def method_call(x):
+        ct.static_eval(x.slice(0, 1, 2))
+
+    def in_iterable(x):
+        for i in ct.static_iter(ct.zeros((4,), dtype=ct.int32)):
+            pass
+
+    def indirect(x):
+        f = ct.static_eval
+        f(1)
+
+    def walrus(x):
+        ct.static_eval((y := x))  # noqa: F841
+
+    def raises(x):
+        ct.static_eval(1 // 0)
+
+    def not_bool(x):
+        ct.static_assert(3)
+
+    def not_constant(x):
+        cond = ct.bid(0) > 2
+        ct.static_assert(cond)
+
+    def empty_message(x):
+        ct.static_assert(False, "")
+
+    def too_many(x):
+        ct.static_assert(True, "a", 1)
+
+    def runtime_bound(x):
+        n = ct.bid(0)
+        for i in ct.static_iter(range(n)):
+            pass
+
+    def not_iterable(x):
+        for i in ct.static_iter(4):
+            pass
+
+    def list_item(x):
+        for i in ct.static_iter(([1], [2])):
+            pass
+
+    def too_long(x):
+        for i in ct.static_iter(range(10 ** 6)):
+            pass
+
+    def cont(x):
+        for i in ct.static_iter(range(2)):
+            continue
+
+    def outside_for(x):
+        ct.static_iter(range(2))
+    E, S, T = ct.TileStaticEvalError, ct.TileSyntaxError, ct.TileTypeError
+    return [(local_fn, E, "f() cannot be called inside static_eval()"),
+            (tile_fn, E, "ones() cannot be called inside static_eval()"),
+            (nested, E, "static_assert() cannot be used inside static_eval()"),
+            (method_call, E, "slice() cannot be called inside static_eval()"),
+            (in_iterable, E, "zeros() cannot be called inside static_iter() iterable"),
+            (indirect, S, "static_eval() must be used directly by name"),
+            (walrus, S, "attempted to modify a local variable 'y'"),
+            (raises, E, "Exception was raised inside static_eval() (ZeroDivisionError: "),
+            (not_bool, T, "static_assert() condition must be a boolean, not int"),
+            (not_constant, T, "static_assert() condition must be a compile-time constant"),
+            (empty_message, ct.TileStaticAssertionError, "Static assertion failed\n"),
+            (too_many, S, "expects one or two positional arguments"),
+            (runtime_bound, E, "Symbolic tile has no concrete value"),
+            (not_iterable, T, "Invalid static_iter() iterable: 'int' object is not iterable"),
+            (list_item, E, "Invalid item #0 of static_iter() iterable: Cannot create constant "
+                           "from value of type list."),
+            (too_long, E, "Maximum number of iterations (1000) has been reached"),
+            (cont, S, "Continue in a for loop with static_iter() is not supported"),
+            (outside_for, S, "static_iter() is only allowed as iterable in a `for` loop")]
+
+
+@pytest.mark.parametrize("fn, error, phrase", _static_refusals(), ids=lambda v: getattr(v, "__name__", ""))
+def test_static_evaluation_refusals_name_the_rule_at_the_line(fn, error, phrase):
+    """cuTile's rules for static_eval/static_assert/static_iter, with its classes and key
+    phrases (so code that catches them behaves the same), at the user's line."""
+    line = fn.__code__.co_firstlineno
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    assert info.value.loc is not None and line < info.value.loc.line <= line + 4
+
+
+def test_static_eval_returns_methods_and_reads_shapes():
+    """A method read at compile time is called in the kernel; constants have tile methods; an
+    array shows its shape with `?` for run-time extents."""
+    seen = []
+
+    @ct.kernel
+    def k(x, y):
+        t = ct.load(x, (0,), (16,))
+        f = ct.static_eval(t.reshape)
+        n = ct.static_eval(t.shape)[0]
+        ct.static_eval(seen.append(repr(x)))
+        ct.store(y, (0,), f((16,)) + n.astype(ct.float32) + ct.static_eval(ct.maximum(2, 3)))
+    text = k.mlir(V32, V32)
+    assert seen == ["<array[float32, (?)]>"] and text.count("addf") == 2
+    assert "constant <f32: 1.600000e+01>" in text and "constant <f32: 3.000000e+00>" in text
 
 
 def test_ensure_constant():

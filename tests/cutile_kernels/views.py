@@ -75,3 +75,21 @@ def static_slice(x, y):
     part = x.slice(axis=0, start=2, stop=18)
     ct.static_assert(part.shape[0] == 16)
     ct.store(y, (0,), ct.load(part, (0,), (part.shape[0],)))
+
+
+@ct.kernel
+def raw_memory(x, y, N: ct.Constant[int]):
+    """Element offsets from the base pointer (array.get_raw_memory()): y[:N] = x[:N] read in
+    reverse with the last two masked to -1; y[N:2N] holds the atomic adds' old values where
+    the mask let them run (and 0 elsewhere), y[2N:3N] a masked compare-and-swap's (`expected`
+    where masked off)."""
+    src, dst = x.get_raw_memory(), y.get_raw_memory()
+    ct.static_assert(src.dtype == ct.int32)
+    off = ct.arange(N, dtype=ct.int32)
+    t = src.load_offset(N - 1 - off, mask=off < N - 2, padding_value=-1)
+    dst.store_offset(off, t)
+    even = off % 2 == 0
+    old = dst.atomic_add_offset(off, 10, mask=even)
+    dst.store_offset(N + off, ct.where(even, old, 0))
+    seen = dst.atomic_cas_offset(off, 16, 100, mask=off < N - 1)
+    dst.store_offset(2 * N + off, seen)

@@ -569,6 +569,45 @@ def _tiled_view_num_tiles(view, /, axis):
     """`tv.num_tiles(axis)`: the number of tiles along `axis` (cdiv(extent, step))."""
 
 
+@_stub
+def _array_get_raw_memory(array, /):
+    """`array.get_raw_memory()`: the array's memory addressed by element offset from its base
+    pointer (no shape or strides), a RawArrayMemory."""
+
+
+@_stub
+def _raw_load_offset(memory, offset, /, *, mask=None, padding_value=0, latency=None):
+    """`mem.load_offset(offset)`: the elements at base + offset (offset: an integer scalar or
+    tile; the result has its shape); where `mask` is False, `padding_value`."""
+
+
+@_stub
+def _raw_store_offset(memory, offset, value, /, *, mask=None, latency=None):
+    """`mem.store_offset(offset, value)`: `value` (broadcast to the offset's shape) written at
+    base + offset, except where `mask` is False."""
+
+
+@_stub
+def _raw_atomic_cas_offset(memory, offset, expected, desired, /, *, mask=None,
+                           memory_order=_ACQ_REL, memory_scope=_DEVICE):
+    """`mem.atomic_cas_offset(...)`: atomic compare-and-swap at base + offset; the old values."""
+
+
+def _raw_rmw(name):
+    def rmw(memory, offset, update, /, *, mask=None, memory_order=_ACQ_REL,
+            memory_scope=_DEVICE):
+        pass
+    rmw.__name__ = rmw.__qualname__ = f"_raw_atomic_{name}_offset"
+    rmw.__doc__ = (f"`mem.atomic_{name}_offset(offset, update)`: atomic {name} at base + offset "
+                   f"(except where `mask` is False); the old values.")
+    return _stub(rmw)
+
+
+_raw_atomic_add_offset, _raw_atomic_and_offset, _raw_atomic_or_offset, _raw_atomic_xor_offset, \
+    _raw_atomic_max_offset, _raw_atomic_min_offset, _raw_atomic_xchg_offset = \
+    (_raw_rmw(n) for n in ("add", "and", "or", "xor", "max", "min", "xchg"))
+
+
 class Scalar:
     """Annotation for a runtime scalar parameter (Python int -> int32, float -> float32)."""
 

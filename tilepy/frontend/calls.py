@@ -21,25 +21,30 @@ from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
 from .source import parse_function
-from .static import SPECIAL_FORMS
+from .static import SPECIAL_FORMS, check_direct
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal
 from .tracer import CALLS, FunctionTracer
+from .tuples import starred
 from .values import Array, Tile, type_name
 
 
 def expr_call(tr: FunctionTracer, node: ast.Call):
     fn = tr.expr(node.func)
+    check_direct(tr, fn, node.func)
+    if fn is tuple and len(node.args) == 1 and isinstance(node.args[0], ast.GeneratorExp) and \
+            not node.keywords:
+        from .comprehension import build
+        return build(tr, node.args[0])
     special = SPECIAL_FORMS.get(fn)
     if special is not None:
         return special(tr, node.args, node.keywords)
     if fn is api.static_iter:
-        raise TileSyntaxError("tilepy.static_iter() can only be the iterable of a for loop")
+        raise TileSyntaxError("static_iter() is only allowed as iterable in a `for` loop: "
+                              "`for i in ct.static_iter(...)`")
     args, arg_nodes = [], []
     for a in node.args:
         if isinstance(a, ast.Starred):
-            v = tr.expr(a.value)
-            if not isinstance(v, tuple):
-                raise TileTypeError(f"only tuples can be unpacked with * (got {type_name(v)})")
+            v = starred(tr.expr(a.value))
             args.extend(v)
             arg_nodes.extend([a] * len(v))
         else:
@@ -195,7 +200,10 @@ def call_combiner(ctx, fn, args, what: str):
     if isinstance(fn, LocalFunction):
         why = (f"the combiner function of {what}() cannot use '{{}}' from the enclosing kernel "
                f"(it captures {{}}); a combiner can use only its arguments and constants")
-        scope = {k: Captured(why.format(k, "an array" if isinstance(v, Array) else "a tile"))
+        body = "reduction" if what == "reduce" else "scan"
+        memory = (f"an array: Operations with memory effects are not supported inside {body} "
+                  f"body")
+        scope = {k: Captured(why.format(k, memory if isinstance(v, Array) else "a tile"))
                  if _has_runtime(v) else v for k, v in fn.scope.items()}
         return inline_call(ctx.tracer, fn, scope, args, {})
     return call(ctx.tracer, fn, args, {})

@@ -54,7 +54,8 @@ class _NeverRuns(Passing):
 
 # ------------------------------------------------------------------------------- analysis
 def assigned_names(stmts) -> list[str]:
-    """Names a statement list stores to (not inside nested defs), in first-store order."""
+    """Names a statement list stores to (not inside nested defs or comprehensions), in
+    first-store order."""
     out: dict[str, None] = {}
 
     class V(ast.NodeVisitor):
@@ -67,6 +68,9 @@ def assigned_names(stmts) -> list[str]:
 
         def visit_Lambda(self, n):
             pass
+
+        def visit_GeneratorExp(self, n):      # its targets are its own (they do not leak)
+            self.visit(n.generators[0].iter)
 
     for s in stmts:
         V().visit(s)
@@ -96,6 +100,9 @@ def trace_for(tr, node: ast.For):
     it = node.iter
     fn = tr.expr(it.func) if isinstance(it, ast.Call) else None
     if fn is api.static_iter:
+        from .static import check_direct
+        with at(tr.loc(it)):
+            check_direct(tr, fn, it.func)
         return static_for(tr, node)
     if fn is not range:
         with at(tr.loc(it)):
@@ -122,7 +129,9 @@ def _range_bounds(tr, it: ast.Call):
     for a in (start, stop, step):
         if not (isinstance(a, int) or isinstance(a, Tile) and a.ndim == 0 and
                 (a.dtype.is_int or a.dtype.is_bool)):
-            raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)})")
+            what = "a signed integer" if isinstance(a, Tile) and a.ndim == 0 else "a scalar"
+            raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)}): "
+                                f"Expected {what}")
     if isinstance(step, int) and step <= 0:
         raise TileUnsupportedFeatureError(f"range() with a step of {step} is not supported: the "
                                           f"step must be positive")
@@ -290,8 +299,8 @@ def leave_loop(tr, how: str):
         raise TileSyntaxError(f"'{how}' outside a loop")
     frame = tr.loops[-1]
     if frame.kind == "static":
-        raise TileSyntaxError(f"'{how}' is not supported inside a static_iter loop (it is unrolled "
-                              f"at compile time)")
+        raise TileSyntaxError(f"{how.capitalize()} in a for loop with static_iter() is not "
+                              f"supported (the loop is unrolled at compile time)")
     _exit(tr, frame, how)
 
 

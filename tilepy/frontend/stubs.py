@@ -7,7 +7,24 @@ with `@impl(stub)` in `builtins/`; a stub without one raises TileUnsupportedFeat
 """
 from __future__ import annotations
 
+import threading
+
 from ..errors import TileSyntaxError
+
+_evaluating = threading.local()
+
+
+def static_evaluation():
+    """The compile-time evaluation (frontend/static.py) running on this thread, or None: a
+    builtin called from it is answered by its `call(stub, host, args, kwargs)`."""
+    return getattr(_evaluating, "current", None)
+
+
+def set_static_evaluation(ev):
+    """Make `ev` the running compile-time evaluation; returns the previous one."""
+    old = static_evaluation()
+    _evaluating.current = ev
+    return old
 
 
 def stub(fn=None, *, host=None):
@@ -16,6 +33,9 @@ def stub(fn=None, *, host=None):
         return lambda f: stub(f, host=host)
 
     def outside(*args, **kwargs):
+        ev = static_evaluation()
+        if ev is not None:
+            return ev.call(outside, host, args, kwargs)
         if host is not None:
             return host(*args, **kwargs)
         raise TileSyntaxError(f"tilepy.{fn.__name__}() can only be called inside a @tilepy.kernel "

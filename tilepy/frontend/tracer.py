@@ -23,7 +23,9 @@ from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
 from .source import ParsedFunction
-from .values import Array, ArrayList, Tile, TiledView, type_name
+from . import tuples
+from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
+from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -40,18 +42,6 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.RShift: operator.rshift}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
-# Array and tiled-view methods: attribute name -> builtin taking the array / view first.
-ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice}
-TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
-                      "num_tiles": api._tiled_view_num_tiles}
-# Tile methods: attribute name -> builtin taking the tile first.
-TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.permute,
-                "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,
-                "prod": api.prod, "broadcast_to": api.broadcast_to, "extract": api.extract,
-                "expand_dims": api.expand_dims, "argmax": api.argmax, "argmin": api.argmin,
-                "cumsum": api.cumsum, "cumprod": api.cumprod, "bitcast": api.bitcast}
-
-
 # How calls are traced: calls.py, which builds tracers for the functions it inlines, fills this
 # ("expr": a call expression, "combiner": a reduce/scan combiner) when it loads (trace.py loads it).
 CALLS: dict[str, Callable] = {}
@@ -94,7 +84,8 @@ class FunctionTracer:
         with at(self.loc(node)), internal_errors("tracing this expression"):
             handler = getattr(self, "expr_" + type(node).__name__, None)
             if handler is None:
-                raise TileSyntaxError(f"{describe(node)} is not supported in tile kernels")
+                raise TileSyntaxError(f"Unsupported syntax: {describe(node)} is not supported in "
+                                      f"tile kernels")
             return handler(node)
 
     # ------------------------------------------------------------------ statements
@@ -133,6 +124,9 @@ class FunctionTracer:
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self._unpack(target, value, value_node)
             elif isinstance(target, ast.Subscript):
+                if isinstance(self.expr(target.value), tuple):
+                    raise TileTypeError("Tuples are immutable: item assignment is not supported. "
+                                        "Build a new tuple instead")
                 raise TileTypeError("tiles are immutable and arrays are written with tilepy.store(); "
                                     "item assignment is not supported")
             else:
@@ -153,7 +147,9 @@ class FunctionTracer:
         else:
             elts = target.elts
             if len(value) != len(elts):
-                raise TileValueError(f"cannot unpack {len(value)} values into {len(elts)} names")
+                few = "few" if len(value) < len(elts) else "many"
+                raise TileValueError(f"Too {few} values to unpack: cannot unpack {len(value)} values "
+                                     f"into {len(elts)} names")
         for t, v in zip(elts, value):
             self.assign(t, v, value_node)
 
@@ -232,10 +228,7 @@ class FunctionTracer:
         out = []
         for e in node.elts:
             if isinstance(e, ast.Starred):
-                v = self.expr(e.value)
-                if not isinstance(v, tuple):
-                    raise TileTypeError(f"only tuples can be unpacked with * (got {type_name(v)})")
-                out.extend(v)
+                out.extend(tuples.starred(self.expr(e.value)))
             else:
                 out.append(self.expr(e))
         return tuple(out)
@@ -256,6 +249,13 @@ class FunctionTracer:
             known = ("dtype", "ndim", "shape", "strides", *ARRAY_METHODS)
             raise TileTypeError(f"arrays have no attribute '{name}' in kernels"
                                 f"{did_you_mean(name, known)}")
+        if isinstance(obj, RawArrayMemory):
+            if name == "dtype":
+                return obj.dtype
+            if name in RAW_MEMORY_METHODS:
+                return BoundBuiltin(RAW_MEMORY_METHODS[name], obj)
+            raise TileTypeError(f"raw array memory has no attribute '{name}'"
+                                f"{did_you_mean(name, ('dtype', *RAW_MEMORY_METHODS))}")
         if isinstance(obj, TiledView):
             if name in ("dtype", "tile_shape", "traversal_steps"):
                 return getattr(obj, name)
@@ -264,6 +264,8 @@ class FunctionTracer:
             known = ("dtype", "tile_shape", "traversal_steps", *TILED_VIEW_METHODS)
             raise TileTypeError(f"tiled views have no attribute '{name}'"
                                 f"{did_you_mean(name, known)}")
+        if type(obj) in (bool, int, float) and name in TILE_METHODS:
+            return BoundBuiltin(TILE_METHODS[name], obj)     # a constant is a 0-d tile: `n.astype`
         try:
             v = getattr(obj, name)
         except AttributeError as e:     # a module's own message (tilepy's names the nearest)
@@ -297,6 +299,8 @@ class FunctionTracer:
         if isinstance(index, Tile) and isinstance(obj, ArrayList):
             from .array_list import select_array
             return select_array(self.ctx, obj, index)
+        if isinstance(obj, tuple):
+            return tuples.getitem(obj, index)
         if isinstance(index, Tile):
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:
@@ -345,17 +349,26 @@ class FunctionTracer:
         result = None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node)
-            if type(op) in PY_CMPOPS:
-                if isinstance(left, Tile) or isinstance(right, Tile):
-                    raise TileTypeError(f"'{describe(op)}' cannot be applied to tiles")
-                r = PY_CMPOPS[type(op)](left, right)
-            elif not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
-                r = _PYCMP[type(op)](left, right)
-            else:
-                r = call_builtin(self.ctx, CMPOPS[type(op)], [left, right], {})
+            r = self._compare(type(op), left, right)
             result = r if result is None else self._and(result, r)
             left = right
         return result
+
+    def _compare(self, op, left, right):
+        r = tuples.compare(self.ctx, op, left, right)
+        if r is not NotImplemented:
+            return r
+        if op in PY_CMPOPS:
+            if isinstance(left, Tile) or isinstance(right, Tile):
+                word = describe(op())
+                if op in (ast.Is, ast.IsNot):
+                    raise TileTypeError(f"Operator '{word}' expects one of the operands to be None "
+                                        f"(it cannot compare tiles; use ==)")
+                raise TileTypeError(f"'{word}' cannot be applied to tiles")
+            return PY_CMPOPS[op](left, right)
+        if not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
+            return _PYCMP[op](left, right)
+        return call_builtin(self.ctx, CMPOPS[op], [left, right], {})
 
     def _and(self, a, b):
         if isinstance(a, Tile) or isinstance(b, Tile):
@@ -423,7 +436,7 @@ _NAMES = {ast.Try: "try/except", ast.With: "with", ast.Raise: "raise", ast.Globa
           ast.Nonlocal: "nonlocal", ast.Import: "import", ast.ImportFrom: "import",
           ast.ClassDef: "class definition", ast.Delete: "del", ast.List: "a list literal",
           ast.Dict: "a dict literal", ast.Set: "a set literal", ast.ListComp: "a list comprehension",
-          ast.GeneratorExp: "a generator expression", ast.DictComp: "a dict comprehension",
+          ast.GeneratorExp: "a generator expression (other than tuple(... for x in ct.static_iter(...)))", ast.DictComp: "a dict comprehension",
           ast.SetComp: "a set comprehension", ast.Yield: "yield", ast.YieldFrom: "yield",
           ast.Await: "await", ast.NamedExpr: "an assignment expression (:=)",
           ast.Starred: "a starred expression", ast.AsyncFor: "async for",

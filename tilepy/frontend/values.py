@@ -75,6 +75,20 @@ class TiledView:
         return f"TiledView[{self.array.dtype.name},{self.tile_shape}]"
 
 
+@dataclass(eq=False)
+class RawArrayMemory:
+    """`array.get_raw_memory()` (builtins/pointer.py): the array's elements addressed by offset
+    from its base pointer. A compile-time object, like an Array."""
+    array: Array
+
+    @property
+    def dtype(self):
+        return self.array.dtype
+
+    def __repr__(self) -> str:
+        return f"RawArrayMemory[{self.array.dtype.name}]"
+
+
 class ArrayList(tuple):
     """A list (or tuple) of arrays passed as one kernel argument: a tuple of `Array`s of one
     dtype and rank. `len()` and constant indices are plain tuple operations; a runtime index
@@ -86,7 +100,7 @@ class ArrayList(tuple):
 
 def type_name(v) -> str:
     """How a value's type is named in error messages."""
-    if isinstance(v, (Tile, Array, ArrayList, TiledView)):
+    if isinstance(v, (Tile, Array, ArrayList, TiledView, RawArrayMemory)):
         return repr(v)
     if isinstance(v, bool):
         return "bool constant"

@@ -27,7 +27,7 @@ def slice_(ctx, start, length):
     with ctx.arg("length"):
         n = require_constant(length, "Slice() length")
         if not is_power_of_two(n):
-            raise TileValueError(f"Slice() length must be a power of two (got {n!r})")
+            raise TileTypeError(f"Slice() length must be a power of two (got {n!r})")
     return IndexSlice(start, n)
 
 
@@ -35,17 +35,17 @@ def _indices(ctx, a, indices, fn: str):
     """(sparse dim, tile shape, index values) of an advanced index of array a."""
     items = indices if isinstance(indices, tuple) else (indices,)
     if len(items) != a.ndim:
-        raise TileTypeError(f"{fn}(): indices has {len(items)} entries but the array has "
-                            f"{a.ndim} dimensions")
+        raise TileTypeError(f"{fn}(): the index has {len(items)} entries, which does not match "
+                            f"array rank {a.ndim}")
     sparse = [d for d, x in enumerate(items) if isinstance(x, Tile)]
     if len(sparse) != 1:
-        raise TileTypeError(f"{fn}(): exactly one index must be a 1-d integer tile (the sparse "
+        raise TileTypeError(f"{fn}(): exactly one index must be a 1D integer Tile (the sparse "
                             f"dimension; got {len(sparse)}), the others Slice(start, length)")
     shape, values = [], []
     for d, x in enumerate(items):
         if isinstance(x, Tile):
             if x.ndim != 1 or not x.dtype.is_int or not is_power_of_two(x.shape[0]):
-                raise TileTypeError(f"{fn}(): the sparse index must be a 1-d integer tile of "
+                raise TileTypeError(f"{fn}(): the sparse index must be a 1D integer tile of "
                                     f"power-of-two length (got {x})")
             shape.append(x.shape[0])
             values.append(convert(ctx, x, D.int32).value if x.dtype.bits < 32 else x.value)

@@ -37,7 +37,8 @@ def _float_modifiers(opname, dtype, rounding_mode=None, flush_to_zero=False, pro
         attrs["rounding_mode"] = rm
     if flush_to_zero:
         if dtype != D.float32:
-            raise TileTypeError(f"flush_to_zero is only supported for float32 (got {dtype.name})")
+            raise TileTypeError(f"flush_to_zero: Flush to zero can only be used for float32 type, "
+                                f"but got {dtype.name}")
         attrs["flush_to_zero"] = True
     if propagate_nan:
         attrs["propagate_nan"] = True

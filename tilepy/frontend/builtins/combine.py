@@ -11,7 +11,8 @@ import ast
 
 import numpy as np
 
-from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError, at
+from ...errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError, \
+    at
 from ...ir import Block, DenseValue, Region
 from ...types import TileType, scalar_tile
 from ...types import dtype as D
@@ -20,7 +21,7 @@ from ..promotion import can_cast_implicitly
 from ..values import Tile, type_name
 from .arith import _float_modifiers
 from .registry import impl, require_constant
-from .semantics import as_tile, broadcast, broadcast_shapes, constant, convert, emit, \
+from .semantics import arithmetic_tile, as_tile, broadcast, broadcast_shapes, constant, convert, emit, \
     literal_array, reshape
 
 
@@ -64,9 +65,27 @@ def region_op(ctx, name, tiles, combine, identities, what, **attrs) -> list[Tile
                                     f"(got {len(rs)})")
             rs = [_fit_result(ctx, r, t, what) for r, t in zip(rs, tiles)]
         ctx.b.create("yield", [r.value for r in rs])
+    _check_body(blk, "reduction" if name == "reduce" else "scan")
     op = ctx.b.create(name, [t.value for t in tiles], identities=identities,
                       regions=[Region([blk])], **attrs)
     return [Tile(r, t.dtype) for r, t in zip(op.results, tiles)]
+
+
+def _check_body(blk: Block, kind: str):
+    """cuTile's rules for a reduce/scan body, at the line of the offending operation: no
+    memory effects (loads, stores, prints, atomics), no reduction or scan inside."""
+    for op in blk.ops:
+        with at(op.loc):
+            if op.name in ("reduce", "scan"):
+                raise TileSyntaxError(f"Nested scan/reduction is not supported: a {kind} body "
+                                      f"combines two scalars")
+            if not (op.opdef.pure or op.regions or op.opdef.terminator):
+                raise TileSyntaxError(f"Operations with memory effects are not supported inside "
+                                      f"{kind} body (got {op.name}): a {kind} body combines two "
+                                      f"scalars")
+        for region in op.regions:
+            for inner in region.blocks:
+                _check_body(inner, kind)
 
 
 def _axis(axis, ndim: int, what: str) -> int:
@@ -131,9 +150,7 @@ def scan(ctx, x, axis, func, identity, *, reverse=False):
 
 
 def _cumulative(ctx, x, axis, reverse, rounding_mode, flush_to_zero, fop, iop, ident, what):
-    t = as_tile(ctx, x)
-    if t.dtype.is_bool:
-        raise TileTypeError(f"{what}() of a bool tile: convert it first with astype()")
+    t = arithmetic_tile(ctx, x, "prefix scans")
     if t.ndim == 0:
         return t
     dim = _axis(axis, t.ndim, what)

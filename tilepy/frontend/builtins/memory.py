@@ -60,6 +60,11 @@ def _order(order, ndim: int, fn: str) -> tuple[int, ...] | None:
         return tuple(reversed(range(ndim)))
     if isinstance(order, tuple) and sorted(order) == list(range(ndim)):
         return None if order == tuple(range(ndim)) else order
+    if isinstance(order, tuple):
+        twice = [a for i, a in enumerate(order) if a in order[:i]]
+        if twice:
+            raise TileTypeError(f"{fn}(): Axis order must be a permutation, but axis {twice[0]} is "
+                                f"used at least twice (got {order!r})")
     raise TileValueError(f"{fn}(): order must be 'C', 'F' or a permutation of "
                          f"{tuple(range(ndim))} (got {order!r})")
 
@@ -93,8 +98,9 @@ def _index(ctx, index, ndim: int, fn: str) -> list:
 
 def _memory_attrs(memory_order, memory_scope, fn, allowed):
     if memory_order not in allowed:
-        raise TileValueError(f"{fn}(): memory_order must be one of "
-                             f"{', '.join(str(m) for m in allowed)} (got {memory_order})")
+        op = "tile_store" if "store" in fn else "tile_load"
+        raise TileTypeError(f"{fn}(): Invalid memory order for {op}. Got {memory_order}, "
+                            f"expected one of {', '.join(str(m) for m in allowed)}")
     if not isinstance(memory_scope, api.MemoryScope):
         raise TileValueError(f"{fn}(): memory_scope must be a tilepy.MemoryScope")
     if memory_order == api.MemoryOrder.WEAK and memory_scope != api.MemoryScope.NONE:

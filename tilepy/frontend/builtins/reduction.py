@@ -14,8 +14,8 @@ from ..values import Tile, type_name
 from .arith import _float_modifiers
 from .registry import impl, require_constant
 from ..promotion import promote
-from .semantics import (as_tile, broadcast, broadcast_shapes, constant, convert, emit, literal_array,
-                        reshape)
+from .semantics import (arithmetic_tile, as_tile, broadcast, broadcast_shapes, constant, convert,
+                        emit, literal_array, reshape)
 
 
 def reduce_dim(ctx, t: Tile, dim: int, combine, identity) -> Tile:
@@ -40,8 +40,9 @@ def _axes(axis, ndim: int) -> tuple[int, ...]:
         if not -ndim <= a < ndim:
             raise TileValueError(f"axis {a} is out of range for a tile of rank {ndim}")
         out.append(a % ndim)
-    if len(set(out)) != len(out):
-        raise TileValueError(f"repeated axis in {axis}")
+    for i, a in enumerate(out):
+        if a in out[:i]:
+            raise TileTypeError(f"Repeated reduction axis {a} in axis={axis}")
     return tuple(sorted(out))
 
 
@@ -58,11 +59,6 @@ def reduce_axes(ctx, x, axis, keepdims, combine, identity_of) -> Tile:
     return t
 
 
-def _check_kind(t: Tile, fn: str):
-    if t.dtype.is_bool:
-        raise TileTypeError(f"{fn}() of a bool tile: convert it first with astype()")
-
-
 def _extreme(dtype: DType, largest: bool):
     if dtype.is_float:
         return float("inf") if largest else float("-inf")
@@ -72,8 +68,7 @@ def _extreme(dtype: DType, largest: bool):
 
 @impl(api.sum)
 def sum_(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
-    t = as_tile(ctx, x)
-    _check_kind(t, "sum")
+    t = arithmetic_tile(ctx, x, "reduction")
     def add(a, b):
         if a.dtype.is_float:
             return emit(ctx, "addf", a, b, dtype=a.dtype,
@@ -84,8 +79,7 @@ def sum_(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero
 
 @impl(api.prod)
 def prod(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero=False):
-    t = as_tile(ctx, x)
-    _check_kind(t, "prod")
+    t = arithmetic_tile(ctx, x, "reduction")
     def mul(a, b):
         if a.dtype.is_float:
             return emit(ctx, "mulf", a, b, dtype=a.dtype,
@@ -95,8 +89,7 @@ def prod(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero
 
 
 def _minmax(ctx, x, axis, keepdims, flush_to_zero, propagate_nan, largest):
-    t = as_tile(ctx, x)
-    _check_kind(t, "max" if largest else "min")
+    t = arithmetic_tile(ctx, x, "reduction")
     fop, iop = ("maxf", "maxi") if largest else ("minf", "mini")
     def comb(a, b):
         if a.dtype.is_float:

@@ -50,7 +50,12 @@ def require_constant(value, what: str, types=(int,)):
     from ..values import Tile
     if (isinstance(value, Tile) or not isinstance(value, types)
             or isinstance(value, bool) and bool not in types):
-        kind = "a runtime tile" if isinstance(value, Tile) else type(value).__name__
+        kind = "a runtime tile" if isinstance(value, Tile) else \
+            "None" if value is None else type(value).__name__
+        if types == (int,):           # cuTile's words, which code catching its errors matches
+            given = "is not constant" if isinstance(value, Tile) else f"has type {kind}"
+            raise TileTypeError(f"{what} must be a compile-time constant int: Expected an integer "
+                                f"constant, but given value {given}")
         raise TileTypeError(f"{what} must be a compile-time constant "
                             f"{'/'.join(t.__name__ for t in types)} (got {kind})")
     return value

@@ -11,7 +11,7 @@ from ...errors import TileTypeError, TileValueError
 from ...ir import DenseValue
 from ...types import DType, TileType
 from ...types.convert import has_encoded_bits, round_float
-from ...types.dtype import foreign
+from ...types.dtype import foreign, int32 as _INT32
 from ..promotion import literal_dtype, promote
 from ..values import Tile, type_name
 
@@ -32,15 +32,20 @@ def literal_array(value, dtype: DType) -> np.ndarray:
             value = int(value)
         info = np.iinfo(dtype.numpy)
         if not info.min <= int(value) <= info.max:
-            raise TileValueError(f"integer constant {value} is out of range of {dtype.name} "
+            raise TileValueError(f"Integer constant {value} is out of range of {dtype.name} "
                                  f"[{info.min}, {info.max}]")
         return np.array(int(value), dtype=dtype.numpy).view(np.dtype(f"i{dtype.itemsize}"))
-    if has_encoded_bits(dtype.elem):          # e2m1, e5m3: float32 values, rounded here
+    if dtype.is_float:
         v = float(value)
-        if np.isnan(v) and not dtype.elem.has_nan or np.signbit(v) and not dtype.elem.signed:
-            what = "NaN" if np.isnan(v) else "negative values"
-            raise TileValueError(f"{what} cannot be represented in {dtype.name} (got {value})")
-        return np.array(round_float(v, dtype.elem), dtype=np.float32)
+        e = dtype.elem
+        if np.signbit(v) and (not e.signed or e.mant_bits == 0):     # e5m3, e8m0: no sign bit
+            raise TileValueError(f"Negative values cannot be represented in an unsigned float "
+                                 f"format ({dtype.name}; got {value})")
+        if np.isnan(v) and not e.has_nan:
+            raise TileValueError(f"NaN cannot be represented in a finite-only float format "
+                                 f"({dtype.name}; got {value})")
+    if has_encoded_bits(dtype.elem):          # e2m1, e5m3: float32 values, rounded here
+        return np.array(round_float(float(value), dtype.elem), dtype=np.float32)
     return np.array(value, dtype=dtype.numpy)
 
 
@@ -62,6 +67,21 @@ def as_tile(ctx, x, like: DType | None = None) -> Tile:
     if is_number(x):
         return constant(ctx, x, literal_dtype(_py(x), like))
     raise TileTypeError(f"expected a tile or a number (got {type_name(x)})")
+
+
+ARITHMETIC_FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def arithmetic_tile(ctx, x, what: str) -> Tile:
+    """`x` as a tile a reduction or scan can add and compare (`what`: "reduction", "prefix
+    scans"): a bool tile becomes int32 (cuTile's rule), an fp8/fp4/tf32 tile is refused."""
+    t = as_tile(ctx, x)
+    if t.dtype.is_bool:
+        return convert(ctx, t, _INT32)
+    if t.dtype.is_float and t.dtype.name not in ARITHMETIC_FLOATS:
+        raise TileTypeError(f"Non-arithmetic dtype {t.dtype.name} is unsupported for {what} "
+                            f"(convert it with astype() to float16, bfloat16 or float32 first)")
+    return t
 
 
 def _py(x):
@@ -219,6 +239,6 @@ def tile_shape(x, what: str = "shape") -> tuple[int, ...]:
     bad = [d for d in shape if d <= 0 or d & (d - 1)]
     if bad:
         raise TileTypeError(f"{what} {shape} is not a valid tile shape: every dimension must be a "
-                            f"power of two (got {bad[0]})")
+                            f"power of two (got {bad[0]}; Result tile shape must be power of 2)")
     return shape
 

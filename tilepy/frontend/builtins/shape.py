@@ -100,11 +100,13 @@ def permute(ctx, x, axes):
 def transpose(ctx, x, axis0=None, axis1=None):
     t = _tile(ctx, x, "transpose")
     if t.ndim < 2:
-        raise TileTypeError(f"transpose() needs a tile of rank >= 2 (got shape {t.shape})")
+        raise TileTypeError(f"transpose(): Cannot transpose a tile with fewer than 2 dimensions "
+                            f"(got shape {t.shape})")
     if axis0 is None and axis1 is None:
         axis0, axis1 = t.ndim - 2, t.ndim - 1
     elif axis0 is None or axis1 is None:
-        raise TileValueError("transpose(): give both axes or neither")
+        raise TileTypeError("transpose(): transpose axes must either both be specified or both be "
+                            "None")
     a0 = require_constant(axis0, "transpose() axis0") % t.ndim
     a1 = require_constant(axis1, "transpose() axis1") % t.ndim
     perm = list(range(t.ndim))
@@ -159,8 +161,8 @@ def _subtile_index(ctx, name, t: Tile, shp, index) -> list:
         vals = []
         for d, i in enumerate(idx):
             if isinstance(i, int) and not 0 <= i < t.shape[d] // shp[d]:
-                raise TileValueError(f"{name}(): index {i} is out of range for dimension {d} "
-                                     f"({t.shape[d] // shp[d]} sub-tiles)")
+                raise TileTypeError(f"{name}(): index {i} is out of bounds for dimension {d} "
+                                    f"({t.shape[d] // shp[d]} sub-tiles)")
             it = as_tile(ctx, i, D.int32)
             if it.ndim != 0 or not (it.dtype.is_int or it.dtype.is_bool):
                 raise TileTypeError(f"{name}(): index elements must be integer scalars (got {it})")
@@ -175,40 +177,55 @@ def insert(ctx, x, index, value):
     with ctx.arg("value"):
         v = as_tile(ctx, value, t.dtype)
         if v.dtype != t.dtype:
-            raise TileTypeError(f"insert(): value has dtype {v.dtype.name} but the tile has "
-                                f"{t.dtype.name}")
+            raise TileTypeError(f"insert(): Cannot insert a tile of dtype {v.dtype.name} into a "
+                                f"tile of dtype {t.dtype.name}; convert it with astype()")
         if v.ndim == 0 and t.ndim:
             v = reshape_to(ctx, v, (1,) * t.ndim)
         if v.ndim != t.ndim:
-            raise TileTypeError(f"insert(): value has rank {v.ndim} but the tile has rank {t.ndim}")
+            raise TileTypeError(f"insert(): the value's rank {v.ndim} does not match the tile rank "
+                                f"{t.ndim}")
         for d, (a, b) in enumerate(zip(t.shape, v.shape)):
             if a % b:
-                raise TileValueError(f"insert(): value shape {v.shape} does not divide the tile's "
-                                     f"shape {t.shape} (dimension {d})")
+                raise TileTypeError(f"insert(): the tile's shape {t.shape} is not divisible by the "
+                                    f"value's shape {v.shape} (dimension {d})")
     vals = _subtile_index(ctx, "insert", t, v.shape, index)
     return Tile(ctx.b.value("insert", v.value, t.value, vals), t.dtype)
 
 
 @impl(api.cat)
 def cat(ctx, tiles, axis):
-    if not (isinstance(tiles, tuple) and len(tiles) == 2):
-        raise TileTypeError(f"cat() takes a pair of tiles (got {type_name(tiles)})")
-    from .semantics import operands
-    a, b = (_tile(ctx, x, "cat") for x in tiles)
-    (a, b), d = operands(ctx, a, b) if a.dtype != b.dtype else ((a, b), a.dtype)
+    if not isinstance(tiles, tuple):
+        raise TileTypeError(f"cat() takes a tuple of tiles (got {type_name(tiles)})")
+    if not tiles:
+        raise TileTypeError("cat() received an empty tuple")
+    if len(tiles) > 2:
+        raise TileTypeError(f"cat() supports at most 2 tiles, got {len(tiles)} (Tile IR's cat "
+                            f"joins two; nest the calls)")
+    ts = [_tile(ctx, x, "cat") for x in tiles]
+    a = ts[0]
     if a.ndim == 0:
         raise TileTypeError("cat() needs tiles of rank >= 1")
     ax = require_constant(axis, "cat() axis")
     if not -a.ndim <= ax < a.ndim:
-        raise TileValueError(f"cat(): axis {ax} is out of range for tiles of rank {a.ndim}")
+        raise TileTypeError(f"cat(): axis {ax} is out of range for tiles of rank {a.ndim}")
     ax %= a.ndim
-    if a.shape != b.shape:
-        raise TileTypeError(f"cat(): the tiles must have the same shape (got {a.shape} and "
-                            f"{b.shape})")
-    shape = list(a.shape)
-    shape[ax] *= 2
-    v = ctx.b.value("cat", a.value, b.value, dim=ax, result_types=[a.type.with_shape(tuple(shape))])
-    return Tile(v, d)
+    if len(ts) == 1:
+        return a
+    b = ts[1]
+    if b.ndim != a.ndim:
+        raise TileTypeError(f"cat(): Expected tiles to have the same rank: {a.ndim} != {b.ndim}")
+    if b.dtype != a.dtype:
+        raise TileTypeError(f"cat(): Expected tiles to have the same dtype: {a.dtype.name} != "
+                            f"{b.dtype.name} (convert one with astype())")
+    if any(i != ax and x != y for i, (x, y) in enumerate(zip(a.shape, b.shape))):
+        raise TileTypeError(f"cat(): Expected tiles to have the same shape for non axis "
+                            f"dimensions, got {a.shape} and {b.shape}")
+    shape = tuple(x + y if i == ax else x for i, (x, y) in enumerate(zip(a.shape, b.shape)))
+    if any(d & (d - 1) for d in shape):
+        raise TileTypeError(f"cat(): Result tile shape must be power of 2, got {shape}: join tiles "
+                            f"of the same shape (got {a.shape} and {b.shape})")
+    v = ctx.b.value("cat", a.value, b.value, dim=ax, result_types=[a.type.with_shape(shape)])
+    return Tile(v, a.dtype)
 
 
 def _nested_array(value, dtype):
@@ -305,5 +322,5 @@ def unpack_from_bytes(ctx, x, dtype):
 def tile_item(ctx, x):
     t = _tile(ctx, x, "item")
     if t.type.numel != 1:
-        raise TileTypeError(f"item() needs a tile with one element (got shape {t.shape})")
+        raise TileTypeError(f"item() needs a tile with one element: Cannot reshape {t.shape} to ()")
     return reshape_to(ctx, t, ())

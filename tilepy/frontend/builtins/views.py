@@ -158,8 +158,9 @@ def tiled_view_num_tiles(ctx, view, axis):
 # ------------------------------------------------------------------------------- slices
 def _i64(ctx, x, what: str) -> Tile:
     t = as_tile(ctx, x, D.int32)
-    if t.ndim != 0 or not (t.dtype.is_int or t.dtype.is_bool):
-        raise TileTypeError(f"slice(): {what} must be an integer scalar (got {t})")
+    if t.ndim != 0 or not (t.dtype.is_int and t.dtype.signed or t.dtype.is_bool):
+        raise TileTypeError(f"slice(): {what} must be a signed integer scalar (got {t}): "
+                            f"Expected a signed integer scalar")
     return convert(ctx, t, D.int64)
 
 
@@ -174,9 +175,16 @@ def array_slice(ctx, array, axis, start, stop):
     with ctx.arg("axis"):
         axis = require_constant(axis, "slice() axis")
         if isinstance(axis, bool) or not isinstance(axis, int) or not -a.ndim <= axis < a.ndim:
-            raise TileValueError(f"slice(): axis must be a constant in [{-a.ndim}, {a.ndim}) "
-                                 f"(got {axis!r})")
+            raise TileTypeError(f"slice(): Axis {axis!r} is out of range for rank {a.ndim} (axis "
+                                f"must be a constant in [{-a.ndim}, {a.ndim}))")
         axis %= a.ndim
+    for name, v in (("start", start), ("stop", stop)):
+        if isinstance(v, int) and v < 0:
+            with ctx.arg(name):
+                raise TileTypeError(f"slice(): Slice {name} must be non-negative (got {v})")
+    if isinstance(start, int) and isinstance(stop, int) and stop < start:
+        raise TileTypeError(f"slice(): Slice stop must be greater than or equal to start (got "
+                            f"start={start}, stop={stop})")
     with ctx.arg("start"):
         lo = _i64(ctx, start, "start")
     with ctx.arg("stop"):
