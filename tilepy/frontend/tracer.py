@@ -40,6 +40,20 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.RShift: operator.rshift}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def _fold(fn, a, b):
+    """A Python operator on two compile-time values (numbers, enum members, ...): what Python
+    refuses is the user's error, at the expression (an ordering of plain Enum members, as cuTile:
+    a TypeError becomes TileTypeError; a ZeroDivisionError and the like, TileValueError)."""
+    try:
+        return fn(a, b)
+    except TypeError as e:
+        raise TileTypeError(str(e)) from None
+    except Exception as e:
+        raise TileValueError(f"{type(e).__name__}: {e}") from None
+
+
 # Array and tiled-view methods: attribute name -> builtin taking the array / view first.
 ARRAY_METHODS = {"tiled_view": api._array_tiled_view, "slice": api._array_slice}
 TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
@@ -317,10 +331,7 @@ class FunctionTracer:
             if isinstance(a, Array) or isinstance(b, Array):
                 raise TileTypeError(f"unsupported operand types for an operator: {type_name(a)} "
                                     f"and {type_name(b)} (load a tile from the array first)")
-            try:
-                return _PYOPS[type(op)](a, b)
-            except Exception as e:
-                raise TileValueError(f"{type(e).__name__}: {e}") from None
+            return _fold(_PYOPS[type(op)], a, b)
         try:
             return call_builtin(self.ctx, stub, [a, b], {})
         except ArithmeticError as e:     # constant folding, e.g. 1 // 0
@@ -348,9 +359,9 @@ class FunctionTracer:
             if type(op) in PY_CMPOPS:
                 if isinstance(left, Tile) or isinstance(right, Tile):
                     raise TileTypeError(f"'{describe(op)}' cannot be applied to tiles")
-                r = PY_CMPOPS[type(op)](left, right)
+                r = _fold(PY_CMPOPS[type(op)], left, right)
             elif not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
-                r = _PYCMP[type(op)](left, right)
+                r = _fold(_PYCMP[type(op)], left, right)
             else:
                 r = call_builtin(self.ctx, CMPOPS[type(op)], [left, right], {})
             result = r if result is None else self._and(result, r)

@@ -53,10 +53,14 @@ def region_op(ctx, name, tiles, combine, identities, what, **attrs) -> list[Tile
         types += [scalar_tile(t.dtype.elem)] * 2
         hints += [f"x{i}", f"acc{i}"] if len(tiles) > 1 else ["x", "acc"]
     blk = Block(types, hints)
-    with ctx.b.at_end(blk):
+    with ctx.b.at_end(blk), ctx.combiner_body("reduction" if name == "reduce" else name):
         elems = [Tile(blk.args[2 * i], t.dtype) for i, t in enumerate(tiles)]
         accs = [Tile(blk.args[2 * i + 1], t.dtype) for i, t in enumerate(tiles)]
         rs = combine(accs, elems)
+        for o in blk.ops:
+            if o.opdef.memory_effect:
+                with at(o.loc):
+                    ctx.refuse_in_body("memory", f" (got '{o.name}')")
         rs = list(rs) if isinstance(rs, (tuple, list)) else [rs]
         with at(getattr(combine, "loc", None)):      # a lambda's errors point at its body
             if len(rs) != len(tiles):
