@@ -84,7 +84,8 @@ class KernelContext:
         view = self.b.value("make_tensor_view", base, list(shape),
                             [s for s in strides if s != 1], result_types=[tv_type])
         view.hint = f"{p.name}_view"
-        return Array(p.name, p.dtype, p.ndim, base, shape, strides, view)
+        return Array(p.name, p.dtype, p.ndim, base, shape, strides, view,
+                     index_dtype=p.index_dtype)
 
     def _extent(self, v: Value, div: int) -> Value:
         """An extent or stride argument with the specialization's facts: divisible by `div`

@@ -264,7 +264,7 @@ class FunctionTracer:
                 return getattr(obj, name)
             if name in ("shape", "strides"):
                 vals = obj.shape if name == "shape" else obj.strides
-                return tuple(v if isinstance(v, int) else Tile(v, _dtype("int32")) for v in vals)
+                return tuple(obj.index(v) for v in vals)
             if name in ARRAY_METHODS:
                 return BoundBuiltin(ARRAY_METHODS[name], obj)
             known = ("dtype", "ndim", "shape", "strides", *ARRAY_METHODS)
