@@ -158,6 +158,34 @@ def test_mma_micro_kernel(dt, acc, tiles):
         assert (np.abs(C - ref) / scale).max() <= 8 * np.finfo(acc).eps
 
 
+def _k_step_sums(A, B, KC):
+    """A @ B in float32 as a tensor core sums it: KC exact products at a time, in order from
+    zero, each chunk's sum added to the accumulator."""
+    a, b = A.astype(np.float32), B.astype(np.float32)
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for k0 in range(0, a.shape[1], KC):
+        part = np.zeros_like(acc)
+        for k in range(k0, k0 + KC):
+            part += np.outer(a[:, k], b[k])          # exact products (f16 x f16 fits in f32)
+        acc += part
+    return acc
+
+
+@pytest.mark.parametrize("tiles", [(64, 64, 32), (32, 16, 64)])
+def test_f16_mma_sums_by_tensor_core_k_steps(tiles):
+    """f16 operands: the products of each k step of 16 are summed before they meet the
+    accumulator, as mma.sync (the faithful mode) and a GPU sum them; bit for bit this model,
+    and nearer the exact sum than a product-by-product f32 sum (MatMul.py's check, issue 31)."""
+    M, N, K = 48, 40, 768
+    A, B = (rng.standard_normal(s).astype(np.float16) for s in ((M, K), (K, N)))
+    C = np.zeros((M, N), np.float32)
+    run(mm, (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1])), A, B, C, *tiles)
+    np.testing.assert_array_equal(C, _k_step_sums(A, B, 16))
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    by_product = _k_step_sums(A, B, 1)
+    assert np.abs(C - exact).sum() < np.abs(by_product - exact).sum()
+
+
 # ----------------------------------------------------------------------------- loads, stores
 @ct.kernel
 def copy_t(x, y, TM: ct.Constant[int], TN: ct.Constant[int]):

@@ -8,7 +8,7 @@ import pytest
 
 import tilepy as ct
 from cutile_cases import compile_case, run_case
-from cutile_kernels import batched, dtypes, fp8, lists, modifiers
+from cutile_kernels import batched, dtypes, fp8, int64_index, lists, modifiers
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
@@ -277,6 +277,34 @@ def mma_scaled_block_scaled_matmul():
 
 # Features of the front end (dtype objects, 0-d loads, tuples of arrays): what they add is in the
 # trace; the C++ they lower to (plain loads, stores, reductions) runs in both CPU modes elsewhere,
+@case
+def int64_index_past_int32():
+    """Tiles around element 2^31 of a (2^31 + 40, 1) int8 array (2 GiB of lazily zeroed
+    pages each, of which the kernel touches the last few): int64 extents and tile indices."""
+    n, tile = 2**31 + 40, 32
+    x, y = np.zeros((n, 1), np.int8), np.zeros((n, 1), np.int8)
+    lo = n - 200
+    x[lo:, 0] = rng.integers(-100, 100, 200)
+    first = lo // tile
+
+    def check():
+        s = first * tile
+        np.testing.assert_array_equal(y[s:], x[s:] + 1)
+        assert not y[s - 64:s].any() and y[0] == 0
+    return int64_index.inc_tiles_from, (ct.cdiv(n, tile) - first,), (x, y, first, tile), check
+
+
+@case
+def int64_index_list_and_extents():
+    arrays = [rng.integers(-50, 50, (50, 1)).astype(np.int32) for _ in range(3)]
+    out, extents = np.zeros((50, 1), np.int32), np.zeros(2, np.int64)
+
+    def check():
+        np.testing.assert_array_equal(out, sum(arrays))
+        np.testing.assert_array_equal(extents, [50, 4])
+    return int64_index.sum_list_and_extents, (4,), (arrays, out, extents, 16), check
+
+
 # so these run in the interpreter and the faithful mode (real threads, barriers, bounds checks).
 FRONT_END = {"np_dtypes_causal_mask", "np_dtypes_astype", "zero_d_loads_segments",
              "zero_d_load_picks_row", "zero_d_extract_and_num_tiles", "tuple_of_arrays_sum",
@@ -326,6 +354,19 @@ def test_scalar_int64_parameter(mode):
         ct.launch(None, (1,), dtypes.past_int32, (np.zeros(1, np.int32), 2**63))
     with pytest.raises(ct.TileTypeError, match="int32 scalar but the parameter is annotated"):
         ct.launch(None, (1,), dtypes.past_int32, (np.zeros(1, np.int32), np.int32(5)))
+
+
+def test_int64_extents_need_the_annotation():
+    """An extent or stride past int32 without IndexedWithInt64 is refused (an OverflowError, as
+    cuTile), never wrapped around; the annotation on a scalar is cuTile's TypeError."""
+    base = np.zeros(64, np.int8)
+    x = np.lib.stride_tricks.as_strided(base, (2, 1), (2**32, 1))      # stride 2^32 elements
+    for big in (x, np.broadcast_to(base[:1], (2**31, 1))):
+        with pytest.raises(OverflowError, match="does not fit in int32; annotate the parameter "
+                                                "ct.IndexedWithInt64"):
+            ct.launch(None, (1,), int64_index.inc_tiles_from_int32, (big, base.reshape(64, 1), 0, 2))
+    with pytest.raises(ct.TileTypeError, match="IndexedWithInt64 can only be applied to an array"):
+        ct.launch(None, (1,), int64_index.scalar_marked_int64_indexed, (np.zeros(1, np.int32), 3))
 
 
 def test_mma_scaled_scratch_is_the_operand_bytes():

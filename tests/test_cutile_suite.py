@@ -149,6 +149,18 @@ def custom_reduce_and_reverse_cumprod():
 
 
 @case
+def combiner_reads_block_id():
+    x = rng.integers(0, 5, (6, 24)).astype(np.int32)       # below every modulus: x0 % m is x0
+    sums, prefix = np.zeros(6, np.int32), np.zeros_like(x)
+    mod = np.arange(6)[:, None] + 5
+
+    def check():
+        np.testing.assert_array_equal(sums, x.sum(1) % mod[:, 0])
+        np.testing.assert_array_equal(prefix, np.cumsum(x, 1) % mod)
+    return reductions.modular_row_sums, (6,), (x, sums, prefix, 32), check
+
+
+@case
 def embedding_gather_scatter():
     table = rng.standard_normal((40, 16)).astype(np.float32)
     ids = rng.integers(-3, 45, 50).astype(np.int32)               # some out of range

@@ -1,4 +1,5 @@
 """User mistakes give located errors: file, line, column and a caret under the expression."""
+import enum
 import os
 import sys
 import traceback
@@ -272,6 +273,53 @@ def combiner_wrong_result(x):
     s = ct.reduce(t, 0, lambda a, b: ct.full((2,), 0.0, ct.float32), 0.0)  # E40
 
 
+def _branching_max(a, b):
+    if ct.bid(0) == 0:  # E41
+        return ct.maximum(a, b)
+    return a + b
+
+
+@ct.kernel
+def combiner_branches(x):
+    t = ct.load(x, (0,), (16,))
+    ct.store(x, (0,), ct.reduce(t, 0, _branching_max, 0.0).reshape((1,)))
+
+
+@ct.kernel
+def scan_combiner_loops(x):
+    def f(a, b):
+        for i in range(2):  # E42
+            a = a + b
+        return a
+    ct.store(x, (0,), ct.scan(ct.load(x, (0,), (16,)), 0, f, 0.0))
+
+
+@ct.kernel
+def combiner_prints(x):
+    def f(a, b):
+        ct.printf("%f", a)  # E43
+        return a + b
+    ct.store(x, (0,), ct.cumsum(ct.load(x, (0,), (16,))) + ct.reduce(ct.load(x, (0,), (16,)), 0, f, 0.0))
+
+
+@ct.kernel
+def nested_scan(x):
+    def f(a, b):
+        return a + ct.sum(ct.full((2,), 1.0, ct.float32))  # E44
+    ct.store(x, (0,), ct.scan(ct.load(x, (0,), (16,)), 0, f, 0.0))
+
+
+class _Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+@ct.kernel
+def enum_ordering(x):
+    if _Color.RED < _Color.GREEN:  # E45
+        ct.store(x, (0,), ct.zeros((16,), ct.float32))
+
+
 F16M = np.zeros((16, 16), np.float16)
 F32M = np.zeros((16, 16), np.float32)
 
@@ -316,6 +364,11 @@ CASES = [
     (used_after_loop, (V32, 2), ct.TileSyntaxError, "E38", "t", "only inside a loop"),
     (while_tile_condition, (V32,), ct.TileTypeError, "E39", "t < 10.0", "must be a scalar"),
     (combiner_wrong_result, (V32,), ct.TileTypeError, "E40", "ct.full((2,), 0.0, ct.float32)", "must return 0-d tiles"),
+    (combiner_branches, (V32,), ct.TileSyntaxError, "E41", "if", "Branching inside reduction body is not supported"),
+    (scan_combiner_loops, (V32,), ct.TileSyntaxError, "E42", "for", "Loops inside scan body are not supported"),
+    (combiner_prints, (V32,), ct.TileSyntaxError, "E43", 'ct.printf("%f", a)', "memory effects are not supported inside reduction body"),
+    (nested_scan, (V32,), ct.TileSyntaxError, "E44", "ct.sum", "Nested scan/reduction is not supported"),
+    (enum_ordering, (V32,), ct.TileTypeError, "E45", "_Color.RED < _Color.GREEN", "'<' not supported between instances of '_Color'"),
 ]
 
 

@@ -125,9 +125,13 @@ def test_wrong_rank_is_a_located_error():
 
 
 def test_sizes_that_do_not_fit_32_bits():
+    """Without IndexedWithInt64 an extent past int32 is refused (an OverflowError, as cuTile's),
+    never wrapped around."""
     big = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2**31,), strides=(0,))
-    with pytest.raises(ct.TileUnsupportedFeatureError, match=r"a.shape\[0\] = 2147483648"):
+    with pytest.raises(ct.TileValueError, match=r"argument 'a': shape\[0\] = 2147483648 does not "
+                                                r"fit in int32; annotate the parameter") as e:
         ct.launch(None, (1,), vadd, (big, big, np.zeros(64, np.float32), 64))
+    assert isinstance(e.value, OverflowError)
 
 
 def test_bad_kernel_args_grid():

@@ -251,6 +251,11 @@ class TileValueError(TileError):
     """A value is out of range or otherwise invalid (bad grid, bad argument, ...)."""
 
 
+class TileIndexOverflowError(TileValueError, OverflowError):
+    """An array argument's extent or stride does not fit the parameter's index dtype (int32
+    unless annotated IndexedWithInt64): an OverflowError too, as cuTile raises."""
+
+
 class TileUnsupportedFeatureError(TileError):
     """Valid input that tilepy does not support yet; never silently miscompiled."""
 

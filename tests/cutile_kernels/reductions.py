@@ -36,3 +36,15 @@ def custom_reduce(x, out_absmax, out_rev, BN: ct.Constant[int]):
     m = ct.reduce(t, 1, lambda a, b: ct.maximum(ct.abs(a), ct.abs(b)), 0.0)
     ct.store(out_absmax, (r,), m)
     ct.store(out_rev, (r, 0), ct.cumprod(t, axis=1, reverse=True))
+
+
+@ct.kernel
+def modular_row_sums(x, sums, prefix, BN: ct.Constant[int]):
+    """Row sums and prefix sums modulo a modulus of each block: the combiner reads ct.bid."""
+    r = ct.bid(0)
+
+    def add_mod(a, b):
+        return (a + b) % (ct.bid(0) + 5)
+    t = ct.load(x, (r, 0), (1, BN), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(sums, (r,), ct.reduce(t, 1, add_mod, 0))
+    ct.store(prefix, (r, 0), ct.scan(t, 1, add_mod, 0))

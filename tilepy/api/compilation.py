@@ -13,7 +13,8 @@ What tilepy does with each constraint field:
   - `TupleConstraint` of constants: a constant tuple.
   - `ListConstraint`: refused (TileUnsupportedFeatureError): a list's length is part of tilepy's
     specialization, and a constraint does not give it.
-  - `index_dtype=int64`: refused until tilepy compiles kernels with 64-bit array indexing.
+  - `index_dtype=int64`: refused: tilepy's AOT has no 64-bit array indexing yet (a kernel
+    launched with `IndexedWithInt64` arrays has it; `from_kernel_args` says int64 for them).
 Symbols: tilepy's kernels are named `tp_kernel_<name>` (cuda_c/names.kernel_symbol); that is
 what `with_mangled_symbol`/`from_kernel_args` give (not cuTile's mangling scheme). Another
 symbol is honored for Tile IR bytecode and tileiras cubins, and refused for NVRTC cubins.
@@ -387,7 +388,7 @@ class KernelSignature:
 
 def _array_constraint(p, aliased: bool) -> ArrayConstraint:
     return ArrayConstraint(
-        p.dtype, p.ndim, index_dtype=D.int32, stride_lower_bound_incl=None,
+        p.dtype, p.ndim, index_dtype=p.index_dtype, stride_lower_bound_incl=None,
         alias_groups=() if p.disjoint or not aliased else ("tilepy_may_overlap",),
         may_alias_internally=False,
         stride_constant=tuple(1 if u else None for u in p.unit_stride),
@@ -404,7 +405,7 @@ def _spec(name: str, c: ArrayConstraint):
     if c.index_dtype is D.int64:
         raise TileUnsupportedFeatureError(
             f"parameter '{name}': ArrayConstraint(index_dtype=int64) (64-bit array indexing) is "
-            f"not in tilepy yet")
+            f"not in tilepy's ahead-of-time compilation yet (launch the kernel instead)")
 
     def makes16(divisor, constant):
         n = constant if constant is not None else divisor

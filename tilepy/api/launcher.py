@@ -44,13 +44,6 @@ def scalar_converter(dtype, what: str):
     return dispatch._int_setter(lo, hi, what)
 
 
-def _i32(v: int, what: str) -> ctypes.c_int32:
-    if not -2**31 <= v < 2**31:
-        raise TileUnsupportedFeatureError(f"{what} = {v} does not fit in 32 bits; arrays with more "
-                                          f"than 2^31-1 elements per dimension are not supported yet")
-    return ctypes.c_int32(v)
-
-
 def pack_args(params, infos, slots: list | None = None) -> list:
     """ctypes values for the kernel's C parameters, in order (see ArrayParam.c_params). With
     `slots`, appends per kernel argument (index of its first C value, converter) or None."""
@@ -60,9 +53,9 @@ def pack_args(params, infos, slots: list | None = None) -> list:
             if slots is not None:
                 slots.append((len(values), None))
             values.append(ctypes.c_void_p(info.ptr))
-            values += [_i32(s, f"{p.name}.shape[{i}]") for i, s in enumerate(info.shape)]
-            values += [_i32(st, f"{p.name}.strides[{i}]") for i, st in enumerate(info.strides)
-                       if not p.unit_stride[i]]
+            index = ctypes.c_int64 if p.index_dtype.bits == 64 else ctypes.c_int32
+            values += [index(s) for s in info.shape]        # in range: specialize.param_for
+            values += [index(st) for i, st in enumerate(info.strides) if not p.unit_stride[i]]
         elif isinstance(p, ScalarParam):
             ct = _CTYPE.get(p.dtype)
             if ct is None:

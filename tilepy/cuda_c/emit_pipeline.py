@@ -78,9 +78,7 @@ def tma_map(ctx: EmitContext, s) -> str:
 
 
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
-    inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
-                        counter=ctx.counter, plan=ctx.plan, used_values=ctx.used_values,
-                        undetermined=ctx.undetermined)
+    inner = ctx.nested()
     inner.define(iv, "tp_k")
     for o in pipe.index_ops:
         emit_op(inner, o)

@@ -67,6 +67,13 @@ class EmitContext:
         self.used.add(name)
         return name
 
+    def nested(self) -> "EmitContext":
+        """A context for C++ emitted out of line (a lambda: a combiner, a pipeline's fetch) that
+        sees this one's names and facts; its own lines and names stay its own."""
+        return EmitContext(names=dict(self.names), used=set(self.used), tables=self.tables,
+                           counter=self.counter, plan=self.plan, used_values=self.used_values,
+                           undetermined=self.undetermined)
+
     def define(self, v: Value, name: str | None = None) -> str:
         n = name or self.fresh(v.hint)
         self.names[id(v)] = n
@@ -499,8 +506,7 @@ def _reduce_smem(ctx, op) -> int:
 def _lambda(ctx, block) -> str:
     """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan). A region yielding two
     values returns a tp::Pair."""
-    inner = EmitContext(names=dict(ctx.names), used=set(ctx.used), tables=ctx.tables,
-                        counter=ctx.counter, plan=ctx.plan)
+    inner = ctx.nested()
     params = ", ".join(f"{elem_ctype(a.type)} {inner.define(a, inner.fresh(a.hint or 'a'))}"
                        for a in block.args)
     for o in block.ops:

@@ -84,8 +84,8 @@ class ArrayAnnotation:
     int64 for shapes/strides past 2^31), `static_shape_dims` / `static_stride_dims` (dimensions
     whose extent / stride cuTile makes a compile-time constant; negative counts from the last).
     tilepy accepts and checks them; it does not specialize on static dimensions yet (their values
-    stay run-time values inside the kernel, which is always correct), and 64-bit indexing is
-    refused at the launch until tilepy has it."""
+    stay run-time values inside the kernel, which is always correct). With int64 the extents and
+    strides are int64 kernel parameters and scalars (`IndexedWithInt64`)."""
     index_dtype: typing.Any = None
     static_shape_dims: tuple = ()
     static_stride_dims: tuple = ()
@@ -128,6 +128,17 @@ def _scalar_int64():
 
 
 ScalarInt64 = _scalar_int64()
+
+
+def _indexed_with_int64():
+    from ..types import dtype as D
+    return typing.Annotated[_T, ArrayAnnotation(index_dtype=D.int64)]
+
+
+# An array parameter whose extents and strides are int64 (arrays past 2^31 - 1 elements in a
+# dimension, or strides past it): `array.shape[i]` is an int64 scalar, load/store indices are
+# widened to int64; without it such an array is an OverflowError at the launch.
+IndexedWithInt64 = _indexed_with_int64()
 """`x: tilepy.ScalarInt64`: an integer parameter passed as int64 (Python ints are int32 by
 default, and one past that range is refused)."""
 
@@ -619,4 +630,4 @@ __all__ = sorted(
      if getattr(v, "__tilepy_builtin__", False) and not n.startswith("_")]
     + ["PaddingMode", "RoundingMode", "MemoryOrder", "MemoryScope", "Constant",
        "ConstantAnnotation", "ArrayAnnotation", "ListAnnotation", "ByTarget", "Array", "Tile",
-       "TiledView", "Scalar", "ScalarInt64"])
+       "TiledView", "Scalar", "ScalarInt64", "IndexedWithInt64"])

@@ -31,18 +31,20 @@ def select_array(ctx, items: ArrayList, index: Tile) -> Array:
 
     first = items[0]
     base = choose([a.base for a in items])
-    shape = tuple(choose([_i32(ctx, a.shape[d]) for a in items]) for d in range(first.ndim))
+    it = first.index_dtype                  # one annotation (ListAnnotation) for every item
+    shape = tuple(choose([_value(ctx, a.shape[d], it) for a in items]) for d in range(first.ndim))
     unit = [all(a.strides[d] == 1 for a in items) for d in range(first.ndim)]
-    strides = tuple(1 if unit[d] else choose([_i32(ctx, a.strides[d]) for a in items])
+    strides = tuple(1 if unit[d] else choose([_value(ctx, a.strides[d], it) for a in items])
                     for d in range(first.ndim))
     tv_type = TensorViewType(first.dtype.elem, (None,) * first.ndim,
                              tuple(1 if u else None for u in unit))
     view = ctx.b.value("make_tensor_view", base, list(shape),
                        [s for s in strides if s != 1], result_types=[tv_type])
     return Array(f"{first.name.rsplit('_', 1)[0]}[i]", first.dtype, first.ndim, base, shape,
-                 strides, view, local=True)
+                 strides, view, local=True, index_dtype=it)
 
 
-def _i32(ctx, v):
-    """An extent or stride as a value (static ones, such as a unit stride, as constants)."""
-    return constant(ctx, v, D.int32).value if isinstance(v, int) else v
+def _value(ctx, v, dt):
+    """An extent or stride as a value of dtype `dt` (static ones, such as a unit stride, as
+    constants)."""
+    return constant(ctx, v, dt).value if isinstance(v, int) else v

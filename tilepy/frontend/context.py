@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from ..errors import Loc, at
+from ..errors import Loc, TileSyntaxError, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
 from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  # noqa: F401
@@ -19,6 +19,14 @@ from .values import Array, ArrayList, Tile
 
 def _at(divs: tuple, i: int) -> int:
     return divs[i] if i < len(divs) else 1
+
+
+_BODY_RULES = {
+    "nested": "Nested scan/reduction is not supported: a {} body cannot reduce or scan",
+    "if": "Branching inside {} body is not supported; select with where() instead",
+    "loop": "Loops inside {} body are not supported",
+    "memory": "Operations with memory effects are not supported inside {} body",
+}
 
 
 @dataclass
@@ -34,6 +42,7 @@ class KernelContext:
     tracer: object = None                        # the kernel's FunctionTracer (calls combiners)
     deps: object = None                          # identity.Deps: what the trace read from outside
     hints: dict | None = None                    # the entry's optimization_hints (kernel options)
+    body: str | None = None                      # "reduction"/"scan" while a combiner is traced
 
     # ------------------------------------------------------------------ entry and prologue
     def begin(self, params) -> dict[str, object]:
@@ -75,7 +84,8 @@ class KernelContext:
         view = self.b.value("make_tensor_view", base, list(shape),
                             [s for s in strides if s != 1], result_types=[tv_type])
         view.hint = f"{p.name}_view"
-        return Array(p.name, p.dtype, p.ndim, base, shape, strides, view)
+        return Array(p.name, p.dtype, p.ndim, base, shape, strides, view,
+                     index_dtype=p.index_dtype)
 
     def _extent(self, v: Value, div: int) -> Value:
         """An extent or stride argument with the specialization's facts: divisible by `div`
@@ -113,6 +123,25 @@ class KernelContext:
         op.result.hint = f"{a.name}_tiles"
         a.partitions[key] = op.result
         return op.result
+
+    # ------------------------------------------------------------------ combiner bodies
+    @contextlib.contextmanager
+    def combiner_body(self, kind: str):
+        """Trace a reduce/scan combiner (`kind` "reduction" or "scan") under cuTile's rule for
+        its body: no nested reduce/scan, branches, loops or memory effects (`refuse_in_body`)."""
+        self.refuse_in_body("nested")
+        saved, self.body = self.body, kind
+        try:
+            yield
+        finally:
+            self.body = saved
+
+    def refuse_in_body(self, what: str, detail: str = "") -> None:
+        """Raise cuTile's TileSyntaxError for `what` ("nested", "if", "loop", "memory") when a
+        combiner is being traced; nothing otherwise. The location is the caller's."""
+        if self.body is None:
+            return
+        raise TileSyntaxError(_BODY_RULES[what].format(self.body) + detail)
 
     # ------------------------------------------------------------------ retracing
     def checkpoint(self):

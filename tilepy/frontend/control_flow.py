@@ -86,6 +86,7 @@ def stmt_if(tr, node: ast.If, rest) -> bool:
         tr.run(list(taken) + list(rest))      # folded: the taken branch, then what follows
         return True
     with at(tr.loc(node)):
+        tr.ctx.refuse_in_body("if")
         ret = returns_inside(node)
         if ret is not None:
             if tr.loops:

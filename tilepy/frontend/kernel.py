@@ -13,7 +13,7 @@ import inspect
 import re
 import typing
 
-from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError
+from ..errors import TileSyntaxError, TileTypeError, TileValueError
 from ..settings import GPU_COMPILERS, settings
 from .api import ArrayAnnotation, ByTarget, ConstantAnnotation, ListAnnotation, ScalarAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
@@ -173,13 +173,10 @@ class KernelFunction:
         if len(infos) != len(names):
             raise TileTypeError(f"kernel '{self.name}' takes {len(names)} argument(s) "
                                 f"({', '.join(names)}) but {len(infos)} were given")
-        params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name))
+        anns = self.array_annotations
+        params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name),
+                            anns[name].index_dtype if name in anns else None)
                   for name, info in zip(names, infos)]
-        for name, ann in self.array_annotations.items():
-            if ann.index_dtype.bits == 64:
-                raise TileUnsupportedFeatureError(
-                    f"argument '{name}': ArrayAnnotation(index_dtype=int64) (64-bit array "
-                    f"indexing) is not in tilepy yet")
         params = mark_disjoint(params, infos)
         key = key_of(params)
         if key not in self.cache and key not in self.keys:

@@ -152,6 +152,7 @@ def trace_while(tr, node: ast.While):
 
 
 def run_loop(tr, node, kind, bounds):
+    tr.ctx.refuse_in_body("loop")
     state = get_state(tr)
     target = node.target.id if kind in ("for", "range_loop") else None
     assigned = assigned_names(node.body)

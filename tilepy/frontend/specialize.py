@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from ..errors import TileTypeError, TileValueError
+from ..errors import TileIndexOverflowError, TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
 from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
@@ -36,19 +36,27 @@ def _pow2(x: int, cap: int) -> int:
     return min(x & -x, cap) if x else cap
 
 
-def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None):
-    """`scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer."""
+def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None,
+              index_dtype: DType | None = None):
+    """`scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer;
+    `index_dtype`: its ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list."""
     from ..host.intake import ArrayInfo, ArrayInfoList
     if scalar_dtype is not None:
         return _annotated_scalar(name, info, constant, scalar_dtype)
+    if index_dtype is not None and (constant or not isinstance(info, (ArrayInfo, ArrayInfoList))):
+        raise TileTypeError(f"Invalid kernel parameter '{name}': ArrayAnnotation/IndexedWithInt64 "
+                            f"can only be applied to an array or a list-of-array parameter.")
     if isinstance(info, ArrayInfoList) and not constant:
-        return _array_list(name, info)
+        return _array_list(name, info, index_dtype)
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
+        index = index_dtype or D.int32
+        _check_index_range(name, info, index)
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
         align, shape_div, stride_div = divisors(info)
-        return ArrayParam(name, info.dtype, len(info.shape), unit, align, shape_div, stride_div)
+        return ArrayParam(name, info.dtype, len(info.shape), unit, align, shape_div, stride_div,
+                          index_dtype=index)
     if constant:
         return ConstParam(name, _plain_constant(info))
     if isinstance(info, bool):
@@ -84,8 +92,21 @@ def _annotated_scalar(name: str, info, constant: bool, dtype: DType) -> ScalarPa
     return ScalarParam(name, dtype)
 
 
-def _array_list(name: str, infos) -> ArrayListParam:
-    items = tuple(param_for(f"{name}_{i}", info, False) for i, info in enumerate(infos))
+def _check_index_range(name: str, info, index: DType):
+    """Every extent and stride (in elements) of an array fits its index dtype."""
+    top = 2**(index.bits - 1)
+    for what, vals in (("shape", info.shape), ("strides", info.strides)):
+        for i, v in enumerate(vals):
+            if not -top <= v < top:
+                hint = ("; annotate the parameter ct.IndexedWithInt64 for 64-bit extents and "
+                        "strides") if index.bits < 64 else ""
+                raise TileIndexOverflowError(f"argument '{name}': {what}[{i}] = {v} does not fit "
+                                             f"in {index.name}{hint}")
+
+
+def _array_list(name: str, infos, index_dtype: DType | None = None) -> ArrayListParam:
+    items = tuple(param_for(f"{name}_{i}", info, False, index_dtype=index_dtype)
+                  for i, info in enumerate(infos))
     kinds = {(p.dtype, p.ndim) for p in items}
     if len(kinds) > 1:
         desc = ", ".join(f"{p.dtype.name} {p.ndim}-d" for p in items)
@@ -146,7 +167,8 @@ def param_key(p) -> tuple:
                 (p.name, "base alignment (bytes)", p.align),
                 (p.name, "extents divisible by", _divs(p.shape_div)),
                 (p.name, "strides divisible by", _divs(p.stride_div)),
-                (p.name, "overlaps no other array", p.disjoint))
+                (p.name, "overlaps no other array", p.disjoint),
+                (p.name, "index dtype", p.index_dtype.name))
     if isinstance(p, ScalarParam):
         return ((p.name, "kind", "scalar"), (p.name, "dtype", p.dtype.name))
     return ((p.name, "kind", "constant"), (p.name, "constant type", type(p.value).__name__),

@@ -18,7 +18,6 @@ from ..errors import TileError, TileStaticAssertionError, TileStaticEvalError, T
     TileTypeError
 from . import api
 from .stubs import set_static_evaluation, static_evaluation
-from ..types.dtype import int32 as _INT32
 from .values import Array, Tile
 
 MAX_STATIC_ITER = 1000
@@ -125,7 +124,7 @@ class ArrayProxy(Proxy):
         self.array = array
         self.dtype, self.ndim = array.dtype, array.ndim
         # static extents (a slice with constant bounds) are numbers; the others run-time tiles
-        self.shape = tuple(s if isinstance(s, int) else TileProxy(Tile(s, _INT32))
+        self.shape = tuple(s if isinstance(s, int) else TileProxy(array.index(s))
                            for s in array.shape)
 
     def __getattr__(self, name):

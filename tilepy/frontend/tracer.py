@@ -42,6 +42,20 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.RShift: operator.rshift}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+def _fold(fn, a, b):
+    """A Python operator on two compile-time values (numbers, enum members, ...): what Python
+    refuses is the user's error, at the expression (an ordering of plain Enum members, as cuTile:
+    a TypeError becomes TileTypeError; a ZeroDivisionError and the like, TileValueError)."""
+    try:
+        return fn(a, b)
+    except TypeError as e:
+        raise TileTypeError(str(e)) from None
+    except Exception as e:
+        raise TileValueError(f"{type(e).__name__}: {e}") from None
+
+
 # How calls are traced: calls.py, which builds tracers for the functions it inlines, fills this
 # ("expr": a call expression, "combiner": a reduce/scan combiner) when it loads (trace.py loads it).
 CALLS: dict[str, Callable] = {}
@@ -243,7 +257,7 @@ class FunctionTracer:
                 return getattr(obj, name)
             if name in ("shape", "strides"):
                 vals = obj.shape if name == "shape" else obj.strides
-                return tuple(v if isinstance(v, int) else Tile(v, _dtype("int32")) for v in vals)
+                return tuple(obj.index(v) for v in vals)
             if name in ARRAY_METHODS:
                 return BoundBuiltin(ARRAY_METHODS[name], obj)
             known = ("dtype", "ndim", "shape", "strides", *ARRAY_METHODS)
@@ -321,10 +335,7 @@ class FunctionTracer:
             if isinstance(a, Array) or isinstance(b, Array):
                 raise TileTypeError(f"unsupported operand types for an operator: {type_name(a)} "
                                     f"and {type_name(b)} (load a tile from the array first)")
-            try:
-                return _PYOPS[type(op)](a, b)
-            except Exception as e:
-                raise TileValueError(f"{type(e).__name__}: {e}") from None
+            return _fold(_PYOPS[type(op)], a, b)
         try:
             return call_builtin(self.ctx, stub, [a, b], {})
         except ArithmeticError as e:     # constant folding, e.g. 1 // 0
@@ -365,9 +376,9 @@ class FunctionTracer:
                     raise TileTypeError(f"Operator '{word}' expects one of the operands to be None "
                                         f"(it cannot compare tiles; use ==)")
                 raise TileTypeError(f"'{word}' cannot be applied to tiles")
-            return PY_CMPOPS[op](left, right)
+            return _fold(PY_CMPOPS[op], left, right)
         if not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
-            return _PYCMP[op](left, right)
+            return _fold(_PYCMP[op], left, right)
         return call_builtin(self.ctx, CMPOPS[op], [left, right], {})
 
     def _and(self, a, b):

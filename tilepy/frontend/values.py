@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Value
 from ..types import DType, TileType
+from ..types.dtype import int32
 
 
 @dataclass(eq=False)
@@ -46,15 +47,21 @@ class Array:
     dtype: DType
     ndim: int
     base: Value                           # tile<ptr<E>>
-    shape: tuple                          # per dim: Value (tile<i32>) or int (static)
+    shape: tuple                          # per dim: Value (tile<i32>, i64) or int (static)
     strides: tuple                        # per dim: Value or int (1 when specialized unit stride)
     view: Value | None = None             # tensor_view, built in the kernel prologue
     partitions: dict = field(default_factory=dict)   # (tile shape, dim_map, padding) -> Value
     local: bool = False                   # view made in the body (an ArrayList item chosen at
                                           # run time): its partition views are made there too
+    index_dtype: DType = int32            # of its extents and strides (IndexedWithInt64: int64)
 
     def __repr__(self) -> str:
         return f"Array[{self.dtype.name},{self.ndim}d]"
+
+    def index(self, v) -> "Tile | int":
+        """An extent or stride of this array as kernel code sees it: a static int stays one, a
+        run-time value is a scalar Tile of the array's index dtype."""
+        return v if isinstance(v, int) else Tile(v, self.index_dtype)
 
 
 @dataclass(eq=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..types.dtype import DType
+from ..types.dtype import DType, int32
 
 
 @dataclass(frozen=True)
@@ -21,13 +21,16 @@ class ArrayParam:
     shape_div: tuple[int, ...] = ()
     stride_div: tuple[int, ...] = ()
     disjoint: bool = False              # its memory overlaps no other array argument's
+    index_dtype: DType = int32          # of its extents and strides: int64 (cuTile's
+                                        # IndexedWithInt64) for arrays past 2^31 - 1
 
     def c_params(self) -> list[tuple[str, object]]:
         """The scalar kernel parameters this array becomes, in order: (name, tile type)."""
-        from ..types import I32, PtrType, scalar_tile
+        from ..types import PtrType, scalar_tile
         out = [(self.name, scalar_tile(PtrType(self.dtype.elem)))]
-        out += [(f"{self.name}_shape_{i}", scalar_tile(I32)) for i in range(self.ndim)]
-        out += [(f"{self.name}_stride_{i}", scalar_tile(I32))
+        index = scalar_tile(self.index_dtype.elem)
+        out += [(f"{self.name}_shape_{i}", index) for i in range(self.ndim)]
+        out += [(f"{self.name}_stride_{i}", index)
                 for i in range(self.ndim) if not self.unit_stride[i]]
         return out
 

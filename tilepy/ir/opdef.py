@@ -126,6 +126,12 @@ class OpDef:
     section: str = ""                  # spec section, e.g. "8.7.4"
     tokens: Any = None                 # parsed syntax, filled in lazily
 
+    @property
+    def memory_effect(self) -> bool:
+        """Reads or writes memory, the print log or the order of memory operations: an op
+        neither pure nor control flow (cuTile's MemoryEffect LOAD/STORE)."""
+        return not (self.pure or self.regions or self.terminator)
+
     def member_kind(self, name: str) -> str | None:
         if any(o.name == name for o in self.operands):
             return "operand"

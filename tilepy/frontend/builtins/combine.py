@@ -11,8 +11,7 @@ import ast
 
 import numpy as np
 
-from ...errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError, \
-    at
+from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError, at
 from ...ir import Block, DenseValue, Region
 from ...types import TileType, scalar_tile
 from ...types import dtype as D
@@ -54,10 +53,14 @@ def region_op(ctx, name, tiles, combine, identities, what, **attrs) -> list[Tile
         types += [scalar_tile(t.dtype.elem)] * 2
         hints += [f"x{i}", f"acc{i}"] if len(tiles) > 1 else ["x", "acc"]
     blk = Block(types, hints)
-    with ctx.b.at_end(blk):
+    with ctx.b.at_end(blk), ctx.combiner_body("reduction" if name == "reduce" else name):
         elems = [Tile(blk.args[2 * i], t.dtype) for i, t in enumerate(tiles)]
         accs = [Tile(blk.args[2 * i + 1], t.dtype) for i, t in enumerate(tiles)]
         rs = combine(accs, elems)
+        for o in blk.ops:
+            if o.opdef.memory_effect:
+                with at(o.loc):
+                    ctx.refuse_in_body("memory", f" (got '{o.name}')")
         rs = list(rs) if isinstance(rs, (tuple, list)) else [rs]
         with at(getattr(combine, "loc", None)):      # a lambda's errors point at its body
             if len(rs) != len(tiles):
@@ -65,27 +68,9 @@ def region_op(ctx, name, tiles, combine, identities, what, **attrs) -> list[Tile
                                     f"(got {len(rs)})")
             rs = [_fit_result(ctx, r, t, what) for r, t in zip(rs, tiles)]
         ctx.b.create("yield", [r.value for r in rs])
-    _check_body(blk, "reduction" if name == "reduce" else "scan")
     op = ctx.b.create(name, [t.value for t in tiles], identities=identities,
                       regions=[Region([blk])], **attrs)
     return [Tile(r, t.dtype) for r, t in zip(op.results, tiles)]
-
-
-def _check_body(blk: Block, kind: str):
-    """cuTile's rules for a reduce/scan body, at the line of the offending operation: no
-    memory effects (loads, stores, prints, atomics), no reduction or scan inside."""
-    for op in blk.ops:
-        with at(op.loc):
-            if op.name in ("reduce", "scan"):
-                raise TileSyntaxError(f"Nested scan/reduction is not supported: a {kind} body "
-                                      f"combines two scalars")
-            if not (op.opdef.pure or op.regions or op.opdef.terminator):
-                raise TileSyntaxError(f"Operations with memory effects are not supported inside "
-                                      f"{kind} body (got {op.name}): a {kind} body combines two "
-                                      f"scalars")
-        for region in op.regions:
-            for inner in region.blocks:
-                _check_body(inner, kind)
 
 
 def _axis(axis, ndim: int, what: str) -> int:

@@ -79,7 +79,9 @@ def _shape_for(array: Array, shape, fn: str, allow_0d: bool = False) -> tuple[in
     return shape
 
 
-def _index(ctx, index, ndim: int, fn: str) -> list:
+def _index(ctx, index, ndim: int, fn: str, dt=D.int32) -> list:
+    """The tile-space index of a load/store: integer scalars, widened to `dt` (int32; an
+    IndexedWithInt64 array's int64, as cuTile: tile index * tile size stays exact)."""
     if not isinstance(index, tuple):
         index = (index,)
     if len(index) != ndim:
@@ -87,11 +89,11 @@ def _index(ctx, index, ndim: int, fn: str) -> list:
                             f"dimension(s)")
     out = []
     for i in index:
-        t = as_tile(ctx, i, D.int32)
+        t = as_tile(ctx, i, dt)
         if t.ndim != 0 or not (t.dtype.is_int or t.dtype.is_bool):
             raise TileTypeError(f"{fn}(): index elements must be integer scalars (got {t})")
-        if t.dtype.bits < 32:
-            t = convert(ctx, t, D.int32)
+        if t.dtype.bits < dt.bits:
+            t = convert(ctx, t, dt)
         out.append(t.value)
     return out
 
@@ -135,7 +137,7 @@ def load(ctx, array, index, shape, *, order, padding_mode, check_bounds, latency
     pad = None if padding_mode == api.PaddingMode.UNDETERMINED else padding_mode.value
     pv = ctx.partition_view(a, shp, dim_map, pad)
     with ctx.arg("index"):
-        idx = _index(ctx, index, a.ndim, "load")
+        idx = _index(ctx, index, a.ndim, "load", a.index_dtype)
     op = ctx.b.create("load_view_tko", pv, idx, ctx.token, **attrs)
     ctx.token = op.results[1]
     t = Tile(op.results[0], a.dtype)
@@ -165,7 +167,7 @@ def store(ctx, array, index, tile, *, order, check_bounds, latency, allow_tma, m
     dim_map = _order(order, a.ndim, "store")
     pv = ctx.partition_view(a, t.shape, dim_map, None)
     with ctx.arg("index"):
-        idx = _index(ctx, index, a.ndim, "store")
+        idx = _index(ctx, index, a.ndim, "store", a.index_dtype)
     op = ctx.b.create("store_view_tko", t.value, pv, idx, ctx.token, **attrs)
     ctx.token = op.results[0]
     return None
@@ -186,5 +188,4 @@ def num_tiles(ctx, array, axis, shape, order):
     t = shp[axis]
     if isinstance(extent, int):
         return -((-extent) // t)
-    ext = Tile(extent, D.int32)
-    return cdiv(ctx, ext, t)
+    return cdiv(ctx, a.index(extent), t)

@@ -63,23 +63,23 @@ def _value(ctx, a: Array, value, fn: str, what: str, exact: bool = False) -> Til
     return t
 
 
-def _as_index(ctx, v, dt) -> Tile:
-    """An array extent or stride (IR value or static int) as a scalar of dtype `dt`."""
+def _as_index(ctx, a: Array, v, dt) -> Tile:
+    """An extent or stride of `a` (IR value or static int) as a scalar of dtype `dt`."""
     if isinstance(v, int):
         return constant(ctx, v, dt)
-    return convert(ctx, Tile(v, D.int32), dt)
+    return convert(ctx, a.index(v), dt)
 
 
 def element_pointers(ctx, a: Array, idx: list[Tile], shape, check_bounds: bool, mask: Tile | None):
     """(pointer tile, mask or None) for elements `idx` (broadcast to `shape`) of `a`."""
-    wide = a.ndim > 1 or any(t.dtype.bits == 64 for t in idx)
+    wide = a.ndim > 1 or a.index_dtype.bits == 64 or any(t.dtype.bits == 64 for t in idx)
     dt = D.int64 if wide else D.int32
     idx = [broadcast(ctx, convert(ctx, t, dt), shape) for t in idx]
     m = broadcast(ctx, mask, shape) if mask is not None else None
     if check_bounds:
         zero = broadcast(ctx, constant(ctx, 0, dt), shape)
         for t, ext in zip(idx, a.shape):
-            e = broadcast(ctx, _as_index(ctx, ext, dt), shape)
+            e = broadcast(ctx, _as_index(ctx, a, ext, dt), shape)
             ok = emit(ctx, "andi",
                       emit(ctx, "cmpi", t, zero, dtype=D.bool_, comparison_predicate=
                            "greater_than_or_equal", signedness="signed"),
@@ -89,7 +89,7 @@ def element_pointers(ctx, a: Array, idx: list[Tile], shape, check_bounds: bool, 
     off = None
     for t, stride in zip(idx, a.strides):
         term = t if isinstance(stride, int) and stride == 1 else \
-            emit(ctx, "muli", t, broadcast(ctx, _as_index(ctx, stride, dt), shape), dtype=dt)
+            emit(ctx, "muli", t, broadcast(ctx, _as_index(ctx, a, stride, dt), shape), dtype=dt)
         off = term if off is None else emit(ctx, "addi", off, term, dtype=dt)
     if off is None:        # a 0-d array, indexed with (): its one element
         off = broadcast(ctx, constant(ctx, 0, dt), shape)

@@ -21,7 +21,7 @@ from .semantics import (arithmetic_tile, as_tile, broadcast, broadcast_shapes, c
 def reduce_dim(ctx, t: Tile, dim: int, combine, identity) -> Tile:
     """One `reduce` op over `dim`; `combine(elem, acc)` builds the combiner on 0-d tiles."""
     blk = Block([scalar_tile(t.dtype.elem)] * 2, ["x", "acc"])
-    with ctx.b.at_end(blk):
+    with ctx.b.at_end(blk), ctx.combiner_body("reduction"):
         r = combine(Tile(blk.args[0], t.dtype), Tile(blk.args[1], t.dtype))
         ctx.b.create("yield", [r.value])
     op = ctx.b.create("reduce", [t.value], dim=dim,

@@ -94,7 +94,7 @@ def tiled_view_load(ctx, view, index, *, check_bounds, latency, allow_tma):
                              "latency": latency, "allow_tma": allow_tma})
     _check_latency(latency, "load")
     with ctx.arg("index"):
-        idx = _index(ctx, index, v.array.ndim, "load")
+        idx = _index(ctx, index, v.array.ndim, "load", v.array.index_dtype)
     op = ctx.b.create("load_view_tko", _strided(ctx, v), idx, ctx.token,
                       memory_ordering_semantics="weak")
     ctx.token = op.results[1]
@@ -133,7 +133,7 @@ def tiled_view_store(ctx, view, index, tile, *, check_bounds, latency, allow_tma
                              "allow_tma": allow_tma})
     _check_latency(latency, "store")
     with ctx.arg("index"):
-        idx = _index(ctx, index, a.ndim, "store")
+        idx = _index(ctx, index, a.ndim, "store", a.index_dtype)
     op = ctx.b.create("store_view_tko", t.value, _strided(ctx, v), idx, ctx.token,
                       memory_ordering_semantics="weak")
     ctx.token = op.results[0]
@@ -152,7 +152,7 @@ def tiled_view_num_tiles(ctx, view, axis):
     extent, step = v.array.shape[axis % nd], v.traversal_steps[axis % nd]
     if isinstance(extent, int):
         return -((-extent) // step)
-    return cdiv(ctx, Tile(extent, D.int32), step)
+    return cdiv(ctx, v.array.index(extent), step)
 
 
 # ------------------------------------------------------------------------------- slices
@@ -164,9 +164,9 @@ def _i64(ctx, x, what: str) -> Tile:
     return convert(ctx, t, D.int64)
 
 
-def _i32(ctx, x) -> Tile:
-    t = as_tile(ctx, x, D.int32)
-    return t if t.dtype == D.int32 else convert(ctx, t, D.int32)
+def _as(ctx, x, dt) -> Tile:
+    t = as_tile(ctx, x, dt)
+    return t if t.dtype == dt else convert(ctx, t, dt)
 
 
 @impl(api._array_slice)
@@ -194,16 +194,18 @@ def array_slice(ctx, array, axis, start, stop):
         step = lo if stride == 1 else emit(ctx, "muli", lo, constant(ctx, stride, D.int64),
                                           dtype=D.int64)
     else:
-        step = emit(ctx, "muli", lo, convert(ctx, Tile(stride, D.int32), D.int64), dtype=D.int64)
+        step = emit(ctx, "muli", lo, _as(ctx, a.index(stride), D.int64), dtype=D.int64)
     base = ctx.b.value("offset", a.base, step.value)
     if isinstance(start, int) and isinstance(stop, int):       # constant bounds: a static extent
         extent = stop - start
     else:
-        extent = emit(ctx, "subi", _i32(ctx, stop), _i32(ctx, start), dtype=D.int32).value
+        it = a.index_dtype
+        extent = emit(ctx, "subi", _as(ctx, stop, it), _as(ctx, start, it), dtype=it).value
     shape = tuple(extent if d == axis else a.shape[d] for d in range(a.ndim))
-    dyn = [constant(ctx, s, D.int32).value if isinstance(s, int) else s for s in shape]
+    dyn = [constant(ctx, s, a.index_dtype).value if isinstance(s, int) else s for s in shape]
     unit = tuple(s == 1 for s in a.strides)
     tv = TensorViewType(a.dtype.elem, (None,) * a.ndim, tuple(1 if u else None for u in unit))
     view = ctx.b.value("make_tensor_view", base, dyn, [s for s in a.strides if s != 1],
                        result_types=[tv])
-    return Array(f"{a.name}_slice", a.dtype, a.ndim, base, shape, a.strides, view, local=True)
+    return Array(f"{a.name}_slice", a.dtype, a.ndim, base, shape, a.strides, view, local=True,
+                 index_dtype=a.index_dtype)

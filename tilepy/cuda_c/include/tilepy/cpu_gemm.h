@@ -4,7 +4,13 @@
 // AVX-512, 4 x 2 ymm with AVX2); the A element of a row is broadcast, the B row is loaded as
 // vectors. f16/bf16/tf32/i8 operands are widened (rounded) once per call into row-major buffers,
 // f32/f64 operands are read in place; products accumulate in f32 (f64, i32) with fused
-// multiply-adds where the ISA has them (the spec leaves mma's rounding open).
+// multiply-adds where the ISA has them (the spec leaves mma's rounding open). Operands whose
+// products are exact in f32 (f16, bf16, tf32, fp8: tensor-core types) are summed as a tensor
+// core sums them: KC products at a time (its k step), the chunk's sum then added to the
+// accumulator (`KC`; half the rows in registers, for the chunk's sums), which keeps the fast
+// mode as close to the faithful mode's mma.sync, the interpreter and a GPU as they are to each
+// other (a product-by-product f32 sum rounded 618 of 512x512 f16 outputs of a K=768 GEMM
+// differently from the exact sum; by chunks of 16, 264; the faithful mode 189).
 #pragma once
 
 #if TP_CPU_FAST
@@ -22,15 +28,17 @@
 namespace tp { namespace cpu {
 
 // C = C0 + A[M x K] @ B[K x N], all row-major, with leading dimensions lda, ldb (C, C0: N; C0
-// may be C).
-template <class Acc, int M, int N, int K>
+// may be C). KC > 0: the products are summed KC at a time from zero, each chunk's sum then added
+// to C (K % KC == 0).
+template <class Acc, int M, int N, int K, int KC = 0>
 TP_CONTRACT_FN void gemm_block(Acc* C, const Acc* C0, const Acc* __restrict A, int lda,
                                const Acc* __restrict B, int ldb) {
   TP_CONTRACT_BODY
   constexpr int lanes = kVecBytes / (int)sizeof(Acc);
   constexpr int VL = lanes < N ? lanes : N;                   // N is a power of two
   constexpr int NV = N / VL >= 2 ? 2 : 1, NR = NV * VL;
-  constexpr int MR0 = kVecBytes == 64 ? 8 : 4, MR = MR0 < M ? MR0 : M;
+  constexpr int MR0 = (kVecBytes == 64 ? 8 : 4) / (KC ? 2 : 1), MR = MR0 < M ? MR0 : M;
+  constexpr int KS = KC ? KC : K;                             // products per chunk
   typedef typename vec<Acc, VL>::type V;
   for (int i0 = 0; i0 < M; i0 += MR) {
     for (int j0 = 0; j0 < N; j0 += NR) {
@@ -40,16 +48,27 @@ TP_CONTRACT_FN void gemm_block(Acc* C, const Acc* C0, const Acc* __restrict A, i
 #pragma GCC unroll 2
         for (int v = 0; v < NV; ++v) memcpy(&c[r][v], C0 + (i0 + r) * N + j0 + v * VL, sizeof(V));
       const Acc* a = A + i0 * lda;
-      for (int k = 0; k < K; ++k) {
-        V b[NV];
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) memcpy(&b[v], B + k * ldb + j0 + v * VL, sizeof(V));
+      for (int k0 = 0; k0 < K; k0 += KS) {
+        V p[MR][NV];                                          // the chunk's sums (KC), or C
 #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) {
-          const V ar = a[r * lda + k] - (V){};                // a broadcast (x - +0 is x)
+        for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
-          for (int v = 0; v < NV; ++v) c[r][v] = ar * b[v] + c[r][v];
+          for (int v = 0; v < NV; ++v) p[r][v] = KC ? (V){} : c[r][v];
+        for (int k = k0; k < k0 + KS; ++k) {
+          V b[NV];
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) memcpy(&b[v], B + k * ldb + j0 + v * VL, sizeof(V));
+#pragma GCC unroll 16
+          for (int r = 0; r < MR; ++r) {
+            const V ar = a[r * lda + k] - (V){};              // a broadcast (x - +0 is x)
+#pragma GCC unroll 2
+            for (int v = 0; v < NV; ++v) p[r][v] = ar * b[v] + p[r][v];
+          }
         }
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; ++v) c[r][v] = KC ? c[r][v] + p[r][v] : p[r][v];
       }
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r)
@@ -96,9 +115,9 @@ inline const Acc* operand_rows(const Op& x, int b, Acc* buf, int& ld, MulValue m
 namespace tp {
 
 // r = c + A @ B (batched) in the fast mode; `mv_a`, `mv_b` turn an operand element into an Acc,
-// and are the identity when PlainA / PlainB.
-template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, class TC, class L, class OA,
-          class OB, class FA, class FB>
+// and are the identity when PlainA / PlainB; KC: products summed KC at a time (gemm_block).
+template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, int KC, class TC,
+          class L, class OA, class OB, class FA, class FB>
 TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
                      Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b) {
   alignas(64) Acc acc_buf[same<TC, Acc>::value ? 1 : Bt * M * N];
@@ -111,14 +130,15 @@ TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
     for (int e = 0; e < Bt * M * N; ++e) acc[e] = to_acc<Acc>(c.v[e]);
   }
   alignas(64) Acc abuf[M * K], bbuf[K * N];
+  static_assert(KC == 0 || (N % 4 == 0 && same<Acc, float>::value), "k-step sums: gemm_block");
   for (int b = 0; b < Bt; ++b) {
     int lda, ldb;
     const Acc* a = cpu::operand_rows<M, K, PlainA, Acc>(A, b, abuf, lda, mv_a);
     const Acc* bb = cpu::operand_rows<K, N, PlainB, Acc>(B, b, bbuf, ldb, mv_b);
     if constexpr (N % 4 == 0 && (same<Acc, float>::value || same<Acc, double>::value ||
                                  same<Acc, uint32_t>::value))
-      cpu::gemm_block<Acc, M, N, K>(acc + b * M * N, acc0 + b * M * N, a, lda, bb, ldb);
-    else
+      cpu::gemm_block<Acc, M, N, K, KC>(acc + b * M * N, acc0 + b * M * N, a, lda, bb, ldb);
+    else    // (KC is 0 here: tensor-core shapes have N % 8 == 0, and float accumulators)
       cpu::gemm_scalar<Acc, M, N, K>(acc + b * M * N, acc0 + b * M * N, a, lda, bb, ldb);
   }
   if constexpr (!same<TC, Acc>::value)

@@ -674,8 +674,8 @@ template <class Acc, bool Signed, class T> TP_DEV Acc mma_operand(T x) {
   }
 }
 #if TP_CPU_FAST
-template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, class TC, class L, class OA,
-          class OB, class FA, class FB>
+template <int Bt, int M, int N, int K, class Acc, bool PlainA, bool PlainB, int KC, class TC,
+          class L, class OA, class OB, class FA, class FB>
 TP_DEV void mma_fast(const OA& A, const OB& B, const Tile<TC, Bt * M * N, L>& c,
                      Tile<TC, Bt * M * N, L>& r, FA mv_a, FB mv_b);   // tilepy/cpu_gemm.h
 #endif
@@ -702,7 +702,7 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma(const Tile<TA, Batch * M * K, LA>& a,
                         typename cond<same<TC, double>::value, double, float>::type>::type Acc;
 #if TP_CPU_FAST
   Tile<TC, Batch * M * N, LC> out;
-  mma_fast<Batch, M, N, K, Acc, false, false>(
+  mma_fast<Batch, M, N, K, Acc, false, false, 0>(   // summed in order, as the GPU's loop below
       a, b, c, out, [](TA x) { return mma_operand<Acc, (Flags & 1) != 0>(x); },
       [](TA x) { return mma_operand<Acc, (Flags & 2) != 0>(x); });
   return out;

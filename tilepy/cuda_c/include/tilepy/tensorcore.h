@@ -503,7 +503,9 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
                  RB = (Flags & 8) != 0;
   Tile<TC, Bt * M * N, LC> r;
 #if TP_CPU_FAST
-  mma_fast<Bt, M, N, K, Acc, Kind != 4 && !RA, Kind != 4 && !RB>(
+  // products exact in f32 are summed a tensor core's k step at a time (cpu_gemm.h)
+  constexpr int KC = Kind == 0 || Kind == 4 || K % kstep<Kind>::value ? 0 : kstep<Kind>::value;
+  mma_fast<Bt, M, N, K, Acc, Kind != 4 && !RA, Kind != 4 && !RB, KC>(
       A, B, c, r, [](auto x) { return mul_value<Kind, SA, RA, Acc>(x); },
       [](auto x) { return mul_value<Kind, SB, RB, Acc>(x); });
   return r;
