@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # v2: v1's bugs, texts moved with issue 19's restructuring; v3: rt-load-pad runs the ragged
-# test (it survived v2's subset: that padded load was not vectorized)
-MUTANT_SET_VERSION = 4   # v4: v3 with anchors moved to the merged code (selects in minmaxf, location_free keys)
+# test (it survived v2's subset: that padded load was not vectorized);
+# v4: v3 with anchors moved to the merged code (selects in minmaxf, location_free keys);
+# v5: pack_args's anchors moved (int64 index parameters)
+MUTANT_SET_VERSION = 5
 
 RT = "tilepy/cuda_c/include/tilepy/runtime.h"
 EMIT = "tilepy/cuda_c/emitter.py"
@@ -165,9 +167,8 @@ MUTANTS = (
       "arch,\n                       _headers()", KEYS),
     # ------------------------------------------------------------------ launch packing
     m("pk-strides-reversed", "launch packing", "non-unit strides packed in reverse order", LAUNCH,
-      "for i, st in enumerate(info.strides)\n", "for i, st in reversed(list(enumerate(info.strides)))\n",
+      "for i, st in enumerate(info.strides) if", "for i, st in reversed(list(enumerate(info.strides))) if",
       STRIDES),
     m("pk-shape-reversed", "launch packing", "shapes packed in reverse order", LAUNCH,
-      'for i, s in enumerate(info.shape)]', 'for i, s in reversed(list(enumerate(info.shape)))]',
-      STRIDES),
+      'for s in info.shape]', 'for s in reversed(info.shape)]', STRIDES),
 )
