@@ -3,7 +3,9 @@
 // mode those elements read 0. The faithful CPU mode reads a poison instead, so that a kernel whose
 // result depends on them is caught rather than silently right on one machine:
 //  - f16, bf16, f32, f64: a quiet NaN whose 6 bits below the quiet bit hold the load's site
-//    (1..62) and, where the type has room, 0b110 below them (f32 0x7fc?dead). Arithmetic keeps
+//    (1..62) and, where the type has room, 0b110 below them (f32 0x7fc?dead); an f32 or f64
+//    NaN counts as a poison only with the low bits a poison can have (site_of), so a NaN of
+//    the data (a payload, a bitcast integer) is rarely taken for one. Arithmetic keeps
 //    a NaN operand's payload, so do the conversions between these types, and maxf/minf return a
 //    poison operand in this mode (they ignore every other NaN, as the spec says);
 //  - 32- and 64-bit integers: 0x7ead.... holding the launch's serial number and the site (large
@@ -29,11 +31,17 @@ template <class T, class U> T of_bits(U u) { T x; memcpy(&x, &u, sizeof x); retu
 template <class T> int site_of(T x) {
   int s = 0;
   if constexpr (same<T, float>::value) {
-    const uint32_t b = bits<uint32_t>(x);
-    s = (b & 0x7fc00000u) == 0x7fc00000u ? (int)(b >> 16) & 63 : 0;
+    // below the site: 0xdead (made here), 0xc000 (from an f16 poison, or tf32-rounded), 0 (from
+    // a bf16 or f64 poison); any other NaN is data (a NaN payload, a bitcast integer)
+    const uint32_t b = bits<uint32_t>(x), low = b & 0xffffu;
+    s = (b & 0x7fc00000u) == 0x7fc00000u && (low == 0xdeadu || low == 0xc000u || low == 0)
+            ? (int)(b >> 16) & 63 : 0;
   } else if constexpr (same<T, double>::value) {
-    const uint64_t b = bits<uint64_t>(x);
-    s = (b & 0x7ff8000000000000ull) == 0x7ff8000000000000ull ? (int)(b >> 45) & 63 : 0;
+    // below the site: 0xdead (made here), an f32 poison's low bits shifted by 29, or 0
+    const uint64_t b = bits<uint64_t>(x), low = b & ((1ull << 45) - 1);
+    s = (b & 0x7ff8000000000000ull) == 0x7ff8000000000000ull &&
+            (low == 0xdeadull || low == 0xdeadull << 29 || low == 0xc000ull << 29 || low == 0)
+            ? (int)(b >> 45) & 63 : 0;
   } else if constexpr (same<T, __half>::value) {
     s = (x.x & 0x7e00) == 0x7e00 ? (x.x >> 3) & 63 : 0;
   } else if constexpr (same<T, __nv_bfloat16>::value) {
