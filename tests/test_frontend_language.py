@@ -153,13 +153,21 @@ def _comprehension_misuses():
             (walrus, S, "Unsupported syntax: an assignment expression (:=)")]
 
 
+def _refused_in_body(fn, error, phrase, lines: int) -> int:
+    """Trace `fn` as a kernel: `error` with `phrase`, located within the first `lines` lines of
+    its body; returns that line's offset from the `def`."""
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(fn).mlir(V32)
+    assert info.value.loc is not None
+    offset = info.value.loc.line - fn.__code__.co_firstlineno
+    assert 0 < offset <= lines
+    return offset
+
+
 @pytest.mark.parametrize("fn, error, phrase", _comprehension_misuses(),
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_tuple_comprehension_misuse_names_the_rule_at_the_line(fn, error, phrase):
-    with pytest.raises(error, match=re.escape(phrase)) as info:
-        ct.kernel(fn).mlir(V32)
-    first = fn.__code__.co_firstlineno
-    assert first < info.value.loc.line <= first + 3
+    _refused_in_body(fn, error, phrase, 3)
 
 
 def test_bool_tiles_reduce_and_scan_as_int32():
@@ -288,10 +296,7 @@ def _builtin_misuses():
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_builtin_misuse_names_cutiles_rule_at_the_line(fn, error, phrase):
     """Reductions, cat, atomics, raw memory, slices, constants: cuTile's class and key phrase."""
-    with pytest.raises(error, match=re.escape(phrase)) as info:
-        ct.kernel(fn).mlir(V32)
-    first = fn.__code__.co_firstlineno
-    assert first < info.value.loc.line <= first + 4
+    _refused_in_body(fn, error, phrase, 4)
 
 
 # ------------------------------------------------------------------------------- functions
@@ -427,9 +432,7 @@ def _tuple_misuses():
 
 @pytest.mark.parametrize("fn, phrase", _tuple_misuses(), ids=lambda v: getattr(v, "__name__", ""))
 def test_tuple_misuse_is_a_type_error_at_the_line(fn, phrase):
-    with pytest.raises(ct.TileTypeError, match=re.escape(phrase)) as info:
-        ct.kernel(fn).mlir(V32)
-    assert info.value.loc.line == fn.__code__.co_firstlineno + 2
+    assert _refused_in_body(fn, ct.TileTypeError, phrase, 2) == 2
 
 
 # ------------------------------------------------------------------------------- static
@@ -538,10 +541,7 @@ def _static_refusals():
 def test_static_evaluation_refusals_name_the_rule_at_the_line(fn, error, phrase):
     """cuTile's rules for static_eval/static_assert/static_iter, with its classes and key
     phrases (so code that catches them behaves the same), at the user's line."""
-    line = fn.__code__.co_firstlineno
-    with pytest.raises(error, match=re.escape(phrase)) as info:
-        ct.kernel(fn).mlir(V32)
-    assert info.value.loc is not None and line < info.value.loc.line <= line + 4
+    _refused_in_body(fn, error, phrase, 4)
 
 
 def test_static_eval_returns_methods_and_reads_shapes():
