@@ -1155,6 +1155,21 @@ bool set_overlap(Plan *p, PyObject *overlap) {
 // plan(py, native, entry, template, field_offsets, slots, block, smem, pool, mode, overlap)
 //   slots: per kernel argument (kind, offset, conv or None);
 //   overlap: None or (indices, extents, pattern).
+// The plan's slots from a sequence of tuples, each read into its Slot by `one` (false: stop, with
+// a Python error set).
+template <class F> bool read_slots(Plan *p, PyObject *slots, F one) {
+    PyObject *f = PySequence_Fast(slots, "slots: a sequence");
+    if (!f) return false;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    p->slots = (Slot *)PyMem_Calloc(n ? n : 1, sizeof(Slot));
+    p->nslots = (int)n;
+    if (!p->slots) PyErr_NoMemory();
+    for (Py_ssize_t i = 0; p->slots && i < n; i++)
+        if (!one(p->slots[i], PySequence_Fast_GET_ITEM(f, i))) break;
+    Py_DECREF(f);
+    return p->slots && !PyErr_Occurred();
+}
+
 PyObject *py_plan(PyObject *, PyObject *args) {
     PyObject *py, *offsets, *slots, *mode, *overlap;
     int native;
@@ -1187,25 +1202,16 @@ PyObject *py_plan(PyObject *, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "too many parameters for the warm path");
         goto fail;
     }
-    {
-        PyObject *f = PySequence_Fast(slots, "slots: a sequence");
-        if (!f) goto fail;
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
-        p->slots = (Slot *)PyMem_Calloc(n ? n : 1, sizeof(Slot));
-        p->nslots = (int)n;
-        for (Py_ssize_t i = 0; p->slots && i < n; i++) {
+    if (!read_slots(p, slots, [](Slot &s, PyObject *item) {
             PyObject *conv;
-            Slot &s = p->slots[i];
-            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, i), "iiO", &s.kind, &s.offset, &conv))
-                break;
+            if (!PyArg_ParseTuple(item, "iiO", &s.kind, &s.offset, &conv)) return false;
             if (conv != Py_None) {
                 Py_INCREF(conv);
                 s.conv = conv;
             }
-        }
-        Py_DECREF(f);
-        if (!p->slots || PyErr_Occurred()) goto fail;
-    }
+            return true;
+        }))
+        goto fail;
     p->bx = bx, p->by = by, p->bz = bz, p->smem = smem, p->pool = (void *)(uintptr_t)pool;
     if (!set_overlap(p, overlap)) goto fail;
     for (int i = 0; i < p->nfields; i++)
@@ -1253,23 +1259,14 @@ PyObject *py_gpu_plan(PyObject *, PyObject *a) {
         *refs[i] = objs[i];
     }
     p->torch_args = torch_args, p->sync = sync;
-    PyObject *f = PySequence_Fast(slots, "slots: a sequence");
-    if (!f) goto fail;
-    {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
-        p->slots = (Slot *)PyMem_Calloc(n ? n : 1, sizeof(Slot));
-        p->nslots = (int)n;
-        for (Py_ssize_t i = 0; p->slots && i < n; i++) {
-            Slot &sl = p->slots[i];
+    if (!read_slots(p, slots, [args](Slot &sl, PyObject *item) {
             PyObject *conv, *wrap;
-            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(f, i), "iiOO", &sl.kind, &sl.offset,
-                                  &conv, &wrap))
-                break;
+            if (!PyArg_ParseTuple(item, "iiOO", &sl.kind, &sl.offset, &conv, &wrap)) return false;
             if (sl.kind != K_NONE && (sl.offset < 0 || sl.offset >= PyList_GET_SIZE(args) ||
                                       (sl.kind == K_WRAP) != (conv != Py_None) ||
                                       (sl.kind != K_PTR && sl.kind != K_WRAP))) {
                 PyErr_SetString(PyExc_ValueError, "gpu_plan: a slot is not an argument's");
-                break;
+                return false;
             }
             if (sl.kind == K_WRAP) {
                 Py_INCREF(conv);
@@ -1277,10 +1274,9 @@ PyObject *py_gpu_plan(PyObject *, PyObject *a) {
                 Py_INCREF(wrap);
                 sl.wrap = wrap;
             }
-        }
-        Py_DECREF(f);
-        if (!p->slots || PyErr_Occurred()) goto fail;
-    }
+            return true;
+        }))
+        goto fail;
     if (p->nslots > MAX_ARGS || PyList_GET_SIZE(args) > MAX_GPU_ARGS) {
         PyErr_SetString(PyExc_ValueError, "gpu_plan: too many arguments for the warm path");
         goto fail;
