@@ -203,7 +203,7 @@ def ensure_pool(lib: ctypes.CDLL | None = None):
     unloads a library, so the entry stays valid."""
     if "run" in POOL:
         return
-    own = getattr(lib, "tp_cpu_pool_run", None) if lib is not None else None
+    own = getattr(lib, "tp_cpu_pool_run", None)
     if own is not None:
         POOL.setdefault("run", ctypes.cast(own, ctypes.c_void_p).value)
         return
@@ -257,11 +257,7 @@ def helper_library(kind: str, label: str, source_path: str, build_flags: list[st
                      ".so")
     if path is not None:
         return path, False
-    import tempfile
-    fd, path = tempfile.mkstemp(suffix=".so", prefix=f"tilepy-{kind}-")   # no disk cache
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path, True
+    return _scratch(data, f"tilepy-{kind}-"), True          # no disk cache
 
 
 def _load_helper(path: str, scratch: bool) -> ctypes.CDLL | None:
@@ -406,16 +402,22 @@ def _load(path: str) -> ctypes.CDLL | None:
         return None
 
 
-def _load_bytes(data: bytes) -> ctypes.CDLL | None:
-    """Load a library from memory: a private scratch file, deleted once loaded."""
+def _scratch(data: bytes, prefix: str) -> str:
+    """A private scratch file holding a library's bytes (the caller removes it once loaded)."""
     import tempfile
-    fd, path = tempfile.mkstemp(suffix=".so", prefix="tilepy-")
+    fd, path = tempfile.mkstemp(suffix=".so", prefix=prefix)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        return _load(path)
-    finally:
+    except BaseException:             # a full disk, Ctrl-C: no file left behind
         os.unlink(path)
+        raise
+    return path
+
+
+def _load_bytes(data: bytes) -> ctypes.CDLL | None:
+    """Load a library from memory: a private scratch file, deleted once loaded."""
+    return _load_helper(_scratch(data, "tilepy-"), True)
 
 
 def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, int]:
