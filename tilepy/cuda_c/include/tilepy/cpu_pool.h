@@ -62,6 +62,7 @@ struct State {
   std::atomic<unsigned> posted{0};  // bumped by every job: what spinning helpers watch
 };
 
+// Internal linkage: a saved library's pool stays its own (used only if Python picked it).
 // Never destroyed: helpers may still sleep on it while the process exits.
 static std::atomic<State*> state_{nullptr};
 static std::once_flag atfork_once_;

@@ -72,7 +72,7 @@ template <class T> T make(T zero, int s) {
   else return zero;
 }
 
-[[gnu::noinline, gnu::cold]] void report(int s, const cpu::Caller& at) {
+TP_REPORT void report(int s, const cpu::Caller& at) {
   char load[600] = "a load without padding_mode";
   if (const char* file = sites[s].file.load(std::memory_order_relaxed))
     std::snprintf(load, sizeof load, "the load at %s:%d", file, sites[s].line.load(std::memory_order_relaxed));
