@@ -81,11 +81,36 @@ def launch(grid, kernel, args, mode: str | None = None):
         g.copy_back()
 
 
+def run_in(mode, grid, kernel, args) -> tuple:
+    """Run `kernel` in `mode` on fresh copies of `args`; the args after the run."""
+    mine = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    launch(grid, kernel, mine, mode)
+    return mine
+
+
 def run_everywhere(grid, kernel, args, modes=MODES) -> dict[str, tuple]:
     """Run `kernel` on fresh copies of `args` in every mode; {mode: args after the run}."""
-    out = {}
-    for mode in modes:
-        mine = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
-        launch(grid, kernel, mine, mode)
-        out[mode] = mine
-    return out
+    return {mode: run_in(mode, grid, kernel, args) for mode in modes}
+
+
+class RunsByMode(dict):
+    """run_everywhere's {mode: args after the run}, each mode run when first looked up: a module
+    fixture's long kernel is then compiled by the first test of each mode, each inside the
+    per-test CPU budget (conftest.py), instead of all modes by the module's first test."""
+
+    def __init__(self, grid, kernel, args, modes=MODES):
+        super().__init__()
+        self._run, self._modes, self._failed = (grid, kernel, args), modes, {}
+
+    def __missing__(self, mode):
+        if mode not in self._modes:
+            raise KeyError(mode)
+        failed = self._failed.get(mode)
+        if failed is not None:               # once per mode, like a failing fixture
+            raise failed
+        try:
+            self[mode] = out = run_in(mode, *self._run)
+        except Exception as e:
+            self._failed[mode] = e
+            raise
+        return out

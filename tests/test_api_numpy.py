@@ -12,7 +12,7 @@ import pytest
 
 import api_reference as R
 import tilepy as ct
-from guarded import MODES, run_everywhere
+from guarded import MODES, RunsByMode
 
 N = 256
 UNARY_F = tuple(getattr(ct, n) for n in R.UNARY_FLOAT)
@@ -78,7 +78,7 @@ def _float_refs(name):
 
 @pytest.fixture(scope="module")
 def float_results():
-    return _float_args(), run_everywhere((1,), float_suite, _float_args())
+    return _float_args(), RunsByMode((1,), float_suite, _float_args())
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -165,7 +165,7 @@ def _int_args():
 
 @pytest.fixture(scope="module")
 def int_results():
-    return _int_args(), run_everywhere((1,), int_suite, _int_args())
+    return _int_args(), RunsByMode((1,), int_suite, _int_args())
 
 
 def _int_ref(name):

@@ -13,7 +13,7 @@ import pytest
 
 import api_reference as R
 import tilepy as ct
-from guarded import MODES, run_everywhere
+from guarded import MODES, RunsByMode
 
 ROWS, COLS = 8, 32
 FLOAT_RED = ("sum", "prod", "max", "min", "max_nan", "min_nan", "reduce_max", "reduce_add",
@@ -86,13 +86,13 @@ def _args(dtypes, rows_of, names):
 @pytest.fixture(scope="module")
 def float_runs():
     args = _args(R.FLOATS, R.reduction_rows, FLOAT_RED)
-    return args, run_everywhere((1,), float_reductions, args)
+    return args, RunsByMode((1,), float_reductions, args)
 
 
 @pytest.fixture(scope="module")
 def int_runs():
     args = _args(R.INTS, R.int_reduction_rows, INT_RED)
-    return args, run_everywhere((1,), int_reductions, args)
+    return args, RunsByMode((1,), int_reductions, args)
 
 
 # ------------------------------------------------------------------------------ references

@@ -17,7 +17,7 @@ import api_reference as R
 import tilepy as ct
 import test_api_numpy as NUM
 import test_api_reductions as RED
-from guarded import MODES, run_everywhere
+from guarded import MODES, RunsByMode
 from tilepy.frontend import api
 
 rng = np.random.default_rng(5)
@@ -97,7 +97,7 @@ def _args():
 @pytest.fixture(scope="module")
 def runs():
     args = _args()
-    return args, run_everywhere((1,), structure, args)
+    return args, RunsByMode((1,), structure, args)
 
 
 def _tf32(v):

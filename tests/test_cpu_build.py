@@ -88,8 +88,8 @@ def test_a_line_past_the_end_of_the_users_file_is_not_a_location(tmp_path):
 
 def test_a_long_kernel_is_built_with_gccs_alias_query_caps():
     """A kernel of many ops gets LONG_KERNEL_FLAGS (quadratic alias walking was most of a long
-    kernel's g++ time); a short one and other compilers keep the plain flags, and g++ takes
-    them."""
+    kernel's g++ time) and in the fast mode -O2 with the vectorizer (LONG_FAST_FLAGS); a short
+    one and other compilers keep the plain flags, and g++ takes them."""
     import numpy as np
     from tilepy.launch import cpu
     short = '#include "tilepy/runtime.h"\nextern "C" __global__ void k(int* p) { p[0] = 5; }\n'
@@ -97,6 +97,8 @@ def test_a_long_kernel_is_built_with_gccs_alias_query_caps():
     assert cpu.long_kernel_flags(short, "g++ (GCC) 12.2.0") == []
     assert cpu.long_kernel_flags(long, "clang version 17.0.6") == []
     assert cpu.long_kernel_flags(long, "g++ (GCC) 12.2.0") == cpu.LONG_KERNEL_FLAGS
+    fast = cpu.flags("fast") + cpu.long_kernel_flags(long, "g++ (GCC) 12.2.0", "fast")
+    assert [f for f in fast if f.startswith("-O")][-1] == "-O2" and "-ftree-vectorize" in fast
     out = np.zeros(1, np.int32)
     cpu.compile_kernel(long, "k", threads=1, mode="fast")(1, out)
     assert out[0] == 5
