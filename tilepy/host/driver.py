@@ -219,6 +219,10 @@ def current():
     return _active[-1]
 
 
+_current_as_defined = current     # the C warm path reads `_active[-1]` itself while `current`
+                                  # is this function (launch/warm.cpp, current_driver)
+
+
 @contextlib.contextmanager
 def use(driver):
     """Run the block with `driver` in place of the real one (tests: a fake driver)."""
