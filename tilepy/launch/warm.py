@@ -278,10 +278,14 @@ def torch_reader_status() -> tuple[str, str | None]:
         spec = None
     if spec is None or not spec.origin:
         return "torch is not installed", None
-    root, version, abis = os.path.dirname(spec.origin), importlib.metadata.version("torch"), (1, 0)
-    torch = sys.modules.get("torch")
+    root, abis, torch = os.path.dirname(spec.origin), (1, 0), sys.modules.get("torch")
     if torch is not None:                      # (imported: its own facts)
         version, abis = str(torch.__version__), (int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),)
+    else:
+        try:
+            version = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:     # (a checkout on sys.path)
+            version = "of unknown version"
     from . import cpu
     try:
         built = any(cpu.helper_library(*_torch_build(root, version, abi), build=False)
