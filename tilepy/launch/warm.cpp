@@ -362,6 +362,10 @@ struct Slot {
     int offset;           // GPU plans: the index in the launch's argument list
     PyObject *conv;       // K_CONV16: the Python converter (value -> 16-bit pattern); K_WRAP:
     PyObject *wrap;       // the parameter's range check, then its numpy scalar type
+    // GPU plans: the argument object passed last (K_PTR: the int of `last_ptr`; K_WRAP: the
+    // wrapped `last_in`, an int, float or bool, immutable), passed again for the same value.
+    PyObject *last, *last_in;
+    uint64_t last_ptr;
 };
 
 struct Plan {
@@ -402,6 +406,8 @@ void plan_dealloc(Plan *p) {
     for (int i = 0; p->slots && i < p->nslots; i++) {
         Py_XDECREF(p->slots[i].conv);
         Py_XDECREF(p->slots[i].wrap);
+        Py_XDECREF(p->slots[i].last);
+        Py_XDECREF(p->slots[i].last_in);
     }
     PyMem_Free(p->tmpl); PyMem_Free(p->field_offset); PyMem_Free(p->slots);
     PyMem_Free(p->ov_index); PyMem_Free(p->ov_extent); PyMem_Free(p->ov_pattern);
@@ -854,20 +860,29 @@ PyObject *run_gpu(Plan *p, const Call &c, const unsigned g[3], PyObject *stream)
     }
     for (Py_ssize_t i = 0; i < nargs; i++) argv[3 + i] = PyList_GET_ITEM(p->args, i);
     for (int i = 0; i < p->nslots && i < c.nargs; i++) {
-        const Slot &sl = p->slots[i];
-        PyObject *v = nullptr;
-        if (sl.kind == K_PTR) {
-            v = PyLong_FromUnsignedLongLong(c.ptr[i]);
-        } else if (sl.kind == K_WRAP) {
-            PyObject *x = PyObject_CallOneArg(sl.conv, c.val[i]);   // raises the user's error
-            v = x ? PyObject_CallOneArg(sl.wrap, x) : nullptr;
+        Slot &sl = p->slots[i];
+        PyObject *in = c.val[i];
+        if (sl.kind == K_PTR && !(sl.last && sl.last_ptr == c.ptr[i])) {
+            PyObject *v = PyLong_FromUnsignedLongLong(c.ptr[i]);
+            if (!v) goto done;
+            Py_XSETREF(sl.last, v);
+            sl.last_ptr = c.ptr[i];
+        } else if (sl.kind == K_WRAP && !(sl.last && sl.last_in == in &&
+                                           (PyLong_CheckExact(in) || PyFloat_CheckExact(in) ||
+                                            PyBool_Check(in)))) {
+            PyObject *x = PyObject_CallOneArg(sl.conv, in);     // raises the user's error
+            PyObject *v = x ? PyObject_CallOneArg(sl.wrap, x) : nullptr;
             Py_XDECREF(x);
-        } else {
+            if (!v) goto done;
+            Py_XSETREF(sl.last, v);
+            Py_INCREF(in);
+            Py_XSETREF(sl.last_in, in);
+        } else if (sl.kind != K_PTR && sl.kind != K_WRAP) {
             continue;
         }
-        if (!v) goto done;
-        owned[nowned++] = v;
-        argv[3 + sl.offset] = v;
+        Py_INCREF(sl.last);                      // (a launch re-entering may replace it)
+        owned[nowned++] = sl.last;
+        argv[3 + sl.offset] = sl.last;
     }
     if (p->last_cfg && !memcmp(p->last_g, g, sizeof p->last_g)) {
         cfg = p->last_cfg;
