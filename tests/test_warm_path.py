@@ -509,6 +509,12 @@ def test_a_warm_gpu_launch_follows_each_calls_stream_context_and_driver(m, monke
         made = ("device.set_current", 0) in drv.calls
         assert made == (caller != 0x1000), drv.calls    # (the fake launch ran in device 0's)
     assert m.served() == served + 5 and x[:16].tolist() == [7] * 16
+    y, big = torch.zeros(64, dtype=torch.int32), 1 << 20     # another pointer, another scalar
+    for a, n in ((y, big), (x, big), (x, 3), (x, 3)):
+        assert m.launch(k, (a, n), (1,), s) is None
+        assert drv.launches[-1].args[::2] == (a.data_ptr(), n)
+    assert y[:16].tolist() == [big] * 16 and x[:16].tolist() == [7 + big + 6] * 16
+    served += 4
     other = FakeDriver()
     with monkeypatch.context() as mp:
         mp.setattr(gpu_driver, "current", lambda: other)      # `current` itself replaced
