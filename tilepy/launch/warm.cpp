@@ -78,12 +78,12 @@ struct State {
     PyObject *fast = nullptr;          // "fast"
     unsigned long main_thread = 0;
     int ready = 0;
-    // GPU plans (configure_gpu): the module host.driver (its __dict__ and its `current` as
-    // configured), TILEPY_GPU_COMPILER and its values,
-    // settings.gpu_compiler_requested, gpu.stream_handle, gpu.stream_on.
-    PyObject *driver = nullptr, *driver_dict = nullptr, *current_fn = nullptr, *k_gpu_compiler = nullptr, *compilers = nullptr,
-             *gpu_compiler = nullptr, *stream_handle = nullptr, *stream_on = nullptr,
-             *nvrtc = nullptr;
+    // GPU plans (configure_gpu): the module host.driver (its __dict__, the `current` it
+    // defines), TILEPY_GPU_COMPILER and its values, settings.gpu_compiler_requested,
+    // gpu.stream_handle, gpu.stream_on.
+    PyObject *driver = nullptr, *driver_dict = nullptr, *current_fn = nullptr,
+             *k_gpu_compiler = nullptr, *compilers = nullptr, *gpu_compiler = nullptr,
+             *stream_handle = nullptr, *stream_on = nullptr, *nvrtc = nullptr;
     // The torch reader (warm_torch.cpp, built against torch's headers; null: attributes).
     int (*torch_facts)(void *, struct TorchFacts *) = nullptr;
     int (*torch_mode)() = nullptr;
@@ -91,8 +91,8 @@ struct State {
     short torch_code[256];             // c10::ScalarType -> torch_dtypes code (-1: none)
 } S;
 
-PyObject *s_current, *s_active, *s_current_as_defined, *s_current_context, *s_ctx, *s_set_current, *s_context_of, *s_set_context,
-    *s_core, *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
+PyObject *s_current, *s_active, *s_current_as_defined, *s_current_context, *s_ctx,
+    *s_set_current, *s_context_of, *s_set_context, *s_core, *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
     *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device,
     *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id,
     *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
@@ -742,9 +742,8 @@ PyObject *run_python(Plan *p, const Call &c, const unsigned g[3], PyObject *stre
 // host.driver.current(), read per call (a test's driver.use or install changes it between
 // calls): while the module's `current` is still the function driver.py defines (its
 // `_current_as_defined`), its answer is the last item of the module's `_active` list, read
-// here without calling it;
-// anything else (a replaced `current`, a list it would not read) calls `current`. A borrowed
-// reference (compared by identity only), or null with an error set.
+// here without calling it; anything else (a replaced `current`, a list it would not read)
+// calls `current`. A borrowed reference (compared by identity only), or null with an error.
 PyObject *current_driver() {
     PyObject *fn = PyDict_GetItemWithError(S.driver_dict, s_current);
     if (fn && fn == S.current_fn) {
