@@ -229,8 +229,8 @@ def _torch_reader(torch):
     torch reader built (or found in the cache) against the installed torch's headers."""
     from . import cpu
     root = os.path.dirname(torch.__file__)
-    path, scratch = cpu.helper_library(*_torch_build(root, torch.__version__,
-                                                     int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))))
+    path, scratch = cpu.helper_library(*_torch_build(
+        root, torch.__version__, lambda: int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))))
     try:
         so = ctypes.CDLL(path)
     finally:
@@ -241,9 +241,10 @@ def _torch_reader(torch):
     return so, addr(so.tp_torch_facts), addr(so.tp_torch_function_mode), size
 
 
-def _torch_build(root: str, version: str, abi: int) -> tuple:
+def _torch_build(root: str, version: str, abi_of) -> tuple:
     """cpu.helper_library's arguments for the torch reader of the torch installed at `root`
-    (its headers checked first: ImportError saying why it cannot be built)."""
+    (its headers checked first: ImportError saying why it cannot be built), `abi_of()` its
+    C++ ABI (asked after the checks)."""
     import re
     include, lib = os.path.join(root, "include"), os.path.join(root, "lib")
     var_h = os.path.join(include, "torch", "csrc", "autograd", "python_variable.h")
@@ -257,6 +258,7 @@ def _torch_build(root: str, version: str, abi: int) -> tuple:
                          r"at::Tensor cdata;", f.read()):
             raise ImportError(f"torch {version}'s THPVariable does not begin with "
                               f"`at::Tensor cdata` (warm_torch.cpp reads that layout)")
+    abi = abi_of()
     return ("warm", "the C warm path's torch reader", _TORCH_SOURCE,
             ["-std=c++17", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include],
             (version, include, abi), ("-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}"))
@@ -288,7 +290,7 @@ def torch_reader_status() -> tuple[str, str | None]:
             version = "of unknown version"
     from . import cpu
     try:
-        built = any(cpu.helper_library(*_torch_build(root, version, abi), build=False)
+        built = any(cpu.helper_library(*_torch_build(root, version, lambda: abi), build=False)
                     for abi in abis)
     except (TileError, OSError, ImportError, ValueError) as e:
         return "read through their attributes", str(e)
