@@ -92,7 +92,8 @@ struct State {
 } S;
 
 PyObject *s_current, *s_active, *s_current_as_defined, *s_current_context, *s_ctx,
-    *s_set_current, *s_context_of, *s_set_context, *s_core, *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
+    *s_set_current, *s_context_of, *s_set_context, *s_core, *s_launch, *s_cuda_stream,
+    *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
     *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device,
     *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id,
     *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
