@@ -15,12 +15,12 @@
    4 and 12 array arguments: numpy and torch CPU arrays (CPU backend, fast mode), and torch
    tensors seen as CUDA tensors with a torch stream on the fake driver of tests/fake_driver.py
    (up to where cuda.core's launch would be called; device 0's context current, as torch has
-   it, and once more from a thread without a current context); beside torch's eager torch.add on two
-   256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process, measured in
-   alternating batches (wall and the launching thread's CPU time). Warm launches are served by
-   the C warm path (tilepy/launch/warm.py) where it is built (torch tensors read by its torch
-   reader, warm_torch.cpp, where torch's headers are; GPU plans run in C up to cuda.core's
-   launch); the 4-array rows are measured again on the Python path alone
+   it, and once more from a thread without a current context); beside torch's eager torch.add
+   on two 256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process,
+   measured in alternating batches (wall and the launching thread's CPU time). Warm launches
+   are served by the C warm path (tilepy/launch/warm.py) where it is built (torch tensors read
+   by its torch reader, warm_torch.cpp, where torch's headers are; GPU plans run in C up to
+   cuda.core's launch); the 4-array rows are measured again on the Python path alone
    (`warm.python_only()`, its fallback), in the same rounds.
 Needs the `bench` extra for Warp (pip install -e '.[bench]'); without it, its row says so.
 `--skip-compile` runs the dispatch rows only.
