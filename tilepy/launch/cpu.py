@@ -236,12 +236,14 @@ HELPER_FLAGS = ["-O2", "-shared", "-fPIC", "-fvisibility=hidden"]
 
 
 def helper_library(kind: str, label: str, source_path: str, build_flags: list[str],
-                   key_parts: tuple = (), libs: tuple = ()) -> tuple[str, bool]:
+                   key_parts: tuple = (), libs: tuple = (), build: bool = True
+                   ) -> tuple[str, bool] | None:
     """A library the host compiler builds from `source_path` once per compiler, flags, source and
     `key_parts` (what else it depends on), cached as a `cpu` entry of kind `kind`: the CPU
     worker pool, the C warm launch path and its torch reader. Returns its path, and whether it
     is a scratch file of this process (no disk cache) to remove once loaded. TileCompileError
-    with the compiler's message if the build fails."""
+    with the compiler's message if the build fails. `build=False`: None where it is not in the
+    cache (the doctor asks so, without building)."""
     from ..version import __version__
     from . import cpu_build
     cxx = host_compiler()
@@ -251,6 +253,8 @@ def helper_library(kind: str, label: str, source_path: str, build_flags: list[st
     entry = cache.get("cpu", key, ".so")
     if entry is not None and entry.payload[:4] == b"\x7fELF":
         return entry.path, False
+    if not build:
+        return None
     with cpu_build.folder() as d:
         out = os.path.join(d, kind + ".so")
         proc = cpu_build.run([cxx, *flags_, source_path, "-o", out, *libs], None)
