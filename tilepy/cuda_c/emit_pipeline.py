@@ -60,7 +60,7 @@ def smem_op(o: Operand, offset: str = "") -> str:
     bt, r, c = o.shape
     tr = "true" if o.trans else "false"
     if o.wg:   # a warpgroup MMA's operand (lowering/wgmma.py, include/tilepy/wgmma_ops.h)
-        return f"tp::WgOp<{CPP_TYPE[o.elem]}, {r}, {c}, {tr}, {o.wg}>{{{o.buffer}{offset}}}"
+        return f"tp::WgOp<{CPP_TYPE[o.elem]}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
     return f"tp::SmemOp<{CPP_TYPE[o.elem]}, {bt}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
 
 
