@@ -32,18 +32,21 @@ parity n % 2) before the barrier:
       ...
       tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);   // its TMA copies landed
 
-Where TMA brings every operand and the loop's warpgroup MMAs keep one group in flight
-(`Pipeline.wg_deferred`, emit_wgmma.py), the barrier and the fetch move after the body: the
-stage refilled is the one the previous iteration's MMAs read, which every warpgroup's
-wait_group 1 in this iteration's body has retired; after the loop, `tp::wgmma_drain` retires
-the last group (where there was one):
+Where the loop's warpgroup MMAs keep one group in flight (`Pipeline.wg_deferred`,
+emit_wgmma.py), the barrier and the fetch move after the body: the stage refilled is the one the
+previous iteration's MMAs read, which every warpgroup's wait_group 1 in this iteration's body
+has retired; after the loop, `tp::wgmma_drain` retires the last group (where there was one).
+Where cp.async brings an operand, a barrier stays before the body too (every thread's copies
+landed and were fenced before any warpgroup's MMAs read them), and the commit follows the fetch:
 
     for (...) {
-      tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);
+      tp::pipe_wait<S - 2>(); __syncthreads();     // (operands by cp.async)
+      tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);   // (operands by TMA)
       const int tp_stage0 = tp_it0 % S;
       tp::wgmma_acc<...>(A stage, B stage, acc);   // wait_group 1
       __syncthreads();
       if (k + (S - 1) * step < ub) tp_fetch0(k + (S - 1) * step, (tp_it0 + S - 1) % S);
+      tp::pipe_commit();                           // (operands by cp.async)
     }
     if (tp_it0 > 0) { tp::wgmma_drain(acc); }
 """
@@ -200,6 +203,8 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
             ctx.w.line(refill)
             if copies:
                 ctx.w.line("tp::pipe_commit();")
+        elif copies:
+            ctx.w.line("__syncthreads();  // everyone's copies landed (and were fenced for wgmma)")
         ctx.w.line(f"const int {stage} = {count} % {S};")
         for o in blk.ops:
             emit_op(ctx, o)
@@ -207,14 +212,17 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
             ctx.w.line("__syncthreads();  // the previous iteration's MMAs, which read the stage "
                        "refilled next, are retired in every warpgroup")
             ctx.w.line(refill)
-    if copies:
-        ctx.w.line("tp::pipe_wait<0>();", op.loc)
+            if copies:
+                ctx.w.line("tp::pipe_commit();")
     if deferred:   # the last group, before anything reads the accumulator; not where the loop
-        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the MMAs)
+        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
+        # MMAs), and before the copies' last wait (after it, ptxas serializes them too)
         results = [op.results[blk.args.index(o.acc) - 1] for o in deferred]
         ctx.wg_in_flight.update(id(r) for r in results)
         drains = " ".join(f"tp::wgmma_drain({ctx.names[id(r)]});" for r in results)
         ctx.w.line(f"if ({count} > 0) {{ {drains} }}  // retires the last MMA group", op.loc)
+    if copies:
+        ctx.w.line("tp::pipe_wait<0>();", op.loc)
     if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
         ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
         ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)

@@ -30,14 +30,14 @@ dims map to the view's in order with only the last two above 1, the storage is t
 The box is one 128/64/32-byte swizzle panel's columns by the storage rows (256, TMA's largest
 box, where there are more: copies of 256 rows). Other wgmma operands keep the cp.async copy.
 
-One group in flight (`deferred`, the pipeline's `wg_deferred`): where TMA brings every operand of
-the K loop and a warpgroup MMA's accumulator is only carried (the loop's block argument feeds
-that mma alone, the mma's result goes to the loop's `continue` alone, in the same place), the
-MMAs accumulate into the carried registers in place and each iteration waits with
-`wgmma.wait_group 1`: iteration i's MMAs run while i + 1's copies are awaited and issued.
-The stage refilled in iteration i is then the one iteration i - 1's MMAs read, so the fetch
-moves after the body and its barrier (cuda_c/emit_pipeline.py); after the loop a wait_group 0
-retires the last group before anything reads the accumulator.
+One group in flight (`deferred`, the pipeline's `wg_deferred`): where a warpgroup MMA's
+accumulator is only carried (the loop's block argument feeds that mma alone, the mma's result
+goes to the loop's `continue` alone, in the same place), the MMAs accumulate into the carried
+registers in place and each iteration waits with `wgmma.wait_group 1`: iteration i's MMAs run
+while i + 1's copies are awaited and issued. The stage refilled in iteration i is then the one
+iteration i - 1's MMAs read, so the fetch moves after the body and its barrier
+(cuda_c/emit_pipeline.py; where cp.async brings an operand, a barrier before the body too);
+after the loop a wait_group 0 retires the last group before anything reads the accumulator.
 """
 from __future__ import annotations
 
@@ -114,8 +114,6 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
 def deferred(op, pipe: Pipeline) -> bool:
     """Can warpgroup MMA `op` of `pipe`'s loop leave its group in flight across iterations (see
     the module docstring)?"""
-    if not all(s.tma is not None for s in pipe.loads):
-        return False
     blk = pipe.loop.body.block
     term = blk.ops[-1]
     if op.acc not in blk.args[1:] or term.name != "continue" or any(

@@ -28,9 +28,10 @@
 // Order in the K loop (emit_pipeline.py): the copies of this stage land (pipe_wait, which in this
 // class also executes fence.proxy.async, or mbar_wait for TMA's), __syncthreads(), then
 // wgmma_tc: wgmma.fence, the MMAs of every k16 step as one group, commit, wait_group 0 (the
-// stage is refilled next iteration). Where TMA brings every operand (lowering/wgmma.py
-// `deferred`): mbar_wait, wgmma_acc with wait_group 1 (the previous iteration's group retires),
-// __syncthreads(), the refill of the stage that group read; wgmma_drain after the loop.
+// stage is refilled next iteration). Where the accumulator is only carried (lowering/wgmma.py
+// `deferred`): the copies land (mbar_wait; pipe_wait and __syncthreads() for cp.async's),
+// wgmma_acc with wait_group 1 (the previous iteration's group retires), __syncthreads(), the
+// refill of the stage that group read; wgmma_drain after the loop.
 // The fast CPU mode (one thread; the same swizzled operands) takes mma_compute's SIMT path.
 #pragma once
 
