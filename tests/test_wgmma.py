@@ -34,10 +34,10 @@ def _sass(dtype, tiles, arch, tmp_path=None, k=4096):
 
 @needs_sass
 @pytest.mark.parametrize("dtype,tiles,hgmma,per_hgmma,utmaldg", [
-    (np.float16, (128, 128, 32), 4, 25, 3),          # 1 warpgroup: 2 m64 blocks x 2 k16 steps
-    (ml_dtypes.bfloat16, (128, 128, 64), 8, 14, 3),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
-    (np.float16, (128, 256, 64), 4, 32, 5),          # m64n256k16
-    (np.float16, (256, 128, 32), 4, 30, 3),          # 2 warpgroups, 2 m64 blocks each
+    (np.float16, (128, 128, 32), 4, 21, 3),          # 1 warpgroup: 2 m64 blocks x 2 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 8, 12, 3),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
+    (np.float16, (128, 256, 64), 4, 29, 5),          # m64n256k16
+    (np.float16, (256, 128, 32), 4, 26, 3),          # 2 warpgroups, 2 m64 blocks each
 ])
 def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp_path):
     r = _sass(dtype, tiles, "sm_90a", tmp_path)
@@ -57,7 +57,8 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp
     # each UTMALDG issued once by the elected lane: no ELECT / BRA.U.ANY loop around each copy
     assert loop["ops"].get("ELECT", 0) == 1 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
     # the static hot loop as NVRTC 13.5 gives it (245, 285, 203, 312 instructions two stops
-    # ago; 115, 146, 127, 197 with A in 16-row copies: issue 29)
+    # ago; 115, 146, 127, 197 with A in 16-row copies and every TMA coordinate worked out in the
+    # loop; now 81, 92, 115, 104: issue 29)
     assert loop["per_mma"] <= per_hgmma, loop
 
 
@@ -72,7 +73,8 @@ def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight(tmp_path):
     assert warpgroup == {"WARPGROUP.ARRIVE": 1, "WARPGROUP.DEPBAR.LE": 1}, warpgroup
     assert sum("WARPGROUP.DEPBAR.LE gsb0, 0x1" in line for line in r["text"]) == 1
     assert "serialized" not in r["log"] and "C7517" not in r["log"], r["log"]
-    assert r["spill_bytes"] == 0 and loop["per_mma"] <= 84, loop    # (343 instructions waiting 0)
+    # (339 instructions; 350 when it waited for 0: A's copies, alignment unknown, are most of it)
+    assert r["spill_bytes"] == 0 and loop["per_mma"] <= 86, loop
 
 
 def test_only_kernels_with_a_warpgroup_mma_get_the_class():

@@ -8,7 +8,7 @@
 //   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
 //                                   in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
-//   tma_load<S, BR>(map, v, idx, op, bar)   the TMA copy of a tile into a WgOp
+//   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's)
 //
 // Layout: a storage row of 32, 64 or 128 bytes is one row of a swizzle atom of that width (the
 // PTX ISA's 32B / 64B / 128B swizzling: the 16-byte chunk index XORed with the row's 128-byte
@@ -105,8 +105,10 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 // whose box is one panel's columns by BR storage rows; S is the tile in the view's dimension
 // order, its last two the storage's rows and columns), issued by tma_issuer(): expect_tx of the
 // tile's bytes on `bar`, then one cp.async.bulk.tensor per panel and per BR rows (BR: the storage
-// rows, or 256 where there are more: TMA's largest box). Coordinates are the tile's element offsets,
-// as TMA's 32-bit ones (tma_coord), so a tile index however far outside gives zeros.
+// rows, or 256 where there are more: TMA's largest box). `pos` is the tile's first element as
+// TMA's coordinates (tma_at per view dimension, in the view's order), so a tile index however
+// far outside gives zeros; the emitter works out those of indices the K loop does not change
+// once, before the loop (ptxas does not hoist them out of the fetch's branches).
 // A tile's first coordinate along a dimension of `extent` elements as TMA's 32-bit one: exact
 // where it fits; below -2^31 the whole box is outside (INT32_MIN plus a box offset stays
 // negative), at or past the extent the extent itself (offsets past it, wrapping to negative
@@ -118,24 +120,27 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 TP_DEV uint32_t tma_coord(int64_t x, int64_t extent) {
   return (uint32_t)(extent <= 0 ? 1 : x < -2147483647 - 1 ? -2147483647 - 1 : x >= extent ? extent : x);
 }
-template <class S, int BR, class T, int R, class E, int R2, int C2, bool Tr>
-TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&idx)[R],
-                     const WgOp<E, R2, C2, Tr>& d, uint64_t* bar TP_AT_CALLER) {
+// The coordinate along view dimension D of the tile of shape S at tile index x.
+template <class S, int D, class T, int R> TP_DEV uint32_t tma_at(const View<T, R>& v, int64_t x) {
+  static_assert(S::rank == R && D >= 0 && D < R, "a TMA tile has the view's dimensions");
+  return tma_coord(x * S::dims[D], v.shape[D]);
+}
+template <class S, int BR, int R, class E, int R2, int C2, bool Tr>
+TP_DEV void tma_load(const TensorMap& map, const uint32_t (&pos)[R], const WgOp<E, R2, C2, Tr>& d,
+                     uint64_t* bar TP_AT_CALLER) {
   using Op = WgOp<E, R2, C2, Tr>;
   static_assert(S::rank == R && R >= 2 && R <= 5 && S::dims[R - 2] == Op::SR &&
                 S::dims[R - 1] == Op::SC && S::numel == Op::elems && Op::SR % BR == 0,
                 "a TMA tile is the WgOp's storage");
   mbar_expect_tx(bar, Op::elems * (uint32_t)sizeof(E) TP_PASS_CALLER);
-  uint32_t c[R];   // TMA's coordinates: innermost first, 32-bit
-  TP_UNROLL
-  for (int i = 0; i < R; ++i) c[i] = tma_coord(idx[R - 1 - i] * S::dims[R - 1 - i], v.shape[R - 1 - i]);
   TP_UNROLL
   for (int p = 0; p < Op::SC / Op::PW; ++p) {
     TP_UNROLL
     for (int r0 = 0; r0 < Op::SR; r0 += BR) {
-      int32_t crd[R];
+      int32_t crd[R];   // innermost first
       TP_UNROLL
-      for (int i = 0; i < R; ++i) crd[i] = (int32_t)(c[i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
+      for (int i = 0; i < R; ++i)
+        crd[i] = (int32_t)(pos[R - 1 - i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
       tma_copy<R>(map, d.p + p * Op::SR * Op::PW + r0 * Op::PW, bar, crd TP_PASS_CALLER);
     }
   }
