@@ -329,3 +329,39 @@ def test_tensor_maps_are_checked_as_the_driver_checks_them():
                          (replace(a, box=(64, 300)), r"boxDim 300 outside \(0, 256\]")]:
         with pytest.raises(ValueError, match=message):
             cpu_tensor_map(bad)
+
+
+@ct.kernel
+def gemm_and_a_block_mma(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.Constant[int]):
+    """The K loop's mma is a warpgroup MMA; the one after it (its operands not pipelined) stays
+    mma.sync in the sm_90a class, on the same interleaved accumulator layout."""
+    bm, bn = ct.bid(0), ct.bid(1)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    for k in range(ct.num_tiles(A, axis=1, shape=(TM, TK))):
+        a = ct.load(A, index=(bm, k), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+        b = ct.load(B, index=(k, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+    a0 = ct.load(A, index=(bm, 0), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+    b0 = ct.load(B, index=(0, bn), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+    ct.store(C, index=(bm, bn), tile=ct.mma(a0, b0, acc))
+
+
+def test_mma_sync_on_the_interleaved_layout(monkeypatch):
+    """Warps interleaved by warpgroups (MmaAcc wg 1: fragment i of warp j holds rows (4i + j) *
+    16.. of a 128-row tile on 4 warps) are the layout of every accumulator of the class, also
+    an mma.sync's: its A fragments come from those rows (faithful mode, numerics against numpy)."""
+    from fake_driver import FakeDriver, cuda_array
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    rng = np.random.default_rng(5)
+    M, N, K, tiles = 128, 64, 96, (128, 64, 32)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    with FakeDriver() as drv, ct.cpu_mode("faithful"):
+        ct.launch(None, (1, 1), gemm_and_a_block_mma, tuple(cuda_array(x) for x in (a, b, c)) + tiles)
+        (source,) = drv.sources.values()
+    start = source.index("#if TP_WGMMA")
+    wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
+    assert "tp::wgmma_acc<" in wg and "tp::mma_tc<" in wg, wg
+    assert "tp::MmaAcc<1, 128, 64, 4, 1, 1>" in wg and "tp::MmaAcc<1, 128, 64, 4, 1>" not in wg, wg
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(c, a64 @ b64 + a64[:, :32] @ b64[:32], rtol=1e-5, atol=1e-4)
