@@ -91,6 +91,10 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     if py is not None:
         return py(tr, args, kwargs)
     if inspect.isfunction(fn):
+        from .with_stmt import context_manager_call
+        mgr = context_manager_call(fn, args, kwargs)
+        if mgr is not None:                 # a @contextlib.contextmanager function's call
+            return mgr
         return inline_function(tr.ctx, fn, args, kwargs)
     if any(_has_runtime(a) for a in [*args, *kwargs.values()]):
         raise TileTypeError(f"{getattr(fn, '__name__', fn)!s}() cannot be called with tiles or "

@@ -107,6 +107,7 @@ def _trace_branch(tr, stmts, before, catch_return=False):
     tr.terminated = False
     blk = Block()
     value = None
+    withs = tr.withs                  # each branch leaves the same `with`s (with_stmt.py)
     with tr.ctx.b.at_end(blk):
         try:
             tr.run(stmts)
@@ -114,6 +115,8 @@ def _trace_branch(tr, stmts, before, catch_return=False):
             if not catch_return:
                 raise
             value = r.value
+        finally:
+            tr.withs = withs
         if tr.terminated:
             tr.seal()
     return blk, get_state(tr), tr.terminated, value

@@ -26,6 +26,7 @@ from .source import ParsedFunction
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
 from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
+from .with_stmt import ExitWith
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -71,6 +72,7 @@ class FunctionTracer:
         self.def_locs: dict[str, object] = {}   # name -> location of its latest assignment
         self.loops: list = []          # enclosing loops (loops.LoopFrame), innermost last
         self.terminated = False        # the rest of the current statement list is unreachable
+        self.withs: tuple = ()         # entered context managers (with_stmt.WithFrame), innermost last
 
     # ------------------------------------------------------------------ driving
     def loc(self, node):
@@ -84,6 +86,12 @@ class FunctionTracer:
             if isinstance(s, ast.If):
                 if stmt_if(self, s, stmts[i + 1:]):
                     return                  # the `if` took the rest of the list with it
+                continue
+            if isinstance(s, (ast.With, ExitWith)):
+                from .with_stmt import run_with
+                with at(self.loc(s)), internal_errors("tracing this line"):
+                    if run_with(self, s, stmts[i + 1:]):
+                        return              # the `with` took the rest of the list with it
                 continue
             self.stmt(s)
 
@@ -172,6 +180,9 @@ class FunctionTracer:
             raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile IR loops "
                                               "cannot return); break out of the loop first")
         value = self.expr(node.value) if node.value is not None else None
+        if self.withs:
+            from .with_stmt import unwind
+            unwind(self, self.withs)
         raise ReturnSignal(value)
 
     def stmt_For(self, node):
