@@ -1,5 +1,6 @@
 """The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
 specialization, the recompile log, source retrieval and the promotion table."""
+import contextlib
 import linecache
 import pathlib
 import re
@@ -822,3 +823,56 @@ def test_system_scope_atomics_are_rejected_by_the_backend():
     with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as info:
         k.cuda_source(V32)
     assert "ct.atomic_add(x, 0, 1.0" in str(info.value)       # located at the user's call
+
+
+# ------------------------------------------------------------------ with over @contextmanager
+@contextlib.contextmanager
+def _two_yields(x):
+    yield
+    yield
+
+
+@contextlib.contextmanager
+def _no_reachable_yield(x):
+    while True:
+        break
+        yield
+
+
+@contextlib.contextmanager
+def _yield_in_if(x, flag):
+    if flag:
+        yield
+
+
+@contextlib.contextmanager
+def _returns(x):
+    if ct.bid(0) == 1:
+        return
+    yield
+
+
+@pytest.mark.parametrize("gen, error, phrase, line", [
+    (_two_yields, ct.TileTypeError, "must have one `yield` statement", 3),
+    (_no_reachable_yield, ct.TileTypeError, "no reachable `yield` statement", None),
+    (_yield_in_if, ct.TileTypeError, "outside of loops and conditional statements", 3),
+    (_returns, ct.TileSyntaxError, "Returning from a generator-based context manager", 3),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_context_manager_rules_are_cuTiles_at_the_generators_line(gen, error, phrase, line):
+    def k(x):
+        with gen(x, True) if gen is _yield_in_if else gen(x):
+            ct.store(x, (0,), ct.zeros((64,), ct.float32))
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(k).mlir(V32)
+    if line is not None:
+        # co_firstlineno is the decorator's line
+        assert info.value.loc.line == gen.__wrapped__.__code__.co_firstlineno + line
+
+
+def test_with_takes_only_contextmanager_functions():
+    def k(x):
+        with x:
+            pass
+    with pytest.raises(ct.TileTypeError, match="@contextlib.contextmanager function") as info:
+        ct.kernel(k).mlir(V32)
+    assert info.value.loc.line == k.__code__.co_firstlineno + 1
