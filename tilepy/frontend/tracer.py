@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import inspect
 import operator
 import types
 from typing import Callable
 
-from ..errors import (TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError,
-                      StaticException, at, did_you_mean, internal_errors)
+from ..errors import (TileError, TileRecursionError, TileSyntaxError, TileTypeError,
+                      TileUnsupportedFeatureError, TileValueError, StaticException, at,
+                      did_you_mean, internal_errors)
 from . import api
 from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
-from .source import ParsedFunction
+from .source import ParsedFunction, parse_function
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
 from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
@@ -72,7 +74,34 @@ class FunctionTracer:
         self.def_locs: dict[str, object] = {}   # name -> location of its latest assignment
         self.loops: list = []          # enclosing loops (loops.LoopFrame), innermost last
         self.terminated = False        # the rest of the current statement list is unreachable
-        self.withs: tuple = ()         # entered context managers (with_stmt.WithFrame), innermost last
+        self.withs: tuple = ()         # entered context managers (with_stmt.WithFrame)
+
+    @classmethod
+    def for_call(cls, ctx: KernelContext, fn, args, kwargs) -> FunctionTracer:
+        """A tracer of Python function `fn`'s body with its parameters bound to the call's
+        arguments (helpers are inlined: a recursive call is refused)."""
+        if fn.__code__ in ctx.call_stack:
+            raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
+                                     f"kernels (helpers are inlined)")
+        tracer = cls(ctx, parse_function(fn), function_env(fn), fn)
+        tracer.scope.update(bind_args(inspect.signature(fn), args, kwargs, fn.__name__))
+        return tracer
+
+    def run_inlined(self, body, call_loc, name):
+        """Trace an inlined function's `body`; its value is what it returns (None when it falls
+        off the end). An error inside it notes the call's line (`call_loc`, when given)."""
+        try:
+            self.run(body)
+        except ReturnSignal as r:
+            return r.value
+        except TileError as e:
+            if call_loc is not None and e.loc is not None and e.loc.file == self.parsed.file \
+                    and e.loc.function == self.parsed.tree.name and e.loc != call_loc:
+                note = f"in {name}(), called from {call_loc}"
+                if note not in e.notes:
+                    e.notes.append(note)
+            raise
+        return None
 
     # ------------------------------------------------------------------ driving
     def loc(self, node):
@@ -444,6 +473,28 @@ class FunctionTracer:
 
 
 # ---------------------------------------------------------------------- helpers
+def function_env(fn) -> dict:
+    """The names a Python function's body sees: its globals, then its closure's cells."""
+    env = dict(fn.__globals__)
+    code = fn.__code__
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return env
+
+
+def bind_args(sig: inspect.Signature, args, kwargs, name) -> dict:
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 def _dtype(name):
     from ..types import dtype as D
     return getattr(D, name)

@@ -23,7 +23,7 @@ import contextlib
 import inspect
 from dataclasses import dataclass, field
 
-from ..errors import TileRecursionError, TileSyntaxError, TileTypeError, at, current_loc
+from ..errors import TileSyntaxError, TileTypeError, at, current_loc
 from .values import type_name
 
 # Every function @contextlib.contextmanager returns shares this code (its `helper`).
@@ -121,31 +121,21 @@ def enter(tr, item: ast.withitem, node) -> WithFrame:
             raise TileTypeError(f"`with` takes a context manager made by a "
                                 f"@contextlib.contextmanager function in tile kernels (got "
                                 f"{type_name(mgr)})")
-        frame, value = _start(tr.ctx, mgr, len(tr.loops))
+        frame, value = _start(tr, mgr, len(tr.loops))
     if item.optional_vars is not None:
         tr.assign(item.optional_vars, value, item.context_expr)
     return frame
 
 
-def _start(ctx, mgr: GeneratorContextManager, loops: int):
-    from .calls import _bind, function_env
-    from .source import parse_function
-    from .tracer import FunctionTracer
+def _start(tr, mgr: GeneratorContextManager, loops: int):
     fn = mgr.func
     if not inspect.isfunction(fn):
-        raise TileTypeError(f"@contextmanager() expects a function (got "
-                            f"{type_name(fn)})")
-    parsed = parse_function(fn)
-    path = _yield_path(parsed, parsed.tree.body)
-    code = fn.__code__
-    if code in ctx.call_stack:
-        raise TileRecursionError(f"recursive use of the context manager '{fn.__name__}' is not "
-                                 f"supported in tile kernels")
-    gen = FunctionTracer(ctx, parsed, function_env(fn), fn)
-    gen.scope.update(_bind(inspect.signature(fn), mgr.args, mgr.kwargs, fn.__name__))
+        raise TileTypeError(f"@contextmanager() expects a function (got {type_name(fn)})")
+    gen = type(tr).for_call(tr.ctx, fn, mgr.args, mgr.kwargs)
+    path = _yield_path(gen.parsed, gen.parsed.tree.body)
     frame = WithFrame(gen, path, loops)
     call_loc = current_loc()
-    ctx.call_stack.append(code)
+    gen.ctx.call_stack.append(fn.__code__)
     try:
         for stmts, i in path[:-1]:
             _run_part(gen, stmts[:i], call_loc)
@@ -160,7 +150,7 @@ def _start(ctx, mgr: GeneratorContextManager, loops: int):
         with at(gen.loc(stmts[i])):
             value = gen.expr(y.value) if y.value is not None else None
     finally:
-        ctx.call_stack.pop()
+        gen.ctx.call_stack.pop()
     return frame, value
 
 
@@ -194,10 +184,9 @@ def _resume(frame: WithFrame, restore: bool):
 
 
 def _run_part(gen, stmts, call_loc):
-    from .calls import _run_body
     gen.terminated = False
     if stmts:
-        _run_body(gen, stmts, call_loc, gen.func.__name__)
+        gen.run_inlined(stmts, call_loc, gen.func.__name__)
 
 
 # ------------------------------------------------------------------------ the yield
@@ -238,7 +227,8 @@ def _yield_path(parsed, body) -> list:
             raise TileTypeError(f"Generator-based context manager must have one `yield` "
                                 f"statement (another `yield` found on line {first.line})")
     node, path, placed = found[0]
-    if not placed or not isinstance(path[-1][0][path[-1][1]], (ast.Expr, ast.Assign, ast.AnnAssign)):
+    stmts, i = path[-1]
+    if not placed or _direct_yield(stmts[i]) is None:
         with at(parsed.loc(node)):
             raise TileTypeError("`yield` statement of a generator-based context manager must be "
                                 "placed outside of loops and conditional statements")
