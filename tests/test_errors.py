@@ -345,7 +345,7 @@ CASES = [
     (static_assertion, (V32,), ct.TileStaticAssertionError, "E19", "ct.static_assert", "expected 32 elements, got 16"),
     (bitcast_width, (V32,), ct.TileTypeError, "E20", "ct.bitcast(t, ct.float16)", "same bit width"),
     (signed_unsigned_mix, (I32, U32), ct.TileTypeError, "E21", "ct.load(a, (0,), (16,)) + ct.load(b, (0,), (16,))", "int32 and uint32"),
-    (return_in_loop, (V32, 4), ct.TileUnsupportedFeatureError, "E22", "return", "return inside a loop"),
+    (return_in_loop, (V32, 4), ct.TileSyntaxError, "E22", "return", "Returning from a for loop"),
     (break_in_static_iter, (V32,), ct.TileSyntaxError, "E23", "break", "static_iter"),
     (for_over_tuple, (V32,), ct.TileTypeError, "E24", "(1, 2, 3)", "range"),
     (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on the branch"),

@@ -876,3 +876,18 @@ def test_with_takes_only_contextmanager_functions():
     with pytest.raises(ct.TileTypeError, match="@contextlib.contextmanager function") as info:
         ct.kernel(k).mlir(V32)
     assert info.value.loc.line == k.__code__.co_firstlineno + 1
+
+
+def test_return_in_a_for_loop_is_cuTiles_syntax_error():
+    def in_static_iter(x):
+        for i in ct.static_iter(range(3)):
+            if i == 1:
+                return
+            ct.scatter(x, i, 1.0)
+
+    def in_range(x):
+        for i in range(3):
+            if ct.bid(0) == i:
+                return
+    assert _refused_in_body(in_static_iter, ct.TileSyntaxError, "Returning from a for loop", 4) == 3
+    assert _refused_in_body(in_range, ct.TileSyntaxError, "Returning from a for loop", 4) == 3

@@ -18,8 +18,7 @@ import types
 from typing import Callable
 
 from ..errors import (TileError, TileRecursionError, TileSyntaxError, TileTypeError,
-                      TileUnsupportedFeatureError, TileValueError, StaticException, at,
-                      did_you_mean, internal_errors)
+                      TileValueError, StaticException, at, did_you_mean, internal_errors)
 from . import api
 from .builtins import call_builtin
 from .context import KernelContext
@@ -206,8 +205,8 @@ class FunctionTracer:
 
     def stmt_Return(self, node):
         if self.loops:
-            raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile IR loops "
-                                              "cannot return); break out of the loop first")
+            from .control_flow import refuse_return_in_loop
+            refuse_return_in_loop(self)
         value = self.expr(node.value) if node.value is not None else None
         if self.withs:
             from .with_stmt import unwind
