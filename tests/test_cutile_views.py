@@ -206,6 +206,9 @@ def test_a_written_signature_gives_the_same_kernel():
     buf = io.BytesIO()
     export_kernel(kernel, [sig], buf, output_format="tileir_bytecode")
     assert read_module(buf.getvalue()).entry().sym_name == "gather_rows"
+    # bytecode for no GPU in particular exists from 13.3 on (cuTile's rule)
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="requires version 13.3 or later"):
+        export_kernel(kernel, [sig], buf, output_format="tileir_bytecode", bytecode_version="13.1")
 
 
 def test_signature_checks():
