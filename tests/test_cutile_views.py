@@ -192,6 +192,11 @@ def test_signature_from_launch_arguments_and_export():
     buf = io.BytesIO()
     export_kernel(kernel, [sig.with_symbol("my_copy")], buf, output_format="tileir_bytecode")
     assert read_module(buf.getvalue()).entry().sym_name == "my_copy"
+    # bytecode for no GPU in particular exists from 13.3 on (cuTile's rule); 13.1 for one GPU
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="requires version 13.3 or later"):
+        export_kernel(kernel, [sig], buf, output_format="tileir_bytecode", bytecode_version="13.1")
+    export_kernel(kernel, [sig], buf, gpu_code="sm_80", output_format="tileir_bytecode",
+                  bytecode_version="13.1")
 
 
 def test_a_written_signature_gives_the_same_kernel():
@@ -206,9 +211,6 @@ def test_a_written_signature_gives_the_same_kernel():
     buf = io.BytesIO()
     export_kernel(kernel, [sig], buf, output_format="tileir_bytecode")
     assert read_module(buf.getvalue()).entry().sym_name == "gather_rows"
-    # bytecode for no GPU in particular exists from 13.3 on (cuTile's rule)
-    with pytest.raises(ct.TileUnsupportedFeatureError, match="requires version 13.3 or later"):
-        export_kernel(kernel, [sig], buf, output_format="tileir_bytecode", bytecode_version="13.1")
 
 
 def test_signature_checks():

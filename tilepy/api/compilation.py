@@ -482,11 +482,6 @@ def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
     from .aot import _info_for
     from .compiler import tile_ir
     version = as_version(version or DEFAULT_VERSION)
-    if gpu_code is None and version < (13, 3):
-        raise TileUnsupportedFeatureError(
-            f"Architecture-independent TileIR bytecode generation requires version 13.3 or "
-            f"later, but got {version[0]}.{version[1]}. Specify a target architecture (gpu_code) "
-            f"for an earlier version.")
     infos = [_info_for(a, n in kernel.constants, i)
              for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
     module = tile_ir(kernel, *kernel.specialize(infos))
@@ -495,7 +490,13 @@ def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
         from ..ir.parser import parse_module
         module = parse_module(print_module(module))       # a copy: the cached one keeps its name
         module.entry().attrs["sym_name"] = symbol
-    return write_module(module, version)
+    data = write_module(module, version)     # first: what the kernel needs of the version
+    if gpu_code is None and version < (13, 3):
+        raise TileUnsupportedFeatureError(
+            f"Architecture-independent TileIR bytecode generation requires version 13.3 or "
+            f"later, but got {version[0]}.{version[1]}. Specify a target architecture (gpu_code) "
+            f"for an earlier version.")
+    return data
 
 
 def _cubin(kernel, args, symbol, arch: str) -> bytes:
