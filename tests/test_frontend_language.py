@@ -891,3 +891,38 @@ def test_return_in_a_for_loop_is_cuTiles_syntax_error():
                 return
     assert _refused_in_body(in_static_iter, ct.TileSyntaxError, "Returning from a for loop", 4) == 3
     assert _refused_in_body(in_range, ct.TileSyntaxError, "Returning from a for loop", 4) == 3
+
+
+@pytest.mark.parametrize("backend", ["interpret", None])
+def test_astile_of_run_time_scalars_joins_them(backend):
+    """cuTile's astile: leaves may be run-time scalars (converted to dtype, joined by cat)."""
+    @ct.kernel
+    def k(out, a, b: float, c: bool):
+        ct.store(out, (0, 0, 0), ct.astile((((1, a), (2, b)), ((3, c), (4, a + 1))),
+                                           dtype=ct.float32))
+    out = np.zeros((2, 2, 2), np.float32)
+    ct.launch(None, (1,), k, (out, 10, 2.5, True), backend=backend)
+    assert out.tolist() == [[[1, 10], [2, 2.5]], [[3, 1], [4, 11]]]
+
+
+def _astile_misuses():
+    def not_power_of_two(x):
+        ct.astile((1, 2, 3), dtype=ct.int32)
+
+    def ragged(x):
+        ct.astile(((1, 2), (3,)), dtype=ct.int32)
+
+    def tile_leaf(x):
+        ct.astile(((1,), (ct.full((2,), 1, ct.int32),)), dtype=ct.int32)
+
+    def whole_tile(x):
+        ct.astile(ct.full((4,), 1, ct.int32), dtype=ct.int32)
+    return [(not_power_of_two, "Tuple length 3 at value is not a power of 2"),
+            (ragged, "Tuple has non-uniform inner shapes at value"),
+            (tile_leaf, "Expected scalar elements at value[1][0]"),
+            (whole_tile, "Expected a scalar or (possibly nested) tuple of scalars")]
+
+
+@pytest.mark.parametrize("fn, phrase", _astile_misuses(), ids=lambda v: getattr(v, "__name__", ""))
+def test_astile_misuse_is_cuTiles_type_error_at_the_line(fn, phrase):
+    _refused_in_body(fn, ct.TileTypeError, phrase, 1)

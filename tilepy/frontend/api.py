@@ -246,7 +246,8 @@ def arange(size, /, *, dtype, start=0, step=1):
 
 @_stub
 def astile(value, /, *, dtype=None):
-    """A tile from a scalar or a nested tuple of constants."""
+    """A tile from a scalar or a nested tuple of scalars (numbers or 0-d tiles, run-time ones
+    included): each tuple's length a power of 2, the same shape under every item."""
 
 
 # ------------------------------------------------------------------------- shape and dtype
