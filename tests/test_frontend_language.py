@@ -261,6 +261,18 @@ def _builtin_misuses():
 
     def offset_shape(x):
         x.get_raw_memory().store_offset(ct.arange(4, dtype=ct.int32), ct.zeros((8,), ct.float32))
+
+    def unpack_int32(x):
+        ct.unpack_from_bytes(ct.arange(4, dtype=ct.int32), ct.int32)
+
+    def unpack_2d(x):
+        ct.unpack_from_bytes(ct.zeros((4, 4), ct.uint8), ct.int32)
+
+    def pack_bool(x):
+        ct.pack_to_bytes(ct.zeros((8,), ct.bool_))
+
+    def unpack_bool(x):
+        ct.unpack_from_bytes(ct.zeros((4,), ct.uint8), ct.bool_)
     T, S = ct.TileTypeError, ct.TileSyntaxError
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
@@ -290,13 +302,18 @@ def _builtin_misuses():
             (cat_three, T, "cat() supports at most 2 tiles, got 3"),
             (cat_dtypes, T, "Expected tiles to have the same dtype: float32 != float16"),
             (cat_extents, T, "Result tile shape must be power of 2, got (12,)"),
-            (cat_axis, T, "axis 1 is out of range for tiles of rank 1")]
+            (cat_axis, T, "axis 1 is out of range for tiles of rank 1"),
+            (unpack_int32, T, "unpack_from_bytes requires uint8 tile (got int32)"),
+            (unpack_2d, T, "unpack_from_bytes requires a 1D tile (got shape (4, 4))"),
+            (pack_bool, T, "pack_to_bytes from a bool_ tile is not supported"),
+            (unpack_bool, T, "unpack_from_bytes to a bool_ tile is not supported")]
 
 
 @pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_builtin_misuse_names_cutiles_rule_at_the_line(fn, error, phrase):
-    """Reductions, cat, atomics, raw memory, slices, constants: cuTile's class and key phrase."""
+    """Reductions, cat, atomics, raw memory, slices, constants, byte packing: cuTile's class and
+    key phrase."""
     _refused_in_body(fn, error, phrase, 4)
 
 

@@ -313,7 +313,7 @@ def bitcast(ctx, x, dtype):
 def pack_to_bytes(ctx, x):
     t = _tile(ctx, x, "pack_to_bytes")
     if t.dtype.is_bool:
-        raise TileTypeError(f"pack_to_bytes() of a {t.dtype.name} tile is not supported")
+        raise TileTypeError(f"pack_to_bytes from a {t.dtype.name} tile is not supported")
     flat = reshape_to(ctx, t, (t.type.numel,))
     bits = t.type.numel * t.dtype.bits
     if bits % 8:
@@ -331,11 +331,11 @@ def unpack_from_bytes(ctx, x, dtype):
     t = _tile(ctx, x, "unpack_from_bytes")
     dtype = check_dtype(ctx, dtype, "unpack_from_bytes() dtype")
     if len(t.shape) != 1:
-        raise TileTypeError(f"unpack_from_bytes() needs a 1D tile (got shape {t.shape})")
+        raise TileTypeError(f"unpack_from_bytes requires a 1D tile (got shape {t.shape})")
     if t.dtype != D.uint8:
-        raise TileTypeError(f"unpack_from_bytes() needs a uint8 tile (got {t.dtype.name})")
+        raise TileTypeError(f"unpack_from_bytes requires uint8 tile (got {t.dtype.name})")
     if dtype.is_bool:
-        raise TileTypeError(f"unpack_from_bytes() to {dtype.name} is not supported")
+        raise TileTypeError(f"unpack_from_bytes to a {dtype.name} tile is not supported")
     n, rem = divmod(t.shape[0] * 8, dtype.bits)
     if rem:
         raise TileTypeError(f"unpack_from_bytes() of {t.shape[0]} bytes to {dtype.name}: "
