@@ -453,7 +453,9 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     a binary file object): `output_format="cubin"` (`gpu_code` such as "sm_90" required; the
     kernel's `compiler` option picks NVRTC or tileiras) or `"tileir_bytecode"` (NVIDIA's Tile IR
     bytecode, `bytecode_version` "13.1".."13.5", default tilepy's; without `gpu_code`, the
-    architecture-independent bytecode of 13.3 or later). One signature per export:
+    architecture-independent bytecode of 13.3 or later). A cubin with a `bytecode_version` is
+    checked to be that version's Tile IR (what an older version lacks is refused by name, as
+    cuTile's tileiras would), whichever compiler makes it. One signature per export:
     tilepy puts one kernel in a cubin."""
     if output_format not in ("cubin", "tileir_bytecode"):
         raise ValueError(f"Unknown output format '{output_format}'")
@@ -471,6 +473,8 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     if output_format == "tileir_bytecode":
         data = _bytecode(kernel, args, sig.symbol, bytecode_version, gpu_code)
     else:
+        if bytecode_version is not None:        # the kernel must be that version's Tile IR
+            _bytecode(kernel, args, None, bytecode_version, gpu_code)
         data = _cubin(kernel, args, sig.symbol, gpu_code)
     with _opened(output_file) as f:
         f.write(data)
