@@ -273,6 +273,9 @@ def _builtin_misuses():
 
     def unpack_bool(x):
         ct.unpack_from_bytes(ct.zeros((4,), ct.uint8), ct.bool_)
+
+    def tanh_approx_f16(x):
+        ct.tanh(ct.zeros((4,), ct.float16), rounding_mode=ct.RoundingMode.APPROX)
     T, S = ct.TileTypeError, ct.TileSyntaxError
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
@@ -306,7 +309,8 @@ def _builtin_misuses():
             (unpack_int32, T, "unpack_from_bytes requires uint8 tile (got int32)"),
             (unpack_2d, T, "unpack_from_bytes requires a 1D tile (got shape (4, 4))"),
             (pack_bool, T, "pack_to_bytes from a bool_ tile is not supported"),
-            (unpack_bool, T, "unpack_from_bytes to a bool_ tile is not supported")]
+            (unpack_bool, T, "unpack_from_bytes to a bool_ tile is not supported"),
+            (tanh_approx_f16, T, "Rounding mode approx can only be used for float32 type")]
 
 
 @pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),
