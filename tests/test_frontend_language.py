@@ -276,6 +276,9 @@ def _builtin_misuses():
 
     def tanh_approx_f16(x):
         ct.tanh(ct.zeros((4,), ct.float16), rounding_mode=ct.RoundingMode.APPROX)
+
+    def runtime_shape(x):
+        ct.full((ct.bid(0) + 1,), 1.0, ct.float32)
     T, S = ct.TileTypeError, ct.TileSyntaxError
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
@@ -310,7 +313,10 @@ def _builtin_misuses():
             (unpack_2d, T, "unpack_from_bytes requires a 1D tile (got shape (4, 4))"),
             (pack_bool, T, "pack_to_bytes from a bool_ tile is not supported"),
             (unpack_bool, T, "unpack_from_bytes to a bool_ tile is not supported"),
-            (tanh_approx_f16, T, "Rounding mode approx can only be used for float32 type")]
+            (tanh_approx_f16, T, "Rounding mode approx can only be used for float32 type"),
+            (runtime_shape, T, 'Invalid argument "shape" of full(): Expected a constant integer '
+                               'tuple, but given value is not constant: full() shape must be a '
+                               'compile-time constant tuple of ints (element 0 is a runtime tile)')]
 
 
 @pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),

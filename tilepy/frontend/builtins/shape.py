@@ -14,9 +14,9 @@ from .semantics import (as_tile, broadcast, check_dtype, constant, convert, is_n
                         reshape as reshape_to, shape_tuple, tile_shape)
 
 
-def _filled(ctx, shape, value, dtype) -> Tile:
+def _filled(ctx, fn: str, shape, value, dtype) -> Tile:
     with ctx.arg("shape"):
-        shp = tile_shape(shape)
+        shp = tile_shape(shape, f"{fn}() shape")
     dtype = check_dtype(ctx, dtype, "dtype")
     if isinstance(value, Tile):
         return broadcast(ctx, convert(ctx, value, dtype), shp)
@@ -27,17 +27,17 @@ def _filled(ctx, shape, value, dtype) -> Tile:
 
 @impl(api.full)
 def full(ctx, shape, fill_value, dtype):
-    return _filled(ctx, shape, fill_value, dtype)
+    return _filled(ctx, "full", shape, fill_value, dtype)
 
 
 @impl(api.zeros)
 def zeros(ctx, shape, dtype):
-    return _filled(ctx, shape, 0, dtype)
+    return _filled(ctx, "zeros", shape, 0, dtype)
 
 
 @impl(api.ones)
 def ones(ctx, shape, dtype):
-    return _filled(ctx, shape, 1, dtype)
+    return _filled(ctx, "ones", shape, 1, dtype)
 
 
 @impl(api.arange)
