@@ -1,6 +1,7 @@
 """The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
 specialization, the recompile log, source retrieval and the promotion table."""
 import contextlib
+import functools
 import linecache
 import pathlib
 import re
@@ -953,3 +954,26 @@ def _astile_misuses():
 @pytest.mark.parametrize("fn, phrase", _astile_misuses(), ids=lambda v: getattr(v, "__name__", ""))
 def test_astile_misuse_is_cuTiles_type_error_at_the_line(fn, phrase):
     _refused_in_body(fn, ct.TileTypeError, phrase, 1)
+
+
+def _forwarding(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+@_forwarding
+def _scaled(x, factor=2):
+    return x * factor
+
+
+def test_a_functools_wraps_wrapper_is_inlined_with_its_own_parameters():
+    """The wrapper binds (*args, **kwargs) (not the wrapped signature) and forwards them."""
+    @ct.kernel
+    def k(y):
+        ct.scatter(y, 0, _scaled(5))
+        ct.scatter(y, 1, _scaled(5, factor=ct.bid(0) + 3))
+    y = np.zeros(2, np.int32)
+    ct.launch(None, (1,), k, (y,), backend="interpret")
+    assert y.tolist() == [10, 15]

@@ -51,8 +51,14 @@ def expr_call(tr: FunctionTracer, node: ast.Call):
             arg_nodes.append(a)
     kwargs, kw_nodes = {}, {}
     for k in node.keywords:
-        if k.arg is None:
-            raise TileSyntaxError("**kwargs in calls is not supported in tile kernels")
+        if k.arg is None:                      # f(**kw): a dict of the trace (a helper's **kw)
+            kw = tr.expr(k.value)
+            if not isinstance(kw, dict) or not all(isinstance(n, str) for n in kw):
+                raise TileTypeError(f"argument after ** must be a mapping with string keys, not "
+                                    f"{type_name(kw)}")
+            kwargs.update(kw)
+            kw_nodes.update(dict.fromkeys(kw, k.value))
+            continue
         kwargs[k.arg] = tr.expr(k.value)
         kw_nodes[k.arg] = k.value
     return call(tr, fn, args, kwargs, arg_nodes, kw_nodes)

@@ -83,7 +83,8 @@ class FunctionTracer:
             raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
                                      f"kernels (helpers are inlined)")
         tracer = cls(ctx, parse_function(fn), function_env(fn), fn)
-        tracer.scope.update(bind_args(inspect.signature(fn), args, kwargs, fn.__name__))
+        sig = inspect.signature(fn, follow_wrapped=False)   # a functools.wraps wrapper's own
+        tracer.scope.update(bind_args(sig, args, kwargs, fn.__name__))
         return tracer
 
     def run_inlined(self, body, call_loc, name):
