@@ -174,8 +174,8 @@ class KernelFunction:
             n, m = len(names), len(infos)
             raise TileArgumentCountError(
                 f"Kernel expects {n} argument{'s' if n != 1 else ''} but {m} "
-                f"{'was' if m == 1 else 'were'} given: kernel '{self.name}' takes "
-                f"({', '.join(names)})")
+                f"{'was' if m == 1 else 'were'} given: kernel '{self.name}' takes {n} "
+                f"argument{'s' if n != 1 else ''} ({', '.join(names)})")
         anns = self.array_annotations
         params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name),
                             anns[name].index_dtype if name in anns else None)
