@@ -280,6 +280,10 @@ def _builtin_misuses():
 
     def runtime_shape(x):
         ct.full((ct.bid(0) + 1,), 1.0, ct.float32)
+
+    def fast_acc_f16(x):
+        t = ct.zeros((16, 16), ct.float16)
+        ct.mma(t, t, ct.zeros((16, 16), ct.float32), use_fast_acc=True)
     T, S = ct.TileTypeError, ct.TileSyntaxError
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
@@ -317,7 +321,9 @@ def _builtin_misuses():
             (tanh_approx_f16, T, "Rounding mode approx can only be used for float32 type"),
             (runtime_shape, T, 'Invalid argument "shape" of full(): Expected a constant integer '
                                'tuple, but given value is not constant: full() shape must be a '
-                               'compile-time constant tuple of ints (element 0 is a runtime tile)')]
+                               'compile-time constant tuple of ints (element 0 is a runtime tile)'),
+            (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
+                              "float8_e5m2), got float16")]
 
 
 @pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),

@@ -374,7 +374,8 @@ def scan(x, /, axis, func, identity, *, reverse=False):
 # ------------------------------------------------------------------------------------ matmul
 @_stub
 def mma(x, y, /, acc, *, use_fast_acc=False):
-    """x @ y + acc, computed in the accumulator's dtype."""
+    """x @ y + acc, computed in the accumulator's dtype. `use_fast_acc` (fp8 inputs only) permits
+    a less precise accumulation; tilepy accumulates as without it."""
 
 
 @_stub

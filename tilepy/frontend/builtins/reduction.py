@@ -152,6 +152,12 @@ def _mm_operands(ctx, a, b, c_shape=None):
 def mma(ctx, x, y, acc, *, use_fast_acc=False):
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
     a, b, _ = _mm_operands(ctx, a, b, c.shape)
+    # use_fast_acc: cuTile's rule (fp8 inputs only); on fp8 it permits a less precise sum, and
+    # tilepy sums as without it
+    if require_constant(use_fast_acc, "mma() use_fast_acc", (bool,)) and \
+            a.dtype not in (D.float8_e4m3fn, D.float8_e5m2):
+        raise TileTypeError(f"mma(): use_fast_acc is only supported for fp8 input dtypes "
+                            f"(float8_e4m3fn, float8_e5m2), got {a.dtype.name}")
     if a.dtype.is_int and b.dtype.is_int and a.dtype.bits == b.dtype.bits == 8:
         if c.dtype != D.int32:
             raise TileTypeError(f"mma(): int8 inputs accumulate into int32 (got {c.dtype.name})")
