@@ -983,3 +983,16 @@ def test_a_functools_wraps_wrapper_is_inlined_with_its_own_parameters():
     y = np.zeros(2, np.int32)
     ct.launch(None, (1,), k, (y,), backend="interpret")
     assert y.tolist() == [10, 15]
+
+
+@pytest.mark.parametrize("backend", ["interpret", None])
+def test_matmul_of_8_bit_integers_wraps_to_their_dtype(backend):
+    """cuTile's matmul on int8/uint8: summed in int32, converted back to the inputs' dtype."""
+    @ct.kernel
+    def k(a, b, c):
+        ct.store(c, (0, 0), ct.matmul(ct.load(a, (0, 0), (16, 16)), ct.load(b, (0, 0), (16, 16))))
+    rng = np.random.default_rng(7)
+    a, b = (rng.integers(0, 32, (16, 16)).astype(np.uint8) for _ in range(2))
+    c = np.zeros((16, 16), np.uint8)
+    ct.launch(None, (1,), k, (a, b, c), backend=backend)
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.uint8))
