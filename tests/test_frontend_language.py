@@ -281,6 +281,9 @@ def _builtin_misuses():
     def runtime_shape(x):
         ct.full((ct.bid(0) + 1,), 1.0, ct.float32)
 
+    def divmod_floats(x):
+        divmod(ct.load(x, (0,), (16,)), 2)
+
     def fast_acc_f16(x):
         t = ct.zeros((16, 16), ct.float16)
         ct.mma(t, t, ct.zeros((16, 16), ct.float32), use_fast_acc=True)
@@ -322,6 +325,7 @@ def _builtin_misuses():
             (runtime_shape, T, 'Invalid argument "shape" of full(): Expected a constant integer '
                                'tuple, but given value is not constant: full() shape must be a '
                                'compile-time constant tuple of ints (element 0 is a runtime tile)'),
+            (divmod_floats, T, "divmod() is not implemented for floating point values"),
             (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
                               "float8_e5m2), got float16")]
 

@@ -146,6 +146,9 @@ def mod(ctx, x, y):
 def divmod_(ctx, x, y):
     if is_number(x) and is_number(y):
         return divmod(x, y)
+    if any(isinstance(v, float) or isinstance(v, Tile) and v.dtype.is_float for v in (x, y)):
+        raise TileTypeError("divmod() is not implemented for floating point values (as in cuTile; "
+                            "use // and % on float tiles)")
     return floordiv(ctx, x, y), mod(ctx, x, y)
 
 
