@@ -1000,3 +1000,17 @@ def test_matmul_of_8_bit_integers_wraps_to_their_dtype(backend):
     c = np.zeros((16, 16), np.uint8)
     ct.launch(None, (1,), k, (a, b, c), backend=backend)
     np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.uint8))
+
+
+def test_exp_and_tanh_keep_a_requested_float32_rounding_mode():
+    """cuTile's APPROX on float32 exp/tanh is the op's rounding mode (the GPU's approximate
+    instructions; the CPU and the interpreter compute the precise value, a valid approximation),
+    so the bytecode of a version without it refuses it by cuTile's phrase."""
+    @ct.kernel
+    def k(x):
+        t = ct.load(x, (0,), (64,))
+        ct.store(x, (0,), ct.tanh(t, rounding_mode=ct.RoundingMode.APPROX))
+    assert "tanh %t rounding<approx>" in k.mlir(V32)
+    with pytest.raises(ct.TileUnsupportedFeatureError,
+                       match="tanh rounding_mode=approx requires tileiras 13.2"):
+        k.bytecode(V32, version="13.1")

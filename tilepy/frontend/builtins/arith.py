@@ -253,11 +253,9 @@ def _make_unary(stub, fold, opname):
         t = _float_operand(ctx, x)
         rm = _mode(rounding_mode)
         attrs = {}
-        if rm in ("full", "approx") and opname in ("exp", "tanh"):
-            if t.dtype != D.float32:                   # cuTile's rule
-                raise TileTypeError(f"{stub.__name__}(): Rounding mode {rm} can only be used for "
-                                    f"float32 type (got {t.dtype.name})")
-            rm = None   # the precise result is a valid implementation of both
+        if rm in ("full", "approx") and opname in ("exp", "tanh") and t.dtype != D.float32:
+            raise TileTypeError(f"{stub.__name__}(): Rounding mode {rm} can only be used for "
+                                f"float32 type (got {t.dtype.name})")        # cuTile's rule
         if rm is not None and rm != "nearest_even":
             if not any(a.name == "rounding_mode" for a in OPS[opname].attrs):
                 raise TileTypeError(f"{stub.__name__} does not take rounding_mode {rm}")
