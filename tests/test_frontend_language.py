@@ -281,6 +281,12 @@ def _builtin_misuses():
     def runtime_shape(x):
         ct.full((ct.bid(0) + 1,), 1.0, ct.float32)
 
+    def dtype_of_tuple(x):
+        ct.full((16,), np.float32((1, 2, 3)), ct.float32)
+
+    def two_minus_ones(x):
+        ct.reshape(ct.zeros((16,), ct.float32), (-1, -1))
+
     def divmod_floats(x):
         divmod(ct.load(x, (0,), (16,)), 2)
 
@@ -326,6 +332,8 @@ def _builtin_misuses():
                                'tuple, but given value is not constant: full() shape must be a '
                                'compile-time constant tuple of ints (element 0 is a runtime tile)'),
             (divmod_floats, T, "divmod() is not implemented for floating point values"),
+            (dtype_of_tuple, T, "float32() takes a number or a tile (got tuple)"),
+            (two_minus_ones, T, "reshape(): Only one dimension can be -1 (got (-1, -1))"),
             (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
                               "float8_e5m2), got float16")]
 
@@ -774,7 +782,7 @@ PROMOTIONS = [
 def test_promotion_table(a, b, want):
     for x, y in ((a, b), (b, a)):
         if want is None:
-            with pytest.raises(ct.TileTypeError, match="implicit promotion"):
+            with pytest.raises(ct.TileTypeError, match="Implicit promotion"):
                 promote(x, y)
         else:
             assert promote(x, y) == want
@@ -1014,3 +1022,25 @@ def test_exp_and_tanh_keep_a_requested_float32_rounding_mode():
     with pytest.raises(ct.TileUnsupportedFeatureError,
                        match="tanh rounding_mode=approx requires tileiras 13.2"):
         k.bytecode(V32, version="13.1")
+
+
+def test_a_torch_dtype_called_in_a_kernel_is_a_typed_constant():
+    torch = pytest.importorskip("torch")
+
+    @ct.kernel
+    def k(x):
+        ct.store(x, (0,), ct.full((16,), torch.float16(1.5), torch.float16))
+    assert "constant <f16: 1.5" in k.mlir(np.zeros(16, np.float16))
+
+
+def _needs_qux(**kwargs):
+    return kwargs["qux"]
+
+
+def test_a_missing_key_is_cuTiles_type_error_at_the_helpers_line():
+    def k(x):
+        _needs_qux(foo=1)
+    with pytest.raises(ct.TileTypeError, match="Key 'qux' not found in dictionary \\(keys: 'foo'\\)") \
+            as info:
+        ct.kernel(k).mlir(V32)
+    assert info.value.loc.line == _needs_qux.__code__.co_firstlineno + 1

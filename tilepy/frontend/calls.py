@@ -81,8 +81,8 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     if is_builtin(fn):
         with tr.ctx.call_args(_arg_locs(tr, fn, arg_nodes, kw_nodes)):
             return call_builtin(tr.ctx, fn, args, kwargs)
-    dtype = foreign(fn) if isinstance(fn, (DType, type)) else None
-    if dtype is not None:                      # tilepy.float32(x), np.float32(x)
+    dtype = foreign(fn) if isinstance(fn, (DType, type)) or type(fn).__name__ == "dtype" else None
+    if dtype is not None:                      # tilepy.float32(x), np.float32(x), torch.float32(x)
         if len(args) != 1 or kwargs:
             raise TileTypeError(f"{fn.__name__ if isinstance(fn, type) else fn}(...) takes "
                                 f"exactly one value")

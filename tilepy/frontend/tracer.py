@@ -359,7 +359,13 @@ class FunctionTracer:
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:
             return obj[index]
-        except (IndexError, KeyError, TypeError) as e:
+        except KeyError:
+            if isinstance(obj, dict):             # cuTile's words (a helper's **kwargs)
+                raise TileTypeError(f"Key {index!r} not found in dictionary (keys: "
+                                    f"{', '.join(map(repr, obj)) or 'none'})") from None
+            raise TileValueError(f"cannot index {type_name(obj)}: key {index!r} not found") \
+                from None
+        except (IndexError, TypeError) as e:
             raise TileValueError(f"cannot index {type_name(obj)}: {e}") from None
 
     def expr_Slice(self, node):

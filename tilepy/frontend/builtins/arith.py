@@ -340,4 +340,6 @@ def dtype_call(ctx, dtype: DType, value):
     """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile)."""
     if isinstance(value, Tile):
         return convert(ctx, value, dtype)
+    if not is_number(value):
+        raise TileTypeError(f"{dtype.name}() takes a number or a tile (got {type_name(value)})")
     return constant(ctx, value, dtype)

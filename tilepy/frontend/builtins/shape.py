@@ -70,7 +70,7 @@ def reshape(ctx, x, shape):
     with ctx.arg("shape"):
         shp = list(shape_tuple(shape, "reshape() shape"))
         if shp.count(-1) > 1:
-            raise TileValueError("reshape(): at most one extent may be -1")
+            raise TileTypeError(f"reshape(): Only one dimension can be -1 (got {tuple(shp)})")
         if -1 in shp:
             rest = int(np.prod([d for d in shp if d != -1])) if len(shp) > 1 else 1
             numel = t.type.numel
