@@ -1044,3 +1044,16 @@ def test_a_missing_key_is_cuTiles_type_error_at_the_helpers_line():
             as info:
         ct.kernel(k).mlir(V32)
     assert info.value.loc.line == _needs_qux.__code__.co_firstlineno + 1
+
+
+_TILE = 16
+
+
+def test_a_local_read_before_its_assignment_is_not_the_global():
+    """Python's scoping, as cuTile: `_TILE` is assigned in the kernel, so it is local throughout
+    and the global of that name is not read."""
+    def k(x):
+        t = ct.load(x, (0,), (_TILE,))
+        _TILE = 32  # noqa: F841
+        ct.store(x, (0,), t)
+    assert _refused_in_body(k, ct.TileSyntaxError, "Undefined variable _TILE used", 1) == 1

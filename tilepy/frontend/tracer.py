@@ -257,6 +257,10 @@ class FunctionTracer:
         if name in self.scope:
             v = self.scope[name]
         else:
+            if name in self.env and name in self.func.__code__.co_varnames:
+                raise TileSyntaxError(f"Undefined variable {name} used: '{name}' is assigned in "
+                                      f"this function, so it is a local variable everywhere in "
+                                      f"it (Python's scoping), and it has no value here yet")
             if name in self.env:
                 v = self.env[name]
             elif hasattr(py_builtins, name):
