@@ -257,7 +257,7 @@ class FunctionTracer:
         if name in self.scope:
             v = self.scope[name]
         else:
-            if name in self.env and name in self.func.__code__.co_varnames:
+            if name in self.func.__code__.co_varnames:
                 raise TileSyntaxError(f"Undefined variable {name} used: '{name}' is assigned in "
                                       f"this function, so it is a local variable everywhere in "
                                       f"it (Python's scoping), and it has no value here yet")
@@ -267,7 +267,8 @@ class FunctionTracer:
                 v = getattr(py_builtins, name)
             else:
                 near = did_you_mean(name, [*self.scope, *self.env])
-                raise TileSyntaxError(f"name '{name}' is not defined{near}")
+                raise TileSyntaxError(f"Undefined variable {name} used: name '{name}' is not "
+                                      f"defined{near}")
             if self.ctx.deps is not None:           # a value from outside: the trace depends on it
                 self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
