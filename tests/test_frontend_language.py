@@ -1057,3 +1057,19 @@ def test_a_local_read_before_its_assignment_is_not_the_global():
         _TILE = 32  # noqa: F841
         ct.store(x, (0,), t)
     assert _refused_in_body(k, ct.TileSyntaxError, "Undefined variable _TILE used", 1) == 1
+
+
+_OUTSIDE = np.zeros(16, np.float32)
+_HALF = np.float32(0.5)
+
+
+def test_an_array_from_outside_the_kernel_is_refused_at_its_name():
+    """cuTile's rule: arrays are kernel arguments; a numpy scalar stays a constant."""
+    def k(x):
+        ct.store(x, (0,), ct.load(_OUTSIDE, (0,), (16,)) * _HALF)
+    assert _refused_in_body(k, ct.TileTypeError, "Cannot create constant from value of type "
+                                                 "numpy.ndarray: '_OUTSIDE' is an array", 1) == 1
+
+    def ok(x):
+        ct.store(x, (0,), ct.load(x, (0,), (16,)) * _HALF)
+    assert "mulf" in ct.kernel(ok).mlir(V32)

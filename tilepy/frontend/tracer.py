@@ -269,6 +269,11 @@ class FunctionTracer:
                 near = did_you_mean(name, [*self.scope, *self.env])
                 raise TileSyntaxError(f"Undefined variable {name} used: name '{name}' is not "
                                       f"defined{near}")
+            if not isinstance(v, type) and any(hasattr(v, a) for a in _ARRAY_PROTOCOLS):
+                t = type(v)
+                raise TileTypeError(f"Cannot create constant from value of type "
+                                    f"{t.__module__}.{t.__qualname__}: '{name}' is an array from "
+                                    f"outside the kernel; pass arrays as kernel arguments")
             if self.ctx.deps is not None:           # a value from outside: the trace depends on it
                 self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
@@ -484,6 +489,9 @@ class FunctionTracer:
 
 
 # ---------------------------------------------------------------------- helpers
+_ARRAY_PROTOCOLS = ("__dlpack__", "__cuda_array_interface__")    # numpy's ndarray has the first
+
+
 def function_env(fn) -> dict:
     """The names a Python function's body sees: its globals, then its closure's cells."""
     env = dict(fn.__globals__)
