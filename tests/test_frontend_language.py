@@ -284,6 +284,9 @@ def _builtin_misuses():
     def dtype_of_tuple(x):
         ct.full((16,), np.float32((1, 2, 3)), ct.float32)
 
+    def dtype_of_word(x):
+        ct.full((16,), ct.float32("much"), ct.float32)
+
     def two_minus_ones(x):
         ct.reshape(ct.zeros((16,), ct.float32), (-1, -1))
 
@@ -333,6 +336,7 @@ def _builtin_misuses():
                                'compile-time constant tuple of ints (element 0 is a runtime tile)'),
             (divmod_floats, T, "divmod() is not implemented for floating point values"),
             (dtype_of_tuple, T, "float32() takes a number or a tile (got tuple)"),
+            (dtype_of_word, T, "float32() cannot read 'much' as a number"),
             (two_minus_ones, T, "reshape(): Only one dimension can be -1 (got (-1, -1))"),
             (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
                               "float8_e5m2), got float16")]
@@ -1073,3 +1077,10 @@ def test_an_array_from_outside_the_kernel_is_refused_at_its_name():
     def ok(x):
         ct.store(x, (0,), ct.load(x, (0,), (16,)) * _HALF)
     assert "mulf" in ct.kernel(ok).mlir(V32)
+
+
+def test_a_dtype_reads_a_numbers_text_as_numpy_does():
+    @ct.kernel
+    def k(x):
+        ct.store(x, (0,), ct.full((16,), ct.float32("-inf"), ct.float32))
+    assert "0xFF800000" in k.mlir(V32) or "-inf" in k.mlir(V32)

@@ -340,6 +340,11 @@ def dtype_call(ctx, dtype: DType, value):
     """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile)."""
     if isinstance(value, Tile):
         return convert(ctx, value, dtype)
+    if isinstance(value, str):                 # ct.float32("-inf"), as numpy reads it
+        try:
+            value = float(value) if dtype.is_float else int(value)
+        except ValueError:
+            raise TileTypeError(f"{dtype.name}() cannot read {value!r} as a number") from None
     if not is_number(value):
         raise TileTypeError(f"{dtype.name}() takes a number or a tile (got {type_name(value)})")
     return constant(ctx, value, dtype)
