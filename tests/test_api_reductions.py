@@ -110,12 +110,14 @@ def _everywhere(f):
     return lambda m: np.full(m.shape[0], f(m.reshape(1, -1))[0], m.dtype)
 
 
+# A NaN-ignoring max/min folds from NaN, its exact identity: a row of NaNs gives NaN, as cuTile's
+# fold of the elements on a GPU (from -inf it would give -inf; ir.ops.fold_identities).
 FLOAT_REFS = {
-    "max": fold(R.max_number, -np.inf), "min": fold(R.min_number, np.inf),
+    "max": fold(R.max_number, np.nan), "min": fold(R.min_number, np.nan),
     "max_nan": fold(R.maximum_nan, -np.inf), "min_nan": fold(R.minimum_nan, np.inf),
-    "reduce_max": fold(R.max_number, -np.inf), "max_keepdims": fold(R.max_number, -np.inf),
-    "all_max": _everywhere(fold(R.max_number, -np.inf)),
-    "all_min": _everywhere(fold(R.min_number, np.inf)),
+    "reduce_max": fold(R.max_number, np.nan), "max_keepdims": fold(R.max_number, np.nan),
+    "all_max": _everywhere(fold(R.max_number, np.nan)),
+    "all_min": _everywhere(fold(R.min_number, np.nan)),
 }
 
 

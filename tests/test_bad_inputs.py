@@ -49,8 +49,8 @@ READ_ONLY.setflags(write=False)
 
 # (description, args, grid, regex the error message must match)
 BAD_LAUNCHES = [
-    ("too few args", (f32, f32), (1,), "takes 4 argument"),
-    ("too many args", (f32, f32, f32, 16, 1), (1,), "takes 4 argument"),
+    ("too few args", (f32, f32), (1,), "Kernel expects 4 arguments but 2 were given"),
+    ("too many args", (f32, f32, f32, 16, 1), (1,), "Kernel expects 4 arguments but 5 were given"),
     ("args not a tuple", f32, (1,), "tuple|takes"),
     ("a string arg", ("abc", f32, f32, 16), (1,), "not supported|str"),
     ("a dict arg", ({}, f32, f32, 16), (1,), "not supported|dict"),
@@ -69,7 +69,7 @@ BAD_LAUNCHES = [
     ("mixed devices", (f32, FakeCudaArray(), f32, 16), (1,), "different devices|CPU"),
     ("grid too large", (f32, f32, f32, 16), (2**24,), r"\[0, 16777215\]"),
     ("negative grid", (f32, f32, f32, 16), (-1,), "grid extent -1"),
-    ("grid of 4 dims", (f32, f32, f32, 16), (1, 1, 1, 1), "1 to 3"),
+    ("grid of 4 dims", (f32, f32, f32, 16), (1, 1, 1, 1), "0 to 3"),
     ("grid of floats", (f32, f32, f32, 16), (1.0,), "ints"),
     ("grid a string", (f32, f32, f32, 16), "1", "grid"),
     ("grid of bools", (f32, f32, f32, 16), (True,), "ints"),
@@ -253,3 +253,17 @@ def test_huge_tiles_do_not_crash(call, expected):
     proc = _subprocess(HUGE.format(call=call))
     assert proc.returncode == 0, f"crashed (code {proc.returncode}):\n{proc.stderr[-3000:]}"
     assert re.match(expected, proc.stdout.strip()), proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["interpret", None])
+def test_cutiles_grid_and_argument_count_rules(backend):
+    """An empty grid is one block; a grid extent past 2^24 - 1 is a ValueError and a wrong
+    number of arguments a TypeError (tilepy's located errors, cuTile's classes and phrases)."""
+    a, c = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    ct.launch(None, (), vadd, (a, a, c, 16), backend=backend)
+    np.testing.assert_array_equal(c, 2 * a)
+    with pytest.raises(ValueError, match=re.escape("Grid[1] exceeds 24-bit limit: max=16777215, "
+                                                   "got=16777216.")):
+        ct.launch(None, (1, 2**24), vadd, (a, a, c, 16), backend=backend)
+    with pytest.raises(TypeError, match="Kernel expects 4 arguments but 1 was given"):
+        ct.launch(None, (1,), vadd, (a,), backend=backend)

@@ -267,6 +267,20 @@ def early_return_and_static_iter():
     return control.early_exit, (4,), (x, y, 2, 16), check
 
 
+@case
+def with_context_manager_cleanup():
+    log = np.zeros(2 * control.LOG, np.int32)
+
+    def check():
+        loop = [e for i in range(3) for e in (100 + i, 1000 + 10 * i, 200 + i)]
+        inner = [50, 52, 501, 53, 51, 54]
+        for b, tail in ((0, [7]), (1, [])):
+            want = loop + inner + tail
+            row = log[b * control.LOG:(b + 1) * control.LOG]
+            assert row[0] == len(want) and row[1:len(want) + 1].tolist() == want, row
+    return control.with_cleanup, (2,), (log, 2), check
+
+
 # Both CPU modes run a case only where the mode matters: a g++ compile per kernel and mode is
 # most of this file's time. vector_add and saxpy are elementwise on one 1-D tile with no
 # replicated or shared data, so the faithful run's 128 threads only split the tile between them;

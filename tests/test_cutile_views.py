@@ -192,6 +192,27 @@ def test_signature_from_launch_arguments_and_export():
     buf = io.BytesIO()
     export_kernel(kernel, [sig.with_symbol("my_copy")], buf, output_format="tileir_bytecode")
     assert read_module(buf.getvalue()).entry().sym_name == "my_copy"
+    # bytecode for no GPU in particular exists from 13.3 on (cuTile's rule); 13.1 for one GPU
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="requires version 13.3 or later"):
+        export_kernel(kernel, [sig], buf, output_format="tileir_bytecode", bytecode_version="13.1")
+    export_kernel(kernel, [sig], buf, gpu_code="sm_80", output_format="tileir_bytecode",
+                  bytecode_version="13.1")
+
+
+@ct.kernel
+def _atan2(x, y):
+    t = ct.load(x, (0,), (16,))
+    ct.store(y, (0,), ct.atan2(t, t))
+
+
+def test_a_cubins_bytecode_version_is_checked():
+    """export_kernel(cubin, bytecode_version=...): the kernel must be that version's Tile IR,
+    refused by cuTile's phrase before any compiler runs (atan2 is an op since 13.2)."""
+    x = np.zeros(16, np.float32)
+    sig = KernelSignature.from_kernel_args(_atan2, (x, x), CallingConvention.cutile_python_v1())
+    with pytest.raises(ct.TileUnsupportedFeatureError, match=r"atan2 requires tileiras 13\.2"):
+        export_kernel(_atan2, [sig], io.BytesIO(), gpu_code="sm_80", output_format="cubin",
+                      bytecode_version="13.1")
 
 
 def test_a_written_signature_gives_the_same_kernel():

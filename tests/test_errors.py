@@ -111,7 +111,7 @@ I8 = np.zeros(64, np.int8)
 
 @ct.kernel
 def with_statement(x):
-    with open("f"):  # E15
+    with x:  # E15
         pass
 
 
@@ -338,14 +338,14 @@ CASES = [
     (loop_type_change, (V32, V16), ct.TileTypeError, "E12", "acc + ct.load(x, (i,), (16,))", "changes in the loop"),
     (maybe_undefined, (V32, 1), ct.TileSyntaxError, "E13", "t", "not defined on every path"),
     (store_wrong_rank, (F32,), ct.TileTypeError, "E14", "ct.load(x, (0, 0), (1, 16)).reshape((16,))", "rank"),
-    (with_statement, (V32,), ct.TileSyntaxError, "E15", "with", "with is not supported"),
+    (with_statement, (V32,), ct.TileTypeError, "E15", "x", "@contextlib.contextmanager function"),
     (combiner_captures_array, (V32, V32), ct.TileSyntaxError, "E16", "weights", "cannot use 'weights'"),
     (too_many_indices, (V32,), ct.TileTypeError, "E17", "t[:, :]", "too many indices"),
     (constant_out_of_range, (I8,), ct.TileValueError, "E18", "t + 1000", "out of range of int8"),
     (static_assertion, (V32,), ct.TileStaticAssertionError, "E19", "ct.static_assert", "expected 32 elements, got 16"),
     (bitcast_width, (V32,), ct.TileTypeError, "E20", "ct.bitcast(t, ct.float16)", "same bit width"),
     (signed_unsigned_mix, (I32, U32), ct.TileTypeError, "E21", "ct.load(a, (0,), (16,)) + ct.load(b, (0,), (16,))", "int32 and uint32"),
-    (return_in_loop, (V32, 4), ct.TileUnsupportedFeatureError, "E22", "return", "return inside a loop"),
+    (return_in_loop, (V32, 4), ct.TileSyntaxError, "E22", "return", "Returning from a for loop"),
     (break_in_static_iter, (V32,), ct.TileSyntaxError, "E23", "break", "static_iter"),
     (for_over_tuple, (V32,), ct.TileTypeError, "E24", "(1, 2, 3)", "range"),
     (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on the branch"),

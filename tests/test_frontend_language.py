@@ -1,5 +1,7 @@
 """The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
 specialization, the recompile log, source retrieval and the promotion table."""
+import contextlib
+import functools
 import linecache
 import pathlib
 import re
@@ -260,6 +262,40 @@ def _builtin_misuses():
 
     def offset_shape(x):
         x.get_raw_memory().store_offset(ct.arange(4, dtype=ct.int32), ct.zeros((8,), ct.float32))
+
+    def unpack_int32(x):
+        ct.unpack_from_bytes(ct.arange(4, dtype=ct.int32), ct.int32)
+
+    def unpack_2d(x):
+        ct.unpack_from_bytes(ct.zeros((4, 4), ct.uint8), ct.int32)
+
+    def pack_bool(x):
+        ct.pack_to_bytes(ct.zeros((8,), ct.bool_))
+
+    def unpack_bool(x):
+        ct.unpack_from_bytes(ct.zeros((4,), ct.uint8), ct.bool_)
+
+    def tanh_approx_f16(x):
+        ct.tanh(ct.zeros((4,), ct.float16), rounding_mode=ct.RoundingMode.APPROX)
+
+    def runtime_shape(x):
+        ct.full((ct.bid(0) + 1,), 1.0, ct.float32)
+
+    def dtype_of_tuple(x):
+        ct.full((16,), np.float32((1, 2, 3)), ct.float32)
+
+    def dtype_of_word(x):
+        ct.full((16,), ct.float32("much"), ct.float32)
+
+    def two_minus_ones(x):
+        ct.reshape(ct.zeros((16,), ct.float32), (-1, -1))
+
+    def divmod_floats(x):
+        divmod(ct.load(x, (0,), (16,)), 2)
+
+    def fast_acc_f16(x):
+        t = ct.zeros((16, 16), ct.float16)
+        ct.mma(t, t, ct.zeros((16, 16), ct.float32), use_fast_acc=True)
     T, S = ct.TileTypeError, ct.TileSyntaxError
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
@@ -289,13 +325,28 @@ def _builtin_misuses():
             (cat_three, T, "cat() supports at most 2 tiles, got 3"),
             (cat_dtypes, T, "Expected tiles to have the same dtype: float32 != float16"),
             (cat_extents, T, "Result tile shape must be power of 2, got (12,)"),
-            (cat_axis, T, "axis 1 is out of range for tiles of rank 1")]
+            (cat_axis, T, "axis 1 is out of range for tiles of rank 1"),
+            (unpack_int32, T, "unpack_from_bytes requires uint8 tile (got int32)"),
+            (unpack_2d, T, "unpack_from_bytes requires a 1D tile (got shape (4, 4))"),
+            (pack_bool, T, "pack_to_bytes from a bool_ tile is not supported"),
+            (unpack_bool, T, "unpack_from_bytes to a bool_ tile is not supported"),
+            (tanh_approx_f16, T, "Rounding mode approx can only be used for float32 type"),
+            (runtime_shape, T, 'Invalid argument "shape" of full(): Expected a constant integer '
+                               'tuple, but given value is not constant: full() shape must be a '
+                               'compile-time constant tuple of ints (element 0 is a runtime tile)'),
+            (divmod_floats, T, "divmod() is not implemented for floating point values"),
+            (dtype_of_tuple, T, "float32() takes a number or a tile (got tuple)"),
+            (dtype_of_word, T, "float32() cannot read 'much' as a number"),
+            (two_minus_ones, T, "reshape(): Only one dimension can be -1 (got (-1, -1))"),
+            (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
+                              "float8_e5m2), got float16")]
 
 
 @pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_builtin_misuse_names_cutiles_rule_at_the_line(fn, error, phrase):
-    """Reductions, cat, atomics, raw memory, slices, constants: cuTile's class and key phrase."""
+    """Reductions, cat, atomics, raw memory, slices, constants, byte packing: cuTile's class and
+    key phrase."""
     _refused_in_body(fn, error, phrase, 4)
 
 
@@ -735,7 +786,7 @@ PROMOTIONS = [
 def test_promotion_table(a, b, want):
     for x, y in ((a, b), (b, a)):
         if want is None:
-            with pytest.raises(ct.TileTypeError, match="implicit promotion"):
+            with pytest.raises(ct.TileTypeError, match="Implicit promotion"):
                 promote(x, y)
         else:
             assert promote(x, y) == want
@@ -822,3 +873,214 @@ def test_system_scope_atomics_are_rejected_by_the_backend():
     with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as info:
         k.cuda_source(V32)
     assert "ct.atomic_add(x, 0, 1.0" in str(info.value)       # located at the user's call
+
+
+# ------------------------------------------------------------------ with over @contextmanager
+@contextlib.contextmanager
+def _two_yields(x):
+    yield
+    yield
+
+
+@contextlib.contextmanager
+def _no_reachable_yield(x):
+    while True:
+        break
+        yield
+
+
+@contextlib.contextmanager
+def _yield_in_if(x, flag):
+    if flag:
+        yield
+
+
+@contextlib.contextmanager
+def _returns(x):
+    if ct.bid(0) == 1:
+        return
+    yield
+
+
+@pytest.mark.parametrize("gen, error, phrase, line", [
+    (_two_yields, ct.TileTypeError, "must have one `yield` statement", 3),
+    (_no_reachable_yield, ct.TileTypeError, "no reachable `yield` statement", None),
+    (_yield_in_if, ct.TileTypeError, "outside of loops and conditional statements", 3),
+    (_returns, ct.TileSyntaxError, "Returning from a generator-based context manager", 3),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_context_manager_rules_are_cuTiles_at_the_generators_line(gen, error, phrase, line):
+    def k(x):
+        with gen(x, True) if gen is _yield_in_if else gen(x):
+            ct.store(x, (0,), ct.zeros((64,), ct.float32))
+    with pytest.raises(error, match=re.escape(phrase)) as info:
+        ct.kernel(k).mlir(V32)
+    if line is not None:
+        # co_firstlineno is the decorator's line
+        assert info.value.loc.line == gen.__wrapped__.__code__.co_firstlineno + line
+
+
+def test_with_takes_only_contextmanager_functions():
+    def k(x):
+        with x:
+            pass
+    with pytest.raises(ct.TileTypeError, match="@contextlib.contextmanager function") as info:
+        ct.kernel(k).mlir(V32)
+    assert info.value.loc.line == k.__code__.co_firstlineno + 1
+
+
+def test_return_in_a_for_loop_is_cuTiles_syntax_error():
+    def in_static_iter(x):
+        for i in ct.static_iter(range(3)):
+            if i == 1:
+                return
+            ct.scatter(x, i, 1.0)
+
+    def in_range(x):
+        for i in range(3):
+            if ct.bid(0) == i:
+                return
+    assert _refused_in_body(in_static_iter, ct.TileSyntaxError, "Returning from a for loop", 4) == 3
+    assert _refused_in_body(in_range, ct.TileSyntaxError, "Returning from a for loop", 4) == 3
+
+
+@pytest.mark.parametrize("backend", ["interpret", None])
+def test_astile_of_run_time_scalars_joins_them(backend):
+    """cuTile's astile: leaves may be run-time scalars (converted to dtype, joined by cat)."""
+    @ct.kernel
+    def k(out, a, b: float, c: bool):
+        ct.store(out, (0, 0, 0), ct.astile((((1, a), (2, b)), ((3, c), (4, a + 1))),
+                                           dtype=ct.float32))
+    out = np.zeros((2, 2, 2), np.float32)
+    ct.launch(None, (1,), k, (out, 10, 2.5, True), backend=backend)
+    assert out.tolist() == [[[1, 10], [2, 2.5]], [[3, 1], [4, 11]]]
+
+
+def _astile_misuses():
+    def not_power_of_two(x):
+        ct.astile((1, 2, 3), dtype=ct.int32)
+
+    def ragged(x):
+        ct.astile(((1, 2), (3,)), dtype=ct.int32)
+
+    def tile_leaf(x):
+        ct.astile(((1,), (ct.full((2,), 1, ct.int32),)), dtype=ct.int32)
+
+    def whole_tile(x):
+        ct.astile(ct.full((4,), 1, ct.int32), dtype=ct.int32)
+    return [(not_power_of_two, "Tuple length 3 at value is not a power of 2"),
+            (ragged, "Tuple has non-uniform inner shapes at value"),
+            (tile_leaf, "Expected scalar elements at value[1][0]"),
+            (whole_tile, "Expected a scalar or (possibly nested) tuple of scalars")]
+
+
+@pytest.mark.parametrize("fn, phrase", _astile_misuses(), ids=lambda v: getattr(v, "__name__", ""))
+def test_astile_misuse_is_cuTiles_type_error_at_the_line(fn, phrase):
+    _refused_in_body(fn, ct.TileTypeError, phrase, 1)
+
+
+def _forwarding(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+@_forwarding
+def _scaled(x, factor=2):
+    return x * factor
+
+
+def test_a_functools_wraps_wrapper_is_inlined_with_its_own_parameters():
+    """The wrapper binds (*args, **kwargs) (not the wrapped signature) and forwards them."""
+    @ct.kernel
+    def k(y):
+        ct.scatter(y, 0, _scaled(5))
+        ct.scatter(y, 1, _scaled(5, factor=ct.bid(0) + 3))
+    y = np.zeros(2, np.int32)
+    ct.launch(None, (1,), k, (y,), backend="interpret")
+    assert y.tolist() == [10, 15]
+
+
+@pytest.mark.parametrize("backend", ["interpret", None])
+def test_matmul_of_8_bit_integers_wraps_to_their_dtype(backend):
+    """cuTile's matmul on int8/uint8: summed in int32, converted back to the inputs' dtype."""
+    @ct.kernel
+    def k(a, b, c):
+        ct.store(c, (0, 0), ct.matmul(ct.load(a, (0, 0), (16, 16)), ct.load(b, (0, 0), (16, 16))))
+    rng = np.random.default_rng(7)
+    a, b = (rng.integers(0, 32, (16, 16)).astype(np.uint8) for _ in range(2))
+    c = np.zeros((16, 16), np.uint8)
+    ct.launch(None, (1,), k, (a, b, c), backend=backend)
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.uint8))
+
+
+def test_exp_and_tanh_keep_a_requested_float32_rounding_mode():
+    """cuTile's APPROX on float32 exp/tanh is the op's rounding mode (the GPU's approximate
+    instructions; the CPU and the interpreter compute the precise value, a valid approximation),
+    so the bytecode of a version without it refuses it by cuTile's phrase."""
+    @ct.kernel
+    def k(x):
+        t = ct.load(x, (0,), (64,))
+        ct.store(x, (0,), ct.tanh(t, rounding_mode=ct.RoundingMode.APPROX))
+    assert "tanh %t rounding<approx>" in k.mlir(V32)
+    with pytest.raises(ct.TileUnsupportedFeatureError,
+                       match="tanh rounding_mode=approx requires tileiras 13.2"):
+        k.bytecode(V32, version="13.1")
+
+
+def test_a_torch_dtype_called_in_a_kernel_is_a_typed_constant():
+    torch = pytest.importorskip("torch")
+
+    @ct.kernel
+    def k(x):
+        ct.store(x, (0,), ct.full((16,), torch.float16(1.5), torch.float16))
+    assert "constant <f16: 1.5" in k.mlir(np.zeros(16, np.float16))
+
+
+def _needs_qux(**kwargs):
+    return kwargs["qux"]
+
+
+def test_a_missing_key_is_cuTiles_type_error_at_the_helpers_line():
+    def k(x):
+        _needs_qux(foo=1)
+    with pytest.raises(ct.TileTypeError, match="Key 'qux' not found in dictionary \\(keys: 'foo'\\)") \
+            as info:
+        ct.kernel(k).mlir(V32)
+    assert info.value.loc.line == _needs_qux.__code__.co_firstlineno + 1
+
+
+_TILE = 16
+
+
+def test_a_local_read_before_its_assignment_is_not_the_global():
+    """Python's scoping, as cuTile: `_TILE` is assigned in the kernel, so it is local throughout
+    and the global of that name is not read."""
+    def k(x):
+        t = ct.load(x, (0,), (_TILE,))
+        _TILE = 32  # noqa: F841
+        ct.store(x, (0,), t)
+    assert _refused_in_body(k, ct.TileSyntaxError, "Undefined variable _TILE used", 1) == 1
+
+
+_OUTSIDE = np.zeros(16, np.float32)
+_HALF = np.float32(0.5)
+
+
+def test_an_array_from_outside_the_kernel_is_refused_at_its_name():
+    """cuTile's rule: arrays are kernel arguments; a numpy scalar stays a constant."""
+    def k(x):
+        ct.store(x, (0,), ct.load(_OUTSIDE, (0,), (16,)) * _HALF)
+    assert _refused_in_body(k, ct.TileTypeError, "Cannot create constant from value of type "
+                                                 "numpy.ndarray: '_OUTSIDE' is an array", 1) == 1
+
+    def ok(x):
+        ct.store(x, (0,), ct.load(x, (0,), (16,)) * _HALF)
+    assert "mulf" in ct.kernel(ok).mlir(V32)
+
+
+def test_a_dtype_reads_a_numbers_text_as_numpy_does():
+    @ct.kernel
+    def k(x):
+        ct.store(x, (0,), ct.full((16,), ct.float32("-inf"), ct.float32))
+    assert "constant <f32: 0xFF800000>" in k.mlir(V32)          # -inf

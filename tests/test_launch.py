@@ -140,7 +140,7 @@ def test_bad_kernel_args_grid():
         ct.launch(None, (1,), lambda a: a, (a,))
     with pytest.raises(ct.TileTypeError, match="as a tuple"):
         ct.launch(None, (1,), vadd, a)
-    with pytest.raises(ct.TileTypeError, match="takes 4 argument"):
+    with pytest.raises(ct.TileTypeError, match="Kernel expects 4 arguments but 2 were given"):
         ct.launch(None, (1,), vadd, (a, a))
     for grid in ((True,), (1.0,), (-1,), (2**24,), (1, 1, 1, 1), "1"):
         with pytest.raises(ct.TileValueError, match="grid"):
@@ -433,3 +433,30 @@ def test_scalar_kinds_on_both_paths():
                                           for a in (x, o, s)))
         for x, out, (dtype, s) in zip(xs, outs, SCALAR_KINDS):
             assert out.tolist() == (x * s).astype(dtype).tolist(), (dtype, s)
+
+
+@ct.kernel
+def _pdl_producer(a, out):
+    ct.grid_dependency_control_launch_dependents()
+    ct.store(out, (ct.bid(0),), ct.load(a, (ct.bid(0),), (16,)) + 1)
+
+
+@ct.kernel
+def _pdl_consumer(b, produced, out):
+    t = ct.load(b, (ct.bid(0),), (16,)) * 2        # may overlap the producer
+    ct.grid_dependency_control_wait()
+    ct.store(out, (ct.bid(0),), ct.load(produced, (ct.bid(0),), (16,)) + t)
+
+
+@pytest.mark.parametrize("backend", [None, "interpret"])
+def test_programmatic_dependent_launch_sees_the_producers_stores(backend):
+    """cuTile's keyword: a permission to overlap, which tilepy's stream-ordered launches grant
+    trivially; what follows the wait reads the producer's results."""
+    a, b = np.arange(32, dtype=np.float32), np.full(32, 3.0, np.float32)
+    produced, out = np.zeros(32, np.float32), np.zeros(32, np.float32)
+    ct.launch(None, (2,), _pdl_producer, (a, produced), backend=backend)
+    ct.launch(None, (2,), _pdl_consumer, (b, produced, out), backend=backend,
+              programmatic_dependent_launch=True)
+    np.testing.assert_array_equal(out, a + 1 + 6)
+    with pytest.raises(ct.TileTypeError, match="programmatic_dependent_launch must be a bool"):
+        ct.launch(None, (2,), _pdl_consumer, (b, produced, out), programmatic_dependent_launch=1)

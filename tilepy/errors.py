@@ -256,6 +256,16 @@ class TileIndexOverflowError(TileValueError, OverflowError):
     unless annotated IndexedWithInt64): an OverflowError too, as cuTile raises."""
 
 
+class TileGridError(TileValueError, ValueError):
+    """A launch grid that is not 0 to 3 extents in [0, 2^24 - 1]: a ValueError too, as cuTile
+    raises."""
+
+
+class TileArgumentCountError(TileTypeError, TypeError):
+    """A launch with more or fewer arguments than the kernel's parameters: a TypeError too, as
+    cuTile raises."""
+
+
 class TileUnsupportedFeatureError(TileError):
     """Valid input that tilepy does not support yet; never silently miscompiled."""
 

@@ -1,5 +1,8 @@
 """Loops with runtime branches: for / while / break / continue, if-elif-else on runtime values,
-helpers that return from inside a runtime `if`, tuples, module constants, static_iter."""
+helpers that return from inside a runtime `if`, tuples, module constants, static_iter, `with`
+over @contextlib.contextmanager functions."""
+from contextlib import contextmanager
+
 import tilepy as ct
 
 SCALE = 0.5                     # module-level constants are compile-time values
@@ -81,3 +84,48 @@ def early_exit(x, y, n, TILE: ct.Constant[int]):
     for s in ct.static_iter(STEPS):
         t = t * s
     ct.store(y, (b,), t)
+
+
+# ---- `with` over @contextmanager: the clean-up runs at the end and before break and return
+LOG = 32                        # entries per block in with_cleanup's log (the first: the count)
+
+
+def note(log, b, v):
+    n = ct.gather(log, b * LOG) + 1
+    ct.scatter(log, b * LOG, n)
+    ct.scatter(log, b * LOG + n, v)
+
+
+@contextmanager
+def bracket(log, b, first, last):
+    note(log, b, first)
+    yield first * 10
+    note(log, b, last)
+
+
+@contextmanager
+def bracket_twice(log, b, v):
+    """The yield inside the generator's own `with`: leaving it runs both clean-ups."""
+    with bracket(log, b, v, v + 1) as inner:
+        note(log, b, v + 2)
+        got = yield inner + 1
+        ct.static_assert(got is None)
+        note(log, b, v + 3)
+    note(log, b, v + 4)
+
+
+@ct.kernel
+def with_cleanup(log, limit):
+    b = ct.bid(0)
+    i = 0
+    while True:
+        with bracket(log, b, 100 + i, 200 + i) as token:
+            note(log, b, token)
+            if i == limit:
+                break                  # leaves the `with`: its clean-up first
+        i += 1
+    with bracket_twice(log, b, 50) as v:
+        note(log, b, v)
+        if b == 1:
+            return                     # the clean-ups run, then the block ends
+    note(log, b, 7)

@@ -452,7 +452,10 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     """Compile `kernel` for its signature and write the result to `output_file` (a file name or
     a binary file object): `output_format="cubin"` (`gpu_code` such as "sm_90" required; the
     kernel's `compiler` option picks NVRTC or tileiras) or `"tileir_bytecode"` (NVIDIA's Tile IR
-    bytecode, `bytecode_version` "13.1".."13.5", default tilepy's). One signature per export:
+    bytecode, `bytecode_version` "13.1".."13.5", default tilepy's; without `gpu_code`, the
+    architecture-independent bytecode of 13.3 or later). A cubin with a `bytecode_version` is
+    checked to be that version's Tile IR (what an older version lacks is refused by name, as
+    cuTile's tileiras would), whichever compiler makes it. One signature per export:
     tilepy puts one kernel in a cubin."""
     if output_format not in ("cubin", "tileir_bytecode"):
         raise ValueError(f"Unknown output format '{output_format}'")
@@ -468,17 +471,21 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     sig = signatures[0]
     args = signature_args(kernel, sig)
     if output_format == "tileir_bytecode":
-        data = _bytecode(kernel, args, sig.symbol, bytecode_version)
+        data = _bytecode(kernel, args, sig.symbol, bytecode_version, gpu_code)
     else:
+        if bytecode_version is not None:        # the kernel must be that version's Tile IR
+            _bytecode(kernel, args, None, bytecode_version, gpu_code)
         data = _cubin(kernel, args, sig.symbol, gpu_code)
     with _opened(output_file) as f:
         f.write(data)
 
 
-def _bytecode(kernel, args, symbol, version) -> bytes:
+def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
     from ..bytecode import DEFAULT_VERSION, write_module
+    from ..bytecode.writer import as_version
     from .aot import _info_for
     from .compiler import tile_ir
+    version = as_version(version or DEFAULT_VERSION)
     infos = [_info_for(a, n in kernel.constants, i)
              for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
     module = tile_ir(kernel, *kernel.specialize(infos))
@@ -487,7 +494,13 @@ def _bytecode(kernel, args, symbol, version) -> bytes:
         from ..ir.parser import parse_module
         module = parse_module(print_module(module))       # a copy: the cached one keeps its name
         module.entry().attrs["sym_name"] = symbol
-    return write_module(module, version or DEFAULT_VERSION)
+    data = write_module(module, version)     # first: what the kernel needs of the version
+    if gpu_code is None and version < (13, 3):
+        raise TileUnsupportedFeatureError(
+            f"Architecture-independent TileIR bytecode generation requires version 13.3 or "
+            f"later, but got {version[0]}.{version[1]}. Specify a target architecture (gpu_code) "
+            f"for an earlier version.")
+    return data
 
 
 def _cubin(kernel, args, symbol, arch: str) -> bytes:

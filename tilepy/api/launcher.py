@@ -14,7 +14,8 @@ from __future__ import annotations
 import ctypes
 import functools
 
-from ..errors import TileError, TileLaunchError, TileUnsupportedFeatureError, TileValueError, for_user
+from ..errors import (TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError,
+                      TileValueError, for_user)
 from ..host.grid import normalize_grid
 from ..host.intake import ArrayInfo, ArrayInfoList, check_call, intake_arg
 from ..host.params import ArrayParam, ScalarParam, flat
@@ -110,12 +111,27 @@ def check_outputs(ck, params, infos):
 
 
 # ----------------------------------------------------------------------------- launch
-def launch(stream, grid, kernel, args, *, backend=None):
+def _check_pdl(flag):
+    if type(flag) is not bool:
+        raise TileTypeError(f"launch(): programmatic_dependent_launch must be a bool (got "
+                            f"{type(flag).__name__})")
+
+
+def launch(stream, grid, kernel, args, *, backend=None, programmatic_dependent_launch=False):
     """Launch `kernel` over `grid` with `args` (a tuple) on the device of its array arguments.
     `backend="interpret"` (or TILEPY_INTERPRET=1) runs it in the reference interpreter.
 
+    `programmatic_dependent_launch=True` (cuTile's keyword) allows the kernel to start before its
+    stream predecessor finished, running up to its `grid_dependency_control_wait()` while the
+    predecessor runs past its `grid_dependency_control_launch_dependents()`. It is a permission,
+    never a requirement: on every backend (GPU, both CPU modes, the interpreter) tilepy starts the
+    kernel after its predecessor completed, one of the executions the flag allows, where both
+    grid dependency controls are no-ops. Only its type is checked (a bool).
+
     A repeated call is served by the C warm path (launch/warm.py) when it is built, else by the
     Python one below (dispatch.py); both take the same decisions; anything else, the full path."""
+    if programmatic_dependent_launch is not False:
+        _check_pdl(programmatic_dependent_launch)
     if backend is None:
         fast = warm.launch
         if fast is not None:

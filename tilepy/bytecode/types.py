@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..errors import TileUnsupportedFeatureError
 from ..types import PartitionViewType, PtrType, TensorViewType, TileType, TokenType
+from ..types.dtype import default_signed
 from .stream import Interned, int_list, varint
 from .view_types import PADDING, encode_view  # noqa: F401  (PADDING: one table)
 
@@ -81,7 +82,8 @@ class TypeTable(Interned):
         if self.version < since:
             raise TileUnsupportedFeatureError(
                 f"bytecode: element type {e} needs bytecode {since[0]}.{since[1]} or later "
-                f"(writing {self.version[0]}.{self.version[1]})")
+                f"(writing {self.version[0]}.{self.version[1]}): {default_signed(e).name} "
+                f"requires tileiras {since[0]}.{since[1]} or later")
         buf = bytearray()
         varint(SIMPLE[e.name], buf)
         return buf

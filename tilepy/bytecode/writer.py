@@ -258,7 +258,7 @@ class _Body:
             value = field.default
         if self.file.version < field.since:
             if value != field.default and not _all_false(field, value):
-                raise _too_old(op, field, self.file.version)
+                raise _too_old(op, field, self.file.version, value)
             return
         if value is None:
             if any(f.name == field.name for f in layout.flags):
@@ -315,13 +315,17 @@ def _all_false(field: Field, value) -> bool:
 def _too_old_op(what: str, since, version) -> TileUnsupportedFeatureError:
     return TileUnsupportedFeatureError(
         f"bytecode: {what} needs bytecode {since[0]}.{since[1]} or later (writing "
-        f"{version[0]}.{version[1]})")
+        f"{version[0]}.{version[1]}): {what} requires tileiras {since[0]}.{since[1]} or later")
 
 
-def _too_old(op, field: Field, version) -> TileUnsupportedFeatureError:
+def _too_old(op, field: Field, version, value=None) -> TileUnsupportedFeatureError:
+    """`value`: the attribute's, named as cuTile names it (`tanh rounding_mode=approx`)."""
+    what = f"{op.name} {field.name}" if value is None else \
+        f"{op.name} {field.name}={str(getattr(value, 'value', value)).lower()}"
     return TileUnsupportedFeatureError(
         f"bytecode: {op.name}'s '{field.name}' needs bytecode {field.since[0]}.{field.since[1]} "
-        f"or later (writing {version[0]}.{version[1]})")
+        f"or later (writing {version[0]}.{version[1]}): {what} requires tileiras "
+        f"{field.since[0]}.{field.since[1]} or later")
 
 
 def _enum(body: _Body, op, field: Field, value) -> None:

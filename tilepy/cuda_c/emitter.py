@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, at, internal_errors
 from ..ir import Operation, Value
+from ..ir.ops import fold_identities
 from ..lowering.assign_layouts import LayoutPlan, commutative
 from ..lowering.layouts import Cyclic, MmaAcc, broadcast_in_registers, rows_path
 from ..lowering.memfacts import contiguous_along
@@ -476,7 +477,7 @@ def emit_reduce(ctx, op):
     """A reduce of one tile (emit_ops.py registers `reduce`, with the two-tile case)."""
     src, res = op.operands[0], op.results[0]
     s = src.type
-    ident = literal(s.elem, op.identities[0].array[()])
+    ident = literal(s.elem, fold_identities(op)[0])
     lam = _lambda(ctx, op.body.block)
     name = ctx.define(res)
     if s.numel == 1:

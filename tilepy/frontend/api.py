@@ -246,7 +246,8 @@ def arange(size, /, *, dtype, start=0, step=1):
 
 @_stub
 def astile(value, /, *, dtype=None):
-    """A tile from a scalar or a nested tuple of constants."""
+    """A tile from a scalar or a nested tuple of scalars (numbers or 0-d tiles, run-time ones
+    included): each tuple's length a power of 2, the same shape under every item."""
 
 
 # ------------------------------------------------------------------------- shape and dtype
@@ -373,7 +374,8 @@ def scan(x, /, axis, func, identity, *, reverse=False):
 # ------------------------------------------------------------------------------------ matmul
 @_stub
 def mma(x, y, /, acc, *, use_fast_acc=False):
-    """x @ y + acc, computed in the accumulator's dtype."""
+    """x @ y + acc, computed in the accumulator's dtype. `use_fast_acc` (fp8 inputs only) permits
+    a less precise accumulation; tilepy accumulates as without it."""
 
 
 @_stub

@@ -20,10 +20,9 @@ from ..types.dtype import foreign
 from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
-from .source import parse_function
 from .static import SPECIAL_FORMS, check_direct
-from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal
-from .tracer import CALLS, FunctionTracer
+from .names import BoundBuiltin, Captured, LocalFunction
+from .tracer import CALLS, FunctionTracer, bind_args
 from .tuples import starred
 from .values import Array, Tile, type_name
 
@@ -52,8 +51,14 @@ def expr_call(tr: FunctionTracer, node: ast.Call):
             arg_nodes.append(a)
     kwargs, kw_nodes = {}, {}
     for k in node.keywords:
-        if k.arg is None:
-            raise TileSyntaxError("**kwargs in calls is not supported in tile kernels")
+        if k.arg is None:                      # f(**kw): a dict of the trace (a helper's **kw)
+            kw = tr.expr(k.value)
+            if not isinstance(kw, dict) or not all(isinstance(n, str) for n in kw):
+                raise TileTypeError(f"argument after ** must be a mapping with string keys, not "
+                                    f"{type_name(kw)}")
+            kwargs.update(kw)
+            kw_nodes.update(dict.fromkeys(kw, k.value))
+            continue
         kwargs[k.arg] = tr.expr(k.value)
         kw_nodes[k.arg] = k.value
     return call(tr, fn, args, kwargs, arg_nodes, kw_nodes)
@@ -76,8 +81,8 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     if is_builtin(fn):
         with tr.ctx.call_args(_arg_locs(tr, fn, arg_nodes, kw_nodes)):
             return call_builtin(tr.ctx, fn, args, kwargs)
-    dtype = foreign(fn) if isinstance(fn, (DType, type)) else None
-    if dtype is not None:                      # tilepy.float32(x), np.float32(x)
+    dtype = foreign(fn) if isinstance(fn, (DType, type)) or type(fn).__name__ == "dtype" else None
+    if dtype is not None:                      # tilepy.float32(x), np.float32(x), torch.float32(x)
         if len(args) != 1 or kwargs:
             raise TileTypeError(f"{fn.__name__ if isinstance(fn, type) else fn}(...) takes "
                                 f"exactly one value")
@@ -91,6 +96,10 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     if py is not None:
         return py(tr, args, kwargs)
     if inspect.isfunction(fn):
+        from .with_stmt import context_manager_call
+        mgr = context_manager_call(fn, args, kwargs)
+        if mgr is not None:                 # a @contextlib.contextmanager function's call
+            return mgr
         return inline_function(tr.ctx, fn, args, kwargs)
     if any(_has_runtime(a) for a in [*args, *kwargs.values()]):
         raise TileTypeError(f"{getattr(fn, '__name__', fn)!s}() cannot be called with tiles or "
@@ -113,55 +122,12 @@ def _has_runtime(v) -> bool:
 
 
 # ---------------------------------------------------------------------- inlining
-def function_env(fn) -> dict:
-    env = dict(fn.__globals__)
-    code = fn.__code__
-    if fn.__closure__:
-        for name, cell in zip(code.co_freevars, fn.__closure__):
-            try:
-                env[name] = cell.cell_contents
-            except ValueError:
-                pass
-    return env
-
-
-def _bind(sig: inspect.Signature, args, kwargs, name) -> dict:
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{name}(): {e}") from None
-    bound.apply_defaults()
-    return dict(bound.arguments)
-
-
-def _run_body(tracer: FunctionTracer, body, call_loc, name):
-    """Trace a helper's body; its value is what it returns (None when it falls off the end)."""
-    try:
-        tracer.run(body)
-    except ReturnSignal as r:
-        return r.value
-    except TileError as e:
-        if call_loc is not None and e.loc is not None and e.loc.file == tracer.parsed.file \
-                and e.loc.function == tracer.parsed.tree.name and e.loc != call_loc:
-            note = f"in {name}(), called from {call_loc}"
-            if note not in e.notes:
-                e.notes.append(note)
-        raise
-    return None
-
-
 def inline_function(ctx, fn, args, kwargs):
     """Trace a Python helper function's body in place (helpers are always inlined)."""
-    code = fn.__code__
-    if code in ctx.call_stack:
-        raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
-                                 f"kernels (helpers are inlined)")
-    parsed = parse_function(fn)
-    tracer = FunctionTracer(ctx, parsed, function_env(fn), fn)
-    tracer.scope.update(_bind(inspect.signature(fn), args, kwargs, fn.__name__))
-    ctx.call_stack.append(code)
+    tracer = FunctionTracer.for_call(ctx, fn, args, kwargs)
+    ctx.call_stack.append(fn.__code__)
     try:
-        return _run_body(tracer, parsed.tree.body, current_loc(), fn.__name__)
+        return tracer.run_inlined(tracer.parsed.tree.body, current_loc(), fn.__name__)
     finally:
         ctx.call_stack.pop()
 
@@ -172,7 +138,7 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
     tracer = FunctionTracer(caller.ctx, definer.parsed, definer.env, definer.func)
     tracer.scope = dict(scope)
     name = getattr(node, "name", "lambda")
-    tracer.scope.update(_bind(_signature_of_node(node), args, kwargs, name))
+    tracer.scope.update(bind_args(_signature_of_node(node), args, kwargs, name))
     if isinstance(node, ast.Lambda):
         return tracer.expr(node.body)
     key = ("local", id(node))
@@ -180,7 +146,7 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
         raise TileRecursionError(f"recursive call of '{node.name}' is not supported in tile kernels")
     caller.ctx.call_stack.append(key)
     try:
-        return _run_body(tracer, node.body, current_loc(), name)
+        return tracer.run_inlined(node.body, current_loc(), name)
     finally:
         caller.ctx.call_stack.pop()
 

@@ -75,6 +75,16 @@ def returns_inside(node) -> ast.Return | None:
     return None
 
 
+def refuse_return_in_loop(tr):
+    """A `return` inside a loop: cuTile's TileSyntaxError in a `for` (range or static_iter);
+    inside a `while` (which cuTile can return from), not supported yet."""
+    if tr.loops[-1].kind in ("for", "range_loop", "static"):
+        raise TileSyntaxError("Returning from a for loop is not supported (Tile IR loops cannot "
+                              "return); break out of the loop first")
+    raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile IR loops "
+                                      "cannot return); break out of the loop first")
+
+
 # -------------------------------------------------------------------------------- if
 def stmt_if(tr, node: ast.If, rest) -> bool:
     """Trace `node`; True when it also traced `rest` (the statements after it)."""
@@ -91,9 +101,7 @@ def stmt_if(tr, node: ast.If, rest) -> bool:
         if ret is not None:
             if tr.loops:
                 with at(tr.loc(ret)):
-                    raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile "
-                                                      "IR loops cannot return); break out of the "
-                                                      "loop first")
+                    refuse_return_in_loop(tr)
             trace_if_returning(tr, node, cond, rest)
         trace_if(tr, node, cond)
     return False
@@ -107,6 +115,7 @@ def _trace_branch(tr, stmts, before, catch_return=False):
     tr.terminated = False
     blk = Block()
     value = None
+    withs = tr.withs                  # each branch leaves the same `with`s (with_stmt.py)
     with tr.ctx.b.at_end(blk):
         try:
             tr.run(stmts)
@@ -114,6 +123,8 @@ def _trace_branch(tr, stmts, before, catch_return=False):
             if not catch_return:
                 raise
             value = r.value
+        finally:
+            tr.withs = withs
         if tr.terminated:
             tr.seal()
     return blk, get_state(tr), tr.terminated, value

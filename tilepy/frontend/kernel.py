@@ -13,7 +13,7 @@ import inspect
 import re
 import typing
 
-from ..errors import TileSyntaxError, TileTypeError, TileValueError
+from ..errors import TileArgumentCountError, TileSyntaxError, TileTypeError, TileValueError
 from ..settings import GPU_COMPILERS, settings
 from .api import ArrayAnnotation, ByTarget, ConstantAnnotation, ListAnnotation, ScalarAnnotation
 from .specialize import key_of, log_recompile, mark_disjoint, param_for
@@ -171,8 +171,11 @@ class KernelFunction:
         """(cache key, params) for per-argument infos (ArrayInfo or Python values)."""
         names = list(self.signature.parameters)
         if len(infos) != len(names):
-            raise TileTypeError(f"kernel '{self.name}' takes {len(names)} argument(s) "
-                                f"({', '.join(names)}) but {len(infos)} were given")
+            n, m = len(names), len(infos)
+            raise TileArgumentCountError(
+                f"Kernel expects {n} argument{'s' if n != 1 else ''} but {m} "
+                f"{'was' if m == 1 else 'were'} given: kernel '{self.name}' takes {n} "
+                f"argument{'s' if n != 1 else ''} ({', '.join(names)})")
         anns = self.array_annotations
         params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name),
                             anns[name].index_dtype if name in anns else None)

@@ -302,6 +302,8 @@ def leave_loop(tr, how: str):
     if frame.kind == "static":
         raise TileSyntaxError(f"{how.capitalize()} in a for loop with static_iter() is not "
                               f"supported (the loop is unrolled at compile time)")
+    from .with_stmt import frames_in_loop, unwind
+    unwind(tr, frames_in_loop(tr))        # leave the `with`s entered inside the loop first
     _exit(tr, frame, how)
 
 

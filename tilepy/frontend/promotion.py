@@ -48,13 +48,13 @@ def promote(a: DType, b: DType) -> DType:
     ca, cb = CATEGORY.get(a), CATEGORY.get(b)
     if ca is None or cb is None:
         restricted = a if ca is None else b
-        raise TileTypeError(f"implicit promotion of {a.name} and {b.name} is not supported "
+        raise TileTypeError(f"Implicit promotion of {a.name} and {b.name} is not supported "
                             f"({restricted.name} never promotes implicitly; use astype())")
     if ca != cb:
         return a if ca > cb else b
     common = UPPER[a] & UPPER[b]
     if not common or frozenset((a, b)) in INCOMPATIBLE:
-        raise TileTypeError(f"implicit promotion of {a.name} and {b.name} is not supported "
+        raise TileTypeError(f"Implicit promotion of {a.name} and {b.name} is not supported "
                             f"(no common type; convert one of them with astype())")
     # least upper bound: the common upper bound below every other one (it has the most bounds)
     return max(common, key=lambda d: len(UPPER[d]))

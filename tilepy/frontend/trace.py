@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, at
 from ..ir import Module
-from .calls import function_env
+from . import calls  # noqa: F401  (loading it fills the tracer's CALLS table)
 from .context import KernelContext
 from .kernel import entry_hints
 from .names import ReturnSignal
 from .source import parse_function
-from .tracer import FunctionTracer
+from .tracer import FunctionTracer, function_env
 
 
 def trace_kernel(kernel, params, deps=None) -> Module:

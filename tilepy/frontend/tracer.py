@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import inspect
 import operator
 import types
 from typing import Callable
 
-from ..errors import (TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, TileValueError,
-                      StaticException, at, did_you_mean, internal_errors)
+from ..errors import (TileError, TileRecursionError, TileSyntaxError, TileTypeError,
+                      TileValueError, StaticException, at, did_you_mean, internal_errors)
 from . import api
 from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
-from .source import ParsedFunction
+from .source import ParsedFunction, parse_function
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
 from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
+from .with_stmt import ExitWith
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
           ast.FloorDiv: api.floordiv, ast.Mod: api.mod, ast.Pow: api.pow, ast.MatMult: api.matmul,
@@ -71,6 +73,35 @@ class FunctionTracer:
         self.def_locs: dict[str, object] = {}   # name -> location of its latest assignment
         self.loops: list = []          # enclosing loops (loops.LoopFrame), innermost last
         self.terminated = False        # the rest of the current statement list is unreachable
+        self.withs: tuple = ()         # entered context managers (with_stmt.WithFrame)
+
+    @classmethod
+    def for_call(cls, ctx: KernelContext, fn, args, kwargs) -> FunctionTracer:
+        """A tracer of Python function `fn`'s body with its parameters bound to the call's
+        arguments (helpers are inlined: a recursive call is refused)."""
+        if fn.__code__ in ctx.call_stack:
+            raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
+                                     f"kernels (helpers are inlined)")
+        tracer = cls(ctx, parse_function(fn), function_env(fn), fn)
+        sig = inspect.signature(fn, follow_wrapped=False)   # a functools.wraps wrapper's own
+        tracer.scope.update(bind_args(sig, args, kwargs, fn.__name__))
+        return tracer
+
+    def run_inlined(self, body, call_loc, name):
+        """Trace an inlined function's `body`; its value is what it returns (None when it falls
+        off the end). An error inside it notes the call's line (`call_loc`, when given)."""
+        try:
+            self.run(body)
+        except ReturnSignal as r:
+            return r.value
+        except TileError as e:
+            if call_loc is not None and e.loc is not None and e.loc.file == self.parsed.file \
+                    and e.loc.function == self.parsed.tree.name and e.loc != call_loc:
+                note = f"in {name}(), called from {call_loc}"
+                if note not in e.notes:
+                    e.notes.append(note)
+            raise
+        return None
 
     # ------------------------------------------------------------------ driving
     def loc(self, node):
@@ -84,6 +115,12 @@ class FunctionTracer:
             if isinstance(s, ast.If):
                 if stmt_if(self, s, stmts[i + 1:]):
                     return                  # the `if` took the rest of the list with it
+                continue
+            if isinstance(s, (ast.With, ExitWith)):
+                from .with_stmt import run_with
+                with at(self.loc(s)), internal_errors("tracing this line"):
+                    if run_with(self, s, stmts[i + 1:]):
+                        return              # the `with` took the rest of the list with it
                 continue
             self.stmt(s)
 
@@ -169,9 +206,12 @@ class FunctionTracer:
 
     def stmt_Return(self, node):
         if self.loops:
-            raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile IR loops "
-                                              "cannot return); break out of the loop first")
+            from .control_flow import refuse_return_in_loop
+            refuse_return_in_loop(self)
         value = self.expr(node.value) if node.value is not None else None
+        if self.withs:
+            from .with_stmt import unwind
+            unwind(self, self.withs)
         raise ReturnSignal(value)
 
     def stmt_For(self, node):
@@ -217,13 +257,23 @@ class FunctionTracer:
         if name in self.scope:
             v = self.scope[name]
         else:
+            if name in self.func.__code__.co_varnames:
+                raise TileSyntaxError(f"Undefined variable {name} used: '{name}' is assigned in "
+                                      f"this function, so it is a local variable everywhere in "
+                                      f"it (Python's scoping), and it has no value here yet")
             if name in self.env:
                 v = self.env[name]
             elif hasattr(py_builtins, name):
                 v = getattr(py_builtins, name)
             else:
                 near = did_you_mean(name, [*self.scope, *self.env])
-                raise TileSyntaxError(f"name '{name}' is not defined{near}")
+                raise TileSyntaxError(f"Undefined variable {name} used: name '{name}' is not "
+                                      f"defined{near}")
+            if not isinstance(v, type) and any(hasattr(v, a) for a in _ARRAY_PROTOCOLS):
+                t = type(v)
+                raise TileTypeError(f"Cannot create constant from value of type "
+                                    f"{t.__module__}.{t.__qualname__}: '{name}' is an array from "
+                                    f"outside the kernel; pass arrays as kernel arguments")
             if self.ctx.deps is not None:           # a value from outside: the trace depends on it
                 self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
@@ -319,7 +369,13 @@ class FunctionTracer:
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:
             return obj[index]
-        except (IndexError, KeyError, TypeError) as e:
+        except KeyError:
+            if isinstance(obj, dict):             # cuTile's words (a helper's **kwargs)
+                raise TileTypeError(f"Key {index!r} not found in dictionary (keys: "
+                                    f"{', '.join(map(repr, obj)) or 'none'})") from None
+            raise TileValueError(f"cannot index {type_name(obj)}: key {index!r} not found") \
+                from None
+        except (IndexError, TypeError) as e:
             raise TileValueError(f"cannot index {type_name(obj)}: {e}") from None
 
     def expr_Slice(self, node):
@@ -433,6 +489,31 @@ class FunctionTracer:
 
 
 # ---------------------------------------------------------------------- helpers
+_ARRAY_PROTOCOLS = ("__dlpack__", "__cuda_array_interface__")    # numpy's ndarray has the first
+
+
+def function_env(fn) -> dict:
+    """The names a Python function's body sees: its globals, then its closure's cells."""
+    env = dict(fn.__globals__)
+    code = fn.__code__
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return env
+
+
+def bind_args(sig: inspect.Signature, args, kwargs, name) -> dict:
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 def _dtype(name):
     from ..types import dtype as D
     return getattr(D, name)

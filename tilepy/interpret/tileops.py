@@ -2,7 +2,8 @@
 extract, pack/unpack, reduce, scan and the matrix multiply-accumulates.
 
 reduce and scan fold sequentially in index order (reverse order for a reverse scan), starting
-from the identity, calling the body as `f(element, accumulator)`. The spec leaves the order of a
+from the identity (a reduce: from ir.ops.fold_identities, NaN for a NaN-ignoring max/min),
+calling the body as `f(element, accumulator)`. The spec leaves the order of a
 reduction to the implementation, so for non-associative float bodies (addf, mulf) the result is a
 reference within tolerance. The body runs once per step on all positions at once when it holds
 only element-wise ops; otherwise position by position.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, TileValueError
+from ..ir import DenseValue
+from ..ir.ops import fold_identities
 from ..types import PtrType
 from ..types import element as E
 from ..types.convert import decode_bits, encode_bits, has_encoded_bits
@@ -162,7 +165,9 @@ def _batchable(block) -> bool:
 def _fold(ex, op, args, scan: bool):
     dim = op.dim
     elems = [v.type.elem for v in op.operands]
-    idents = [dense_storage(d, e, ()) for d, e in zip(op.identities, elems)]
+    starts = op.identities if scan else [DenseValue(e, np.asarray(v))
+                                         for v, e in zip(fold_identities(op), elems)]
+    idents = [dense_storage(d, e, ()) for d, e in zip(starts, elems)]
     moved = [np.moveaxis(np.asarray(a), dim, 0) for a in args]
     n, rest = moved[0].shape[0], moved[0].shape[1:]
     order = range(n - 1, -1, -1) if (scan and op.reverse) else range(n)

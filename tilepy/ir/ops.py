@@ -10,6 +10,6 @@ from __future__ import annotations
 
 from . import ops_arith, ops_control, ops_core, ops_dialect, ops_memory  # noqa: F401  (register the rows)
 from .opdef import OPS  # noqa: F401
-from .ops_control import MODULE_RULES  # noqa: F401
+from .ops_control import MODULE_RULES, fold_identities  # noqa: F401
 from .ops_core import MMAF_TYPES  # noqa: F401
 from .ops_memory import ATOMIC_MODE_TYPES  # noqa: F401

@@ -260,6 +260,27 @@ op(OpDef("reduce", operands=(O("operands", variadic=True),),
                       _identities_type,
                       _reduce_results),
          region_rules=_COMBINER))
+
+
+def fold_identities(o) -> list:
+    """The values a `reduce`'s fold starts from, one per operand: its identities, but NaN where
+    the body is one NaN-ignoring maxf/minf of its two arguments on floats. NaN is that combiner's
+    exact identity (maxNum(NaN, x) = x); +-inf is not one for x = NaN, so a row of NaNs folded from
+    -inf gave -inf where a GPU's fold of the elements gives NaN (cuTile's ignore-NaN max/min of an
+    all-NaN row). The spec lets the fold use its identity or not, so both are its results; the
+    interpreter and the C++ backend start from these."""
+    ids = [d.array[()] for d in o.identities]
+    blk = o.body.block
+    if len(o.operands) != 1 or len(blk.ops) != 2 or not o.operands[0].type.elem.is_float:
+        return ids
+    f, y = blk.ops
+    if (f.name in ("maxf", "minf") and not f.attrs.get("propagate_nan")
+            and list(y.operands) == [f.results[0]]
+            and {id(v) for v in f.operands} == {id(a) for a in blk.args}):
+        return [float("nan")]
+    return ids
+
+
 op(OpDef("scan", operands=(O("operands", variadic=True),),
          attrs=(A("dim", "int", False), A("reverse", "bool", False),
                 A("identities", "identities", False)),

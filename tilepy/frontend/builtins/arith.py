@@ -146,6 +146,9 @@ def mod(ctx, x, y):
 def divmod_(ctx, x, y):
     if is_number(x) and is_number(y):
         return divmod(x, y)
+    if any(isinstance(v, float) or isinstance(v, Tile) and v.dtype.is_float for v in (x, y)):
+        raise TileTypeError("divmod() is not implemented for floating point values (as in cuTile; "
+                            "use // and % on float tiles)")
     return floordiv(ctx, x, y), mod(ctx, x, y)
 
 
@@ -250,8 +253,9 @@ def _make_unary(stub, fold, opname):
         t = _float_operand(ctx, x)
         rm = _mode(rounding_mode)
         attrs = {}
-        if rm in ("full", "approx") and opname in ("exp", "tanh"):
-            rm = None   # the precise result is a valid implementation of both
+        if rm in ("full", "approx") and opname in ("exp", "tanh") and t.dtype != D.float32:
+            raise TileTypeError(f"{stub.__name__}(): Rounding mode {rm} can only be used for "
+                                f"float32 type (got {t.dtype.name})")        # cuTile's rule
         if rm is not None and rm != "nearest_even":
             if not any(a.name == "rounding_mode" for a in OPS[opname].attrs):
                 raise TileTypeError(f"{stub.__name__} does not take rounding_mode {rm}")
@@ -336,4 +340,11 @@ def dtype_call(ctx, dtype: DType, value):
     """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile)."""
     if isinstance(value, Tile):
         return convert(ctx, value, dtype)
+    if isinstance(value, str):                 # ct.float32("-inf"), as numpy reads it
+        try:
+            value = float(value) if dtype.is_float else int(value)
+        except ValueError:
+            raise TileTypeError(f"{dtype.name}() cannot read {value!r} as a number") from None
+    if not is_number(value):
+        raise TileTypeError(f"{dtype.name}() takes a number or a tile (got {type_name(value)})")
     return constant(ctx, value, dtype)

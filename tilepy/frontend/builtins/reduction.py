@@ -152,6 +152,12 @@ def _mm_operands(ctx, a, b, c_shape=None):
 def mma(ctx, x, y, acc, *, use_fast_acc=False):
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
     a, b, _ = _mm_operands(ctx, a, b, c.shape)
+    # use_fast_acc: cuTile's rule (fp8 inputs only); on fp8 it permits a less precise sum, and
+    # tilepy sums as without it
+    if require_constant(use_fast_acc, "mma() use_fast_acc", (bool,)) and \
+            a.dtype not in (D.float8_e4m3fn, D.float8_e5m2):
+        raise TileTypeError(f"mma(): use_fast_acc is only supported for fp8 input dtypes "
+                            f"(float8_e4m3fn, float8_e5m2), got {a.dtype.name}")
     if a.dtype.is_int and b.dtype.is_int and a.dtype.bits == b.dtype.bits == 8:
         if c.dtype != D.int32:
             raise TileTypeError(f"mma(): int8 inputs accumulate into int32 (got {c.dtype.name})")
@@ -222,10 +228,14 @@ def matmul(ctx, x, y):
     """x @ y (cuTile's rule: 1-d operands, broadcast batch), accumulated as mma() does."""
     a, b = _mm_tile(x, "x", 1), _mm_tile(y, "y", 1)
     d = promote(a.dtype, b.dtype)
-    if not d.is_float:
-        raise TileTypeError(f"matmul() of {d.name} tiles: use mma() with an int32 accumulator")
+    if not d.is_float and d not in (D.int8, D.uint8):
+        raise TileTypeError(f"matmul(): Unsupported input dtype {d.name} (matmul takes float, int8 "
+                            f"and uint8 tiles; convert with astype())")
     a2, b2, acc_shape = _mm_operands(ctx, convert(ctx, a, d), convert(ctx, b, d))
-    acc_dtype = d if d.elem in MMAF_TYPES.get(d.elem, ()) else D.float32
+    if not d.is_float:            # int8/uint8: summed in int32, converted back (wrapping), as cuTile
+        acc_dtype = D.int32
+    else:
+        acc_dtype = d if d.elem in MMAF_TYPES.get(d.elem, ()) else D.float32
     acc = broadcast(ctx, constant(ctx, 0, acc_dtype), acc_shape)
     r = convert(ctx, mma(ctx, a2, b2, acc), d)
     out = acc_shape[:-2] + (() if a.ndim == 1 else acc_shape[-2:-1]) + \

@@ -219,18 +219,30 @@ def check_dtype(ctx, x, what: str) -> DType:
 
 
 def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:
-    """A constant shape: an int or a tuple of ints."""
+    """A constant shape: an int or a tuple of ints. `what`: "fn() param" or a description."""
     if isinstance(x, int) and not isinstance(x, bool):
         x = (x,)
     if not isinstance(x, tuple):
         kind = "a runtime tile" if isinstance(x, Tile) else type_name(x)
-        raise TileTypeError(f"{what} must be a compile-time constant tuple of ints (got {kind})")
+        raise TileTypeError(_not_constant(what, isinstance(x, Tile)) +
+                            f"{what} must be a compile-time constant tuple of ints (got {kind})")
     for i, d in enumerate(x):
         if not isinstance(d, int) or isinstance(d, bool):
             kind = "a runtime tile" if isinstance(d, Tile) else f"{d!r} ({type_name(d)})"
-            raise TileTypeError(f"{what} must be a compile-time constant tuple of ints (element "
+            raise TileTypeError(_not_constant(what, isinstance(d, Tile)) +
+                                f"{what} must be a compile-time constant tuple of ints (element "
                                 f"{i} is {kind})")
     return x
+
+
+def _not_constant(what: str, runtime: bool) -> str:
+    """cuTile's lead for a shape that is a run-time value ('Invalid argument "shape" of full():
+    Expected a constant integer tuple, ...'); "" for other kinds of bad shapes."""
+    fn, sep, param = what.partition("() ")
+    if not runtime or not sep:
+        return ""
+    return (f'Invalid argument "{param}" of {fn}(): Expected a constant integer tuple, but given '
+            f'value is not constant: ')
 
 
 def tile_shape(x, what: str = "shape") -> tuple[int, ...]:

@@ -14,9 +14,9 @@ from .semantics import (as_tile, broadcast, check_dtype, constant, convert, is_n
                         reshape as reshape_to, shape_tuple, tile_shape)
 
 
-def _filled(ctx, shape, value, dtype) -> Tile:
+def _filled(ctx, fn: str, shape, value, dtype) -> Tile:
     with ctx.arg("shape"):
-        shp = tile_shape(shape)
+        shp = tile_shape(shape, f"{fn}() shape")
     dtype = check_dtype(ctx, dtype, "dtype")
     if isinstance(value, Tile):
         return broadcast(ctx, convert(ctx, value, dtype), shp)
@@ -27,17 +27,17 @@ def _filled(ctx, shape, value, dtype) -> Tile:
 
 @impl(api.full)
 def full(ctx, shape, fill_value, dtype):
-    return _filled(ctx, shape, fill_value, dtype)
+    return _filled(ctx, "full", shape, fill_value, dtype)
 
 
 @impl(api.zeros)
 def zeros(ctx, shape, dtype):
-    return _filled(ctx, shape, 0, dtype)
+    return _filled(ctx, "zeros", shape, 0, dtype)
 
 
 @impl(api.ones)
 def ones(ctx, shape, dtype):
-    return _filled(ctx, shape, 1, dtype)
+    return _filled(ctx, "ones", shape, 1, dtype)
 
 
 @impl(api.arange)
@@ -70,7 +70,7 @@ def reshape(ctx, x, shape):
     with ctx.arg("shape"):
         shp = list(shape_tuple(shape, "reshape() shape"))
         if shp.count(-1) > 1:
-            raise TileValueError("reshape(): at most one extent may be -1")
+            raise TileTypeError(f"reshape(): Only one dimension can be -1 (got {tuple(shp)})")
         if -1 in shp:
             rest = int(np.prod([d for d in shp if d != -1])) if len(shp) > 1 else 1
             numel = t.type.numel
@@ -228,46 +228,73 @@ def cat(ctx, tiles, axis):
     return Tile(v, a.dtype)
 
 
-def _nested_array(value, dtype):
-    try:
-        arr = np.array(value, dtype=object)
-    except ValueError:
-        raise TileValueError("astile(): the nested tuples must be rectangular") from None
-    if arr.dtype != object or arr.size == 0:
-        raise TileValueError("astile(): the nested tuples must be rectangular and non-empty")
-    flat = arr.reshape(-1).tolist()
-    if any(isinstance(v, Tile) for v in flat):
-        raise TileTypeError("astile() takes compile-time constants (use reshape/cat for tiles)")
-    if not all(is_number(v) for v in flat):
-        raise TileTypeError("astile() takes numbers or nested tuples of numbers")
-    if dtype is None:
-        from ..promotion import literal_dtype, promote
-        dtype = literal_dtype(flat[0], None)
-        for v in flat[1:]:
-            dtype = promote(dtype, literal_dtype(v, None))
-    from .semantics import literal_array
-    data = np.array([literal_array(v, dtype) for v in flat]).reshape(arr.shape)
-    return data, dtype
+def _tuple_shape(value, path: str = "value") -> tuple:
+    """The shape of a nested tuple of scalars under cuTile's rules: each tuple's length a power
+    of 2, the same shape below every item, numbers or 0-d tiles at the leaves."""
+    if not isinstance(value, tuple):
+        if isinstance(value, Tile) and value.ndim:
+            raise TileTypeError(f"astile(): Expected scalar elements at {path}; got a tile of "
+                                f"shape {value.shape}")
+        if not (isinstance(value, Tile) or is_number(value)):
+            raise TileTypeError(f"astile(): Expected scalar elements at {path}; got element of "
+                                f"type {type_name(value)}")
+        return ()
+    n = len(value)
+    if n == 0 or n & (n - 1):
+        raise TileTypeError(f"astile(): Tuple length {n} at {path} is not a power of 2 (a tile's "
+                            f"extents are powers of 2)")
+    inner = {_tuple_shape(v, f"{path}[{i}]") for i, v in enumerate(value)}
+    if len(inner) != 1:
+        raise TileTypeError(f"astile(): Tuple has non-uniform inner shapes at {path} (got "
+                            f"{sorted(inner)}): the nested tuples must be rectangular")
+    return (n,) + inner.pop()
+
+
+def _leaves(value) -> list:
+    return [x for v in value for x in _leaves(v)] if isinstance(value, tuple) else [value]
+
+
+def _join(ctx, tiles: list) -> Tile:
+    """1-element tiles joined into one 1-D tile by cat, halves first (len a power of 2)."""
+    if len(tiles) == 1:
+        return tiles[0]
+    mid = len(tiles) // 2
+    return cat(ctx, (_join(ctx, tiles[:mid]), _join(ctx, tiles[mid:])), 0)
 
 
 @impl(api.astile)
 def astile(ctx, value, *, dtype=None):
+    """A scalar, or a nested tuple of scalars (numbers or 0-d tiles) as a tile of its shape:
+    constants make one constant; run-time scalars are converted to `dtype` and joined by cat."""
     if dtype is not None:
         dtype = check_dtype(ctx, dtype, "astile() dtype")
-    if isinstance(value, Tile):
+    if isinstance(value, Tile) and value.ndim == 0:
         return value if dtype is None else convert(ctx, value, dtype)
     if is_number(value):
         return as_tile(ctx, value) if dtype is None else constant(ctx, value, dtype)
     if not isinstance(value, tuple):
-        raise TileTypeError(f"astile() takes a number or nested tuples of numbers (got "
-                            f"{type_name(value)})")
-    data, dt = _nested_array(value, dtype)
+        what = f"a tile of shape {value.shape}" if isinstance(value, Tile) else type_name(value)
+        raise TileTypeError(f"astile(): Expected a scalar or (possibly nested) tuple of scalars; "
+                            f"got {what}")
+    shape = _tuple_shape(value)
+    leaves = _leaves(value)
+    if dtype is None:
+        from ..promotion import literal_dtype, promote
+        for v in leaves:
+            d = v.dtype if isinstance(v, Tile) else literal_dtype(v, None)
+            dtype = d if dtype is None else promote(dtype, d)
     with ctx.arg("value"):
-        shp = tile_shape(tuple(data.shape), "astile() shape")
+        shp = tile_shape(shape, "astile() shape")
+    if any(isinstance(v, Tile) for v in leaves):
+        ones = [reshape_to(ctx, convert(ctx, v, dtype) if isinstance(v, Tile)
+                           else constant(ctx, v, dtype), (1,)) for v in leaves]
+        return reshape_to(ctx, _join(ctx, ones), shp)
     from ...ir import DenseValue
-    v = ctx.b.value("constant", value=DenseValue(dt.elem, data),
-                    result_types=[TileType(shp, dt.elem)])
-    return Tile(v, dt)
+    from .semantics import literal_array
+    data = np.array([literal_array(v, dtype) for v in leaves]).reshape(shape)
+    v = ctx.b.value("constant", value=DenseValue(dtype.elem, data),
+                    result_types=[TileType(shp, dtype.elem)])
+    return Tile(v, dtype)
 
 
 @impl(api.bitcast)
@@ -286,7 +313,7 @@ def bitcast(ctx, x, dtype):
 def pack_to_bytes(ctx, x):
     t = _tile(ctx, x, "pack_to_bytes")
     if t.dtype.is_bool:
-        raise TileTypeError(f"pack_to_bytes() of a {t.dtype.name} tile is not supported")
+        raise TileTypeError(f"pack_to_bytes from a {t.dtype.name} tile is not supported")
     flat = reshape_to(ctx, t, (t.type.numel,))
     bits = t.type.numel * t.dtype.bits
     if bits % 8:
@@ -304,11 +331,11 @@ def unpack_from_bytes(ctx, x, dtype):
     t = _tile(ctx, x, "unpack_from_bytes")
     dtype = check_dtype(ctx, dtype, "unpack_from_bytes() dtype")
     if len(t.shape) != 1:
-        raise TileTypeError(f"unpack_from_bytes() needs a 1D tile (got shape {t.shape})")
+        raise TileTypeError(f"unpack_from_bytes requires a 1D tile (got shape {t.shape})")
     if t.dtype != D.uint8:
-        raise TileTypeError(f"unpack_from_bytes() needs a uint8 tile (got {t.dtype.name})")
+        raise TileTypeError(f"unpack_from_bytes requires uint8 tile (got {t.dtype.name})")
     if dtype.is_bool:
-        raise TileTypeError(f"unpack_from_bytes() to {dtype.name} is not supported")
+        raise TileTypeError(f"unpack_from_bytes to a {dtype.name} tile is not supported")
     n, rem = divmod(t.shape[0] * 8, dtype.bits)
     if rem:
         raise TileTypeError(f"unpack_from_bytes() of {t.shape[0]} bytes to {dtype.name}: "
