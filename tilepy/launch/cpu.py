@@ -321,6 +321,20 @@ _SUPPORT_LOCK = threading.Lock()
 support_builds = 0                            # support objects this process compiled (tests)
 
 
+# What an emitted kernel defines before including the runtime; the machinery reads none of them.
+# A source that defines anything else first (TP_FIBER_UCONTEXT: another fiber switch) may change
+# the machinery: its library is built whole.
+KERNEL_MACROS = ("TP_NT", "TP_WGMMA", "TP_SMEM_KIB", "TP_MIN_BLOCKS")
+_HEAD_MACRO = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)", re.M)
+
+
+def splittable(source: str) -> bool:
+    """May `source` link the support object: does it define only KERNEL_MACROS before it first
+    includes a tilepy header?"""
+    head = source[:max(0, source.find('#include "tilepy/'))]
+    return all(m in KERNEL_MACROS for m in _HEAD_MACRO.findall(head))
+
+
 def _object_flags(fl: list[str]) -> list[str]:
     """A kernel library's compile flags less the linking ones (-shared, -l...)."""
     return [f for f in fl if f != "-shared" and not f.startswith("-l")]
@@ -542,9 +556,10 @@ def _compile(cxx: str, fl: list[str], source: str, name: str,
              base: list[str] | None = None) -> tuple[bytes, int]:
     """The library's bytes and the stack its blocks need (cpu_build.frames_size). With `base`
     (the flags(mode, threads) that `fl` extends) it links the support object of those flags
-    where there is one (see support_object), else it is built whole."""
+    where there is one and the source may (see support_object, splittable), else it is built
+    whole."""
     from . import cpu_build, cpu_pch
-    support = support_object(cxx, base) if base is not None else None
+    support = support_object(cxx, base) if base is not None and splittable(source) else None
     with cpu_build.folder() as d:
         src = os.path.join(d, f"{name}.cpp")
         out = os.path.join(d, f"{name}.so")
