@@ -341,9 +341,15 @@ def _object_flags(fl: list[str]) -> list[str]:
 
 
 def support_key(cxx: str, base: list[str]) -> str:
+    """The support object's cache key: compiler, flags, headers."""
+    return _support_key(cxx, tuple(base))
+
+
+@functools.lru_cache(maxsize=None)
+def _support_key(cxx: str, base: tuple[str, ...]) -> str:
     from ..version import __version__
-    return cache.key_of("support", __version__, compiler_id(cxx), _object_flags(base), _headers(),
-                        _text(SUPPORT_SOURCE))
+    return cache.key_of("support", __version__, compiler_id(cxx), _object_flags(list(base)),
+                        _headers(), _text(SUPPORT_SOURCE))
 
 
 def support_object(cxx: str, base: list[str]) -> Support | None:
@@ -364,9 +370,9 @@ def support_object(cxx: str, base: list[str]) -> Support | None:
 
 def _build_support(cxx: str, base: list[str], key: str) -> Support | None:
     from . import cpu_build
-    mode = "faithful" if "-DTP_FAITHFUL" in base else "fast"
     nt = next((f[len("-DTP_NT="):] for f in base if f.startswith("-DTP_NT=")), "1")
-    label = f"the CPU launch support ({mode}, {nt} threads per block)"
+    label = ("the CPU launch support (" + (f"faithful mode, {nt} threads per block)"
+                                           if "-DTP_FAITHFUL" in base else "fast mode)"))
 
     def command(out):
         global support_builds
