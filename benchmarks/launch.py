@@ -14,12 +14,13 @@
 3. Dispatch (issue 32): the host time of one `tilepy.launch` of a cached 1-block kernel with 1,
    4 and 12 array arguments: numpy and torch CPU arrays (CPU backend, fast mode), and torch
    tensors seen as CUDA tensors with a torch stream on the fake driver of tests/fake_driver.py
-   (up to where cuda.core's launch would be called); beside torch's eager torch.add on two
-   256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process, measured in
-   alternating batches (wall and the launching thread's CPU time). Warm launches are served by
-   the C warm path (tilepy/launch/warm.py) where it is built (torch tensors read by its torch
-   reader, warm_torch.cpp, where torch's headers are; GPU plans run in C up to cuda.core's
-   launch); the 4-array rows are measured again on the Python path alone
+   (up to where cuda.core's launch would be called; device 0's context current, as torch has
+   it, and once more from a thread without a current context); beside torch's eager torch.add
+   on two 256-element CPU tensors and NVIDIA Warp's CPU `wp.launch`, in the same process,
+   measured in alternating batches (wall and the launching thread's CPU time). Warm launches
+   are served by the C warm path (tilepy/launch/warm.py) where it is built (torch tensors read
+   by its torch reader, warm_torch.cpp, where torch's headers are; GPU plans run in C up to
+   cuda.core's launch); the 4-array rows are measured again on the Python path alone
    (`warm.python_only()`, its fallback), in the same rounds.
 Needs the `bench` extra for Warp (pip install -e '.[bench]'); without it, its row says so.
 `--skip-compile` runs the dispatch rows only.
@@ -161,19 +162,22 @@ def _kernels():
     return {1: bump1, 4: add4, 12: add12}
 
 
-def _timer(call, python_only=False):
-    """`python_only`: the batch runs on the Python warm path (the C one set aside)."""
+def _timer(call, python_only=False, before=None):
+    """`python_only`: the batch runs on the Python warm path (the C one set aside); `before`:
+    called before each batch, untimed (the state the row's launches need)."""
     import contextlib
 
     from tilepy.launch import warm
 
     def batch(n):
+        if before is not None:
+            before()
         with warm.python_only() if python_only else contextlib.nullcontext():
             t, c = time.perf_counter(), time.thread_time()
             for _ in range(n):
                 call()
             return (time.perf_counter() - t) / n, (time.thread_time() - c) / n
-    batch.call = call
+    batch.call, batch.before = call, before
     return batch
 
 
@@ -182,8 +186,9 @@ def _with_python_rows(rows: dict) -> dict:
     out = {}
     for (what, nargs), (batch, value) in rows.items():
         out[(what, nargs)] = (batch, value)
-        if nargs == 4:
-            out[(f"{what}, Python path", nargs)] = (_timer(batch.call, True), value)
+        if nargs == 4 and "," not in what:
+            out[(f"{what}, Python path", nargs)] = (_timer(batch.call, True, batch.before),
+                                                     value)
     return out
 
 
@@ -214,16 +219,27 @@ def fake_gpu_rows(kernels):
     """tilepy's host path of a GPU launch: torch tensors seen as CUDA tensors, an explicit torch
     stream, the fake driver in place of cuda.core. The fake's own launch (packing the
     parameters and running the CPU build) is replaced by a counter while timing: what is timed
-    ends where a real launch would call cuda.core.launch."""
+    ends where a real launch would call cuda.core.launch. The launching thread has device 0's
+    context current, as in a torch process whose tensors are on device 0 (torch made it
+    current); the "no current context" row times the same launches from a thread without one
+    (each launch then makes the device's current and puts none back: four more driver calls).
+    The fake's call log is emptied before each batch (a real driver keeps none)."""
     import pytest
     import torch
 
     import tilepy as ct
     sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from fake_driver import FakeDriver, TorchStream, torch_on_the_fake_gpu
+    from fake_driver import FakeDriver, torch_on_the_fake_gpu
     patch = pytest.MonkeyPatch()
     drv = FakeDriver().install(patch)
     torch_on_the_fake_gpu(patch, torch, current=0x5100)
+
+    def context(ctx):
+        def before():
+            drv.set_context(ctx)
+            drv.calls.clear()
+        return before
+    torch_like, none = context(drv.context_of(drv.core.Device(0))), context(0)
     out, counted = {}, [0]
     for nargs, k in kernels.items():
         k = k.replace_hints()              # its own plans (the CPU rows' tensors have its signature)
@@ -231,9 +247,11 @@ def fake_gpu_rows(kernels):
         stream = torch.cuda.current_stream()
         ct.launch(stream, (1,), k, args)            # compiled, loaded, really run once
         assert float(args[-1][0]) == 1.0 and drv.launches[-1].stream == 0x5100
-        out[("fake GPU", nargs)] = (_timer(lambda k=k, args=args, s=stream:
-                                           ct.launch(s, (1,), k, args)),
-                                    lambda: counted[0])
+        call = lambda k=k, args=args, s=stream: ct.launch(s, (1,), k, args)     # noqa: E731
+        out[("fake GPU", nargs)] = (_timer(call, before=torch_like), lambda: counted[0])
+        if nargs == 4:
+            out[("fake GPU, no current context", nargs)] = (_timer(call, before=none),
+                                                            lambda: counted[0])
 
     def count(*a):
         counted[0] += 1

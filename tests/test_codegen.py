@@ -154,6 +154,8 @@ def test_pipelined_matmul_source():
     # (tests/test_wgmma.py)
     assert src.count("tp::load_async<") == 2 and src.count("tp::pipe_wait<2>()") == 1
     assert src.count("tp::tma_load<") == 2 and "tp::mbar_wait(" in src
+    # the coordinates of A's row and B's column tile, which the K loop keeps, worked out before it
+    assert src.count("// a TMA coordinate the loop keeps") == 2
     assert "tp::mma_tc<1, 64, 64, 32, 1, 0>(tp::SmemOp" in src
     assert "tp::wgmma_acc<64, 64, 32, 1>(tp::WgOp" in src and "tp::wgmma_drain(" in src
 

@@ -38,10 +38,56 @@ def test_doctor_without_a_gpu(no_driver):
     for backend in ("CPU fast", "CPU faithful", "interpreter"):
         assert f"  {backend + ':':<22} ok" in text, text
     assert "GPU:                   not run: no GPU" in text
+    if "warm launches:         the C path" in text:
+        assert "\n  torch tensors:         " in text
     assert rc == 0 and "no problems found" in text
     t0 = time.perf_counter()
     assert doctor()[0] == 0
     assert time.perf_counter() - t0 < 5, "doctor with a warm cache"
+
+
+def test_doctor_says_how_warm_launches_read_torch_tensors(no_driver, monkeypatch, tmp_path):
+    """The doctor's "torch tensors" line: this process's torch reader, else what the headers
+    and the cache say (never importing torch or building the reader), and the problem with
+    its fix when the reader cannot be used."""
+    import importlib.machinery
+    import importlib.util
+
+    from tilepy.launch import warm
+    if warm.module() is None:
+        pytest.skip(f"the C warm launch path is not available here: {warm.why()}")
+    monkeypatch.setitem(warm._state, "torch_reader", False)
+    monkeypatch.setitem(warm._state, "torch_why", "a reason of this process")
+    rc, text = doctor()
+    assert "  torch tensors:         read through their attributes\n" in text
+    problems = text[text.index("\nproblems"):]
+    assert "through their attributes (a few microseconds more per launch): a reason of this " \
+           "process\n    fix: use a torch wheel that ships its C++ headers" in problems
+    assert rc == 0                                 # (slower, not broken)
+    monkeypatch.delitem(warm._state, "torch_reader")
+    real_find = importlib.util.find_spec
+    root = tmp_path / "torch"
+    torch_spec = importlib.machinery.ModuleSpec("torch", None, origin=str(root / "__init__.py"))
+    found = {"torch": None}
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: found[name] if name in found else real_find(name, *a))
+    assert warm.torch_reader_status() == ("torch is not installed", None)
+    found["torch"] = torch_spec                    # a torch without its C++ headers
+    what, problem = warm.torch_reader_status()
+    assert what == "read through their attributes"
+    assert "ships no include/c10/core/TensorImpl.h (its C++ headers)" in problem
+    for h in ("c10/core/TensorImpl.h", "ATen/PythonTorchFunctionTLS.h"):
+        (root / "include" / h).parent.mkdir(parents=True, exist_ok=True)
+        (root / "include" / h).write_text("")
+    var_h = root / "include" / "torch" / "csrc" / "autograd" / "python_variable.h"
+    var_h.parent.mkdir(parents=True)
+    var_h.write_text("struct THPVariable {\n  PyObject_HEAD\n  c10::MaybeOwned<at::Tensor> cdata;")
+    assert "does not begin with `at::Tensor cdata`" in warm.torch_reader_status()[1]
+    var_h.write_text("struct THPVariable {\n  PyObject_HEAD\n  // the tensor\n  at::Tensor cdata;")
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "cache"))      # (empty)
+    what, problem = warm.torch_reader_status()
+    assert problem is None and what.startswith("read in C once warm_torch.cpp is built for torch")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.so"))
 
 
 def test_doctor_as_a_command():

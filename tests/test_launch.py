@@ -330,6 +330,27 @@ def test_driver_probe_is_cached():
     assert probe.cache_info().currsize == 1
 
 
+def test_the_real_drivers_context_calls(monkeypatch):
+    """CoreDriver's current_context and set_context, which a GPU launch calls each time, on
+    cuda.bindings' functions (stubbed here: no driver needed): the context as an int, the
+    driver's error as a TileLaunchError naming the call."""
+    cu = pytest.importorskip("cuda.bindings.driver")
+    from tilepy.host import driver as gpu_driver
+    ok, bad = cu.CUresult.CUDA_SUCCESS, cu.CUresult.CUDA_ERROR_INVALID_CONTEXT
+    now, answer = [], [ok]
+    monkeypatch.setattr(cu, "cuCtxGetCurrent", lambda: (answer[0], cu.CUcontext(0x1234)))
+    monkeypatch.setattr(cu, "cuCtxSetCurrent", lambda c: now.append(int(c)) or (answer[0],))
+    drv = gpu_driver.CoreDriver()
+    assert drv.current_context() == 0x1234
+    drv.set_context(0x5678)
+    assert now == [0x5678]
+    answer[0] = bad
+    with pytest.raises(ct.TileLaunchError, match="cuCtxGetCurrent failed: .*INVALID_CONTEXT"):
+        drv.current_context()
+    with pytest.raises(ct.TileLaunchError, match="cuCtxSetCurrent failed: .*INVALID_CONTEXT"):
+        drv.set_context(0)
+
+
 # ----------------------------------------------------------------------------- compiler errors
 def _inject(source: str, marker_line: int, code: str, prelude: str = "") -> str:
     """Put `code` right after the #line directive of the user's line `marker_line`."""

@@ -15,7 +15,8 @@ from tilepy.lowering.layouts import Blocked, BlockedRows, Cyclic, MmaAcc, MmaRow
 LAYOUTS = [Cyclic(100), Cyclic(4096), Blocked(4096, 4), Blocked(1024, 8), Blocked(64, 2),
            BlockedRows(16, 16), BlockedRows(256, 4), BlockedRows(8, 32),
            MmaAcc(1, 64, 64, 2, 2), MmaAcc(2, 32, 64, 2, 2), MmaAcc(1, 16, 64, 1, 4),
-           MmaRows(1, 64, 4, 1), MmaRows(2, 32, 2, 2), MmaRows(1, 16, 1, 4)]
+           MmaRows(1, 64, 4, 1), MmaRows(2, 32, 2, 2), MmaRows(1, 16, 1, 4),
+           MmaAcc(1, 128, 32, 4, 1, 1), MmaRows(1, 128, 4, 1, 1)]     # interleaved (sm_90a)
 
 
 @pytest.mark.parametrize("nt", [128, 1])
@@ -34,7 +35,7 @@ def test_every_element_has_exactly_one_owner(layout, nt):
 
 
 # The C++ layouts of PROBED in one probe kernel (`which` picks one): one compile per mode.
-PROBED = LAYOUTS[::2] + [LAYOUTS[9], LAYOUTS[11]]
+PROBED = LAYOUTS[::2] + [LAYOUTS[9], LAYOUTS[11], LAYOUTS[15]]
 PROBE = """
 #include "tilepy/runtime.h"
 template <class L> __device__ void probe_layout(int* elem, int* own) {
@@ -88,6 +89,10 @@ def test_mma_warps():
     assert mma_warps(1, 64, 64, 128, prefer_rows=True) == MmaAcc(1, 64, 64, 4, 1)
     assert mma_warps(1, 16, 64, 128, prefer_rows=True) == MmaAcc(1, 16, 64, 1, 4)
     assert mma_warps(1, 8, 8, 128, prefer_rows=False) is None
+    wg = mma_warps(1, 128, 64, 128, prefer_rows=True, warpgroups=True)
+    assert wg == MmaAcc(1, 128, 64, 4, 1, 1) and layout_type(wg) == "tp::MmaAcc<1, 128, 64, 4, 1, 1>"
+    assert layout_type(MmaAcc(1, 64, 64, 4, 1)) == "tp::MmaAcc<1, 64, 64, 4, 1>"
+    assert mma_warps(1, 16, 64, 128, prefer_rows=True, warpgroups=True) == MmaAcc(1, 16, 64, 1, 4)
 
 
 def _layouts_of(name):

@@ -441,7 +441,11 @@ def _fake_gpu_calls(torch, drv, world, k):
     record(lambda: ct.launch(None, (1,), k, (x, 1)))
     drv.set_context(0x1000)                           # the caller's context is the device's
     record(lambda: ct.launch(s1, (1,), k, (x, 1)))
+    drv.set_context(0x1001)                           # ... device 1's: put back after
+    record(lambda: ct.launch(s1, (1,), k, (x, 1)))
     drv.set_context(0)
+    s1.cuda_stream = 0x5400                           # the same stream object, another handle
+    record(lambda: ct.launch(s1, (1,), k, (x, 1)))
 
     def broken(*args):
         drv.log("launch", "broken")
@@ -475,6 +479,49 @@ def test_gpu_plans_run_here_as_on_the_python_path(m, monkeypatch):
         assert c[1:] == py[1:]
         assert c[0] == py[0]
     assert "does not fit" in runs[1][9][3] and "a test's" in runs[1][-1][3]
+    assert ("device.set_current", 0) in runs[1][12][0] and runs[1][12][4] == 1   # (put back)
+    assert runs[1][12][1] == 0x5100 and runs[1][13][1] == 0x5400     # (s1's handle changed)
+
+
+def test_a_warm_gpu_launch_follows_each_calls_stream_context_and_driver(m, monkeypatch):
+    """What a C-served GPU launch checks per call, not once: the handle of the stream object
+    it is given (it may change), the caller's context (made the device's for the launch, put
+    back after), the driver in place (`host.driver.current`: its `_active` list, or a
+    replacement of `current` itself)."""
+    torch = pytest.importorskip("torch")
+    from fake_driver import FakeDriver, TorchStream, torch_on_the_fake_gpu
+    from tilepy.host import driver as gpu_driver
+    drv = FakeDriver().install(monkeypatch)
+    torch_on_the_fake_gpu(monkeypatch, torch)
+    k = shift_by.replace_hints()
+    x, s = torch.zeros(64, dtype=torch.int32), TorchStream(0x5100)
+    for _ in range(2):
+        ct.launch(s, (1,), k, (x, 1))
+    served = m.served()
+    assert m.launch(k, (x, 1), (1,), s) is None and drv.launches[-1].stream == 0x5100
+    s.cuda_stream = 0x5200
+    assert m.launch(k, (x, 1), (1,), s) is None and drv.launches[-1].stream == 0x5200
+    for caller in (0x1001, 0x1000, 0):          # device 1's context, device 0's, none
+        drv.set_context(caller)
+        drv.calls.clear()
+        assert m.launch(k, (x, 1), (1,), s) is None
+        assert drv.current_context() == caller          # the caller's, put back
+        made = ("device.set_current", 0) in drv.calls
+        assert made == (caller != 0x1000), drv.calls    # (the fake launch ran in device 0's)
+    assert m.served() == served + 5 and x[:16].tolist() == [7] * 16
+    y, big = torch.zeros(64, dtype=torch.int32), 1 << 20     # another pointer, another scalar
+    for a, n in ((y, big), (x, big), (x, 3), (x, 3)):
+        assert m.launch(k, (a, n), (1,), s) is None
+        assert drv.launches[-1].args[::2] == (a.data_ptr(), n)
+    assert y[:16].tolist() == [big] * 16 and x[:16].tolist() == [7 + big + 6] * 16
+    served += 4
+    other = FakeDriver()
+    with monkeypatch.context() as mp:
+        mp.setattr(gpu_driver, "current", lambda: other)      # `current` itself replaced
+        assert m.launch(k, (x, 1), (1,), s) is warm.MISS
+    with gpu_driver.use(other):                               # another driver in `_active`
+        assert m.launch(k, (x, 1), (1,), s) is warm.MISS
+    assert m.launch(k, (x, 1), (1,), s) is None and m.served() == served + 6
 
 
 def test_a_gpu_plan_is_for_its_driver_and_compiler(m, monkeypatch):

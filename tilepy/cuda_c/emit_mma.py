@@ -35,7 +35,7 @@ def a_in_registers(la, lc: MmaAcc) -> bool:
     """An f16 lhs in the accumulator layout of the same warps feeds its A fragments from
     registers (tp::a_in_regs in tensorcore.h): all warps along m, the same rows per warp."""
     return (isinstance(la, MmaAcc) and la.warps_n == 1 and lc.warps_n == 1
-            and la.frags[0] == lc.frags[0] and la.batch == lc.batch)
+            and la.frags[0] == lc.frags[0] and la.batch == lc.batch and la.wg == lc.wg)
 
 
 def _staged_bytes(t: TileType) -> int:

@@ -21,29 +21,35 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
 In the sm_90a class, operands a tensor map describes (lowering/wgmma.py `TmaBox`) are brought by
 TMA instead: the stages get an mbarrier each (`tp_full0`, a 1 KiB buffer of the dynamic shared
 memory, initialized before the prologue), the fetch lambda's one issuing thread (an elected lane
-of warp 0) issues the stage's copies, which complete on the stage's mbarrier, and arrives on it;
+of warp 0) issues the stage's copies, which complete on the stage's mbarrier, and arrives on it
+(the coordinates of indices the loop does not change, `tp_at0 = tp::tma_at<...>(A_view, bm)`,
+worked out before the lambda);
 each iteration waits for the phase of its stage's fill (the n-th fill of a stage completes its phase n,
 parity n % 2) before the barrier:
 
       if (tp::tma_issuer()) {   // one thread issues the stage's TMA copies
-        tp::tma_load<tp::Shape<128, 32>, 16>(tp_tmap0, A_view, {bm, tp_k}, tp::WgOp<...>{...}, tp_full0 + tp_st);
+        tp::tma_load<tp::Shape<128, 32>, 128>(tp_tmap0, {tp_at0, tp::tma_at<tp::Shape<128, 32>, 1>(A_view, tp_k)},
+                                              tp::WgOp<...>{...}, tp_full0 + tp_st);
         tp::mbar_arrive(tp_full0 + tp_st);
       }
       ...
       tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);   // its TMA copies landed
 
-Where TMA brings every operand and the loop's warpgroup MMAs keep one group in flight
-(`Pipeline.wg_deferred`, emit_wgmma.py), the barrier and the fetch move after the body: the
-stage refilled is the one the previous iteration's MMAs read, which every warpgroup's
-wait_group 1 in this iteration's body has retired; after the loop, `tp::wgmma_drain` retires
-the last group (where there was one):
+Where the loop's warpgroup MMAs keep one group in flight (`Pipeline.wg_deferred`,
+emit_wgmma.py), the barrier and the fetch move after the body: the stage refilled is the one the
+previous iteration's MMAs read, which every warpgroup's wait_group 1 in this iteration's body
+has retired; after the loop, `tp::wgmma_drain` retires the last group (where there was one).
+Where cp.async brings an operand, a barrier stays before the body too (every thread's copies
+landed and were fenced before any warpgroup's MMAs read them), and the commit follows the fetch:
 
     for (...) {
-      tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);
+      tp::pipe_wait<S - 2>(); __syncthreads();     // (operands by cp.async)
+      tp::mbar_wait(tp_full0 + tp_it0 % S, tp_it0 / S % 2);   // (operands by TMA)
       const int tp_stage0 = tp_it0 % S;
       tp::wgmma_acc<...>(A stage, B stage, acc);   // wait_group 1
       __syncthreads();
       if (k + (S - 1) * step < ub) tp_fetch0(k + (S - 1) * step, (tp_it0 + S - 1) % S);
+      tp::pipe_commit();                           // (operands by cp.async)
     }
     if (tp_it0 > 0) { tp::wgmma_drain(acc); }
 """
@@ -60,7 +66,7 @@ def smem_op(o: Operand, offset: str = "") -> str:
     bt, r, c = o.shape
     tr = "true" if o.trans else "false"
     if o.wg:   # a warpgroup MMA's operand (lowering/wgmma.py, include/tilepy/wgmma_ops.h)
-        return f"tp::WgOp<{CPP_TYPE[o.elem]}, {r}, {c}, {tr}, {o.wg}>{{{o.buffer}{offset}}}"
+        return f"tp::WgOp<{CPP_TYPE[o.elem]}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
     return f"tp::SmemOp<{CPP_TYPE[o.elem]}, {bt}, {r}, {c}, {tr}>{{{o.buffer}{offset}}}"
 
 
@@ -77,7 +83,25 @@ def tma_map(ctx: EmitContext, s) -> str:
     return f"tp_tmap{ctx.tma_maps.index(key)}"
 
 
+def _hoisted_coords(ctx: EmitContext, pipe: Pipeline) -> dict:
+    """The TMA coordinates (tp::tma_at) of the tile indices that the K loop does not change, each
+    worked out once before the loop (ptxas leaves them in the fetch's branches otherwise: 16 of
+    the 97 instructions of the f16 128x128x32 loop): (load, dimension) -> its C++ name."""
+    blk, out = pipe.loop.body.block, {}
+    for s in pipe.loads:
+        if s.tma is None or id(s.load.view) not in ctx.names:    # (a view the body makes)
+            continue
+        shape = shape_t(s.load.view.type.tile_shape)
+        for d, x in enumerate(s.load.index):
+            if id(x) in ctx.names and x not in blk.args:          # defined before the loop
+                out[(id(s), d)] = name = ctx.fresh("tp_at")
+                ctx.w.line(f"const uint32_t {name} = tp::tma_at<{shape}, {d}>({ctx(s.load.view)}, "
+                           f"(int64_t){ctx(x)});  // a TMA coordinate the loop keeps", s.load.loc)
+    return out
+
+
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
+    hoisted = _hoisted_coords(ctx, pipe) if bars is not None else {}
     inner = ctx.nested()
     inner.define(iv, "tp_k")
     for o in pipe.index_ops:
@@ -99,12 +123,13 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
         with inner.w.indent("if (tp::tma_issuer()) {  // one thread issues the stage's TMA copies"):
             for s in pipe.loads:
                 if s.tma is not None:
-                    _, view, idx = _view_args(inner, s.load)
                     dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
                     shape = shape_t(s.load.view.type.tile_shape)
+                    at = ", ".join(hoisted.get((id(s), d)) or
+                                   f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"
+                                   for d, x in enumerate(s.load.index))
                     inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
-                                 f"{tma_map(ctx, s)}, {view}, {{{idx}}}, {dst}, {bars} + tp_st);",
-                                 s.load.loc)
+                                 f"{tma_map(ctx, s)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
             inner.w.line(f"tp::mbar_arrive({bars} + tp_st);  // the stage's one arrival")
     ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]
@@ -200,6 +225,8 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
             ctx.w.line(refill)
             if copies:
                 ctx.w.line("tp::pipe_commit();")
+        elif copies:
+            ctx.w.line("__syncthreads();  // everyone's copies landed (and were fenced for wgmma)")
         ctx.w.line(f"const int {stage} = {count} % {S};")
         for o in blk.ops:
             emit_op(ctx, o)
@@ -207,14 +234,17 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
             ctx.w.line("__syncthreads();  // the previous iteration's MMAs, which read the stage "
                        "refilled next, are retired in every warpgroup")
             ctx.w.line(refill)
-    if copies:
-        ctx.w.line("tp::pipe_wait<0>();", op.loc)
+            if copies:
+                ctx.w.line("tp::pipe_commit();")
     if deferred:   # the last group, before anything reads the accumulator; not where the loop
-        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the MMAs)
+        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
+        # MMAs), and before the copies' last wait (after it, ptxas serializes them too)
         results = [op.results[blk.args.index(o.acc) - 1] for o in deferred]
         ctx.wg_in_flight.update(id(r) for r in results)
         drains = " ".join(f"tp::wgmma_drain({ctx.names[id(r)]});" for r in results)
         ctx.w.line(f"if ({count} > 0) {{ {drains} }}  // retires the last MMA group", op.loc)
+    if copies:
+        ctx.w.line("tp::pipe_wait<0>();", op.loc)
     if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
         ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
         ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)

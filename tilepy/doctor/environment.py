@@ -73,6 +73,13 @@ def host_compiler(report):
     from ..launch import warm
     if warm.module() is not None:
         report.line("warm launches", "the C path (tilepy/launch/warm.cpp, built with it)")
+        what, problem = warm.torch_reader_status()
+        report.line("torch tensors", what)
+        if problem:
+            report.problem(f"warm launches read torch tensors through their attributes (a few "
+                           f"microseconds more per launch): {problem}",
+                           "use a torch wheel that ships its C++ headers (torch/include), as "
+                           "PyPI's do", fatal=False)
     else:
         report.line("warm launches", "the Python path only")
         report.problem(f"the C warm launch path could not be built: {warm.why()}",

@@ -27,7 +27,7 @@ def probe() -> bool:
     except Exception:
         return False
     try:
-        from cuda.bindings import driver
+        driver = _bindings()
         (err,) = driver.cuInit(0)
         if err != driver.CUresult.CUDA_SUCCESS:
             return False
@@ -37,10 +37,18 @@ def probe() -> bool:
         return False
 
 
-def _check(result, what: str):
+@functools.lru_cache(maxsize=None)
+def _bindings():
+    """cuda.bindings.driver, imported once: a `from cuda.bindings import driver` statement runs
+    importlib's Python each time (about 2 us), and a launch asks the driver for the current
+    context at each call."""
     from cuda.bindings import driver
+    return driver
+
+
+def _check(result, what: str):
     err, *rest = result
-    if err != driver.CUresult.CUDA_SUCCESS:
+    if err != _bindings().CUresult.CUDA_SUCCESS:
         from ..errors import TileLaunchError
         raise TileLaunchError(f"{what} failed: {err}")
     return rest[0] if len(rest) == 1 else rest
@@ -67,21 +75,31 @@ class CoreDriver:
     @functools.lru_cache(maxsize=None)
     def version(self) -> int:
         """CUDA version the driver supports, e.g. 12080 for 12.8."""
-        from cuda.bindings import driver
+        driver = _bindings()
         return int(_check(driver.cuDriverGetVersion(), "cuDriverGetVersion"))
 
     def device_count(self) -> int:
-        from cuda.bindings import driver
+        driver = _bindings()
         return int(_check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
 
+    @functools.cached_property
+    def _cu(self):
+        return _bindings()
+
     def current_context(self) -> int:
-        """The calling thread's current CUDA context (0: none)."""
-        from cuda.bindings import driver
-        return int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
+        """The calling thread's current CUDA context (0: none). Asked at every launch (and
+        `set_context` where the caller's is another): no more Python than the call needs."""
+        cu = self._cu
+        err, ctx = cu.cuCtxGetCurrent()
+        if err != cu.CUresult.CUDA_SUCCESS:
+            _check((err, ctx), "cuCtxGetCurrent")
+        return int(ctx)
 
     def set_context(self, ctx: int):
-        from cuda.bindings import driver
-        _check(driver.cuCtxSetCurrent(driver.CUcontext(ctx)), "cuCtxSetCurrent")
+        cu = self._cu
+        (err,) = cu.cuCtxSetCurrent(cu.CUcontext(ctx))
+        if err != cu.CUresult.CUDA_SUCCESS:
+            _check((err,), "cuCtxSetCurrent")
 
     def context_of(self, dev) -> int:
         """The context `dev.set_current()` makes current (the device's primary context)."""
@@ -103,7 +121,7 @@ class CoreDriver:
 
     def allow_dynamic_smem(self, kern, dev, nbytes: int):
         """Raise a loaded kernel's max-dynamic-shared-memory attribute on `dev` to `nbytes`."""
-        from cuda.bindings import driver
+        driver = _bindings()
         attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
         _check(driver.cuKernelSetAttribute(attr, nbytes, kern.handle, dev.device_id),
                "cuKernelSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
@@ -112,7 +130,7 @@ class CoreDriver:
         """Grow device printf's buffer in the current context (the default is 1 MiB). CUDA
         allows it only before the context's first printing launch: False when refused (the
         buffer stays as it is)."""
-        from cuda.bindings import driver
+        driver = _bindings()
         limit = driver.CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE
         err, size = driver.cuCtxGetLimit(limit)
         if err != driver.CUresult.CUDA_SUCCESS or int(size) >= nbytes:
@@ -122,7 +140,7 @@ class CoreDriver:
 
     def device_info(self, dev) -> dict:
         """What `python -m tilepy doctor` shows of a GPU (and its peaks are computed from)."""
-        from cuda.bindings import driver
+        driver = _bindings()
         p = dev.properties
         return {"name": dev.name, "cc": tuple(dev.compute_capability),
                 "sms": p.multiprocessor_count, "clock_mhz": p.clock_rate // 1000,
@@ -142,32 +160,32 @@ class CoreDriver:
 
     def alloc(self, nbytes: int) -> int:
         """Device memory in the current context (`python -m tilepy doctor`'s own arrays)."""
-        from cuda.bindings import driver
+        driver = _bindings()
         return int(_check(driver.cuMemAlloc(max(1, nbytes)), "cuMemAlloc"))
 
     def free(self, ptr: int):
-        from cuda.bindings import driver
+        driver = _bindings()
         _check(driver.cuMemFree(ptr), "cuMemFree")
 
     def to_device(self, ptr: int, host):
-        from cuda.bindings import driver
+        driver = _bindings()
         _check(driver.cuMemcpyHtoD(ptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
 
     def to_host(self, host, ptr: int):
-        from cuda.bindings import driver
+        driver = _bindings()
         _check(driver.cuMemcpyDtoH(host.ctypes.data, ptr, host.nbytes), "cuMemcpyDtoH")
 
     def to_device_on(self, ptr: int, host, stream):
         """Copy `host` to device address `ptr`, ordered on `stream` (a cuda.core Stream) before
         the work launched on it next (pageable memory: staged before the call returns)."""
-        from cuda.bindings import driver
+        driver = _bindings()
         _check(driver.cuMemcpyHtoDAsync(ptr, host.ctypes.data, host.nbytes,
                                         driver.CUstream(int(stream.handle))), "cuMemcpyHtoDAsync")
 
     def kernel_global(self, kern, name: str) -> tuple[int, int]:
         """(device address, bytes) of the `extern "C"` global `name` of a loaded kernel's module
         in the current context (a printing kernel's log, launch/print_log.py)."""
-        from cuda.bindings import driver
+        driver = _bindings()
         lib = _check(driver.cuKernelGetLibrary(kern.handle), "cuKernelGetLibrary")
         ptr, size = _check(driver.cuLibraryGetGlobal(lib, name.encode()),
                            f"cuLibraryGetGlobal({name})")
@@ -217,6 +235,10 @@ def driver_available() -> bool:
 def current():
     """The driver the GPU path uses now (the real one unless a test replaced it)."""
     return _active[-1]
+
+
+_current_as_defined = current     # the C warm path reads `_active[-1]` itself while `current`
+                                  # is this function (launch/warm.cpp, current_driver)
 
 
 @contextlib.contextmanager

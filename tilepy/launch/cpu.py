@@ -236,37 +236,45 @@ HELPER_FLAGS = ["-O2", "-shared", "-fPIC", "-fvisibility=hidden"]
 
 
 def helper_library(kind: str, label: str, source_path: str, build_flags: list[str],
-                   key_parts: tuple = (), libs: tuple = ()) -> tuple[str, bool]:
+                   key_parts: tuple = (), libs: tuple = (), build: bool = True
+                   ) -> tuple[str, bool] | None:
     """A library the host compiler builds from `source_path` once per compiler, flags, source and
     `key_parts` (what else it depends on), cached as a `cpu` entry of kind `kind`: the CPU
     worker pool, the C warm launch path and its torch reader. Returns its path, and whether it
     is a scratch file of this process (no disk cache) to remove once loaded. TileCompileError
-    with the compiler's message if the build fails."""
+    with the compiler's message if the build fails. `build=False`: None where it is not in the
+    cache (the doctor asks so, without building)."""
     from ..version import __version__
     cxx = host_compiler()
     flags_ = [*HELPER_FLAGS, *build_flags]
     key = cache.key_of(kind, __version__, compiler_id(cxx), flags_, libs, *key_parts,
                        _text(source_path))
-    path, data, _ = built_once(kind, label, key, ".so",
-                               lambda out: [cxx, *flags_, source_path, "-o", out, *libs])
+    found = built_once(kind, label, key, ".so",
+                       lambda out: [cxx, *flags_, source_path, "-o", out, *libs], build=build)
+    if found is None:
+        return None
+    path, data, _ = found
     if path is not None:
         return path, False
     return _scratch(data, f"tilepy-{kind}-"), True          # no disk cache
 
 
-def built_once(kind: str, label: str, key: str, suffix: str, command, measure=None
-               ) -> tuple[str | None, bytes, dict]:
+def built_once(kind: str, label: str, key: str, suffix: str, command, measure=None,
+               build: bool = True) -> tuple[str | None, bytes, dict] | None:
     """The host compiler's output for `key`: the `cpu` cache entry (kind `kind`) when it holds an
     intact ELF file, else `command(out)` run in a private build folder (removed whatever
     happens, Ctrl-C included) and its output stored (atomically: a concurrent build of the same
     key stores the same bytes). `measure(folder)`: more metadata from the build folder. Returns
-    the entry's path (None: no disk cache), the bytes and the metadata. TileCompileError with
-    the compiler's message if the build fails."""
+    the entry's path (None: no disk cache), the bytes and the metadata; None when it is not in
+    the cache and `build` is False. TileCompileError with the compiler's message if the build
+    fails."""
     from ..version import __version__
     from . import cpu_build
     entry = cache.get("cpu", key, suffix)
     if entry is not None and elf_intact(entry.payload):
         return entry.path, entry.payload, entry.meta
+    if not build:
+        return None
     cxx = host_compiler()
     with cpu_build.folder() as d:
         out = os.path.join(d, kind + suffix)

@@ -78,11 +78,12 @@ struct State {
     PyObject *fast = nullptr;          // "fast"
     unsigned long main_thread = 0;
     int ready = 0;
-    // GPU plans (configure_gpu): the module host.driver, TILEPY_GPU_COMPILER and its values,
-    // settings.gpu_compiler_requested, gpu.stream_handle, gpu.stream_on.
-    PyObject *driver = nullptr, *k_gpu_compiler = nullptr, *compilers = nullptr,
-             *gpu_compiler = nullptr, *stream_handle = nullptr, *stream_on = nullptr,
-             *nvrtc = nullptr;
+    // GPU plans (configure_gpu): the module host.driver (its __dict__, the `current` it
+    // defines), TILEPY_GPU_COMPILER and its values, settings.gpu_compiler_requested,
+    // gpu.stream_handle, gpu.stream_on.
+    PyObject *driver = nullptr, *driver_dict = nullptr, *current_fn = nullptr,
+             *k_gpu_compiler = nullptr, *compilers = nullptr, *gpu_compiler = nullptr,
+             *stream_handle = nullptr, *stream_on = nullptr, *nvrtc = nullptr;
     // The torch reader (warm_torch.cpp, built against torch's headers; null: attributes).
     int (*torch_facts)(void *, struct TorchFacts *) = nullptr;
     int (*torch_mode)() = nullptr;
@@ -90,8 +91,9 @@ struct State {
     short torch_code[256];             // c10::ScalarType -> torch_dtypes code (-1: none)
 } S;
 
-PyObject *s_current, *s_current_context, *s_ctx, *s_set_current, *s_context_of, *s_set_context,
-    *s_core, *s_launch, *s_cuda_stream, *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
+PyObject *s_current, *s_active, *s_current_as_defined, *s_current_context, *s_ctx,
+    *s_set_current, *s_context_of, *s_set_context, *s_core, *s_launch, *s_cuda_stream,
+    *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
     *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device,
     *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id,
     *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
@@ -361,6 +363,10 @@ struct Slot {
     int offset;           // GPU plans: the index in the launch's argument list
     PyObject *conv;       // K_CONV16: the Python converter (value -> 16-bit pattern); K_WRAP:
     PyObject *wrap;       // the parameter's range check, then its numpy scalar type
+    // GPU plans: the argument object passed last (K_PTR: the int of `last_ptr`; K_WRAP: the
+    // wrapped `last_in`, an int, float or bool, immutable), passed again for the same value.
+    PyObject *last, *last_in;
+    uint64_t last_ptr;
 };
 
 struct Plan {
@@ -401,6 +407,8 @@ void plan_dealloc(Plan *p) {
     for (int i = 0; p->slots && i < p->nslots; i++) {
         Py_XDECREF(p->slots[i].conv);
         Py_XDECREF(p->slots[i].wrap);
+        Py_XDECREF(p->slots[i].last);
+        Py_XDECREF(p->slots[i].last_in);
     }
     PyMem_Free(p->tmpl); PyMem_Free(p->field_offset); PyMem_Free(p->slots);
     PyMem_Free(p->ov_index); PyMem_Free(p->ov_extent); PyMem_Free(p->ov_pattern);
@@ -732,6 +740,24 @@ PyObject *run_python(Plan *p, const Call &c, const unsigned g[3], PyObject *stre
 }
 
 // ----------------------------------------------------------------------------- GPU plans
+// host.driver.current(), read per call (a test's driver.use or install changes it between
+// calls): while the module's `current` is still the function driver.py defines (its
+// `_current_as_defined`), its answer is the last item of the module's `_active` list, read
+// here without calling it; anything else (a replaced `current`, a list it would not read)
+// calls `current`. A borrowed reference (compared by identity only), or null with an error.
+PyObject *current_driver() {
+    PyObject *fn = PyDict_GetItemWithError(S.driver_dict, s_current);
+    if (fn && fn == S.current_fn) {
+        PyObject *active = PyDict_GetItemWithError(S.driver_dict, s_active);
+        if (active && PyList_CheckExact(active) && PyList_GET_SIZE(active) > 0)
+            return PyList_GET_ITEM(active, PyList_GET_SIZE(active) - 1);
+    }
+    if (PyErr_Occurred()) return nullptr;
+    PyObject *drv = fn ? PyObject_CallNoArgs(fn) : PyObject_CallMethodNoArgs(S.driver, s_current);
+    Py_XDECREF(drv);                    // (the module holds the drivers it can return)
+    return drv;
+}
+
 // dispatch.GpuPlan's stream_for, here: the stream's handle and cuda.core Stream; null with an
 // error, or MISS (a new reference either way) when the plan cannot run the call.
 PyObject *gpu_stream(Plan *p, PyObject *stream) {
@@ -742,11 +768,8 @@ PyObject *gpu_stream(Plan *p, PyObject *stream) {
         if (same < 0) return nullptr;
         if (!same) return (Py_INCREF(S.miss), S.miss);
     }
-    PyObject *fn = PyObject_GetAttr(S.driver, s_current);   // host.driver.current(), looked
-    PyObject *drv = fn ? PyObject_CallNoArgs(fn) : nullptr;  // up per call (tests replace it)
-    Py_XDECREF(fn);
+    PyObject *drv = current_driver();
     if (!drv) return nullptr;
-    Py_DECREF(drv);                                      // (compared by identity only)
     if (drv != p->drv) return (Py_INCREF(S.miss), S.miss);   // a plan of another driver
     // The handle: `__cuda_stream__` read here; None and the other spellings by gpu.stream_handle.
     uint64_t handle = 0;
@@ -837,20 +860,29 @@ PyObject *run_gpu(Plan *p, const Call &c, const unsigned g[3], PyObject *stream)
     }
     for (Py_ssize_t i = 0; i < nargs; i++) argv[3 + i] = PyList_GET_ITEM(p->args, i);
     for (int i = 0; i < p->nslots && i < c.nargs; i++) {
-        const Slot &sl = p->slots[i];
-        PyObject *v = nullptr;
-        if (sl.kind == K_PTR) {
-            v = PyLong_FromUnsignedLongLong(c.ptr[i]);
-        } else if (sl.kind == K_WRAP) {
-            PyObject *x = PyObject_CallOneArg(sl.conv, c.val[i]);   // raises the user's error
-            v = x ? PyObject_CallOneArg(sl.wrap, x) : nullptr;
+        Slot &sl = p->slots[i];
+        PyObject *in = c.val[i];
+        if (sl.kind == K_PTR && !(sl.last && sl.last_ptr == c.ptr[i])) {
+            PyObject *v = PyLong_FromUnsignedLongLong(c.ptr[i]);
+            if (!v) goto done;
+            Py_XSETREF(sl.last, v);
+            sl.last_ptr = c.ptr[i];
+        } else if (sl.kind == K_WRAP && !(sl.last && sl.last_in == in &&
+                                           (PyLong_CheckExact(in) || PyFloat_CheckExact(in) ||
+                                            PyBool_Check(in)))) {
+            PyObject *x = PyObject_CallOneArg(sl.conv, in);     // raises the user's error
+            PyObject *v = x ? PyObject_CallOneArg(sl.wrap, x) : nullptr;
             Py_XDECREF(x);
-        } else {
+            if (!v) goto done;
+            Py_XSETREF(sl.last, v);
+            Py_INCREF(in);
+            Py_XSETREF(sl.last_in, in);
+        } else if (sl.kind != K_PTR && sl.kind != K_WRAP) {
             continue;
         }
-        if (!v) goto done;
-        owned[nowned++] = v;
-        argv[3 + sl.offset] = v;
+        Py_INCREF(sl.last);                      // (a launch re-entering may replace it)
+        owned[nowned++] = sl.last;
+        argv[3 + sl.offset] = sl.last;
     }
     if (p->last_cfg && !memcmp(p->last_g, g, sizeof p->last_g)) {
         cfg = p->last_cfg;
@@ -1295,7 +1327,16 @@ PyObject *py_configure_gpu(PyObject *, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!OO!OOO", &PyModule_Type, &o[0], &o[1], &PyDict_Type, &o[2],
                           &o[3], &o[4], &o[5]))
         return nullptr;
+    PyObject *fn = PyDict_GetItemWithError(PyModule_GetDict(o[0]), s_current_as_defined);
+    if (!fn) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "configure_gpu: the driver module has no "
+                                              "_current_as_defined");
+        return nullptr;
+    }
+    set_ref(&S.current_fn, fn);
     set_ref(&S.driver, o[0]);
+    S.driver_dict = PyModule_GetDict(o[0]);           // (borrowed: S.driver holds it)
     set_ref(&S.k_gpu_compiler, o[1]);
     set_ref(&S.compilers, o[2]);
     set_ref(&S.gpu_compiler, o[3]);
@@ -1511,6 +1552,7 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
         {&s_workers, "workers"}, {&s_from_buffer_copy, "from_buffer_copy"}, {&S.fast, "fast"},
         {&s_cuda_stream, "__cuda_stream__"}, {&s_config, "config"},
         {&s_sync, "sync"}, {&s_current_context, "current_context"}, {&s_current, "current"},
+        {&s_active, "_active"}, {&s_current_as_defined, "_current_as_defined"},
         {&s_ctx, "ctx"}, {&s_set_current, "set_current"}, {&s_context_of, "context_of"},
         {&s_set_context, "set_context"}, {&s_core, "core"}, {&s_launch, "launch"},
         {&s_failed, "failed"}, {&S.nvrtc, "nvrtc"}};

@@ -227,26 +227,10 @@ def _torch_reader_disagrees(m, torch, by_code, code_of, offset) -> str | None:
 def _torch_reader(torch):
     """(library, address of tp_torch_facts, of tp_torch_function_mode, TorchFacts' size), the
     torch reader built (or found in the cache) against the installed torch's headers."""
-    import re
-    root = os.path.dirname(torch.__file__)
-    include, lib = os.path.join(root, "include"), os.path.join(root, "lib")
-    var_h = os.path.join(include, "torch", "csrc", "autograd", "python_variable.h")
-    for h in (os.path.join(include, "c10", "core", "TensorImpl.h"),
-              os.path.join(include, "ATen", "PythonTorchFunctionTLS.h"), var_h):
-        if not os.path.exists(h):
-            raise ImportError(f"torch {torch.__version__} ships no {os.path.relpath(h, root)} "
-                              f"(its C++ headers), so tensors are read through their attributes")
-    with open(var_h) as f:
-        if not re.search(r"struct THPVariable\s*\{\s*PyObject_HEAD\s*(//[^\n]*\n\s*)*"
-                         r"at::Tensor cdata;", f.read()):
-            raise ImportError(f"torch {torch.__version__}'s THPVariable does not begin with "
-                              f"`at::Tensor cdata` (warm_torch.cpp reads that layout)")
-    abi = int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))
     from . import cpu
-    path, scratch = cpu.helper_library(
-        "warm", "the C warm path's torch reader", _TORCH_SOURCE,
-        ["-std=c++17", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include],
-        (torch.__version__, include, abi), ("-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}"))
+    root = os.path.dirname(torch.__file__)
+    path, scratch = cpu.helper_library(*_torch_build(
+        root, torch.__version__, lambda: int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))))
     try:
         so = ctypes.CDLL(path)
     finally:
@@ -255,6 +239,66 @@ def _torch_reader(torch):
     size = so.tp_torch_facts_size()
     addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value    # noqa: E731
     return so, addr(so.tp_torch_facts), addr(so.tp_torch_function_mode), size
+
+
+def _torch_build(root: str, version: str, abi_of) -> tuple:
+    """cpu.helper_library's arguments for the torch reader of the torch installed at `root`
+    (its headers checked first: ImportError saying why it cannot be built), `abi_of()` its
+    C++ ABI (asked after the checks)."""
+    import re
+    include, lib = os.path.join(root, "include"), os.path.join(root, "lib")
+    var_h = os.path.join(include, "torch", "csrc", "autograd", "python_variable.h")
+    for h in (os.path.join(include, "c10", "core", "TensorImpl.h"),
+              os.path.join(include, "ATen", "PythonTorchFunctionTLS.h"), var_h):
+        if not os.path.exists(h):
+            raise ImportError(f"torch {version} ships no {os.path.relpath(h, root)} "
+                              f"(its C++ headers), so tensors are read through their attributes")
+    with open(var_h) as f:
+        if not re.search(r"struct THPVariable\s*\{\s*PyObject_HEAD\s*(//[^\n]*\n\s*)*"
+                         r"at::Tensor cdata;", f.read()):
+            raise ImportError(f"torch {version}'s THPVariable does not begin with "
+                              f"`at::Tensor cdata` (warm_torch.cpp reads that layout)")
+    abi = abi_of()
+    return ("warm", "the C warm path's torch reader", _TORCH_SOURCE,
+            ["-std=c++17", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", include],
+            (version, include, abi), ("-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}"))
+
+
+def torch_reader_status() -> tuple[str, str | None]:
+    """(what the C warm path does with torch tensors, the problem if it reads them through their
+    attributes), for `python -m tilepy doctor`: without importing torch or building the reader
+    (seconds), so from this process's own launches, else from the headers and the cache."""
+    import importlib.metadata
+    import importlib.util
+    reader = _state.get("torch_reader")
+    if reader is not None:                     # this process met torch tensors
+        return ("read in C (warm_torch.cpp)", None) if reader else \
+            ("read through their attributes", torch_why())
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return "torch is not installed", None
+    root, abis, torch = os.path.dirname(spec.origin), (1, 0), sys.modules.get("torch")
+    if torch is not None:                      # (imported: its own facts)
+        version, abis = str(torch.__version__), (int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)),)
+    else:
+        try:
+            version = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:     # (a checkout on sys.path)
+            version = "of unknown version"
+    from . import cpu
+    try:
+        built = any(cpu.helper_library(*_torch_build(root, version, lambda: abi), build=False)
+                    for abi in abis)
+    except (TileError, OSError, ImportError, ValueError) as e:
+        return "read through their attributes", str(e)
+    if built:
+        return (f"read in C (warm_torch.cpp, built for torch {version}, in the cache; checked "
+                f"against live tensors before use)"), None
+    return (f"read in C once warm_torch.cpp is built for torch {version} (at the first warm "
+            f"launch of torch tensors: a few CPU-seconds, once per cache)"), None
 
 
 # ----------------------------------------------------------------------------- plans

@@ -149,8 +149,8 @@ def _blocked(members: list[Value], nt: int) -> Blocked:
 
 
 class _Assigner:
-    def __init__(self, module: Module, nt: int, rows: bool = False):
-        self.nt = nt
+    def __init__(self, module: Module, nt: int, rows: bool = False, warpgroups: bool = False):
+        self.nt, self.warpgroups = nt, warpgroups
         self.groups = g = _collect(module)
         self.members = g.members()
         self.decided: dict[int, Layout] = {}
@@ -168,7 +168,7 @@ class _Assigner:
             if o.opdef.mma and distributed(o.result):
                 k, shape = self.groups.find(id(o.result)), o.result.type.shape
                 acc = mma_warps(shape[0] if len(shape) == 3 else 1, shape[-2], shape[-1], self.nt,
-                                self.rows_reduced)
+                                self.rows_reduced, self.warpgroups)
                 if k not in self.decided and acc is not None:
                     self.decided[k] = acc
 
@@ -203,10 +203,12 @@ class _Assigner:
             self.decided[k] = _blocked(self.members[k], self.nt)
 
 
-def assign_layouts(module: Module, nt: int = 128, rows: bool = False) -> LayoutPlan:
+def assign_layouts(module: Module, nt: int = 128, rows: bool = False,
+                   warpgroups: bool = False) -> LayoutPlan:
     """`rows`: every mma accumulator takes its warps along the rows, as when its rows are
-    reduced (the sm_90a class's plan: lowering/wgmma.py)."""
-    a = _Assigner(module, nt, rows)
+    reduced; `warpgroups`: those warps interleaved by warpgroups where they make whole ones, as
+    wgmma's accumulator (MmaAcc's wg; both: the sm_90a class's plan, lowering/wgmma.py)."""
+    a = _Assigner(module, nt, rows, warpgroups)
     a.anchors()         # 1. mma accumulators
     a.rest()            # 2. derived row layouts and 3. blocked, interleaved in program order
     plan = LayoutPlan(nt)

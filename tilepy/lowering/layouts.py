@@ -13,8 +13,10 @@ only needs the fields.
                        memory accesses, coalesced across a warp
   BlockedRows(m, q)    the rows of a Blocked tile reduced along its last dimension, each row's q
                        chunks in q lanes of one warp (replicated there)
-  MmaAcc(b, m, n, wm, wn)   the mma.sync m16n8 accumulator: wm x wn warps, 16 x 8 fragments
-  MmaRows(b, m, wm, wn)     the rows of an MmaAcc tile reduced along n (replicated in a quad)
+  MmaAcc(b, m, n, wm, wn, wg)   the mma.sync m16n8 accumulator: wm x wn warps, 16 x 8 fragments;
+                       wg 1 (wn 1, wm a multiple of 4): each warpgroup's warps interleaved by 16
+                       rows, as wgmma's m64 accumulator (the sm_90a class, lowering/wgmma.py)
+  MmaRows(b, m, wm, wn, wg)     the rows of an MmaAcc tile reduced along n (replicated in a quad)
 """
 from __future__ import annotations
 
@@ -81,6 +83,7 @@ class MmaAcc:
     n: int
     warps_m: int
     warps_n: int
+    wg: int = 0
     vec = 2
     replicated = False
 
@@ -103,7 +106,7 @@ class MmaAcc:
             for i in range(fm):
                 for j in range(fn):
                     for q in range(4):
-                        r = wm * (self.m // self.warps_m) + i * 16 + lane // 4 + 8 * (q >> 1)
+                        r = mma_row0(self, wm, i) + lane // 4 + 8 * (q >> 1)
                         c = wn * (self.n // self.warps_n) + j * 8 + 2 * (lane % 4) + (q & 1)
                         out.append(((b * self.m + r) * self.n + c, True))
         return out
@@ -115,6 +118,7 @@ class MmaRows:
     m: int
     warps_m: int
     warps_n: int
+    wg: int = 0
     vec = 1
     replicated = True
 
@@ -129,18 +133,26 @@ class MmaRows:
         warp, lane = divmod(tid, 32)
         wm, wn = divmod(warp, self.warps_n)
         own = lane % 4 == 0 and wn == 0
-        return [(b * self.m + wm * (self.m // self.warps_m) + i * 16 + lane // 4 + 8 * h, own)
+        return [(b * self.m + mma_row0(self, wm, i) + lane // 4 + 8 * h, own)
                 for b in range(self.batch) for i in range(fm) for h in range(2)]
 
 
 Layout = Cyclic | Blocked | BlockedRows | MmaAcc | MmaRows
 
 
-def mma_warps(batch: int, m: int, n: int, nt: int, prefer_rows: bool) -> MmaAcc | None:
+def mma_row0(lay: MmaAcc | MmaRows, wm: int, i: int) -> int:
+    """The first row of fragment i of warp row wm (tp::mma_row0)."""
+    fm = lay.m // lay.warps_m // 16
+    return ((wm // 4 * fm + i) * 4 + wm % 4) * 16 if lay.wg else (wm * fm + i) * 16
+
+
+def mma_warps(batch: int, m: int, n: int, nt: int, prefer_rows: bool,
+              warpgroups: bool = False) -> MmaAcc | None:
     """The accumulator layout of a (batch x) m x n mma on nt threads, or None when the tile does
     not cover the warps with whole 16 x 8 fragments. Balanced warp tiles (least shared-memory
     traffic per warp) unless the rows are reduced, where all warps go along m so that a row
-    stays within one warp."""
+    stays within one warp; `warpgroups` (with prefer_rows): those warps interleaved by
+    warpgroups where they make whole ones (wg 1)."""
     nw = nt // 32
     options = [(wm, nw // wm) for wm in range(1, nw + 1)
                if nw % wm == 0 and m % (16 * wm) == 0 and n % (8 * (nw // wm)) == 0]
@@ -150,14 +162,14 @@ def mma_warps(batch: int, m: int, n: int, nt: int, prefer_rows: bool) -> MmaAcc 
         wm, wn = max(options)
     else:
         wm, wn = min(options, key=lambda o: (m // o[0] + n // o[1], -o[0]))
-    return MmaAcc(batch, m, n, wm, wn)
+    return MmaAcc(batch, m, n, wm, wn, int(warpgroups and prefer_rows and wn == 1 and wm % 4 == 0))
 
 
 def rows_of(parent, last: int):
     """The layout of `parent`'s rows after reducing its last dimension (of extent `last`) with
     butterflies, or None where only the shared-memory path applies."""
     if isinstance(parent, MmaAcc) and last == parent.n:
-        return MmaRows(parent.batch, parent.m, parent.warps_m, parent.warps_n)
+        return MmaRows(parent.batch, parent.m, parent.warps_m, parent.warps_n, parent.wg)
     if isinstance(parent, Blocked) and last % parent.vec == 0 and last // parent.vec <= 32:
         return BlockedRows(parent.numel // last, last // parent.vec)
     return None
@@ -169,8 +181,8 @@ def rows_path(src, res, shape: tuple, dim: int) -> bool:
     if dim != len(shape) - 1:
         return False
     if isinstance(src, MmaAcc) and isinstance(res, MmaRows):
-        return (src.batch, src.m, src.warps_m, src.warps_n) == \
-            (res.batch, res.m, res.warps_m, res.warps_n) and shape[-1] == src.n
+        return (src.batch, src.m, src.warps_m, src.warps_n, src.wg) == \
+            (res.batch, res.m, res.warps_m, res.warps_n, res.wg) and shape[-1] == src.n
     if isinstance(src, Blocked) and isinstance(res, BlockedRows):
         return shape[-1] == res.lanes * src.vec and res.lanes <= 32 and \
             src.numel == res.rows * res.lanes * src.vec
@@ -182,8 +194,8 @@ def broadcast_in_registers(src, res, src_shape: tuple, dst_shape: tuple) -> bool
     if len(src_shape) != len(dst_shape) or not src_shape or src_shape[-1] != 1:
         return False
     if isinstance(src, MmaRows) and isinstance(res, MmaAcc):
-        return (src.batch, src.m, src.warps_m, src.warps_n) == \
-            (res.batch, res.m, res.warps_m, res.warps_n)
+        return (src.batch, src.m, src.warps_m, src.warps_n, src.wg) == \
+            (res.batch, res.m, res.warps_m, res.warps_n, res.wg)
     if isinstance(src, BlockedRows) and isinstance(res, Blocked):
         return res.numel == src.rows * src.lanes * res.vec
     return False

@@ -37,8 +37,8 @@ class Operand:
     shape: tuple[int, int, int]
     trans: bool = False
     round_tf32: bool = False
-    wg: int = 0            # a warpgroup MMA's operand (lowering/wgmma.py): FM, its tp::WgOp's
-                           # row interleave; 0: a tp::SmemOp
+    wg: bool = False       # a warpgroup MMA's operand (lowering/wgmma.py): a tp::WgOp, else
+                           # a tp::SmemOp
 
     @property
     def elems(self) -> int:

@@ -1,14 +1,16 @@
 """The sm_90a class of a kernel (ARCHITECTURE.md decision 8): K-loop mmas as warpgroup MMA.
 
-The class is the same kernel planned again with every mma accumulator's warps along the rows
-(`assign_layouts(rows=True)`: MmaAcc with warps_n 1, warp w holding FM fragments of 16 rows),
-which is wgmma's accumulator layout up to a permutation of A's rows in shared memory
+The class is the same kernel planned again with every mma accumulator's warps along the rows,
+interleaved by warpgroups (`assign_layouts(rows=True, warpgroups=True)`: MmaAcc with warps_n 1
+and wg 1, fragment i of warp 4g + j holding rows ((g * FM + i) * 4 + j) * 16..), which is
+wgmma's accumulator layout over A stored in its own row order
 (cuda_c/include/tilepy/wgmma_ops.h). An mma takes wgmma (`mark_wgmma` marks both of its
 pipelined operands, `Operand.wg`; the emitter spells them `tp::WgOp` and the mma `tp::wgmma_tc`)
 when all of this holds, else it stays mma.sync in that class too:
 
 - f16 x f16 or bf16 x bf16 into an f32 accumulator (`mmaf`), batch 1, K a multiple of 16;
-- the accumulator is MmaAcc over all the block's warps along M, whole warpgroups (nt % 128);
+- the accumulator is MmaAcc over all the block's warps along M, whole warpgroups (nt % 128)
+  interleaved (wg);
 - both operands are loads of the same K-loop pipeline, A not transposed (wgmma's K-major A);
   B stored N x K (transposed, K-major) or K x N (N-major), N one of wgmma's n tilepy spells
   (16, 32, 64, 128, 256);
@@ -25,17 +27,17 @@ parameters, rank 2 to 5), its last dimension has the static stride 1, the others
 base are 16-byte aligned (the specialization facts, as for cp.async's vector copies), the tile
 dims map to the view's in order with only the last two above 1, the storage is the tile as loaded
 (a transposed operand only when the chain transposes it), and the padding is zero (TMA's fill).
-The box is one 128/64/32-byte swizzle panel's columns by the storage rows (16 where A's storage
-permutes its 16-row blocks, FM > 1). Other wgmma operands keep the cp.async copy.
+The box is one 128/64/32-byte swizzle panel's columns by the storage rows (256, TMA's largest
+box, where there are more: copies of 256 rows). Other wgmma operands keep the cp.async copy.
 
-One group in flight (`deferred`, the pipeline's `wg_deferred`): where TMA brings every operand of
-the K loop and a warpgroup MMA's accumulator is only carried (the loop's block argument feeds
-that mma alone, the mma's result goes to the loop's `continue` alone, in the same place), the
-MMAs accumulate into the carried registers in place and each iteration waits with
-`wgmma.wait_group 1`: iteration i's MMAs run while i + 1's copies are awaited and issued.
-The stage refilled in iteration i is then the one iteration i - 1's MMAs read, so the fetch
-moves after the body and its barrier (cuda_c/emit_pipeline.py); after the loop a wait_group 0
-retires the last group before anything reads the accumulator.
+One group in flight (`deferred`, the pipeline's `wg_deferred`): where a warpgroup MMA's
+accumulator is only carried (the loop's block argument feeds that mma alone, the mma's result
+goes to the loop's `continue` alone, in the same place), the MMAs accumulate into the carried
+registers in place and each iteration waits with `wgmma.wait_group 1`: iteration i's MMAs run
+while i + 1's copies are awaited and issued. The stage refilled in iteration i is then the one
+iteration i - 1's MMAs read, so the fetch moves after the body and its barrier
+(cuda_c/emit_pipeline.py; where cp.async brings an operand, a barrier before the body too);
+after the loop a wait_group 0 retires the last group before anything reads the accumulator.
 """
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[StagedLoad, St
     a, b = op.lhs.type, op.rhs.type
     if op.name != "mmaf" or op.acc.type.elem != F32 or a.elem not in (F16, BF16) or b.elem != a.elem:
         return None
-    if not isinstance(lay, MmaAcc) or lay.batch != 1 or lay.warps_n != 1 or lay.warps_m % 4 or \
+    if not isinstance(lay, MmaAcc) or lay.batch != 1 or lay.warps_n != 1 or not lay.wg or \
             layouts.nt != 32 * lay.warps_m:
         return None
     (m, k), n = a.shape[-2:], b.shape[-1]
@@ -100,8 +102,7 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
         for op in pipe.loop.body.block.ops:
             pair = _wgmma_pair(op, pipe, layouts) if op.opdef.mma else None
             if pair is not None:
-                pair[0].operand.wg = layouts.layout(op.result).frags[0]
-                pair[1].operand.wg = 1
+                pair[0].operand.wg = pair[1].operand.wg = True
                 for s in pair:
                     s.tma = tma_box(s)
                 marked.append(op)
@@ -113,8 +114,6 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
 def deferred(op, pipe: Pipeline) -> bool:
     """Can warpgroup MMA `op` of `pipe`'s loop leave its group in flight across iterations (see
     the module docstring)?"""
-    if not all(s.tma is not None for s in pipe.loads):
-        return False
     blk = pipe.loop.body.block
     term = blk.ops[-1]
     if op.acc not in blk.args[1:] or term.name != "continue" or any(
@@ -171,8 +170,8 @@ def tma_box(s: StagedLoad) -> TmaBox | None:
         return None
     sr, sc = tile[-2:]
     width = min(sc, 128 // o.elem.storage_bytes)          # a swizzle panel's columns
-    rows = 16 if o.wg > 1 and not o.trans else sr         # A's 16-row blocks permuted (FM > 1)
-    if rows > 256:
+    rows = sr if sr <= 256 else 256                       # TMA's largest box
+    if sr % rows:
         return None
     return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * o.elem.storage_bytes)
 
@@ -181,5 +180,5 @@ def sm90a_layouts(module: Module, nt: int, may_alias) -> LayoutPlan | None:
     """The sm_90a class's layouts, or None when no mma of `module` would be a warpgroup MMA."""
     if nt % 128 or not any(op.opdef.mma for op in module.walk()):
         return None
-    layouts = assign_layouts(module, nt, rows=True)
+    layouts = assign_layouts(module, nt, rows=True, warpgroups=True)
     return layouts if mark_wgmma(plan_pipelines(module, layouts, may_alias, 2), layouts) else None

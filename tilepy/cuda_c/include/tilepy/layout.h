@@ -52,17 +52,31 @@ template <int M, int Q> struct BlockedRows {
 // (M / WM) x (N / WN) block of every batch as FM x FN fragments of 16 x 8; lane l holds, per
 // fragment, (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1) with g = l / 4, t = l % 4 (the
 // PTX ISA's "Matrix Fragments for mma.m16n8k16", accumulator D). Slot s = ((b * FM + i) * FN + j)
-// * 4 + q.
-template <int Bt, int M, int N_, int WM, int WN_> struct MmaAcc {
+// * 4 + q. WG (all warps along M, WN 1, WM a multiple of 4): the warps of each warpgroup are
+// interleaved by 16 rows, as wgmma's m64 accumulator has them: fragment i of warp w = 4g + j
+// holds rows ((g * FM + i) * 4 + j) * 16.. (wgmma_ops.h), instead of (w * FM + i) * 16...
+template <int Bt, int M, int WM, int WN, int WG> TP_DEV int mma_row0(int i) {   // fragment i's
+  if constexpr (WG) {                                                      // first row (the warp's)
+    constexpr int FM = M / WM / 16;
+    return (((warp_of() / 4) * FM + i) * 4 + warp_of() % 4) * 16;
+  } else {
+    return (warp_of() / WN) * (M / WM) + i * 16;
+  }
+}
+
+template <int Bt, int M, int N_, int WM, int WN_, int WG = 0> struct MmaAcc {
   static constexpr bool real = NT == 32 * WM * WN_;
   static constexpr int FM = M / WM / 16, FN = N_ / WN_ / 8, PB = FM * FN * 4, WN = WN_;
   static constexpr int NC = N_;   // columns (the last dimension)
+  static constexpr int wg = WG;
   static constexpr int N = Bt * M * N_, K = real ? Bt * PB : N, vec = real ? 2 : 1;
   static constexpr bool replicated = false;
   static_assert(!real || (FM * WM * 16 == M && FN * WN * 8 == N_), "mma tile does not fit the warps");
+  static_assert(!WG || (WN == 1 && WM % 4 == 0), "warps interleaved by warpgroups along M");
+  TP_DEV static int row0(int i) { return mma_row0<Bt, M, WM, WN, WG>(i); }
   TP_DEV static int row(int s) {   // within the batch
     const int r = s % PB;
-    return (warp_of() / WN) * (M / WM) + (r / (FN * 4)) * 16 + lane_of() / 4 + 8 * ((r % 4) >> 1);
+    return row0(r / (FN * 4)) + lane_of() / 4 + 8 * ((r % 4) >> 1);
   }
   TP_DEV static int col(int s) {
     const int r = s % PB;
@@ -81,16 +95,16 @@ template <int Bt, int M, int N_, int WM, int WN_> struct MmaAcc {
 };
 
 // The rows of an MmaAcc<Bt, M, N, WM, WN> tile reduced along N: slot (b * FM + i) * 2 + h holds
-// row i * 16 + g + 8h of the warp's block, replicated in the 4 lanes of a quad and the WN warps
-// of a warp row.
-template <int Bt, int M, int WM, int WN> struct MmaRows {
+// row i * 16 + g + 8h of the warp's block (WG: of fragment i, as MmaAcc's), replicated in the 4
+// lanes of a quad and the WN warps of a warp row.
+template <int Bt, int M, int WM, int WN, int WG = 0> struct MmaRows {
   static constexpr bool real = NT == 32 * WM * WN;
   static constexpr int FM = M / WM / 16, N = Bt * M, K = real ? Bt * FM * 2 : N, vec = 1;
   static constexpr bool replicated = real;
   TP_DEV static int elem(int s) {
     if constexpr (!real) return s;
     else
-      return (s / (FM * 2)) * M + (warp_of() / WN) * (M / WM) + ((s % (FM * 2)) / 2) * 16 +
+      return (s / (FM * 2)) * M + mma_row0<Bt, M, WM, WN, WG>((s % (FM * 2)) / 2) +
              lane_of() / 4 + 8 * (s % 2);
   }
   TP_DEV static bool valid(int) { return true; }
@@ -98,7 +112,7 @@ template <int Bt, int M, int WM, int WN> struct MmaRows {
 };
 
 template <class L> struct is_mma_acc { static constexpr bool value = false; };
-template <int Bt, int M, int N, int WM, int WN> struct is_mma_acc<MmaAcc<Bt, M, N, WM, WN>> {
+template <int Bt, int M, int N, int WM, int WN, int WG> struct is_mma_acc<MmaAcc<Bt, M, N, WM, WN, WG>> {
   static constexpr bool value = true;
 };
 

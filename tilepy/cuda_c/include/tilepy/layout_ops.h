@@ -63,8 +63,8 @@ TP_DEV T reduce_all(const Tile<T, N, L>& x, T ident, unsigned char* smem, F f) {
 
 // Which register path a reduction (operand layout L, result layout Lr, dimension D) can take.
 template <class Src, int D, class L, class Lr> struct rows_path { static constexpr int value = 0; };
-template <class Src, int D, int Bt, int M, int N, int WM, int WN>
-struct rows_path<Src, D, MmaAcc<Bt, M, N, WM, WN>, MmaRows<Bt, M, WM, WN>> {
+template <class Src, int D, int Bt, int M, int N, int WM, int WN, int WG>
+struct rows_path<Src, D, MmaAcc<Bt, M, N, WM, WN, WG>, MmaRows<Bt, M, WM, WN, WG>> {
   static constexpr int value = (D == Src::rank - 1 && Src::dims[D] == N) ? 1 : 0;
 };
 template <class Src, int D, int NN, int V, int M, int Q>
@@ -73,11 +73,11 @@ struct rows_path<Src, D, Blocked<NN, V>, BlockedRows<M, Q>> {
                                 NN == M * Q * V) ? 2 : 0;
 };
 
-template <class T, int Bt, int M, int N, int WM, int WN, class F>
-TP_DEV Tile<T, Bt * M, MmaRows<Bt, M, WM, WN>> reduce_mma_rows(
-    const Tile<T, Bt * M * N, MmaAcc<Bt, M, N, WM, WN>>& x, T ident, unsigned char* smem, F f) {
-  typedef MmaAcc<Bt, M, N, WM, WN> L;
-  typedef MmaRows<Bt, M, WM, WN> Lr;
+template <class T, int Bt, int M, int N, int WM, int WN, int WG, class F>
+TP_DEV Tile<T, Bt * M, MmaRows<Bt, M, WM, WN, WG>> reduce_mma_rows(
+    const Tile<T, Bt * M * N, MmaAcc<Bt, M, N, WM, WN, WG>>& x, T ident, unsigned char* smem, F f) {
+  typedef MmaAcc<Bt, M, N, WM, WN, WG> L;
+  typedef MmaRows<Bt, M, WM, WN, WG> Lr;
   Tile<T, Bt * M, Lr> r;
   TP_UNROLL
   for (int s = 0; s < Lr::K; ++s) r.v[s] = ident;
@@ -151,8 +151,8 @@ TP_DEV auto reduce_to(const Tile<T, Src::numel, L>& x, T ident, unsigned char* s
 
 // Which register path a broadcast of a (..., 1) tile in layout Ls to (..., n) in Lr can take.
 template <class Ls, class Lr> struct bcast_path { static constexpr int value = 0; };
-template <int Bt, int M, int N, int WM, int WN>
-struct bcast_path<MmaRows<Bt, M, WM, WN>, MmaAcc<Bt, M, N, WM, WN>> {
+template <int Bt, int M, int N, int WM, int WN, int WG>
+struct bcast_path<MmaRows<Bt, M, WM, WN, WG>, MmaAcc<Bt, M, N, WM, WN, WG>> {
   static constexpr int value = 1;
 };
 template <int M, int Q, int V>

@@ -373,13 +373,16 @@ template <> struct frag<5> : frag<4> {};
 template <> struct frag<6> : frag<4> {};
 
 // The A fragment of rows i * 16.., k k0..k0+15 from a tile in the accumulator layout of the same
-// warps (MmaAcc<Bt, M, K, WM, 1>): the C fragments of n-tiles k0 / 8 and k0 / 8 + 1 are, pairwise
+// warps (MmaAcc<Bt, M, K, WM, 1, WG>): the C fragments of n-tiles k0 / 8 and k0 / 8 + 1 are, pairwise
 // packed, the A fragment of mma.m16n8k16 (no data moves between threads).
-template <class X> struct a_in_regs { static constexpr bool value = false; static constexpr int fm = 0; };
-template <class T, int N, int Bt, int M, int K, int WM>
-struct a_in_regs<Tile<T, N, MmaAcc<Bt, M, K, WM, 1>>> {
-  static constexpr bool value = sizeof(T) == 2 && MmaAcc<Bt, M, K, WM, 1>::real;
-  static constexpr int fm = MmaAcc<Bt, M, K, WM, 1>::FM;
+template <class X> struct a_in_regs {
+  static constexpr bool value = false;
+  static constexpr int fm = 0, wg = 0;
+};
+template <class T, int N, int Bt, int M, int K, int WM, int WG>
+struct a_in_regs<Tile<T, N, MmaAcc<Bt, M, K, WM, 1, WG>>> {
+  static constexpr bool value = sizeof(T) == 2 && MmaAcc<Bt, M, K, WM, 1, WG>::real;
+  static constexpr int fm = MmaAcc<Bt, M, K, WM, 1, WG>::FM, wg = WG;
 };
 template <class T, int N, class LA>
 TP_DEV void frag_a_regs(uint32_t (&r)[4], const Tile<T, N, LA>& a, int b, int i, int k0) {
@@ -513,7 +516,7 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
   {
     constexpr int FM = LC::FM, FN = LC::FN, WN = N / (FN * 8);
     const int l = lane_of(), w = warp_of();
-    const int wm0 = (w / WN) * (FM * 16), wn0 = (w % WN) * (FN * 8);
+    const int wn0 = (w % WN) * (FN * 8);
     Acc acc[Bt][FM][FN][4];
     TP_UNROLL
     for (int s = 0; s < LC::K; ++s) (&acc[0][0][0][0])[s] = to_acc<Acc>(c.v[s]);
@@ -529,7 +532,7 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
           TP_UNROLL
           for (int i = 0; i < FM; ++i) {
             if constexpr (a_in_regs<OA>::value) frag_a_regs(af[i], A, b, i, k0);
-            else frag_a<Kind, RA>(af[i], A, b, wm0 + i * 16, k0);
+            else frag_a<Kind, RA>(af[i], A, b, LC::row0(i), k0);
           }
           TP_UNROLL
           for (int j = 0; j < FN; j += 2) {
@@ -552,8 +555,8 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_compute(const OA& A, const OB& B, const Tile
           Acc av[FM][2], bv[FN][2];
           TP_UNROLL
           for (int i = 0; i < FM; ++i) {
-            av[i][0] = mul_value<Kind, SA, RA, Acc>(A.at(b, wm0 + i * 16 + g, k));
-            av[i][1] = mul_value<Kind, SA, RA, Acc>(A.at(b, wm0 + i * 16 + g + 8, k));
+            av[i][0] = mul_value<Kind, SA, RA, Acc>(A.at(b, LC::row0(i) + g, k));
+            av[i][1] = mul_value<Kind, SA, RA, Acc>(A.at(b, LC::row0(i) + g + 8, k));
           }
           TP_UNROLL
           for (int j = 0; j < FN; ++j) {
@@ -590,8 +593,8 @@ template <class Op, class X> TP_DEV Op as_operand(const X& x, unsigned char* whe
   }
 }
 
-template <class LC> constexpr bool a_regs_fit(int fm) {
-  if constexpr (is_mma_acc<LC>::value) return LC::real && LC::WN == 1 && LC::FM == fm;
+template <class LC> constexpr bool a_regs_fit(int fm, int wg) {
+  if constexpr (is_mma_acc<LC>::value) return LC::real && LC::WN == 1 && LC::FM == fm && LC::wg == wg;
   else return false;
 }
 
@@ -604,7 +607,7 @@ TP_DEV Tile<TC, Bt * M * N, LC> mma_tc(const OA& a, const OB& b, const Tile<TC, 
   typedef typename operand_t<OA>::type TA;
   typedef typename operand_t<OB>::type TB;
   constexpr bool a_regs = a_in_regs<OA>::value && (Kind == 1 || Kind == 2) && tc_available<Kind>() &&
-                         a_regs_fit<LC>(a_in_regs<OA>::fm);
+                         a_regs_fit<LC>(a_in_regs<OA>::fm, a_in_regs<OA>::wg);
   constexpr bool sa = is_smem_op<OA>::value || a_regs || !LC::real;
   constexpr bool sb = is_smem_op<OB>::value || !LC::real;
   typedef typename cond<sa, OA, SmemOp<TA, Bt, M, K>>::type A_t;

@@ -136,8 +136,10 @@ template <class T> TP_DEV const T& wgmma_read(const T& x TP_AT_CALLER) {
 constexpr uint64_t wgmma_swizzle_mode(int bytes) {
   return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : 0;
 }
+// (The start address needs no mask: a shared-memory offset is below 228 KiB < 2^18, its 14-bit
+// field's reach; one instruction fewer per operand and stage in the K loop.)
 TP_DEV uint64_t wgmma_desc(const void* p, uint32_t lbo, uint32_t sbo, int swizzle_bytes) {
-  const uint64_t enc = (wg_smem_addr(p) & 0x3ffffu) >> 4;
+  const uint64_t enc = wg_smem_addr(p) >> 4;
   return enc | (uint64_t)((lbo & 0x3ffffu) >> 4) << 16 | (uint64_t)((sbo & 0x3ffffu) >> 4) << 32 |
          wgmma_swizzle_mode(swizzle_bytes) << 62;
 }

@@ -1,14 +1,14 @@
 // tilepy/wgmma_ops.h -- the sm_90a class's GEMM step: operands in wgmma's swizzled layouts,
 // staged by the cp.async pipeline, multiplied by warpgroup MMA into an MmaAcc accumulator.
 //
-//   WgOp<T, R, C, Tr, FM>           an R x C mma operand in shared memory (as SmemOp: stored R x C,
+//   WgOp<T, R, C, Tr>               an R x C mma operand in shared memory (as SmemOp: stored R x C,
 //                                   or C x R when Tr) in wgmma's canonical swizzled layout
 //   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
 //   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, a and b WgOps
 //   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
 //                                   in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
-//   tma_load<S, BR>(map, v, idx, op, bar)   the TMA copy of a tile into a WgOp
+//   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's)
 //
 // Layout: a storage row of 32, 64 or 128 bytes is one row of a swizzle atom of that width (the
 // PTX ISA's 32B / 64B / 128B swizzling: the 16-byte chunk index XORed with the row's 128-byte
@@ -18,27 +18,28 @@
 // start at multiples of 1024 bytes (the emitter only takes such buffers), where the patterns
 // repeat, so the descriptors' base offset is 0.
 //
-// Accumulator: all warps along M (MmaAcc<1, M, N, NW, 1>, FM fragments of 16 rows per warp).
-// Warpgroup g issues the m64nNk16 MMAs of its FM 64-row blocks of A's storage, g * FM + i; the
-// 16 rows warp j of the group holds there are the rows warp 4g + j keeps in its fragment i,
-// ((4g + j) * FM + i) * 16.., so A's storage permutes its rows to match (FM = 1: none). With
-// wgmma's accumulator fragment being mma.m16n8's for every 8 columns, block i's N / 2 registers
-// are slots i * N / 2.. of the tile, in order.
+// Accumulator: all warps along M, interleaved by warpgroups (MmaAcc<1, M, N, NW, 1, 1>: FM
+// fragments of 16 rows per warp, layout.h). Warpgroup g issues the m64nNk16 MMAs of its FM
+// 64-row blocks of A, g * FM + i; the 16 rows warp j of the group holds there, ((g * FM + i) * 4
+// + j) * 16.., are the rows warp 4g + j keeps in its fragment i, so A is stored in its own row
+// order (one TMA box brings it). With wgmma's accumulator fragment being mma.m16n8's for every
+// 8 columns, block i's N / 2 registers are slots i * N / 2.. of the tile, in order.
 //
 // Order in the K loop (emit_pipeline.py): the copies of this stage land (pipe_wait, which in this
 // class also executes fence.proxy.async, or mbar_wait for TMA's), __syncthreads(), then
 // wgmma_tc: wgmma.fence, the MMAs of every k16 step as one group, commit, wait_group 0 (the
-// stage is refilled next iteration). Where TMA brings every operand (lowering/wgmma.py
-// `deferred`): mbar_wait, wgmma_acc with wait_group 1 (the previous iteration's group retires),
-// __syncthreads(), the refill of the stage that group read; wgmma_drain after the loop.
+// stage is refilled next iteration). Where the accumulator is only carried (lowering/wgmma.py
+// `deferred`): the copies land (mbar_wait; pipe_wait and __syncthreads() for cp.async's),
+// wgmma_acc with wait_group 1 (the previous iteration's group retires), __syncthreads(), the
+// refill of the stage that group read; wgmma_drain after the loop.
 // The fast CPU mode (one thread; the same swizzled operands) takes mma_compute's SIMT path.
 #pragma once
 
 namespace tp {
 
-template <class T, int R, int C, bool Tr = false, int FM = 1> struct WgOp {
+template <class T, int R, int C, bool Tr = false> struct WgOp {
   typedef T elem_t;
-  static constexpr int bt = 1, rows = R, cols = C, elems = R * C, fm = FM;
+  static constexpr int bt = 1, rows = R, cols = C, elems = R * C;
   static constexpr bool tr = Tr;
   static constexpr int SR = Tr ? C : R, SC = Tr ? R : C;            // storage rows, columns
   static constexpr int EPC = 16 / (int)sizeof(T);
@@ -47,17 +48,8 @@ template <class T, int R, int C, bool Tr = false, int FM = 1> struct WgOp {
   static_assert(SWB == 32 || SWB == 64 || SWB == 128, "a wgmma operand row is 32, 64 or n*128 bytes");
   static_assert(SC % PW == 0 && SR % 8 == 0, "wgmma operand of whole swizzle atoms");
   T* p;
-  // The storage row of logical row r (A with FM > 1: the rows of wgmma's 64-row blocks).
-  static constexpr int perm(int r) {
-    if constexpr (FM == 1 || Tr) {
-      return r;
-    } else {
-      const int w = r / (16 * FM), i = (r / 16) % FM;
-      return ((w / 4) * FM + i) * 64 + (w % 4) * 16 + r % 16;
-    }
-  }
   static constexpr int soff(int, int sr, int sc) {
-    const int byte = perm(sr) * SWB + (sc % PW) * (int)sizeof(T);
+    const int byte = sr * SWB + (sc % PW) * (int)sizeof(T);
     const int sw = byte ^ (((byte >> 7) & (SWB / 16 - 1)) << 4);
     return (sc / PW) * SR * PW + sw / (int)sizeof(T);
   }
@@ -65,8 +57,8 @@ template <class T, int R, int C, bool Tr = false, int FM = 1> struct WgOp {
   TP_DEV T& at(int b, int r, int c) const { return Tr ? p[soff(b, c, r)] : p[soff(b, r, c)]; }
 };
 
-template <int R, int C, class T, int R2, int C2, bool Tr, int FM>
-TP_DEV T elem_at(const WgOp<T, R2, C2, Tr, FM>& x, int b, int r, int c) { return x.at(b, r, c); }
+template <int R, int C, class T, int R2, int C2, bool Tr>
+TP_DEV T elem_at(const WgOp<T, R2, C2, Tr>& x, int b, int r, int c) { return x.at(b, r, c); }
 
 // The copy into a WgOp. Where NT threads cover whole storage rows (CPR chunks each, RS rows per
 // step), thread t copies chunk column t % CPR of rows t / CPR + k * RS: in wgmma's layout the
@@ -92,11 +84,11 @@ template <class Op> struct WgStep {
 };
 
 template <class S, class DM, bool Vec, bool Whole = false, class T, int R, class E, int R2, int C2,
-          bool Tr, int FM>
+          bool Tr>
 TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
-                       const WgOp<E, R2, C2, Tr, FM>& d TP_VIEW_AT) {
+                       const WgOp<E, R2, C2, Tr>& d TP_VIEW_AT) {
   static_assert(S::numel == R2 * C2 && S::rank >= 2, "operand of another shape");
-  using Op = WgOp<E, R2, C2, Tr, FM>;
+  using Op = WgOp<E, R2, C2, Tr>;
   static_assert(Op::SC % Op::EPC == 0, "wgmma rows are whole 16-byte chunks (lowering/wgmma.py)");
   if constexpr (!Vec) {   // alignment not proven: chosen at run time, as tensorcore.h's load_async
     if (chunks_aligned<DM, Tr ? S::rank - 2 : S::rank - 1>(v))
@@ -112,9 +104,11 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 // The TMA copy of a tile into a WgOp (lowering/wgmma.py took the view for a tensor map's, `map`,
 // whose box is one panel's columns by BR storage rows; S is the tile in the view's dimension
 // order, its last two the storage's rows and columns), issued by tma_issuer(): expect_tx of the
-// tile's bytes on `bar`, then one cp.async.bulk.tensor per panel and per BR rows (BR 16 where A's
-// storage permutes its 16-row blocks, FM > 1). Coordinates are the tile's element offsets,
-// as TMA's 32-bit ones (tma_coord), so a tile index however far outside gives zeros.
+// tile's bytes on `bar`, then one cp.async.bulk.tensor per panel and per BR rows (BR: the storage
+// rows, or 256 where there are more: TMA's largest box). `pos` is the tile's first element as
+// TMA's coordinates (tma_at per view dimension, in the view's order), so a tile index however
+// far outside gives zeros; the emitter works out those of indices the K loop does not change
+// once, before the loop (ptxas does not hoist them out of the fetch's branches).
 // A tile's first coordinate along a dimension of `extent` elements as TMA's 32-bit one: exact
 // where it fits; below -2^31 the whole box is outside (INT32_MIN plus a box offset stays
 // negative), at or past the extent the extent itself (offsets past it, wrapping to negative
@@ -126,25 +120,28 @@ TP_DEV void load_async(const View<T, R>& v, const int64_t (&idx)[R], T pad,
 TP_DEV uint32_t tma_coord(int64_t x, int64_t extent) {
   return (uint32_t)(extent <= 0 ? 1 : x < -2147483647 - 1 ? -2147483647 - 1 : x >= extent ? extent : x);
 }
-template <class S, int BR, class T, int R, class E, int R2, int C2, bool Tr, int FM>
-TP_DEV void tma_load(const TensorMap& map, const View<T, R>& v, const int64_t (&idx)[R],
-                     const WgOp<E, R2, C2, Tr, FM>& d, uint64_t* bar TP_AT_CALLER) {
-  using Op = WgOp<E, R2, C2, Tr, FM>;
+// The coordinate along view dimension D of the tile of shape S at tile index x.
+template <class S, int D, class T, int R> TP_DEV uint32_t tma_at(const View<T, R>& v, int64_t x) {
+  static_assert(S::rank == R && D >= 0 && D < R, "a TMA tile has the view's dimensions");
+  return tma_coord(x * S::dims[D], v.shape[D]);
+}
+template <class S, int BR, int R, class E, int R2, int C2, bool Tr>
+TP_DEV void tma_load(const TensorMap& map, const uint32_t (&pos)[R], const WgOp<E, R2, C2, Tr>& d,
+                     uint64_t* bar TP_AT_CALLER) {
+  using Op = WgOp<E, R2, C2, Tr>;
   static_assert(S::rank == R && R >= 2 && R <= 5 && S::dims[R - 2] == Op::SR &&
                 S::dims[R - 1] == Op::SC && S::numel == Op::elems && Op::SR % BR == 0,
                 "a TMA tile is the WgOp's storage");
   mbar_expect_tx(bar, Op::elems * (uint32_t)sizeof(E) TP_PASS_CALLER);
-  uint32_t c[R];   // TMA's coordinates: innermost first, 32-bit
-  TP_UNROLL
-  for (int i = 0; i < R; ++i) c[i] = tma_coord(idx[R - 1 - i] * S::dims[R - 1 - i], v.shape[R - 1 - i]);
   TP_UNROLL
   for (int p = 0; p < Op::SC / Op::PW; ++p) {
     TP_UNROLL
     for (int r0 = 0; r0 < Op::SR; r0 += BR) {
-      int32_t crd[R];
+      int32_t crd[R];   // innermost first
       TP_UNROLL
-      for (int i = 0; i < R; ++i) crd[i] = (int32_t)(c[i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
-      tma_copy<R>(map, d.p + p * Op::SR * Op::PW + Op::perm(r0) * Op::PW, bar, crd TP_PASS_CALLER);
+      for (int i = 0; i < R; ++i)
+        crd[i] = (int32_t)(pos[R - 1 - i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
+      tma_copy<R>(map, d.p + p * Op::SR * Op::PW + r0 * Op::PW, bar, crd TP_PASS_CALLER);
     }
   }
 }
@@ -183,8 +180,8 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
 #if TP_CPU_FAST
   acc = mma_compute<1, M, N, K, Kind, 0>(a, b, acc);
 #else
-  static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && NT % 128 == 0 &&
-                LC::FM == OA::fm && K % 16 == 0, "an accumulator wgmma does not take");
+  static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && LC::wg && NT % 128 == 0 &&
+                K % 16 == 0, "an accumulator wgmma does not take");
   constexpr int FM = LC::FM, NR = N / 2;
   const int g = NT == 128 ? 0 : warp_of() / 4;      // the warpgroup: its 64-row blocks of A
   const uint64_t da = wg_base_a(a) + k_major_units<OA>(g * FM * 64, 0), db = wg_base_b(b);
