@@ -103,7 +103,8 @@ def test_an_object_that_does_not_link_gives_way_to_a_whole_build(commands, monke
     out = np.zeros(1, np.int32)
     cpu.CpuKernel(FAST % 7, "k", threads=1, mode="fast")(1, out)
     assert out[0] == 7
-    assert [_split(c) for c in _kernel_commands(commands)] == [True, False]    # refused by the linker, then whole
+    # refused by the linker, then whole
+    assert [_split(c) for c in _kernel_commands(commands)] == [True, False]
     assert cpu._SUPPORT[key] is None                         # whole from now on
 
 
