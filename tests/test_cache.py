@@ -31,11 +31,11 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def entry_files(d, kind):
-    """The kernels' entries of `kind` in cache `d` (not the CPU backend's helper libraries: the
-    worker pool and the C warm launch path, built once per cache)."""
+    """The kernels' entries of `kind` in cache `d` (not the CPU backend's helpers: the worker
+    pool, the C warm launch path and the support objects, built once per cache)."""
     files = sorted(p for p in (d / kind).rglob("*") if p.is_file()) if (d / kind).exists() else []
     return [p for p in files if (cache.decode(p.read_bytes()) or (b"", {}))[1].get("kind")
-            not in ("pool", "warm")]
+            not in ("pool", "warm", "support")]
 
 
 # ----------------------------------------------------------------------------- location, settings

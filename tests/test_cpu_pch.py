@@ -92,9 +92,10 @@ def test_a_later_kernel_uses_it_and_its_library_is_the_same(built, fresh, monkey
 
 
 def _library(value: int) -> bytes:
-    """The library cpu._compile makes of kernel `value` (no cache lookup)."""
+    """The library cpu._compile makes of kernel `value` (no cache lookup), split as
+    compile_kernel builds it (the PCH the fixture built is for those flags)."""
     full = SRC % value + cpu.host_entry("k", ["int*"])
-    return cpu._compile(cpu.host_compiler(), cpu.flags("fast"), full, "k")[0]
+    return cpu._compile(cpu.host_compiler(), cpu.flags("fast"), full, "k", cpu.flags("fast"))[0]
 
 
 def test_a_corrupt_pch_is_removed_and_the_compile_is_plain(built, fresh, monkeypatch):

@@ -30,7 +30,7 @@ MARKER_TEXT = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                "# This folder is a tilepy cache of compiled kernels (https://bford.info/cachedir/).\n"
                "# tilepy lists, evicts and clears only the entries it wrote here.\n")
 KINDS = ("cubin", "ptx", "cpu", "spec", "tileiras", "tune", "pch")   # the folders entries live in
-SUFFIXES = ("", ".so", ".gch")
+SUFFIXES = ("", ".so", ".o", ".gch")
 MEMOS = ("toolchain.json", "compilers.json", "pch.json")   # at the top (toolchain.py, cpu_pch.py)
 TMP_PREFIX = ".tmp-"
 MAX_FILE_BYTES = 256 << 20                        # no cubin/.so/index entry comes near it

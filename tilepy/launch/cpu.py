@@ -245,30 +245,164 @@ def helper_library(kind: str, label: str, source_path: str, build_flags: list[st
     with the compiler's message if the build fails. `build=False`: None where it is not in the
     cache (the doctor asks so, without building)."""
     from ..version import __version__
-    from . import cpu_build
     cxx = host_compiler()
-    source = _text(source_path)
     flags_ = [*HELPER_FLAGS, *build_flags]
-    key = cache.key_of(kind, __version__, compiler_id(cxx), flags_, libs, *key_parts, source)
-    entry = cache.get("cpu", key, ".so")
-    if entry is not None and entry.payload[:4] == b"\x7fELF":
-        return entry.path, False
+    key = cache.key_of(kind, __version__, compiler_id(cxx), flags_, libs, *key_parts,
+                       _text(source_path))
+    found = built_once(kind, label, key, ".so",
+                       lambda out: [cxx, *flags_, source_path, "-o", out, *libs], build=build)
+    if found is None:
+        return None
+    path, data, _ = found
+    if path is not None:
+        return path, False
+    return _scratch(data, f"tilepy-{kind}-"), True          # no disk cache
+
+
+def built_once(kind: str, label: str, key: str, suffix: str, command, measure=None,
+               build: bool = True) -> tuple[str | None, bytes, dict] | None:
+    """The host compiler's output for `key`: the `cpu` cache entry (kind `kind`) when it holds an
+    intact ELF file, else `command(out)` run in a private build folder (removed whatever
+    happens, Ctrl-C included) and its output stored (atomically: a concurrent build of the same
+    key stores the same bytes). `measure(folder)`: more metadata from the build folder. Returns
+    the entry's path (None: no disk cache), the bytes and the metadata; None when it is not in
+    the cache and `build` is False. TileCompileError with the compiler's message if the build
+    fails."""
+    from ..version import __version__
+    from . import cpu_build
+    entry = cache.get("cpu", key, suffix)
+    if entry is not None and elf_intact(entry.payload):
+        return entry.path, entry.payload, entry.meta
     if not build:
         return None
+    cxx = host_compiler()
     with cpu_build.folder() as d:
-        out = os.path.join(d, kind + ".so")
-        proc = cpu_build.run([cxx, *flags_, source_path, "-o", out, *libs], None)
+        out = os.path.join(d, kind + suffix)
+        proc = cpu_build.run(command(out), None)
         if proc.returncode != 0:
             raise TileCompileError(f"the host C++ compiler could not build {label}: "
                                    f"{proc.stderr.strip()[-2000:]}")
         with open(out, "rb") as f:
             data = f.read()
-    path = cache.put("cpu", key, data, {"kind": kind, "name": label,
-                                        "compiler": compiler_id(cxx), "tilepy": __version__},
-                     ".so")
+        meta = {"kind": kind, "name": label, "compiler": compiler_id(cxx), "tilepy": __version__,
+                **(measure(d) if measure else {})}
+    return cache.put("cpu", key, data, meta, suffix), data, meta
+
+
+def elf_intact(data: bytes) -> bool:
+    """An ELF file whose section headers (at its end, after everything else the linker and the
+    loader read) are all there: not truncated, not some other file."""
+    if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] not in (1, 2):
+        return False
+    import struct
+    end = "<" if data[5] == 1 else ">"
+    if data[4] == 2:
+        shoff, = struct.unpack_from(end + "Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
+    else:
+        shoff, = struct.unpack_from(end + "I", data, 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x2E)
+    return shoff + shentsize * shnum <= len(data)
+
+
+# ---------------------------------------------------------------------------- the support object
+# The launch machinery (cpu_shim.h, cpu_fiber.h: the block loop, fibers and scheduler, the
+# launch lock, the error reports) does not depend on the kernel: it is compiled once per
+# compiler and flags into a relocatable object (cpu_support.cpp with -DTP_SPLIT
+# -DTP_SUPPORT_TU), cached like the worker pool (kind `support`), and every kernel library of
+# those flags links it, its own translation unit built with -DTP_SPLIT (declaring the
+# machinery). An object, not a library: each kernel library has its own launch state (lock,
+# error, extents), as when it is built whole. Without a disk cache, or when the compiler cannot
+# build the object, libraries are built whole: the same source, the same behavior.
+SUPPORT_SOURCE = os.path.join(INCLUDE_DIR, "tilepy", "cpu_support.cpp")
+SUPPORT_FILE = "tilepy-support.o"        # its copy in a kernel's build folder
+
+
+@dataclass(frozen=True)
+class Support:
+    data: bytes                 # the object
+    frames: int                 # the bytes of its frames (cpu_build.frames)
+
+
+_SUPPORT: dict[str, Support | None] = {}      # key -> the object (None: it cannot be built)
+_SUPPORT_LOCK = threading.Lock()
+support_builds = 0                            # support objects this process compiled (tests)
+
+
+# What an emitted kernel defines before including the runtime; the machinery reads none of them.
+# A source that defines anything else first (TP_FIBER_UCONTEXT: another fiber switch) may change
+# the machinery: its library is built whole.
+KERNEL_MACROS = ("TP_NT", "TP_WGMMA", "TP_SMEM_KIB", "TP_MIN_BLOCKS")
+_HEAD_MACRO = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)", re.M)
+
+
+def splittable(source: str) -> bool:
+    """May `source` link the support object: does it define only KERNEL_MACROS before it first
+    includes a tilepy header?"""
+    head = source[:max(0, source.find('#include "tilepy/'))]
+    return all(m in KERNEL_MACROS for m in _HEAD_MACRO.findall(head))
+
+
+def _object_flags(fl: list[str]) -> list[str]:
+    """A kernel library's compile flags less the linking ones (-shared, -l...)."""
+    return [f for f in fl if f != "-shared" and not f.startswith("-l")]
+
+
+def support_key(cxx: str, base: list[str]) -> str:
+    """The support object's cache key: compiler, flags, headers."""
+    return _support_key(cxx, tuple(base))
+
+
+@functools.lru_cache(maxsize=None)
+def _support_key(cxx: str, base: tuple[str, ...]) -> str:
+    from ..version import __version__
+    return cache.key_of("support", __version__, compiler_id(cxx), _object_flags(list(base)),
+                        _headers(), _text(SUPPORT_SOURCE))
+
+
+def support_object(cxx: str, base: list[str]) -> Support | None:
+    """The support object of kernel libraries built with flags `base` (`flags(mode, threads)`),
+    from this process's memory, the cache, or the compiler; None where libraries are built
+    whole (no disk cache and none in memory, or the compiler refused)."""
+    key = support_key(cxx, base)
+    found = _SUPPORT.get(key, False)
+    if found is not False:
+        return found
+    if cache.root(create=True) is None:         # no disk cache: a process compiling a kernel or
+        return None                             # two would only pay for the object
+    with _SUPPORT_LOCK:
+        if key not in _SUPPORT:
+            _SUPPORT[key] = _build_support(cxx, base, key)
+    return _SUPPORT[key]
+
+
+def _build_support(cxx: str, base: list[str], key: str) -> Support | None:
+    from . import cpu_build
+    nt = next((f[len("-DTP_NT="):] for f in base if f.startswith("-DTP_NT=")), "1")
+    label = ("the CPU launch support (" + (f"faithful mode, {nt} threads per block)"
+                                           if "-DTP_FAITHFUL" in base else "fast mode)"))
+
+    def command(out):
+        global support_builds
+        support_builds += 1
+        return [cxx, *_object_flags(base), "-DTP_SPLIT", "-DTP_SUPPORT_TU", "-fstack-usage", "-c",
+                "-x", "c++", SUPPORT_SOURCE, "-o", out]
+    try:
+        _, data, meta = built_once("support", label, key, ".o", command,
+                                   lambda d: {"frames": cpu_build.frames(d)})
+    except TileCompileError:
+        return None                             # this compiler cannot: libraries are built whole
+    return Support(data, int(meta.get("frames", 0)))
+
+
+def _forget_support(cxx: str, base: list[str]):
+    """A kernel library did not link with the support object: build whole from now on."""
+    from . import cache_fs
+    key = support_key(cxx, base)
+    _SUPPORT[key] = None
+    path = cache.path_for("cpu", key, ".o")
     if path is not None:
-        return path, False
-    return _scratch(data, f"tilepy-{kind}-"), True          # no disk cache
+        cache_fs.unlink(path)
 
 
 def _load_helper(path: str, scratch: bool) -> ctypes.CDLL | None:
@@ -321,7 +455,8 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
     threads = 1 if mode == "fast" else threads
     full = rewrite_dynamic_smem(source) + host_entry(name, param_types, names)
     cxx = host_compiler()
-    fl = flags(mode, threads) + long_kernel_flags(full, compiler_id(cxx), mode)
+    base = flags(mode, threads)
+    fl = base + long_kernel_flags(full, compiler_id(cxx), mode)
     if own_pool:
         fl.append("-DTP_POOL_LIBRARY")
     from ..cuda_c.source_key import location_free
@@ -336,7 +471,7 @@ def build_source(source: str, name: str, param_types: list[str], mode: str, thre
         lib = _load(entry.path) or _load_bytes(entry.payload)   # evicted since: the bytes we read
         stack = int(entry.meta.get("stack", 0))
     if lib is None:
-        data, stack = _compile(cxx, fl, full, name)
+        data, stack = _compile(cxx, fl, full, name, base)
         path = cache.put("cpu", key, data, {"kind": "cpu", "name": shown(name), "mode": mode,
                                             "compiler": compiler_id(cxx), "tilepy": __version__,
                                             "stack": stack}, ".so")
@@ -431,33 +566,52 @@ def _load_bytes(data: bytes) -> ctypes.CDLL | None:
     return _load_helper(_scratch(data, "tilepy-"), True)
 
 
-def _compile(cxx: str, fl: list[str], source: str, name: str) -> tuple[bytes, int]:
-    """The library's bytes and the stack its blocks need (cpu_build.frames_size)."""
-    import subprocess
-
+def _compile(cxx: str, fl: list[str], source: str, name: str,
+             base: list[str] | None = None) -> tuple[bytes, int]:
+    """The library's bytes and the stack its blocks need (cpu_build.frames_size). With `base`
+    (the flags(mode, threads) that `fl` extends) it links the support object of those flags
+    where there is one and the source may (see support_object, splittable), else it is built
+    whole."""
     from . import cpu_build, cpu_pch
+    support = support_object(cxx, base) if base is not None and splittable(source) else None
     with cpu_build.folder() as d:
         src = os.path.join(d, f"{name}.cpp")
         out = os.path.join(d, f"{name}.so")
         with open(src, "w") as f:
             f.write(source)
-        libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
-        opts = [f for f in fl if not f.startswith("-l")]
-        pch = cpu_pch.include_flags(cxx, compiler_id(cxx), fl, _headers(), INCLUDE_DIR, d, source)
-        # not bounded by tilepy.compiler_timeout: that bounds the GPU compilers (launch/timeout.py)
-        proc = cpu_build.run([cxx, *pch, *opts, "-fstack-usage", src, "-o", out, *libs], None)
-        if proc.returncode != 0 and pch:          # the answer is the compile without the PCH
+        if support is not None:
+            with open(os.path.join(d, SUPPORT_FILE), "wb") as f:
+                f.write(support.data)
+
+        def attempt(split: bool):
+            libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
+            opts = [f for f in fl if not f.startswith("-l")] + (["-DTP_SPLIT"] if split else [])
+            objs = [os.path.join(d, SUPPORT_FILE)] if split else []
+            pch = cpu_pch.include_flags(cxx, compiler_id(cxx), opts + libs, _headers(),
+                                        INCLUDE_DIR, d, source)
+            # not bounded by tilepy.compiler_timeout: that bounds the GPU compilers (launch/timeout.py)
+            proc = cpu_build.run([cxx, *pch, *opts, "-fstack-usage", src, *objs, "-o", out, *libs],
+                                 None)
+            if proc.returncode != 0 and pch:      # the answer is the compile without the PCH
+                cpu_build.remove_reports(d)
+                proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, *objs, "-o", out, *libs],
+                                     None)
+                if proc.returncode == 0:
+                    cpu_pch.failed(pch)
+            return proc
+        proc = attempt(support is not None)
+        if proc.returncode != 0 and support is not None and SUPPORT_FILE in proc.stderr:
+            _forget_support(cxx, base)             # it does not link: whole, here and from now on
+            support = None
             cpu_build.remove_reports(d)
-            proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, "-o", out, *libs], None)
-            if proc.returncode == 0:
-                cpu_pch.failed(pch)
+            proc = attempt(False)
         if proc.returncode != 0:
             from .diagnostics import compile_error
             raise compile_error(f"the host C++ compiler could not build kernel "
                                 f"'{shown(name)}' for the CPU backend", proc.stderr)
         try:
             with open(out, "rb") as f:
-                return f.read(), cpu_build.frames_size(d)
+                return f.read(), cpu_build.frames_size(d, support.frames if support else 0)
         except OSError:
             raise TileCompileError(f"the host C++ compiler {cxx} exited without error but wrote no "
                                    f"library for kernel '{shown(name)}' (is TILEPY_CXX a C++ "

@@ -120,11 +120,18 @@ def remove_reports(build_dir: str):
             os.unlink(os.path.join(build_dir, f))
 
 
-def frames_size(build_dir: str) -> int:
+def frames_size(build_dir: str, more: int = 0) -> int:
     """The stack a block may need: every function's frame from the compiler's -fstack-usage
     report (`<file>:<line>:<col>:<function>\\t<bytes>\\t<static|dynamic|...>`) added up, as
-    if all were on one call chain, plus cpu_stack.h's margin when that is more than the margin
-    (0: a thread's own stack is enough; also when the compiler writes no report)."""
+    if all were on one call chain, with `more` (the frames of an object linked in: `frames`),
+    plus cpu_stack.h's margin when that is more than the margin (0: a thread's own stack is
+    enough; also when the compiler writes no report)."""
+    total = frames(build_dir) + more
+    return total + STACK_MARGIN if total > STACK_MARGIN else 0
+
+
+def frames(build_dir: str) -> int:
+    """The bytes of every frame in the -fstack-usage reports of `build_dir`, added up."""
     total = 0
     for f in os.listdir(build_dir):
         if f.endswith(".su"):
@@ -133,4 +140,4 @@ def frames_size(build_dir: str) -> int:
                     parts = line.rsplit("\t", 2)
                     if len(parts) == 3 and parts[1].isdigit():
                         total += int(parts[1])
-    return total + STACK_MARGIN if total > STACK_MARGIN else 0
+    return total

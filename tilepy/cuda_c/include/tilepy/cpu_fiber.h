@@ -77,7 +77,7 @@ struct Worker {
   std::vector<const uint64_t*> tma_owner;   // per 16 bytes of dynamic shared memory the
                                             // mbarrier of the copy in flight into it
 };
-static thread_local Worker* worker = nullptr;
+TP_TLS_VAR(Worker* worker, = nullptr);
 
 constexpr size_t kFiberStack = 256 * 1024;
 
@@ -381,9 +381,9 @@ TP_REPORT inline void check_smem(const Worker& w, const unsigned char* dyn, size
             "smem_bytes");
 }
 
-template <class K>
-int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
-           const K& kernel) {
+#if TP_SUPPORT_BODY
+TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t smem, int workers,
+                             Report* report, void (*entry)(const void*), const void* kernel) {
   LaunchScope scope(report);
   if (!scope.ok()) return -3;
   if ((long)block.x * block.y * block.z != TP_NT) {
@@ -406,8 +406,8 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   auto body = [&] {
     Worker w;
     w.kernel = name;
-    w.closure = &kernel;
-    w.entry = [](const void* k) { (*(const K*)k)(); };
+    w.closure = kernel;
+    w.entry = entry;
     worker = &w;
     init_fibers(w);
     unsigned char* const dyn = dynamic_smem();
@@ -424,6 +424,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   scope.run_workers(workers, body);
   return failed.load() ? -2 : 0;
 }
+#endif
 
 }}  // namespace tp::cpu
 

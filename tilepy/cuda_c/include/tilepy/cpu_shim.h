@@ -18,6 +18,15 @@
 // its own. (C++ `inline` variables are STB_GNU_UNIQUE symbols with GCC, which the dynamic linker
 // merges across libraries even with RTLD_LOCAL: every launch in the process would share one
 // lock.) Launches of one library are serialized; launches of different libraries run at once.
+//
+// The launch machinery (the block loop, fibers and scheduler, the launch lock, the error
+// reports: `launch_blocks` and what it calls) does not depend on the kernel. A library is built
+// either as one translation unit (the default) or split (TP_SPLIT, launch/cpu.py
+// `support_object`): the machinery is compiled once per compiler and flags into an object
+// (this header with TP_SPLIT and TP_SUPPORT_TU) that every kernel library of those flags links;
+// the kernel's translation unit then only declares it. Split, the state above is hidden
+// (visibility) extern variables defined in the support object: still one copy per library, since
+// each library links its own copy of the object. The same source either way: the same behavior.
 #pragma once
 #include <pthread.h>
 
@@ -36,6 +45,34 @@
 #include <new>
 #include <string>
 #include <vector>
+
+// TP_VAR(declaration, initializer): a launch-state variable of this library (above);
+// TP_TLS_VAR the same per thread. TP_SUPPORT_BODY: this translation unit defines the machinery.
+#define TP_HIDDEN __attribute__((visibility("hidden")))
+// The library's own thread-local variables, reached as a `static thread_local` one is (the
+// module's TLS block once per function): GCC gives an extern one the general-dynamic model (a
+// __tls_get_addr call per variable) though it is in this library: tutorial 3's faithful matmul
+// made 12 such calls, 10 built whole or with this.
+#define TP_TLS_LOCAL __attribute__((tls_model("local-dynamic")))
+#if !defined(TP_SPLIT)
+#define TP_VAR(decl, init) static decl init
+#define TP_TLS_VAR(decl, init) static thread_local decl init
+#define TP_SUPPORT_BODY 1
+#elif defined(TP_SUPPORT_TU)
+#define TP_VAR(decl, init) TP_HIDDEN decl init
+#define TP_TLS_VAR(decl, init) TP_HIDDEN TP_TLS_LOCAL __thread decl init
+#define TP_SUPPORT_BODY 1
+#else
+#define TP_VAR(decl, init) extern TP_HIDDEN decl
+#define TP_TLS_VAR(decl, init) extern TP_HIDDEN TP_TLS_LOCAL __thread decl
+#define TP_SUPPORT_BODY 0
+#endif
+// A function of the machinery: defined where TP_SUPPORT_BODY, declared elsewhere.
+#if defined(TP_SPLIT)
+#define TP_SUPPORT TP_HIDDEN
+#else
+#define TP_SUPPORT inline
+#endif
 
 #include "tilepy/cpu_pool.h"
 #include "tilepy/cpu_stack.h"
@@ -107,9 +144,10 @@ struct Ctx {
   uint32_t mbar_parity = 0;
   int mbar_line = 0;
 };
-static thread_local Ctx* cur = nullptr;  // faithful mode: rewritten by the scheduler on each switch
-static dim3 grid_dim, block_dim;         // of the running launch (this library's are serialized)
-static std::timed_mutex launch_mutex;
+TP_TLS_VAR(Ctx* cur, = nullptr);  // faithful mode: rewritten by the scheduler on each switch
+TP_VAR(dim3 grid_dim, );               // of the running launch (this library's are serialized)
+TP_VAR(dim3 block_dim, );
+TP_VAR(std::timed_mutex launch_mutex, );
 
 inline dim3 index3(long i, dim3 g) {
   return dim3(unsigned(i % g.x), unsigned((i / g.x) % g.y), unsigned(i / ((long)g.x * g.y)));
@@ -127,10 +165,11 @@ inline unsigned char* dynamic_smem() {
 
 // The first error of a launch (copied into its Report), and the user's line it happened at
 // when known (`file` empty otherwise).
-static std::mutex error_mutex;
-static std::string error_text, error_file;
-static int error_line = 0;
-static std::atomic<bool> failed{false};
+TP_VAR(std::mutex error_mutex, );
+TP_VAR(std::string error_text, );
+TP_VAR(std::string error_file, );
+TP_VAR(int error_line, = 0);
+TP_VAR(std::atomic<bool> failed, {false});
 TP_REPORT inline void set_error(const std::string& msg, const char* file = "", int line = 0) {
   std::lock_guard<std::mutex> g(error_mutex);
   if (failed.exchange(true)) return;
@@ -160,8 +199,8 @@ inline void clear_error() {
 // drops the tag. Pointers of no argument (hand-written kernels, overlapping views beyond the
 // first) keep the union check.
 struct Extent { uintptr_t lo, hi, base; const char* name; };
-static const Extent* extents = nullptr;
-static int nextents = -1;
+TP_VAR(const Extent* extents, = nullptr);
+TP_VAR(int nextents, = -1);
 constexpr int kTagShift = 48;
 constexpr uintptr_t kAddrMask = (uintptr_t(1) << kTagShift) - 1;
 
@@ -292,10 +331,10 @@ struct Report {
   char error_file[1024];
   char error[1024];
 };
-static std::atomic<int> assert_failures{0};
-static unsigned launch_serial = 0;     // counts this library's launches (poison.h's integers)
-static std::atomic<int> stop_signal{0};          // lock-free: safe to store from a signal handler
-static std::atomic<int> wait_signal{0};          // SIGINT while waiting for the launch lock
+TP_VAR(std::atomic<int> assert_failures, {0});
+TP_VAR(unsigned launch_serial, = 0); // counts this library's launches (poison.h's integers)
+TP_VAR(std::atomic<int> stop_signal, {0}); // lock-free: safe to store from a signal handler
+TP_VAR(std::atomic<int> wait_signal, {0}); // SIGINT while waiting for the launch lock
 inline void on_signal(int sig) { stop_signal.store(sig, std::memory_order_relaxed); }
 inline void on_wait_signal(int sig) { wait_signal.store(sig, std::memory_order_relaxed); }
 
@@ -305,7 +344,9 @@ inline void reset_after_fork() {
   new (&launch_mutex) std::timed_mutex();
   new (&error_mutex) std::mutex();
 }
+#if TP_SUPPORT_BODY
 static const int fork_reset_registered = pthread_atfork(nullptr, nullptr, reset_after_fork);
+#endif
 
 // Take the launch lock. The main thread's launches (`watch`) waiting behind another thread's
 // launch of this library stop at SIGINT (Ctrl-C) at once: false, with the signal in `sig`.
@@ -458,10 +499,10 @@ TP_REPORT inline void set_error_no_stack(const char* name) {
             " MiB of stack for its tiles (use smaller tiles)");
 }
 
+#if TP_SUPPORT_BODY
 // Run every block of `grid` (one thread each) on `workers` OS threads.
-template <class K>
-int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
-           const K& kernel) {
+TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t smem, int workers,
+                             Report* report, void (*entry)(const void*), const void* kernel) {
   LaunchScope scope(report);
   if (!scope.ok()) return -3;
   if (block.x * block.y * block.z != 1) {
@@ -485,7 +526,7 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
       for (long b = b0; b < b1 && !stopping(); ++b) {   // a chunk may be long: check per block
         ctx.bid = index3(b, grid);
         if (dyn) std::memset(dyn, 0xff, smem);   // shared memory starts undefined: poison it
-        kernel();
+        entry(kernel);
       }
     }
     cur = nullptr;
@@ -496,5 +537,22 @@ int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Re
   scope.run_workers(workers, worker);
   return failed.load() ? -2 : 0;
 }
+#endif
 }}  // namespace tp::cpu
 #endif
+
+namespace tp { namespace cpu {
+// A launch: lock, checks, every block of `grid` on `workers` OS threads (faithful mode: each
+// block's threads as fibers), the Report filled. The kernel-independent part, `launch_blocks`
+// (cpu_fiber.h, or above), runs `entry(kernel)` for each block (thread); it is defined here or,
+// in a split build, in the library's support object.
+TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t smem, int workers,
+                             Report* report, void (*entry)(const void*), const void* kernel);
+
+template <class K>
+int launch(const char* name, dim3 grid, dim3 block, size_t smem, int workers, Report* report,
+           const K& kernel) {
+  return launch_blocks(name, grid, block, smem, workers, report,
+                       [](const void* k) { (*(const K*)k)(); }, &kernel);
+}
+}}  // namespace tp::cpu

@@ -21,7 +21,7 @@
 
 namespace tp { namespace cpu {
 
-static size_t stack_need = 0;                   // bytes: the library's frames and a margin
+TP_VAR(size_t stack_need, = 0);                // bytes: the library's frames and a margin
 constexpr size_t kStackMargin = 256 * 1024;     // libc, printf, the launch's own frames
 
 inline size_t page_size() { return (size_t)sysconf(_SC_PAGESIZE); }
@@ -74,7 +74,7 @@ struct StackCall {
   const void* arg;
   Context back, there;
 };
-static thread_local StackCall* stack_call = nullptr;
+TP_TLS_VAR(StackCall* stack_call, = nullptr);
 
 inline void stack_entry() {
   StackCall* c = stack_call;
