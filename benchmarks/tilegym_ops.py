@@ -318,23 +318,27 @@ def _flash_decode(c):
 
 @case("gemma_attention")
 def _gemma(c):
-    torch = c.torch
-    t = c.test("test_gemma_attention")
-    q, k, v = c.rand(1, 4, 128, 64), c.rand(1, 2, 128, 64), c.rand(1, 2, 128, 64)
-    out = c.ops.gemma_attention(q, k, v, scaling=0.125, window_size=0, soft_cap=None,
-                                is_causal=True)
-    c.check(out, _sdpa(torch, q, k, v, 0.125, True), 1e-2, 1e-2)
-    del t
+    torch, t = c.torch, c.test("test_gemma_attention")
+    B, Hq, Hkv, S, D = 1, 4, 2, 128, 64
+    for window, soft_cap in ((0, None), (48, 50.0)):
+        q, k, v = t._get_qkv(B, Hq, Hkv, S, S, D, "cpu", torch.bfloat16)
+        mask = t._get_mask(B, Hq, S, "cpu", True, window)
+        out = c.ops.gemma_attention(q=q, k=k, v=v, scaling=1 / math.sqrt(D), is_causal=True,
+                                    soft_cap=soft_cap, window_size=window)
+        c.check(out, t.einsum_reference(q=q, k=k, v=v, scaling=1 / math.sqrt(D), mask=mask,
+                                        soft_cap=soft_cap), 1e-2, 1e-2,
+                what=f"window={window} soft_cap={soft_cap}")
 
 
 @case("gemma_attention_decode")
 def _gemma_decode(c):
-    torch = c.torch
-    q = c.rand(2, 8, 1, 64)
-    k, v = c.rand(2, 2, 256, 64), c.rand(2, 2, 256, 64)
-    out = c.ops.gemma_fmha_decode(q, k, v, sm_scale=0.125) if hasattr(c.ops, "gemma_fmha_decode") \
-        else c.cutile("gemma_attention_decode").gemma_fmha_decode(q, k, v, sm_scale=0.125)
-    c.check(out, _sdpa(torch, q, k, v, 0.125, False), 1e-2, 1e-2)
+    torch, t = c.torch, c.test("test_gemma_attention_decode")
+    B, Hq, Hkv, S, D = 2, 8, 2, 256, 64
+    for window, soft_cap in ((0, None), (96, 50.0)):
+        q, k, v = t._get_qkv_decode(B, Hq, Hkv, S, D, "cpu", torch.bfloat16)
+        kw = dict(q=q, k=k, v=v, scaling=1 / math.sqrt(D), window_size=window, soft_cap=soft_cap)
+        c.check(t.gemma_attention_decode(**kw), t.einsum_reference_decode(**kw), 1e-2, 1e-2,
+                what=f"window={window} soft_cap={soft_cap}")
 
 
 @case("attention_sink")
