@@ -116,7 +116,6 @@ class Ctx:
 @case("softmax")
 def _softmax(c):
     torch, ref = c.torch, c.test("test_softmax", "Test_Softmax").reference
-    c.ops.set_backend("cutile") if hasattr(c.ops, "set_backend") else None
     for n, dtype in ((256, torch.float32), (9, torch.float32), (1009, torch.float16)):
         x = torch.rand(64, n, dtype=dtype)
         tol = (1e-3, 1e-5) if dtype == torch.float16 else (1e-5, 1e-7)
