@@ -30,7 +30,6 @@ import sys
 import tempfile
 import time
 import traceback
-import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
