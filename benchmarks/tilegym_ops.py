@@ -653,6 +653,9 @@ def main(argv=None):
     if args.child:
         return run_child(args.child[0], os.path.abspath(args.checkout), args.child[1],
                          capability, args.sms)
+    unknown = [op for op in args.only or () if op not in CASES]
+    if unknown:
+        p.error(f"no case for {', '.join(unknown)} (--list names the ops)")
     counts = dict.fromkeys(STATUSES, 0)
     print("| op | kernel | status | detail |\n|---|---|---|---|")
     for op in args.only or CASES:
