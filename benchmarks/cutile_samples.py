@@ -240,7 +240,8 @@ def _cuda_tile(record, capability):
     mods = {"cuda.tile": mod, "cuda.tile.tune": tilepy.tune, "cuda.tile._cext": cext,
             "cuda.tile._bytecode": bytecode, "cuda.tile._bytecode.version": version,
             "cuda.tile._compile": compile_}
-    for n, ours in (("_datatype", "tilepy.types.dtype"), ("compilation", "tilepy.compilation")):
+    for n, ours in (("_datatype", "tilepy.types.dtype"), ("compilation", "tilepy.compilation"),
+                     ("_stub", "tilepy")):
         try:
             mods[f"cuda.tile.{n}"] = __import__(ours, fromlist=["_"])
         except ImportError:                     # not in tilepy yet: the sample's import fails
