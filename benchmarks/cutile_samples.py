@@ -299,11 +299,17 @@ def run_child(sample_path, out_path, capability, sms):
         ended = f"stopped at {where}: {type(e).__name__}: {_first_line(e)}"
     from tilepy.frontend.kernel import KernelFunction
     kernels = [v.name for v in module.__dict__.values() if isinstance(v, KernelFunction)]
+    write_rows(out_path, kernels + list(record.status), record, ended)
+
+
+def write_rows(out_path, names, record, ended):
+    """The child's answer for the parent (run_in_child): one row per kernel of `names` (in
+    order, once each) with its status in `record`, and how the child `ended`."""
     rows = []
-    for name in dict.fromkeys(kernels + list(record.status)):
+    for name in dict.fromkeys(names):
         status = record.status.get(name, "NOT RUN")
         detail = record.detail.get(name, "") or ("" if status != "NOT RUN" else ended)
-        if status in ("UNCHECKED",) and not ended.startswith("completed"):
+        if status == "UNCHECKED" and not ended.startswith("completed"):
             detail = ended
         rows.append({"kernel": name, "status": status, "detail": detail})
     with open(out_path, "w") as f:
@@ -313,26 +319,50 @@ def run_child(sample_path, out_path, capability, sms):
 # ---- the parent: every sample in a child process --------------------------------------------
 
 def run_sample(path, args):
+    return run_in_child(lambda out: [sys.executable, os.path.abspath(__file__), "--child", path,
+                                     out, "--capability", args.capability, "--sms",
+                                     str(args.sms)], args)
+
+
+def run_in_child(command, args):
+    """Run the child `command(out)` (which writes its rows to `out`: write_rows) in args.mode
+    within args.timeout; its {"ended", "rows", "seconds"}."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
         out = tmp.name
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", path, out,
-           "--capability", args.capability, "--sms", str(args.sms)]
     env = dict(os.environ, TILEPY_CPU_MODE=args.mode)
     t0 = time.perf_counter()
+    proc = None
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        proc = subprocess.run(command(out), capture_output=True, text=True,
+                              timeout=args.timeout, env=env)
         with open(out) as f:
             result = json.load(f)
     except subprocess.TimeoutExpired:
         result = {"ended": f"timed out after {args.timeout} s", "rows": []}
     except (OSError, ValueError):
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["?"]
+        tail = ((proc.stdout + proc.stderr) if proc else "").strip().splitlines()[-1:] or ["?"]
         result = {"ended": f"child failed: {tail[0]}", "rows": []}
     finally:
         if os.path.exists(out):
             os.unlink(out)
     result["seconds"] = time.perf_counter() - t0
     return result
+
+
+def print_table(what, items, run, statuses=STATUSES):
+    """The Markdown table of `run(item)` (run_in_child's result) for each item, a row per
+    kernel, then the totals per status (`statuses`, in order)."""
+    counts = dict.fromkeys(statuses, 0)
+    print(f"| {what} | kernel | status | detail |\n|---|---|---|---|")
+    for item in items:
+        result = run(item)
+        rows = result["rows"] or [{"kernel": "-", "status": "CRASH", "detail": result["ended"]}]
+        for r in rows:
+            counts[r["status"]] += 1
+            detail = r["detail"].replace("|", "/")
+            print(f"| {item} | {r['kernel']} | {r['status']} | {detail} |", flush=True)
+        print(f"| {item} | | | ({result['ended']}, {result['seconds']:.0f} s) |", flush=True)
+    print("\ntotal: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 
 def emulation_arguments(p: argparse.ArgumentParser):
@@ -356,17 +386,7 @@ def main(argv=None):
     folder = os.path.join(args.checkout, "samples")
     names = args.only or sorted(n for n in os.listdir(folder)
                                 if n.endswith(".py") and n[0].isupper())
-    counts = dict.fromkeys(STATUSES, 0)
-    print("| sample | kernel | status | detail |\n|---|---|---|---|")
-    for name in names:
-        result = run_sample(os.path.join(folder, name), args)
-        rows = result["rows"] or [{"kernel": "-", "status": "CRASH", "detail": result["ended"]}]
-        for r in rows:
-            counts[r["status"]] += 1
-            detail = r["detail"].replace("|", "/")
-            print(f"| {name} | {r['kernel']} | {r['status']} | {detail} |", flush=True)
-        print(f"| {name} | | | ({result['ended']}, {result['seconds']:.0f} s) |", flush=True)
-    print("\ntotal: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print_table("sample", names, lambda name: run_sample(os.path.join(folder, name), args))
 
 
 if __name__ == "__main__":

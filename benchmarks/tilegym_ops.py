@@ -22,13 +22,9 @@ RUN (no case launched it; the detail says why).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
-import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -600,41 +596,17 @@ def run_child(op, checkout, out_path, capability, sms):
     # a kernel of another op's module (splitk_reduce under flash_decode) has that op's row
     others = {k for name, m in list(sys.modules.items()) if m is not mod and
               name.startswith("tilegym.ops.cutile.") for k in _kernels(m)} - set(kernels)
-    rows = []
-    for name in dict.fromkeys(kernels + [k for k in record.status if k not in others]):
-        status = record.status.get(name, "NOT RUN")
-        detail = record.detail.get(name, "") or ("" if status != "NOT RUN" else ended)
-        if status == "UNCHECKED" and not ended.startswith("completed"):
-            detail = ended
-        rows.append({"kernel": name, "status": status, "detail": detail})
-    with open(out_path, "w") as f:
-        json.dump({"ended": ended, "rows": rows}, f)
+    samples.write_rows(out_path, kernels + [k for k in record.status if k not in others],
+                       record, ended)
 
 
 # ---- the parent: every op in a child process ------------------------------------------------
 
 def run_op(op, args):
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
-        out = tmp.name
-    cmd = [sys.executable, os.path.abspath(__file__), os.path.abspath(args.checkout),
-           "--child", op, out, "--capability", args.capability, "--sms", str(args.sms)]
-    env = dict(os.environ, TILEPY_CPU_MODE=args.mode)
-    t0 = time.perf_counter()
-    proc = None
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
-        with open(out) as f:
-            result = json.load(f)
-    except subprocess.TimeoutExpired:
-        result = {"ended": f"timed out after {args.timeout} s", "rows": []}
-    except (OSError, ValueError):
-        tail = ((proc.stdout + proc.stderr) if proc else "").strip().splitlines()[-1:] or ["?"]
-        result = {"ended": f"child failed: {tail[0]}", "rows": []}
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
-    result["seconds"] = time.perf_counter() - t0
-    return result
+    return samples.run_in_child(
+        lambda out: [sys.executable, os.path.abspath(__file__), os.path.abspath(args.checkout),
+                     "--child", op, out, "--capability", args.capability, "--sms",
+                     str(args.sms)], args)
 
 
 def main(argv=None):
@@ -656,17 +628,7 @@ def main(argv=None):
     unknown = [op for op in args.only or () if op not in CASES]
     if unknown:
         p.error(f"no case for {', '.join(unknown)} (--list names the ops)")
-    counts = dict.fromkeys(STATUSES, 0)
-    print("| op | kernel | status | detail |\n|---|---|---|---|")
-    for op in args.only or CASES:
-        result = run_op(op, args)
-        rows = result["rows"] or [{"kernel": "-", "status": "CRASH", "detail": result["ended"]}]
-        for r in rows:
-            counts[r["status"]] += 1
-            detail = r["detail"].replace("|", "/")
-            print(f"| {op} | {r['kernel']} | {r['status']} | {detail} |", flush=True)
-        print(f"| {op} | | | ({result['ended']}, {result['seconds']:.0f} s) |", flush=True)
-    print("\ntotal: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    samples.print_table("op", args.only or CASES, lambda op: run_op(op, args), STATUSES)
 
 
 if __name__ == "__main__":
