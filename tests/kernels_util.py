@@ -1,4 +1,5 @@
-"""Helpers shared by the tests: locating expected error positions in this repo's test sources."""
+"""Helpers shared by the tests: locating expected error positions in this repo's test sources,
+recording the host compiler's commands."""
 import inspect
 import re
 
@@ -31,3 +32,17 @@ def assert_located(err, marker: str, snippet: str, path: str):
     # the caret starts under the snippet
     src_line = [l for l in text.splitlines() if l.lstrip().startswith(f"{line} |")][0]
     assert caret_line[0].index("^") == src_line.index(" | ") + 3 + col, text
+
+
+def record_compiler_commands(monkeypatch) -> list:
+    """Every command the CPU backend runs through its compiler runner from now on (this test),
+    in order, in the returned list; the commands still run."""
+    from tilepy.launch import cpu_build
+    commands = []
+    real = cpu_build.run
+
+    def run(cmd, limit):
+        commands.append(cmd)
+        return real(cmd, limit)
+    monkeypatch.setattr(cpu_build, "run", run)
+    return commands

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from definitions import load          # conftest.py puts tutorials/ on the path
 
+from kernels_util import record_compiler_commands
 from tilepy.launch import cache, cpu, cpu_build, cpu_pch
 
 SRC = '#include "tilepy/runtime.h"\nextern "C" __global__ void k(int* p) { p[0] = %d; }\n'
@@ -47,14 +48,7 @@ def fresh(monkeypatch):
     monkeypatch.setattr(cpu_pch, "_refused", set())
     monkeypatch.delenv("TILEPY_CPU_PCH", raising=False)
     monkeypatch.delenv("TILEPY_CACHE_SIZE", raising=False)
-    commands = []
-    real = cpu_build.run
-
-    def run(cmd, limit):
-        commands.append(cmd)
-        return real(cmd, limit)
-    monkeypatch.setattr(cpu_build, "run", run)
-    return commands
+    return record_compiler_commands(monkeypatch)
 
 
 def _launch(value: int) -> int:

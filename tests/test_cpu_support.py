@@ -8,8 +8,9 @@ import struct
 import numpy as np
 import pytest
 
+from kernels_util import record_compiler_commands
 from tilepy.errors import TileLaunchError
-from tilepy.launch import cache, cpu, cpu_build
+from tilepy.launch import cache, cpu
 
 # A __syncthreads() that half the block never reaches (p[0] == 0), a write past the dynamic
 # shared memory the launch gives (p[0] == 1): both reported by the machinery (cpu_fiber.h
@@ -27,14 +28,7 @@ def commands(monkeypatch, tmp_path):
     run, recorded."""
     monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cpu, "_LOADED", {})
-    recorded = []
-    real = cpu_build.run
-
-    def run(cmd, limit):
-        recorded.append(cmd)
-        return real(cmd, limit)
-    monkeypatch.setattr(cpu_build, "run", run)
-    return recorded
+    return record_compiler_commands(monkeypatch)
 
 
 def _split(cmd) -> bool:
