@@ -483,20 +483,29 @@ def test_gpu_plans_run_here_as_on_the_python_path(m, monkeypatch):
     assert runs[1][12][1] == 0x5100 and runs[1][13][1] == 0x5400     # (s1's handle changed)
 
 
-def test_a_warm_gpu_launch_follows_each_calls_stream_context_and_driver(m, monkeypatch):
-    """What a C-served GPU launch checks per call, not once: the handle of the stream object
-    it is given (it may change), the caller's context (made the device's for the launch, put
-    back after), the driver in place (`host.driver.current`: its `_active` list, or a
-    replacement of `current` itself)."""
+def _warm_gpu_plan(monkeypatch):
+    """A kernel launched twice on the fake GPU with a torch tensor and a stream (handle
+    0x5100), so that its plan is the C path's: (torch, the driver, the kernel, the tensor, the
+    stream)."""
     torch = pytest.importorskip("torch")
     from fake_driver import FakeDriver, TorchStream, torch_on_the_fake_gpu
-    from tilepy.host import driver as gpu_driver
     drv = FakeDriver().install(monkeypatch)
     torch_on_the_fake_gpu(monkeypatch, torch)
     k = shift_by.replace_hints()
     x, s = torch.zeros(64, dtype=torch.int32), TorchStream(0x5100)
     for _ in range(2):
         ct.launch(s, (1,), k, (x, 1))
+    return torch, drv, k, x, s
+
+
+def test_a_warm_gpu_launch_follows_each_calls_stream_context_and_driver(m, monkeypatch):
+    """What a C-served GPU launch checks per call, not once: the handle of the stream object
+    it is given (it may change), the caller's context (made the device's for the launch, put
+    back after), the driver in place (`host.driver.current`: its `_active` list, or a
+    replacement of `current` itself)."""
+    from fake_driver import FakeDriver
+    from tilepy.host import driver as gpu_driver
+    torch, drv, k, x, s = _warm_gpu_plan(monkeypatch)
     served = m.served()
     assert m.launch(k, (x, 1), (1,), s) is None and drv.launches[-1].stream == 0x5100
     s.cuda_stream = 0x5200
@@ -527,14 +536,8 @@ def test_a_warm_gpu_launch_follows_each_calls_stream_context_and_driver(m, monke
 def test_a_gpu_plan_is_for_its_driver_and_compiler(m, monkeypatch):
     """The C path leaves a GPU plan to the Python path when another driver is in place, or
     when TILEPY_GPU_COMPILER names another compiler than the one that made the plan."""
-    torch = pytest.importorskip("torch")
-    from fake_driver import FakeDriver, TorchStream, torch_on_the_fake_gpu
-    drv = FakeDriver().install(monkeypatch)
-    torch_on_the_fake_gpu(monkeypatch, torch)
-    k = shift_by.replace_hints()
-    x, s = torch.zeros(64, dtype=torch.int32), TorchStream(0x5100)
-    for _ in range(2):
-        ct.launch(s, (1,), k, (x, 1))
+    from fake_driver import FakeDriver
+    _, drv, k, x, s = _warm_gpu_plan(monkeypatch)
     assert m.launch(k, (x, 1), (1,), s) is None and drv.launches[-1].stream == 0x5100
     monkeypatch.setenv("TILEPY_GPU_COMPILER", "tileiras")
     assert m.launch(k, (x, 1), (1,), s) is warm.MISS
