@@ -37,11 +37,16 @@ HEAD = ("regs", "threads", "smem KiB", "blocks/SM", "mma", "instr/mma", "BAR", "
         "LDGSTS")
 
 
+def sm(arch: str) -> int:
+    """sm_90a -> 90 (the SM of an arch-specific target)."""
+    return int(arch[3:].rstrip("a"))
+
+
 def blocks_per_sm(regs: int, threads: int, smem: int, arch: str) -> int:
-    rf, sm_smem, sm_threads = SM.get(arch, SM["sm_90"])
+    rf, sm_smem, sm_threads = SM.get(arch.rstrip("a"), SM["sm_90"])
     per_warp = -(-regs * 32 // 256) * 256                # allocated in units of 256 per warp
     by_regs = rf // (per_warp * (threads // 32)) if regs else 32
-    reserved = 0 if int(arch[3:]) >= 90 else 1024     # sm_90 cubins hold it in .nv.shared
+    reserved = 0 if sm(arch) >= 90 else 1024     # sm_90 cubins hold it in .nv.shared
     by_smem = sm_smem // (smem + reserved)
     return min(by_regs, by_smem, sm_threads // threads)
 
@@ -130,7 +135,7 @@ def triton_row(spec, arch: str) -> dict | str:
     try:
         src = ASTSource(fn=getattr(triton_kernels, name), signature=sig, constexprs=constexprs,
                         attrs=attrs)
-        k = triton.compile(src, target=GPUTarget("cuda", int(arch[3:]), 32))
+        k = triton.compile(src, target=GPUTarget("cuda", sm(arch), 32))
     except Exception as e:                     # noqa: BLE001 (reported in the table)
         return f"{type(e).__name__}: {str(e).splitlines()[0][:60]}"
     (r,) = stats(k.asm["cubin"]).values()
