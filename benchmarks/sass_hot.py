@@ -1,6 +1,6 @@
 """The hot loops of GEMM and attention on sm_90 beside Triton and cuTile (issue 28), no GPU needed.
 
-    python benchmarks/sass.py --hot [--arch sm_90] [--json]
+    python benchmarks/sass.py --hot [--arch sm_90 sm_90a] [--json]
 
 Rows: the issue's problems (matmul f16 4096^3 at 128x128x32, the ragged 4000x3000x5000 and the
 odd 4095x4097x4099 at the same tiles, bf16 at 128x128x64, f16 at 128x256x64; attention d=64 at
@@ -11,7 +11,8 @@ loop holding an mma (tilepy/tools/sass_stats.py `mma_loop`): instructions per mm
 LDS (LDSM apart) and LDGSTS. tilepy: the tutorials' kernels (03_matmul.py `matmul`,
 05_attention.py `attention`) through NVRTC. Instructions per mma count the mma instructions of
 each (HMMA m16n8k16 for tilepy on sm_90; Triton and cuTile use HGMMA there, one instruction for
-a 64xNx16 product: compare their counts with that in mind, the mma column names the kind). Triton (when
+a 64xNx16 product: compare their counts with that in mind, the mma column names the kind; sm_90a:
+tilepy's warpgroup-MMA class, HGMMA too, while Triton and cuTile compile sm_90). Triton (when
 `import triton` works; it need not be in this venv: PYTHONPATH=<a pip --target folder>):
 benchmarks/triton_kernels.py compiled ahead of time for the arch with Triton's defaults (4 warps,
 3 stages) and 16-divisibility of the pointers and of the int arguments that have it. cuTile (when
