@@ -84,9 +84,12 @@ def a_in_registers(la, lc: MmaAcc) -> bool:
             and la.frags[0] == lc.frags[0] and la.batch == lc.batch and la.wg == lc.wg)
 
 
-def _hoisted_ok(h: Operand) -> bool:
+def _hoisted_ok(h: Operand, loop) -> bool:
+    """A loop-invariant A staged in wgmma's layout: whole swizzle rows, and read by this mma
+    alone (another mma of the loop reads the same buffer)."""
     bt, r, c = h.shape
-    return bt == 1 and not h.trans and r % 8 == 0 and _row_ok(c * h.elem.storage_bytes)
+    return bt == 1 and not h.trans and r % 8 == 0 and _row_ok(c * h.elem.storage_bytes) and \
+        sum(v is h.value for o in loop.walk() for v in o.operands) == 1
 
 
 def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[object, StagedLoad] | None:
@@ -110,7 +113,7 @@ def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[object, Staged
         return (sa, sb) if _operand_ok(sa, True) else None
     ha = next((h for h in pipe.hoisted if h.value is op.lhs), None)
     if ha is not None:
-        return (ha, sb) if _hoisted_ok(ha) else None
+        return (ha, sb) if _hoisted_ok(ha, pipe.loop) else None
     return (None, sb) if a_in_registers(layouts.layout(op.lhs), lay) else None
 
 
