@@ -372,6 +372,34 @@ def test_mma_sync_on_the_interleaved_layout(monkeypatch):
 attention = load("05_attention")
 
 
+@ct.kernel
+def invariant_a_twice(A, B, C, Out, TM: ct.Constant[int], TN: ct.Constant[int],
+                      TK: ct.Constant[int], TN2: ct.Constant[int]):
+    """One loop-invariant A (staged once before the loop) read by two mmas of the K loop, the
+    second of TN2 columns."""
+    bm = ct.bid(0)
+    a = ct.load(A, index=(bm, 0), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    acc2 = ct.zeros((TM, TN2), dtype=ct.float32)
+    for j in range(ct.num_tiles(B, axis=1, shape=(TK, TN))):
+        b = ct.load(B, index=(0, j), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        c = ct.load(C, index=(0, j), shape=(TK, TN2), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+        acc2 = ct.mma(a, c, acc2)
+    ct.store(Out, index=(bm, 0), tile=acc + ct.sum(acc2, axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("tn2,wgmma", [(64, 2), (8, 0)])     # 8: no wgmma n of tilepy's
+def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
+    """The staged A's one buffer has one layout: two mmas reading it are warpgroup MMAs both, or
+    (the second cannot be one) mma.sync both (here no mma of the kernel is: no sm_90a class)."""
+    x = np.zeros((128, 64), np.float16)
+    args = (x, np.zeros((64, 192), np.float16), np.zeros((64, 3 * tn2), np.float16),
+            np.zeros((128, 64), np.float32), 128, 64, 64, tn2)
+    src = compile_for_args(invariant_a_twice, args).cuda_source
+    assert src.count("tp::wgmma_acc<") == wgmma and ("#if TP_WGMMA" in src) == (wgmma > 0)
+
+
 @needs_sass
 @pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma", [
     (64, 128, 16, 2, 43),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)

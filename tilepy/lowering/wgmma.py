@@ -84,17 +84,23 @@ def a_in_registers(la, lc: MmaAcc) -> bool:
             and la.frags[0] == lc.frags[0] and la.batch == lc.batch and la.wg == lc.wg)
 
 
-def _hoisted_ok(h: Operand, loop) -> bool:
-    """A loop-invariant A staged in wgmma's layout: whole swizzle rows, and read by this mma
-    alone (another mma of the loop reads the same buffer)."""
+def _hoisted_ok(h: Operand, pipe: Pipeline, layouts: LayoutPlan) -> bool:
+    """A loop-invariant A staged in wgmma's layout: whole swizzle rows, and every reader of its
+    one buffer in the loop is a warpgroup MMA taking it as A (an mma.sync would read another
+    layout)."""
     bt, r, c = h.shape
-    return bt == 1 and not h.trans and r % 8 == 0 and _row_ok(c * h.elem.storage_bytes) and \
-        sum(v is h.value for o in loop.walk() for v in o.operands) == 1
+    if bt != 1 or h.trans or r % 8 or not _row_ok(c * h.elem.storage_bytes):
+        return False
+    users = [o for o in pipe.loop.walk() if any(v is h.value for v in o.operands)]
+    return all(u.opdef.mma and u.lhs is h.value and u.rhs is not h.value and
+               _wgmma_pair(u, pipe, layouts, False) is not None for u in users)
 
 
-def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[object, StagedLoad] | None:
+def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan,
+                readers: bool = True) -> tuple[object, StagedLoad] | None:
     """(A, B) when op can be a warpgroup MMA, else None: B its staged load; A its staged load,
-    its hoisted Operand, or None for A from registers."""
+    its hoisted Operand, or None for A from registers (`readers` False: a hoisted A's other
+    readers are not asked)."""
     lay = layouts.layout(op.result)
     a, b = op.lhs.type, op.rhs.type
     if op.name != "mmaf" or op.acc.type.elem != F32 or a.elem not in (F16, BF16) or b.elem != a.elem:
@@ -113,7 +119,7 @@ def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[object, Staged
         return (sa, sb) if _operand_ok(sa, True) else None
     ha = next((h for h in pipe.hoisted if h.value is op.lhs), None)
     if ha is not None:
-        return (ha, sb) if _hoisted_ok(ha, pipe.loop) else None
+        return (ha, sb) if not readers or _hoisted_ok(ha, pipe, layouts) else None
     return (None, sb) if a_in_registers(layouts.layout(op.lhs), lay) else None
 
 
