@@ -26,10 +26,10 @@
 // an MMA in flight still writes (a wgmma.wait_group that left its group running); an MMA issued
 // without a wgmma.fence since its thread last got registers back from wgmma.wait_group (or
 // ever), or since it wrote an A fragment register (tp::wgmma_wrote_a); A fragment registers
-// that change while their MMA is in flight; an operand byte that a cp.async landed in and the copying thread has not passed a
-// fence.proxy.async since (the async proxy may not see it), or that a cp.async.bulk.tensor in
-// flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose
-// threads are not whole warpgroups. A descriptor with a non-zero base offset is refused (not
+// that change while their MMA is in flight; an operand byte that a cp.async landed in and the
+// copying thread has not passed a fence.proxy.async since (the async proxy may not see it), or
+// that a cp.async.bulk.tensor in flight is still to write (cpu_tma.h); a thread that exits with
+// MMAs in flight; a block whose threads are not whole warpgroups. A descriptor with a non-zero base offset is refused (not
 // emulated).
 //
 // Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
@@ -163,6 +163,9 @@ inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint
   wgmma_issue(op);
 }
 
+// The warp collective of a register-A wgmma (above cpu_warp.h's kinds), with its n and kind.
+constexpr uint32_t kWgmmaA = 1u << 20;
+
 // The warp's A fragments met (kWgmmaA): lane l gets rows l / 4 and l / 4 + 8 of its warp's A.
 inline void wgmma_a_complete(Warp& W, uint32_t) {
   uint32_t pairs[16][8];   // [row][k / 2]: the .f16x2 / .bf16x2 of columns k, k + 1
@@ -187,7 +190,7 @@ inline void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_
   for (int j = 0; j < 4; ++j) s.in[j] = a[j];
   s.arg0 = kind;
   s.ptr = &op.a[0][0];
-  warp_collective(1u << 20 | (uint32_t)n << 4 | (uint32_t)kind, "wgmma.mma_async (A in registers)",
+  warp_collective(kWgmmaA | (uint32_t)n << 4 | (uint32_t)kind, "wgmma.mma_async (A in registers)",
                   0xffffffffu, true, wgmma_a_complete);
   wgmma_issue(op);
 }

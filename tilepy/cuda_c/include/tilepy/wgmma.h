@@ -145,8 +145,9 @@ TP_DEV void wgmma_wrote_a() {
 #endif
 }
 
-// The accumulator registers as an asm's operands: the compiler may not move their reads or writes
-// across this point (around the asynchronous MMAs: before their fence, after their wait).
+// Registers (accumulators, or A fragments) as an asm's operands: the compiler may not move their
+// reads or writes across this point (around the asynchronous MMAs: before their fence, after
+// their wait).
 template <class T, int N> TP_DEV void wgmma_regs(T (&d)[N]) {
 #if defined(TP_GPU) && TP_WGMMA
   TP_UNROLL
