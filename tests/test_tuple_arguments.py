@@ -79,6 +79,9 @@ def test_specialization_is_per_item():
     ct.launch(None, (2,), k, (x, out, ((16, 1), 3)))        # a constant item: compiled again
     assert len(k.cache) == 2
     np.testing.assert_array_equal(out, x + 3)
+    ct.launch(None, (2,), k, (x, out, ((16, 2), 3)))        # the warm path's plan, new values
+    np.testing.assert_array_equal(out, x + 6)
+    assert len(k._tp_plans.table) == 2                      # one launch plan per constant
 
 
 def test_arrays_of_a_tuple_keep_their_own_alignment_facts():
