@@ -32,6 +32,7 @@ cutile_tests.py (under pytest, with the checkout's own conftest).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -89,9 +90,10 @@ CPU_STREAMS: set = set()        # the handles of the emulated device's streams
 
 
 def _cpu_stream(stream):
-    """The stream tilepy's CPU backend takes for a stream of the emulated device (None)."""
+    """The stream tilepy's CPU backend takes for a stream of the emulated device, its null
+    stream (0) included: None."""
     handle = getattr(stream, "cuda_stream", stream)
-    return None if type(handle) is int and handle in CPU_STREAMS else stream
+    return None if type(handle) is int and (handle == 0 or handle in CPU_STREAMS) else stream
 
 
 def _emulate_cuda(capability, sms):
@@ -188,7 +190,7 @@ def _emulate_cuda(capability, sms):
             "get_device_capability": lambda device=None: capability,
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: props.name, "Event": Event,
-            "Stream": Stream}.items():
+            "Stream": Stream, "device": lambda device=None: contextlib.nullcontext()}.items():
         setattr(cuda, name, value)
     real_sdpa_kernel = attention.sdpa_kernel
     # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed

@@ -88,14 +88,19 @@ def _internals(capability):
     compile_._SUPPORTED_VERSIONS = frozenset(getattr(BytecodeVersion, f"V_13_{m}")
                                              for m in range(1, 6))
     compile_._find_compiler_bin = lambda *a, **k: types.SimpleNamespace(path="(tilepy)")
-    compile_.get_sm_arch = lambda *a: f"sm_{capability[0]}{capability[1]}"
+    compile_.format_sm_arch = lambda major, minor: f"sm_{major}{minor}"
+    compile_.get_sm_arch = lambda *a: compile_.format_sm_arch(*capability)
     # `compile_tile` is called once per kernel compilation (tests count recompilations by
     # patching it): tilepy's compile of a specialization not compiled yet in this process
     import tilepy.api.compiler as compiler
     compile_specialization = compiler.compile_specialization
 
     def compile_tile(kernel, key, params):
+        return tilepy.kernel._compile(kernel, key, params, capability)
+
+    def _compile(kernel, key, params, compute_capability):   # cuTile's per-device compile
         return compile_specialization(kernel, key, params)
+    tilepy.kernel._compile = _compile
 
     def counted(kernel, key, params):
         if key in kernel.cache and not kernel.changed():
