@@ -229,6 +229,31 @@ def test_a_written_signature_gives_the_same_kernel():
     assert read_module(buf.getvalue()).entry().sym_name == "gather_rows"
 
 
+@ct.kernel
+def _inc16(x, y):
+    ct.store(y, (ct.bid(0),), ct.load(x, (ct.bid(0),), (16,)) + 1)
+
+
+def test_an_int64_array_constraint_gives_64_bit_extents():
+    """ArrayConstraint(index_dtype=int64) on a parameter without IndexedWithInt64: the
+    constraint decides (cuTile's rule): int64 extents and strides in the exported Tile IR, and
+    an AOT kernel compiled for "float32[::1]{index64}" runs on the CPU."""
+    import tilepy.aot as aot
+    c64 = ArrayConstraint(ct.float32, 1, index_dtype=ct.int64, stride_lower_bound_incl=0,
+                          alias_groups=(), may_alias_internally=False)
+    buf = io.BytesIO()
+    export_kernel(_inc16, [KernelSignature([c64, c64], CallingConvention.cutile_python_v1())],
+                  buf, output_format="tileir_bytecode")
+    args = read_module(buf.getvalue()).entry().body.block.args
+    assert [str(a.type) for a in args] == ["tile<ptr<f32>>", "tile<i64>", "tile<i64>"] * 2
+    spec = aot.parse("float32[::1]{index64}")
+    assert spec.index_dtype is ct.int64 and str(spec) == "float32[::1]{index64}"
+    compiled = _inc16.compile(spec, spec, arch="cpu")
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    compiled.launch(None, (2,), (x, y))
+    np.testing.assert_array_equal(y, x + 1)
+
+
 def test_signature_checks():
     arr = dict(index_dtype=ct.int32, stride_lower_bound_incl=None, may_alias_internally=False)
     with pytest.raises(ValueError, match="mentioned only once"):

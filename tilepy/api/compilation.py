@@ -13,8 +13,9 @@ What tilepy does with each constraint field:
   - `TupleConstraint` of constants: a constant tuple.
   - `ListConstraint`: refused (TileUnsupportedFeatureError): a list's length is part of tilepy's
     specialization, and a constraint does not give it.
-  - `index_dtype=int64`: refused: tilepy's AOT has no 64-bit array indexing yet (a kernel
-    launched with `IndexedWithInt64` arrays has it; `from_kernel_args` says int64 for them).
+  - `index_dtype=int64`: 64-bit extents and strides (cuTile's IndexedWithInt64), whatever the
+    parameter's annotation says, as in cuTile (the constraint decides); `from_kernel_args`
+    says int64 for `IndexedWithInt64` parameters.
 Symbols: tilepy's kernels are named `tp_kernel_<name>` (cuda_c/names.kernel_symbol); that is
 what `with_mangled_symbol`/`from_kernel_args` give (not cuTile's mangling scheme). Another
 symbol is honored for Tile IR bytecode and tileiras cubins, and refused for NVRTC cubins.
@@ -402,10 +403,6 @@ def _array_constraint(p, aliased: bool) -> ArrayConstraint:
 def _spec(name: str, c: ArrayConstraint):
     """The AOT ArraySpec of an ArrayConstraint: the facts tilepy specializes on."""
     from .aot import ArraySpec
-    if c.index_dtype is D.int64:
-        raise TileUnsupportedFeatureError(
-            f"parameter '{name}': ArrayConstraint(index_dtype=int64) (64-bit array indexing) is "
-            f"not in tilepy's ahead-of-time compilation yet (launch the kernel instead)")
 
     def makes16(divisor, constant):
         n = constant if constant is not None else divisor
@@ -416,7 +413,7 @@ def _spec(name: str, c: ArrayConstraint):
                                                           c.shape_constant)),
                      tuple(makes16(d, k) for d, k in zip(c.stride_divisible_by,
                                                           c.stride_constant)),
-                     not c.alias_groups)
+                     not c.alias_groups, D.int64 if c.index_dtype is D.int64 else None)
 
 
 def _example(name: str, c, constant: bool):

@@ -51,7 +51,7 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
-        index = index_dtype or D.int32
+        index = info.index_dtype or index_dtype or D.int32     # a signature's, the annotation's
         _check_index_range(name, info, index)
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
         align, shape_div, stride_div = divisors(info)

@@ -42,6 +42,8 @@ class ArrayInfo:
     readonly: bool = False
     host_array: np.ndarray | None = None   # the numpy view of a CPU array
     source: str = "numpy"          # numpy | torch | dlpack | cai | array_interface
+    index_dtype: DType | None = None   # the index dtype an AOT/export signature gives it (None:
+                                       # its parameter's annotation decides)
 
 
 # ----------------------------------------------------------------------------- numpy
