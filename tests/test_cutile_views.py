@@ -13,7 +13,8 @@ from cutile_cases import compile_case, run_case
 from cutile_kernels import views
 from tilepy.bytecode import read_module
 from tilepy.compilation import (ArrayConstraint, CallingConvention, ConstantConstraint,
-                                KernelSignature, ScalarConstraint, export_kernel)
+                                KernelSignature, ScalarConstraint, TupleConstraint,
+                                export_kernel)
 
 rng = np.random.default_rng(31)
 CASES = {}
@@ -252,6 +253,31 @@ def test_an_int64_array_constraint_gives_64_bit_extents():
     x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
     compiled.launch(None, (2,), (x, y))
     np.testing.assert_array_equal(y, x + 1)
+
+
+@ct.kernel
+def _pair_sum(pair, addend: ct.Constant[tuple], out):
+    ct.scatter(out, (), pair[0] + pair[1] + addend[0])
+
+
+def test_a_tuple_parameter_exports():
+    """A TupleConstraint: its items are the kernel's parameters, in order (cuTile's calling
+    convention 2); from_kernel_args gives one for a tuple argument; an AOT kernel takes the
+    items as arguments of their own."""
+    import tilepy.aot as aot
+    out = np.zeros((), np.int32)
+    sig = KernelSignature.from_kernel_args(_pair_sum, ((3, 7), (10,), out),
+                                           CallingConvention.cutile_python_v2())
+    assert sig.parameters[:2] == (TupleConstraint([ScalarConstraint(ct.int32)] * 2),
+                                  TupleConstraint([ConstantConstraint(10)]))
+    buf = io.BytesIO()
+    export_kernel(_pair_sum, [sig], buf, output_format="tileir_bytecode")
+    args = read_module(buf.getvalue()).entry().body.block.args
+    assert [str(a.type) for a in args] == ["tile<i32>", "tile<i32>", "tile<ptr<i32>>"]
+    compiled = _pair_sum.compile((ct.int32, ct.int32), (10,), aot.ArraySpec(ct.int32, 0),
+                                 arch="cpu")
+    compiled.launch(None, (1,), (3, 7, (10,), out))
+    assert out == 20
 
 
 def test_signature_checks():

@@ -87,7 +87,7 @@ class ArraySpec:
         shape = tuple(16 * _ODD if d16 else _ODD for d16 in self.shape_div16)
         strides = tuple(1 if u else (16 if d16 else 1) * _ODD ** (self.ndim - i)
                         for i, (u, d16) in enumerate(zip(self.unit_stride, self.stride_div16)))
-        base = (0x10000 << (20 + index)) if self.disjoint else 0x10000
+        base = (index + 1) << 40 if self.disjoint else 0x10000
         ptr = base if self.aligned16 else base + self.dtype.itemsize
         return ArrayInfo(None, ptr, shape, strides, self.dtype, "cpu", 0,
                          index_dtype=self.index_dtype)
@@ -299,9 +299,11 @@ COMPILERS = ("nvrtc", "tileiras")
 
 def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -> Compiled:
     """`kernel.compile(*args, arch=..., compiler=...)`: "nvrtc" compiles tilepy's CUDA C++,
-    "tileiras" gives tilepy's Tile IR (as bytecode) to NVIDIA's Tile IR compiler."""
+    "tileiras" gives tilepy's Tile IR (as bytecode) to NVIDIA's Tile IR compiler. A tuple
+    argument's items are the compiled kernel's parameters (`<name>_<i>`, flattened in order,
+    as the kernel's C parameters are)."""
     from .compiler import compile_specialization, tile_ir
-    from ..host.params import ArrayParam, ConstParam
+    from ..host.params import ArrayParam, ConstParam, expand
     names = list(kernel.signature.parameters)
     if len(args) != len(names):
         raise TileTypeError(f"kernel '{kernel.name}' takes {len(names)} argument(s) "
@@ -311,7 +313,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
     infos = [_info_for(a, n in kernel.constants, i) for i, (a, n) in enumerate(zip(args, names))]
     key, params = kernel.specialize(infos)
     specs = []
-    for p in params:
+    for p in expand(params):          # a tuple's items: parameters of their own (`<name>_<i>`)
         if isinstance(p, ArrayParam):
             specs.append((p.name, ArraySpec.of(p)))
         elif isinstance(p, ConstParam):
@@ -352,9 +354,13 @@ def _tileiras(module, arch: str, specs) -> Compiled:
 
 
 def _info_for(a, constant: bool, index: int = 0):
-    from ..host.intake import intake
+    """What the specializer takes for example argument `a` (an ArraySpec, a dtype, a value, an
+    array; a tuple of them); `index`: the example's own memory, when disjoint."""
+    from ..host.intake import ArgTuple, intake
     if constant:
         return a
+    if type(a) is tuple:
+        return ArgTuple(_info_for(x, False, index * 64 + i + 1) for i, x in enumerate(a))
     if isinstance(a, str):
         a = parse(a)
     if isinstance(a, ArraySpec):
