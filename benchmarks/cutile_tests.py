@@ -136,7 +136,25 @@ def _internals(capability):
     ops_utils = types.ModuleType("cuda.tile._ir.ops_utils")
     ops_utils.promote_dtypes = promotion.promote
     ir.cast_ops, ir.ops_utils = cast_ops, ops_utils
+    # cuTile's private mangling helpers its test imports: tilepy's (api/name_mangling.py); no
+    # dataclass parameters (calling convention 3, off here as `cconv_v3_enabled` says)
+    import tilepy.api.name_mangling as names
+    mangling = types.ModuleType("cuda.tile.compilation._name_mangling")
+    mangling._mangle_string, mangling._demangle_string = names.mangle_string, names.demangle_string
+    mangling._Cursor = names.Cursor
+
+    def _demangle_kernel_name(symbol, alias_group_names, allowed_dataclasses, allowed_enums):
+        return names._demangle(symbol, alias_group_names)
+    mangling._demangle_kernel_name = _demangle_kernel_name
+    signature = types.ModuleType("cuda.tile.compilation._signature")
+
+    class DataclassConstraint:
+        def __init__(self, *a, **k):
+            raise NotImplementedError("tilepy has no dataclass parameters (calling convention 3)")
+    signature.DataclassConstraint = DataclassConstraint
     sys.modules.update({"cuda.tile._exception": exception,
+                        "cuda.tile.compilation._name_mangling": mangling,
+                        "cuda.tile.compilation._signature": signature,
                         "cuda.tile._numeric_semantics": numeric,
                         "cuda.tile._memory_model": memory, "cuda.tile._ir": ir,
                         "cuda.tile._ir.cast_ops": cast_ops, "cuda.tile._ir.ops_utils": ops_utils,
