@@ -11,6 +11,7 @@ import pytest
 import tilepy as ct
 from cutile_cases import compile_case, run_case
 from cutile_kernels import views
+from kernels_util import assert_located
 from tilepy.bytecode import read_module
 from tilepy.compilation import (ArrayConstraint, CallingConvention, ConstantConstraint,
                                 KernelSignature, ScalarConstraint, TupleConstraint,
@@ -54,6 +55,29 @@ def tiled_0d_steps():
     out = np.zeros(4, np.float32)
     return views.strided_elements, (1,), (x, out, 2, 3, 2, 2), \
         lambda: np.testing.assert_array_equal(out, x[::2, ::3].ravel())
+
+
+@case
+def tiled_atomic_add():
+    acc = rng.integers(-5, 5, (10, 13)).astype(np.float32)
+    x = rng.integers(-5, 5, (10, 13)).astype(np.float32)
+    ref = acc + x
+    return views.tiled_accumulate, (3, 4), (acc, x, 4, 4), \
+        lambda: np.testing.assert_array_equal(acc, ref)
+
+
+@case
+def tiled_atomic_windows():
+    counts, flags = np.zeros(10, np.int32), np.zeros(10, np.int32)
+    ref_counts, ref_flags = np.zeros(10, np.int32), np.zeros(10, np.int32)
+    for w in range(4):                            # windows of 4, 3 apart, the last one partial
+        ref_counts[3 * w:3 * w + 4] += 1
+        ref_flags[3 * w:3 * w + 4] ^= w
+
+    def check():
+        np.testing.assert_array_equal(counts, ref_counts)
+        np.testing.assert_array_equal(flags, ref_flags)
+    return views.window_counts, (4,), (counts, flags, 4, 3), check
 
 
 @case
@@ -175,6 +199,28 @@ def test_tiled_view_errors_name_the_line():
     with pytest.raises(ct.TileTypeError, match=r"Tile shape \(8,\) is not broadcastable to the "
                                                r"tiled view's tile shape \(4,\)"):
         ct.launch(None, (1,), shape, (x, x.copy()))
+
+
+def test_tiled_view_atomics_check_as_cutile():
+    """cuTile's rules for atomic_store_*: the view's dtype per op, a bitwise update of exactly
+    the view's dtype, an implicit cast otherwise, an update broadcastable to the tile."""
+    @ct.kernel
+    def update(x, y, T: ct.Constant[int]):
+        x.tiled_view(4).atomic_store_add(0, ct.load(y, (0,), (T,)))  # TVADD
+
+    @ct.kernel
+    def bitwise(x, y):
+        x.tiled_view(4).atomic_store_or(0, ct.load(y, (0,), (4,)))
+    i32, i16, f32 = np.zeros(8, np.int32), np.zeros(8, np.int16), np.zeros(8, np.float32)
+    with pytest.raises(ct.TileTypeError, match="Unsupported tiled view dtype: int16") as info:
+        ct.launch(None, (1,), update, (i16, i16, 4))
+    assert_located(info.value, "TVADD", "x.tiled_view(4).atomic_store_add", __file__)
+    with pytest.raises(ct.TileTypeError, match=r"Update shape \(8,\) is not broadcastable"):
+        ct.launch(None, (1,), update, (f32, f32, 8))
+    with pytest.raises(ct.TileTypeError, match="cannot implicitly cast"):
+        ct.launch(None, (1,), update, (i32, f32, 4))
+    with pytest.raises(ct.TileTypeError, match="to exactly match the target dtype"):
+        ct.launch(None, (1,), bitwise, (i32, np.zeros(8, np.int64)))
 
 
 # ------------------------------------------------------------------------ ct.compilation
