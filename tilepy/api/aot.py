@@ -275,7 +275,8 @@ def _check_specialization(c: Compiled, infos):
     """Every property the code assumes (alignment, divisibility, no overlap) holds for `infos`."""
     from ..frontend.specialize import mark_disjoint, param_for
     params = [spec.param(n) if isinstance(spec, ArraySpec) else None for n, spec in c._specs]
-    actual = mark_disjoint([param_for(n, i, False, index_dtype=p.index_dtype) if p is not None else p
+    actual = mark_disjoint([param_for(n, i, False, index_dtype=p.index_dtype)
+                            if p is not None else p
                             for (n, _), p, i in zip(c._specs, params, infos)], infos)
     for (name, spec), have in zip(c._specs, actual):
         if not isinstance(spec, ArraySpec):

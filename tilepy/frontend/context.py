@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ..errors import Loc, TileSyntaxError, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
-from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam  # noqa: F401
+from ..host.params import (ArrayListParam, ArrayParam, ConstParam, ScalarParam,  # noqa: F401
+                           TupleParam)
 from .values import Array, ArrayList, Tile
 
 

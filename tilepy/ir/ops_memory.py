@@ -1,8 +1,8 @@
 """Rows of the memory ops: tokens and pointer loads/stores (8.6), atomics (8.10), views (8.11)."""
 from __future__ import annotations
 
-from ..types import (BF16, F16, F32, F64, I1, I32, I64, TOKEN, GatherScatterViewType, PartitionViewType,
-                     PtrType, StridedViewType, TileType)
+from ..types import (BF16, F16, F32, F64, I1, I32, I64, TOKEN, GatherScatterViewType,
+                     PartitionViewType, PtrType, StridedViewType, TileType)
 from .constraints import (member_types, all_tiles, elem_in, elem_is_ptr, is_tensor_view, is_token, same_type,
                           scalar_int)
 from .opdef import (ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule)
