@@ -298,19 +298,9 @@ bool put_const(Call &c, PyObject *a) {
     return code >= 0 && c.put(T_CONST_OBJ | (uint64_t)code << 8);
 }
 
-// One argument, or the items of a tuple argument (an exact tuple, its items in order,
-// recursively: host/params.flat's order), into slots k, k+1, ... (`constant`: a Constant's).
-bool put_arg(Call &c, PyObject *a, bool constant, int &k, int depth) {
-    PyObject *t = (PyObject *)Py_TYPE(a);
-    if (t == (PyObject *)&PyTuple_Type) {
-        Py_ssize_t n = PyTuple_GET_SIZE(a);
-        if (depth > 8 || !c.put(T_TUPLE | (uint64_t)n << 8)) return false;
-        for (Py_ssize_t j = 0; j < n; j++)
-            if (!put_arg(c, PyTuple_GET_ITEM(a, j), constant, k, depth + 1)) return false;
-        return true;
-    }
-    if (k >= MAX_ARGS) return false;
-    int i = k++;
+// One argument into slot i (`constant`: a Constant's).
+__attribute__((always_inline)) inline bool put_leaf(Call &c, PyObject *a, PyObject *t,
+                                                    bool constant, int i) {
     c.val[i] = a;
     c.ptr[i] = 0;
     if (t == S.ndarray) return put_numpy(c, a, i);
@@ -319,6 +309,23 @@ bool put_arg(Call &c, PyObject *a, bool constant, int &k, int depth) {
     if (constant) return put_const(c, a);
     int code = S.scalar_types.find(t);
     return code >= 0 && c.put(T_SCALAR | (uint64_t)code << 8);
+}
+
+// The items of a tuple argument (an exact tuple, recursively), in host/params.flat's order,
+// into slots k, k+1, ...
+bool put_tuple(Call &c, PyObject *tup, bool constant, int &k, int depth) {
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    if (depth > 8 || !c.put(T_TUPLE | (uint64_t)n << 8)) return false;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *a = PyTuple_GET_ITEM(tup, j);
+        PyObject *t = (PyObject *)Py_TYPE(a);
+        if (t == (PyObject *)&PyTuple_Type) {
+            if (!put_tuple(c, a, constant, k, depth + 1)) return false;
+        } else if (k >= MAX_ARGS || !put_leaf(c, a, t, constant, k++)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 // The key of a call, or false: the Python path decides (`consts`: per parameter 0 a value, 1 a
@@ -330,9 +337,16 @@ bool make_key(Call &c, PyObject *args, const char *consts, int nconsts) {
     c.hash = 0xcbf29ce484222325ull;
     if (n != nconsts || n > MAX_ARGS) return false;
     int k = 0;
-    for (int i = 0; i < n; i++)
-        if (consts[i] > 1 || !put_arg(c, PyTuple_GET_ITEM(args, i), consts[i] == 1, k, 0))
+    for (int i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        PyObject *t = (PyObject *)Py_TYPE(a);
+        if (consts[i] > 1) return false;
+        if (t == (PyObject *)&PyTuple_Type) {
+            if (!put_tuple(c, a, consts[i], k, 0)) return false;
+        } else if (k >= MAX_ARGS || !put_leaf(c, a, t, consts[i], k++)) {
             return false;
+        }
+    }
     c.nargs = k;
     return true;
 }
