@@ -32,6 +32,7 @@ cutile_tests.py (under pytest, with the checkout's own conftest).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -83,6 +84,16 @@ def _cpu_device(d):
     if isinstance(d, int) and not isinstance(d, bool):
         return "cpu"                            # `.to(0)`, `device=0`: a CUDA ordinal
     return d
+
+
+CPU_STREAMS: set = set()        # the handles of the emulated device's streams
+
+
+def _cpu_stream(stream):
+    """The stream tilepy's CPU backend takes for a stream of the emulated device, its null
+    stream (0) included: None."""
+    handle = getattr(stream, "cuda_stream", stream)
+    return None if type(handle) is int and (handle == 0 or handle in CPU_STREAMS) else stream
 
 
 def _emulate_cuda(capability, sms):
@@ -151,6 +162,23 @@ def _emulate_cuda(capability, sms):
         def elapsed_time(self, end):
             return (end.t - self.t) * 1e3
 
+    class Stream:
+        """A stream of the emulated device: CPU launches complete before they return, so it
+        has nothing to wait for; its handle (`cuda_stream`) is a number no pointer has."""
+
+        def __init__(self, *_, **__):
+            self.cuda_stream = (id(self) << 4) | 1
+            CPU_STREAMS.add(self.cuda_stream)
+
+        def synchronize(self):
+            pass
+
+        def wait_stream(self, other):
+            pass
+
+        def query(self):
+            return True
+
     props = types.SimpleNamespace(multi_processor_count=sms, name="CPU (tilepy)",
                                   major=capability[0], minor=capability[1],
                                   total_memory=16 << 30)
@@ -161,7 +189,8 @@ def _emulate_cuda(capability, sms):
             "default_stream": lambda device=None: None, "synchronize": lambda device=None: None,
             "get_device_capability": lambda device=None: capability,
             "get_device_properties": lambda device=None: props,
-            "get_device_name": lambda device=None: props.name, "Event": Event}.items():
+            "get_device_name": lambda device=None: props.name, "Event": Event,
+            "Stream": Stream, "device": lambda device=None: contextlib.nullcontext()}.items():
         setattr(cuda, name, value)
     real_sdpa_kernel = attention.sdpa_kernel
     # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed
@@ -213,7 +242,7 @@ def _cuda_tile(record, capability):
         name = getattr(kernel, "name", repr(kernel))
         record.launched(name)
         try:
-            return tilepy.launch(stream, grid, kernel, args, **kw)
+            return tilepy.launch(_cpu_stream(stream), grid, kernel, args, **kw)
         except TileUnsupportedFeatureError as e:
             record.mark(name, "UNSUPPORTED", _first_line(e))
             raise

@@ -266,6 +266,12 @@ class TileArgumentCountError(TileTypeError, TypeError):
     cuTile raises."""
 
 
+class TileArgumentTypeError(TileTypeError, TypeError):
+    """A kernel argument its parameter cannot take (a tuple of another length than its
+    annotation's, a value that is not a constant for a Constant, a tuple subclass): a TypeError
+    too, as cuTile raises."""
+
+
 class TileUnsupportedFeatureError(TileError):
     """Valid input that tilepy does not support yet; never silently miscompiled."""
 

@@ -48,6 +48,19 @@ def arch_number(arch: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def check_target_ops(module, arch: str):
+    """cuTile's per-target rule: bfloat16 atomic add needs sm_90 or later (a located error at
+    the op; the CPU backend, which has no target, takes it)."""
+    n = arch_number(arch)
+    if n is None or n >= 90:
+        return
+    from ..ir.ops_memory import adds_to_bf16
+    for op in filter(adds_to_bf16, module.walk()):
+        with at(op.loc):
+            raise TileUnsupportedFeatureError(f"bfloat16 is not supported by atomic add on "
+                                              f"{arch}")
+
+
 def smem_limit(arch: str) -> int:
     """Shared memory one block may use on `arch` (an arch newer than the table's takes the
     entry of the newest one before it)."""
