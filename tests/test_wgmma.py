@@ -401,14 +401,16 @@ def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
 
 
 @needs_sass
-@pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma", [
-    (64, 128, 16, 2, 43),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
-    (128, 64, 12, 4, 37),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
+@pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma,blocks", [
+    (64, 128, 16, 2, 43, 3),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
+    (128, 64, 12, 4, 37, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
 ])
-def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma):
+def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, blocks):
     """The tutorial's attention at `python -m tilepy doctor --gpu`'s tiles (BN 64): S = Q K^T
     with Q staged once and K by TMA, O += P V with P as wgmma's register A and V by TMA; no
-    mma.sync left, no spills, the MMAs not serialized by ptxas."""
+    mma.sync left, no spills, the MMAs not serialized by ptxas; as many blocks per SM as the
+    registers ptxas gave allow (d=64: 3 stages, 65 KiB, not 4 and 81 KiB: the class's register
+    estimate, lowering/plan.py WG_REGS_OVERHEAD), the launch passing the class's own size."""
     q = np.zeros((32, 4096, d), np.float16)
     ck = compile_for_args(attention.attention, (q, q, q, q.copy(), 0.125, bm, 64, d))
     cb = compile_cubin(ck.compile_source(), "sm_90a", ck.name)
@@ -423,6 +425,11 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma):
     assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
     # (NVRTC 13.5: 42.1 and 36.6; mma.sync's loops on sm_90 are 851 and 719 instructions)
     assert loop["per_mma"] <= per_hgmma, loop
+    # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared
+    # memory (228 KiB an SM, 1 KiB of it reserved per block)
+    by_regs = 65536 // (-(-r["registers"] // 8) * 8 * 128)
+    by_smem = 228 * 1024 // (ck.emitted.smem_for("sm_90a") + 1024)
+    assert min(by_regs, by_smem) == blocks and by_smem <= by_regs, (by_regs, by_smem)
 
 
 @pytest.mark.parametrize("mode,bh,s,d,bm,bn", [
