@@ -145,6 +145,7 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
                 marked.append(op)
                 if a is not None and deferred(op, pipe):   # (a register A is read until the
                     pipe.wg_deferred.append(op)            # wait: it waits in its own step)
+        pipe.wg_mmas = marked
         count += len(marked)
     return count
 
