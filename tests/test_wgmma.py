@@ -1,4 +1,5 @@
-"""The sm_90a class (issue 29): the tutorial GEMM's K loop as warpgroup MMA.
+"""The sm_90a class (issue 29): the tutorial GEMM's K loop and attention's two mmas as warpgroup
+MMA.
 
 NVRTC's sm_90a cubin has HGMMA in the K loop and no HMMA, without spills, while sm_90's keeps
 mma.sync; the faithful CPU mode runs the same class (the fake driver of a sm_90 device builds
@@ -79,7 +80,7 @@ def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight(tmp_path):
 
 def test_only_kernels_with_a_warpgroup_mma_get_the_class():
     from tests.reference_kernels.cases import CASES
-    for name, has in (("matmul_f16", True), ("attention", False), ("batched_matmul", False)):
+    for name, has in (("matmul_f16", True), ("attention", True), ("batched_matmul", False)):
         kernel, args, _, _ = CASES[name](np.random.default_rng(0))
         assert ("#if TP_WGMMA" in compile_for_args(kernel, args).cuda_source) == has, name
 
@@ -365,3 +366,158 @@ def test_mma_sync_on_the_interleaved_layout(monkeypatch):
     assert "tp::MmaAcc<1, 128, 64, 4, 1, 1>" in wg and "tp::MmaAcc<1, 128, 64, 4, 1>" not in wg, wg
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     np.testing.assert_allclose(c, a64 @ b64 + a64[:, :32] @ b64[:32], rtol=1e-5, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------- attention
+attention = load("05_attention")
+
+
+@ct.kernel
+def invariant_a_twice(A, B, C, Out, TM: ct.Constant[int], TN: ct.Constant[int],
+                      TK: ct.Constant[int], TN2: ct.Constant[int]):
+    """One loop-invariant A (staged once before the loop) read by two mmas of the K loop, the
+    second of TN2 columns."""
+    bm = ct.bid(0)
+    a = ct.load(A, index=(bm, 0), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    acc2 = ct.zeros((TM, TN2), dtype=ct.float32)
+    for j in range(ct.num_tiles(B, axis=1, shape=(TK, TN))):
+        b = ct.load(B, index=(0, j), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        c = ct.load(C, index=(0, j), shape=(TK, TN2), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+        acc2 = ct.mma(a, c, acc2)
+    ct.store(Out, index=(bm, 0), tile=acc + ct.sum(acc2, axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("tn2,wgmma", [(64, 2), (8, 0)])     # 8: no wgmma n of tilepy's
+def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
+    """The staged A's one buffer has one layout: two mmas reading it are warpgroup MMAs both, or
+    (the second cannot be one) mma.sync both (here no mma of the kernel is: no sm_90a class)."""
+    x = np.zeros((128, 64), np.float16)
+    args = (x, np.zeros((64, 192), np.float16), np.zeros((64, 3 * tn2), np.float16),
+            np.zeros((128, 64), np.float32), 128, 64, 64, tn2)
+    src = compile_for_args(invariant_a_twice, args).cuda_source
+    assert src.count("tp::wgmma_acc<") == wgmma and ("#if TP_WGMMA" in src) == (wgmma > 0)
+
+
+@needs_sass
+@pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma", [
+    (64, 128, 16, 2, 43),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
+    (128, 64, 12, 4, 37),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
+])
+def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma):
+    """The tutorial's attention at `python -m tilepy doctor --gpu`'s tiles (BN 64): S = Q K^T
+    with Q staged once and K by TMA, O += P V with P as wgmma's register A and V by TMA; no
+    mma.sync left, no spills, the MMAs not serialized by ptxas."""
+    q = np.zeros((32, 4096, d), np.float16)
+    ck = compile_for_args(attention.attention, (q, q, q, q.copy(), 0.125, bm, 64, d))
+    cb = compile_cubin(ck.compile_source(), "sm_90a", ck.name)
+    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    loop = r["hot_loop"]
+    assert loop["ops"].get("HGMMA") == hgmma and loop["ops"].get("UTMALDG") == utmaldg, loop
+    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] == 0, r["counts"]
+    assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
+    assert "serialized" not in cb.log, cb.log
+    # each MMA's group is retired in its step (the softmax reads S, O is rescaled)
+    warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
+    assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
+    # (NVRTC 13.5: 42.1 and 36.6; mma.sync's loops on sm_90 are 851 and 719 instructions)
+    assert loop["per_mma"] <= per_hgmma, loop
+
+
+@pytest.mark.parametrize("mode,bh,s,d,bm,bn", [
+    ("faithful", 2, 200, 64, 64, 32),    # the tutorial's tiles; 200 keys: a ragged last tile
+    ("fast", 2, 200, 64, 64, 32),
+    ("faithful", 1, 136, 128, 64, 64),   # K and V of two 128-byte panels, n128 for O
+    ("faithful", 1, 200, 64, 128, 64),   # two m64 blocks per warp
+])
+def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
+    """The tutorial's attention in the sm_90a class (fake sm_90 device, TILEPY_SM90A) against
+    float64 numpy: both mmas are warpgroup MMAs, the second with P from registers."""
+    from fake_driver import FakeDriver, cuda_array
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((bh, s, d))
+    k = (0.5 * q + rng.standard_normal((bh, s, d))).astype(np.float16)
+    q, v = q.astype(np.float16), rng.standard_normal((bh, s, d)).astype(np.float16)
+    out = np.zeros((bh, s, d), np.float16)
+    scale = d ** -0.5
+    with FakeDriver() as drv, ct.cpu_mode(mode):
+        ct.launch(None, (ct.cdiv(s, bm), bh), attention.attention,
+                  tuple(cuda_array(x) for x in (q, k, v, out)) + (scale, bm, bn, d))
+        (source,) = drv.sources.values()
+    start = source.index("#if TP_WGMMA")
+    wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
+    assert wg.count("tp::wgmma_tc<") == 2 and "tp::mma_tc<" not in wg, wg
+    assert f"tp::WgOp<__half, {bm}, {d}, false>{{tp_hoist" in wg     # Q, staged once
+    ref, _ = attention.reference(q, k, v, scale)
+    np.testing.assert_allclose(out.astype(np.float64), ref, atol=2e-3, rtol=1e-2)
+
+
+# One warpgroup multiplies a 64 x 32 A held in registers (each thread packs its fragments from
+# global memory by the PTX ISA's register layout of wgmma's A) by a 32 x 64 B (128-byte swizzle,
+# N-major) staged by cp.async; `seed` seeds one mistake: 1 the fragment's registers in the
+# wrong order (rows and columns mixed up), 2 the fragments written after the wgmma.fence, 3
+# a fragment register changed while its MMA is in flight.
+REG_A = r"""
+#define TP_WGMMA 1
+#include "tilepy/runtime.h"
+extern "C" __global__ void reg_a(const __half* a, const __half* b, float* c, int seed) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const tp::WgOp<__half, 32, 64> B{(__half*)smem};
+  const int t = threadIdx.x, w = t / 32, l = t % 32;
+  for (int ch = t; ch < 256; ch += 128) tp::cp_async<16>(B.srow(0, ch / 8, ch % 8 * 8), b + ch * 8);
+  tp::cp_async_commit();
+  tp::cp_async_wait<0>();
+  tp::fence_proxy_async();
+  __syncthreads();
+  uint32_t af[2][4];   // k16 step s, register j: row 16w + l/4 + 8 (j % 2), columns 16s + 2 (l % 4) + 8 (j / 2), +1
+  auto pack = [&]() {
+    for (int s = 0; s < 2; ++s)
+      for (int j = 0; j < 4; ++j) {
+        const int r = 16 * w + l / 4 + 8 * (j % 2), col = 16 * s + 2 * (l % 4) + 8 * (j / 2);
+        af[s][seed == 1 && j % 3 ? 3 - j : j] = tp::pack2(a[r * 32 + col], a[r * 32 + col + 1]);
+      }
+    tp::wgmma_wrote_a();
+  };
+  float d[32] = {};
+  if (seed != 2) pack();
+  tp::wgmma_fence();
+  if (seed == 2) pack();
+  for (int s = 0; s < 2; ++s) tp::wgmma_async<64, 1, 1>(d, af[s], tp::wg_desc_b(B, 16 * s), 1);
+  tp::wgmma_commit();
+  if (seed == 3) af[1][2] ^= 1;
+  tp::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def reg_a():
+    return build(REG_A, "reg_a", threads=128)
+
+
+def _reg_a_run(kernel, seed):
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((64, 32)).astype(np.float16), rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    kernel((1,), a, b, c, seed, smem=4096)
+    return c, a.astype(np.float64) @ b.astype(np.float64)
+
+
+def test_register_a_emulation_matches_numpy_and_catches_a_wrong_fragment(reg_a):
+    c, ref = _reg_a_run(reg_a, 0)
+    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
+    c, ref = _reg_a_run(reg_a, 1)        # registers 1 and 2 swapped: rows 8.. and columns 8..
+    assert not np.allclose(c, ref, atol=1e-2)
+
+
+@pytest.mark.parametrize("seed,message", [
+    (2, "without a wgmma.fence since the thread wrote the registers of an A fragment"),
+    (3, "A fragment registers of a wgmma.mma_async changed while it was in flight"),
+])
+def test_register_a_mistakes_are_errors(reg_a, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message):
+        _reg_a_run(reg_a, seed)
