@@ -45,3 +45,21 @@ def test_bf16_atomic_add_needs_sm90_and_13_3(arch, version, message):
     export_kernel(bf16_histogram, [sig], buf, output_format="tileir_bytecode",
                   bytecode_version="13.3")
     assert buf.getvalue()
+
+
+def test_the_target_rule_is_kept_with_the_cached_kernel():
+    """A kernel read back from the disk index is checked without its IR (no trace in a new
+    process): the rule travels in the emitted kernel's record."""
+    import json
+
+    from tilepy.api.compiler import compile_for_args
+    from tilepy.cuda_c.backend import CPP
+    from tilepy.cuda_c.targets import check_target_ops
+    emitted = compile_for_args(bf16_histogram, (X, np.zeros(4, BF16), 16)).emitted
+    stored = CPP.from_record(json.loads(json.dumps(CPP.record(emitted))))
+    assert stored.needs == emitted.needs and len(stored.needs) == 1
+    check_target_ops(stored.needs, "sm_90")
+    with pytest.raises(ct.TileUnsupportedFeatureError, match="bfloat16 is not supported by "
+                                                             "atomic add on sm_80") as info:
+        check_target_ops(stored.needs, "sm_80")
+    assert_located(info.value, "BF16ADD", "ct.atomic_add", HERE)

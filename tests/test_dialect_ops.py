@@ -316,8 +316,7 @@ def test_alloca_is_scratch_memory_in_the_interpreter():
     np.testing.assert_array_equal(q, 2 * np.arange(8, dtype=np.float32))
 
 
-@pytest.mark.parametrize("name, line, op", [("RED_STRIDED_MODULE", 4, "make_strided_view"),
-                                            ("ALLOCA_MODULE", 3, "alloca")])
+@pytest.mark.parametrize("name, line, op", [("ALLOCA_MODULE", 3, "alloca")])
 def test_the_cpp_backend_refuses_them_at_their_line(name, line, op):
     """Not a crash in the lowering passes: a located TileUnsupportedFeatureError."""
     from tilepy.api.compiler import compile_module

@@ -83,7 +83,7 @@ class CompiledKernel:
         backend with another toolchain is chosen here, with its backend."""
         from ..cuda_c.targets import check_fits, check_target_ops
         from ..launch.nvrtc import compile_cubin
-        check_target_ops(self.module, target)
+        check_target_ops(self.emitted.needs, target)
         check_fits(self.emitted, target)
         return compile_cubin(self.compile_source(), target, self.name)
 

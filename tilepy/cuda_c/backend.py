@@ -18,8 +18,8 @@ dynamic shared memory a launch passes on the CPU backend, cuda_c/targets.py) and
 `smem_for(arch)` (what a launch of `arch`'s code passes: pipelines are sized per shared-memory
 class of target, from `smem_classes`), `smem_user` ((what, Loc) of its
 largest part, for errors), `params` ((C type, name) in launch order), `tma` (the tensor maps
-the sm_90a class takes after them: (array, element type, box, swizzle bytes)) and
-`source(line_directives)`.
+the sm_90a class takes after them: (array, element type, box, swizzle bytes)), `needs` (what
+its ops need of a GPU target: targets.target_needs) and `source(line_directives)`.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ class StoredKernel(SmemSizes):
     smem_user: tuple = ("", None)      # (what, Loc) of the largest shared-memory user
     smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (targets.py)
     tma: tuple = ()                    # the sm_90a class's tensor maps (kernel.EmittedKernel.tma)
+    needs: tuple = ()                  # what its ops need of a GPU target (targets.target_needs)
 
     def source(self, line_directives: bool = False) -> str:
         return self.text_lines if line_directives else self.text
@@ -66,7 +67,8 @@ class CppBackend:
                 "text_lines": k.source(line_directives=True),
                 "smem_user": [k.smem_user[0], asdict(k.smem_user[1]) if k.smem_user[1] else None],
                 "smem_classes": {str(c): n for c, n in k.smem_classes.items()},
-                "tma": [[a, e, list(box), sw] for a, e, box, sw in k.tma]}
+                "tma": [[a, e, list(box), sw] for a, e, box, sw in k.tma],
+                "needs": [[n, what, asdict(loc) if loc else None] for n, what, loc in k.needs]}
 
     def from_record(self, r: dict) -> StoredKernel:
         what, loc = r.get("smem_user") or ("", None)
@@ -75,7 +77,9 @@ class CppBackend:
                             (str(what), Loc(**loc) if loc else None),
                             {int(c): int(n) for c, n in (r.get("smem_classes") or {}).items()},
                             tuple((str(a), str(e), tuple(int(x) for x in box), int(sw))
-                                  for a, e, box, sw in r.get("tma") or ()))
+                                  for a, e, box, sw in r.get("tma") or ()),
+                            tuple((int(n), str(what), Loc(**loc) if loc else None)
+                                  for n, what, loc in r.get("needs") or ()))
 
     def relocate(self, k: StoredKernel, moved: dict[str, str]) -> StoredKernel:
         """The `#line` directives name the files where the kernel is now (source_key.py)."""

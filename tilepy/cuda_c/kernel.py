@@ -18,7 +18,7 @@ from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (t
 from .kernel_options import launch_bounds
 from .targets import (KIB, MAX_SMEM, OCCUPANCY, PIPELINE_CLASSES, WGMMA_CLASS, WGMMA_MACRO,
                       WGMMA_OCCUPANCY, WGMMA_OCCUPANCY_STAGES, SmemSizes, block_budget,
-                      class_macro, kib)
+                      class_macro, kib, target_needs)
 from .names import kernel_name, kernel_symbol
 from .emitter import (EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op,
                       has_undetermined_load)
@@ -53,6 +53,7 @@ class EmittedKernel(SmemSizes):
     variants: tuple = ()               # Variant per group of smaller classes, if any differ
     smem_classes: dict = field(default_factory=dict)   # class -> dynamic smem (SmemSizes)
     sm90a: Variant | None = None       # the sm_90a class's body (warpgroup MMA), if it has one
+    needs: tuple = ()                  # what its ops need of a GPU target (targets.target_needs)
 
     def source(self, line_directives: bool = False) -> str:
         head = [f"// tilepy kernel '{kernel_name(self.name)}': one tile block = {self.nt} threads "
@@ -130,7 +131,8 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = MAX_STAGES) -> E
                      WGMMA_CLASS: sm90a.smem_bytes}
         total = max(total, sm90a.smem_bytes)
     return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total,
-                         plan.nt, user, launch_bounds(entry), variants, per_class, sm90a)
+                         plan.nt, user, launch_bounds(entry), variants, per_class, sm90a,
+                         target_needs(module))
 
 
 def _sm90a(module: Module, plan: KernelPlan, stages: int) -> Variant | None:

@@ -52,17 +52,23 @@ def arch_number(arch: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def check_target_ops(module, arch: str):
-    """cuTile's per-target rule: bfloat16 atomic add needs sm_90 or later (a located error at
-    the op; the CPU backend, which has no target, takes it)."""
-    n = arch_number(arch)
-    if n is None or n >= 90:
-        return
+def target_needs(module) -> tuple:
+    """What the kernel's ops need of a GPU target, by cuTile's per-target rules: (the oldest sm
+    number, what, Loc) per op; bfloat16 atomic add needs sm_90. Kept with the emitted kernel, so
+    a cached kernel is checked without its IR."""
     from ..ir.ops_memory import adds_to_bf16
-    for op in filter(adds_to_bf16, module.walk()):
-        with at(op.loc):
-            raise TileUnsupportedFeatureError(f"bfloat16 is not supported by atomic add on "
-                                              f"{arch}")
+    return tuple((90, "bfloat16 is not supported by atomic add", op.loc)
+                 for op in module.walk() if adds_to_bf16(op))
+
+
+def check_target_ops(needs: tuple, arch: str):
+    """A located error at the first op (target_needs) that `arch` cannot run; the CPU backend,
+    which has no target, takes them all."""
+    n = arch_number(arch)
+    for oldest, what, loc in needs:
+        if n is not None and n < oldest:
+            with at(loc):
+                raise TileUnsupportedFeatureError(f"{what} on {arch}")
 
 
 def smem_limit(arch: str) -> int:
