@@ -115,17 +115,28 @@ def _emulate_cuda(capability, sms):
         bits = (bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF    # round to nearest even
         return bits.view(torch.float32)
 
+    # CUDA kernels the CPU lacks: `abs` of a bool tensor (the identity on CUDA)
+    abs_ops = {torch.abs, torch.Tensor.abs, torch.Tensor.__abs__}
+
     class CpuAsCuda(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
+            # `torch.mm(a, b, out_dtype=)` (f16/bf16 in, f32 out: the CPU has no such kernel)
+            # is the exact sum rounded once to out_dtype, as tensor cores accumulate in f32
+            out_dtype = kwargs.pop("out_dtype", None) if func is torch.mm else None
             if func in tensor_core_math and not kwargs:
                 ts = [a for a in args if isinstance(a, torch.Tensor)]
                 tf = all(t.dtype == torch.float32 for t in ts) and \
                     torch.get_float32_matmul_precision() != "highest"
-                if ts and (tf or all(t.dtype in half_types for t in ts)):
+                if ts and (tf or out_dtype is not None or
+                           all(t.dtype in half_types for t in ts)):
                     wide = [a.double() if isinstance(a, torch.Tensor) else a
                             for a in (map(tf32, args) if tf else args)]
-                    return func(*wide).to(ts[0].dtype)
+                    return func(*wide).to(out_dtype or ts[0].dtype)
+            if out_dtype is not None:
+                kwargs["out_dtype"] = out_dtype
+            if func in abs_ops and args[0].dtype == torch.bool:
+                return args[0].clone()
             if func in fp32_math and args[0].dtype in (torch.float16, torch.bfloat16):
                 up = lambda a: a.float() if isinstance(a, torch.Tensor) else a  # noqa: E731
                 return func(*map(up, args), **{k: up(v) for k, v in kwargs.items()}).to(

@@ -2,7 +2,7 @@
 
     python benchmarks/cutile_tests.py /path/to/cutile-python [--only test_copy.py ...]
         [--mode fast|faithful] [--capability 10.0] [--timeout 900] [--per-test N]
-        [--summary] [--json out.json]
+        [-k EXPR] [--summary] [--json out.json]
 
 Each test file runs under pytest in a child process of its own, with its source (and the
 checkout's conftest.py and util.py) untouched, under the emulation of cutile_samples.py
@@ -157,7 +157,7 @@ def _classify(excinfo) -> tuple[str, str]:
     return status_of(name, first), f"{name}: {first}"
 
 
-def run_child(test_paths, out_path, capability, sms, per_test=0):
+def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
     import resource
     sys.path.insert(0, HERE)
     import cutile_samples as samples
@@ -233,7 +233,7 @@ def run_child(test_paths, out_path, capability, sms, per_test=0):
     os.chdir(folder)
     pytest.main([*test_paths, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                  "-W", "ignore", "--rootdir", os.path.dirname(folder), "--tb=no",
-                 "--continue-on-collection-errors"],
+                 "--continue-on-collection-errors", *(["-k", select] if select else [])],
                 plugins=[Collector()])
     out.close()
 
@@ -246,7 +246,7 @@ def run_files(paths, args):
     os.close(fd)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", out, *paths,
            "--capability", args.capability, "--sms", str(args.sms),
-           "--per-test", str(args.per_test)]
+           "--per-test", str(args.per_test), *(["-k", args.k] if args.k else [])]
     env = dict(os.environ, TILEPY_CPU_MODE=args.mode)
     t0 = time.perf_counter()
     ended = "completed"
@@ -278,6 +278,7 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=900, help="seconds per test file")
     p.add_argument("--per-test", type=int, default=0,
                    help="run only the first N parameter cases of each test function (0: all)")
+    p.add_argument("-k", help="run only the tests this pytest -k expression selects")
     p.add_argument("--summary", action="store_true", help="one line per file, not per test")
     p.add_argument("--json", help="also write every row to this file")
     p.add_argument("--replay", help="print the table of a run saved with --json")
@@ -287,7 +288,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     capability = tuple(int(x) for x in args.capability.split("."))
     if args.child:
-        return run_child(args.child[1:], args.child[0], capability, args.sms, args.per_test)
+        return run_child(args.child[1:], args.child[0], capability, args.sms, args.per_test,
+                         args.k)
     saved = {}
     if args.replay:
         with open(args.replay) as f:
