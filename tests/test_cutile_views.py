@@ -215,6 +215,29 @@ def test_a_cubins_bytecode_version_is_checked():
                       bytecode_version="13.1")
 
 
+@ct.kernel
+def _to_e4m3(x, y):
+    t = ct.load(x, (0,), (16,))
+    ct.store(y, (0,), t.astype(ct.float8_e4m3fn).astype(ct.float32))
+
+
+def test_exported_element_types_are_checked_per_target():
+    """Bytecode (or a cubin of a bytecode_version) for a GPU holds only element types tileiras
+    compiles for it: fp8 from sm_90, refused at the line that makes one, with cuTile's phrase."""
+    x = np.zeros(16, np.float32)
+    sig = KernelSignature.from_kernel_args(_to_e4m3, (x, x), CallingConvention.cutile_python_v1())
+    for fmt in ("tileir_bytecode", "cubin"):
+        with pytest.raises(ct.TileUnsupportedFeatureError,
+                           match="float8_e4m3fn is not supported on sm_80") as e:
+            export_kernel(_to_e4m3, [sig], io.BytesIO(), gpu_code="sm_80", output_format=fmt,
+                          bytecode_version="13.2")
+        assert "astype(ct.float8_e4m3fn)" in str(e.value)
+    buf = io.BytesIO()
+    export_kernel(_to_e4m3, [sig], buf, gpu_code="sm_90a", output_format="tileir_bytecode",
+                  bytecode_version="13.2")
+    assert read_module(buf.getvalue()).entry().sym_name == sig.symbol
+
+
 def test_a_written_signature_gives_the_same_kernel():
     kernel = views.gather_rows
     f32, i32 = ct.float32, ct.int32

@@ -455,7 +455,9 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     bytecode, `bytecode_version` "13.1".."13.5", default tilepy's; without `gpu_code`, the
     architecture-independent bytecode of 13.3 or later). A cubin with a `bytecode_version` is
     checked to be that version's Tile IR (what an older version lacks is refused by name, as
-    cuTile's tileiras would), whichever compiler makes it. One signature per export:
+    cuTile's tileiras would), whichever compiler makes it, and bytecode or such a cubin for a
+    `gpu_code` holds only element types tileiras compiles for it (fp8 from sm_90, fp4 and
+    e8m0 from sm_100, e5m3 from sm_107: bytecode/targets.py). One signature per export:
     tilepy puts one kernel in a cubin."""
     if output_format not in ("cubin", "tileir_bytecode"):
         raise ValueError(f"Unknown output format '{output_format}'")
@@ -482,13 +484,18 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
 
 def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
     from ..bytecode import DEFAULT_VERSION, write_module
+    from ..bytecode.targets import check_target
     from ..bytecode.writer import as_version
+    from ..cuda_c.targets import arch_number
     from .aot import _info_for
     from .compiler import tile_ir
     version = as_version(version or DEFAULT_VERSION)
     infos = [_info_for(a, n in kernel.constants, i)
              for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
     module = tile_ir(kernel, *kernel.specialize(infos))
+    sm = arch_number(gpu_code) if gpu_code is not None else None
+    if sm is not None:                # what tileiras compiles for the target, at the user's line
+        check_target(module, gpu_code, sm)
     if symbol is not None and symbol != module.entry().sym_name:
         from ..ir.printer import print_module
         from ..ir.parser import parse_module
