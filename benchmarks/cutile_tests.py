@@ -19,9 +19,10 @@ Per test: PASS; WRONG (an assertion failed: a value, or an expected error that d
 or came with another message); REFUSED (tilepy raised a located error, TileTypeError/
 TileValueError/..., where the test expected none or another class); CRASH (any other
 exception, TileInternalError included); UNSUPPORTED (TileUnsupportedFeatureError); MISSING (a
-public cuTile name tilepy does not define); INTERNALS (the test reads cuTile internals: a private module, or a private member such as `ct.kernel._compile`); SKIP
-(the test skipped itself: a capability, a missing package); TIMEOUT (the file's time ran out
-before the test finished). The detail column says the first line of the error. `--replay
+public cuTile name tilepy does not define); INTERNALS (the test reads cuTile internals: a
+private module, or a private member such as `ct.kernel._compile`); SKIP (the test skipped
+itself: a capability, a missing package); TIMEOUT (the file's time ran out before the test
+finished). The detail column says the first line of the error. `--replay
 run.json` prints a saved run's table again (with this version's statuses).
 """
 from __future__ import annotations
