@@ -486,6 +486,32 @@ def test_tuple_misuse_is_a_type_error_at_the_line(fn, phrase):
     assert _refused_in_body(fn, ct.TileTypeError, phrase, 2) == 2
 
 
+def _item_misuses():
+    def array_item(x):
+        x[0]
+
+    def array_item_assignment(x):
+        x[0] = 3.0
+
+    def array_item_update(x):
+        x[0] += 3
+
+    def tile_item_assignment(x):
+        t = ct.load(x, (0,), (4,))
+        t[0] = 3.0
+    return [(array_item, "Arrays are not directly subscriptable. Use load() or gather()"),
+            (array_item_assignment, "Arrays do not support item assignment. Use store() or"),
+            (array_item_update, "Arrays are not directly subscriptable"),
+            (tile_item_assignment, "Tiles are immutable: item assignment is not supported")]
+
+
+@pytest.mark.parametrize("fn, phrase", _item_misuses(), ids=lambda v: getattr(v, "__name__", ""))
+def test_item_access_of_arrays_and_tiles_names_cutiles_rule_at_the_line(fn, phrase):
+    """cuTile's phrases: arrays are read with load/gather and written with store/scatter (an
+    augmented assignment reads first), tiles are immutable."""
+    _refused_in_body(fn, ct.TileTypeError, phrase, 2)
+
+
 # ------------------------------------------------------------------------------- static
 def test_static_eval_with_proxies_and_static_assert():
     @ct.kernel

@@ -157,10 +157,13 @@ class FunctionTracer:
         self.assign(node.target, self.expr(node.value), node.value)
 
     def stmt_AugAssign(self, node):
-        if not isinstance(node.target, ast.Name):
+        if isinstance(node.target, ast.Subscript):     # read first, as Python does: an array's
+            current = self.expr(node.target)           # item is refused there, a tile's assigned
+        elif isinstance(node.target, ast.Name):
+            current = self.lookup(node.target.id)
+        else:
             raise TileSyntaxError("augmented assignment to anything but a name is not supported "
                                   "(tiles are immutable; arrays are written with tilepy.store)")
-        current = self.lookup(node.target.id)
         value = self.expr(node.value)
         self.assign(node.target, self.binop(node.op, current, value), node)
 
@@ -175,11 +178,17 @@ class FunctionTracer:
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self._unpack(target, value, value_node)
             elif isinstance(target, ast.Subscript):
-                if isinstance(self.expr(target.value), tuple):
+                obj = self.expr(target.value)
+                if isinstance(obj, tuple):
                     raise TileTypeError("Tuples are immutable: item assignment is not supported. "
                                         "Build a new tuple instead")
-                raise TileTypeError("tiles are immutable and arrays are written with tilepy.store(); "
-                                    "item assignment is not supported")
+                if isinstance(obj, Array):
+                    raise TileTypeError("Arrays do not support item assignment. Use store() or "
+                                        "scatter() instead (tilepy.store()/tilepy.scatter())")
+                if isinstance(obj, Tile):
+                    raise TileTypeError("Tiles are immutable: item assignment is not supported "
+                                        "(build a new tile, e.g. with tilepy.where())")
+                raise TileTypeError(f"{type_name(obj)} does not support item assignment")
             else:
                 raise TileSyntaxError(f"assignment to {describe(target)} is not supported")
 
@@ -357,8 +366,8 @@ class FunctionTracer:
             from .control_flow import tile_subscript
             return tile_subscript(self, obj, node.slice)
         if isinstance(obj, Array):
-            raise TileTypeError("arrays cannot be indexed in kernels; use tilepy.load()/store() or "
-                                "tilepy.gather()/scatter()")
+            raise TileTypeError("Arrays are not directly subscriptable. Use load() or gather() "
+                                "instead (tilepy.load()/store() or tilepy.gather()/scatter())")
         index = self.expr(node.slice)
         if isinstance(index, Tile) and isinstance(obj, ArrayList):
             from .array_list import select_array
