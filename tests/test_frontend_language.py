@@ -254,6 +254,9 @@ def _builtin_misuses():
     def slice_negative(x):
         x.slice(axis=0, start=-1, stop=5)
 
+    def slice_axis(x):
+        x.slice(axis=1, start=0, stop=5)
+
     def slice_unsigned(x):
         x.slice(axis=0, start=ct.bid(0).astype(ct.uint32), stop=5)
 
@@ -313,6 +316,7 @@ def _builtin_misuses():
             (repeated_order, T, "Axis order must be a permutation, but axis 0 is used at least "
                                 "twice"),
             (slice_negative, T, "Slice start must be non-negative (got -1)"),
+            (slice_axis, T, "Axis 1 is out of range for rank 1'"),
             (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
                                                "unsigned float format (float8_e8m0fnu"),
