@@ -348,7 +348,7 @@ CASES = [
     (return_in_loop, (V32, 4), ct.TileSyntaxError, "E22", "return", "Returning from a for loop"),
     (break_in_static_iter, (V32,), ct.TileSyntaxError, "E23", "break", "static_iter"),
     (for_over_tuple, (V32,), ct.TileTypeError, "E24", "(1, 2, 3)", "range"),
-    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on the branch"),
+    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on path taken"),
     (tile_item_assignment, (V32,), ct.TileTypeError, "E26", "t[0]", "immutable"),
     (gather_index_count, (V32,), ct.TileTypeError, "E27", "(i, i)", "2 index tile"),
     (atomic_on_float, (V32,), ct.TileTypeError, "E28", "ct.atomic_and", "float32"),
@@ -400,17 +400,28 @@ def test_errors_show_no_compiler_frames(kernel, args, exc, marker, snippet, mess
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
-def test_error_notes_name_the_call_site_only_in_helpers():
+def test_error_shows_a_call_stack_only_in_helpers():
     with pytest.raises(ct.TileTypeError) as info:
         non_pow2_shape.mlir(F32, F32)
-    assert "called from" not in str(info.value)
+    assert ' File "' not in str(info.value) and not info.value.calls
 
 
-def test_error_in_helper_names_the_call_site():
+def test_error_in_helper_shows_the_call_stack():
+    """cuTile's (and Python's) traceback: each call from the kernel down, its line and carets,
+    right after the message; then tilepy's location of the error itself."""
     with pytest.raises(ct.TileUnsupportedFeatureError) as info:
         recursion.mlir(V32)
-    line, _ = marker_loc(HERE, "E11-call", "")
-    assert f"called from {HERE}:{line}:" in str(info.value)
+    call = "_recurse(ct.load(x, (0,), (16,)))"
+    line, col = marker_loc(HERE, "E11-call", call)
+    inner, inner_col = marker_loc(HERE, "E11", "_recurse(v)")
+    text = str(info.value).splitlines()
+    assert text[1] == f'  File "{HERE}", line {line}, col {col + 1}, in recursion:', text
+    with open(HERE) as f:
+        source = f.read().splitlines()
+    assert text[2] == "    " + source[line - 1]
+    assert text[3] == " " * (4 + col) + "^" * len(call)
+    assert text[4] == f'  File "{HERE}", line {inner}, col {inner_col + 1}, in _recurse:', text
+    assert text[7] == f"  --> {HERE}:{inner}:{inner_col + 1}"
 
 
 def test_exec_built_kernels_get_a_clear_error():

@@ -375,6 +375,54 @@ def test_return_inside_runtime_if_of_a_helper_yields_the_value(check):
 """)
 
 
+def test_conditional_expression_on_a_runtime_value_runs_only_its_taken_side(check):
+    """`a if c else b` is an `if` (cuTile's and Python's rule), not a select of both: an atomic
+    on the other side is not made; its sides must have one type."""
+    @ct.kernel
+    def k(x, n):
+        old = ct.atomic_add(x, 0, 1) if ct.bid(0) < n else ct.int32(-1)
+        ct.store(x, (1 + ct.bid(0),), old.reshape((1,)))
+    check(k.mlir(np.zeros(8, np.int32), 2), """
+# CHECK: %[[C:.*]] = cmpi less_than
+# CHECK: if %[[C]] -> (tile<i32>, token) {
+# CHECK: atomic_rmw_tko
+# CHECK: } else {
+# CHECK-NOT: atomic_rmw_tko
+# CHECK: yield
+""")
+    x = np.zeros(8, np.int32)
+    ct.launch(None, (4,), k, (x, 2), backend="interpret")
+    assert x[0] == 2 and sorted(x[1:3]) == [0, 1] and list(x[3:5]) == [-1, -1]
+
+    def mixed(x):
+        t = ct.load(x, (0,), (16,))
+        ct.store(x, (0,), ct.bid(0) > 0 if ct.bid(0) < 2 else t)
+
+    def numbers(x):
+        ct.store(x, (0,), ct.full((16,), 3 if ct.bid(0) < 2 else 5.0, ct.float32))
+    assert _refused_in_body(mixed, ct.TileTypeError, "depends on path taken: Tile[bool_,()] in "
+                            "the `if` branch, Tile[float32,(16,)] in the `else` branch", 3) == 2
+    _refused_in_body(numbers, ct.TileTypeError, "Type of the conditional expression's value "
+                     "depends on path taken: int32 in the `if` branch, float32", 2)
+
+
+def test_a_helper_returning_different_types_on_two_paths_is_refused():
+    """cuTile's phrase; the call stack names each call from the kernel down to the `if`."""
+    def helper():
+        if ct.bid(0) == 0:
+            return 3
+        else:
+            return 5.0
+
+    def k(x):
+        helper()
+    with pytest.raises(ct.TileTypeError, match="Type of return value depends on path taken: "
+                                               "int32 in the `if` branch, float32") as e:
+        ct.kernel(k).mlir(V32)
+    assert [c.function for c in e.value.calls] == ["k"] and e.value.loc.function == "helper"
+    assert str(e.value).splitlines()[2].strip() == "helper()"
+
+
 def test_kernel_early_return(check):
     @ct.kernel
     def k(x, y, n):

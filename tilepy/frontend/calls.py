@@ -127,7 +127,7 @@ def inline_function(ctx, fn, args, kwargs):
     tracer = FunctionTracer.for_call(ctx, fn, args, kwargs)
     ctx.call_stack.append(fn.__code__)
     try:
-        return tracer.run_inlined(tracer.parsed.tree.body, current_loc(), fn.__name__)
+        return tracer.run_inlined(tracer.parsed.tree.body, current_loc())
     finally:
         ctx.call_stack.pop()
 
@@ -146,7 +146,7 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
         raise TileRecursionError(f"recursive call of '{node.name}' is not supported in tile kernels")
     caller.ctx.call_stack.append(key)
     try:
-        return tracer.run_inlined(node.body, current_loc(), name)
+        return tracer.run_inlined(node.body, current_loc())
     finally:
         caller.ctx.call_stack.pop()
 

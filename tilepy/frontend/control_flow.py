@@ -18,11 +18,12 @@ from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError
 from ..ir import Block, Region, Value
 from ..types import dtype as D
 from .builtins.semantics import broadcast, constant, convert, is_number
-from .promotion import literal_dtype, promote
+from .promotion import literal_dtype
 from .values import Tile, type_name
 
 TOKEN = "$token"
 MISSING = object()
+RETURNED = "return value"
 
 
 # ------------------------------------------------------------------------ state handling
@@ -172,6 +173,33 @@ def trace_if(tr, node: ast.If, cond: Tile):
     tr.terminated = False
 
 
+def trace_ifexp(tr, node: ast.IfExp, cond: Tile):
+    """`a if cond else b` on a runtime `cond`: a Tile IR `if` (only the taken side runs, as in
+    Python: a load or an atomic of the other is not made), its value yielded."""
+    with at(tr.loc(node.test)):
+        cond = scalar_bool(tr, cond, "if")
+    before = get_state(tr)
+    blocks, values, states = [], [], []
+    for side in (node.body, node.orelse):
+        set_state(tr, before)
+        blk = Block()
+        with tr.ctx.b.at_end(blk):
+            values.append(tr.expr(side))
+        blocks.append(blk)
+        states.append(get_state(tr))
+    merge = Merge(tr, blocks, node)
+    with at(tr.loc(node)):
+        rb_value = merge.add("the conditional expression's value", values, MISSING)
+        rebuild = {name: merge.add(f"variable '{name}'", [st.get(name, MISSING) for st in states],
+                                   before.get(name, MISSING))
+                   for name in dict.fromkeys(k for st in states for k in st)}
+    op = _make_if(tr, cond, blocks, merge.yields)
+    results = iter(op.results)
+    value = rb_value(results)
+    set_state(tr, {**before, **{name: rb(results) for name, rb in rebuild.items()}})
+    return value
+
+
 def trace_if_returning(tr, node: ast.If, cond: Tile, rest):
     """An `if` with a `return` inside: each branch continues with `rest`, and returns."""
     from .names import ReturnSignal
@@ -181,7 +209,7 @@ def trace_if_returning(tr, node: ast.If, cond: Tile, rest):
     paths = [_trace_branch(tr, list(stmts) + list(rest), before, catch_return=True)
              for stmts in (node.body, node.orelse)]
     merge = Merge(tr, [p[0] for p in paths], node)
-    rb_value = merge.add("the returned value", [p[3] for p in paths], MISSING)
+    rb_value = merge.add(RETURNED, [p[3] for p in paths], MISSING)
     rb_token = merge.add("the memory token", [p[1][TOKEN] for p in paths], MISSING)
     op = _make_if(tr, cond, [p[0] for p in paths], merge.yields)
     results = iter(op.results)
@@ -230,7 +258,7 @@ class Merge:
 
     def _unify(self, what, vals):
         """The branch values of one leaf, converted to one type (in their blocks)."""
-        if any(v is None for v in vals) and what == "the returned value":
+        if any(v is None for v in vals) and what == RETURNED:
             raise TileTypeError("the function returns a value on some paths and None on others "
                                 "(through this runtime `if`)")
         for v in vals:
@@ -243,16 +271,15 @@ class Merge:
             return vals
         for t in tiles[1:]:
             if t.dtype != tiles[0].dtype or t.shape != tiles[0].shape:
-                raise TileTypeError(f"the type of {what} depends on the branch taken: {tiles[0]} "
-                                    f"in the `if` branch, {t} in the `else` branch; convert one "
-                                    f"with astype()")
+                self._differ(what, tiles[0], t)
         if tiles:
             dt, shape = tiles[0].dtype, tiles[0].shape
-        else:
-            dt, shape = None, ()
-            for v in vals:
-                ld = literal_dtype(v, None)
-                dt = ld if dt is None else promote(dt, ld)
+        else:                  # numbers: one kind (cuTile types 3 as int32 and 5.0 as float32)
+            kinds = [literal_dtype(v, None) for v in vals]
+            for k in kinds[1:]:
+                if k != kinds[0]:
+                    self._differ(what, kinds[0].name, k.name)
+            dt, shape = kinds[0], ()
         out = []
         for v, blk in zip(vals, self.blocks):
             if isinstance(v, Tile):
@@ -261,6 +288,11 @@ class Merge:
                 with self.tr.ctx.b.at_end(blk):
                     out.append(broadcast(self.tr.ctx, constant(self.tr.ctx, v, dt), shape))
         return out
+
+
+    def _differ(self, what, first, other):
+        raise TileTypeError(f"Type of {what} depends on path taken: {first} in the `if` branch, "
+                            f"{other} in the `else` branch; convert one with astype()")
 
 
 def _all_equal(vals) -> bool:

@@ -87,19 +87,19 @@ class FunctionTracer:
         tracer.scope.update(bind_args(sig, args, kwargs, fn.__name__))
         return tracer
 
-    def run_inlined(self, body, call_loc, name):
+    def run_inlined(self, body, call_loc):
         """Trace an inlined function's `body`; its value is what it returns (None when it falls
-        off the end). An error inside it notes the call's line (`call_loc`, when given)."""
+        off the end). An error inside it (or in what it calls) gets the call's line
+        (`call_loc`, when given) as the next frame of its call stack."""
         try:
             self.run(body)
         except ReturnSignal as r:
             return r.value
         except TileError as e:
-            if call_loc is not None and e.loc is not None and e.loc.file == self.parsed.file \
-                    and e.loc.function == self.parsed.tree.name and e.loc != call_loc:
-                note = f"in {name}(), called from {call_loc}"
-                if note not in e.notes:
-                    e.notes.append(note)
+            top = e.calls[0] if e.calls else e.loc
+            if call_loc is not None and top is not None and top.file == self.parsed.file \
+                    and top.function == self.parsed.tree.name and top != call_loc:
+                e.calls.insert(0, call_loc)
             raise
         return None
 
@@ -341,9 +341,12 @@ class FunctionTracer:
             return BoundBuiltin(TILE_METHODS[name], obj)     # a constant is a 0-d tile: `n.astype`
         try:
             v = getattr(obj, name)
-        except AttributeError as e:     # a module's own message (tilepy's names the nearest)
-            raise TileTypeError(str(e) if isinstance(obj, types.ModuleType) else
-                                f"{type_name(obj)} has no attribute '{name}'") from None
+        except AttributeError as e:
+            missing = f"has no attribute '{name}'"
+            if isinstance(obj, types.ModuleType):    # the module as the user imported it
+                near = str(e).partition(missing)[2]   # (tilepy's message names the nearest)
+                raise TileTypeError(f"Module '{obj.__name__}' {missing}{near}") from None
+            raise TileTypeError(f"{type_name(obj)} {missing}") from None
         if self.ctx.deps is not None:
             self.ctx.deps.attr(obj, name, v)
         return v
@@ -474,8 +477,8 @@ class FunctionTracer:
         cond = self.expr(node.test)
         if not isinstance(cond, Tile):
             return self.expr(node.body if truth(cond) else node.orelse)
-        return call_builtin(self.ctx, api.where, [cond, self.expr(node.body),
-                                                  self.expr(node.orelse)], {})
+        from .control_flow import trace_ifexp
+        return trace_ifexp(self, node, cond)
 
     def expr_JoinedStr(self, node):
         from .builtins.debug import joined_string

@@ -186,7 +186,7 @@ def _resume(frame: WithFrame, restore: bool):
 def _run_part(gen, stmts, call_loc):
     gen.terminated = False
     if stmts:
-        gen.run_inlined(stmts, call_loc, gen.func.__name__)
+        gen.run_inlined(stmts, call_loc)
 
 
 # ------------------------------------------------------------------------ the yield
