@@ -336,7 +336,9 @@ CASES = [
     (list_literal, (V32,), ct.TileSyntaxError, "E10", "[16]", "list literal"),
     (recursion, (V32,), ct.TileUnsupportedFeatureError, "E11", "_recurse(v)", "recursive"),
     (loop_type_change, (V32, V16), ct.TileTypeError, "E12", "acc + ct.load(x, (i,), (16,))", "changes in the loop"),
-    (maybe_undefined, (V32, 1), ct.TileSyntaxError, "E13", "t", "not defined on every path"),
+    (maybe_undefined, (V32, 1), ct.TileTypeError, "E13", "t", "Type of `t` depends on path "
+                                                                   "taken: variable 't' is not "
+                                                                   "defined on every path"),
     (store_wrong_rank, (F32,), ct.TileTypeError, "E14", "ct.load(x, (0, 0), (1, 16)).reshape((16,))", "rank"),
     (with_statement, (V32,), ct.TileTypeError, "E15", "x", "@contextlib.contextmanager function"),
     (combiner_captures_array, (V32, V32), ct.TileSyntaxError, "E16", "weights", "cannot use 'weights'"),
@@ -361,7 +363,7 @@ CASES = [
     (mma_dtype_mismatch, (F16M, F32M), ct.TileTypeError, "E35", "ct.mma", "same dtype"),
     (arange_not_pow2, (V32,), ct.TileTypeError, "E36", "10", "power of two"),
     (reshape_numel, (V32,), ct.TileValueError, "E37", "(8, 4)", "cannot reshape"),
-    (used_after_loop, (V32, 2), ct.TileSyntaxError, "E38", "t", "only inside a loop"),
+    (used_after_loop, (V32, 2), ct.TileTypeError, "E38", "t", "only inside a loop"),
     (while_tile_condition, (V32,), ct.TileTypeError, "E39", "t < 10.0", "must be a scalar"),
     (combiner_wrong_result, (V32,), ct.TileTypeError, "E40", "ct.full((2,), 0.0, ct.float32)", "must return 0-d tiles"),
     (combiner_branches, (V32,), ct.TileSyntaxError, "E41", "if", "Branching inside reduction body is not supported"),

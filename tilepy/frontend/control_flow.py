@@ -234,7 +234,7 @@ class Merge:
             return lambda results: first
         if any(v is MISSING or isinstance(v, Undefined) for v in vals):
             why = Undefined(f"is not defined on every path through the `if` at line "
-                            f"{self.tr.loc(self.node).line}")
+                            f"{self.tr.loc(self.node).line}", path=True)
             return lambda results: why
         if all(isinstance(v, tuple) for v in vals):
             if len({len(v) for v in vals}) != 1:

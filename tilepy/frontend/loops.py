@@ -212,7 +212,8 @@ def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
         after[n] = wrap(init, res)
     for n in assigned:
         if n not in state or n == target:
-            after[n] = Undefined("is assigned only inside a loop and is not defined after it")
+            after[n] = Undefined("is assigned only inside a loop and is not defined after it",
+                                 path=True)
     set_state(tr, after)
 
 
@@ -328,7 +329,7 @@ def _exit_values(tr, frame: LoopFrame) -> list:
     for n, init, arg in zip(frame.carried, frame.inits, frame.args):
         new = cur.get(n)
         if isinstance(new, Undefined):
-            raise TileSyntaxError(f"variable '{n}' {new.why}")
+            raise new.error(n)
         with at(tr.def_locs.get(n)):
             fixed = _fit(tr, n, init, new, frame.state[n], frame.overrides)
         if fixed is None:

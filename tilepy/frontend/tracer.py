@@ -286,7 +286,7 @@ class FunctionTracer:
             if self.ctx.deps is not None:           # a value from outside: the trace depends on it
                 self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
-            raise TileSyntaxError(f"variable '{name}' {v.why}")
+            raise v.error(name)
         if isinstance(v, Captured):
             raise TileSyntaxError(v.why)
         return v
