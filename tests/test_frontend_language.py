@@ -423,6 +423,42 @@ def test_a_helper_returning_different_types_on_two_paths_is_refused():
     assert str(e.value).splitlines()[2].strip() == "helper()"
 
 
+def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
+    """cuTile's rule: a variable that leaves a loop with one number on every path (each break of
+    a `while True`, each iteration of a `for` and its zero-trip entry) is that constant after
+    it (a tile shape here); two numbers, or a loop-carried value, make it a run-time value."""
+    def one_number(x):
+        a = 0
+        while True:
+            if ct.bid(0) == 0:
+                a = 4
+                break
+            a += 1
+            if ct.bid(0) > 2:
+                a = 4
+                break
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+
+    def same_in_a_for(x):
+        a = 4
+        for i in range(ct.bid(0)):
+            a = 4
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+
+    def two_numbers(x):
+        a = 0
+        while True:
+            if ct.bid(0) == 0:
+                a = 4
+                break
+            a = 8
+            break
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+    for ok in (one_number, same_in_a_for):
+        assert "tile<4xf32>" in ct.kernel(ok).mlir(V32)
+    _refused_in_body(two_numbers, ct.TileTypeError, "Expected a constant integer tuple", 9)
+
+
 def test_kernel_early_return(check):
     @ct.kernel
     def k(x, y, n):

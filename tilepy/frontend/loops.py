@@ -42,6 +42,7 @@ class LoopFrame:
     iv: Tile | None = None
     step: Tile | None = None
     exits: list = field(default_factory=list)        # carried values at each exit
+    leaving: list = field(default_factory=list)      # (how, the carried names' values) per exit
 
 
 class _Retrace(Passing):
@@ -209,12 +210,30 @@ def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
     after = dict(state)
     for n, init, res in zip(frame.carried, frame.inits, results):
         res.hint = None if n.startswith("$") else n
-        after[n] = wrap(init, res)
+        after[n] = _constant_result(frame, n, state[n])
+        if after[n] is None:
+            after[n] = wrap(init, res)
     for n in assigned:
         if n not in state or n == target:
             after[n] = Undefined("is assigned only inside a loop and is not defined after it",
                                  path=True)
     set_state(tr, after)
+
+
+def _constant_result(frame, name, before):
+    """The number a carried variable holds after the loop when every way out of it gives that
+    same number (cuTile keeps it a constant: `a = 1; break` on every path), else None. Out of a
+    `for` are its continues and the zero-trip entry; out of a `loop`, its breaks (a `while`'s
+    failing test or a range's end break with the loop-carried value: not a constant)."""
+    how = "continue" if frame.kind == "for" else "break"
+    values = [v[name] for h, v in frame.leaving if h == how]
+    if frame.kind == "for":
+        values.append(before)
+    first = values[0] if values else None
+    if not is_number(first):
+        return None
+    same = all(type(v) is type(first) and v == first for v in values)
+    return first if same else None
 
 
 def _carry_type(v):
@@ -311,6 +330,7 @@ def leave_loop(tr, how: str):
 def _exit(tr, frame: LoopFrame, how: str):
     values = _exit_values(tr, frame)
     frame.exits.append(values)
+    frame.leaving.append((how, {n: tr.scope.get(n) for n in frame.carried}))
     ops = [ir_value(v) for v in values]
     if frame.kind == "range_loop":
         if how == "continue":
