@@ -18,6 +18,9 @@ with its source untouched:
     ones too after rounding their inputs to tf32 under `set_float32_matmul_precision("high")`,
     layer_norm of f16/bf16 accumulates in float32, the attention backends a sample picks
     (cuDNN, flash) fall back to the math one;
+  - CUDA graphs: `torch.cuda.graph(g)` captures the `cuda.tile.launch`es inside it without
+    running them, and `g.replay()` launches them again (torch's own ops inside a capture run
+    once, eagerly: the CPU has no stream capture);
   - torch.distributed is one rank: NCCL is gloo, `mp.spawn` runs rank 0 here, symmetric memory
     is the rank's tensor (AllGatherMatmul gathers from a list of one array);
   - the sample's own checks decide: each `torch.testing.assert_close` judges the kernels launched
@@ -32,6 +35,7 @@ cutile_tests.py (under pytest, with the checkout's own conftest).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -42,6 +46,7 @@ import traceback
 import types
 
 STATUSES = ("PASS", "WRONG", "CRASH", "UNSUPPORTED", "UNCHECKED", "NOT RUN")
+CAPTURING: list = []        # the emulated CUDA graph being captured (innermost last)
 RANK = {s: i for i, s in enumerate(("NOT RUN", "UNCHECKED", "PASS", "WRONG", "UNSUPPORTED",
                                     "CRASH"))}     # a later failure outranks an earlier pass
 
@@ -162,6 +167,25 @@ def _emulate_cuda(capability, sms):
         def elapsed_time(self, end):
             return (end.t - self.t) * 1e3
 
+    class CUDAGraph:
+        def __init__(self, *a, **k):
+            self.launches = []
+
+        def replay(self):
+            for run in self.launches:
+                run()
+
+        def reset(self):
+            self.launches = []
+
+    @contextlib.contextmanager
+    def graph(g, *a, **k):
+        CAPTURING.append(g)
+        try:
+            yield g
+        finally:
+            CAPTURING.pop()
+
     props = types.SimpleNamespace(multi_processor_count=sms, name="CPU (tilepy)",
                                   major=capability[0], minor=capability[1],
                                   total_memory=16 << 30)
@@ -172,7 +196,8 @@ def _emulate_cuda(capability, sms):
             "default_stream": lambda device=None: None, "synchronize": lambda device=None: None,
             "get_device_capability": lambda device=None: capability,
             "get_device_properties": lambda device=None: props,
-            "get_device_name": lambda device=None: props.name, "Event": Event}.items():
+            "get_device_name": lambda device=None: props.name, "Event": Event,
+            "CUDAGraph": CUDAGraph, "graph": graph}.items():
         setattr(cuda, name, value)
     real_sdpa_kernel = attention.sdpa_kernel
     # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed
@@ -222,6 +247,9 @@ def _cuda_tile(record, capability):
 
     def launch(stream, grid, kernel, args, **kw):
         name = getattr(kernel, "name", repr(kernel))
+        if CAPTURING:                   # into an emulated CUDA graph: run at its replay
+            CAPTURING[-1].launches.append(lambda: launch(stream, grid, kernel, args, **kw))
+            return None
         record.launched(name)
         try:
             return tilepy.launch(stream, grid, kernel, args, **kw)
