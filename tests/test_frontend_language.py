@@ -1,6 +1,7 @@
 """The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
 specialization, the recompile log, source retrieval and the promotion table."""
 import contextlib
+import dataclasses
 import functools
 import linecache
 import pathlib
@@ -1040,6 +1041,59 @@ def test_with_takes_only_contextmanager_functions():
     with pytest.raises(ct.TileTypeError, match="@contextlib.contextmanager function") as info:
         ct.kernel(k).mlir(V32)
     assert info.value.loc.line == k.__code__.co_firstlineno + 1
+
+
+def _append(x, v):
+    n = ct.gather(x, 0)
+    ct.scatter(x, n + 1, v)
+    ct.scatter(x, 0, n + 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Log:
+    x: ct.Array
+
+    @contextlib.contextmanager
+    def around(self, start, end):
+        _append(self.x, start)
+        yield start
+        _append(self.x, end)
+
+    def twice(self, v):
+        _append(self.x, v)
+        _append(self.x, v)
+
+
+def test_a_dataclass_built_in_a_kernel_holds_arrays_and_inlines_its_methods():
+    """cuTile's rule: a dataclass object made in a kernel may hold arrays; its methods (a
+    @contextmanager one too) run inlined with it as `self`."""
+    @ct.kernel
+    def k(x):
+        log = _Log(x)
+        with log.around(20, 30) as v:
+            ct.static_assert(v == 20)
+            log.twice(7)
+        _append(x, 50)
+    x = np.zeros(8, np.int32)
+    ct.launch(None, (1,), k, (x,), backend="interpret")
+    assert x.tolist() == [5, 20, 7, 7, 30, 50, 0, 0]
+
+    def bad_fields(x):
+        _Log(x, 1)
+    _refused_in_body(bad_fields, ct.TileTypeError, "_Log(): ", 1)
+
+
+def test_an_operator_on_a_context_manager_names_both_types_as_cuTile():
+    def k(x):
+        cm = _Log(x).around(None, 10)
+        cm + 1
+    with pytest.raises(ct.TileTypeError, match=re.escape(
+            "Unsupported operand types for +: GeneratorContextManager[<function _Log.around at "
+            "0x")) as e:
+        ct.kernel(k).mlir(V32)
+    assert str(e.value).startswith("Unsupported operand types for +: ")
+    assert "args=[_Log, None, Tile[int32,()]], kwargs={}] and Tile[int32,()]" in \
+        str(e.value)
 
 
 def test_return_in_a_for_loop_is_cuTiles_syntax_error():

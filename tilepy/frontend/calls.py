@@ -4,12 +4,15 @@ A call's callee decides what it means:
 - a tilepy builtin (a stub of api.py): its implementation runs with the bound arguments;
 - a keyword-like builtin (`static_eval`, `static_assert`): its argument is plain Python (static.py);
 - a Python function or a `def`/`lambda` of the kernel: its body is traced in place (inlined);
+- a dataclass: an object of it is built (its fields may hold tiles and arrays), and its methods
+  are inlined with it as `self`;
 - a Python builtin or `operator` function: mapped to the matching tile builtin on tiles;
 - anything else on compile-time constants: called at compile time.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import operator
 
@@ -95,6 +98,10 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     py = _py_builtin(fn)
     if py is not None:
         return py(tr, args, kwargs)
+    if inspect.ismethod(fn) and _is_record(fn.__self__):     # obj.method(...): self is obj
+        fn, args = fn.__func__, [fn.__self__, *args]
+    if _is_record(fn, cls=True):
+        return _make_record(fn, args, kwargs)
     if inspect.isfunction(fn):
         from .with_stmt import context_manager_call
         mgr = context_manager_call(fn, args, kwargs)
@@ -113,6 +120,20 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     except Exception as e:
         raise TileValueError(f"calling {getattr(fn, '__name__', fn)!s} at compile time "
                              f"raised {type(e).__name__}: {e}") from None
+
+
+def _is_record(v, cls=False) -> bool:
+    """A dataclass (`cls`) or one of its objects: a record of values a kernel may build."""
+    return dataclasses.is_dataclass(v) and isinstance(v, type) == cls
+
+
+def _make_record(cls, args, kwargs):
+    """`cls(...)` of a dataclass inside a kernel: its fields may hold tiles and arrays (cuTile's
+    rule); its methods are inlined with the object as `self`."""
+    try:
+        return cls(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{cls.__name__}(): {e}") from None
 
 
 def _has_runtime(v) -> bool:

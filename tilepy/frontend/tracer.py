@@ -26,7 +26,7 @@ from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefine
 from .source import ParsedFunction, parse_function
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
-from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
+from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name, value_type
 from .with_stmt import ExitWith
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
@@ -42,6 +42,9 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
           ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
           ast.RShift: operator.rshift}
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+            ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
 
@@ -403,7 +406,11 @@ class FunctionTracer:
             if isinstance(a, Array) or isinstance(b, Array):
                 raise TileTypeError(f"unsupported operand types for an operator: {type_name(a)} "
                                     f"and {type_name(b)} (load a tile from the array first)")
-            return _fold(_PYOPS[type(op)], a, b)
+            try:
+                return _fold(_PYOPS[type(op)], a, b)
+            except TileTypeError:              # cuTile's words, its names of the types
+                raise TileTypeError(f"Unsupported operand types for {_SYMBOLS[type(op)]}: "
+                                    f"{value_type(a)} and {value_type(b)}") from None
         try:
             return call_builtin(self.ctx, stub, [a, b], {})
         except ArithmeticError as e:     # constant folding, e.g. 1 // 0
