@@ -12,7 +12,8 @@ with its source untouched:
   - torch's "cuda" device is the CPU: tensors asked for on "cuda" are made on the CPU (a
     TorchFunctionMode rewrites `device=` and `.to`/`.cuda`), `Tensor.is_cuda` is true for them,
     `torch.cuda.current_stream()` is None (tilepy's CPU backend takes no stream), and
-    `torch.cuda` answers for one device of `--capability` with `--sms` multiprocessors;
+    `torch.cuda` answers for one device of `--capability` with `--sms` multiprocessors, and
+    its streams (`torch.cuda.Stream()`, or its `cuda_stream` handle) run as no stream;
   - the torch references compute as on CUDA where the CPU's kernels differ: f16/bf16 matmuls
     sum exactly, as tensor cores nearly do (the CPU sums product by product in f32), float32
     ones too after rounding their inputs to tf32 under `set_float32_matmul_precision("high")`,
@@ -47,6 +48,7 @@ import types
 
 STATUSES = ("PASS", "WRONG", "CRASH", "UNSUPPORTED", "UNCHECKED", "NOT RUN")
 CAPTURING: list = []        # the emulated CUDA graph being captured (innermost last)
+STREAMS: dict = {}          # emulated torch.cuda.Stream objects by their `cuda_stream` handle
 RANK = {s: i for i, s in enumerate(("NOT RUN", "UNCHECKED", "PASS", "WRONG", "UNSUPPORTED",
                                     "CRASH"))}     # a later failure outranks an earlier pass
 
@@ -167,6 +169,30 @@ def _emulate_cuda(capability, sms):
         def elapsed_time(self, end):
             return (end.t - self.t) * 1e3
 
+    class Stream:
+        """torch.cuda.Stream: a handle the CPU backend runs on as on no stream (in order)."""
+        def __init__(self, device=None, priority=0, **_):
+            self.cuda_stream = 0x7000 + len(STREAMS)
+            STREAMS[self.cuda_stream] = self
+            self.device, self.priority = device, priority
+
+        def synchronize(self):
+            pass
+
+        def query(self):
+            return True
+
+        def wait_stream(self, other):
+            pass
+
+        def wait_event(self, event):
+            pass
+
+        def record_event(self, event=None):
+            event = event or Event()
+            event.record(self)
+            return event
+
     class CUDAGraph:
         def __init__(self, *a, **k):
             self.launches = []
@@ -197,7 +223,8 @@ def _emulate_cuda(capability, sms):
             "get_device_capability": lambda device=None: capability,
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: props.name, "Event": Event,
-            "CUDAGraph": CUDAGraph, "graph": graph}.items():
+            "CUDAGraph": CUDAGraph, "graph": graph, "Stream": Stream,
+            "stream": lambda s=None: contextlib.nullcontext(s)}.items():
         setattr(cuda, name, value)
     real_sdpa_kernel = attention.sdpa_kernel
     # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed
@@ -247,6 +274,9 @@ def _cuda_tile(record, capability):
 
     def launch(stream, grid, kernel, args, **kw):
         name = getattr(kernel, "name", repr(kernel))
+        if any(stream is s for s in STREAMS.values()) or \
+                isinstance(stream, int) and stream in STREAMS:
+            stream = None                        # an emulated torch stream: the CPU's
         if CAPTURING:                   # into an emulated CUDA graph: run at its replay
             CAPTURING[-1].launches.append(lambda: launch(stream, grid, kernel, args, **kw))
             return None
