@@ -460,6 +460,26 @@ def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
     _refused_in_body(two_numbers, ct.TileTypeError, "Expected a constant integer tuple", 9)
 
 
+def test_python_number_conversions_of_constants_are_loosely_typed():
+    """cuTile: float()/int() of a number, or of a constant tile (`ct.float32(5.0)`), is a Python
+    number, which takes the dtype of what it meets (an f16 array here); of a run-time tile, the
+    conversion (a strictly typed float32 one is refused by the f16 store)."""
+    @ct.kernel
+    def k(out):
+        ct.scatter(out, 0, float("2.0"))
+        ct.scatter(out, 1, float(ct.float32(5.0)))
+        ct.scatter(out, 2, int(ct.int8(-3)) + 0.5)
+    out = np.zeros(3, np.float16)
+    ct.launch(None, (1,), k, (out,), backend="interpret")
+    assert out.tolist() == [2.0, 5.0, -2.5]
+
+    def runtime(x):
+        ct.scatter(x, 0, float(ct.gather(x, 0)))
+    with pytest.raises(ct.TileTypeError, match="cannot implicitly cast the value's dtype float32 "
+                                               "to the array's dtype float16"):
+        ct.kernel(runtime).mlir(out)
+
+
 def test_kernel_early_return(check):
     @ct.kernel
     def k(x, y, n):
