@@ -455,9 +455,31 @@ def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
             a = 8
             break
         ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
-    for ok in (one_number, same_in_a_for):
+    def defined_at_every_break(x):
+        while True:
+            if ct.bid(0) == 0:
+                a = 4
+                break
+            a = 4
+            break
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+
+    def same_dtype_again(x):
+        dt = ct.float32
+        for i in range(ct.bid(0)):
+            dt = ct.float32
+        ct.store(x, (0,), ct.full((4,), 3.0, dt))
+
+    def another_dtype(x):
+        dt = ct.float32
+        for i in range(ct.bid(0)):
+            dt = ct.float16
+        ct.store(x, (0,), ct.full((4,), 3.0, dt))
+    for ok in (one_number, same_in_a_for, defined_at_every_break, same_dtype_again):
         assert "tile<4xf32>" in ct.kernel(ok).mlir(V32)
     _refused_in_body(two_numbers, ct.TileTypeError, "Expected a constant integer tuple", 9)
+    _refused_in_body(another_dtype, ct.TileUnsupportedFeatureError,
+                     "variable 'dt' holds a DType and is reassigned in a loop to another value", 4)
 
 
 def test_python_number_conversions_of_constants_are_loosely_typed():

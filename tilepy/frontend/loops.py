@@ -42,7 +42,9 @@ class LoopFrame:
     iv: Tile | None = None
     step: Tile | None = None
     exits: list = field(default_factory=list)        # carried values at each exit
-    leaving: list = field(default_factory=list)      # (how, the carried names' values) per exit
+    leaving: list = field(default_factory=list)      # (how, the watched names' values) per exit
+    watched: list = field(default_factory=list)      # the names the body assigns
+    pinned: dict = field(default_factory=dict)       # name -> a value no exit may change
 
 
 class _Retrace(Passing):
@@ -160,12 +162,16 @@ def run_loop(tr, node, kind, bounds):
     from .names import Undefined
     carried = [n for n in assigned if n in state and n != target
                and not isinstance(state[n], Undefined)] + [TOKEN]
-    carried = [n for n in carried if _carriable(state[n], n, n in assigned)]
+    # a value that is not a tile or a number (a dtype, a tuple) is not carried: every way out
+    # of the body must leave it as it was (reassigned the same, as cuTile's constants)
+    pinned = {n: state[n] for n in carried if not _carriable(state[n])}
+    carried = [n for n in carried if n not in pinned]
     overrides: dict = {}
     checkpoint = tr.ctx.checkpoint()
     for _ in range(MAX_RETRACES):
         inits = [_init_value(tr, state[n], overrides.get(n)) for n in carried]
-        frame = LoopFrame(kind, carried, inits, state=state, overrides=overrides)
+        frame = LoopFrame(kind, carried, inits, state=state, overrides=overrides,
+                          watched=assigned, pinned=pinned)
         try:
             blk = _trace_body(tr, node, frame, bounds, target)
         except _Retrace:
@@ -215,8 +221,10 @@ def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
             after[n] = wrap(init, res)
     for n in assigned:
         if n not in state or n == target:
-            after[n] = Undefined("is assigned only inside a loop and is not defined after it",
-                                 path=True)
+            after[n] = _constant_result(frame, n, None)
+            if after[n] is None:
+                after[n] = Undefined("is assigned only inside a loop and is not defined after "
+                                     "it", path=True)
     set_state(tr, after)
 
 
@@ -226,7 +234,7 @@ def _constant_result(frame, name, before):
     `for` are its continues and the zero-trip entry; out of a `loop`, its breaks (a `while`'s
     failing test or a range's end break with the loop-carried value: not a constant)."""
     how = "continue" if frame.kind == "for" else "break"
-    values = [v[name] for h, v in frame.leaving if h == how]
+    values = [v.get(name) for h, v in frame.leaving if h == how]
     if frame.kind == "for":
         values.append(before)
     first = values[0] if values else None
@@ -330,7 +338,7 @@ def leave_loop(tr, how: str):
 def _exit(tr, frame: LoopFrame, how: str):
     values = _exit_values(tr, frame)
     frame.exits.append(values)
-    frame.leaving.append((how, {n: tr.scope.get(n) for n in frame.carried}))
+    frame.leaving.append((how, {n: tr.scope.get(n) for n in frame.watched}))
     ops = [ir_value(v) for v in values]
     if frame.kind == "range_loop":
         if how == "continue":
@@ -345,6 +353,11 @@ def _exit(tr, frame: LoopFrame, how: str):
 def _exit_values(tr, frame: LoopFrame) -> list:
     from .names import Undefined
     cur = get_state(tr)
+    for n, v in frame.pinned.items():
+        if not _same(cur.get(n), v):
+            raise TileUnsupportedFeatureError(
+                f"variable '{n}' holds a {type_name(v)} and is reassigned in a loop to another "
+                f"value; only tiles and numbers can change across iterations")
     out = []
     for n, init, arg in zip(frame.carried, frame.inits, frame.args):
         new = cur.get(n)
@@ -358,14 +371,23 @@ def _exit_values(tr, frame: LoopFrame) -> list:
     return out
 
 
-def _carriable(v, name, assigned) -> bool:
-    if isinstance(v, (Tile, Value)) or is_number(v):
+def _carriable(v) -> bool:
+    return isinstance(v, (Tile, Value)) or is_number(v)
+
+
+def _same(a, b) -> bool:
+    """The same compile-time value (the object, or an equal constant: a rebuilt tuple of
+    numbers); tiles only as the same object."""
+    if a is b:
         return True
-    if assigned:
-        raise TileUnsupportedFeatureError(f"variable '{name}' holds a {type_name(v)} and is "
-                                          f"reassigned in a loop; only tiles and numbers can change "
-                                          f"across iterations")
-    return False
+    if type(a) is not type(b) or isinstance(a, (Tile, Value)):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def _init_value(tr, v, dtype_override):
