@@ -431,3 +431,13 @@ def test_exec_built_kernels_get_a_clear_error():
     exec("@ct.kernel\ndef k(x):\n    pass\n", ns)
     with pytest.raises(ct.TileSyntaxError, match="exec"):
         ns["k"].mlir(V32)
+
+
+def test_a_builtin_called_from_host_code_is_cuTiles_runtime_error():
+    """cuTile raises a RuntimeError; tilepy's error is one too (and a TileSyntaxError)."""
+    def helper(x):
+        return ct.bid(0)
+    with pytest.raises(RuntimeError, match="Device functions can only be called from device "
+                                           "code: tilepy.bid()") as info:
+        helper(np.zeros(4))
+    assert isinstance(info.value, ct.TileSyntaxError)

@@ -284,6 +284,11 @@ class TileArgumentCountError(TileTypeError, TypeError):
     cuTile raises."""
 
 
+class TileDeviceCallError(TileSyntaxError, RuntimeError):
+    """A kernel builtin (`bid`, `load`, ...) called from host code: a RuntimeError too, as
+    cuTile raises."""
+
+
 class TileUnsupportedFeatureError(TileError):
     """Valid input that tilepy does not support yet; never silently miscompiled."""
 
