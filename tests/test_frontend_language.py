@@ -502,6 +502,32 @@ def test_python_number_conversions_of_constants_are_loosely_typed():
         ct.kernel(runtime).mlir(out)
 
 
+def test_defs_and_lambdas_in_a_kernel_take_defaults_and_keyword_arguments():
+    """Python's rules: defaults are evaluated where the def/lambda is defined; keyword-only and
+    positional-only parameters bind as in Python; *args/**kwargs are refused by name."""
+    @ct.kernel
+    def k(x, y):
+        base = 3
+
+        def f(t, a=10, /, b=base, *, c=1):
+            return t * a + b + c
+        base = 100
+        g = lambda t, m=2: t * m  # noqa: E731
+        tx = ct.gather(x, ())
+        ct.scatter(y, 0, f(tx))
+        ct.scatter(y, 1, f(tx, 4, b=5, c=0))
+        ct.scatter(y, 2, g(tx) + g(tx, m=base))
+    x, y = np.ones((), np.int32), np.zeros(3, np.int32)
+    ct.launch(None, (1,), k, (x, y), backend="interpret")
+    assert y.tolist() == [14, 9, 102]
+
+    def star(x):
+        def f(*ts):
+            return ts
+        f(1)
+    _refused_in_body(star, ct.TileUnsupportedFeatureError, "cannot take *args or **kwargs", 4)
+
+
 def test_kernel_early_return(check):
     @ct.kernel
     def k(x, y, n):

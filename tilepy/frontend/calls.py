@@ -24,7 +24,7 @@ from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
 from .static import SPECIAL_FORMS, check_direct
-from .names import BoundBuiltin, Captured, LocalFunction
+from .names import NO_DEFAULT, BoundBuiltin, Captured, LocalFunction
 from .tracer import CALLS, FunctionTracer, bind_args
 from .tuples import starred
 from .values import Array, Tile, type_name
@@ -159,7 +159,7 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
     tracer = FunctionTracer(caller.ctx, definer.parsed, definer.env, definer.func)
     tracer.scope = dict(scope)
     name = getattr(node, "name", "lambda")
-    tracer.scope.update(bind_args(_signature_of_node(node), args, kwargs, name))
+    tracer.scope.update(bind_args(_signature_of(fn), args, kwargs, name))
     if isinstance(node, ast.Lambda):
         return tracer.expr(node.body)
     key = ("local", id(node))
@@ -172,13 +172,21 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
         caller.ctx.call_stack.pop()
 
 
-def _signature_of_node(node) -> inspect.Signature:
-    a = node.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise TileUnsupportedFeatureError("functions defined inside kernels take plain positional "
-                                          "parameters only")
-    return inspect.Signature([inspect.Parameter(p.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                              for p in a.args])
+def _signature_of(fn: LocalFunction) -> inspect.Signature:
+    """A def/lambda's parameters: positional-only, plain and keyword-only ones, with the
+    defaults evaluated where it was defined."""
+    a, P = fn.node.args, inspect.Parameter
+    if a.vararg or a.kwarg:
+        raise TileUnsupportedFeatureError("functions defined inside kernels cannot take *args or "
+                                          "**kwargs")
+    pos = [*a.posonlyargs, *a.args]
+    first = len(pos) - len(fn.defaults)
+    params = [P(p.arg, P.POSITIONAL_ONLY if i < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+                default=fn.defaults[i - first] if i >= first else P.empty)
+              for i, p in enumerate(pos)]
+    params += [P(p.arg, P.KEYWORD_ONLY, default=P.empty if d is NO_DEFAULT else d)
+               for p, d in zip(a.kwonlyargs, fn.kw_defaults)]
+    return inspect.Signature(params)
 
 
 def call_combiner(ctx, fn, args, what: str):

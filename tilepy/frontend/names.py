@@ -46,6 +46,12 @@ class LocalFunction:
     def __init__(self, node, tracer):
         self.node, self.tracer = node, tracer
         self.scope = tracer.scope      # closes over the defining scope
+        a = node.args                  # defaults are evaluated where it is defined (Python's rule)
+        self.defaults = [tracer.expr(d) for d in a.defaults]
+        self.kw_defaults = [NO_DEFAULT if d is None else tracer.expr(d) for d in a.kw_defaults]
+
+
+NO_DEFAULT = object()
 
 
 def truth(v) -> bool:
