@@ -284,6 +284,44 @@ def test_array_and_list_annotations():
         ct.ListAnnotation(3)
 
 
+Static = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(0,),
+                                                        static_stride_dims=(0, 1))]
+
+
+@ct.kernel
+def _static_rows(x: Static, out):
+    ct.static_assert(x.strides[1] == 0)           # a broadcast stride is a constant too
+    t = ct.load(x, (0, 0), (x.shape[0], 4))       # a static extent as a tile shape
+    ct.store(out, (0, 0), t + x.strides[0])
+
+
+def test_static_dims_of_an_array_annotation_are_constants_of_the_kernel():
+    """cuTile's ArrayAnnotation(static_shape_dims=, static_stride_dims=): the kernel is made
+    for those values (another value, another specialization); KernelSignature reports them;
+    an axis out of range or named twice is cuTile's ValueError."""
+    x = np.broadcast_to(np.arange(4, dtype=np.float32)[:, None], (4, 4))
+    out = np.zeros((4, 4), np.float32)
+    ct.launch(None, (1,), _static_rows, (x, out))
+    np.testing.assert_array_equal(out, x + 1)
+    (c, _) = KernelSignature.from_kernel_args(_static_rows, (x, out),
+                                              CallingConvention.cutile_python_v2()).parameters
+    assert c.shape_constant == (4, None) and c.stride_constant == (1, 0)
+    y = np.zeros((8, 1), np.float32)
+    sig = {v: KernelSignature.from_kernel_args(views.gather_rows, (y, np.zeros(8, np.int32), y,
+                                                                   8, 1), cc).parameters[0]
+           for v, cc in ((1, CallingConvention.cutile_python_v1()),
+                         (2, CallingConvention.cutile_python_v2()))}
+    assert sig[1].shape_constant == (None, None) and sig[2].shape_constant == (None, 1)
+    for dims, phrase in (((2,), "static_shape_dims contains axis 2"),
+                         ((0, -2), "static_shape_dims has a duplicate axis 0")):
+        ann = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=dims)]
+
+        def k(x: ann):
+            pass
+        with pytest.raises(ValueError, match=phrase):
+            ct.launch(None, (1,), ct.kernel(k), (out,))
+
+
 def test_a_kernel_is_an_instance_of_ct_kernel():
     """cuTile's `ct.kernel` is the class of kernels: `isinstance(k, ct.kernel)` (util.py of
     cuTile's tests asks it)."""

@@ -274,6 +274,11 @@ class TileIndexOverflowError(TileValueError, OverflowError):
     unless annotated IndexedWithInt64): an OverflowError too, as cuTile raises."""
 
 
+class TileAnnotationError(TileValueError, ValueError):
+    """An ArrayAnnotation that does not fit its argument (a static axis out of range, twice):
+    a ValueError too, as cuTile raises."""
+
+
 class TileGridError(TileValueError, ValueError):
     """A launch grid that is not 0 to 3 extents in [0, 2^24 - 1]: a ValueError too, as cuTile
     raises."""

@@ -361,18 +361,22 @@ class KernelSignature:
         of frontend/specialize.py as constraints)."""
         from ..host.intake import infos_for
         from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam
-        _, params = kernel.specialize(infos_for(tuple(kernel_args)))
+        infos = infos_for(tuple(kernel_args))
+        _, params = kernel.specialize(infos)
         shared = [p for p in params if isinstance(p, ArrayParam) and not p.disjoint]
         out = []
-        for p in params:
+        for p, info in zip(params, infos):
             if isinstance(p, ArrayParam):
-                out.append(_array_constraint(p, len(shared) > 1))
+                out.append(_array_constraint(p, len(shared) > 1, calling_convention,
+                                             info.shape))
             elif isinstance(p, ArrayListParam):
                 item = p.items[0] if p.items else None
                 if item is None:
                     raise TileUnsupportedFeatureError(
                         f"argument '{p.name}': an empty list has no element constraint")
-                out.append(ListConstraint(_array_constraint(item, False), alias_groups=(),
+                out.append(ListConstraint(_array_constraint(item, False, calling_convention,
+                                                            (None,) * item.ndim),
+                                          alias_groups=(),
                                           elements_may_alias=not all(i.disjoint
                                                                      for i in p.items)))
             elif isinstance(p, ConstParam):
@@ -386,12 +390,23 @@ class KernelSignature:
         return sig if symbol is not None else sig.with_mangled_symbol(kernel.name)
 
 
-def _array_constraint(p, aliased: bool) -> ArrayConstraint:
+def _array_constraint(p, aliased: bool, cconv: CallingConvention, extents) -> ArrayConstraint:
+    """The constraint of an array parameter of `extents` (a list's elements: None each).
+    Constant extents: the annotated static ones, or (calling convention v2, no static extents
+    annotated) those of 1, as cuTile infers them (tilepy's kernel is valid for any extent, so
+    for these too); constant strides: the annotated static ones, else the unit strides."""
+    if p.static_shape:
+        shape_constant = p.static_shape
+    elif cconv._version >= 2:
+        shape_constant = tuple(1 if d == 1 else None for d in extents)
+    else:
+        shape_constant = (None,) * p.ndim
+    stride_constant = p.static_strides or tuple(1 if u else None for u in p.unit_stride)
     return ArrayConstraint(
         p.dtype, p.ndim, index_dtype=p.index_dtype, stride_lower_bound_incl=None,
         alias_groups=() if p.disjoint or not aliased else ("tilepy_may_overlap",),
-        may_alias_internally=False,
-        stride_constant=tuple(1 if u else None for u in p.unit_stride),
+        may_alias_internally=False, shape_constant=shape_constant,
+        stride_constant=stride_constant,
         shape_divisible_by=tuple(p.shape_div) or 1,
         stride_divisible_by=tuple(1 if u else d for u, d in
                                   zip(p.unit_stride, p.stride_div or (1,) * p.ndim)),

@@ -17,8 +17,8 @@ from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  #
 from .values import Array, ArrayList, Tile
 
 
-def _at(divs: tuple, i: int) -> int:
-    return divs[i] if i < len(divs) else 1
+def _at(divs: tuple, i: int, missing=1):
+    return divs[i] if i < len(divs) else missing
 
 
 _BODY_RULES = {
@@ -84,6 +84,12 @@ class KernelContext:
         view = self.b.value("make_tensor_view", base, list(shape),
                             [s for s in strides if s != 1], result_types=[tv_type])
         view.hint = f"{p.name}_view"
+        # what the kernel sees of an annotated static extent or stride is the constant (the
+        # view keeps the run-time value, equal to it: a zero stride cannot be static in a view)
+        shape = tuple(v if _at(p.static_shape, i, None) is None else p.static_shape[i]
+                      for i, v in enumerate(shape))
+        strides = tuple(v if _at(p.static_strides, i, None) is None else p.static_strides[i]
+                        for i, v in enumerate(strides))
         return Array(p.name, p.dtype, p.ndim, base, shape, strides, view,
                      index_dtype=p.index_dtype)
 

@@ -179,7 +179,7 @@ class KernelFunction:
                 f"argument{'s' if n != 1 else ''} ({', '.join(names)})")
         anns = self.array_annotations
         params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name),
-                            anns[name].index_dtype if name in anns else None)
+                            anns.get(name))
                   for name, info in zip(names, infos)]
         params = mark_disjoint(params, infos)
         key = key_of(params)
