@@ -289,7 +289,6 @@ class Merge:
                     out.append(broadcast(self.tr.ctx, constant(self.tr.ctx, v, dt), shape))
         return out
 
-
     def _differ(self, what, first, other):
         raise TileTypeError(f"Type of {what} depends on path taken: {first} in the `if` branch, "
                             f"{other} in the `else` branch; convert one with astype()")
