@@ -258,6 +258,9 @@ def _builtin_misuses():
     def slice_axis(x):
         x.slice(axis=1, start=0, stop=5)
 
+    def tile_item(x):
+        ct.load(x, (0,), (4,))[::2]
+
     def slice_unsigned(x):
         x.slice(axis=0, start=ct.bid(0).astype(ct.uint32), stop=5)
 
@@ -318,6 +321,7 @@ def _builtin_misuses():
                                 "twice"),
             (slice_negative, T, "Slice start must be non-negative (got -1)"),
             (slice_axis, T, "Axis 1 is out of range for rank 1'"),
+            (tile_item, T, "Directly indexing a tile is not supported"),
             (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
                                                "unsigned float format (float8_e8m0fnu"),

@@ -323,8 +323,9 @@ def tile_subscript(tr, t: Tile, slice_node):
         elif k is Ellipsis:
             raise TileSyntaxError("only one ... is allowed in a tile subscript")
         else:
-            raise TileUnsupportedFeatureError("tiles can only be subscripted with ':' and None "
-                                              "(to insert dimensions); use tilepy.extract()")
+            raise TileTypeError("Directly indexing a tile is not supported: a tile is subscripted "
+                                "only with ':' and None (to insert dimensions); use "
+                                "tilepy.extract() for a part of it")
     shape.extend(t.shape[dim:])
     from .builtins.semantics import reshape
     return reshape(tr.ctx, t, tuple(shape))
