@@ -261,6 +261,10 @@ def _builtin_misuses():
     def tile_item(x):
         ct.load(x, (0,), (4,))[::2]
 
+    def counting_down(x):
+        for i in range(4, 0, -2):
+            ct.scatter(x, i, 1.0)
+
     def slice_unsigned(x):
         x.slice(axis=0, start=ct.bid(0).astype(ct.uint32), stop=5)
 
@@ -322,6 +326,7 @@ def _builtin_misuses():
             (slice_negative, T, "Slice start must be non-negative (got -1)"),
             (slice_axis, T, "Axis 1 is out of range for rank 1'"),
             (tile_item, T, "Directly indexing a tile is not supported"),
+            (counting_down, T, "range(): Step must be positive, got -2"),
             (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
                                                "unsigned float format (float8_e8m0fnu"),

@@ -136,8 +136,8 @@ def _range_bounds(tr, it: ast.Call):
             raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)}): "
                                 f"Expected {what}")
     if isinstance(step, int) and step <= 0:
-        raise TileUnsupportedFeatureError(f"range() with a step of {step} is not supported: the "
-                                          f"step must be positive")
+        raise TileTypeError(f"range(): Step must be positive, got {step} (a tile loop counts up; "
+                            f"count i up and use start - i)")
     dt = D.int32
     for a in (start, stop, step):
         if isinstance(a, Tile):
