@@ -537,6 +537,24 @@ def test_defs_and_lambdas_in_a_kernel_take_defaults_and_keyword_arguments():
     _refused_in_body(star, ct.TileUnsupportedFeatureError, "cannot take *args or **kwargs", 4)
 
 
+def _countdown(t, n):
+    if n > 0:
+        return _countdown(t, n - 1) + 1
+    return t
+
+
+def test_a_recursion_that_ends_at_compile_time_is_inlined_and_a_runaway_one_refused():
+    """cuTile's rule: helpers are inlined, a recursion on a constant to its end; one that does
+    not end reaches the depth limit, a TileRecursionError."""
+    @ct.kernel
+    def k(x, n: ct.Constant[int]):
+        ct.scatter(x, 0, _countdown(ct.gather(x, 0), n))
+    assert ct.kernel(k.func).mlir(V32, 40).count("addf") == 40
+    with pytest.raises(ct.TileRecursionError, match=r"Maximum recursion depth \(256\) reached "
+                                                    "while inlining a function call: '_countdown'"):
+        k.mlir(V32, 10**6)
+
+
 def test_kernel_early_return(check):
     @ct.kernel
     def k(x, y, n):

@@ -38,6 +38,7 @@ class KernelContext:
     entry_block: Block | None = None
     prologue_end: int = 0                        # ops before this index form the prologue
     call_stack: list = field(default_factory=list)
+    recursive_calls: int = 0        # helper calls inlined inside a call of the same helper
     arg_locs: list[dict[str, Loc]] = field(default_factory=list)
     tracer: object = None                        # the kernel's FunctionTracer (calls combiners)
     deps: object = None                          # identity.Deps: what the trace read from outside

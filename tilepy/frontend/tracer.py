@@ -42,6 +42,11 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
           ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
           ast.RShift: operator.rshift}
+# helper calls inlined inside one another: a recursion that ends at compile time (on a constant)
+# is traced to this depth (cuTile's is 1000; tilepy's tracer takes ~15 Python frames a level,
+# trace.py raises Python's recursion limit to fit it)
+MAX_INLINE_DEPTH = 256
+MAX_RECURSIVE_CALLS = 4096     # in all: a recursion that branches at run time doubles per level
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
             ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
             ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
@@ -81,10 +86,16 @@ class FunctionTracer:
     @classmethod
     def for_call(cls, ctx: KernelContext, fn, args, kwargs) -> FunctionTracer:
         """A tracer of Python function `fn`'s body with its parameters bound to the call's
-        arguments (helpers are inlined: a recursive call is refused)."""
+        arguments (helpers are inlined: a recursion deeper than MAX_INLINE_DEPTH is refused)."""
         if fn.__code__ in ctx.call_stack:
-            raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
-                                     f"kernels (helpers are inlined)")
+            ctx.recursive_calls += 1
+        if len(ctx.call_stack) > MAX_INLINE_DEPTH or ctx.recursive_calls > MAX_RECURSIVE_CALLS:
+            what = (f"Maximum recursion depth ({MAX_INLINE_DEPTH}) reached"
+                    if len(ctx.call_stack) > MAX_INLINE_DEPTH else
+                    f"More than {MAX_RECURSIVE_CALLS} recursive calls inlined")
+            raise TileRecursionError(f"{what} while inlining a function call: '{fn.__name__}' "
+                                     f"(helpers are inlined, so a recursion must end at compile "
+                                     f"time)")
         tracer = cls(ctx, parse_function(fn), function_env(fn), fn)
         sig = inspect.signature(fn, follow_wrapped=False)   # a functools.wraps wrapper's own
         tracer.scope.update(bind_args(sig, args, kwargs, fn.__name__))
