@@ -491,6 +491,17 @@ def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
                      "variable 'dt' holds a DType and is reassigned in a loop to another value", 4)
 
 
+def test_an_integer_dtype_constructor_truncates_its_constant_as_cuTile():
+    @ct.kernel
+    def k(x):
+        ct.scatter(x, 0, ct.int64(ct.uint32(-3)))
+        ct.scatter(x, 1, ct.int64(ct.int32(3_000_000_000)))
+        ct.scatter(x, 2, ct.int64(ct.int8(200)) + ct.int64(ct.bool_(5)))
+    x = np.zeros(3, np.int64)
+    ct.launch(None, (1,), k, (x,), backend="interpret")
+    assert x.tolist() == [0xfffffffd, -1294967296, -55]
+
+
 def test_python_number_conversions_of_constants_are_loosely_typed():
     """cuTile: float()/int() of a number, or of a constant tile (`ct.float32(5.0)`), is a Python
     number, which takes the dtype of what it meets (an f16 array here); of a run-time tile, the
