@@ -491,6 +491,23 @@ def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
                      "variable 'dt' holds a DType and is reassigned in a loop to another value", 4)
 
 
+def test_an_array_chosen_by_a_runtime_if_is_the_taken_branchs():
+    """cuTile's rule: a variable may name one array in one branch and another in the other (of
+    one dtype and rank); after the `if` it is the taken branch's (a strided one too)."""
+    @ct.kernel
+    def k(x, y):
+        if ct.bid(0) == 0:
+            a = x
+        else:
+            a = y
+        b = y if ct.bid(0) == 0 else x
+        ct.store(a, (ct.bid(0),), ct.full((2,), ct.bid(0) + 10, ct.int32))
+        ct.store(b, (2 + ct.bid(0),), ct.full((2,), ct.bid(0) + 20, ct.int32))
+    x, y = np.zeros(8, np.int32), np.zeros(16, np.int32)[::2]
+    ct.launch(None, (2,), k, (x, y), backend="interpret")
+    assert x.tolist() == [10, 10, 0, 0, 0, 0, 21, 21] and y.tolist() == [0, 0, 11, 11, 20, 20, 0, 0]
+
+
 def test_an_integer_dtype_constructor_truncates_its_constant_as_cuTile():
     @ct.kernel
     def k(x):

@@ -19,7 +19,7 @@ from ..ir import Block, Region, Value
 from ..types import dtype as D
 from .builtins.semantics import broadcast, constant, convert, is_number
 from .promotion import literal_dtype
-from .values import Tile, type_name
+from .values import Array, Tile, type_name
 
 TOKEN = "$token"
 MISSING = object()
@@ -244,6 +244,9 @@ class Merge:
                               before[k] if isinstance(before, tuple) and k < len(before) else MISSING)
                      for k in range(len(first))]
             return lambda results: tuple(p(results) for p in parts)
+        if len(vals) > 1 and all(isinstance(v, Array) for v in vals) and \
+                len({(v.dtype, v.ndim, v.index_dtype) for v in vals}) == 1:
+            return self._arrays(vals)
         if len(vals) == 1:
             if not isinstance(first, (Tile, Value)):
                 return lambda results: first          # a constant: only one path gets here
@@ -288,6 +291,20 @@ class Merge:
                 with self.tr.ctx.b.at_end(blk):
                     out.append(broadcast(self.tr.ctx, constant(self.tr.ctx, v, dt), shape))
         return out
+
+    def _arrays(self, vals):
+        """Arrays of one dtype and rank, one per branch: the `if` yields what each is made of
+        (its base pointer, extents and strides); the array after it is made of the results."""
+        from .array_list import array_of_parts, array_parts
+        ctx = self.tr.ctx
+        parts = []
+        for v, blk in zip(vals, self.blocks):
+            with ctx.b.at_end(blk):
+                parts.append(array_parts(ctx, v, vals))
+        for ys, p in zip(self.yields, parts):
+            ys.extend(p)
+        return lambda results: array_of_parts(ctx, vals[0], [next(results) for _ in parts[0]],
+                                              vals, vals[0].name)
 
     def _differ(self, what, first, other):
         raise TileTypeError(f"Type of {what} depends on path taken: {first} in the `if` branch, "
