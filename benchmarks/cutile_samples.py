@@ -48,7 +48,6 @@ import types
 
 STATUSES = ("PASS", "WRONG", "CRASH", "UNSUPPORTED", "UNCHECKED", "NOT RUN")
 CAPTURING: list = []        # the emulated CUDA graph being captured (innermost last)
-STREAMS: dict = {}          # emulated torch.cuda.Stream objects by their `cuda_stream` handle
 RANK = {s: i for i, s in enumerate(("NOT RUN", "UNCHECKED", "PASS", "WRONG", "UNSUPPORTED",
                                     "CRASH"))}     # a later failure outranks an earlier pass
 
@@ -90,6 +89,16 @@ def _cpu_device(d):
     if isinstance(d, int) and not isinstance(d, bool):
         return "cpu"                            # `.to(0)`, `device=0`: a CUDA ordinal
     return d
+
+
+CPU_STREAMS: set = set()        # the handles of the emulated device's streams
+
+
+def _cpu_stream(stream):
+    """The stream tilepy's CPU backend takes for a stream of the emulated device, its null
+    stream (0) included: None."""
+    handle = getattr(stream, "cuda_stream", stream)
+    return None if type(handle) is int and (handle == 0 or handle in CPU_STREAMS) else stream
 
 
 def _emulate_cuda(capability, sms):
@@ -170,20 +179,21 @@ def _emulate_cuda(capability, sms):
             return (end.t - self.t) * 1e3
 
     class Stream:
-        """torch.cuda.Stream: a handle the CPU backend runs on as on no stream (in order)."""
-        def __init__(self, device=None, priority=0, **_):
-            self.cuda_stream = 0x7000 + len(STREAMS)
-            STREAMS[self.cuda_stream] = self
-            self.device, self.priority = device, priority
+        """A stream of the emulated device: CPU launches complete before they return, so it
+        has nothing to wait for; its handle (`cuda_stream`) is a number no pointer has."""
+
+        def __init__(self, *_, **__):
+            self.cuda_stream = (id(self) << 4) | 1
+            CPU_STREAMS.add(self.cuda_stream)
 
         def synchronize(self):
             pass
 
-        def query(self):
-            return True
-
         def wait_stream(self, other):
             pass
+
+        def query(self):
+            return True
 
         def wait_event(self, event):
             pass
@@ -223,8 +233,9 @@ def _emulate_cuda(capability, sms):
             "get_device_capability": lambda device=None: capability,
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: props.name, "Event": Event,
-            "CUDAGraph": CUDAGraph, "graph": graph, "Stream": Stream,
-            "stream": lambda s=None: contextlib.nullcontext(s)}.items():
+            "Stream": Stream, "device": lambda device=None: contextlib.nullcontext(),
+            "stream": lambda s=None: contextlib.nullcontext(s), "CUDAGraph": CUDAGraph,
+            "graph": graph}.items():
         setattr(cuda, name, value)
     real_sdpa_kernel = attention.sdpa_kernel
     # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed
@@ -274,15 +285,12 @@ def _cuda_tile(record, capability):
 
     def launch(stream, grid, kernel, args, **kw):
         name = getattr(kernel, "name", repr(kernel))
-        if any(stream is s for s in STREAMS.values()) or \
-                isinstance(stream, int) and stream in STREAMS:
-            stream = None                        # an emulated torch stream: the CPU's
         if CAPTURING:                   # into an emulated CUDA graph: run at its replay
             CAPTURING[-1].launches.append(lambda: launch(stream, grid, kernel, args, **kw))
             return None
         record.launched(name)
         try:
-            return tilepy.launch(stream, grid, kernel, args, **kw)
+            return tilepy.launch(_cpu_stream(stream), grid, kernel, args, **kw)
         except TileUnsupportedFeatureError as e:
             record.mark(name, "UNSUPPORTED", _first_line(e))
             raise

@@ -89,7 +89,26 @@ def _internals(capability):
     compile_._SUPPORTED_VERSIONS = frozenset(getattr(BytecodeVersion, f"V_13_{m}")
                                              for m in range(1, 6))
     compile_._find_compiler_bin = lambda *a, **k: types.SimpleNamespace(path="(tilepy)")
-    compile_.get_sm_arch = lambda *a: f"sm_{capability[0]}{capability[1]}"
+    compile_.format_sm_arch = lambda major, minor: f"sm_{major}{minor}"
+    compile_.get_sm_arch = lambda *a: compile_.format_sm_arch(*capability)
+    # `compile_tile` is called once per kernel compilation (tests count recompilations by
+    # patching it): tilepy's compile of a specialization not compiled yet in this process
+    import tilepy.api.compiler as compiler
+    compile_specialization = compiler.compile_specialization
+
+    def compile_tile(kernel, key, params):
+        return tilepy.kernel._compile(kernel, key, params, capability)
+
+    def _compile(kernel, key, params, compute_capability):   # cuTile's per-device compile
+        return compile_specialization(kernel, key, params)
+    tilepy.kernel._compile = _compile
+
+    def counted(kernel, key, params):
+        if key in kernel.cache and not kernel.changed():
+            return kernel.cache[key]
+        return sys.modules["cuda.tile._compile"].compile_tile(kernel, key, params)
+    compile_.compile_tile, compiler.compile_specialization = compile_tile, counted
+    tilepy.Kernel._pyfunc = property(lambda k: k.func)     # cuTile's kernel's Python function
     cext = sys.modules["cuda.tile._cext"]
     cext.CallingConvention = CallingConvention
     cext.cconv_v3_enabled = lambda: False
@@ -118,7 +137,25 @@ def _internals(capability):
     ops_utils = types.ModuleType("cuda.tile._ir.ops_utils")
     ops_utils.promote_dtypes = promotion.promote
     ir.cast_ops, ir.ops_utils = cast_ops, ops_utils
+    # cuTile's private mangling helpers its test imports: tilepy's (api/name_mangling.py); no
+    # dataclass parameters (calling convention 3, off here as `cconv_v3_enabled` says)
+    import tilepy.api.name_mangling as names
+    mangling = types.ModuleType("cuda.tile.compilation._name_mangling")
+    mangling._mangle_string, mangling._demangle_string = names.mangle_string, names.demangle_string
+    mangling._Cursor = names.Cursor
+
+    def _demangle_kernel_name(symbol, alias_group_names, allowed_dataclasses, allowed_enums):
+        return names._demangle(symbol, alias_group_names)
+    mangling._demangle_kernel_name = _demangle_kernel_name
+    signature = types.ModuleType("cuda.tile.compilation._signature")
+
+    class DataclassConstraint:
+        def __init__(self, *a, **k):
+            raise NotImplementedError("tilepy has no dataclass parameters (calling convention 3)")
+    signature.DataclassConstraint = DataclassConstraint
     sys.modules.update({"cuda.tile._exception": exception,
+                        "cuda.tile.compilation._name_mangling": mangling,
+                        "cuda.tile.compilation._signature": signature,
                         "cuda.tile._numeric_semantics": numeric,
                         "cuda.tile._memory_model": memory, "cuda.tile._ir": ir,
                         "cuda.tile._ir.cast_ops": cast_ops, "cuda.tile._ir.ops_utils": ops_utils,

@@ -2,10 +2,10 @@
 
     python benchmarks/sass.py [--arch sm_75 sm_80 sm_90] [--json]
     python benchmarks/sass.py --real-size [--arch sm_80 sm_90 sm_90a] [--only NAME ...] [--json]
-    python benchmarks/sass.py --hot [--arch sm_90] [--json]      (benchmarks/sass_hot.py)
+    python benchmarks/sass.py --hot [--arch sm_90 sm_90a] [--json]      (benchmarks/sass_hot.py)
 
 sm_90a is the arch an sm_90 GPU gets with TILEPY_SM90A=1 (launch/gpu.py): the source's sm_90a class, warpgroup MMA
-(HGMMA) for the GEMMs lowering/wgmma.py takes; sm_90 is the same source's mma.sync class.
+(HGMMA) for the GEMMs and attention's two mmas lowering/wgmma.py takes; sm_90 is the same source's mma.sync class.
 cuTile and tileiras compile sm_90 for it (they use Hopper's features on sm_90 themselves).
 
 `--real-size` is the matrix of the tile sizes users pick for speed (issue 13): GEMM f16/bf16 at

@@ -1,6 +1,6 @@
 """The hot loops of GEMM and attention on sm_90 beside Triton and cuTile (issue 28), no GPU needed.
 
-    python benchmarks/sass.py --hot [--arch sm_90] [--json]
+    python benchmarks/sass.py --hot [--arch sm_90 sm_90a] [--json]
 
 Rows: the issue's problems (matmul f16 4096^3 at 128x128x32, the ragged 4000x3000x5000 and the
 odd 4095x4097x4099 at the same tiles, bf16 at 128x128x64, f16 at 128x256x64; attention d=64 at
@@ -11,7 +11,8 @@ loop holding an mma (tilepy/tools/sass_stats.py `mma_loop`): instructions per mm
 LDS (LDSM apart) and LDGSTS. tilepy: the tutorials' kernels (03_matmul.py `matmul`,
 05_attention.py `attention`) through NVRTC. Instructions per mma count the mma instructions of
 each (HMMA m16n8k16 for tilepy on sm_90; Triton and cuTile use HGMMA there, one instruction for
-a 64xNx16 product: compare their counts with that in mind, the mma column names the kind). Triton (when
+a 64xNx16 product: compare their counts with that in mind, the mma column names the kind; sm_90a:
+tilepy's warpgroup-MMA class, HGMMA too, while Triton and cuTile compile sm_90). Triton (when
 `import triton` works; it need not be in this venv: PYTHONPATH=<a pip --target folder>):
 benchmarks/triton_kernels.py compiled ahead of time for the arch with Triton's defaults (4 warps,
 3 stages) and 16-divisibility of the pointers and of the int arguments that have it. cuTile (when
@@ -37,11 +38,16 @@ HEAD = ("regs", "threads", "smem KiB", "blocks/SM", "mma", "instr/mma", "BAR", "
         "LDGSTS")
 
 
+def sm(arch: str) -> int:
+    """sm_90a -> 90 (the SM of an arch-specific target)."""
+    return int(arch[3:].rstrip("a"))
+
+
 def blocks_per_sm(regs: int, threads: int, smem: int, arch: str) -> int:
-    rf, sm_smem, sm_threads = SM.get(arch, SM["sm_90"])
+    rf, sm_smem, sm_threads = SM.get(arch.rstrip("a"), SM["sm_90"])
     per_warp = -(-regs * 32 // 256) * 256                # allocated in units of 256 per warp
     by_regs = rf // (per_warp * (threads // 32)) if regs else 32
-    reserved = 0 if int(arch[3:]) >= 90 else 1024     # sm_90 cubins hold it in .nv.shared
+    reserved = 0 if sm(arch) >= 90 else 1024     # sm_90 cubins hold it in .nv.shared
     by_smem = sm_smem // (smem + reserved)
     return min(by_regs, by_smem, sm_threads // threads)
 
@@ -130,7 +136,7 @@ def triton_row(spec, arch: str) -> dict | str:
     try:
         src = ASTSource(fn=getattr(triton_kernels, name), signature=sig, constexprs=constexprs,
                         attrs=attrs)
-        k = triton.compile(src, target=GPUTarget("cuda", int(arch[3:]), 32))
+        k = triton.compile(src, target=GPUTarget("cuda", sm(arch), 32))
     except Exception as e:                     # noqa: BLE001 (reported in the table)
         return f"{type(e).__name__}: {str(e).splitlines()[0][:60]}"
     (r,) = stats(k.asm["cubin"]).values()

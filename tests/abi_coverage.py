@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import types
 
-from tilepy.host.params import ArrayListParam, ArrayParam, ScalarParam
+from tilepy.host.params import ArrayListParam, ArrayParam, ScalarParam, TupleParam
 
 # The classes test_gpu_abi.py::test_every_parameter_class checks against NVRTC's cubins (it also
 # checks that its kernel, `every_parameter`, has exactly these).
@@ -38,7 +38,7 @@ PACKED = {ctypes.c_void_p: "pointer", ctypes.c_bool: "bool", ctypes.c_int8: "int
 def _placeholder(p):
     if isinstance(p, ArrayParam):
         return types.SimpleNamespace(ptr=0, shape=(1,) * p.ndim, strides=(1,) * p.ndim)
-    if isinstance(p, ArrayListParam):
+    if isinstance(p, (ArrayListParam, TupleParam)):
         return [_placeholder(q) for q in p.items]
     return 0 if isinstance(p, ScalarParam) else None
 

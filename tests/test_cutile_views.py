@@ -11,9 +11,11 @@ import pytest
 import tilepy as ct
 from cutile_cases import compile_case, run_case
 from cutile_kernels import views
+from kernels_util import assert_located
 from tilepy.bytecode import read_module
 from tilepy.compilation import (ArrayConstraint, CallingConvention, ConstantConstraint,
-                                KernelSignature, ScalarConstraint, export_kernel)
+                                KernelSignature, ScalarConstraint, TupleConstraint,
+                                export_kernel)
 
 rng = np.random.default_rng(31)
 CASES = {}
@@ -53,6 +55,29 @@ def tiled_0d_steps():
     out = np.zeros(4, np.float32)
     return views.strided_elements, (1,), (x, out, 2, 3, 2, 2), \
         lambda: np.testing.assert_array_equal(out, x[::2, ::3].ravel())
+
+
+@case
+def tiled_atomic_add():
+    acc = rng.integers(-5, 5, (10, 13)).astype(np.float32)
+    x = rng.integers(-5, 5, (10, 13)).astype(np.float32)
+    ref = acc + x
+    return views.tiled_accumulate, (3, 4), (acc, x, 4, 4), \
+        lambda: np.testing.assert_array_equal(acc, ref)
+
+
+@case
+def tiled_atomic_windows():
+    counts, flags = np.zeros(10, np.int32), np.zeros(10, np.int32)
+    ref_counts, ref_flags = np.zeros(10, np.int32), np.zeros(10, np.int32)
+    for w in range(4):                            # windows of 4, 3 apart, the last one partial
+        ref_counts[3 * w:3 * w + 4] += 1
+        ref_flags[3 * w:3 * w + 4] ^= w
+
+    def check():
+        np.testing.assert_array_equal(counts, ref_counts)
+        np.testing.assert_array_equal(flags, ref_flags)
+    return views.window_counts, (4,), (counts, flags, 4, 3), check
 
 
 @case
@@ -176,6 +201,28 @@ def test_tiled_view_errors_name_the_line():
         ct.launch(None, (1,), shape, (x, x.copy()))
 
 
+def test_tiled_view_atomics_check_as_cutile():
+    """cuTile's rules for atomic_store_*: the view's dtype per op, a bitwise update of exactly
+    the view's dtype, an implicit cast otherwise, an update broadcastable to the tile."""
+    @ct.kernel
+    def update(x, y, T: ct.Constant[int]):
+        x.tiled_view(4).atomic_store_add(0, ct.load(y, (0,), (T,)))  # TVADD
+
+    @ct.kernel
+    def bitwise(x, y):
+        x.tiled_view(4).atomic_store_or(0, ct.load(y, (0,), (4,)))
+    i32, i16, f32 = np.zeros(8, np.int32), np.zeros(8, np.int16), np.zeros(8, np.float32)
+    with pytest.raises(ct.TileTypeError, match="Unsupported tiled view dtype: int16") as info:
+        ct.launch(None, (1,), update, (i16, i16, 4))
+    assert_located(info.value, "TVADD", "x.tiled_view(4).atomic_store_add", __file__)
+    with pytest.raises(ct.TileTypeError, match=r"Update shape \(8,\) is not broadcastable"):
+        ct.launch(None, (1,), update, (f32, f32, 8))
+    with pytest.raises(ct.TileTypeError, match="cannot implicitly cast"):
+        ct.launch(None, (1,), update, (i32, f32, 4))
+    with pytest.raises(ct.TileTypeError, match="to exactly match the target dtype"):
+        ct.launch(None, (1,), bitwise, (i32, np.zeros(8, np.int64)))
+
+
 # ------------------------------------------------------------------------ ct.compilation
 def test_signature_from_launch_arguments_and_export():
     kernel, _, args, _ = CASES["tiled_partition"]()
@@ -250,6 +297,56 @@ def test_a_written_signature_gives_the_same_kernel():
     buf = io.BytesIO()
     export_kernel(kernel, [sig], buf, output_format="tileir_bytecode")
     assert read_module(buf.getvalue()).entry().sym_name == "gather_rows"
+
+
+@ct.kernel
+def _inc16(x, y):
+    ct.store(y, (ct.bid(0),), ct.load(x, (ct.bid(0),), (16,)) + 1)
+
+
+def test_an_int64_array_constraint_gives_64_bit_extents():
+    """ArrayConstraint(index_dtype=int64) on a parameter without IndexedWithInt64: the
+    constraint decides (cuTile's rule): int64 extents and strides in the exported Tile IR, and
+    an AOT kernel compiled for "float32[::1]{index64}" runs on the CPU."""
+    import tilepy.aot as aot
+    c64 = ArrayConstraint(ct.float32, 1, index_dtype=ct.int64, stride_lower_bound_incl=0,
+                          alias_groups=(), may_alias_internally=False)
+    buf = io.BytesIO()
+    export_kernel(_inc16, [KernelSignature([c64, c64], CallingConvention.cutile_python_v1())],
+                  buf, output_format="tileir_bytecode")
+    args = read_module(buf.getvalue()).entry().body.block.args
+    assert [str(a.type) for a in args] == ["tile<ptr<f32>>", "tile<i64>", "tile<i64>"] * 2
+    spec = aot.parse("float32[::1]{index64}")
+    assert spec.index_dtype is ct.int64 and str(spec) == "float32[::1]{index64}"
+    compiled = _inc16.compile(spec, spec, arch="cpu")
+    x, y = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    compiled.launch(None, (2,), (x, y))
+    np.testing.assert_array_equal(y, x + 1)
+
+
+@ct.kernel
+def _pair_sum(pair, addend: ct.Constant[tuple], out):
+    ct.scatter(out, (), pair[0] + pair[1] + addend[0])
+
+
+def test_a_tuple_parameter_exports():
+    """A TupleConstraint: its items are the kernel's parameters, in order (cuTile's calling
+    convention 2); from_kernel_args gives one for a tuple argument; an AOT kernel takes the
+    items as arguments of their own."""
+    import tilepy.aot as aot
+    out = np.zeros((), np.int32)
+    sig = KernelSignature.from_kernel_args(_pair_sum, ((3, 7), (10,), out),
+                                           CallingConvention.cutile_python_v2())
+    assert sig.parameters[:2] == (TupleConstraint([ScalarConstraint(ct.int32)] * 2),
+                                  TupleConstraint([ConstantConstraint(10)]))
+    buf = io.BytesIO()
+    export_kernel(_pair_sum, [sig], buf, output_format="tileir_bytecode")
+    args = read_module(buf.getvalue()).entry().body.block.args
+    assert [str(a.type) for a in args] == ["tile<i32>", "tile<i32>", "tile<ptr<i32>>"]
+    compiled = _pair_sum.compile((ct.int32, ct.int32), (10,), aot.ArraySpec(ct.int32, 0),
+                                 arch="cpu")
+    compiled.launch(None, (1,), (3, 7, (10,), out))
+    assert out == 20
 
 
 def test_signature_checks():

@@ -125,6 +125,39 @@ def test_keys_hold_what_the_python_path_keys_by(m):
     assert m.key((np.zeros(3),), m.Table((False, False))) is None      # another arity: Python's
 
 
+def test_tuple_keys_partition_calls_as_the_python_signature(m):
+    """Tuple arguments (cuTile's aggregates) of a value parameter and of a Constant one: equal
+    C keys <=> equal Python signatures (structure, each item's facts, each constant's value);
+    a tuple annotation's parameter is the Python path's."""
+    buf = np.zeros(64, np.float32)
+    values = [(buf[:16], 1), (buf[1:17], 1), (buf[:16], 1.5), ((buf[:16],), 1), (buf[:16], (1,)),
+              (buf[:16], (1, 2)), (buf[:32:2], (1, 2)), ((), 1), ((buf[:16], 3), 1),
+              (buf[:16], ((1,), 2))]
+    consts = [(16,), (32,), (16, 16), ((16,), 8), ("rows", None), (16.0,)]
+    layout = (False, True)
+    table = m.Table(layout)
+    calls = [(v, c) for v in values for c in consts]
+    found = [(dispatch.signature(a, layout)[0], m.key(a, table)) for a in calls]
+    assert all(key is not None for _, key in found)
+    for i in range(len(calls)):
+        for j in range(i):
+            assert (found[i][1] == found[j][1]) == (found[i][0] == found[j][0]), (calls[i],
+                                                                                calls[j])
+    assert m.key(((1, 2), (16,)), m.Table((2, True))) is None      # a tuple annotation
+
+    @ct.kernel
+    def scaled(pair, out, coeffs):
+        t = ct.load(pair[0], (0,), (16,)) + ct.load(pair[1], (0,), (16,))
+        ct.store(out, (0,), t * coeffs[0] + coeffs[1][0])
+    a, b, out = np.ones(16, np.float32), np.ones(16, np.float32), np.zeros(16, np.float32)
+    ct.launch(None, (1,), scaled, ((a, b), out, (1.0, (0.0,))))
+    before = m.served()
+    for k in range(4):
+        ct.launch(None, (1,), scaled, ((a, b), out, (float(k), (0.5,))))
+        np.testing.assert_array_equal(out, 2 * k + 0.5)
+    assert m.served() - before >= 3
+
+
 def test_unknown_arguments_are_the_python_paths(m):
     """Lists, subclasses, objects, numpy scalars as constants, huge ints: no key (MISS)."""
     class Sub(np.ndarray):

@@ -1,4 +1,5 @@
-"""The sm_90a class (issue 29): the tutorial GEMM's K loop as warpgroup MMA.
+"""The sm_90a class (issue 29): the tutorial GEMM's K loop and attention's two mmas as warpgroup
+MMA.
 
 NVRTC's sm_90a cubin has HGMMA in the K loop and no HMMA, without spills, while sm_90's keeps
 mma.sync; the faithful CPU mode runs the same class (the fake driver of a sm_90 device builds
@@ -79,7 +80,7 @@ def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight(tmp_path):
 
 def test_only_kernels_with_a_warpgroup_mma_get_the_class():
     from tests.reference_kernels.cases import CASES
-    for name, has in (("matmul_f16", True), ("attention", False), ("batched_matmul", False)):
+    for name, has in (("matmul_f16", True), ("attention", True), ("batched_matmul", False)):
         kernel, args, _, _ = CASES[name](np.random.default_rng(0))
         assert ("#if TP_WGMMA" in compile_for_args(kernel, args).cuda_source) == has, name
 
@@ -153,14 +154,13 @@ def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
     np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
 
-# One warpgroup multiplies a 64 x 32 A (64-byte swizzle, K-major) by a 32 x 64 B (128-byte
-# swizzle, N-major) staged by cp.async; `seed` leaves out one step or breaks the descriptor (5:
-# the same bytes as bf16; 6: reads the accumulator while a wait_group 1 leaves an MMA running).
+# Three hand-written kernels, device functions of one entry (`kernel` picks one; one CPU build
+# serves them all: the `wgmma_kernels` fixture). `seeded`: one warpgroup multiplies a 64 x 32 A
+# (64-byte swizzle, K-major) by a 32 x 64 B (128-byte swizzle, N-major) staged by cp.async;
+# `seed` leaves out one step or breaks the descriptor (5: the same bytes as bf16; 6: reads the
+# accumulator while a wait_group 1 leaves an MMA running).
 SEEDED = r"""
-#define TP_WGMMA 1
-#include "tilepy/runtime.h"
-extern "C" __global__ void seeded(const __half* a, const __half* b, float* c, int seed) {
-  extern __shared__ __align__(1024) unsigned char smem[];
+__device__ void seeded(unsigned char* smem, const __half* a, const __half* b, float* c, int seed) {
   const tp::WgOp<__half, 64, 32> A{(__half*)smem};
   const tp::WgOp<__half, 32, 64> B{(__half*)(smem + 4096)};
   const int t = threadIdx.x, w = t / 32, l = t % 32;
@@ -192,16 +192,11 @@ extern "C" __global__ void seeded(const __half* a, const __half* b, float* c, in
 """
 
 
-@pytest.fixture(scope="module")
-def seeded():
-    return build(SEEDED, "seeded", threads=128)
-
-
 def _seeded_run(kernel, seed, dtype=np.float16):
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((64, 32)).astype(dtype), rng.standard_normal((32, 64)).astype(dtype)
     c = np.zeros((64, 64), np.float32)
-    kernel((1,), a, b, c, seed, smem=8192)
+    kernel((1,), a, b, c, SEEDED_KERNELS.index("seeded"), seed, NO_MAP, NO_MAP, smem=8192)
     return c, a.astype(np.float64) @ b.astype(np.float64)
 
 
@@ -212,30 +207,27 @@ def _seeded_run(kernel, seed, dtype=np.float16):
     (2, "without a wgmma.fence"),
     (4, "exits with wgmma.mma_async operations in flight"),
 ])
-def test_missing_fence_or_wait_is_an_error(seeded, seed, message):
+def test_missing_fence_or_wait_is_an_error(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
-        _seeded_run(seeded, seed)
+        _seeded_run(wgmma_kernels, seed)
 
 
-def test_reading_an_accumulator_in_flight_is_an_error(seeded):
+def test_reading_an_accumulator_in_flight_is_an_error(wgmma_kernels):
     """wait_group 1 leaves the second k16 step's group running: the read of its registers (as
     the emitter spells one after a K loop that keeps a group in flight) is reported at its line."""
-    line = next(i for i, text in enumerate(SEEDED.split("\n"), 1) if "tp::wgmma_read(d)" in text)
+    line = next(i for i, text in enumerate(WGMMA_KERNELS.split("\n"), 1) if "tp::wgmma_read(d)" in text)
     with pytest.raises(ct.TileLaunchError, match=r"reading the accumulator of a wgmma\.mma_async "
                        r"still in flight: its group was committed") as e:
-        _seeded_run(seeded, 6)
-    assert f"seeded.cpp:{line}" in str(e.value)
+        _seeded_run(wgmma_kernels, 6)
+    assert f"wgmma_kernels.cpp:{line}" in str(e.value)
 
 
 # One warpgroup multiplies a 64 x 32 A by a 32 x 64 B that TMA brings into wgmma's layouts (A: a
 # 64-byte swizzle, B: 128-byte), completing on one mbarrier: the maps as the host encodes them
 # (launch/tensor_map.py, the fake driver's cuTensorMapEncodeTiled); `seed` seeds one mistake.
 TMA_SEEDED = r"""
-#define TP_WGMMA 1
-#include "tilepy/runtime.h"
-extern "C" __global__ void tma_seeded(float* c, int seed, const __grid_constant__ tp::TensorMap ma,
-                                      const __grid_constant__ tp::TensorMap mb) {
-  extern __shared__ __align__(1024) unsigned char smem[];
+__device__ void tma_seeded(unsigned char* smem, float* c, int seed, const tp::TensorMap& ma,
+                           const tp::TensorMap& mb) {
   const tp::WgOp<__half, 64, 32> A{(__half*)smem};
   const tp::WgOp<__half, 32, 64> B{(__half*)(smem + 4096)};
   uint64_t* bar = (uint64_t*)(smem + 8192);
@@ -263,11 +255,6 @@ extern "C" __global__ void tma_seeded(float* c, int seed, const __grid_constant_
 """
 
 
-@pytest.fixture(scope="module")
-def tma_seeded():
-    return build(TMA_SEEDED, "tma_seeded", threads=128)
-
-
 def _tma_run(kernel, seed, dtype=np.float16, b_swizzle=128):
     from tilepy.launch.tensor_map import cpu_tensor_map, encode_args
     rng = np.random.default_rng(3)
@@ -277,15 +264,14 @@ def _tma_run(kernel, seed, dtype=np.float16, b_swizzle=128):
     mb = cpu_tensor_map(encode_args(("b", elem, (32, 64), b_swizzle), b.ctypes.data, b.shape,
                                     (64, 1), 2))
     c = np.zeros((64, 64), np.float32)
-    kernel((1,), c, seed, ma, mb, smem=9216)
+    kernel((1,), 0, 0, c, SEEDED_KERNELS.index("tma_seeded"), seed, ma, mb, smem=9216)
     return c, a.astype(np.float64) @ b.astype(np.float64)
 
 
 def _run(request, copy: str, seed: int, **kw):
     """The seeded kernel whose operands `copy` ("cp.async" or "tma") brings, run with `seed`."""
-    if copy == "tma":
-        return _tma_run(request.getfixturevalue("tma_seeded"), seed, **kw)
-    return _seeded_run(request.getfixturevalue("seeded"), seed, **kw)
+    kernel = request.getfixturevalue("wgmma_kernels")
+    return (_tma_run if copy == "tma" else _seeded_run)(kernel, seed, **kw)
 
 
 @pytest.mark.parametrize("copy", ["cp.async", "tma"])
@@ -310,10 +296,10 @@ def test_wrong_swizzle_gives_wrong_values(request, copy, seed, kw):
     (4, r"deadlock: .*wait on the mbarrier at dynamic shared byte 8192 for phase parity 0.*"
         r"awaits 0 arrival\(s\) and 16 transaction byte\(s\)"),
 ])
-def test_mbarrier_mistakes_are_errors(tma_seeded, seed, message):
+def test_mbarrier_mistakes_are_errors(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message) as e:
-        _tma_run(tma_seeded, seed)
-    assert "tma_seeded" in str(e.value)
+        _tma_run(wgmma_kernels, seed)
+    assert "wgmma_kernels" in str(e.value)
 
 
 def test_tensor_maps_are_checked_as_the_driver_checks_them():
@@ -365,3 +351,179 @@ def test_mma_sync_on_the_interleaved_layout(monkeypatch):
     assert "tp::MmaAcc<1, 128, 64, 4, 1, 1>" in wg and "tp::MmaAcc<1, 128, 64, 4, 1>" not in wg, wg
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     np.testing.assert_allclose(c, a64 @ b64 + a64[:, :32] @ b64[:32], rtol=1e-5, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------- attention
+attention = load("05_attention")
+
+
+@ct.kernel
+def invariant_a_twice(A, B, C, Out, TM: ct.Constant[int], TN: ct.Constant[int],
+                      TK: ct.Constant[int], TN2: ct.Constant[int]):
+    """One loop-invariant A (staged once before the loop) read by two mmas of the K loop, the
+    second of TN2 columns."""
+    bm = ct.bid(0)
+    a = ct.load(A, index=(bm, 0), shape=(TM, TK), padding_mode=ct.PaddingMode.ZERO)
+    acc = ct.zeros((TM, TN), dtype=ct.float32)
+    acc2 = ct.zeros((TM, TN2), dtype=ct.float32)
+    for j in range(ct.num_tiles(B, axis=1, shape=(TK, TN))):
+        b = ct.load(B, index=(0, j), shape=(TK, TN), padding_mode=ct.PaddingMode.ZERO)
+        c = ct.load(C, index=(0, j), shape=(TK, TN2), padding_mode=ct.PaddingMode.ZERO)
+        acc = ct.mma(a, b, acc)
+        acc2 = ct.mma(a, c, acc2)
+    ct.store(Out, index=(bm, 0), tile=acc + ct.sum(acc2, axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("tn2,wgmma", [(64, 2), (8, 0)])     # 8: no wgmma n of tilepy's
+def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
+    """The staged A's one buffer has one layout: two mmas reading it are warpgroup MMAs both, or
+    (the second cannot be one) mma.sync both (here no mma of the kernel is: no sm_90a class)."""
+    x = np.zeros((128, 64), np.float16)
+    args = (x, np.zeros((64, 192), np.float16), np.zeros((64, 3 * tn2), np.float16),
+            np.zeros((128, 64), np.float32), 128, 64, 64, tn2)
+    src = compile_for_args(invariant_a_twice, args).cuda_source
+    assert src.count("tp::wgmma_acc<") == wgmma and ("#if TP_WGMMA" in src) == (wgmma > 0)
+
+
+@needs_sass
+@pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma,blocks", [
+    (64, 128, 16, 2, 43, 3),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
+    (128, 64, 12, 4, 37, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
+])
+def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, blocks):
+    """The tutorial's attention at `python -m tilepy doctor --gpu`'s tiles (BN 64): S = Q K^T
+    with Q staged once and K by TMA, O += P V with P as wgmma's register A and V by TMA; no
+    mma.sync left, no spills, the MMAs not serialized by ptxas; as many blocks per SM as the
+    registers ptxas gave allow (d=64: 3 stages, 65 KiB, not 4 and 81 KiB: the class's register
+    estimate, lowering/plan.py WG_REGS_OVERHEAD), the launch passing the class's own size."""
+    q = np.zeros((32, 4096, d), np.float16)
+    ck = compile_for_args(attention.attention, (q, q, q, q.copy(), 0.125, bm, 64, d))
+    cb = compile_cubin(ck.compile_source(), "sm_90a", ck.name)
+    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    loop = r["hot_loop"]
+    assert loop["ops"].get("HGMMA") == hgmma and loop["ops"].get("UTMALDG") == utmaldg, loop
+    assert r["counts"]["HMMA"] == 0 and r["counts"]["LDGSTS"] == 0, r["counts"]
+    assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0
+    assert "serialized" not in cb.log, cb.log
+    # each MMA's group is retired in its step (the softmax reads S, O is rescaled)
+    warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
+    assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
+    # (NVRTC 13.5: 42.1 and 36.6; mma.sync's loops on sm_90 are 851 and 719 instructions)
+    assert loop["per_mma"] <= per_hgmma, loop
+    # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared
+    # memory (228 KiB an SM, 1 KiB of it reserved per block)
+    by_regs = 65536 // (-(-r["registers"] // 8) * 8 * 128)
+    by_smem = 228 * 1024 // (ck.emitted.smem_for("sm_90a") + 1024)
+    assert min(by_regs, by_smem) == blocks and by_smem <= by_regs, (by_regs, by_smem)
+
+
+@pytest.mark.parametrize("mode,bh,s,d,bm,bn", [
+    ("faithful", 2, 200, 64, 64, 32),    # the tutorial's tiles; 200 keys: a ragged last tile
+    ("fast", 2, 200, 64, 64, 32),
+    ("faithful", 2, 136, 128, 64, 64),   # K and V of two 128-byte panels, n128 for O
+    ("faithful", 2, 200, 64, 128, 64),   # two m64 blocks per warp
+])   # (2 heads: the source of test_sm90a_attention_kv_loop_is_hgmma, whose NVRTC build the
+     # fake driver's compile reads from the cache; one head is a specialization of its own)
+def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
+    """The tutorial's attention in the sm_90a class (fake sm_90 device, TILEPY_SM90A) against
+    float64 numpy: both mmas are warpgroup MMAs, the second with P from registers."""
+    from fake_driver import FakeDriver, cuda_array
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((bh, s, d))
+    k = (0.5 * q + rng.standard_normal((bh, s, d))).astype(np.float16)
+    q, v = q.astype(np.float16), rng.standard_normal((bh, s, d)).astype(np.float16)
+    out = np.zeros((bh, s, d), np.float16)
+    scale = d ** -0.5
+    with FakeDriver() as drv, ct.cpu_mode(mode):
+        ct.launch(None, (ct.cdiv(s, bm), bh), attention.attention,
+                  tuple(cuda_array(x) for x in (q, k, v, out)) + (scale, bm, bn, d))
+        (source,) = drv.sources.values()
+    start = source.index("#if TP_WGMMA")
+    wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
+    assert wg.count("tp::wgmma_tc<") == 2 and "tp::mma_tc<" not in wg, wg
+    assert f"tp::WgOp<__half, {bm}, {d}, false>{{tp_hoist" in wg     # Q, staged once
+    ref, _ = attention.reference(q, k, v, scale)
+    np.testing.assert_allclose(out.astype(np.float64), ref, atol=2e-3, rtol=1e-2)
+
+
+# One warpgroup multiplies a 64 x 32 A held in registers (each thread packs its fragments from
+# global memory by the PTX ISA's register layout of wgmma's A) by a 32 x 64 B (128-byte swizzle,
+# N-major) staged by cp.async; `seed` seeds one mistake: 1 the fragment's registers in the
+# wrong order (rows and columns mixed up), 2 the fragments written after the wgmma.fence, 3
+# a fragment register changed while its MMA is in flight.
+REG_A = r"""
+__device__ void reg_a(unsigned char* smem, const __half* a, const __half* b, float* c, int seed) {
+  const tp::WgOp<__half, 32, 64> B{(__half*)smem};
+  const int t = threadIdx.x, w = t / 32, l = t % 32;
+  for (int ch = t; ch < 256; ch += 128) tp::cp_async<16>(B.srow(0, ch / 8, ch % 8 * 8), b + ch * 8);
+  tp::cp_async_commit();
+  tp::cp_async_wait<0>();
+  tp::fence_proxy_async();
+  __syncthreads();
+  uint32_t af[2][4];   // k16 step s, register j: row 16w + l/4 + 8 (j % 2), columns 16s + 2 (l % 4) + 8 (j / 2), +1
+  auto pack = [&]() {
+    for (int s = 0; s < 2; ++s)
+      for (int j = 0; j < 4; ++j) {
+        const int r = 16 * w + l / 4 + 8 * (j % 2), col = 16 * s + 2 * (l % 4) + 8 * (j / 2);
+        af[s][seed == 1 && j % 3 ? 3 - j : j] = tp::pack2(a[r * 32 + col], a[r * 32 + col + 1]);
+      }
+    tp::wgmma_wrote_a();
+  };
+  float d[32] = {};
+  if (seed != 2) pack();
+  tp::wgmma_fence();
+  if (seed == 2) pack();
+  for (int s = 0; s < 2; ++s) tp::wgmma_async<64, 1, 1>(d, af[s], tp::wg_desc_b(B, 16 * s), 1);
+  tp::wgmma_commit();
+  if (seed == 3) af[1][2] ^= 1;
+  tp::wgmma_wait<0>();
+  for (int i = 0; i < 32; ++i)
+    c[(16 * w + l / 4 + 8 * (i % 4 / 2)) * 64 + 8 * (i / 4) + 2 * (l % 4) + i % 2] = d[i];
+}
+"""
+
+
+SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a")
+WGMMA_KERNELS = r"""#define TP_WGMMA 1
+#include "tilepy/runtime.h"
+""" + SEEDED + TMA_SEEDED + REG_A + r"""
+extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float* c, int kernel,
+                                         int seed, const __grid_constant__ tp::TensorMap ma,
+                                         const __grid_constant__ tp::TensorMap mb) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  if (kernel == 0) seeded(smem, a, b, c, seed);
+  else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
+  else reg_a(smem, a, b, c, seed);
+}
+"""
+NO_MAP = bytes(128)      # the tensor-map parameters of a kernel that reads none
+
+
+@pytest.fixture(scope="module")
+def wgmma_kernels():
+    return build(WGMMA_KERNELS, "wgmma_kernels", threads=128)
+
+
+def _reg_a_run(kernel, seed):
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((64, 32)).astype(np.float16), rng.standard_normal((32, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    kernel((1,), a, b, c, SEEDED_KERNELS.index("reg_a"), seed, NO_MAP, NO_MAP, smem=4096)
+    return c, a.astype(np.float64) @ b.astype(np.float64)
+
+
+def test_register_a_emulation_matches_numpy_and_catches_a_wrong_fragment(wgmma_kernels):
+    c, ref = _reg_a_run(wgmma_kernels, 0)
+    np.testing.assert_allclose(c, ref, rtol=1e-6, atol=1e-5)
+    c, ref = _reg_a_run(wgmma_kernels, 1)        # registers 1 and 2 swapped: rows 8.. and columns 8..
+    assert not np.allclose(c, ref, atol=1e-2)
+
+
+@pytest.mark.parametrize("seed,message", [
+    (2, "without a wgmma.fence since the thread wrote the registers of an A fragment"),
+    (3, "A fragment registers of a wgmma.mma_async changed while it was in flight"),
+])
+def test_register_a_mistakes_are_errors(wgmma_kernels, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message):
+        _reg_a_run(wgmma_kernels, seed)

@@ -294,6 +294,12 @@ class TileDeviceCallError(TileSyntaxError, RuntimeError):
     cuTile raises."""
 
 
+class TileArgumentTypeError(TileTypeError, TypeError):
+    """A kernel argument its parameter cannot take (a tuple of another length than its
+    annotation's, a value that is not a constant for a Constant, a tuple subclass): a TypeError
+    too, as cuTile raises."""
+
+
 class TileUnsupportedFeatureError(TileError):
     """Valid input that tilepy does not support yet; never silently miscompiled."""
 

@@ -72,3 +72,10 @@ def past_int32(out, big: ct.ScalarInt64):
     """out[b] = 1 where `big` (an int64 parameter) is past int32's range, as cuTile's int64 test."""
     if big > 2**31 - 1:
         ct.store(out, ct.bid(0), 1)
+
+
+@ct.kernel
+def bf16_histogram(x, out, TILE: ConstInt):
+    """out[j] += every x[i] with i % TILE % len(out) == j: a bfloat16 atomic add (sm_90 on)."""
+    t = ct.load(x, (ct.bid(0),), (TILE,))
+    ct.atomic_add(out, ct.arange(TILE, dtype=ct.int32) % out.shape[0], t)  # BF16ADD

@@ -38,6 +38,24 @@ def strided_elements(x, out, SH: ct.Constant[int], SW: ct.Constant[int],
 
 
 @ct.kernel
+def tiled_accumulate(acc, x, TM: ct.Constant[int], TN: ct.Constant[int]):
+    """acc += x, tile by tile, through atomic_store_add on a tiled view (a partition; partial
+    tiles at the edges)."""
+    i, j = ct.bid(0), ct.bid(1)
+    tile = x.tiled_view((TM, TN), padding_mode=ct.PaddingMode.ZERO).load((i, j))
+    acc.tiled_view((TM, TN)).atomic_store_add((i, j), tile)
+
+
+@ct.kernel
+def window_counts(counts, flags, T: ct.Constant[int], S: ct.Constant[int]):
+    """counts[w*S : w*S + T] += 1 for each window w (overlapping when S < T), and flags ^= w
+    over each window: the windows' updates collide on shared elements."""
+    w = ct.bid(0)
+    counts.tiled_view(T, traversal_steps=S).atomic_store_add(w, 1)
+    flags.tiled_view(T, traversal_steps=S).atomic_store_xor(w, ct.full((T,), w, ct.int32))
+
+
+@ct.kernel
 def rows_of_slice(x, y, start, stop, TM: ct.Constant[int], TN: ct.Constant[int]):
     """y[:stop-start] = x[start:stop, :TN] through x.slice (run-time bounds), zeros below."""
     part = x.slice(0, start, stop)

@@ -32,8 +32,10 @@ class ArraySpec:
     """An array parameter's type and every property the code was specialized on: dtype, rank,
     unit-stride dimensions, 16-byte base alignment, extents/strides that are multiples of 16
     bytes, and whether the array overlaps no other array argument (a coarser form of the JIT's
-    facts, frontend/specialize.divisors: an AOT kernel assumes 16 bytes or nothing). As text: ``float16[:, ::1]`` plus, when any
-    property holds, ``{align16 shape16:0,1 stride16:0 disjoint}``."""
+    facts, frontend/specialize.divisors: an AOT kernel assumes 16 bytes or nothing), and its
+    index dtype (int64: 64-bit extents and strides, cuTile's IndexedWithInt64; None: the
+    parameter's annotation decides). As text: ``float16[:, ::1]`` plus, when any property
+    holds, ``{align16 shape16:0,1 stride16:0 disjoint index64}``."""
     dtype: DType
     ndim: int
     unit_stride: tuple[bool, ...] = ()
@@ -41,6 +43,7 @@ class ArraySpec:
     shape_div16: tuple[bool, ...] = ()
     stride_div16: tuple[bool, ...] = ()
     disjoint: bool = False
+    index_dtype: DType | None = None
 
     def __post_init__(self):
         for f in ("unit_stride", "shape_div16", "stride_div16"):
@@ -56,7 +59,8 @@ class ArraySpec:
         full = _full(p.dtype)
         return ArraySpec(p.dtype, p.ndim, tuple(p.unit_stride), p.align >= 16,
                          tuple(d >= full for d in p.shape_div) or (False,) * p.ndim,
-                         tuple(d >= full for d in p.stride_div) or (False,) * p.ndim, p.disjoint)
+                         tuple(d >= full for d in p.stride_div) or (False,) * p.ndim, p.disjoint,
+                         p.index_dtype)
 
     def param(self, name: str):
         from ..host.params import ArrayParam
@@ -64,14 +68,16 @@ class ArraySpec:
         return ArrayParam(name, self.dtype, self.ndim, self.unit_stride,
                           16 if self.aligned16 else 1,
                           tuple(full if f else 1 for f in self.shape_div16),
-                          tuple(full if f else 1 for f in self.stride_div16), self.disjoint)
+                          tuple(full if f else 1 for f in self.stride_div16), self.disjoint,
+                          index_dtype=self.index_dtype or D.int32)
 
     def __str__(self) -> str:
         base = f"{self.dtype.name}[{', '.join('::1' if u else ':' for u in self.unit_stride)}]"
         props = (["align16"] if self.aligned16 else []) + [
             f"{tag}:{','.join(str(i) for i, f in enumerate(flags) if f)}"
             for tag, flags in (("shape16", self.shape_div16), ("stride16", self.stride_div16))
-            if any(flags)] + (["disjoint"] if self.disjoint else [])
+            if any(flags)] + (["disjoint"] if self.disjoint else []) + \
+            (["index64"] if self.index_dtype is D.int64 else [])
         return base + ("{" + " ".join(props) + "}" if props else "")
 
     def example(self, index: int = 0):
@@ -81,9 +87,10 @@ class ArraySpec:
         shape = tuple(16 * _ODD if d16 else _ODD for d16 in self.shape_div16)
         strides = tuple(1 if u else (16 if d16 else 1) * _ODD ** (self.ndim - i)
                         for i, (u, d16) in enumerate(zip(self.unit_stride, self.stride_div16)))
-        base = (0x10000 << (20 + index)) if self.disjoint else 0x10000
+        base = (index + 1) << 40 if self.disjoint else 0x10000
         ptr = base if self.aligned16 else base + self.dtype.itemsize
-        return ArrayInfo(None, ptr, shape, strides, self.dtype, "cpu", 0)
+        return ArrayInfo(None, ptr, shape, strides, self.dtype, "cpu", 0,
+                         index_dtype=self.index_dtype)
 
 
 def _full(dtype: DType) -> int:
@@ -124,10 +131,11 @@ def parse(text: str):
     if not all(d in (":", "::1") for d in dims):
         raise TileTypeError(f"cannot read the dimensions of {text!r}: each is ':' or '::1'")
     n = len(dims)
-    props = {"align16": False, "disjoint": False, "shape16": (False,) * n, "stride16": (False,) * n}
+    props = {"align16": False, "disjoint": False, "index64": False, "shape16": (False,) * n,
+             "stride16": (False,) * n}
     for tok in (m.group(3) or "").split():
         tag, _, dims_text = tok.partition(":")
-        if tag in ("align16", "disjoint") and not dims_text:
+        if tag in ("align16", "disjoint", "index64") and not dims_text:
             props[tag] = True
         elif tag in ("shape16", "stride16") and re.fullmatch(r"\d+(,\d+)*", dims_text) and \
                 all(int(i) < n for i in dims_text.split(",")):
@@ -135,9 +143,9 @@ def parse(text: str):
             props[tag] = tuple(i in chosen for i in range(n))
         else:
             raise TileTypeError(f"cannot read the property {tok!r} of {text!r} (expected align16, "
-                                f"disjoint, shape16:<dims> or stride16:<dims>)")
+                                f"disjoint, index64, shape16:<dims> or stride16:<dims>)")
     return ArraySpec(dt, n, tuple(d == "::1" for d in dims), props["align16"], props["shape16"],
-                     props["stride16"], props["disjoint"])
+                     props["stride16"], props["disjoint"], D.int64 if props["index64"] else None)
 
 
 # ----------------------------------------------------------------------------- compile
@@ -267,7 +275,8 @@ def _check_specialization(c: Compiled, infos):
     """Every property the code assumes (alignment, divisibility, no overlap) holds for `infos`."""
     from ..frontend.specialize import mark_disjoint, param_for
     params = [spec.param(n) if isinstance(spec, ArraySpec) else None for n, spec in c._specs]
-    actual = mark_disjoint([param_for(n, i, False) if p is not None else p
+    actual = mark_disjoint([param_for(n, i, False, index_dtype=p.index_dtype)
+                            if p is not None else p
                             for (n, _), p, i in zip(c._specs, params, infos)], infos)
     for (name, spec), have in zip(c._specs, actual):
         if not isinstance(spec, ArraySpec):
@@ -291,9 +300,11 @@ COMPILERS = ("nvrtc", "tileiras")
 
 def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -> Compiled:
     """`kernel.compile(*args, arch=..., compiler=...)`: "nvrtc" compiles tilepy's CUDA C++,
-    "tileiras" gives tilepy's Tile IR (as bytecode) to NVIDIA's Tile IR compiler."""
+    "tileiras" gives tilepy's Tile IR (as bytecode) to NVIDIA's Tile IR compiler. A tuple
+    argument's items are the compiled kernel's parameters (`<name>_<i>`, flattened in order,
+    as the kernel's C parameters are)."""
     from .compiler import compile_specialization, tile_ir
-    from ..host.params import ArrayParam, ConstParam
+    from ..host.params import ArrayParam, ConstParam, expand
     names = list(kernel.signature.parameters)
     if len(args) != len(names):
         raise TileTypeError(f"kernel '{kernel.name}' takes {len(names)} argument(s) "
@@ -303,7 +314,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
     infos = [_info_for(a, n in kernel.constants, i) for i, (a, n) in enumerate(zip(args, names))]
     key, params = kernel.specialize(infos)
     specs = []
-    for p in params:
+    for p in expand(params):          # a tuple's items: parameters of their own (`<name>_<i>`)
         if isinstance(p, ArrayParam):
             specs.append((p.name, ArraySpec.of(p)))
         elif isinstance(p, ConstParam):
@@ -344,9 +355,13 @@ def _tileiras(module, arch: str, specs) -> Compiled:
 
 
 def _info_for(a, constant: bool, index: int = 0):
-    from ..host.intake import intake
+    """What the specializer takes for example argument `a` (an ArraySpec, a dtype, a value, an
+    array; a tuple of them); `index`: the example's own memory, when disjoint."""
+    from ..host.intake import ArgTuple, intake
     if constant:
         return a
+    if type(a) is tuple:
+        return ArgTuple(_info_for(x, False, index * 64 + i + 1) for i, x in enumerate(a))
     if isinstance(a, str):
         a = parse(a)
     if isinstance(a, ArraySpec):

@@ -10,11 +10,13 @@ What tilepy does with each constraint field:
     array). tilepy never assumes more than these, so the other fields (lower bounds, other
     constant values, internal aliasing) are accepted, validated and not relied on.
   - `ScalarConstraint`: the scalar's dtype. `ConstantConstraint`: the Constant's value.
-  - `TupleConstraint` of constants: a constant tuple.
+  - `TupleConstraint`: a tuple parameter, one constraint per item (of constants: a constant
+    tuple).
   - `ListConstraint`: refused (TileUnsupportedFeatureError): a list's length is part of tilepy's
     specialization, and a constraint does not give it.
-  - `index_dtype=int64`: refused: tilepy's AOT has no 64-bit array indexing yet (a kernel
-    launched with `IndexedWithInt64` arrays has it; `from_kernel_args` says int64 for them).
+  - `index_dtype=int64`: 64-bit extents and strides (cuTile's IndexedWithInt64), whatever the
+    parameter's annotation says, as in cuTile (the constraint decides); `from_kernel_args`
+    says int64 for `IndexedWithInt64` parameters.
 Symbols: tilepy's kernels are named `tp_kernel_<name>` (cuda_c/names.kernel_symbol); that is
 what `with_mangled_symbol`/`from_kernel_args` give (not cuTile's mangling scheme). Another
 symbol is honored for Tile IR bytecode and tileiras cubins, and refused for NVRTC cubins.
@@ -360,34 +362,39 @@ class KernelSignature:
         """The signature tilepy specializes `kernel` on for these launch arguments (the facts
         of frontend/specialize.py as constraints)."""
         from ..host.intake import infos_for
-        from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam
+        from ..host.params import ArrayParam, expand
         infos = infos_for(tuple(kernel_args))
         _, params = kernel.specialize(infos)
-        shared = [p for p in params if isinstance(p, ArrayParam) and not p.disjoint]
-        out = []
-        for p, info in zip(params, infos):
-            if isinstance(p, ArrayParam):
-                out.append(_array_constraint(p, len(shared) > 1, calling_convention,
-                                             info.shape))
-            elif isinstance(p, ArrayListParam):
-                item = p.items[0] if p.items else None
-                if item is None:
-                    raise TileUnsupportedFeatureError(
-                        f"argument '{p.name}': an empty list has no element constraint")
-                out.append(ListConstraint(_array_constraint(item, False, calling_convention,
-                                                            (None,) * item.ndim),
-                                          alias_groups=(),
-                                          elements_may_alias=not all(i.disjoint
-                                                                     for i in p.items)))
-            elif isinstance(p, ConstParam):
-                out.append(_to_constraint(p.value))
-            elif isinstance(p, ScalarParam):
-                out.append(ScalarConstraint(p.dtype))
-            else:
-                raise TileUnsupportedFeatureError(
-                    f"argument '{p.name}': no constraint describes a {type(p).__name__}")
+        shared = [p for p in expand(params) if isinstance(p, ArrayParam) and not p.disjoint]
+        out = [_constraint_of(p, len(shared) > 1, calling_convention, info)
+               for p, info in zip(params, infos)]
         sig = KernelSignature(out, calling_convention, symbol)
         return sig if symbol is not None else sig.with_mangled_symbol(kernel.name)
+
+
+def _constraint_of(p, aliased: bool, cconv: CallingConvention, info):
+    """The constraint of one specialized parameter (`aliased`: some arrays may overlap; `info`:
+    its argument's, None for a list's arrays)."""
+    from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam
+    if isinstance(p, ArrayParam):
+        return _array_constraint(p, aliased, cconv, getattr(info, "shape", (None,) * p.ndim))
+    if isinstance(p, TupleParam):
+        return TupleConstraint([_constraint_of(q, aliased, cconv, i)
+                                for q, i in zip(p.items, info)])
+    if isinstance(p, ArrayListParam):
+        if not p.items:
+            raise TileUnsupportedFeatureError(
+                f"argument '{p.name}': an empty list has no element constraint")
+        item = p.items[0]
+        return ListConstraint(_array_constraint(item, False, cconv, (None,) * item.ndim),
+                              alias_groups=(),
+                              elements_may_alias=not all(i.disjoint for i in p.items))
+    if isinstance(p, ConstParam):
+        return _to_constraint(p.value)
+    if isinstance(p, ScalarParam):
+        return ScalarConstraint(p.dtype)
+    raise TileUnsupportedFeatureError(
+        f"argument '{p.name}': no constraint describes a {type(p).__name__}")
 
 
 def _array_constraint(p, aliased: bool, cconv: CallingConvention, extents) -> ArrayConstraint:
@@ -417,10 +424,6 @@ def _array_constraint(p, aliased: bool, cconv: CallingConvention, extents) -> Ar
 def _spec(name: str, c: ArrayConstraint):
     """The AOT ArraySpec of an ArrayConstraint: the facts tilepy specializes on."""
     from .aot import ArraySpec
-    if c.index_dtype is D.int64:
-        raise TileUnsupportedFeatureError(
-            f"parameter '{name}': ArrayConstraint(index_dtype=int64) (64-bit array indexing) is "
-            f"not in tilepy's ahead-of-time compilation yet (launch the kernel instead)")
 
     def makes16(divisor, constant):
         n = constant if constant is not None else divisor
@@ -431,7 +434,7 @@ def _spec(name: str, c: ArrayConstraint):
                                                           c.shape_constant)),
                      tuple(makes16(d, k) for d, k in zip(c.stride_divisible_by,
                                                           c.stride_constant)),
-                     not c.alias_groups)
+                     not c.alias_groups, D.int64 if c.index_dtype is D.int64 else None)
 
 
 def _example(name: str, c, constant: bool):
@@ -447,9 +450,11 @@ def _example(name: str, c, constant: bool):
         return c.dtype
     if isinstance(c, ArrayConstraint):
         return _spec(name, c)
+    if isinstance(c, TupleConstraint):
+        return tuple(_example(f"{name}[{i}]", x, False) for i, x in enumerate(c.items))
     raise TileUnsupportedFeatureError(
         f"parameter '{name}': a {type(c).__name__} cannot be exported by tilepy yet (a list's "
-        f"length and a tuple's items are part of tilepy's specialization)")
+        f"length is part of tilepy's specialization)")
 
 
 def signature_args(kernel, signature: KernelSignature) -> list:

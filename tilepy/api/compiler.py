@@ -81,8 +81,9 @@ class CompiledKernel:
         """The GPU code for `target` ("sm_XX": a cubin, "compute_XX": PTX), a launch.nvrtc.Cubin:
         what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a
         backend with another toolchain is chosen here, with its backend."""
-        from ..cuda_c.targets import check_fits
+        from ..cuda_c.targets import check_fits, check_target_ops
         from ..launch.nvrtc import compile_cubin
+        check_target_ops(self.module, target)
         check_fits(self.emitted, target)
         return compile_cubin(self.compile_source(), target, self.name)
 

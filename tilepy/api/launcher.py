@@ -17,7 +17,7 @@ import functools
 from ..errors import (TileError, TileLaunchError, TileTypeError, TileUnsupportedFeatureError,
                       TileValueError, for_user)
 from ..host.grid import normalize_grid
-from ..host.intake import ArrayInfo, ArrayInfoList, check_call, intake_arg
+from ..host.intake import ArrayInfo, array_leaves, check_call, intake_arg
 from ..host.params import ArrayParam, ScalarParam, flat
 from ..launch import dispatch, warm
 from ..launch.dispatch import MISS, CpuPlan, cpu_mode_now, grid3, plans_of, signature
@@ -74,9 +74,7 @@ def pack_args(params, infos, slots: list | None = None) -> list:
 # ----------------------------------------------------------------------------- checks
 def check_devices(infos, names) -> tuple[str, int | None]:
     """The one device all array arguments are on: ("cpu", 0) or ("cuda", ordinal)."""
-    arrays = [(f"{n}[{j}]", x) for n, i in zip(names, infos) if isinstance(i, ArrayInfoList)
-              for j, x in enumerate(i)]
-    arrays += [(n, i) for n, i in zip(names, infos) if isinstance(i, ArrayInfo)]
+    arrays = [leaf for n, i in zip(names, infos) for leaf in array_leaves(i, n)]
     kinds = {i.device for _, i in arrays}
     if len(kinds) > 1:
         desc = ", ".join(f"'{n}' on {i.device}" for n, i in arrays)

@@ -42,9 +42,11 @@ class TileirasKernel:
 
     def gpu_code(self, target: str):
         """The cubin for `target` (disk-cached) and the block size it requires."""
+        from ..cuda_c.targets import check_target_ops
         from ..errors import TileCompileError
         from ..launch.gpu import GpuCode
         from ..launch.tileiras import assemble, required_threads
+        check_target_ops(self.module, target)
         code = assemble(self.bytecode, target, self.name)
         block = required_threads(code.data, self.name)
         if block is None:

@@ -184,10 +184,8 @@ def _wall_us(r: _Run) -> float:
 
 
 def _on_gpu(args) -> list:
-    from ..host.intake import ArrayInfo, intake_arg
-    infos = [intake_arg(a) for a in args]
-    flat = [x for i in infos for x in (i if isinstance(i, tuple) else (i,))]
-    return [i for i in flat if isinstance(i, ArrayInfo) and i.device == "cuda"]
+    from ..host.intake import array_leaves, intake_arg
+    return [i for a in args for _, i in array_leaves(intake_arg(a)) if i.device == "cuda"]
 
 
 def _timer(stream, args):
@@ -235,8 +233,9 @@ def _describe(arg) -> str:
     info = intake_arg(arg)
     if isinstance(info, ArrayInfo):
         return f"array({info.dtype.name},{info.shape},{info.strides},{info.device})"
-    if isinstance(info, tuple):
-        return "[" + ",".join(_describe(x.obj) for x in info) + "]"
+    if isinstance(info, tuple):          # a list of arrays, a tuple
+        items = ",".join(_describe(x) for x in arg)
+        return f"({items})" if type(arg) is tuple else f"[{items}]"
     return f"{type(arg).__name__}:{arg!r}"
 
 

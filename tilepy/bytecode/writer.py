@@ -17,9 +17,10 @@ import warnings
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError, TileValueError
+from ..errors import TileUnsupportedFeatureError, TileValueError, at
 from ..ir.attrs import OptimizationHints
 from ..ir.opdef import ROUNDING
+from ..ir.ops_memory import adds_to_bf16
 from ..types import I32
 from ..types.convert import encode_bits, has_encoded_bits
 from .debuginfo import DebugInfo
@@ -226,6 +227,11 @@ class _Body:
         f, buf = self.file, self.buf
         if f.version < layout.since:
             raise _too_old_op(op.name, layout.since, f.version)
+        if f.version < (13, 3) and adds_to_bf16(op):
+            with at(op.loc):
+                raise TileUnsupportedFeatureError(
+                    f"bfloat16 on atomic add requires tileiras 13.3 or later. Current version "
+                    f"is {f.version[0]}.{f.version[1]}.")
         results = op.results if f.version >= layout.results_since else ()
         if len(results) < len(op.results) and any(r in self.used for r in op.results):
             raise _too_old_op(f"{op.name} with its results used", layout.results_since, f.version)

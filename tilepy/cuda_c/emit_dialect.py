@@ -6,7 +6,7 @@ functor `tp::op::fpowi` is in runtime.h).
   before any later one: the C++ backend's accesses of one tile block are spread over its
   threads) plus PTX `fence.proxy.alias` on the GPU (virtual aliases of the same memory).
 - atomic_red_view_tko through a partition view: `tp::atomic_red`, each element's owner thread
-  updates it with atomic_rmw's per-element atomics (bf16 is refused).
+  updates it with atomic_rmw's per-element atomics.
 - gdc_wait_tko / gdc_launch_dependents_tko: nothing. tilepy launches kernels without
   programmatic dependent launch, where both are no-ops: a kernel starts after its stream
   predecessor completed (wait has nothing to wait for) and no dependent grid can start early.
@@ -37,9 +37,6 @@ def emit_fence_alias(ctx, op):
 
 
 def emit_atomic_red(ctx, op):
-    if str(op.tile.type.elem) == "bf16":
-        raise TileUnsupportedFeatureError("atomic_red_view_tko on bf16 is not supported by the CUDA "
-                                          "C++ backend yet")
     barrier(ctx, op)
     targs, view, idx = _view_args(ctx, op)
     modes = f"{_MODE[op.mode]}, {_ORDER[op.memory_ordering_semantics]}, {_SCOPE[op.memory_scope]}"

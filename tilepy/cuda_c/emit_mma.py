@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
+from ..lowering.wgmma import a_in_registers
 from ..types import BF16, E4M3, E5M2, F16, F32, F64, I8, TF32, TileType
 from .emit_wgmma import emit_wgmma
 from .emitter import EMIT, EmitContext, _bytes
@@ -31,13 +32,6 @@ def mma_kind(op) -> tuple[int, int]:
     return KIND[e], flags
 
 
-def a_in_registers(la, lc: MmaAcc) -> bool:
-    """An f16 lhs in the accumulator layout of the same warps feeds its A fragments from
-    registers (tp::a_in_regs in tensorcore.h): all warps along m, the same rows per warp."""
-    return (isinstance(la, MmaAcc) and la.warps_n == 1 and lc.warps_n == 1
-            and la.frags[0] == lc.frags[0] and la.batch == lc.batch and la.wg == lc.wg)
-
-
 def _staged_bytes(t: TileType) -> int:
     return (t.numel * _bytes(t) + 127) // 128 * 128
 
@@ -51,7 +45,7 @@ def emit_mma(ctx: EmitContext, op):
     batch = a.shape[0] if a.rank == 3 else 1
     (m, k), n = a.shape[-2:], b.shape[-1]
     lay = ctx.plan.layout(op.result)
-    if id(op.lhs) in ctx.wg_staged and id(op.rhs) in ctx.wg_staged:   # the sm_90a class
+    if id(op.rhs) in ctx.wg_staged:   # the sm_90a class (A staged, hoisted or in registers)
         return emit_wgmma(ctx, op, kind)
     name = ctx.define(op.result)
     if isinstance(lay, MmaAcc):

@@ -177,6 +177,10 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         ctx.buffer(h.buffer, h.elem, h.elems, f"the loop-invariant {_tile(h)} mma operand", op.loc)
         ctx.w.line(f"tp::stage({ctx(h.value)}, {smem_op(h)});  // loop-invariant mma operand", op.loc)
         ctx.staged[id(h.value)] = (smem_op(h), 0)
+        if h.wg:    # read by wgmma, through the async proxy: the threads' stores fenced for it
+            ctx.wg_staged.add(id(h.value))
+    if any(h.wg for h in pipe.hoisted):
+        ctx.w.line("tp::fence_proxy_async();  // the staged operand's stores, seen by wgmma", op.loc)
     if pipe.hoisted and not pipe.loads:
         ctx.w.line("__syncthreads();", op.loc)
     ivn = ctx.define(iv)

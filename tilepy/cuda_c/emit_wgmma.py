@@ -1,5 +1,7 @@
-"""Emission of a warpgroup MMA (the sm_90a class, lowering/wgmma.py): an mma whose operands the
-K-loop pipeline staged in wgmma's layouts (`tp::WgOp`) becomes one line calling
+"""Emission of a warpgroup MMA (the sm_90a class, lowering/wgmma.py): an mma whose B the K-loop
+pipeline staged in wgmma's layout (`tp::WgOp`), and A too (in the loop, or once before it), or
+whose A is a 16-bit register tile in the accumulator's layout (wgmma's register A), becomes one
+line calling
 include/tilepy/wgmma_ops.h: `tp::wgmma_tc` (wgmma.fence, the m64nNk16 MMAs of the tile as one
 group, commit, wait_group 0), or, for an mma lowering/wgmma.py `deferred`, `tp::wgmma_acc` into
 the carried accumulator in place with wait_group 1: the accumulator's values (the loop's block

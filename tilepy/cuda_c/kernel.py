@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from ..errors import TileUnsupportedFeatureError, at
 from ..ir import Module
 from ..lowering.assign_layouts import LayoutPlan
-from ..lowering.plan import KernelPlan, blocks_by_registers
+from ..lowering.plan import KernelPlan
 from ..types import PtrType
 from . import (emit_control, emit_dialect, emit_mma, emit_ops,  # noqa: F401  (they register their ops)
                emit_pipeline)
 from .kernel_options import launch_bounds
-from .targets import (KIB, MAX_SMEM, OCCUPANCY, PIPELINE_CLASSES, WGMMA_MACRO, SmemSizes,
-                      block_budget, class_macro, kib)
+from .targets import (KIB, MAX_SMEM, OCCUPANCY, PIPELINE_CLASSES, WGMMA_CLASS, WGMMA_MACRO,
+                      WGMMA_OCCUPANCY, WGMMA_OCCUPANCY_STAGES, SmemSizes, block_budget,
+                      class_macro, kib)
 from .names import kernel_name, kernel_symbol
 from .emitter import (EMIT, NO_FUNCTOR, RUNTIME_INCLUDE, EmitContext, ctype, emit_op,
                       has_undetermined_load)
@@ -124,10 +125,10 @@ def emit_kernel(module: Module, plan: KernelPlan, stages: int = MAX_STAGES) -> E
                             key=lambda v: v.classes))
     per_class = {c: size[id(chosen[c])] for c in PIPELINE_CLASSES} if variants else {}
     sm90a = _sm90a(module, plan, stages)
-    if sm90a is not None:     # an sm_90a launch passes the largest class's size: both fit it
+    if sm90a is not None:     # an sm_90a launch passes its class's size, the CPU's fits both
+        per_class = {**{c: size[id(chosen[c])] for c in PIPELINE_CLASSES},
+                     WGMMA_CLASS: sm90a.smem_bytes}
         total = max(total, sm90a.smem_bytes)
-        per_class = {c: max(n, sm90a.smem_bytes) if c == PIPELINE_CLASSES[-1] else n
-                     for c, n in per_class.items()}
     return EmittedKernel(kernel_symbol(entry.sym_name), ctx.params, ctx.w, ctx.tables, total,
                          plan.nt, user, launch_bounds(entry), variants, per_class, sm90a)
 
@@ -148,16 +149,20 @@ def _sm90a(module: Module, plan: KernelPlan, stages: int) -> Variant | None:
 def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
     """class -> the EmitContext of the kernel with the most pipeline stages (<= `stages`) that
     leave room in the class's SM for as many blocks (up to OCCUPANCY) as its registers allow
-    (blocks_by_registers: 2 for a 128x128x64 GEMM of 4 warps, 3 stages on sm_90, 2 on sm_80);
-    where none does, the most that fit one block; where even two do not, two with the
-    loop-invariant operands left in registers, else none. Each plan is emitted once, and not
-    again when it gives the same pipelines as one before (a short static loop caps the stages)."""
-    blocks = min(OCCUPANCY, blocks_by_registers(module, plan.nt))
+    (plan.blocks_by_registers: 2 for a 128x128x64 GEMM of 4 warps, 3 stages on sm_90, 2 on
+    sm_80); in the sm_90a class up to WGMMA_OCCUPANCY blocks with at least
+    WGMMA_OCCUPANCY_STAGES stages (attention d=64 at 128 query rows: 3 blocks of 3 stages, not 2
+    of 4), else as many as before; where none does, the most that fit one block; where even two
+    do not, two with the loop-invariant operands left in registers, else none. Each plan is
+    emitted once, and not again when it gives the same pipelines as one before (a short static
+    loop caps the stages)."""
+    blocks = min(WGMMA_OCCUPANCY if plan.wgmma else OCCUPANCY, plan.blocks_by_registers())
     chosen: dict = {}
     seen: dict = {}
     tries = [(s, True) for s in range(stages, 1, -1)] + [(2, False)] * (stages > 1) + [(1, True)]
-    for want in sorted({blocks, 1}, reverse=True):
-        for s, hoist in tries:
+    for want in range(blocks, 0, -1):   # fewer stages for occupancy than `least`: not worth it
+        least = WGMMA_OCCUPANCY_STAGES if want > OCCUPANCY else min(2, stages)
+        for s, hoist in (tries if want == 1 else [(s, h) for s, h in tries if h and s >= least]):
             pipes = plan.pipelines(s, hoist)
             key = tuple(sorted((k, p.stages, len(p.hoisted)) for k, p in pipes.items() if p.loads))
             ctx = seen.get(key)
@@ -169,8 +174,6 @@ def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
                     chosen[c] = ctx
             if len(chosen) == len(PIPELINE_CLASSES):
                 return chosen
-            if want > 1 and s == 2:     # fewer stages than two for occupancy: not worth it
-                break
     return chosen
 
 

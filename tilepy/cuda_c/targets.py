@@ -33,6 +33,10 @@ PIPELINE_SMEM = PIPELINE_CLASSES[0]
 
 
 OCCUPANCY = 2        # blocks per SM the pipelines' stage counts leave room for, where they can
+# ... in the sm_90a class, where its registers allow and three stages still fit: a third block of
+# one warpgroup is worth the stage only then (a loop keeping one wgmma group in flight refills
+# the stage its previous MMAs read after them, so two stages keep one copy ahead)
+WGMMA_OCCUPANCY, WGMMA_OCCUPANCY_STAGES = 3, 3
 RESERVED = 1 * KIB   # shared memory the hardware keeps per block (sm_80 and newer)
 
 
@@ -46,6 +50,19 @@ def arch_number(arch: str) -> int | None:
     """90 for "sm_90", "sm_90a", "compute_90"; None for a name that is not an arch."""
     m = re.fullmatch(r"(?:sm|compute)_(\d+)[af]?", arch) if isinstance(arch, str) else None
     return int(m.group(1)) if m else None
+
+
+def check_target_ops(module, arch: str):
+    """cuTile's per-target rule: bfloat16 atomic add needs sm_90 or later (a located error at
+    the op; the CPU backend, which has no target, takes it)."""
+    n = arch_number(arch)
+    if n is None or n >= 90:
+        return
+    from ..ir.ops_memory import adds_to_bf16
+    for op in filter(adds_to_bf16, module.walk()):
+        with at(op.loc):
+            raise TileUnsupportedFeatureError(f"bfloat16 is not supported by atomic add on "
+                                              f"{arch}")
 
 
 def smem_limit(arch: str) -> int:
@@ -115,14 +132,23 @@ def class_macro() -> list[str]:
     return out + ["#else", f"#define TP_SMEM_KIB {PIPELINE_CLASSES[-1] // KIB}", "#endif", "#endif"]
 
 
+# smem_classes' key of the sm_90a class's size (a kernel that has the class: its launches on
+# wgmma_target(arch) run that kernel, not the largest class's)
+WGMMA_CLASS = 0
+
+
 class SmemSizes:
     """The dynamic shared memory of a kernel artifact per target: `smem_bytes` (the largest
-    class's: the CPU backend's) unless `smem_classes` (class -> bytes) holds the target's."""
+    class's: the CPU backend's, which may build either of its kernels) unless `smem_classes`
+    (class -> bytes) holds the target's."""
     smem_bytes: int
     smem_classes: dict
 
     def smem_for(self, arch: str) -> int:
-        return (self.smem_classes or {}).get(smem_class(arch), self.smem_bytes)
+        sizes = self.smem_classes or {}
+        if wgmma_target(arch) and WGMMA_CLASS in sizes:
+            return sizes[WGMMA_CLASS]
+        return sizes.get(smem_class(arch), self.smem_bytes)
 
 
 def kib(n: int) -> str:

@@ -583,6 +583,21 @@ def _tiled_view_num_tiles(view, /, axis):
     """`tv.num_tiles(axis)`: the number of tiles along `axis` (cdiv(extent, step))."""
 
 
+def _tv_atomic(name):
+    def atomic(view, index, update, /):
+        pass
+    atomic.__name__ = atomic.__qualname__ = f"_tiled_view_atomic_store_{name}"
+    atomic.__doc__ = (f"`tv.atomic_store_{name}(index, update)`: atomic {name} of `update` "
+                      f"(broadcast to the tile shape, implicitly cast) into the tile at `index`, "
+                      f"element by element (relaxed, device scope).")
+    return _stub(atomic)
+
+
+_tiled_view_atomic_store_add, _tiled_view_atomic_store_max, _tiled_view_atomic_store_min, \
+    _tiled_view_atomic_store_and, _tiled_view_atomic_store_or, _tiled_view_atomic_store_xor = \
+    (_tv_atomic(n) for n in ("add", "max", "min", "and", "or", "xor"))
+
+
 @_stub
 def _array_get_raw_memory(array, /):
     """`array.get_raw_memory()`: the array's memory addressed by element offset from its base

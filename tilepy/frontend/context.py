@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ..errors import Loc, TileSyntaxError, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
-from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam  # noqa: F401
+from ..host.params import (ArrayListParam, ArrayParam, ConstParam, ScalarParam,  # noqa: F401
+                           TupleParam)
 from .values import Array, ArrayList, Tile
 
 
@@ -58,20 +59,28 @@ class KernelContext:
         self.module.append(entry)
         self.entry_block = blk
         self.b.block = blk
-        bound: dict[str, object] = {}
         args = iter(blk.args)
-        for p in params:
-            if isinstance(p, ArrayParam):
-                bound[p.name] = self._array(p, args)
-            elif isinstance(p, ArrayListParam):
-                bound[p.name] = ArrayList(self._array(q, args) for q in p.items)
-            elif isinstance(p, ScalarParam):
-                bound[p.name] = Tile(next(args), p.dtype)
-            else:
-                bound[p.name] = p.value
+        bound = {p.name: self._bind(p, args) for p in params}
         self.token = self.b.value("make_token")
         self.prologue_end = len(blk.ops)
         return bound
+
+    def _bind(self, p, args):
+        """The value parameter `p` is inside the kernel, from its entry arguments `args`: a
+        tuple's is a tuple of its items' (an ArrayList when they are arrays of one dtype, rank
+        and index dtype, so that a runtime index selects among them as in a list)."""
+        if isinstance(p, ArrayParam):
+            return self._array(p, args)
+        if isinstance(p, ArrayListParam):
+            return ArrayList(self._array(q, args) for q in p.items)
+        if isinstance(p, TupleParam):
+            items = tuple(self._bind(q, args) for q in p.items)
+            kinds = {(a.dtype, a.ndim, a.index_dtype) if isinstance(a, Array) else None
+                     for a in items}
+            return ArrayList(items) if items and len(kinds) == 1 and None not in kinds else items
+        if isinstance(p, ScalarParam):
+            return Tile(next(args), p.dtype)
+        return p.value
 
     def _array(self, p: ArrayParam, args) -> Array:
         natural = p.dtype.itemsize      # the pointer type says that much already

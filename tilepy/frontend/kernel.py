@@ -11,12 +11,12 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-import typing
 
 from ..errors import TileArgumentCountError, TileSyntaxError, TileTypeError, TileValueError
 from ..settings import GPU_COMPILERS, settings
-from .api import ArrayAnnotation, ByTarget, ConstantAnnotation, ListAnnotation, ScalarAnnotation
-from .specialize import key_of, log_recompile, mark_disjoint, param_for
+from .annotations import Leaf, parameter_nodes
+from .api import ByTarget
+from .specialize import argument_param, key_of, log_recompile, mark_disjoint
 
 # cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
 OPTIONS = {
@@ -70,49 +70,6 @@ def entry_hints(options: dict) -> dict | None:
     return {t: out[t] for t in sorted(out, key=lambda t: (t != "default", t))} or None
 
 
-def _hints(func) -> dict:
-    try:
-        return typing.get_type_hints(func, include_extras=True)
-    except Exception:
-        return dict(getattr(func, "__annotations__", {}))
-
-
-def _scalar_dtypes(func) -> dict:
-    """Parameters annotated with a ScalarAnnotation (`ScalarInt64`): name -> dtype."""
-    return {name: m.dtype for name, h in _hints(func).items()
-            for m in getattr(h, "__metadata__", ()) if isinstance(m, ScalarAnnotation)}
-
-
-def _array_annotations(func) -> dict:
-    """Parameters annotated with an ArrayAnnotation or ListAnnotation: name -> ArrayAnnotation
-    (a list's element annotation)."""
-    out = {}
-    for name, h in _hints(func).items():
-        for m in getattr(h, "__metadata__", ()):
-            if isinstance(m, ArrayAnnotation):
-                out[name] = m
-            elif isinstance(m, ListAnnotation):
-                out[name] = m.element
-    return out
-
-
-def _constant_params(func) -> set[str]:
-    """Parameters annotated `Constant[...]` (also with postponed string annotations)."""
-    out = set()
-    for name, h in _hints(func).items():
-        if isinstance(h, str):
-            if "Constant" in h:
-                out.add(name)
-            continue
-        if h is not None and getattr(h, "__name__", None) == "Constant" and \
-                getattr(h, "__module__", "").startswith("tilepy"):
-            out.add(name)                    # bare `ct.Constant`
-        meta = getattr(h, "__metadata__", ())
-        if any(isinstance(m, ConstantAnnotation) for m in meta):
-            out.add(name)
-    return out
-
-
 class NothingRead:
     """What a kernel not traced yet has read: nothing (the compiler gives it an identity.Reads)."""
     items = ()
@@ -135,9 +92,9 @@ class KernelFunction:
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 raise TileSyntaxError(f"kernel parameter '{p.name}': *args, **kwargs and "
                                       f"keyword-only parameters are not supported")
-        self.constants = _constant_params(func)
-        self.scalar_dtypes = _scalar_dtypes(func)
-        self.array_annotations = _array_annotations(func)
+        self.annotations = parameter_nodes(func, self.signature)   # name -> annotations.py tree
+        self.constants = {n for n, a in self.annotations.items()
+                          if isinstance(a, Leaf) and a.constant}
         self.cache: dict = {}            # specialization key -> compiled kernel (compiler.py)
         self.keys: list[tuple] = []      # keys in the order they were first seen
         self.reads = NothingRead()       # what its traces read (identity.Reads, api/compiler.py)
@@ -177,10 +134,8 @@ class KernelFunction:
                 f"Kernel expects {n} argument{'s' if n != 1 else ''} but {m} "
                 f"{'was' if m == 1 else 'were'} given: kernel '{self.name}' takes {n} "
                 f"argument{'s' if n != 1 else ''} ({', '.join(names)})")
-        anns = self.array_annotations
-        params = [param_for(name, info, name in self.constants, self.scalar_dtypes.get(name),
-                            anns.get(name))
-                  for name, info in zip(names, infos)]
+        params = [argument_param(name, info, self.annotations[name], i)
+                  for i, (name, info) in enumerate(zip(names, infos))]
         params = mark_disjoint(params, infos)
         key = key_of(params)
         if key not in self.cache and key not in self.keys:

@@ -12,7 +12,9 @@ RAW_MEMORY_METHODS = {"load_offset": api._raw_load_offset, "store_offset": api._
                       **{f"atomic_{n}_offset": getattr(api, f"_raw_atomic_{n}_offset")
                          for n in ("add", "and", "or", "xor", "max", "min", "xchg")}}
 TILED_VIEW_METHODS = {"load": api._tiled_view_load, "store": api._tiled_view_store,
-                      "num_tiles": api._tiled_view_num_tiles}
+                      "num_tiles": api._tiled_view_num_tiles,
+                      **{f"atomic_store_{n}": getattr(api, f"_tiled_view_atomic_store_{n}")
+                         for n in ("add", "max", "min", "and", "or", "xor")}}
 # Tile methods: attribute name -> builtin taking the tile first.
 TILE_METHODS = {"astype": api.astype, "reshape": api.reshape, "permute": api.permute,
                 "transpose": api.transpose, "sum": api.sum, "max": api.max, "min": api.min,

@@ -15,10 +15,11 @@ import sys
 
 import numpy as np
 
-from ..errors import TileAnnotationError, TileIndexOverflowError, TileTypeError, TileValueError
+from ..errors import (TileAnnotationError, TileArgumentTypeError, TileIndexOverflowError,
+                      TileTypeError, TileValueError)
 from ..types import DType
 from ..types import dtype as D
-from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, flat
+from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam, flat
 
 ALIGN = 16          # bytes: the widest vector access; no fact is specialized beyond it
 
@@ -37,23 +38,24 @@ def _pow2(x: int, cap: int) -> int:
 
 
 def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None,
-              annotation=None):
+              index_dtype: DType | None = None, annotation=None):
     """`scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer;
-    `annotation`: its ArrayAnnotation (a list's: its elements'), for an array or a list: the
-    index dtype (`IndexedWithInt64`: int64) and the dimensions whose extent or stride is made
-    a compile-time constant (`static_shape_dims`, `static_stride_dims`)."""
+    `index_dtype`: its ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list;
+    `annotation`: that ArrayAnnotation (a list's: its elements'), whose `static_shape_dims` /
+    `static_stride_dims` name the extents and strides made compile-time constants."""
     from ..host.intake import ArrayInfo, ArrayInfoList
     if scalar_dtype is not None:
         return _annotated_scalar(name, info, constant, scalar_dtype)
-    if annotation is not None and (constant or not isinstance(info, (ArrayInfo, ArrayInfoList))):
+    if (index_dtype is not None or annotation is not None) and \
+            (constant or not isinstance(info, (ArrayInfo, ArrayInfoList))):
         raise TileTypeError(f"Invalid kernel parameter '{name}': ArrayAnnotation/IndexedWithInt64 "
                             f"can only be applied to an array or a list-of-array parameter.")
     if isinstance(info, ArrayInfoList) and not constant:
-        return _array_list(name, info, annotation)
+        return _array_list(name, info, index_dtype, annotation)
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
-        index = annotation.index_dtype if annotation is not None else D.int32
+        index = info.index_dtype or index_dtype or D.int32     # a signature's, the annotation's
         _check_index_range(name, info, index)
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
         align, shape_div, stride_div = divisors(info)
@@ -79,6 +81,46 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
     raise TileTypeError(f"argument '{name}' of type {type(info).__name__} is not supported: "
                         f"pass arrays (numpy, torch, DLPack), Python numbers, or mark the "
                         f"parameter tilepy.Constant[...]")
+
+
+def argument_param(name: str, info, node, position: int, path: tuple[int, ...] = ()):
+    """The parameter of one kernel argument (`info`: host/intake.intake_arg's) under its
+    annotation tree (frontend/annotations.py): a tuple (intake's ArgTuple) becomes a TupleParam
+    whose items are named `<name>_<i>`, each under its item's annotation (a leaf annotation
+    applies to every item); every other value, param_for's. `position`: the argument's index in
+    the call, for cuTile's "item #i of kernel argument #k" in errors."""
+    from ..host.intake import ArgTuple, ArrayInfo, ArrayInfoList
+    from .annotations import EachItem, Items, Leaf
+    if isinstance(info, ArgTuple):
+        if isinstance(node, Items) and len(node.items) != len(info):
+            raise TileArgumentTypeError(
+                f"Invalid {_what(position, path)}: Received a tuple of length {len(info)} for a "
+                f"parameter annotated as a tuple of length {len(node.items)}")
+        nodes = node.items if isinstance(node, Items) else \
+            (node.each if isinstance(node, EachItem) else node,) * len(info)
+        return TupleParam(name, tuple(argument_param(f"{name}_{i}", x, n, position, (*path, i))
+                                      for i, (x, n) in enumerate(zip(info, nodes))))
+    if not isinstance(node, Leaf):
+        raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Received a non-tuple "
+                                    f"argument for a parameter annotated as a tuple")
+    node.check(_what(position, path))
+    if node.constant and isinstance(info, (ArrayInfo, ArrayInfoList)):
+        obj = info.obj if isinstance(info, ArrayInfo) else info[0].obj
+        kind = type(obj).__name__ if isinstance(info, ArrayInfo) else "list"
+        raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Could not interpret "
+                                    f"object of type '{kind}' as a constant.")
+    if not node.constant and isinstance(info, tuple) and not isinstance(info, ArrayInfoList):
+        raise TileArgumentTypeError(f"Invalid {_what(position, path)}: '{type(info).__name__}' "
+                                    f"is a subclass of 'tuple'. Only plain tuples are accepted.")
+    return param_for(name, info, node.constant,
+                     node.scalar.dtype if node.scalar is not None else None, node.index_dtype,
+                     node.array_annotation)
+
+
+def _what(position: int, path: tuple[int, ...]) -> str:
+    """cuTile's name of an argument or of one of its tuple's items: "item #1 of item #0 of
+    kernel argument #2"."""
+    return "".join(f"item #{i} of " for i in reversed(path)) + f"kernel argument #{position}"
 
 
 def _annotated_scalar(name: str, info, constant: bool, dtype: DType) -> ScalarParam:
@@ -128,8 +170,9 @@ def _static_dims(name: str, info, annotation) -> tuple[tuple, tuple]:
     return out[0], out[1]
 
 
-def _array_list(name: str, infos, annotation=None) -> ArrayListParam:
-    items = tuple(param_for(f"{name}_{i}", info, False, annotation=annotation)
+def _array_list(name: str, infos, index_dtype=None, annotation=None) -> ArrayListParam:
+    items = tuple(param_for(f"{name}_{i}", info, False, index_dtype=index_dtype,
+                            annotation=annotation)
                   for i, info in enumerate(infos))
     kinds = {(p.dtype, p.ndim) for p in items}
     if len(kinds) > 1:
@@ -168,7 +211,7 @@ def mark_disjoint(params: list, infos: list) -> list:
     alone = {p.name for (p, _), disjoint in zip(arrays, flags) if disjoint}
 
     def mark(p):
-        if isinstance(p, ArrayListParam):
+        if isinstance(p, (ArrayListParam, TupleParam)):
             return dataclasses.replace(p, items=tuple(mark(q) for q in p.items))
         return dataclasses.replace(p, disjoint=True) if isinstance(p, ArrayParam) and \
             p.name in alone else p
@@ -187,7 +230,11 @@ def _divs(divs) -> str:
 
 
 def param_key(p) -> tuple:
-    """The specialization key of one parameter: (name, property, value) triples."""
+    """The specialization key of one parameter: (name, property, value) triples (a tuple's
+    and a list's items' follow theirs)."""
+    if isinstance(p, TupleParam):
+        return ((p.name, "kind", "tuple"), (p.name, "length", len(p.items)),
+                *(t for q in p.items for t in param_key(q)))
     if isinstance(p, ArrayListParam):
         return ((p.name, "kind", "array list"), (p.name, "length", len(p.items)),
                 *(t for q in p.items for t in param_key(q)))
@@ -224,12 +271,12 @@ def changes(old_key: tuple, new_key: tuple) -> list[str]:
     out = []
     for old_p, new_p in zip(old_key, new_key):
         name = new_p[0][0]
-        old, new = {k: v for _, k, v in old_p}, {k: v for _, k, v in new_p}
-        if old["kind"] != new["kind"]:
-            out.append(f"argument '{name}': {old['kind']} -> {new['kind']}")
+        old, new = {(n, k): v for n, k, v in old_p}, {(n, k): v for n, k, v in new_p}
+        if old[name, "kind"] != new[name, "kind"]:
+            out.append(f"argument '{name}': {old[name, 'kind']} -> {new[name, 'kind']}")
             continue
-        out += [f"argument '{name}': {k}: {old.get(k)} -> {v}" for k, v in new.items()
-                if old.get(k) != v]
+        out += [f"argument '{n}': {k}: {old.get((n, k))} -> {v}" for (n, k), v in new.items()
+                if old.get((n, k)) != v]
     return out
 
 

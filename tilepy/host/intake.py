@@ -42,6 +42,8 @@ class ArrayInfo:
     readonly: bool = False
     host_array: np.ndarray | None = None   # the numpy view of a CPU array
     source: str = "numpy"          # numpy | torch | dlpack | cai | array_interface
+    index_dtype: DType | None = None   # the index dtype an AOT/export signature gives it (None:
+                                       # its parameter's annotation decides)
 
 
 # ----------------------------------------------------------------------------- numpy
@@ -267,20 +269,37 @@ def intake(obj, name: str = "", consumer=None) -> ArrayInfo | None:
 
 
 class ArrayInfoList(tuple):
-    """The ArrayInfos of a list (or tuple) of arrays passed as one argument."""
+    """The ArrayInfos of a list of arrays passed as one argument."""
+
+
+class ArgTuple(tuple):
+    """What a tuple argument (cuTile's aggregate: exactly `tuple`, nested, of arrays, scalars,
+    constants or lists) is to the specializer: each item's `intake_arg`."""
 
 
 def intake_arg(obj, name: str = "", consumer=None):
-    """What a kernel argument is to the specializer: an ArrayInfo, an ArrayInfoList for a
-    non-empty list or tuple whose items are all arrays, else the value itself."""
+    """What a kernel argument is to the specializer: an ArrayInfo, an ArgTuple for a tuple, an
+    ArrayInfoList for a non-empty list whose items are all arrays, else the value itself."""
     info = intake(obj, name, consumer)
     if info is not None:
         return info
-    if isinstance(obj, (list, tuple)) and obj:
+    if type(obj) is tuple:
+        return ArgTuple(intake_arg(x, f"{name}[{i}]", consumer) for i, x in enumerate(obj))
+    if isinstance(obj, list) and obj:
         items = [intake(x, f"{name}[{i}]", consumer) for i, x in enumerate(obj)]
         if all(i is not None for i in items):
             return ArrayInfoList(items)
     return obj
+
+
+def array_leaves(info, name: str = ""):
+    """(name, ArrayInfo) for every array of an argument's info: itself, a list's items, a
+    tuple's (recursively); `name[i]` names an item."""
+    if isinstance(info, ArrayInfo):
+        yield name, info
+    elif isinstance(info, (ArgTuple, ArrayInfoList)):
+        for i, x in enumerate(info):
+            yield from array_leaves(x, f"{name}[{i}]")
 
 
 def host_view(info: ArrayInfo) -> np.ndarray | None:

@@ -50,18 +50,37 @@ class ArrayListParam:
         return [c for p in self.items for c in p.c_params()]
 
 
+@dataclass(frozen=True)
+class TupleParam:
+    """A tuple argument (cuTile's aggregate): each item is a parameter of its own (named
+    `<name>_<i>`: an array, a scalar, a constant, a list of arrays or a tuple), its kernel
+    parameters in item order; the length and every item's facts are part of the specialization."""
+    name: str
+    items: tuple
+
+    def c_params(self) -> list[tuple[str, object]]:
+        return [c for p in self.items for c in p.c_params()]
+
+
+_GROUPS = (ArrayListParam, TupleParam)
+
+
 def expand(params):
-    """The params with every array list replaced by its items."""
+    """The params with every array list and tuple replaced by its items (recursively)."""
     for p in params:
-        yield from p.items if isinstance(p, ArrayListParam) else (p,)
+        if isinstance(p, _GROUPS):
+            yield from expand(p.items)
+        else:
+            yield p
 
 
 def flat(params, infos):
-    """(param, info) pairs with every array list expanded into its items' pairs: what crosses
-    the kernel boundary, one entry per array or scalar."""
+    """(param, info) pairs with every array list and tuple expanded into its items' pairs (a
+    tuple's recursively): what crosses the kernel boundary, one entry per array, scalar or
+    constant."""
     for p, info in zip(params, infos):
-        if isinstance(p, ArrayListParam):
-            yield from zip(p.items, info)
+        if isinstance(p, _GROUPS):
+            yield from flat(p.items, info)
         else:
             yield p, info
 

@@ -28,7 +28,8 @@ from .printf import format_print
 MOVES = {"reshape", "broadcast", "permute", "cat", "extract", "insert", "select", "reduce", "scan",
          "mmaf", "mmai", "mmaf_scaled", "assume", "pack", "unpack"}
 # Memory ops that check the lanes they use themselves (masked or out-of-bounds lanes don't count).
-SELF_CHECKED = {"load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko"}
+SELF_CHECKED = {"load_view_tko", "store_view_tko", "load_ptr_tko", "store_ptr_tko",
+                "atomic_red_view_tko"}
 
 
 @dataclass

@@ -236,7 +236,7 @@ def get_global(ex, op, args):
 # ------------------------------------------------------------------------------ atomics
 _RMW_TYPES = {"and": (E.I32, E.I64), "or": (E.I32, E.I64), "xor": (E.I32, E.I64),
               "add": (E.I32, E.I64), "max": (E.I32, E.I64), "min": (E.I32, E.I64),
-              "umax": (E.I32, E.I64), "umin": (E.I32, E.I64), "addf": (E.F16, E.F32, E.F64),
+              "umax": (E.I32, E.I64), "umin": (E.I32, E.I64), "addf": (E.F16, E.BF16, E.F32, E.F64),
               "xchg": (E.I32, E.I64, E.F32, E.F64)}
 
 

@@ -1,8 +1,8 @@
 """Rows of the memory ops: tokens and pointer loads/stores (8.6), atomics (8.10), views (8.11)."""
 from __future__ import annotations
 
-from ..types import (F16, F32, F64, I1, I32, I64, TOKEN, GatherScatterViewType, PartitionViewType,
-                     PtrType, StridedViewType, TileType)
+from ..types import (BF16, F16, F32, F64, I1, I32, I64, TOKEN, GatherScatterViewType,
+                     PartitionViewType, PtrType, StridedViewType, TileType)
 from .constraints import (member_types, all_tiles, elem_in, elem_is_ptr, is_tensor_view, is_token, same_type,
                           scalar_int)
 from .opdef import (ATOMIC_MODE, MEMORY_ORDERING, MEMORY_SCOPE, A, O, OpDef, R, op, rule)
@@ -270,7 +270,16 @@ op(OpDef("atomic_cas_tko", operands=(O("pointers"), O("cmp"), O("val"), O("mask"
 # atomic_rmw_tko: element types each mode supports ("Supported data types by mode").
 ATOMIC_MODE_TYPES = {**{m: (I32, I64) for m in ("and", "or", "xor", "add", "max", "min", "umax",
                                                 "umin")},
-                     "addf": (F16, F32, F64), "xchg": (I32, I64, F32, F64)}
+                     "addf": (F16, BF16, F32, F64), "xchg": (I32, I64, F32, F64)}   # bf16: 13.3
+
+
+def adds_to_bf16(op) -> bool:
+    """Does `op` add atomically to bfloat16 memory (atomic_rmw_tko or atomic_red_view_tko in
+    mode addf; dialect 13.3, sm_90 on in cuTile)?"""
+    if op.attrs.get("mode") != "addf" or op.name not in ("atomic_rmw_tko", "atomic_red_view_tko"):
+        return False
+    update = op.arg if op.name == "atomic_rmw_tko" else op.tile
+    return update.type.elem == BF16
 
 
 @rule("atomic_mode_type", "does not support element type")

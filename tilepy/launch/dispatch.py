@@ -60,8 +60,8 @@ class KernelPlans:
     """A kernel's launch plans, by call signature (`ctable`: the C warm path's, warm.py)."""
     __slots__ = ("consts", "table", "ctable")
 
-    def __init__(self, consts: tuple[bool, ...]):
-        self.consts = consts           # per parameter: is it a Constant?
+    def __init__(self, consts: tuple):
+        self.consts = consts           # per parameter: is it a Constant? (`signature`)
         self.table: dict = {}
         self.ctable = None
 
@@ -74,13 +74,42 @@ class KernelPlans:
 def plans_of(kernel) -> KernelPlans:
     kp = kernel.__dict__.get("_tp_plans")
     if kp is None:
-        names = list(kernel.signature.parameters)
-        kp = kernel.__dict__["_tp_plans"] = KernelPlans(tuple(n in kernel.constants for n in names))
+        kp = kernel.__dict__["_tp_plans"] = KernelPlans(tuple(
+            _const_code(node) for node in kernel.annotations.values()))
     return kp
+
+
+def _const_code(node):
+    """What `signature` takes per parameter, from its annotation tree (frontend/annotations.py):
+    True (a Constant) or False (a value) for a leaf, a tuple of the items' codes for
+    `tuple[A, B]`, an `_Each` for `tuple[A, ...]`."""
+    from ..frontend.annotations import Items, Leaf
+    if isinstance(node, Leaf):
+        return node.constant
+    if isinstance(node, Items):
+        return tuple(_const_code(n) for n in node.items)
+    return _Each(_const_code(node.each))
+
+
+class _Each:
+    __slots__ = ("code",)
+
+    def __init__(self, code):
+        self.code = code
+
+
+def _item_codes(a: tuple, c):
+    """The codes of the items of tuple argument `a` of a parameter of code `c` (None where the
+    annotation does not describe it: the full path explains)."""
+    if type(c) is tuple:
+        return c if len(c) == len(a) else None
+    return (c.code if type(c) is _Each else c,) * len(a)
 
 
 def signature(args, consts):
     """(signature, per-argument values for the plan) or None when the fast path does not apply.
+    `consts`: per argument True (a Constant), False, or its tuple annotation; a tuple argument
+    adds its items' values in order (host/params.flat's) and its items' signature as one entry.
 
     The signature holds every input of the specialization's facts (frontend/specialize.py
     `param_for`: the one place they are computed) that a call can change: per array its dtype,
@@ -111,6 +140,13 @@ def signature(args, consts):
             p = a.data.ptr
             add(("cupy", a.dtype, a.shape, a.strides, a.device.id, p & _ALIGN))
             keep(p)
+        elif t is tuple:
+            codes = _item_codes(a, c)
+            found = None if codes is None else signature(a, codes)
+            if found is None:
+                return None
+            add(("tuple", found[0]))
+            vals += found[1]
         elif c:
             if t in _CONST_TYPES:
                 add((t, a))

@@ -49,7 +49,7 @@ typedef int (*Entry)(void **, unsigned, unsigned, unsigned, unsigned, unsigned, 
 
 // Argument kinds in the key (a word's low byte).
 enum Tag : uint64_t { T_NUMPY = 1, T_TORCH, T_CUPY, T_SCALAR, T_CONST_INT, T_CONST_BOOL,
-                      T_CONST_NONE, T_CONST_FLOAT, T_CONST_STR, T_CONST_OBJ };
+                      T_CONST_NONE, T_CONST_FLOAT, T_CONST_STR, T_CONST_OBJ, T_TUPLE };
 
 // A registry: objects known by identity (dtype objects, scalar types), each with a small code.
 // Registered objects are kept alive, so a code never names another object.
@@ -298,29 +298,56 @@ bool put_const(Call &c, PyObject *a) {
     return code >= 0 && c.put(T_CONST_OBJ | (uint64_t)code << 8);
 }
 
-// The key of a call, or false: the Python path decides (`consts`: per parameter, a Constant?).
+// One argument into slot i (`constant`: a Constant's).
+__attribute__((always_inline)) inline bool put_leaf(Call &c, PyObject *a, PyObject *t,
+                                                    bool constant, int i) {
+    c.val[i] = a;
+    c.ptr[i] = 0;
+    if (t == S.ndarray) return put_numpy(c, a, i);
+    if (t == S.torch_tensor) return put_torch(c, a, i);
+    if (t == S.cupy_array) return put_cupy(c, a, i);
+    if (constant) return put_const(c, a);
+    int code = S.scalar_types.find(t);
+    return code >= 0 && c.put(T_SCALAR | (uint64_t)code << 8);
+}
+
+// The items of a tuple argument (an exact tuple, recursively), in host/params.flat's order,
+// into slots k, k+1, ...
+bool put_tuple(Call &c, PyObject *tup, bool constant, int &k, int depth) {
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    if (depth > 8 || !c.put(T_TUPLE | (uint64_t)n << 8)) return false;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *a = PyTuple_GET_ITEM(tup, j);
+        PyObject *t = (PyObject *)Py_TYPE(a);
+        if (t == (PyObject *)&PyTuple_Type) {
+            if (!put_tuple(c, a, constant, k, depth + 1)) return false;
+        } else if (k >= MAX_ARGS || !put_leaf(c, a, t, constant, k++)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The key of a call, or false: the Python path decides (`consts`: per parameter 0 a value, 1 a
+// Constant, as is every item of a tuple given for it; 2 a tuple annotation, which the Python
+// path reads).
 bool make_key(Call &c, PyObject *args, const char *consts, int nconsts) {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     c.nkey = 0;
     c.hash = 0xcbf29ce484222325ull;
     if (n != nconsts || n > MAX_ARGS) return false;
-    c.nargs = (int)n;
+    int k = 0;
     for (int i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         PyObject *t = (PyObject *)Py_TYPE(a);
-        c.val[i] = a;
-        c.ptr[i] = 0;
-        bool ok;
-        if (t == S.ndarray) ok = put_numpy(c, a, i);
-        else if (t == S.torch_tensor) ok = put_torch(c, a, i);
-        else if (t == S.cupy_array) ok = put_cupy(c, a, i);
-        else if (consts[i]) ok = put_const(c, a);
-        else {
-            int code = S.scalar_types.find(t);
-            ok = code >= 0 && c.put(T_SCALAR | (uint64_t)code << 8);
+        if (consts[i] > 1) return false;
+        if (t == (PyObject *)&PyTuple_Type) {
+            if (!put_tuple(c, a, consts[i], k, 0)) return false;
+        } else if (k >= MAX_ARGS || !put_leaf(c, a, t, consts[i], k++)) {
+            return false;
         }
-        if (!ok) return false;
     }
+    c.nargs = k;
     return true;
 }
 
@@ -480,8 +507,16 @@ PyObject *table_new(PyTypeObject *, PyObject *args, PyObject *) {
         return PyErr_NoMemory();
     }
     t->cap = 8;
-    for (Py_ssize_t i = 0; i < n && i < MAX_ARGS; i++)
-        t->consts[i] = (char)PyObject_IsTrue(PyTuple_GET_ITEM(consts, i));
+    for (Py_ssize_t i = 0; i < n && i < MAX_ARGS; i++) {
+        long code = PyLong_AsLong(PyTuple_GET_ITEM(consts, i));
+        if (code < 0 || code > 2) {
+            Py_DECREF(t);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Table: a parameter's code is 0, 1 or 2");
+            return nullptr;
+        }
+        t->consts[i] = (char)code;
+    }
     return (PyObject *)t;
 }
 

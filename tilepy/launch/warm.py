@@ -305,6 +305,8 @@ def torch_reader_status() -> tuple[str, str | None]:
 def adopt(kp, args, plan):
     """File `plan`, which the Python path just found for `args`, in the kernel's C table, so
     that the next such call is served by the C path."""
+    if plan.native is False:        # its calls have no key here (a tuple annotation)
+        return
     m = module()
     if m is None:
         return
@@ -314,8 +316,10 @@ def adopt(kp, args, plan):
         native = plan.native = _plan(m, plan)
     table = kp.ctable
     if table is None:
-        table = kp.ctable = m.Table(kp.consts)
-    m.store(table, args, native)
+        table = kp.ctable = m.Table(tuple(int(c) if type(c) is bool else 2
+                                          for c in kp.consts))   # 2: a tuple annotation
+    if not m.store(table, args, native) and any(type(c) is not bool for c in kp.consts):
+        plan.native = False         # (the Python path serves that parameter's calls)
 
 
 _KIND = {ctypes.c_bool: "K_BOOL", ctypes.c_int8: "K_I8", ctypes.c_uint8: "K_U8",

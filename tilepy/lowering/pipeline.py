@@ -63,6 +63,7 @@ class Pipeline:
     index_ops: list[Operation] = field(default_factory=list)   # pure body ops the indices need
     hoisted: list[Operand] = field(default_factory=list)
     wg_deferred: list[Operation] = field(default_factory=list)   # lowering/wgmma.py `deferred`
+    wg_mmas: list[Operation] = field(default_factory=list)       # its warpgroup MMAs (mark_wgmma)
 
     def bytes(self) -> int:
         staged = sum(s.operand.elems * s.operand.elem.storage_bytes for s in self.loads)

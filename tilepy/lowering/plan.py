@@ -40,6 +40,12 @@ class KernelPlan:
             mark_wgmma(pipes, self.layouts)
         return pipes
 
+    def blocks_by_registers(self) -> int:
+        """How many blocks of the plan's threads the register file of an SM holds: in the sm_90a
+        class, by the estimate of its warpgroup MMAs (`Pipeline.wg_mmas`)."""
+        wg = [op for p in self.pipelines(2).values() for op in p.wg_mmas] if self.wgmma else ()
+        return blocks_by_registers(self.module, self.nt, wg)
+
 
 # 32-bit registers per thread that a kernel's tensor-core work may take before a block gets 8
 # warps instead of 4: the values of mma_registers plus stream_fragments. Measured with ptxas on
@@ -53,18 +59,27 @@ REGS_PER_THREAD = 224
 # Registers per thread beyond the mma values (addresses, fragments, loop state) in the estimate
 # of how many blocks the register file holds; 65536 registers per SM on sm_75..sm_120.
 REGS_OVERHEAD, REGS_PER_SM = 64, 65536
+# The sm_90a class (wgmma.py): a warpgroup MMA reads its shared-memory operands through
+# descriptors, so only its accumulator takes registers; its register A (attention's P) is
+# converted from an accumulator-layout tile that dies into it (the scores S) and takes none
+# beyond that tile's. Registers per thread beyond the accumulators, by ptxas (NVRTC 13.5, sm_90a,
+# issue 29): GEMM 128x128 154 - 128 = 26; attention d=64 at 128 query rows and 64 keys
+# 164 - 128 = 36, d=128 at 64 and 64 127 - 96 = 31.
+WG_REGS_OVERHEAD = 40
 
 
-def mma_registers(module: Module) -> int:
+def mma_registers(module: Module, wgmma=()) -> int:
     """32-bit registers the mma ops of `module` hold over a whole block: their accumulators and
     the operands held in registers (a flash-attention loop has all of them live at once); an
     operand loaded in the mma's own K loop is read from shared memory a fragment at a time
-    (pipeline.streamed) and does not count."""
+    (pipeline.streamed) and does not count; of the warpgroup MMAs `wgmma`, the accumulator alone
+    (WG_REGS_OVERHEAD)."""
+    wg = {id(op) for op in wgmma}
     regs = 0
     for op in module.walk():
         if op.opdef.mma:
             regs += sum(v.type.numel * v.type.elem.storage_bytes for v in op.operands
-                        if v is op.acc or not streamed(v, op)) // 4
+                        if v is op.acc or (id(op) not in wg and not streamed(v, op))) // 4
     return regs
 
 
@@ -84,10 +99,14 @@ def threads_for(module: Module, nt: int = 128) -> int:
     return 2 * nt if need > REGS_PER_THREAD else nt
 
 
-def blocks_by_registers(module: Module, nt: int) -> int:
+def blocks_by_registers(module: Module, nt: int, wgmma=()) -> int:
     """How many blocks of `nt` threads the register file of an SM holds, by the estimate above
-    (at least 1): what the pipelines' stage count should leave room for in shared memory."""
-    per_thread = min(255, -(-mma_registers(module) // nt) + REGS_OVERHEAD)
+    (at least 1): what the pipelines' stage count should leave room for in shared memory. With
+    `wgmma` (the sm_90a class's warpgroup MMAs), by their estimate where every mma is one."""
+    wg = {id(op) for op in wgmma}
+    every = wg and all(id(op) in wg for op in module.walk() if op.opdef.mma)
+    per_thread = min(255, -(-mma_registers(module, wgmma) // nt) +
+                     (WG_REGS_OVERHEAD if every else REGS_OVERHEAD))
     return max(1, REGS_PER_SM // (per_thread * nt))
 
 

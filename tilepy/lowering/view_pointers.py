@@ -1,5 +1,6 @@
-"""Loads and stores through NVIDIA's 13.3 tile views (gather_scatter_view, strided_view) as
-pointer loads and stores, for the C++ backend (which emits partition views and pointer tiles).
+"""Loads, stores and atomic reductions through NVIDIA's 13.3 tile views (gather_scatter_view,
+strided_view) as pointer loads, stores and atomics, for the C++ backend (which emits partition
+views and pointer tiles).
 
 A `load_view_tko`/`store_view_tko` on such a view addresses, per tensor dimension d, the element
 coordinates types/views.py defines (the interpreter's interpret/views.py computes the same):
@@ -131,7 +132,8 @@ def _pointers(e: _Emitter, view_value, vt, index):
 
 
 def _rewrite(op):
-    """(new ops, {old value: new value}) for one load/store through a gather/strided view."""
+    """(new ops, {old value: new value}) for one load/store/atomic reduction through a
+    gather/strided view."""
     e = _Emitter(op.loc)
     memory = {k: op.attrs[k] for k in ("memory_ordering_semantics", "memory_scope")
               if k in op.attrs}
@@ -145,6 +147,13 @@ def _rewrite(op):
         new = e.op("load_ptr_tko", ptrs, mask, pad, *token, result_types=[
             TileType(vt.tile_shape, vt.view.elem), op.results[1].type], **memory)
         return e.ops, {op.results[0]: new.results[0], op.results[1]: new.results[1]}
+    if op.name == "atomic_red_view_tko":         # an atomic_rmw_tko whose old values go unused
+        view, value = op.operands[0], op.tile
+        index, token = op.operand_group("index"), op.operand_group("token")
+        ptrs, mask = _pointers(e, vt_view(view), view.type, index)
+        new = e.op("atomic_rmw_tko", ptrs, value, mask, *token, mode=op.attrs["mode"],
+                   result_types=[value.type, op.results[0].type], **memory)
+        return e.ops, {op.results[0]: new.results[1]}
     value, view = op.operands[0], op.operands[1]
     index, token = op.operand_group("index"), op.operand_group("token")
     ptrs, mask = _pointers(e, vt_view(view), view.type, index)
@@ -164,12 +173,13 @@ def vt_view(view_value):
 
 
 def views_to_pointers(module: Module) -> Module:
-    """Rewrite, in place, every load/store through a gather_scatter_view or strided_view."""
+    """Rewrite, in place, every load/store/atomic_red_view through a gather_scatter_view or
+    strided_view."""
     replaced = {}
     for op in list(module.walk()):
-        if op.name not in ("load_view_tko", "store_view_tko"):
+        if op.name not in ("load_view_tko", "store_view_tko", "atomic_red_view_tko"):
             continue
-        view = op.operands[0 if op.name == "load_view_tko" else 1]
+        view = op.operands[1 if op.name == "store_view_tko" else 0]
         if not isinstance(view.type, VIEWS):
             continue
         with at(op.loc):

@@ -11,9 +11,13 @@ when all of this holds, else it stays mma.sync in that class too:
 - f16 x f16 or bf16 x bf16 into an f32 accumulator (`mmaf`), batch 1, K a multiple of 16;
 - the accumulator is MmaAcc over all the block's warps along M, whole warpgroups (nt % 128)
   interleaved (wg);
-- both operands are loads of the same K-loop pipeline, A not transposed (wgmma's K-major A);
-  B stored N x K (transposed, K-major) or K x N (N-major), N one of wgmma's n tilepy spells
-  (16, 32, 64, 128, 256);
+- B is a load of the K-loop pipeline, stored N x K (transposed, K-major) or K x N (N-major),
+  N one of wgmma's n tilepy spells (16, 32, 64, 128, 256); A, not transposed (wgmma's K-major
+  A), is a load of the same pipeline, or the loop-invariant operand the pipeline stages once
+  before the loop (attention's query tile), or a register tile in the accumulator's own layout
+  (`a_in_registers`: attention's P, converted to f16/bf16 from the scores' accumulator):
+  wgmma's register A operand, whose fragment per warp is the mma.m16n8k16 A fragment that the
+  accumulator's registers of two 8-column blocks give, pairwise packed (wgmma_ops.h);
 - every storage row is 32, 64 or a multiple of 128 bytes (the swizzle widths), and every
   pipeline buffer of the kernel a multiple of 1024 bytes (so each starts where the swizzle
   patterns repeat: descriptors with base offset 0).
@@ -48,7 +52,7 @@ from ..types import BF16, F16, F32, PartitionViewType
 from .assign_layouts import LayoutPlan, assign_layouts
 from .layouts import MmaAcc
 from .memfacts import _through_assumes, contiguous_along, root_arg, tensor_view_op
-from .pipeline import Pipeline, StagedLoad, plan_pipelines
+from .pipeline import Operand, Pipeline, StagedLoad, plan_pipelines
 
 WGMMA_N = (16, 32, 64, 128, 256)
 
@@ -72,8 +76,31 @@ def _buffers_aligned(pipes: dict) -> bool:
         all(h.elems * h.elem.storage_bytes % 1024 == 0 for p in pipes.values() for h in p.hoisted)
 
 
-def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[StagedLoad, StagedLoad] | None:
-    """The staged loads of op's A and B when op can be a warpgroup MMA, else None."""
+def a_in_registers(la, lc: MmaAcc) -> bool:
+    """A 16-bit lhs in the accumulator layout of the same warps feeds its A fragments from
+    registers (tp::a_in_regs in tensorcore.h, and wgmma's register A): all warps along m, the
+    same rows per warp."""
+    return (isinstance(la, MmaAcc) and la.warps_n == 1 and lc.warps_n == 1
+            and la.frags[0] == lc.frags[0] and la.batch == lc.batch and la.wg == lc.wg)
+
+
+def _hoisted_ok(h: Operand, pipe: Pipeline, layouts: LayoutPlan) -> bool:
+    """A loop-invariant A staged in wgmma's layout: whole swizzle rows, and every reader of its
+    one buffer in the loop is a warpgroup MMA taking it as A (an mma.sync would read another
+    layout)."""
+    bt, r, c = h.shape
+    if bt != 1 or h.trans or r % 8 or not _row_ok(c * h.elem.storage_bytes):
+        return False
+    users = [o for o in pipe.loop.walk() if any(v is h.value for v in o.operands)]
+    return all(u.opdef.mma and u.lhs is h.value and u.rhs is not h.value and
+               _wgmma_pair(u, pipe, layouts, False) is not None for u in users)
+
+
+def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan,
+                readers: bool = True) -> tuple[object, StagedLoad] | None:
+    """(A, B) when op can be a warpgroup MMA, else None: B its staged load; A its staged load,
+    its hoisted Operand, or None for A from registers (`readers` False: a hoisted A's other
+    readers are not asked)."""
     lay = layouts.layout(op.result)
     a, b = op.lhs.type, op.rhs.type
     if op.name != "mmaf" or op.acc.type.elem != F32 or a.elem not in (F16, BF16) or b.elem != a.elem:
@@ -84,11 +111,16 @@ def _wgmma_pair(op, pipe: Pipeline, layouts: LayoutPlan) -> tuple[StagedLoad, St
     (m, k), n = a.shape[-2:], b.shape[-1]
     if a.rank != 2 or k % 16 or n not in WGMMA_N:
         return None
-    sa = next((s for s in pipe.loads if s.operand.value is op.lhs), None)
     sb = next((s for s in pipe.loads if s.operand.value is op.rhs), None)
-    if sa is None or sb is None or not _operand_ok(sa, True) or not _operand_ok(sb, False):
+    if sb is None or not _operand_ok(sb, False):
         return None
-    return sa, sb
+    sa = next((s for s in pipe.loads if s.operand.value is op.lhs), None)
+    if sa is not None:
+        return (sa, sb) if _operand_ok(sa, True) else None
+    ha = next((h for h in pipe.hoisted if h.value is op.lhs), None)
+    if ha is not None:
+        return (ha, sb) if not readers or _hoisted_ok(ha, pipe, layouts) else None
+    return (None, sb) if a_in_registers(layouts.layout(op.lhs), lay) else None
 
 
 def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
@@ -99,14 +131,21 @@ def mark_wgmma(pipes: dict, layouts: LayoutPlan) -> int:
     count = 0
     for pipe in pipes.values():
         marked = []
+        pipe.wg_deferred = []
         for op in pipe.loop.body.block.ops:
             pair = _wgmma_pair(op, pipe, layouts) if op.opdef.mma else None
             if pair is not None:
-                pair[0].operand.wg = pair[1].operand.wg = True
-                for s in pair:
-                    s.tma = tma_box(s)
+                a, b = pair
+                if isinstance(a, Operand):
+                    a.wg = True
+                for s in (a, b):
+                    if isinstance(s, StagedLoad):
+                        s.operand.wg = True
+                        s.tma = tma_box(s)
                 marked.append(op)
-        pipe.wg_deferred = [op for op in marked if deferred(op, pipe)]
+                if a is not None and deferred(op, pipe):   # (a register A is read until the
+                    pipe.wg_deferred.append(op)            # wait: it waits in its own step)
+        pipe.wg_mmas = marked
         count += len(marked)
     return count
 

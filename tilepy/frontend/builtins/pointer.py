@@ -157,8 +157,10 @@ ATOMIC_MODES = {
     api.atomic_xchg: ("xchg", "xchg", "xchg"),
 }
 BITWISE = ("and", "or", "xor")     # their update has the target's dtype exactly (no cast)
-# Element types Tile IR atomics take (spec 8.10): 32/64-bit ints; addf also f16; xchg/cas f32/f64.
-FLOAT_TYPES = {"addf": (D.float16, D.float32, D.float64), "xchg": (D.float32, D.float64)}
+# Element types Tile IR atomics take (spec 8.10): 32/64-bit ints; addf also f16 and (dialect
+# 13.3, sm_90 on) bf16; xchg/cas f32/f64.
+FLOAT_TYPES = {"addf": (D.float16, D.bfloat16, D.float32, D.float64),
+               "xchg": (D.float32, D.float64)}
 
 
 def _atomic_attrs(memory_order, memory_scope, fn):

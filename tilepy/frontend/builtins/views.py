@@ -20,6 +20,7 @@ from .. import api
 from ..promotion import can_cast_implicitly
 from ..values import Array, Tile, TiledView, type_name
 from .memory import _array, _check_latency, _index, cdiv
+from .pointer import ATOMIC_MODES, BITWISE, FLOAT_TYPES, _value
 from .registry import call_builtin, impl, require_constant
 from .semantics import as_tile, broadcast, broadcast_shapes, constant, convert, emit, reshape
 
@@ -138,6 +139,42 @@ def tiled_view_store(ctx, view, index, tile, *, check_bounds, latency, allow_tma
                       memory_ordering_semantics="weak")
     ctx.token = op.results[0]
     return None
+
+
+def _make_tv_atomic(stub, modes):
+    """`tv.atomic_store_<op>(index, update)`: atomic_red_view_tko (dialect 13.3) of the update,
+    broadcast to the tile shape, into the view's tile at `index` (cuTile's dtypes per op: add
+    on 32/64-bit ints and f16/bf16/f32/f64, the others on 32/64-bit ints)."""
+    fn = stub.__name__[len("_tiled_view_"):]
+
+    def atomic(ctx, view, index, update):
+        v = _view(view, fn)
+        a, shape = v.array, _full_shape(v)
+        d = a.dtype
+        mode = modes[2] if d.is_float else modes[0] if d.signed else modes[1]
+        if mode is None or not (d in FLOAT_TYPES.get(mode, ()) if d.is_float else
+                                d.is_int and d.bits in (32, 64)):
+            raise TileTypeError(f"{fn}(): Unsupported tiled view dtype: {d.name}")
+        with ctx.arg("update"):
+            t = _value(ctx, a, update, fn, "update", modes[0] in BITWISE)
+            if not _broadcastable(t.shape, shape):
+                raise TileTypeError(f"{fn}(): Update shape {t.shape} is not broadcastable to the "
+                                    f"tiled view's tile shape {v.tile_shape}")
+            t = broadcast(ctx, t, shape)
+        with ctx.arg("index"):
+            idx = _index(ctx, index, a.ndim, fn, a.index_dtype)
+        target = ctx.partition_view(a, shape, tuple(range(a.ndim)), None) if _partition(v) \
+            else _strided(ctx, v)
+        op = ctx.b.create("atomic_red_view_tko", target, idx, t.value, ctx.token,
+                          memory_ordering_semantics="relaxed", memory_scope="device", mode=mode)
+        ctx.token = op.results[0]
+        return None
+    return atomic
+
+
+for _name in ("add", "max", "min", "and", "or", "xor"):
+    _stub = getattr(api, f"_tiled_view_atomic_store_{_name}")
+    impl(_stub)(_make_tv_atomic(_stub, ATOMIC_MODES[getattr(api, f"atomic_{_name}")]))
 
 
 @impl(api._tiled_view_num_tiles)

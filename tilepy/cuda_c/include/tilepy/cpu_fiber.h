@@ -273,6 +273,7 @@ inline void reset_block(Worker& w, long b, size_t smem) {
     f.ctx.wg_pending.clear();
     f.ctx.wg_groups.clear();
     f.ctx.wg_fenced = false;
+    f.ctx.wg_wrote_a = false;
     f.ctx.unfenced.clear();
   }
   for (int i = 0; i < w.nwarps; ++i) {

@@ -123,6 +123,11 @@ struct WgmmaOp {
   int n, kind, trans_b;
   bool acc, chained;
   float c[128];
+  // A from registers: the thread's fragment registers (to check they are left alone while the
+  // MMA runs) and its rows of the warp's A, gathered from the warp when it was issued
+  const uint32_t* a_regs = nullptr;
+  uint32_t a_held[4] = {};
+  float a[2][16] = {};
 };
 
 // What one CUDA thread sees: its indices, and (faithful mode) its fiber and pending cp.async.
@@ -138,6 +143,7 @@ struct Ctx {
   std::vector<WgmmaOp> wg_pending;
   std::vector<std::vector<WgmmaOp>> wg_groups;
   bool wg_fenced = false;
+  bool wg_wrote_a = false;               // A fragment registers written since the last wgmma.fence
   std::vector<uint32_t> unfenced;
   // cpu_tma.h: the mbarrier phase parity the thread blocks on (faithful mode), and the line
   uint64_t* mbar = nullptr;

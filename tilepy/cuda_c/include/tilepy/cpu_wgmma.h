@@ -8,6 +8,13 @@
 // bits (Swizzle<B, 4, 3>: bits 4.. XOR bits 7..). Products are exact; each k16 step is summed in
 // double and rounded once to f32, as the mma.sync emulation does.
 //
+// A in registers (wgmma's register A operand, .f16/.bf16): the thread's four .f16x2 registers
+// are its part of its warp's 16 rows of A (PTX ISA "Register Fragments", wgmma .m64nNk16 matrix
+// A: warp w of the group holds rows 16w..16w+15 in the mma.m16n8k16 A layout: register j holds
+// row groupID + 8 (j % 2), columns 2 threadID_in_group + 8 (j / 2), +1). The warp's lanes
+// meet at the issue (the instruction is .sync.aligned) and each takes its rows of A from its
+// quad; the registers must then hold the same values until the MMA retires (checked at the wait).
+//
 // Completion is as late as the ISA allows: an issued MMA runs at the wgmma.wait_group that
 // retires its group, reading shared memory then, and its accumulator registers hold NaN until
 // then (reading them early gives wrong values, not lucky ones); an MMA issued on registers that
@@ -18,10 +25,11 @@
 // Undefined behavior reported as an error: a read of accumulator registers (tp::wgmma_read) that
 // an MMA in flight still writes (a wgmma.wait_group that left its group running); an MMA issued
 // without a wgmma.fence since its thread last got registers back from wgmma.wait_group (or
-// ever); an operand byte that a cp.async landed in and the copying thread has not passed a
-// fence.proxy.async since (the async proxy may not see it), or that a cp.async.bulk.tensor in
-// flight is still to write (cpu_tma.h); a thread that exits with MMAs in flight; a block whose
-// threads are not whole warpgroups. A descriptor with a non-zero base offset is refused (not
+// ever), or since it wrote an A fragment register (tp::wgmma_wrote_a); A fragment registers
+// that change while their MMA is in flight; an operand byte that a cp.async landed in and the
+// copying thread has not passed a fence.proxy.async since (the async proxy may not see it), or
+// that a cp.async.bulk.tensor in flight is still to write (cpu_tma.h); a thread that exits with
+// MMAs in flight; a block whose threads are not whole warpgroups. A descriptor with a non-zero base offset is refused (not
 // emulated).
 //
 // Fast mode (one thread per block) cannot run these: they are declared with an error attribute.
@@ -39,6 +47,9 @@ TP_FAST_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
 TP_FAST_ONLY_ERROR void wgmma_read(const void* p, size_t bytes, const Caller& at);
 TP_FAST_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
                                     int acc);
+TP_FAST_ONLY_ERROR void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
+                                       uint64_t b, int acc);
+TP_FAST_ONLY_ERROR void wgmma_wrote_a();
 #undef TP_FAST_ONLY_ERROR
 #else
 
@@ -63,7 +74,10 @@ inline void proxy_fence() {
   cur->unfenced.clear();
 }
 
-inline void wgmma_fence() { cur->wg_fenced = true; }
+inline void wgmma_fence() { cur->wg_fenced = true; cur->wg_wrote_a = false; }
+
+// The thread wrote registers a later MMA reads as its A fragment: a wgmma.fence must come between.
+inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
 
 // The shared-memory offset of element (mn, k) of a descriptor's matrix (mn: its row of A or
 // column of B; k < 16); MN-major: the matrix is stored with mn contiguous.
@@ -103,8 +117,12 @@ inline float wgmma_value(int kind, uint32_t off) {
 inline void wgmma_run(WgmmaOp& op, const Caller& at) {
   const int tg = cur->lin % 128, l = tg % 32, r0 = 16 * (tg / 32) + l / 4;
   float A[2][16];
+  if (op.a_regs && std::memcmp(op.a_regs, op.a_held, sizeof op.a_held))
+    fail("the A fragment registers of a wgmma.mma_async changed while it was in flight (the "
+         "MMA reads them until a wgmma.wait_group retires its group)", at);
   for (int h = 0; h < 2; ++h)
-    for (int k = 0; k < 16; ++k) A[h][k] = wgmma_value(op.kind, wgmma_addr(op.da, false, r0 + 8 * h, k, "A", at));
+    for (int k = 0; k < 16; ++k)
+      A[h][k] = op.a_regs ? op.a[h][k] : wgmma_value(op.kind, wgmma_addr(op.da, false, r0 + 8 * h, k, "A", at));
   for (int j = 0; j < op.n / 8; ++j)
     for (int e = 0; e < 2; ++e) {
       const int col = 8 * j + 2 * (l % 4) + e;
@@ -119,23 +137,62 @@ inline void wgmma_run(WgmmaOp& op, const Caller& at) {
     }
 }
 
-inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
+inline void wgmma_issue(WgmmaOp& op) {
   if (worker->nthreads % 128)
     fail("wgmma.mma_async: the block has " + std::to_string(worker->nthreads) + " threads, not "
          "whole warpgroups of 128");
   if (!cur->wg_fenced)
-    fail("wgmma.mma_async without a wgmma.fence since the thread's registers were last handed "
-         "back by wgmma.wait_group (or written before the first MMA)");
-  WgmmaOp op{a, b, d, n, kind, trans_b, acc != 0, false, {}};
+    fail(cur->wg_wrote_a ? "wgmma.mma_async without a wgmma.fence since the thread wrote the "
+                           "registers of an A fragment (the fence orders them before the MMA)"
+                         : "wgmma.mma_async without a wgmma.fence since the thread's registers "
+                           "were last handed back by wgmma.wait_group (or written before the "
+                           "first MMA)");
   for (const auto& g : cur->wg_groups)
-    for (const WgmmaOp& o : g) op.chained |= o.d == d;
-  for (const WgmmaOp& o : cur->wg_pending) op.chained |= o.d == d;
+    for (const WgmmaOp& o : g) op.chained |= o.d == op.d;
+  for (const WgmmaOp& o : cur->wg_pending) op.chained |= o.d == op.d;
   if (!op.chained)   // (chained: the registers stay the chain's, whose ops write them in turn)
-    for (int i = 0; i < n / 2; ++i) {
-      op.c[i] = d[i];
-      d[i] = f32_from_bits(0x7fc00000u);   // undefined until the wait: poison
+    for (int i = 0; i < op.n / 2; ++i) {
+      op.c[i] = op.d[i];
+      op.d[i] = f32_from_bits(0x7fc00000u);   // undefined until the wait: poison
     }
   cur->wg_pending.push_back(op);
+}
+
+inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
+  WgmmaOp op{a, b, d, n, kind, trans_b, acc != 0, false, {}};
+  wgmma_issue(op);
+}
+
+// The warp collective of a register-A wgmma (above cpu_warp.h's kinds), with its n and kind.
+constexpr uint32_t kWgmmaA = 1u << 20;
+
+// The warp's A fragments met (kWgmmaA): lane l gets rows l / 4 and l / 4 + 8 of its warp's A.
+inline void wgmma_a_complete(Warp& W, uint32_t) {
+  uint32_t pairs[16][8];   // [row][k / 2]: the .f16x2 / .bf16x2 of columns k, k + 1
+  for (int l = 0; l < 32; ++l)
+    for (int j = 0; j < 4; ++j) pairs[l / 4 + 8 * (j % 2)][l % 4 + 4 * (j / 2)] = W.slot[l].in[j];
+  for (int l = 0; l < 32; ++l) {
+    float* out = (float*)const_cast<void*>(W.slot[l].ptr);
+    for (int h = 0; h < 2; ++h)
+      for (int k = 0; k < 16; ++k) {
+        const uint32_t x = pairs[l / 4 + 8 * h][k / 2] >> (16 * (k % 2)) & 0xffffu;
+        out[16 * h + k] = W.slot[l].arg0 == 1 ? half_value(x) : bf16_value(x);
+      }
+  }
+}
+
+inline void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a, uint64_t b,
+                           int acc) {
+  WgmmaOp op{0, b, d, n, kind, trans_b, acc != 0, false, {}};
+  op.a_regs = a;
+  std::memcpy(op.a_held, a, sizeof op.a_held);
+  Slot& s = warp_slot();
+  for (int j = 0; j < 4; ++j) s.in[j] = a[j];
+  s.arg0 = kind;
+  s.ptr = &op.a[0][0];
+  warp_collective(kWgmmaA | (uint32_t)n << 4 | (uint32_t)kind, "wgmma.mma_async (A in registers)",
+                  0xffffffffu, true, wgmma_a_complete);
+  wgmma_issue(op);
 }
 
 inline void wgmma_commit() {

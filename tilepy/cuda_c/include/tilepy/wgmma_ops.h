@@ -4,7 +4,8 @@
 //   WgOp<T, R, C, Tr>               an R x C mma operand in shared memory (as SmemOp: stored R x C,
 //                                   or C x R when Tr) in wgmma's canonical swizzled layout
 //   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
-//   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, a and b WgOps
+//   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, b a WgOp, a a WgOp
+//                                   or a 16-bit tile in acc's layout (wgmma's register A)
 //   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
 //                                   in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
@@ -174,7 +175,12 @@ template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
 
 // The MMAs of acc += a @ b issued as one group, on acc's registers in place: wgmma.fence, every
 // k16 step's m64nNk16 per 64-row block, commit, then wgmma.wait_group Wait (1: this group stays
-// in flight, and acc's registers are the hardware's until a later wait retires it).
+// in flight, and acc's registers are the hardware's until a later wait retires it). A is a WgOp
+// (by its descriptors) or a 16-bit register tile in acc's own layout (a_in_regs: attention's P):
+// then block i's A fragment of k16 step k0 is the tile's registers of its columns k0..k0+15,
+// pairwise packed (frag_a_regs: an accumulator's two 8-column blocks are mma.m16n8k16's A
+// fragment, which is wgmma's register A per warp), packed before the fence; they are read
+// until the wait, so that form waits in its own step (Wait 0).
 template <int M, int N, int K, int Kind, int Wait = 1, class TC, class LC, class OA, class OB>
 TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_CALLER) {
 #if TP_CPU_FAST
@@ -183,21 +189,40 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
   static_assert(same<TC, float>::value && LC::real && LC::WN == 1 && LC::wg && NT % 128 == 0 &&
                 K % 16 == 0, "an accumulator wgmma does not take");
   constexpr int FM = LC::FM, NR = N / 2;
+  constexpr bool ra = a_in_regs<OA>::value;
+  static_assert(!ra || (a_in_regs<OA>::fm == FM && a_in_regs<OA>::wg && Wait == 0),
+                "a register A in the accumulator's layout, retired in its own step");
   const int g = NT == 128 ? 0 : warp_of() / 4;      // the warpgroup: its 64-row blocks of A
-  const uint64_t da = wg_base_a(a) + k_major_units<OA>(g * FM * 64, 0), db = wg_base_b(b);
+  const uint64_t db = wg_base_b(b);
+  uint64_t da = 0;
+  uint32_t af[ra ? FM : 1][ra ? K / 16 : 1][4];     // A's fragments, where A is in registers
+  if constexpr (ra) {
+    TP_UNROLL
+    for (int i = 0; i < FM; ++i) {
+      TP_UNROLL
+      for (int k0 = 0; k0 < K; k0 += 16) frag_a_regs(af[i][k0 / 16], a, 0, i, k0);
+    }
+    wgmma_wrote_a();
+    wgmma_regs(*(uint32_t(*)[FM * (K / 16) * 4])af);
+  } else {
+    da = wg_base_a(a) + k_major_units<OA>(g * FM * 64, 0);
+  }
   wgmma_regs(acc.v);
   wgmma_fence();
   TP_UNROLL
   for (int k0 = 0; k0 < K; k0 += 16) {
     TP_UNROLL
-    for (int i = 0; i < FM; ++i)
-      wgmma_async<N, Kind, OB::tr ? 0 : 1>(*(float(*)[NR])(acc.v + i * NR),
-                                           da + k_major_units<OA>(i * 64, k0),
-                                           db + wg_b_units<OB>(k0), 1);
+    for (int i = 0; i < FM; ++i) {
+      float(&d)[NR] = *(float(*)[NR])(acc.v + i * NR);
+      if constexpr (ra) wgmma_async<N, Kind, OB::tr ? 0 : 1>(d, af[i][k0 / 16], db + wg_b_units<OB>(k0), 1);
+      else wgmma_async<N, Kind, OB::tr ? 0 : 1>(d, da + k_major_units<OA>(i * 64, k0),
+                                                db + wg_b_units<OB>(k0), 1);
+    }
   }
   wgmma_commit();
   wgmma_wait<Wait>(0 TP_PASS_CALLER);
   wgmma_regs(acc.v);
+  if constexpr (ra) wgmma_regs(*(uint32_t(*)[FM * (K / 16) * 4])af);
 #endif
 }
 
