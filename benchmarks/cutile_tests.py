@@ -100,6 +100,13 @@ def _internals(capability):
         return tilepy.kernel._compile(kernel, key, params, capability)
 
     def _compile(kernel, key, params, compute_capability):   # cuTile's per-device compile
+        # for that device: what tileiras and the GPU take (element types, bf16 atomics) first
+        from tilepy.bytecode.targets import check_target
+        from tilepy.cuda_c.targets import check_target_ops
+        arch = compile_.format_sm_arch(*compute_capability)
+        module = compiler.tile_ir(kernel, key, params)
+        check_target(module, arch, compute_capability[0] * 10 + compute_capability[1])
+        check_target_ops(module, arch)
         return compile_specialization(kernel, key, params)
     tilepy.kernel._compile = _compile
 

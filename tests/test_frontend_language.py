@@ -261,6 +261,9 @@ def _builtin_misuses():
     def tile_item(x):
         ct.load(x, (0,), (4,))[::2]
 
+    def bitwise_on_float(x):
+        ct.atomic_xor(x, 0, ct.bfloat16(1))
+
     def counting_down(x):
         for i in range(4, 0, -2):
             ct.scatter(x, i, 1.0)
@@ -311,9 +314,7 @@ def _builtin_misuses():
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
                               "scope"),
-            (bitwise_cast, T, "Bitwise atomic read-modify-write operations require the update "
-                              "dtype (tilepy.int64) to exactly match the target dtype "
-                              "(tilepy.float32)"),
+            (bitwise_cast, T, "atomic_xor_offset(): Unsupported array dtype: float32"),
             (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
                               "(4,)"),
             (transpose_1d, T, "Cannot transpose a tile with fewer than 2 dimensions"),
@@ -327,6 +328,7 @@ def _builtin_misuses():
             (slice_axis, T, "Axis 1 is out of range for rank 1'"),
             (tile_item, T, "Directly indexing a tile is not supported"),
             (counting_down, T, "range(): Step must be positive, got -2"),
+            (bitwise_on_float, T, "atomic_xor(): Unsupported array dtype: float32"),
             (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
                                                "unsigned float format (float8_e8m0fnu"),
