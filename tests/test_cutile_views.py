@@ -409,6 +409,17 @@ def test_static_dims_of_an_array_annotation_are_constants_of_the_kernel():
            for v, cc in ((1, CallingConvention.cutile_python_v1()),
                          (2, CallingConvention.cutile_python_v2()))}
     assert sig[1].shape_constant == (None, None) and sig[2].shape_constant == (None, 1)
+    # annotated strides drop the others' inferred facts (unit stride, divisibility under 16
+    # bytes): inner strides 1 and 3 share one specialization, as in cuTile
+    from tilepy.host.intake import infos_for
+    rows = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_stride_dims=(0,))]
+
+    def k2(x: rows):
+        pass
+    k2 = ct.kernel(k2)
+    base = np.zeros((4, 20), np.float32)
+    assert k2.specialize(infos_for((base[:, :4],)))[0] == \
+        k2.specialize(infos_for((base[:, 0:12:3],)))[0]
     for dims, phrase in (((2,), "static_shape_dims contains axis 2"),
                          ((0, -2), "static_shape_dims has a duplicate axis 0")):
         ann = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=dims)]

@@ -60,6 +60,11 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
         align, shape_div, stride_div = divisors(info)
         static_shape, static_strides = _static_dims(name, info, annotation)
+        if static_strides:      # cuTile's rule: the other strides' inferred facts are dropped
+            cap = max(1, ALIGN // info.dtype.itemsize)      # (but for 16-byte alignment)
+            unit = tuple(u and s is not None for u, s in zip(unit, static_strides))
+            stride_div = tuple(d if s is not None or d == cap else 1
+                               for d, s in zip(stride_div, static_strides))
         return ArrayParam(name, info.dtype, len(info.shape), unit, align, shape_div, stride_div,
                           index_dtype=index, static_shape=static_shape,
                           static_strides=static_strides)
