@@ -181,7 +181,7 @@ def status_of(name: str, text: str) -> str:
             any(m in text for m in INTERNAL_MODULES):
         return "INTERNALS"
     if name == "AttributeError" and "has no attribute '_" in text:
-        return "INTERNALS"            # a private member of a public cuTile object (ct.kernel._compile)
+        return "INTERNALS"      # a private member of a public cuTile object (ct.kernel._compile)
     if name in ("TileAttributeError", "ImportError") and ("'tilepy" in text or
                                                           "tilepy." in text):
         return "MISSING"

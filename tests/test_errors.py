@@ -334,7 +334,8 @@ CASES = [
     (nonconstant_shape, (V32, 16), ct.TileTypeError, "E8", "(n,)", "compile-time constant"),
     (tile_condition, (V32,), ct.TileTypeError, "E9", "t > 0", "must be a scalar"),
     (list_literal, (V32,), ct.TileSyntaxError, "E10", "[16]", "list literal"),
-    (recursion, (V32,), ct.TileUnsupportedFeatureError, "E11", "_recurse(v)", "Maximum recursion depth"),
+    (recursion, (V32,), ct.TileUnsupportedFeatureError, "E11", "_recurse(v)",
+     "Maximum recursion depth"),
     (loop_type_change, (V32, V16), ct.TileTypeError, "E12", "acc + ct.load(x, (i,), (16,))", "changes in the loop"),
     (maybe_undefined, (V32, 1), ct.TileTypeError, "E13", "t", "Type of `t` depends on path "
                                                                    "taken: variable 't' is not "
