@@ -412,10 +412,16 @@ def test_conditional_expression_on_a_runtime_value_runs_only_its_taken_side(chec
 
     def numbers(x):
         ct.store(x, (0,), ct.full((16,), 3 if ct.bid(0) < 2 else 5.0, ct.float32))
+
+    def views(x):
+        tv = x.tiled_view(8) if ct.bid(0) == 0 else x.tiled_view(4)
+        tv.store(0, ct.zeros((8,), ct.float32))
     assert _refused_in_body(mixed, ct.TileTypeError, "depends on path taken: Tile[bool_,()] in "
                             "the `if` branch, Tile[float32,(16,)] in the `else` branch", 3) == 2
     _refused_in_body(numbers, ct.TileTypeError, "Type of the conditional expression's value "
                      "depends on path taken: int32 in the `if` branch, float32", 2)
+    _refused_in_body(views, ct.TileTypeError, "depends on path taken: TiledView[float32,(8,)] in "
+                                              "the `if` branch, TiledView[float32,(4,)]", 2)
 
 
 def test_a_helper_returning_different_types_on_two_paths_is_refused():

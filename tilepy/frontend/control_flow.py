@@ -264,6 +264,10 @@ class Merge:
         if any(v is None for v in vals) and what == RETURNED:
             raise TileTypeError("the function returns a value on some paths and None on others "
                                 "(through this runtime `if`)")
+        other = [v for v in vals if not (isinstance(v, (Tile, Value)) or is_number(v))]
+        if other and len({type_name(v) for v in vals}) > 1:     # two types: cuTile's type error
+            self._differ(what, type_name(vals[0]), next(type_name(v) for v in vals[1:]
+                                                        if type_name(v) != type_name(vals[0])))
         for v in vals:
             if not (isinstance(v, (Tile, Value)) or is_number(v)):
                 raise TileUnsupportedFeatureError(
