@@ -96,6 +96,12 @@ WGMMA_MACRO = ["#ifndef TP_WGMMA  // the sm_90a class: warpgroup MMA (tilepy/wgm
                "#define TP_WGMMA 0", "#endif", "#endif"]
 
 
+def defines_wgmma(source: str) -> bool:
+    """Whether a build of `source` defines TP_WGMMA 1 itself before the source's own choice
+    (WGMMA_MACRO): a CPU build of the sm_90a class (class_define)."""
+    return re.search(r"^#define TP_WGMMA 1\b", source.split("#ifndef TP_WGMMA")[0], re.M) is not None
+
+
 def class_define(arch: str) -> str:
     """The lines that make a build of a kernel's source take `arch`'s kernel (class_macro, and
     the sm_90a class: WGMMA_MACRO)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cuda_c import INCLUDE_DIR
+from ..cuda_c.targets import defines_wgmma
 from ..errors import TileCompileError, TileLaunchError, TileValueError
 from ..settings import CPU_MODES as MODES, MAX_CPU_WORKERS, settings
 from . import cache, cpu_isa
@@ -704,7 +705,7 @@ def kernel_params(source: str, name: str) -> list[str]:
     types = [re.sub(r"\s*\b[A-Za-z_]\w*$", "", p) for p in params]
     # the sm_90a class's maps, where the build defines TP_WGMMA itself (not the source's choice
     # by the CUDA arch, cuda_c/targets.py WGMMA_MACRO, false on the CPU)
-    if not re.search(r"^#define TP_WGMMA 1\b", source.split("#ifndef TP_WGMMA")[0], re.M):
+    if not defines_wgmma(source):
         types = [t for t in types if not is_tensor_map(t)]
     return types
 

@@ -74,10 +74,13 @@ def source_defines(source: str) -> list[str]:
     """What an emitted source defines before including the runtime, as flags: a kernel with an
     sm_90a class defines TP_WGMMA first (targets.WGMMA_MACRO; 0 with a host compiler), which the
     runtime reads, and GCC takes a PCH only where such macros were defined alike when it was
-    made. So those kernels' PCH is made with -DTP_WGMMA=0 (GCC still checks it against each
-    compile: a build that defines TP_WGMMA 1 parses the header)."""
-    from ..cuda_c.targets import WGMMA_MACRO
+    made. So those kernels' PCH is made with -DTP_WGMMA=0, and with -DTP_WGMMA=1 for a build
+    that defines it 1 itself (the sm_90a class on the CPU; GCC checks the PCH against each compile
+    and parses the header where they differ)."""
+    from ..cuda_c.targets import WGMMA_MACRO, defines_wgmma
     head = source[:max(0, source.find(f'#include "{HEADER}"'))]
+    if defines_wgmma(head):
+        return ["-DTP_WGMMA=1"]
     return ["-DTP_WGMMA=0"] if "\n".join(WGMMA_MACRO) in head else []
 
 

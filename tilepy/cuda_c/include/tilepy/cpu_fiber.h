@@ -81,23 +81,35 @@ TP_TLS_VAR(Worker* worker, = nullptr);
 
 constexpr size_t kFiberStack = 256 * 1024;
 
-TP_REPORT inline std::string dim_str(dim3 d) {
+#if TP_SUPPORT_BODY
+TP_REPORT TP_SUPPORT std::string dim_str(dim3 d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
+#else
+TP_REPORT TP_SUPPORT std::string dim_str(dim3 d);
+#endif
 
-TP_REPORT inline std::string where_str(const Worker& w) {
+#if TP_SUPPORT_BODY
+TP_REPORT TP_SUPPORT std::string where_str(const Worker& w) {
   return "kernel '" + std::string(w.kernel) + "', block " + dim_str(index3(w.block, grid_dim));
 }
+#else
+TP_REPORT TP_SUPPORT std::string where_str(const Worker& w);
+#endif
 
 // End the launch: detected undefined behavior or a deadlock. Called on a fiber's stack, it
 // jumps back to the scheduler, which abandons the block.
-[[noreturn]] TP_REPORT inline void fail(const std::string& msg, const Caller& at = {"", 0}) {
+#if TP_SUPPORT_BODY
+[[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0}) {
   Worker* w = worker;
   set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg, at.file, at.line);
   w->aborted = true;
   context_switch(cur->fiber->context, w->scheduler);   // never resumed
   __builtin_unreachable();
 }
+#else
+[[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0});
+#endif
 
 // ---------------------------------------------------------------------------- global memory
 // Every global access of the view ops (load, store, atomic_red, the cp.async copies of
@@ -105,7 +117,8 @@ TP_REPORT inline std::string where_str(const Worker& w) {
 // access outside ends the launch with a TileLaunchError naming the array (the argument whose
 // base pointer the view's is) and the kernel's line. On a GPU it would be an illegal address,
 // or another array's data.
-TP_REPORT inline void bad_view_access(const void* base, const Extent& e,
+#if TP_SUPPORT_BODY
+TP_REPORT TP_SUPPORT void bad_view_access(const void* base, const Extent& e,
                                                          uintptr_t a, size_t n, const char* what,
                                                          const Caller& at) {
   std::string array = "its array";      // a hand-written kernel's arguments have no names
@@ -121,12 +134,21 @@ TP_REPORT inline void bad_view_access(const void* base, const Extent& e,
                 array.c_str(), (long long)(e.hi - e.lo));
   fail(msg, at);
 }
+#else
+TP_REPORT TP_SUPPORT void bad_view_access(const void* base, const Extent& e,
+                                                         uintptr_t a, size_t n, const char* what,
+                                                         const Caller& at);
+#endif
 
-TP_REPORT inline std::string hex(uint32_t x) {
+#if TP_SUPPORT_BODY
+TP_REPORT TP_SUPPORT std::string hex(uint32_t x) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", x);
   return buf;
 }
+#else
+TP_REPORT TP_SUPPORT std::string hex(uint32_t x);
+#endif
 
 inline void suspend() { context_switch(cur->fiber->context, worker->scheduler); }
 
@@ -147,7 +169,8 @@ inline void block_barrier() {
 inline Fiber& lane_fiber(Worker& w, int warp, int lane) { return w.fibers[warp * 32 + lane]; }
 
 // Completes the operation lane `lane` waits in, if every lane it needs has arrived at it.
-inline bool try_complete(Warp& W, int lane) {
+#if TP_SUPPORT_BODY
+TP_SUPPORT bool try_complete(Warp& W, int lane) {
   const Slot& s = W.slot[lane];
   const uint32_t mask = s.mask;
   if (s.aligned && (W.exited & mask))
@@ -171,12 +194,16 @@ inline bool try_complete(Warp& W, int lane) {
   }
   return true;
 }
+#else
+TP_SUPPORT bool try_complete(Warp& W, int lane);
+#endif
 
 // The calling lane takes part in a warp-level operation: its slot has been filled with its
 // operands; returns when the operation completed, with the lane's results in its slot.
 inline Slot& warp_slot() { return worker->warps[cur->warp].slot[cur->lane]; }
 
-inline void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool aligned,
+#if TP_SUPPORT_BODY
+TP_SUPPORT void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool aligned,
                             CompleteFn complete) {
   Warp& W = worker->warps[cur->warp];
   const int lane = cur->lane;
@@ -194,6 +221,10 @@ inline void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool
   cur->fiber->state = State::in_warp_op;
   suspend();
 }
+#else
+TP_SUPPORT void warp_collective(uint32_t kind, const char* name, uint32_t mask, bool aligned,
+                            CompleteFn complete);
+#endif
 
 inline void tma_check_exit();                     // cpu_tma.h
 TP_REPORT inline std::string mbar_wait_report(const Ctx& c);

@@ -112,7 +112,8 @@ enum : uint32_t { kShfl = 1, kSyncwarp = 8, kBallot = 9, kLdmatrix = 16, kMma = 
 
 // ---------------------------------------------------------------------------- shuffles
 // shfl.sync: b = source lane / delta / lane mask, c = ((32 - width) << 8) | clamp.
-inline void shfl_complete(Warp& W, uint32_t lanes) {
+#if TP_SUPPORT_BODY
+TP_SUPPORT void shfl_complete(Warp& W, uint32_t lanes) {
   for (uint32_t m = lanes; m; m &= m - 1) {
     const int l = __builtin_ctz(m);
     Slot& s = W.slot[l];
@@ -136,6 +137,9 @@ inline void shfl_complete(Warp& W, uint32_t lanes) {
     s.out[1] = W.slot[j].in[1];
   }
 }
+#else
+TP_SUPPORT void shfl_complete(Warp& W, uint32_t lanes);
+#endif
 
 inline uint64_t shfl(int mode, unsigned mask, uint64_t v, int b, int c) {
   static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
@@ -154,7 +158,8 @@ inline void syncwarp(unsigned mask) {
   warp_collective(kSyncwarp, "__syncwarp", mask, false, nothing_complete);
 }
 
-inline void ballot_complete(Warp& W, uint32_t lanes) {
+#if TP_SUPPORT_BODY
+TP_SUPPORT void ballot_complete(Warp& W, uint32_t lanes) {
   uint32_t votes = 0;
   for (uint32_t m = lanes; m; m &= m - 1)
     if (W.slot[__builtin_ctz(m)].in[0]) votes |= 1u << __builtin_ctz(m);
@@ -163,6 +168,9 @@ inline void ballot_complete(Warp& W, uint32_t lanes) {
     W.slot[__builtin_ctz(m)].out[1] = lanes;
   }
 }
+#else
+TP_SUPPORT void ballot_complete(Warp& W, uint32_t lanes);
+#endif
 inline uint32_t ballot(unsigned mask, bool pred, uint32_t* lanes) {
   Slot& s = warp_slot();
   s.in[0] = pred;
@@ -174,7 +182,8 @@ inline uint32_t ballot(unsigned mask, bool pred, uint32_t* lanes) {
 // ---------------------------------------------------------------------------- ldmatrix
 // .m8n8 .b16: lanes 8j..8j+7 give the row addresses of matrix j. Lane l receives, in register
 // j, row l/4 elements 2(l%4) and 2(l%4)+1 of matrix j (.trans: column l/4, rows 2(l%4), +1).
-inline void ldmatrix_complete(Warp& W, uint32_t lanes) {
+#if TP_SUPPORT_BODY
+TP_SUPPORT void ldmatrix_complete(Warp& W, uint32_t lanes) {
   const int num = (int)(W.slot[0].kind - kLdmatrix) >> 1;
   const bool trans = (W.slot[0].kind - kLdmatrix) & 1;
   for (int a = 0; a < 8 * num; ++a)
@@ -193,6 +202,9 @@ inline void ldmatrix_complete(Warp& W, uint32_t lanes) {
     }
   }
 }
+#else
+TP_SUPPORT void ldmatrix_complete(Warp& W, uint32_t lanes);
+#endif
 
 inline void ldmatrix(uint32_t* r, int num, bool trans, const void* row) {
   static const char* names[] = {"", "ldmatrix.x1", "ldmatrix.x2", "", "ldmatrix.x4"};
@@ -245,7 +257,8 @@ template <class Spec> inline void mma(uint32_t* d, const uint32_t* a, const uint
 }
 
 // ---------------------------------------------------------------------------- cp.async
-inline void cp_async(void* dst, const void* src, int bytes, int src_bytes) {
+#if TP_SUPPORT_BODY
+TP_SUPPORT void cp_async(void* dst, const void* src, int bytes, int src_bytes) {
   if ((bytes != 4 && bytes != 8 && bytes != 16) || src_bytes < 0 || src_bytes > bytes)
     fail("cp.async: copy size " + std::to_string(bytes) + " (source size " +
          std::to_string(src_bytes) + ") is not supported (4, 8 or 16 bytes)");
@@ -254,6 +267,9 @@ inline void cp_async(void* dst, const void* src, int bytes, int src_bytes) {
   std::memset(dst, 0xff, bytes);   // undefined until the wait: poison
   cur->cp_pending.push_back(CpAsync{dst, src, bytes, src_bytes});
 }
+#else
+TP_SUPPORT void cp_async(void* dst, const void* src, int bytes, int src_bytes);
+#endif
 inline void cp_async_commit() {
   cur->cp_groups.push_back(std::move(cur->cp_pending));
   cur->cp_pending.clear();

@@ -18,6 +18,26 @@
 
 namespace tp {
 #if defined(TP_FAITHFUL)
+namespace cpu {
+// The report of a poison stored (check_stored), naming the load that made it where known
+// (`file` null otherwise): in the support object of a split build (cpu_shim.h TP_SUPPORT).
+#if TP_SUPPORT_BODY
+TP_REPORT TP_SUPPORT void undetermined_stored(const char* file, int line, const Caller& at) {
+  char load[600] = "a load without padding_mode";
+  if (file) std::snprintf(load, sizeof load, "the load at %s:%d", file, line);
+  char msg[1024];
+  std::snprintf(msg, sizeof msg, "a value read from the undetermined padding of %s reaches this "
+                "store: a ct.load without padding_mode leaves the elements outside the array "
+                "undetermined (the faithful CPU mode reads them as NaN, or 0x7ead... for integers); "
+                "pass padding_mode=ct.PaddingMode.ZERO (NEG_INF, ...) or keep those elements out of "
+                "what is stored", load);
+  set_error(msg, at.file, at.line);
+}
+#else
+TP_REPORT TP_SUPPORT void undetermined_stored(const char* file, int line, const Caller& at);
+#endif
+}  // namespace cpu
+
 namespace poison {
 namespace {
 constexpr int kLastSite = 62;   // 63 is all ones: a GPU's canonical NaN, not a site
@@ -73,16 +93,8 @@ template <class T> T make(T zero, int s) {
 }
 
 TP_REPORT void report(int s, const cpu::Caller& at) {
-  char load[600] = "a load without padding_mode";
-  if (const char* file = sites[s].file.load(std::memory_order_relaxed))
-    std::snprintf(load, sizeof load, "the load at %s:%d", file, sites[s].line.load(std::memory_order_relaxed));
-  char msg[1024];
-  std::snprintf(msg, sizeof msg, "a value read from the undetermined padding of %s reaches this "
-                "store: a ct.load without padding_mode leaves the elements outside the array "
-                "undetermined (the faithful CPU mode reads them as NaN, or 0x7ead... for integers); "
-                "pass padding_mode=ct.PaddingMode.ZERO (NEG_INF, ...) or keep those elements out of "
-                "what is stored", load);
-  cpu::set_error(msg, at.file, at.line);
+  cpu::undetermined_stored(sites[s].file.load(std::memory_order_relaxed),
+                           sites[s].line.load(std::memory_order_relaxed), at);
 }
 }  // namespace
 }  // namespace poison
