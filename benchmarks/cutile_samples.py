@@ -12,12 +12,16 @@ with its source untouched:
   - torch's "cuda" device is the CPU: tensors asked for on "cuda" are made on the CPU (a
     TorchFunctionMode rewrites `device=` and `.to`/`.cuda`), `Tensor.is_cuda` is true for them,
     `torch.cuda.current_stream()` is None (tilepy's CPU backend takes no stream), and
-    `torch.cuda` answers for one device of `--capability` with `--sms` multiprocessors;
+    `torch.cuda` answers for one device of `--capability` with `--sms` multiprocessors, and
+    its streams (`torch.cuda.Stream()`, or its `cuda_stream` handle) run as no stream;
   - the torch references compute as on CUDA where the CPU's kernels differ: f16/bf16 matmuls
     sum exactly, as tensor cores nearly do (the CPU sums product by product in f32), float32
     ones too after rounding their inputs to tf32 under `set_float32_matmul_precision("high")`,
     layer_norm of f16/bf16 accumulates in float32, the attention backends a sample picks
     (cuDNN, flash) fall back to the math one;
+  - CUDA graphs: `torch.cuda.graph(g)` captures the `cuda.tile.launch`es inside it without
+    running them, and `g.replay()` launches them again (torch's own ops inside a capture run
+    once, eagerly: the CPU has no stream capture);
   - torch.distributed is one rank: NCCL is gloo, `mp.spawn` runs rank 0 here, symmetric memory
     is the rank's tensor (AllGatherMatmul gathers from a list of one array);
   - the sample's own checks decide: each `torch.testing.assert_close` judges the kernels launched
@@ -43,6 +47,7 @@ import traceback
 import types
 
 STATUSES = ("PASS", "WRONG", "CRASH", "UNSUPPORTED", "UNCHECKED", "NOT RUN")
+CAPTURING: list = []        # the emulated CUDA graph being captured (innermost last)
 RANK = {s: i for i, s in enumerate(("NOT RUN", "UNCHECKED", "PASS", "WRONG", "UNSUPPORTED",
                                     "CRASH"))}     # a later failure outranks an earlier pass
 
@@ -126,17 +131,28 @@ def _emulate_cuda(capability, sms):
         bits = (bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF    # round to nearest even
         return bits.view(torch.float32)
 
+    # CUDA kernels the CPU lacks: `abs` of a bool tensor (the identity on CUDA)
+    abs_ops = {torch.abs, torch.Tensor.abs, torch.Tensor.__abs__}
+
     class CpuAsCuda(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
+            # `torch.mm(a, b, out_dtype=)` (f16/bf16 in, f32 out: the CPU has no such kernel)
+            # is the exact sum rounded once to out_dtype, as tensor cores accumulate in f32
+            out_dtype = kwargs.pop("out_dtype", None) if func is torch.mm else None
             if func in tensor_core_math and not kwargs:
                 ts = [a for a in args if isinstance(a, torch.Tensor)]
                 tf = all(t.dtype == torch.float32 for t in ts) and \
                     torch.get_float32_matmul_precision() != "highest"
-                if ts and (tf or all(t.dtype in half_types for t in ts)):
+                if ts and (tf or out_dtype is not None or
+                           all(t.dtype in half_types for t in ts)):
                     wide = [a.double() if isinstance(a, torch.Tensor) else a
                             for a in (map(tf32, args) if tf else args)]
-                    return func(*wide).to(ts[0].dtype)
+                    return func(*wide).to(out_dtype or ts[0].dtype)
+            if out_dtype is not None:
+                kwargs["out_dtype"] = out_dtype
+            if func in abs_ops and args[0].dtype == torch.bool:
+                return args[0].clone()
             if func in fp32_math and args[0].dtype in (torch.float16, torch.bfloat16):
                 up = lambda a: a.float() if isinstance(a, torch.Tensor) else a  # noqa: E731
                 return func(*map(up, args), **{k: up(v) for k, v in kwargs.items()}).to(
@@ -179,6 +195,33 @@ def _emulate_cuda(capability, sms):
         def query(self):
             return True
 
+        def wait_event(self, event):
+            pass
+
+        def record_event(self, event=None):
+            event = event or Event()
+            event.record(self)
+            return event
+
+    class CUDAGraph:
+        def __init__(self, *a, **k):
+            self.launches = []
+
+        def replay(self):
+            for run in self.launches:
+                run()
+
+        def reset(self):
+            self.launches = []
+
+    @contextlib.contextmanager
+    def graph(g, *a, **k):
+        CAPTURING.append(g)
+        try:
+            yield g
+        finally:
+            CAPTURING.pop()
+
     props = types.SimpleNamespace(multi_processor_count=sms, name="CPU (tilepy)",
                                   major=capability[0], minor=capability[1],
                                   total_memory=16 << 30)
@@ -190,7 +233,9 @@ def _emulate_cuda(capability, sms):
             "get_device_capability": lambda device=None: capability,
             "get_device_properties": lambda device=None: props,
             "get_device_name": lambda device=None: props.name, "Event": Event,
-            "Stream": Stream, "device": lambda device=None: contextlib.nullcontext()}.items():
+            "Stream": Stream, "device": lambda device=None: contextlib.nullcontext(),
+            "stream": lambda s=None: contextlib.nullcontext(s), "CUDAGraph": CUDAGraph,
+            "graph": graph}.items():
         setattr(cuda, name, value)
     real_sdpa_kernel = attention.sdpa_kernel
     # CUDA's attention backends (cuDNN, flash) as the CPU's: the math one is always allowed
@@ -240,6 +285,9 @@ def _cuda_tile(record, capability):
 
     def launch(stream, grid, kernel, args, **kw):
         name = getattr(kernel, "name", repr(kernel))
+        if CAPTURING:                   # into an emulated CUDA graph: run at its replay
+            CAPTURING[-1].launches.append(lambda: launch(stream, grid, kernel, args, **kw))
+            return None
         record.launched(name)
         try:
             return tilepy.launch(_cpu_stream(stream), grid, kernel, args, **kw)

@@ -2,7 +2,7 @@
 
     python benchmarks/cutile_tests.py /path/to/cutile-python [--only test_copy.py ...]
         [--mode fast|faithful] [--capability 10.0] [--timeout 900] [--per-test N]
-        [--summary] [--json out.json]
+        [-k EXPR] [--summary] [--json out.json]
 
 Each test file runs under pytest in a child process of its own, with its source (and the
 checkout's conftest.py and util.py) untouched, under the emulation of cutile_samples.py
@@ -19,9 +19,10 @@ Per test: PASS; WRONG (an assertion failed: a value, or an expected error that d
 or came with another message); REFUSED (tilepy raised a located error, TileTypeError/
 TileValueError/..., where the test expected none or another class); CRASH (any other
 exception, TileInternalError included); UNSUPPORTED (TileUnsupportedFeatureError); MISSING (a
-public cuTile name tilepy does not define); INTERNALS (the test reads cuTile internals); SKIP
-(the test skipped itself: a capability, a missing package); TIMEOUT (the file's time ran out
-before the test finished). The detail column says the first line of the error. `--replay
+public cuTile name tilepy does not define); INTERNALS (the test reads cuTile internals: a
+private module, or a private member such as `ct.kernel._compile`); SKIP (the test skipped
+itself: a capability, a missing package); TIMEOUT (the file's time ran out before the test
+finished). The detail column says the first line of the error. `--replay
 run.json` prints a saved run's table again (with this version's statuses).
 """
 from __future__ import annotations
@@ -99,7 +100,15 @@ def _internals(capability):
         return tilepy.kernel._compile(kernel, key, params, capability)
 
     def _compile(kernel, key, params, compute_capability):   # cuTile's per-device compile
-        return compile_specialization(kernel, key, params)
+        compiled = compile_specialization(kernel, key, params)
+        if tuple(compute_capability) != tuple(capability):    # a test asked for another device:
+            from tilepy.bytecode.targets import check_target  # what tileiras and that GPU take
+            from tilepy.cuda_c.targets import check_target_ops
+            arch = compile_.format_sm_arch(*compute_capability)
+            module = compiler.tile_ir(kernel, key, params)      # (the compile's, not traced again)
+            check_target(module, arch, compute_capability[0] * 10 + compute_capability[1])
+            check_target_ops(module, arch)
+        return compiled
     tilepy.kernel._compile = _compile
 
     def counted(kernel, key, params):
@@ -172,6 +181,8 @@ def status_of(name: str, text: str) -> str:
     if name in ("ImportError", "ModuleNotFoundError", "AttributeError") and \
             any(m in text for m in INTERNAL_MODULES):
         return "INTERNALS"
+    if name == "AttributeError" and "has no attribute '_" in text:
+        return "INTERNALS"      # a private member of a public cuTile object (ct.kernel._compile)
     if name in ("TileAttributeError", "ImportError") and ("'tilepy" in text or
                                                           "tilepy." in text):
         return "MISSING"
@@ -194,7 +205,7 @@ def _classify(excinfo) -> tuple[str, str]:
     return status_of(name, first), f"{name}: {first}"
 
 
-def run_child(test_paths, out_path, capability, sms, per_test=0):
+def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
     import resource
     sys.path.insert(0, HERE)
     import cutile_samples as samples
@@ -274,7 +285,7 @@ def run_child(test_paths, out_path, capability, sms, per_test=0):
     os.chdir(folder)
     pytest.main([*test_paths, "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                  "-W", "ignore", "--rootdir", os.path.dirname(folder), "--tb=no",
-                 "--continue-on-collection-errors"],
+                 "--continue-on-collection-errors", *(["-k", select] if select else [])],
                 plugins=[Collector()])
     out.close()
 
@@ -287,7 +298,7 @@ def run_files(paths, args):
     os.close(fd)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", out, *paths,
            "--capability", args.capability, "--sms", str(args.sms),
-           "--per-test", str(args.per_test)]
+           "--per-test", str(args.per_test), *(["-k", args.k] if args.k else [])]
     env = dict(os.environ, TILEPY_CPU_MODE=args.mode)
     t0 = time.perf_counter()
     ended = "completed"
@@ -319,6 +330,7 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=900, help="seconds per test file")
     p.add_argument("--per-test", type=int, default=0,
                    help="run only the first N parameter cases of each test function (0: all)")
+    p.add_argument("-k", help="run only the tests this pytest -k expression selects")
     p.add_argument("--summary", action="store_true", help="one line per file, not per test")
     p.add_argument("--json", help="also write every row to this file")
     p.add_argument("--replay", help="print the table of a run saved with --json")
@@ -328,7 +340,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     capability = tuple(int(x) for x in args.capability.split("."))
     if args.child:
-        return run_child(args.child[1:], args.child[0], capability, args.sms, args.per_test)
+        return run_child(args.child[1:], args.child[0], capability, args.sms, args.per_test,
+                         args.k)
     saved = {}
     if args.replay:
         with open(args.replay) as f:

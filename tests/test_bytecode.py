@@ -229,6 +229,25 @@ def test_thirteen_five_entries_carry_hints_and_argument_attributes():
     assert write_module(read_module(data), (13, 5)) == data
 
 
+def test_worker_warps_are_a_hint_from_13_3_and_dropped_before_with_cutiles_warning():
+    import warnings
+    import tilepy as ct
+
+    @ct.kernel(num_worker_warps=8, occupancy=2)
+    def k(x, y):
+        ct.store(y, (0,), ct.load(x, (0,), (64,)))
+    x = np.zeros(64, np.float32)
+    hints = read_module(k.bytecode(x, x, version="13.3")).entry().attrs["optimization_hints"]
+    assert hints.as_dict() == {"default": {"occupancy": 2, "num_worker_warps_per_cta": 8}}
+    with pytest.warns(UserWarning, match=r"num_worker_warps is ignored: requires tileiras 13\.3, "
+                                         r"but current version is 13\.1"):
+        old = read_module(k.bytecode(x, x, version="13.1")).entry()
+    assert old.attrs["optimization_hints"].as_dict() == {"default": {"occupancy": 2}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_module(CORPORA["sample:addf"](), "13.1")
+
+
 def test_version_strings():
     module = CORPORA["sample:addf"]()
     assert write_module(module, "13.5") == write_module(module, (13, 5))

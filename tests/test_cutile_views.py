@@ -262,6 +262,29 @@ def test_a_cubins_bytecode_version_is_checked():
                       bytecode_version="13.1")
 
 
+@ct.kernel
+def _to_e4m3(x, y):
+    t = ct.load(x, (0,), (16,))
+    ct.store(y, (0,), t.astype(ct.float8_e4m3fn).astype(ct.float32))
+
+
+def test_exported_element_types_are_checked_per_target():
+    """Bytecode (or a cubin of a bytecode_version) for a GPU holds only element types tileiras
+    compiles for it: fp8 from sm_90, refused at the line that makes one, with cuTile's phrase."""
+    x = np.zeros(16, np.float32)
+    sig = KernelSignature.from_kernel_args(_to_e4m3, (x, x), CallingConvention.cutile_python_v1())
+    for fmt in ("tileir_bytecode", "cubin"):
+        with pytest.raises(ct.TileUnsupportedFeatureError,
+                           match="float8_e4m3fn is not supported on sm_80") as e:
+            export_kernel(_to_e4m3, [sig], io.BytesIO(), gpu_code="sm_80", output_format=fmt,
+                          bytecode_version="13.2")
+        assert "astype(ct.float8_e4m3fn)" in str(e.value)
+    buf = io.BytesIO()
+    export_kernel(_to_e4m3, [sig], buf, gpu_code="sm_90a", output_format="tileir_bytecode",
+                  bytecode_version="13.2")
+    assert read_module(buf.getvalue()).entry().sym_name == sig.symbol
+
+
 def test_a_written_signature_gives_the_same_kernel():
     kernel = views.gather_rows
     f32, i32 = ct.float32, ct.int32
@@ -356,6 +379,55 @@ def test_array_and_list_annotations():
         ct.ArrayAnnotation(index_dtype=ct.int16)
     with pytest.raises(TypeError, match="must be an ArrayAnnotation"):
         ct.ListAnnotation(3)
+
+
+Static = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=(0,),
+                                                        static_stride_dims=(0, 1))]
+
+
+@ct.kernel
+def _static_rows(x: Static, out):
+    ct.static_assert(x.strides[1] == 0)           # a broadcast stride is a constant too
+    t = ct.load(x, (0, 0), (x.shape[0], 4))       # a static extent as a tile shape
+    ct.store(out, (0, 0), t + x.strides[0])
+
+
+def test_static_dims_of_an_array_annotation_are_constants_of_the_kernel():
+    """cuTile's ArrayAnnotation(static_shape_dims=, static_stride_dims=): the kernel is made
+    for those values (another value, another specialization); KernelSignature reports them;
+    an axis out of range or named twice is cuTile's ValueError."""
+    x = np.broadcast_to(np.arange(4, dtype=np.float32)[:, None], (4, 4))
+    out = np.zeros((4, 4), np.float32)
+    ct.launch(None, (1,), _static_rows, (x, out))
+    np.testing.assert_array_equal(out, x + 1)
+    (c, _) = KernelSignature.from_kernel_args(_static_rows, (x, out),
+                                              CallingConvention.cutile_python_v2()).parameters
+    assert c.shape_constant == (4, None) and c.stride_constant == (1, 0)
+    y = np.zeros((8, 1), np.float32)
+    sig = {v: KernelSignature.from_kernel_args(views.gather_rows, (y, np.zeros(8, np.int32), y,
+                                                                   8, 1), cc).parameters[0]
+           for v, cc in ((1, CallingConvention.cutile_python_v1()),
+                         (2, CallingConvention.cutile_python_v2()))}
+    assert sig[1].shape_constant == (None, None) and sig[2].shape_constant == (None, 1)
+    # annotated strides drop the others' inferred facts (unit stride, divisibility under 16
+    # bytes): inner strides 1 and 3 share one specialization, as in cuTile
+    from tilepy.host.intake import infos_for
+    rows = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_stride_dims=(0,))]
+
+    def k2(x: rows):
+        pass
+    k2 = ct.kernel(k2)
+    base = np.zeros((4, 20), np.float32)
+    assert k2.specialize(infos_for((base[:, :4],)))[0] == \
+        k2.specialize(infos_for((base[:, 0:12:3],)))[0]
+    for dims, phrase in (((2,), "static_shape_dims contains axis 2"),
+                         ((0, -2), "static_shape_dims has a duplicate axis 0")):
+        ann = typing.Annotated[ct.Array, ct.ArrayAnnotation(static_shape_dims=dims)]
+
+        def k(x: ann):
+            pass
+        with pytest.raises(ValueError, match=phrase):
+            ct.launch(None, (1,), ct.kernel(k), (out,))
 
 
 def test_a_kernel_is_an_instance_of_ct_kernel():

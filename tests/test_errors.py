@@ -334,9 +334,12 @@ CASES = [
     (nonconstant_shape, (V32, 16), ct.TileTypeError, "E8", "(n,)", "compile-time constant"),
     (tile_condition, (V32,), ct.TileTypeError, "E9", "t > 0", "must be a scalar"),
     (list_literal, (V32,), ct.TileSyntaxError, "E10", "[16]", "list literal"),
-    (recursion, (V32,), ct.TileUnsupportedFeatureError, "E11", "_recurse(v)", "recursive"),
+    (recursion, (V32,), ct.TileUnsupportedFeatureError, "E11", "_recurse(v)",
+     "Maximum recursion depth"),
     (loop_type_change, (V32, V16), ct.TileTypeError, "E12", "acc + ct.load(x, (i,), (16,))", "changes in the loop"),
-    (maybe_undefined, (V32, 1), ct.TileSyntaxError, "E13", "t", "not defined on every path"),
+    (maybe_undefined, (V32, 1), ct.TileTypeError, "E13", "t", "Type of `t` depends on path "
+                                                                   "taken: variable 't' is not "
+                                                                   "defined on every path"),
     (store_wrong_rank, (F32,), ct.TileTypeError, "E14", "ct.load(x, (0, 0), (1, 16)).reshape((16,))", "rank"),
     (with_statement, (V32,), ct.TileTypeError, "E15", "x", "@contextlib.contextmanager function"),
     (combiner_captures_array, (V32, V32), ct.TileSyntaxError, "E16", "weights", "cannot use 'weights'"),
@@ -348,7 +351,7 @@ CASES = [
     (return_in_loop, (V32, 4), ct.TileSyntaxError, "E22", "return", "Returning from a for loop"),
     (break_in_static_iter, (V32,), ct.TileSyntaxError, "E23", "break", "static_iter"),
     (for_over_tuple, (V32,), ct.TileTypeError, "E24", "(1, 2, 3)", "range"),
-    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on the branch"),
+    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on path taken"),
     (tile_item_assignment, (V32,), ct.TileTypeError, "E26", "t[0]", "immutable"),
     (gather_index_count, (V32,), ct.TileTypeError, "E27", "(i, i)", "2 index tile"),
     (atomic_on_float, (V32,), ct.TileTypeError, "E28", "ct.atomic_and", "float32"),
@@ -361,7 +364,7 @@ CASES = [
     (mma_dtype_mismatch, (F16M, F32M), ct.TileTypeError, "E35", "ct.mma", "same dtype"),
     (arange_not_pow2, (V32,), ct.TileTypeError, "E36", "10", "power of two"),
     (reshape_numel, (V32,), ct.TileValueError, "E37", "(8, 4)", "cannot reshape"),
-    (used_after_loop, (V32, 2), ct.TileSyntaxError, "E38", "t", "only inside a loop"),
+    (used_after_loop, (V32, 2), ct.TileTypeError, "E38", "t", "only inside a loop"),
     (while_tile_condition, (V32,), ct.TileTypeError, "E39", "t < 10.0", "must be a scalar"),
     (combiner_wrong_result, (V32,), ct.TileTypeError, "E40", "ct.full((2,), 0.0, ct.float32)", "must return 0-d tiles"),
     (combiner_branches, (V32,), ct.TileSyntaxError, "E41", "if", "Branching inside reduction body is not supported"),
@@ -400,17 +403,28 @@ def test_errors_show_no_compiler_frames(kernel, args, exc, marker, snippet, mess
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
-def test_error_notes_name_the_call_site_only_in_helpers():
+def test_error_shows_a_call_stack_only_in_helpers():
     with pytest.raises(ct.TileTypeError) as info:
         non_pow2_shape.mlir(F32, F32)
-    assert "called from" not in str(info.value)
+    assert ' File "' not in str(info.value) and not info.value.calls
 
 
-def test_error_in_helper_names_the_call_site():
+def test_error_in_helper_shows_the_call_stack():
+    """cuTile's (and Python's) traceback: each call from the kernel down, its line and carets,
+    right after the message; then tilepy's location of the error itself."""
     with pytest.raises(ct.TileUnsupportedFeatureError) as info:
         recursion.mlir(V32)
-    line, _ = marker_loc(HERE, "E11-call", "")
-    assert f"called from {HERE}:{line}:" in str(info.value)
+    call = "_recurse(ct.load(x, (0,), (16,)))"
+    line, col = marker_loc(HERE, "E11-call", call)
+    inner, inner_col = marker_loc(HERE, "E11", "_recurse(v)")
+    text = str(info.value).splitlines()
+    assert text[1] == f'  File "{HERE}", line {line}, col {col + 1}, in recursion:', text
+    with open(HERE) as f:
+        source = f.read().splitlines()
+    assert text[2] == "    " + source[line - 1]
+    assert text[3] == " " * (4 + col) + "^" * len(call)
+    assert text[4] == f'  File "{HERE}", line {inner}, col {inner_col + 1}, in _recurse:', text
+    assert text[7] == f"  --> {HERE}:{inner}:{inner_col + 1}"
 
 
 def test_exec_built_kernels_get_a_clear_error():
@@ -418,3 +432,13 @@ def test_exec_built_kernels_get_a_clear_error():
     exec("@ct.kernel\ndef k(x):\n    pass\n", ns)
     with pytest.raises(ct.TileSyntaxError, match="exec"):
         ns["k"].mlir(V32)
+
+
+def test_a_builtin_called_from_host_code_is_cuTiles_runtime_error():
+    """cuTile raises a RuntimeError; tilepy's error is one too (and a TileSyntaxError)."""
+    def helper(x):
+        return ct.bid(0)
+    with pytest.raises(RuntimeError, match="Device functions can only be called from device "
+                                           "code: tilepy.bid()") as info:
+        helper(np.zeros(4))
+    assert isinstance(info.value, ct.TileSyntaxError)

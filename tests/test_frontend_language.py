@@ -1,6 +1,7 @@
 """The Python subset of the kernel language and what it becomes in Tile IR (FileCheck), plus
 specialization, the recompile log, source retrieval and the promotion table."""
 import contextlib
+import dataclasses
 import functools
 import linecache
 import pathlib
@@ -254,6 +255,19 @@ def _builtin_misuses():
     def slice_negative(x):
         x.slice(axis=0, start=-1, stop=5)
 
+    def slice_axis(x):
+        x.slice(axis=1, start=0, stop=5)
+
+    def tile_item(x):
+        ct.load(x, (0,), (4,))[::2]
+
+    def bitwise_on_float(x):
+        ct.atomic_xor(x, 0, ct.bfloat16(1))
+
+    def counting_down(x):
+        for i in range(4, 0, -2):
+            ct.scatter(x, i, 1.0)
+
     def slice_unsigned(x):
         x.slice(axis=0, start=ct.bid(0).astype(ct.uint32), stop=5)
 
@@ -300,9 +314,7 @@ def _builtin_misuses():
     return [(weak_atomic, T, "Invalid memory order for tile_atomic_rmw. Got MemoryOrder.WEAK"),
             (unscoped_cas, T, "tile_atomic_cas with ACQ_REL memory ordering requires a memory "
                               "scope"),
-            (bitwise_cast, T, "Bitwise atomic read-modify-write operations require the update "
-                              "dtype (tilepy.int64) to exactly match the target dtype "
-                              "(tilepy.float32)"),
+            (bitwise_cast, T, "atomic_xor_offset(): Unsupported array dtype: float32"),
             (offset_shape, T, "the value's shape (8,) is not broadcastable to the offset's shape "
                               "(4,)"),
             (transpose_1d, T, "Cannot transpose a tile with fewer than 2 dimensions"),
@@ -313,6 +325,10 @@ def _builtin_misuses():
             (repeated_order, T, "Axis order must be a permutation, but axis 0 is used at least "
                                 "twice"),
             (slice_negative, T, "Slice start must be non-negative (got -1)"),
+            (slice_axis, T, "Axis 1 is out of range for rank 1'"),
+            (tile_item, T, "Directly indexing a tile is not supported"),
+            (counting_down, T, "range(): Step must be positive, got -2"),
+            (bitwise_on_float, T, "atomic_xor(): Unsupported array dtype: float32"),
             (slice_unsigned, T, "Expected a signed integer scalar"),
             (e8m0_negative, ct.TileValueError, "Negative values cannot be represented in an "
                                                "unsigned float format (float8_e8m0fnu"),
@@ -369,6 +385,210 @@ def test_return_inside_runtime_if_of_a_helper_yields_the_value(check):
 # CHECK: yield %{{[0-9]+}}
 # CHECK: store_view_tko weak %[[R]]
 """)
+
+
+def test_conditional_expression_on_a_runtime_value_runs_only_its_taken_side(check):
+    """`a if c else b` is an `if` (cuTile's and Python's rule), not a select of both: an atomic
+    on the other side is not made; its sides must have one type."""
+    @ct.kernel
+    def k(x, n):
+        old = ct.atomic_add(x, 0, 1) if ct.bid(0) < n else ct.int32(-1)
+        ct.store(x, (1 + ct.bid(0),), old.reshape((1,)))
+    check(k.mlir(np.zeros(8, np.int32), 2), """
+# CHECK: %[[C:.*]] = cmpi less_than
+# CHECK: if %[[C]] -> (tile<i32>, token) {
+# CHECK: atomic_rmw_tko
+# CHECK: } else {
+# CHECK-NOT: atomic_rmw_tko
+# CHECK: yield
+""")
+    x = np.zeros(8, np.int32)
+    ct.launch(None, (4,), k, (x, 2), backend="interpret")
+    assert x[0] == 2 and sorted(x[1:3]) == [0, 1] and list(x[3:5]) == [-1, -1]
+
+    def mixed(x):
+        t = ct.load(x, (0,), (16,))
+        ct.store(x, (0,), ct.bid(0) > 0 if ct.bid(0) < 2 else t)
+
+    def numbers(x):
+        ct.store(x, (0,), ct.full((16,), 3 if ct.bid(0) < 2 else 5.0, ct.float32))
+
+    def views(x):
+        tv = x.tiled_view(8) if ct.bid(0) == 0 else x.tiled_view(4)
+        tv.store(0, ct.zeros((8,), ct.float32))
+    assert _refused_in_body(mixed, ct.TileTypeError, "depends on path taken: Tile[bool_,()] in "
+                            "the `if` branch, Tile[float32,(16,)] in the `else` branch", 3) == 2
+    _refused_in_body(numbers, ct.TileTypeError, "Type of the conditional expression's value "
+                     "depends on path taken: int32 in the `if` branch, float32", 2)
+    _refused_in_body(views, ct.TileTypeError, "depends on path taken: TiledView[float32,(8,)] in "
+                                              "the `if` branch, TiledView[float32,(4,)]", 2)
+
+
+def test_a_helper_returning_different_types_on_two_paths_is_refused():
+    """cuTile's phrase; the call stack names each call from the kernel down to the `if`."""
+    def helper():
+        if ct.bid(0) == 0:
+            return 3
+        else:
+            return 5.0
+
+    def k(x):
+        helper()
+    with pytest.raises(ct.TileTypeError, match="Type of return value depends on path taken: "
+                                               "int32 in the `if` branch, float32") as e:
+        ct.kernel(k).mlir(V32)
+    assert [c.function for c in e.value.calls] == ["k"] and e.value.loc.function == "helper"
+    assert str(e.value).splitlines()[2].strip() == "helper()"
+
+
+def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
+    """cuTile's rule: a variable that leaves a loop with one number on every path (each break of
+    a `while True`, each iteration of a `for` and its zero-trip entry) is that constant after
+    it (a tile shape here); two numbers, or a loop-carried value, make it a run-time value."""
+    def one_number(x):
+        a = 0
+        while True:
+            if ct.bid(0) == 0:
+                a = 4
+                break
+            a += 1
+            if ct.bid(0) > 2:
+                a = 4
+                break
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+
+    def same_in_a_for(x):
+        a = 4
+        for i in range(ct.bid(0)):
+            a = 4
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+
+    def two_numbers(x):
+        a = 0
+        while True:
+            if ct.bid(0) == 0:
+                a = 4
+                break
+            a = 8
+            break
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+    def defined_at_every_break(x):
+        while True:
+            if ct.bid(0) == 0:
+                a = 4
+                break
+            a = 4
+            break
+        ct.store(x, (0,), ct.full((a,), 3.0, ct.float32))
+
+    def same_dtype_again(x):
+        dt = ct.float32
+        for i in range(ct.bid(0)):
+            dt = ct.float32
+        ct.store(x, (0,), ct.full((4,), 3.0, dt))
+
+    def another_dtype(x):
+        dt = ct.float32
+        for i in range(ct.bid(0)):
+            dt = ct.float16
+        ct.store(x, (0,), ct.full((4,), 3.0, dt))
+    for ok in (one_number, same_in_a_for, defined_at_every_break, same_dtype_again):
+        assert "tile<4xf32>" in ct.kernel(ok).mlir(V32)
+    _refused_in_body(two_numbers, ct.TileTypeError, "Expected a constant integer tuple", 9)
+    _refused_in_body(another_dtype, ct.TileUnsupportedFeatureError,
+                     "variable 'dt' holds a DType and is reassigned in a loop to another value", 4)
+
+
+def test_an_array_chosen_by_a_runtime_if_is_the_taken_branchs():
+    """cuTile's rule: a variable may name one array in one branch and another in the other (of
+    one dtype and rank); after the `if` it is the taken branch's (a strided one too)."""
+    @ct.kernel
+    def k(x, y):
+        if ct.bid(0) == 0:
+            a = x
+        else:
+            a = y
+        b = y if ct.bid(0) == 0 else x
+        ct.store(a, (ct.bid(0),), ct.full((2,), ct.bid(0) + 10, ct.int32))
+        ct.store(b, (2 + ct.bid(0),), ct.full((2,), ct.bid(0) + 20, ct.int32))
+    x, y = np.zeros(8, np.int32), np.zeros(16, np.int32)[::2]
+    ct.launch(None, (2,), k, (x, y), backend="interpret")
+    assert x.tolist() == [10, 10, 0, 0, 0, 0, 21, 21] and y.tolist() == [0, 0, 11, 11, 20, 20, 0, 0]
+
+
+def test_an_integer_dtype_constructor_truncates_its_constant_as_cuTile():
+    @ct.kernel
+    def k(x):
+        ct.scatter(x, 0, ct.int64(ct.uint32(-3)))
+        ct.scatter(x, 1, ct.int64(ct.int32(3_000_000_000)))
+        ct.scatter(x, 2, ct.int64(ct.int8(200)) + ct.int64(ct.bool_(5)))
+    x = np.zeros(3, np.int64)
+    ct.launch(None, (1,), k, (x,), backend="interpret")
+    assert x.tolist() == [0xfffffffd, -1294967296, -55]
+
+
+def test_python_number_conversions_of_constants_are_loosely_typed():
+    """cuTile: float()/int() of a number, or of a constant tile (`ct.float32(5.0)`), is a Python
+    number, which takes the dtype of what it meets (an f16 array here); of a run-time tile, the
+    conversion (a strictly typed float32 one is refused by the f16 store)."""
+    @ct.kernel
+    def k(out):
+        ct.scatter(out, 0, float("2.0"))
+        ct.scatter(out, 1, float(ct.float32(5.0)))
+        ct.scatter(out, 2, int(ct.int8(-3)) + 0.5)
+    out = np.zeros(3, np.float16)
+    ct.launch(None, (1,), k, (out,), backend="interpret")
+    assert out.tolist() == [2.0, 5.0, -2.5]
+
+    def runtime(x):
+        ct.scatter(x, 0, float(ct.gather(x, 0)))
+    with pytest.raises(ct.TileTypeError, match="cannot implicitly cast the value's dtype float32 "
+                                               "to the array's dtype float16"):
+        ct.kernel(runtime).mlir(out)
+
+
+def test_defs_and_lambdas_in_a_kernel_take_defaults_and_keyword_arguments():
+    """Python's rules: defaults are evaluated where the def/lambda is defined; keyword-only and
+    positional-only parameters bind as in Python; *args/**kwargs are refused by name."""
+    @ct.kernel
+    def k(x, y):
+        base = 3
+
+        def f(t, a=10, /, b=base, *, c=1):
+            return t * a + b + c
+        base = 100
+        g = lambda t, m=2: t * m  # noqa: E731
+        tx = ct.gather(x, ())
+        ct.scatter(y, 0, f(tx))
+        ct.scatter(y, 1, f(tx, 4, b=5, c=0))
+        ct.scatter(y, 2, g(tx) + g(tx, m=base))
+    x, y = np.ones((), np.int32), np.zeros(3, np.int32)
+    ct.launch(None, (1,), k, (x, y), backend="interpret")
+    assert y.tolist() == [14, 9, 102]
+
+    def star(x):
+        def f(*ts):
+            return ts
+        f(1)
+    _refused_in_body(star, ct.TileUnsupportedFeatureError, "cannot take *args or **kwargs", 4)
+
+
+def _countdown(t, n):
+    if n > 0:
+        return _countdown(t, n - 1) + 1
+    return t
+
+
+def test_a_recursion_that_ends_at_compile_time_is_inlined_and_a_runaway_one_refused():
+    """cuTile's rule: helpers are inlined, a recursion on a constant to its end; one that does
+    not end reaches the depth limit, a TileRecursionError."""
+    @ct.kernel
+    def k(x, n: ct.Constant[int]):
+        ct.scatter(x, 0, _countdown(ct.gather(x, 0), n))
+    assert ct.kernel(k.func).mlir(V32, 40).count("addf") == 40
+    with pytest.raises(ct.TileRecursionError, match=r"Maximum recursion depth \(256\) reached "
+                                                    "while inlining a function call: '_countdown'"):
+        k.mlir(V32, 10**6)
 
 
 def test_kernel_early_return(check):
@@ -484,6 +704,32 @@ def _tuple_misuses():
 @pytest.mark.parametrize("fn, phrase", _tuple_misuses(), ids=lambda v: getattr(v, "__name__", ""))
 def test_tuple_misuse_is_a_type_error_at_the_line(fn, phrase):
     assert _refused_in_body(fn, ct.TileTypeError, phrase, 2) == 2
+
+
+def _item_misuses():
+    def array_item(x):
+        x[0]
+
+    def array_item_assignment(x):
+        x[0] = 3.0
+
+    def array_item_update(x):
+        x[0] += 3
+
+    def tile_item_assignment(x):
+        t = ct.load(x, (0,), (4,))
+        t[0] = 3.0
+    return [(array_item, "Arrays are not directly subscriptable. Use load() or gather()"),
+            (array_item_assignment, "Arrays do not support item assignment. Use store() or"),
+            (array_item_update, "Arrays are not directly subscriptable"),
+            (tile_item_assignment, "Tiles are immutable: item assignment is not supported")]
+
+
+@pytest.mark.parametrize("fn, phrase", _item_misuses(), ids=lambda v: getattr(v, "__name__", ""))
+def test_item_access_of_arrays_and_tiles_names_cutiles_rule_at_the_line(fn, phrase):
+    """cuTile's phrases: arrays are read with load/gather and written with store/scatter (an
+    augmented assignment reads first), tiles are immutable."""
+    _refused_in_body(fn, ct.TileTypeError, phrase, 2)
 
 
 # ------------------------------------------------------------------------------- static
@@ -926,6 +1172,59 @@ def test_with_takes_only_contextmanager_functions():
     with pytest.raises(ct.TileTypeError, match="@contextlib.contextmanager function") as info:
         ct.kernel(k).mlir(V32)
     assert info.value.loc.line == k.__code__.co_firstlineno + 1
+
+
+def _append(x, v):
+    n = ct.gather(x, 0)
+    ct.scatter(x, n + 1, v)
+    ct.scatter(x, 0, n + 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Log:
+    x: ct.Array
+
+    @contextlib.contextmanager
+    def around(self, start, end):
+        _append(self.x, start)
+        yield start
+        _append(self.x, end)
+
+    def twice(self, v):
+        _append(self.x, v)
+        _append(self.x, v)
+
+
+def test_a_dataclass_built_in_a_kernel_holds_arrays_and_inlines_its_methods():
+    """cuTile's rule: a dataclass object made in a kernel may hold arrays; its methods (a
+    @contextmanager one too) run inlined with it as `self`."""
+    @ct.kernel
+    def k(x):
+        log = _Log(x)
+        with log.around(20, 30) as v:
+            ct.static_assert(v == 20)
+            log.twice(7)
+        _append(x, 50)
+    x = np.zeros(8, np.int32)
+    ct.launch(None, (1,), k, (x,), backend="interpret")
+    assert x.tolist() == [5, 20, 7, 7, 30, 50, 0, 0]
+
+    def bad_fields(x):
+        _Log(x, 1)
+    _refused_in_body(bad_fields, ct.TileTypeError, "_Log(): ", 1)
+
+
+def test_an_operator_on_a_context_manager_names_both_types_as_cuTile():
+    def k(x):
+        cm = _Log(x).around(None, 10)
+        cm + 1
+    with pytest.raises(ct.TileTypeError, match=re.escape(
+            "Unsupported operand types for +: GeneratorContextManager[<function _Log.around at "
+            "0x")) as e:
+        ct.kernel(k).mlir(V32)
+    assert str(e.value).startswith("Unsupported operand types for +: ")
+    assert "args=[_Log, None, Tile[int32,()]], kwargs={}] and Tile[int32,()]" in \
+        str(e.value)
 
 
 def test_return_in_a_for_loop_is_cuTiles_syntax_error():

@@ -50,19 +50,34 @@ class Loc:
             return self.col + 1
         return display_width(self.source_line.encode()[:self.col]) + 1
 
-    def snippet(self) -> str:
-        """The source line with a caret under the span (empty when the source is unknown)."""
-        if self.source_line is None:
-            return ""
+    def _span(self) -> tuple[str, int, int]:
+        """The source line, and the display column and width of the span in it."""
         text = self.source_line.rstrip("\n")
         raw = text.encode()
         end = self.end_col if (self.end_line in (None, self.line) and self.end_col) else len(raw)
         start = display_width(raw[:self.col])
-        width = max(1, display_width(raw[:end]) - start)
+        return text, start, max(1, display_width(raw[:end]) - start)
+
+    def snippet(self) -> str:
+        """The source line with a caret under the span (empty when the source is unknown)."""
+        if self.source_line is None:
+            return ""
+        text, start, width = self._span()
         num = str(self.line)
         pad = " " * len(num)
         return (f" {pad} |\n {num} | {text}\n"
                 f" {pad} | {' ' * start}{'^' * width}")
+
+    def frame(self) -> str:
+        """This location as one frame of a call stack, Python's traceback style (the line as
+        written, carets under the span)."""
+        cell = cell_name(self.file)
+        where = cell if cell is not None else f'File "{self.file}"'
+        head = f"  {where}, line {self.line}, col {self.column}, in {self.function or '?'}:"
+        if self.source_line is None:
+            return head
+        text, start, width = self._span()
+        return f"{head}\n    {text}\n    {' ' * start}{'^' * width}"
 
 
 def display_width(utf8: bytes) -> int:
@@ -218,6 +233,7 @@ class TileError(_UserFrames, Exception):
         self.message = message
         self.loc = loc if loc is not None else current_loc()
         self.notes: list[str] = []
+        self.calls: list[Loc] = []    # the helper calls that led to `loc`, outermost first
 
     def located(self, loc: Loc | None) -> "TileError":
         if self.loc is None and loc is not None:
@@ -226,6 +242,8 @@ class TileError(_UserFrames, Exception):
 
     def __str__(self) -> str:
         parts = [self.message]
+        if self.calls and self.loc is not None:       # inside helpers: the call stack first
+            parts.extend(c.frame() for c in (*self.calls, self.loc))
         if self.loc is not None:
             parts.append(f"  --> {self.loc}")
             snip = self.loc.snippet()
@@ -256,6 +274,11 @@ class TileIndexOverflowError(TileValueError, OverflowError):
     unless annotated IndexedWithInt64): an OverflowError too, as cuTile raises."""
 
 
+class TileAnnotationError(TileValueError, ValueError):
+    """An ArrayAnnotation that does not fit its argument (a static axis out of range, twice):
+    a ValueError too, as cuTile raises."""
+
+
 class TileGridError(TileValueError, ValueError):
     """A launch grid that is not 0 to 3 extents in [0, 2^24 - 1]: a ValueError too, as cuTile
     raises."""
@@ -263,6 +286,11 @@ class TileGridError(TileValueError, ValueError):
 
 class TileArgumentCountError(TileTypeError, TypeError):
     """A launch with more or fewer arguments than the kernel's parameters: a TypeError too, as
+    cuTile raises."""
+
+
+class TileDeviceCallError(TileSyntaxError, RuntimeError):
+    """A kernel builtin (`bid`, `load`, ...) called from host code: a RuntimeError too, as
     cuTile raises."""
 
 

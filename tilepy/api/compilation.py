@@ -363,25 +363,31 @@ class KernelSignature:
         of frontend/specialize.py as constraints)."""
         from ..host.intake import infos_for
         from ..host.params import ArrayParam, expand
-        _, params = kernel.specialize(infos_for(tuple(kernel_args)))
+        infos = infos_for(tuple(kernel_args))
+        _, params = kernel.specialize(infos)
         shared = [p for p in expand(params) if isinstance(p, ArrayParam) and not p.disjoint]
-        out = [_constraint_of(p, len(shared) > 1) for p in params]
+        out = [_constraint_of(p, len(shared) > 1, calling_convention, info)
+               for p, info in zip(params, infos)]
         sig = KernelSignature(out, calling_convention, symbol)
         return sig if symbol is not None else sig.with_mangled_symbol(kernel.name)
 
 
-def _constraint_of(p, aliased: bool):
-    """The constraint of one specialized parameter (`aliased`: some arrays may overlap)."""
+def _constraint_of(p, aliased: bool, cconv: CallingConvention, info):
+    """The constraint of one specialized parameter (`aliased`: some arrays may overlap; `info`:
+    its argument's, None for a list's arrays)."""
     from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam
     if isinstance(p, ArrayParam):
-        return _array_constraint(p, aliased)
+        return _array_constraint(p, aliased, cconv, getattr(info, "shape", (None,) * p.ndim))
     if isinstance(p, TupleParam):
-        return TupleConstraint([_constraint_of(q, aliased) for q in p.items])
+        return TupleConstraint([_constraint_of(q, aliased, cconv, i)
+                                for q, i in zip(p.items, info)])
     if isinstance(p, ArrayListParam):
         if not p.items:
             raise TileUnsupportedFeatureError(
                 f"argument '{p.name}': an empty list has no element constraint")
-        return ListConstraint(_array_constraint(p.items[0], False), alias_groups=(),
+        item = p.items[0]
+        return ListConstraint(_array_constraint(item, False, cconv, (None,) * item.ndim),
+                              alias_groups=(),
                               elements_may_alias=not all(i.disjoint for i in p.items))
     if isinstance(p, ConstParam):
         return _to_constraint(p.value)
@@ -391,12 +397,23 @@ def _constraint_of(p, aliased: bool):
         f"argument '{p.name}': no constraint describes a {type(p).__name__}")
 
 
-def _array_constraint(p, aliased: bool) -> ArrayConstraint:
+def _array_constraint(p, aliased: bool, cconv: CallingConvention, extents) -> ArrayConstraint:
+    """The constraint of an array parameter of `extents` (a list's elements: None each).
+    Constant extents: the annotated static ones, or (calling convention v2, no static extents
+    annotated) those of 1, as cuTile infers them (tilepy's kernel is valid for any extent, so
+    for these too); constant strides: the annotated static ones, else the unit strides."""
+    if p.static_shape:
+        shape_constant = p.static_shape
+    elif cconv._version >= 2:
+        shape_constant = tuple(1 if d == 1 else None for d in extents)
+    else:
+        shape_constant = (None,) * p.ndim
+    stride_constant = p.static_strides or tuple(1 if u else None for u in p.unit_stride)
     return ArrayConstraint(
         p.dtype, p.ndim, index_dtype=p.index_dtype, stride_lower_bound_incl=None,
         alias_groups=() if p.disjoint or not aliased else ("tilepy_may_overlap",),
-        may_alias_internally=False,
-        stride_constant=tuple(1 if u else None for u in p.unit_stride),
+        may_alias_internally=False, shape_constant=shape_constant,
+        stride_constant=stride_constant,
         shape_divisible_by=tuple(p.shape_div) or 1,
         stride_divisible_by=tuple(1 if u else d for u, d in
                                   zip(p.unit_stride, p.stride_div or (1,) * p.ndim)),
@@ -458,7 +475,9 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     bytecode, `bytecode_version` "13.1".."13.5", default tilepy's; without `gpu_code`, the
     architecture-independent bytecode of 13.3 or later). A cubin with a `bytecode_version` is
     checked to be that version's Tile IR (what an older version lacks is refused by name, as
-    cuTile's tileiras would), whichever compiler makes it. One signature per export:
+    cuTile's tileiras would), whichever compiler makes it, and bytecode or such a cubin for a
+    `gpu_code` holds only element types tileiras compiles for it (fp8 from sm_90, fp4 and
+    e8m0 from sm_100, e5m3 from sm_107: bytecode/targets.py). One signature per export:
     tilepy puts one kernel in a cubin."""
     if output_format not in ("cubin", "tileir_bytecode"):
         raise ValueError(f"Unknown output format '{output_format}'")
@@ -485,13 +504,18 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
 
 def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
     from ..bytecode import DEFAULT_VERSION, write_module
+    from ..bytecode.targets import check_target
     from ..bytecode.writer import as_version
+    from ..cuda_c.targets import arch_number
     from .aot import _info_for
     from .compiler import tile_ir
     version = as_version(version or DEFAULT_VERSION)
     infos = [_info_for(a, n in kernel.constants, i)
              for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
     module = tile_ir(kernel, *kernel.specialize(infos))
+    sm = arch_number(gpu_code) if gpu_code is not None else None
+    if sm is not None:                # what tileiras compiles for the target, at the user's line
+        check_target(module, gpu_code, sm)
     if symbol is not None and symbol != module.entry().sym_name:
         from ..ir.printer import print_module
         from ..ir.parser import parse_module

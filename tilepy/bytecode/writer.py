@@ -13,9 +13,12 @@ inside a region are free again once it ends).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..errors import TileUnsupportedFeatureError, TileValueError, at
+from ..ir.attrs import OptimizationHints
 from ..ir.opdef import ROUNDING
 from ..ir.ops_memory import adds_to_bf16
 from ..types import I32
@@ -33,6 +36,7 @@ ENTRY, ENTRY_HINTS = 0x02, 0x04
 TAG_INT, TAG_FLOAT, TAG_BOOL, TAG_DICT, TAG_HINTS = 0x01, 0x02, 0x03, 0x0A, 0x0B
 TAG_DIV_BY, TAG_SAME, TAG_BOUNDED, TAG_ARRAY = 0x08, 0x09, 0x0C, 0x06
 ENTRY_ATTRS_SINCE = (13, 5)
+WORKER_WARPS_SINCE = (13, 3)         # the num_worker_warps_per_cta hint
 
 
 def as_version(version) -> tuple[int, int]:
@@ -91,7 +95,7 @@ class _File:
     def function(self, entry, buf: bytearray) -> None:
         block = entry.regions[0].block
         params = [a.type for a in block.args]
-        hints = entry.attrs.get("optimization_hints")
+        hints = self.supported_hints(entry.attrs.get("optimization_hints"))
         varint(self.strings.id(entry.sym_name), buf)
         varint(self.types.function(params, []), buf)
         always = self.version >= ENTRY_ATTRS_SINCE
@@ -130,6 +134,20 @@ class _File:
         return buf
 
     # ------------------------------------------------------------------ attributes
+    def supported_hints(self, hints):
+        """The entry's hints this version has: before 13.3 tileiras has no worker-warp count,
+        which is then dropped with cuTile's warning (a hint, not a requirement)."""
+        if hints is None or self.version >= WORKER_WARPS_SINCE:
+            return hints
+        kept = {arch: {k: v for k, v in kv.items() if k != "num_worker_warps_per_cta"}
+                for arch, kv in hints.as_dict().items()}
+        if any(len(kv) != len(kept[arch]) for arch, kv in hints.as_dict().items()):
+            warnings.warn(f"num_worker_warps is ignored: requires tileiras "
+                          f"{WORKER_WARPS_SINCE[0]}.{WORKER_WARPS_SINCE[1]}, but current version "
+                          f"is {self.version[0]}.{self.version[1]}.", UserWarning, stacklevel=2)
+        kept = {arch: kv for arch, kv in kept.items() if kv}
+        return OptimizationHints.of(kept) if kept else None
+
     def hints(self, hints, buf: bytearray) -> None:
         entries = hints.entries if hints else ()
         varint(len(entries), buf)

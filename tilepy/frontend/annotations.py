@@ -35,10 +35,15 @@ class Leaf:
                                         f"{given[1]}")
 
     @property
+    def array_annotation(self):
+        """The ArrayAnnotation of an array (or of a list's arrays), None when not annotated."""
+        return self.array if self.array is not None else \
+            self.list.element if self.list is not None else None
+
+    @property
     def index_dtype(self):
         """The index dtype of an array (or of a list's arrays), None when not annotated."""
-        ann = self.array if self.array is not None else \
-            self.list.element if self.list is not None else None
+        ann = self.array_annotation
         return None if ann is None else ann.index_dtype
 
 

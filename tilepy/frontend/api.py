@@ -82,10 +82,12 @@ def _dims_tuple(value, field: str):
 class ArrayAnnotation:
     """`typing.Annotated` metadata of an array parameter (cuTile's): `index_dtype` (int32, or
     int64 for shapes/strides past 2^31), `static_shape_dims` / `static_stride_dims` (dimensions
-    whose extent / stride cuTile makes a compile-time constant; negative counts from the last).
-    tilepy accepts and checks them; it does not specialize on static dimensions yet (their values
-    stay run-time values inside the kernel, which is always correct). With int64 the extents and
-    strides are int64 kernel parameters and scalars (`IndexedWithInt64`)."""
+    whose extent / stride is a compile-time constant; negative counts from the last): the
+    kernel is specialized on their values (`x.shape[0]`, `x.strides[1]` are ints in it, for
+    `static_assert` and tile shapes; a list's arrays must agree on them; with static strides
+    the others are not specialized as unit or by divisibility under 16 bytes), and KernelSignature
+    reports them as `shape_constant` / `stride_constant`. With int64 the extents and strides are
+    int64 kernel parameters and scalars (`IndexedWithInt64`)."""
     index_dtype: typing.Any = None
     static_shape_dims: tuple = ()
     static_stride_dims: tuple = ()

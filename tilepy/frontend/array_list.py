@@ -29,19 +29,32 @@ def select_array(ctx, items: ArrayList, index: Tile) -> Array:
             out = ctx.b.value("select", hit, v, out)
         return out
 
-    first = items[0]
-    base = choose([a.base for a in items])
-    it = first.index_dtype                  # one annotation (ListAnnotation) for every item
-    shape = tuple(choose([_value(ctx, a.shape[d], it) for a in items]) for d in range(first.ndim))
-    unit = [all(a.strides[d] == 1 for a in items) for d in range(first.ndim)]
-    strides = tuple(1 if unit[d] else choose([_value(ctx, a.strides[d], it) for a in items])
-                    for d in range(first.ndim))
-    tv_type = TensorViewType(first.dtype.elem, (None,) * first.ndim,
-                             tuple(1 if u else None for u in unit))
+    parts = [array_parts(ctx, a, items) for a in items]
+    return array_of_parts(ctx, items[0], [choose(list(p)) for p in zip(*parts)], items,
+                          f"{items[0].name.rsplit('_', 1)[0]}[i]")
+
+
+def array_parts(ctx, a: Array, among) -> list:
+    """The values an array is made of (base pointer, extents, the strides not 1 in every array
+    `among`), as values (static ones as constants, made where the builder is)."""
+    it = a.index_dtype
+    return [a.base, *(_value(ctx, s, it) for s in a.shape),
+            *(_value(ctx, a.strides[d], it) for d in range(a.ndim)
+              if not all(b.strides[d] == 1 for b in among))]
+
+
+def array_of_parts(ctx, first: Array, parts, among, name) -> Array:
+    """An array of `array_parts` values chosen among the arrays `among` (one dtype and rank),
+    with its tensor view made here."""
+    nd = first.ndim
+    base, shape, rest = parts[0], tuple(parts[1:1 + nd]), iter(parts[1 + nd:])
+    unit = [all(a.strides[d] == 1 for a in among) for d in range(nd)]
+    strides = tuple(1 if unit[d] else next(rest) for d in range(nd))
+    tv_type = TensorViewType(first.dtype.elem, (None,) * nd, tuple(1 if u else None for u in unit))
     view = ctx.b.value("make_tensor_view", base, list(shape),
                        [s for s in strides if s != 1], result_types=[tv_type])
-    return Array(f"{first.name.rsplit('_', 1)[0]}[i]", first.dtype, first.ndim, base, shape,
-                 strides, view, local=True, index_dtype=it)
+    return Array(name, first.dtype, nd, base, shape, strides, view, local=True,
+                 index_dtype=first.index_dtype)
 
 
 def _value(ctx, v, dt):

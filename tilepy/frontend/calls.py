@@ -4,12 +4,15 @@ A call's callee decides what it means:
 - a tilepy builtin (a stub of api.py): its implementation runs with the bound arguments;
 - a keyword-like builtin (`static_eval`, `static_assert`): its argument is plain Python (static.py);
 - a Python function or a `def`/`lambda` of the kernel: its body is traced in place (inlined);
+- a dataclass: an object of it is built (its fields may hold tiles and arrays), and its methods
+  are inlined with it as `self`;
 - a Python builtin or `operator` function: mapped to the matching tile builtin on tiles;
 - anything else on compile-time constants: called at compile time.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import operator
 
@@ -21,7 +24,7 @@ from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
 from .static import SPECIAL_FORMS, check_direct
-from .names import BoundBuiltin, Captured, LocalFunction
+from .names import NO_DEFAULT, BoundBuiltin, Captured, LocalFunction
 from .tracer import CALLS, FunctionTracer, bind_args
 from .tuples import starred
 from .values import Array, Tile, type_name
@@ -95,6 +98,10 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     py = _py_builtin(fn)
     if py is not None:
         return py(tr, args, kwargs)
+    if inspect.ismethod(fn) and _is_record(fn.__self__):     # obj.method(...): self is obj
+        fn, args = fn.__func__, [fn.__self__, *args]
+    if _is_record(fn, cls=True):
+        return _make_record(fn, args, kwargs)
     if inspect.isfunction(fn):
         from .with_stmt import context_manager_call
         mgr = context_manager_call(fn, args, kwargs)
@@ -115,6 +122,20 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
                              f"raised {type(e).__name__}: {e}") from None
 
 
+def _is_record(v, cls=False) -> bool:
+    """A dataclass (`cls`) or one of its objects: a record of values a kernel may build."""
+    return dataclasses.is_dataclass(v) and isinstance(v, type) == cls
+
+
+def _make_record(cls, args, kwargs):
+    """`cls(...)` of a dataclass inside a kernel: its fields may hold tiles and arrays (cuTile's
+    rule); its methods are inlined with the object as `self`."""
+    try:
+        return cls(*args, **kwargs)
+    except TypeError as e:
+        raise TileTypeError(f"{cls.__name__}(): {e}") from None
+
+
 def _has_runtime(v) -> bool:
     if isinstance(v, tuple):
         return any(_has_runtime(x) for x in v)
@@ -127,7 +148,7 @@ def inline_function(ctx, fn, args, kwargs):
     tracer = FunctionTracer.for_call(ctx, fn, args, kwargs)
     ctx.call_stack.append(fn.__code__)
     try:
-        return tracer.run_inlined(tracer.parsed.tree.body, current_loc(), fn.__name__)
+        return tracer.run_inlined(tracer.parsed.tree.body, current_loc())
     finally:
         ctx.call_stack.pop()
 
@@ -138,7 +159,7 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
     tracer = FunctionTracer(caller.ctx, definer.parsed, definer.env, definer.func)
     tracer.scope = dict(scope)
     name = getattr(node, "name", "lambda")
-    tracer.scope.update(bind_args(_signature_of_node(node), args, kwargs, name))
+    tracer.scope.update(bind_args(_signature_of(fn), args, kwargs, name))
     if isinstance(node, ast.Lambda):
         return tracer.expr(node.body)
     key = ("local", id(node))
@@ -146,18 +167,26 @@ def inline_call(caller: FunctionTracer, fn: LocalFunction, scope, args, kwargs):
         raise TileRecursionError(f"recursive call of '{node.name}' is not supported in tile kernels")
     caller.ctx.call_stack.append(key)
     try:
-        return tracer.run_inlined(node.body, current_loc(), name)
+        return tracer.run_inlined(node.body, current_loc())
     finally:
         caller.ctx.call_stack.pop()
 
 
-def _signature_of_node(node) -> inspect.Signature:
-    a = node.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
-        raise TileUnsupportedFeatureError("functions defined inside kernels take plain positional "
-                                          "parameters only")
-    return inspect.Signature([inspect.Parameter(p.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                              for p in a.args])
+def _signature_of(fn: LocalFunction) -> inspect.Signature:
+    """A def/lambda's parameters: positional-only, plain and keyword-only ones, with the
+    defaults evaluated where it was defined."""
+    a, P = fn.node.args, inspect.Parameter
+    if a.vararg or a.kwarg:
+        raise TileUnsupportedFeatureError("functions defined inside kernels cannot take *args or "
+                                          "**kwargs")
+    pos = [*a.posonlyargs, *a.args]
+    first = len(pos) - len(fn.defaults)
+    params = [P(p.arg, P.POSITIONAL_ONLY if i < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+                default=fn.defaults[i - first] if i >= first else P.empty)
+              for i, p in enumerate(pos)]
+    params += [P(p.arg, P.KEYWORD_ONLY, default=P.empty if d is NO_DEFAULT else d)
+               for p, d in zip(a.kwonlyargs, fn.kw_defaults)]
+    return inspect.Signature(params)
 
 
 def call_combiner(ctx, fn, args, what: str):
@@ -203,12 +232,28 @@ def _py_minmax(stub, pyfn):
 
 
 def _py_convert(pytype, dtype_name):
+    """`int(x)`, `float(x)`, `bool(x)`: of a number, the Python number (a loosely typed
+    constant); of a constant 0-d tile (`ct.float32(5.0)`), its value as one, as cuTile; of a
+    run-time tile, the conversion."""
     def fn(tr, args, kwargs):
+        if len(args) == 1 and not kwargs and _constant_scalar(args[0]) is not None:
+            return pytype(_constant_scalar(args[0]))
         if len(args) == 1 and isinstance(args[0], Tile):
             from ..types import dtype as D
             return call_builtin(tr.ctx, api.astype, [args[0], getattr(D, dtype_name)], {})
         return pytype(*args, **kwargs)
     return fn
+
+
+def _constant_scalar(t):
+    """The number a 0-d tile made by a `constant` op holds (types whose storage is the value),
+    else None."""
+    op = getattr(getattr(t, "value", None), "op", None) if isinstance(t, Tile) else None
+    if op is None or op.name != "constant" or t.ndim != 0 or \
+            t.dtype.elem.name not in ("i1", "i8", "i16", "i32", "i64", "f16", "f32", "f64"):
+        return None
+    v = op.attrs["value"].array
+    return v.item() if v.ndim == 0 else None
 
 
 def _as_stub(stub):

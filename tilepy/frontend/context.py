@@ -18,8 +18,8 @@ from ..host.params import (ArrayListParam, ArrayParam, ConstParam, ScalarParam, 
 from .values import Array, ArrayList, Tile
 
 
-def _at(divs: tuple, i: int) -> int:
-    return divs[i] if i < len(divs) else 1
+def _at(divs: tuple, i: int, missing=1):
+    return divs[i] if i < len(divs) else missing
 
 
 _BODY_RULES = {
@@ -39,6 +39,7 @@ class KernelContext:
     entry_block: Block | None = None
     prologue_end: int = 0                        # ops before this index form the prologue
     call_stack: list = field(default_factory=list)
+    recursive_calls: int = 0        # helper calls inlined inside a call of the same helper
     arg_locs: list[dict[str, Loc]] = field(default_factory=list)
     tracer: object = None                        # the kernel's FunctionTracer (calls combiners)
     deps: object = None                          # identity.Deps: what the trace read from outside
@@ -93,6 +94,12 @@ class KernelContext:
         view = self.b.value("make_tensor_view", base, list(shape),
                             [s for s in strides if s != 1], result_types=[tv_type])
         view.hint = f"{p.name}_view"
+        # what the kernel sees of an annotated static extent or stride is the constant (the
+        # view keeps the run-time value, equal to it: a zero stride cannot be static in a view)
+        shape = tuple(v if _at(p.static_shape, i, None) is None else p.static_shape[i]
+                      for i, v in enumerate(shape))
+        strides = tuple(v if _at(p.static_strides, i, None) is None else p.static_strides[i]
+                        for i, v in enumerate(strides))
         return Array(p.name, p.dtype, p.ndim, base, shape, strides, view,
                      index_dtype=p.index_dtype)
 

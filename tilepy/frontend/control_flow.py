@@ -18,11 +18,12 @@ from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError
 from ..ir import Block, Region, Value
 from ..types import dtype as D
 from .builtins.semantics import broadcast, constant, convert, is_number
-from .promotion import literal_dtype, promote
-from .values import Tile, type_name
+from .promotion import literal_dtype
+from .values import Array, Tile, type_name
 
 TOKEN = "$token"
 MISSING = object()
+RETURNED = "return value"
 
 
 # ------------------------------------------------------------------------ state handling
@@ -172,6 +173,33 @@ def trace_if(tr, node: ast.If, cond: Tile):
     tr.terminated = False
 
 
+def trace_ifexp(tr, node: ast.IfExp, cond: Tile):
+    """`a if cond else b` on a runtime `cond`: a Tile IR `if` (only the taken side runs, as in
+    Python: a load or an atomic of the other is not made), its value yielded."""
+    with at(tr.loc(node.test)):
+        cond = scalar_bool(tr, cond, "if")
+    before = get_state(tr)
+    blocks, values, states = [], [], []
+    for side in (node.body, node.orelse):
+        set_state(tr, before)
+        blk = Block()
+        with tr.ctx.b.at_end(blk):
+            values.append(tr.expr(side))
+        blocks.append(blk)
+        states.append(get_state(tr))
+    merge = Merge(tr, blocks, node)
+    with at(tr.loc(node)):
+        rb_value = merge.add("the conditional expression's value", values, MISSING)
+        rebuild = {name: merge.add(f"variable '{name}'", [st.get(name, MISSING) for st in states],
+                                   before.get(name, MISSING))
+                   for name in dict.fromkeys(k for st in states for k in st)}
+    op = _make_if(tr, cond, blocks, merge.yields)
+    results = iter(op.results)
+    value = rb_value(results)
+    set_state(tr, {**before, **{name: rb(results) for name, rb in rebuild.items()}})
+    return value
+
+
 def trace_if_returning(tr, node: ast.If, cond: Tile, rest):
     """An `if` with a `return` inside: each branch continues with `rest`, and returns."""
     from .names import ReturnSignal
@@ -181,7 +209,7 @@ def trace_if_returning(tr, node: ast.If, cond: Tile, rest):
     paths = [_trace_branch(tr, list(stmts) + list(rest), before, catch_return=True)
              for stmts in (node.body, node.orelse)]
     merge = Merge(tr, [p[0] for p in paths], node)
-    rb_value = merge.add("the returned value", [p[3] for p in paths], MISSING)
+    rb_value = merge.add(RETURNED, [p[3] for p in paths], MISSING)
     rb_token = merge.add("the memory token", [p[1][TOKEN] for p in paths], MISSING)
     op = _make_if(tr, cond, [p[0] for p in paths], merge.yields)
     results = iter(op.results)
@@ -206,7 +234,7 @@ class Merge:
             return lambda results: first
         if any(v is MISSING or isinstance(v, Undefined) for v in vals):
             why = Undefined(f"is not defined on every path through the `if` at line "
-                            f"{self.tr.loc(self.node).line}")
+                            f"{self.tr.loc(self.node).line}", path=True)
             return lambda results: why
         if all(isinstance(v, tuple) for v in vals):
             if len({len(v) for v in vals}) != 1:
@@ -216,6 +244,9 @@ class Merge:
                               before[k] if isinstance(before, tuple) and k < len(before) else MISSING)
                      for k in range(len(first))]
             return lambda results: tuple(p(results) for p in parts)
+        if len(vals) > 1 and all(isinstance(v, Array) for v in vals) and \
+                len({(v.dtype, v.ndim, v.index_dtype) for v in vals}) == 1:
+            return self._arrays(vals)
         if len(vals) == 1:
             if not isinstance(first, (Tile, Value)):
                 return lambda results: first          # a constant: only one path gets here
@@ -230,9 +261,13 @@ class Merge:
 
     def _unify(self, what, vals):
         """The branch values of one leaf, converted to one type (in their blocks)."""
-        if any(v is None for v in vals) and what == "the returned value":
+        if any(v is None for v in vals) and what == RETURNED:
             raise TileTypeError("the function returns a value on some paths and None on others "
                                 "(through this runtime `if`)")
+        other = [v for v in vals if not (isinstance(v, (Tile, Value)) or is_number(v))]
+        if other and len({type_name(v) for v in vals}) > 1:     # two types: cuTile's type error
+            self._differ(what, type_name(vals[0]), next(type_name(v) for v in vals[1:]
+                                                        if type_name(v) != type_name(vals[0])))
         for v in vals:
             if not (isinstance(v, (Tile, Value)) or is_number(v)):
                 raise TileUnsupportedFeatureError(
@@ -243,16 +278,15 @@ class Merge:
             return vals
         for t in tiles[1:]:
             if t.dtype != tiles[0].dtype or t.shape != tiles[0].shape:
-                raise TileTypeError(f"the type of {what} depends on the branch taken: {tiles[0]} "
-                                    f"in the `if` branch, {t} in the `else` branch; convert one "
-                                    f"with astype()")
+                self._differ(what, tiles[0], t)
         if tiles:
             dt, shape = tiles[0].dtype, tiles[0].shape
-        else:
-            dt, shape = None, ()
-            for v in vals:
-                ld = literal_dtype(v, None)
-                dt = ld if dt is None else promote(dt, ld)
+        else:                  # numbers: one kind (cuTile types 3 as int32 and 5.0 as float32)
+            kinds = [literal_dtype(v, None) for v in vals]
+            for k in kinds[1:]:
+                if k != kinds[0]:
+                    self._differ(what, kinds[0].name, k.name)
+            dt, shape = kinds[0], ()
         out = []
         for v, blk in zip(vals, self.blocks):
             if isinstance(v, Tile):
@@ -261,6 +295,24 @@ class Merge:
                 with self.tr.ctx.b.at_end(blk):
                     out.append(broadcast(self.tr.ctx, constant(self.tr.ctx, v, dt), shape))
         return out
+
+    def _arrays(self, vals):
+        """Arrays of one dtype and rank, one per branch: the `if` yields what each is made of
+        (its base pointer, extents and strides); the array after it is made of the results."""
+        from .array_list import array_of_parts, array_parts
+        ctx = self.tr.ctx
+        parts = []
+        for v, blk in zip(vals, self.blocks):
+            with ctx.b.at_end(blk):
+                parts.append(array_parts(ctx, v, vals))
+        for ys, p in zip(self.yields, parts):
+            ys.extend(p)
+        return lambda results: array_of_parts(ctx, vals[0], [next(results) for _ in parts[0]],
+                                              vals, vals[0].name)
+
+    def _differ(self, what, first, other):
+        raise TileTypeError(f"Type of {what} depends on path taken: {first} in the `if` branch, "
+                            f"{other} in the `else` branch; convert one with astype()")
 
 
 def _all_equal(vals) -> bool:
@@ -292,8 +344,9 @@ def tile_subscript(tr, t: Tile, slice_node):
         elif k is Ellipsis:
             raise TileSyntaxError("only one ... is allowed in a tile subscript")
         else:
-            raise TileUnsupportedFeatureError("tiles can only be subscripted with ':' and None "
-                                              "(to insert dimensions); use tilepy.extract()")
+            raise TileTypeError("Directly indexing a tile is not supported: a tile is subscripted "
+                                "only with ':' and None (to insert dimensions); use "
+                                "tilepy.extract() for a part of it")
     shape.extend(t.shape[dim:])
     from .builtins.semantics import reshape
     return reshape(tr.ctx, t, tuple(shape))

@@ -52,7 +52,8 @@ def _check_options(options: dict):
 
 
 # The options that are entry optimization hints in Tile IR (cuTile's names there).
-HINTS = {"num_ctas": "num_cta_in_cga", "occupancy": "occupancy"}
+HINTS = {"num_ctas": "num_cta_in_cga", "occupancy": "occupancy",
+         "num_worker_warps": "num_worker_warps_per_cta"}
 
 
 def entry_hints(options: dict) -> dict | None:

@@ -42,6 +42,9 @@ class LoopFrame:
     iv: Tile | None = None
     step: Tile | None = None
     exits: list = field(default_factory=list)        # carried values at each exit
+    leaving: list = field(default_factory=list)      # (how, the watched names' values) per exit
+    watched: list = field(default_factory=list)      # the names the body assigns
+    pinned: dict = field(default_factory=dict)       # name -> a value no exit may change
 
 
 class _Retrace(Passing):
@@ -133,8 +136,8 @@ def _range_bounds(tr, it: ast.Call):
             raise TileTypeError(f"range() bounds must be integer scalars (got {type_name(a)}): "
                                 f"Expected {what}")
     if isinstance(step, int) and step <= 0:
-        raise TileUnsupportedFeatureError(f"range() with a step of {step} is not supported: the "
-                                          f"step must be positive")
+        raise TileTypeError(f"range(): Step must be positive, got {step} (a tile loop counts up; "
+                            f"count i up and use start - i)")
     dt = D.int32
     for a in (start, stop, step):
         if isinstance(a, Tile):
@@ -159,12 +162,16 @@ def run_loop(tr, node, kind, bounds):
     from .names import Undefined
     carried = [n for n in assigned if n in state and n != target
                and not isinstance(state[n], Undefined)] + [TOKEN]
-    carried = [n for n in carried if _carriable(state[n], n, n in assigned)]
+    # a value that is not a tile or a number (a dtype, a tuple) is not carried: every way out
+    # of the body must leave it as it was (reassigned the same, as cuTile's constants)
+    pinned = {n: state[n] for n in carried if not _carriable(state[n])}
+    carried = [n for n in carried if n not in pinned]
     overrides: dict = {}
     checkpoint = tr.ctx.checkpoint()
     for _ in range(MAX_RETRACES):
         inits = [_init_value(tr, state[n], overrides.get(n)) for n in carried]
-        frame = LoopFrame(kind, carried, inits, state=state, overrides=overrides)
+        frame = LoopFrame(kind, carried, inits, state=state, overrides=overrides,
+                          watched=assigned, pinned=pinned)
         try:
             blk = _trace_body(tr, node, frame, bounds, target)
         except _Retrace:
@@ -209,11 +216,32 @@ def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
     after = dict(state)
     for n, init, res in zip(frame.carried, frame.inits, results):
         res.hint = None if n.startswith("$") else n
-        after[n] = wrap(init, res)
+        after[n] = _constant_result(frame, n, state[n])
+        if after[n] is None:
+            after[n] = wrap(init, res)
     for n in assigned:
         if n not in state or n == target:
-            after[n] = Undefined("is assigned only inside a loop and is not defined after it")
+            after[n] = _constant_result(frame, n, None)
+            if after[n] is None:
+                after[n] = Undefined("is assigned only inside a loop and is not defined after "
+                                     "it", path=True)
     set_state(tr, after)
+
+
+def _constant_result(frame, name, before):
+    """The number a carried variable holds after the loop when every way out of it gives that
+    same number (cuTile keeps it a constant: `a = 1; break` on every path), else None. Out of a
+    `for` are its continues and the zero-trip entry; out of a `loop`, its breaks (a `while`'s
+    failing test or a range's end break with the loop-carried value: not a constant)."""
+    how = "continue" if frame.kind == "for" else "break"
+    values = [v.get(name) for h, v in frame.leaving if h == how]
+    if frame.kind == "for":
+        values.append(before)
+    first = values[0] if values else None
+    if not is_number(first):
+        return None
+    same = all(type(v) is type(first) and v == first for v in values)
+    return first if same else None
 
 
 def _carry_type(v):
@@ -310,6 +338,7 @@ def leave_loop(tr, how: str):
 def _exit(tr, frame: LoopFrame, how: str):
     values = _exit_values(tr, frame)
     frame.exits.append(values)
+    frame.leaving.append((how, {n: tr.scope.get(n) for n in frame.watched}))
     ops = [ir_value(v) for v in values]
     if frame.kind == "range_loop":
         if how == "continue":
@@ -324,11 +353,16 @@ def _exit(tr, frame: LoopFrame, how: str):
 def _exit_values(tr, frame: LoopFrame) -> list:
     from .names import Undefined
     cur = get_state(tr)
+    for n, v in frame.pinned.items():
+        if not _same(cur.get(n), v):
+            raise TileUnsupportedFeatureError(
+                f"variable '{n}' holds a {type_name(v)} and is reassigned in a loop to another "
+                f"value; only tiles and numbers can change across iterations")
     out = []
     for n, init, arg in zip(frame.carried, frame.inits, frame.args):
         new = cur.get(n)
         if isinstance(new, Undefined):
-            raise TileSyntaxError(f"variable '{n}' {new.why}")
+            raise new.error(n)
         with at(tr.def_locs.get(n)):
             fixed = _fit(tr, n, init, new, frame.state[n], frame.overrides)
         if fixed is None:
@@ -337,14 +371,23 @@ def _exit_values(tr, frame: LoopFrame) -> list:
     return out
 
 
-def _carriable(v, name, assigned) -> bool:
-    if isinstance(v, (Tile, Value)) or is_number(v):
+def _carriable(v) -> bool:
+    return isinstance(v, (Tile, Value)) or is_number(v)
+
+
+def _same(a, b) -> bool:
+    """The same compile-time value (the object, or an equal constant: a rebuilt tuple of
+    numbers); tiles only as the same object."""
+    if a is b:
         return True
-    if assigned:
-        raise TileUnsupportedFeatureError(f"variable '{name}' holds a {type_name(v)} and is "
-                                          f"reassigned in a loop; only tiles and numbers can change "
-                                          f"across iterations")
-    return False
+    if type(a) is not type(b) or isinstance(a, (Tile, Value)):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def _init_value(tr, v, dtype_override):

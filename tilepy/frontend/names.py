@@ -2,15 +2,24 @@
 calls, static evaluation, builtins): they depend on nothing of the tracer."""
 from __future__ import annotations
 
-from ..errors import Passing, TileTypeError
+from ..errors import Passing, TileSyntaxError, TileTypeError
 from .values import Array
 
 
 class Undefined:
-    """A name that is not defined on every path reaching this point."""
+    """A name that is not defined on every path reaching this point. `path`: defined on some
+    paths (an `if`, a loop) and not others, which cuTile calls a type error (the name's type
+    depends on the path taken)."""
 
-    def __init__(self, why: str):
-        self.why = why
+    def __init__(self, why: str, path: bool = False):
+        self.why, self.path = why, path
+
+    def error(self, name: str):
+        """The error of reading the name here."""
+        if self.path:
+            return TileTypeError(f"Type of `{name}` depends on path taken: variable '{name}' "
+                                 f"{self.why}")
+        return TileSyntaxError(f"variable '{name}' {self.why}")
 
 
 class Captured:
@@ -37,6 +46,12 @@ class LocalFunction:
     def __init__(self, node, tracer):
         self.node, self.tracer = node, tracer
         self.scope = tracer.scope      # closes over the defining scope
+        a = node.args                  # defaults are evaluated where it is defined (Python's rule)
+        self.defaults = [tracer.expr(d) for d in a.defaults]
+        self.kw_defaults = [NO_DEFAULT if d is None else tracer.expr(d) for d in a.kw_defaults]
+
+
+NO_DEFAULT = object()
 
 
 def truth(v) -> bool:

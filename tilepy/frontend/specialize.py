@@ -15,7 +15,8 @@ import sys
 
 import numpy as np
 
-from ..errors import TileArgumentTypeError, TileIndexOverflowError, TileTypeError, TileValueError
+from ..errors import (TileAnnotationError, TileArgumentTypeError, TileIndexOverflowError,
+                      TileTypeError, TileValueError)
 from ..types import DType
 from ..types import dtype as D
 from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam, flat
@@ -37,17 +38,20 @@ def _pow2(x: int, cap: int) -> int:
 
 
 def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None,
-              index_dtype: DType | None = None):
+              index_dtype: DType | None = None, annotation=None):
     """`scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer;
-    `index_dtype`: its ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list."""
+    `index_dtype`: its ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list;
+    `annotation`: that ArrayAnnotation (a list's: its elements'), whose `static_shape_dims` /
+    `static_stride_dims` name the extents and strides made compile-time constants."""
     from ..host.intake import ArrayInfo, ArrayInfoList
     if scalar_dtype is not None:
         return _annotated_scalar(name, info, constant, scalar_dtype)
-    if index_dtype is not None and (constant or not isinstance(info, (ArrayInfo, ArrayInfoList))):
+    if (index_dtype is not None or annotation is not None) and \
+            (constant or not isinstance(info, (ArrayInfo, ArrayInfoList))):
         raise TileTypeError(f"Invalid kernel parameter '{name}': ArrayAnnotation/IndexedWithInt64 "
                             f"can only be applied to an array or a list-of-array parameter.")
     if isinstance(info, ArrayInfoList) and not constant:
-        return _array_list(name, info, index_dtype)
+        return _array_list(name, info, index_dtype, annotation)
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
@@ -55,8 +59,15 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
         _check_index_range(name, info, index)
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
         align, shape_div, stride_div = divisors(info)
+        static_shape, static_strides = _static_dims(name, info, annotation)
+        if static_strides:      # cuTile's rule: the other strides' inferred facts are dropped
+            cap = max(1, ALIGN // info.dtype.itemsize)      # (but for 16-byte alignment)
+            unit = tuple(u and s is not None for u, s in zip(unit, static_strides))
+            stride_div = tuple(d if s is not None or d == cap else 1
+                               for d, s in zip(stride_div, static_strides))
         return ArrayParam(name, info.dtype, len(info.shape), unit, align, shape_div, stride_div,
-                          index_dtype=index)
+                          index_dtype=index, static_shape=static_shape,
+                          static_strides=static_strides)
     if constant:
         return ConstParam(name, _plain_constant(info))
     if isinstance(info, bool):
@@ -107,7 +118,8 @@ def argument_param(name: str, info, node, position: int, path: tuple[int, ...] =
         raise TileArgumentTypeError(f"Invalid {_what(position, path)}: '{type(info).__name__}' "
                                     f"is a subclass of 'tuple'. Only plain tuples are accepted.")
     return param_for(name, info, node.constant,
-                     node.scalar.dtype if node.scalar is not None else None, node.index_dtype)
+                     node.scalar.dtype if node.scalar is not None else None, node.index_dtype,
+                     node.array_annotation)
 
 
 def _what(position: int, path: tuple[int, ...]) -> str:
@@ -143,14 +155,41 @@ def _check_index_range(name: str, info, index: DType):
                                              f"in {index.name}{hint}")
 
 
-def _array_list(name: str, infos, index_dtype: DType | None = None) -> ArrayListParam:
-    items = tuple(param_for(f"{name}_{i}", info, False, index_dtype=index_dtype)
+def _static_dims(name: str, info, annotation) -> tuple[tuple, tuple]:
+    """Per dimension, the extent (and the stride) the annotation makes a compile-time constant,
+    else None; () when it makes none. cuTile's checks: axes in range, none twice."""
+    out = []
+    for field, values in (("static_shape_dims", info.shape), ("static_stride_dims", info.strides)):
+        dims = getattr(annotation, field, ()) if annotation is not None else ()
+        nd = len(values)
+        seen = set()
+        for d in dims:
+            if not -nd <= d < nd:
+                raise TileAnnotationError(f"argument '{name}': {field} contains axis {d}, out "
+                                          f"of range for a {nd}-d array")
+            if d % nd in seen:
+                raise TileAnnotationError(f"argument '{name}': {field} has a duplicate axis "
+                                          f"{d % nd}")
+            seen.add(d % nd)
+        out.append(tuple(values[i] if i in seen else None for i in range(nd)) if seen else ())
+    return out[0], out[1]
+
+
+def _array_list(name: str, infos, index_dtype=None, annotation=None) -> ArrayListParam:
+    items = tuple(param_for(f"{name}_{i}", info, False, index_dtype=index_dtype,
+                            annotation=annotation)
                   for i, info in enumerate(infos))
     kinds = {(p.dtype, p.ndim) for p in items}
     if len(kinds) > 1:
         desc = ", ".join(f"{p.dtype.name} {p.ndim}-d" for p in items)
         raise TileTypeError(f"argument '{name}': the arrays of a list must have one dtype and "
                             f"rank (got {desc})")
+    for what, field in (("shape", "static_shape"), ("stride", "static_strides")):
+        for axis, vals in enumerate(zip(*(getattr(p, field) for p in items))):
+            if len(set(vals)) > 1:                # one kernel serves every item: cuTile's rule
+                raise TileAnnotationError(f"argument '{name}': the arrays of the list vary in "
+                                          f"static {what} at axis {axis} (got "
+                                          f"{', '.join(map(str, vals))})")
     return ArrayListParam(name, items)
 
 
@@ -211,7 +250,9 @@ def param_key(p) -> tuple:
                 (p.name, "extents divisible by", _divs(p.shape_div)),
                 (p.name, "strides divisible by", _divs(p.stride_div)),
                 (p.name, "overlaps no other array", p.disjoint),
-                (p.name, "index dtype", p.index_dtype.name))
+                (p.name, "index dtype", p.index_dtype.name),
+                (p.name, "static extents", p.static_shape),
+                (p.name, "static strides", p.static_strides))
     if isinstance(p, ScalarParam):
         return ((p.name, "kind", "scalar"), (p.name, "dtype", p.dtype.name))
     return ((p.name, "kind", "constant"), (p.name, "constant type", type(p.value).__name__),

@@ -3,7 +3,7 @@ builtins).
 
 Their argument is not traced: it is evaluated as plain Python, with the full Python syntax, over
 the kernel's variables. Compile-time constants are themselves; tiles and arrays are *proxies*
-that answer their compile-time attributes (`shape`, `dtype`, `ndim`) and record basic
+that answer their compile-time attributes (`shape`, `strides`, `dtype`, `ndim`) and record basic
 arithmetic symbolically (`x + 1`), so `static_eval(x + 1 if N % 2 else y - 1)` picks one
 expression at compile time. After evaluation, symbolic results are traced as ordinary builtins.
 """
@@ -123,9 +123,10 @@ class ArrayProxy(Proxy):
     def __init__(self, array: Array):
         self.array = array
         self.dtype, self.ndim = array.dtype, array.ndim
-        # static extents (a slice with constant bounds) are numbers; the others run-time tiles
-        self.shape = tuple(s if isinstance(s, int) else TileProxy(array.index(s))
-                           for s in array.shape)
+        # static extents and strides (a slice with constant bounds, an ArrayAnnotation's static
+        # dims, a unit stride) are numbers; the others run-time tiles
+        self.shape, self.strides = (tuple(s if isinstance(s, int) else TileProxy(array.index(s))
+                                          for s in vals) for vals in (array.shape, array.strides))
 
     def __getattr__(self, name):
         return _methods(self.array, name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import TileSyntaxError
+from ..errors import TileDeviceCallError
 
 _evaluating = threading.local()
 
@@ -38,8 +38,9 @@ def stub(fn=None, *, host=None):
             return ev.call(outside, host, args, kwargs)
         if host is not None:
             return host(*args, **kwargs)
-        raise TileSyntaxError(f"tilepy.{fn.__name__}() can only be called inside a @tilepy.kernel "
-                              f"or @tilepy.function")
+        raise TileDeviceCallError(f"Device functions can only be called from device code: "
+                                  f"tilepy.{fn.__name__}() can only be called inside a "
+                                  f"@tilepy.kernel or @tilepy.function")
     outside.__name__ = fn.__name__
     outside.__qualname__ = fn.__qualname__
     outside.__doc__ = fn.__doc__

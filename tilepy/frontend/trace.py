@@ -5,6 +5,9 @@ api/kernel.py's `Kernel.trace` calls it; loading this module loads the compiler'
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+
 from ..errors import TileError, TileInternalError, TileSyntaxError, TileTypeError, at
 from ..ir import Module
 from . import calls  # noqa: F401  (loading it fills the tracer's CALLS table)
@@ -12,7 +15,22 @@ from .context import KernelContext
 from .kernel import entry_hints
 from .names import ReturnSignal
 from .source import parse_function
-from .tracer import FunctionTracer, function_env
+from .tracer import MAX_INLINE_DEPTH, FunctionTracer, function_env
+
+
+@contextlib.contextmanager
+def _frames_for_inlining():
+    """Python's recursion limit raised (while tracing) to what MAX_INLINE_DEPTH levels of
+    inlined helpers take, so a recursion that ends at compile time is not cut short."""
+    old = sys.getrecursionlimit()
+    need = MAX_INLINE_DEPTH * 40 + 1000
+    if old < need:
+        sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        if old < need:
+            sys.setrecursionlimit(old)
 
 
 def trace_kernel(kernel, params, deps=None) -> Module:
@@ -25,7 +43,7 @@ def trace_kernel(kernel, params, deps=None) -> Module:
     tracer = FunctionTracer(ctx, parsed, function_env(kernel.func), kernel.func)
     ctx.tracer = tracer
     ctx.call_stack.append(kernel.func.__code__)
-    with at(parsed.loc(parsed.tree)):
+    with at(parsed.loc(parsed.tree)), _frames_for_inlining():
         try:
             tracer.scope.update(ctx.begin(params))
             tracer.run(parsed.tree.body)

@@ -26,7 +26,7 @@ from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefine
 from .source import ParsedFunction, parse_function
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
-from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name
+from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name, value_type
 from .with_stmt import ExitWith
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
@@ -42,6 +42,14 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
           ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
           ast.RShift: operator.rshift}
+# helper calls inlined inside one another: a recursion that ends at compile time (on a constant)
+# is traced to this depth (cuTile's is 1000; tilepy's tracer takes ~15 Python frames a level,
+# trace.py raises Python's recursion limit to fit it)
+MAX_INLINE_DEPTH = 256
+MAX_RECURSIVE_CALLS = 4096     # in all: a recursion that branches at run time doubles per level
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+            ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
 
@@ -78,28 +86,34 @@ class FunctionTracer:
     @classmethod
     def for_call(cls, ctx: KernelContext, fn, args, kwargs) -> FunctionTracer:
         """A tracer of Python function `fn`'s body with its parameters bound to the call's
-        arguments (helpers are inlined: a recursive call is refused)."""
+        arguments (helpers are inlined: a recursion deeper than MAX_INLINE_DEPTH is refused)."""
         if fn.__code__ in ctx.call_stack:
-            raise TileRecursionError(f"recursive call of '{fn.__name__}' is not supported in tile "
-                                     f"kernels (helpers are inlined)")
+            ctx.recursive_calls += 1
+        if len(ctx.call_stack) > MAX_INLINE_DEPTH or ctx.recursive_calls > MAX_RECURSIVE_CALLS:
+            what = (f"Maximum recursion depth ({MAX_INLINE_DEPTH}) reached"
+                    if len(ctx.call_stack) > MAX_INLINE_DEPTH else
+                    f"More than {MAX_RECURSIVE_CALLS} recursive calls inlined")
+            raise TileRecursionError(f"{what} while inlining a function call: '{fn.__name__}' "
+                                     f"(helpers are inlined, so a recursion must end at compile "
+                                     f"time)")
         tracer = cls(ctx, parse_function(fn), function_env(fn), fn)
         sig = inspect.signature(fn, follow_wrapped=False)   # a functools.wraps wrapper's own
         tracer.scope.update(bind_args(sig, args, kwargs, fn.__name__))
         return tracer
 
-    def run_inlined(self, body, call_loc, name):
+    def run_inlined(self, body, call_loc):
         """Trace an inlined function's `body`; its value is what it returns (None when it falls
-        off the end). An error inside it notes the call's line (`call_loc`, when given)."""
+        off the end). An error inside it (or in what it calls) gets the call's line
+        (`call_loc`, when given) as the next frame of its call stack."""
         try:
             self.run(body)
         except ReturnSignal as r:
             return r.value
         except TileError as e:
-            if call_loc is not None and e.loc is not None and e.loc.file == self.parsed.file \
-                    and e.loc.function == self.parsed.tree.name and e.loc != call_loc:
-                note = f"in {name}(), called from {call_loc}"
-                if note not in e.notes:
-                    e.notes.append(note)
+            top = e.calls[0] if e.calls else e.loc
+            if call_loc is not None and top is not None and top.file == self.parsed.file \
+                    and top.function == self.parsed.tree.name and top != call_loc:
+                e.calls.insert(0, call_loc)
             raise
         return None
 
@@ -157,10 +171,13 @@ class FunctionTracer:
         self.assign(node.target, self.expr(node.value), node.value)
 
     def stmt_AugAssign(self, node):
-        if not isinstance(node.target, ast.Name):
+        if isinstance(node.target, ast.Subscript):     # read first, as Python does: an array's
+            current = self.expr(node.target)           # item is refused there, a tile's assigned
+        elif isinstance(node.target, ast.Name):
+            current = self.lookup(node.target.id)
+        else:
             raise TileSyntaxError("augmented assignment to anything but a name is not supported "
                                   "(tiles are immutable; arrays are written with tilepy.store)")
-        current = self.lookup(node.target.id)
         value = self.expr(node.value)
         self.assign(node.target, self.binop(node.op, current, value), node)
 
@@ -175,11 +192,17 @@ class FunctionTracer:
             elif isinstance(target, (ast.Tuple, ast.List)):
                 self._unpack(target, value, value_node)
             elif isinstance(target, ast.Subscript):
-                if isinstance(self.expr(target.value), tuple):
+                obj = self.expr(target.value)
+                if isinstance(obj, tuple):
                     raise TileTypeError("Tuples are immutable: item assignment is not supported. "
                                         "Build a new tuple instead")
-                raise TileTypeError("tiles are immutable and arrays are written with tilepy.store(); "
-                                    "item assignment is not supported")
+                if isinstance(obj, Array):
+                    raise TileTypeError("Arrays do not support item assignment. Use store() or "
+                                        "scatter() instead (tilepy.store()/tilepy.scatter())")
+                if isinstance(obj, Tile):
+                    raise TileTypeError("Tiles are immutable: item assignment is not supported "
+                                        "(build a new tile, e.g. with tilepy.where())")
+                raise TileTypeError(f"{type_name(obj)} does not support item assignment")
             else:
                 raise TileSyntaxError(f"assignment to {describe(target)} is not supported")
 
@@ -277,7 +300,7 @@ class FunctionTracer:
             if self.ctx.deps is not None:           # a value from outside: the trace depends on it
                 self.ctx.deps.env(self.func, name, v)
         if isinstance(v, Undefined):
-            raise TileSyntaxError(f"variable '{name}' {v.why}")
+            raise v.error(name)
         if isinstance(v, Captured):
             raise TileSyntaxError(v.why)
         return v
@@ -332,9 +355,12 @@ class FunctionTracer:
             return BoundBuiltin(TILE_METHODS[name], obj)     # a constant is a 0-d tile: `n.astype`
         try:
             v = getattr(obj, name)
-        except AttributeError as e:     # a module's own message (tilepy's names the nearest)
-            raise TileTypeError(str(e) if isinstance(obj, types.ModuleType) else
-                                f"{type_name(obj)} has no attribute '{name}'") from None
+        except AttributeError as e:
+            missing = f"has no attribute '{name}'"
+            if isinstance(obj, types.ModuleType):    # the module as the user imported it
+                near = str(e).partition(missing)[2]   # (tilepy's message names the nearest)
+                raise TileTypeError(f"Module '{obj.__name__}' {missing}{near}") from None
+            raise TileTypeError(f"{type_name(obj)} {missing}") from None
         if self.ctx.deps is not None:
             self.ctx.deps.attr(obj, name, v)
         return v
@@ -357,8 +383,8 @@ class FunctionTracer:
             from .control_flow import tile_subscript
             return tile_subscript(self, obj, node.slice)
         if isinstance(obj, Array):
-            raise TileTypeError("arrays cannot be indexed in kernels; use tilepy.load()/store() or "
-                                "tilepy.gather()/scatter()")
+            raise TileTypeError("Arrays are not directly subscriptable. Use load() or gather() "
+                                "instead (tilepy.load()/store() or tilepy.gather()/scatter())")
         index = self.expr(node.slice)
         if isinstance(index, Tile) and isinstance(obj, ArrayList):
             from .array_list import select_array
@@ -391,7 +417,11 @@ class FunctionTracer:
             if isinstance(a, Array) or isinstance(b, Array):
                 raise TileTypeError(f"unsupported operand types for an operator: {type_name(a)} "
                                     f"and {type_name(b)} (load a tile from the array first)")
-            return _fold(_PYOPS[type(op)], a, b)
+            try:
+                return _fold(_PYOPS[type(op)], a, b)
+            except TileTypeError:              # cuTile's words, its names of the types
+                raise TileTypeError(f"Unsupported operand types for {_SYMBOLS[type(op)]}: "
+                                    f"{value_type(a)} and {value_type(b)}") from None
         try:
             return call_builtin(self.ctx, stub, [a, b], {})
         except ArithmeticError as e:     # constant folding, e.g. 1 // 0
@@ -465,8 +495,8 @@ class FunctionTracer:
         cond = self.expr(node.test)
         if not isinstance(cond, Tile):
             return self.expr(node.body if truth(cond) else node.orelse)
-        return call_builtin(self.ctx, api.where, [cond, self.expr(node.body),
-                                                  self.expr(node.orelse)], {})
+        from .control_flow import trace_ifexp
+        return trace_ifexp(self, node, cond)
 
     def expr_JoinedStr(self, node):
         from .builtins.debug import joined_string

@@ -105,6 +105,19 @@ class ArrayList(tuple):
         return f"ArrayList[{len(self)} x {self[0]!r}]"
 
 
+def value_type(v) -> str:
+    """A value's type as cuTile prints it: a Python number is a 0-d constant tile of the dtype
+    it takes (`Tile[int32,()]`), None is None; anything else as `type_name`."""
+    if v is None:
+        return "None"
+    if isinstance(v, (bool, int, float)):
+        kind = "bool_" if isinstance(v, bool) else "float32" if isinstance(v, float) else \
+            "int32" if -2**31 <= v < 2**31 else "int64"
+        return f"Tile[{kind},()]"
+    str_of = type(v).__str__
+    return str(v) if str_of is not object.__str__ and not isinstance(v, str) else type_name(v)
+
+
 def type_name(v) -> str:
     """How a value's type is named in error messages."""
     if isinstance(v, (Tile, Array, ArrayList, TiledView, RawArrayMemory)):

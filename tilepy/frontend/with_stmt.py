@@ -24,7 +24,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from ..errors import TileSyntaxError, TileTypeError, at, current_loc
-from .values import type_name
+from .values import type_name, value_type
 
 # Every function @contextlib.contextmanager returns shares this code (its `helper`).
 _CM_HELPER = contextlib.contextmanager(lambda: (yield)).__code__
@@ -48,13 +48,9 @@ class GeneratorContextManager:
     kwargs: dict
 
     def __str__(self):
-        args = ", ".join(_arg_name(a) for a in self.args)
-        kwargs = ", ".join(f"{k}: {_arg_name(v)}" for k, v in self.kwargs.items())
+        args = ", ".join(value_type(a) for a in self.args)
+        kwargs = ", ".join(f"{k}: {value_type(v)}" for k, v in self.kwargs.items())
         return f"GeneratorContextManager[{self.func!r}, args=[{args}], kwargs={{{kwargs}}}]"
-
-
-def _arg_name(v) -> str:
-    return "None" if v is None else type_name(v)
 
 
 def context_manager_call(fn, args, kwargs) -> GeneratorContextManager | None:
@@ -186,7 +182,7 @@ def _resume(frame: WithFrame, restore: bool):
 def _run_part(gen, stmts, call_loc):
     gen.terminated = False
     if stmts:
-        gen.run_inlined(stmts, call_loc, gen.func.__name__)
+        gen.run_inlined(stmts, call_loc)
 
 
 # ------------------------------------------------------------------------ the yield

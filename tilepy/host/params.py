@@ -23,6 +23,10 @@ class ArrayParam:
     disjoint: bool = False              # its memory overlaps no other array argument's
     index_dtype: DType = int32          # of its extents and strides: int64 (cuTile's
                                         # IndexedWithInt64) for arrays past 2^31 - 1
+    # per dim, the extent / stride an ArrayAnnotation makes a compile-time constant (None: a
+    # run-time value); () without one. The kernel parameters stay (the ABI does not change).
+    static_shape: tuple = ()
+    static_strides: tuple = ()
 
     def c_params(self) -> list[tuple[str, object]]:
         """The scalar kernel parameters this array becomes, in order: (name, tile type)."""

@@ -337,7 +337,9 @@ def where(ctx, cond, x, y):
 
 
 def dtype_call(ctx, dtype: DType, value):
-    """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile)."""
+    """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile); an integer is
+    truncated to an integer dtype (`uint32(-3)` is 0xfffffffd) and any number is a truth value
+    for bool_, as cuTile."""
     if isinstance(value, Tile):
         return convert(ctx, value, dtype)
     if isinstance(value, str):                 # ct.float32("-inf"), as numpy reads it
@@ -347,4 +349,10 @@ def dtype_call(ctx, dtype: DType, value):
             raise TileTypeError(f"{dtype.name}() cannot read {value!r} as a number") from None
     if not is_number(value):
         raise TileTypeError(f"{dtype.name}() takes a number or a tile (got {type_name(value)})")
+    if dtype.is_bool:
+        value = bool(value)
+    elif dtype.is_int and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = int(value) % (1 << dtype.bits)        # truncated to the dtype, as a C cast
+        if dtype.signed and value >= 1 << (dtype.bits - 1):
+            value -= 1 << dtype.bits
     return constant(ctx, value, dtype)

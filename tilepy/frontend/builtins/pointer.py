@@ -198,19 +198,27 @@ def _make_atomic(stub, modes):
 
     def atomic(ctx, array, indices, update, *, check_bounds=True, memory_order, memory_scope):
         attrs = _atomic_attrs(memory_order, memory_scope, fn)
+        _rmw_mode(fn, _array(array, fn).dtype, modes)      # the array's dtype first, as cuTile
         a, ptrs, m, (v,) = _atomic_access(ctx, fn, array, indices, [("update", update)],
                                           check_bounds, exact=modes[0] in BITWISE)
         return _rmw(ctx, fn, a.dtype, modes, ptrs, v, m, attrs)
     return atomic
 
 
-def _rmw(ctx, fn, d, modes, ptrs, v: Tile, m: Tile | None, attrs) -> Tile:
-    """An atomic read-modify-write of `modes` on elements of dtype `d` at `ptrs`."""
+def _rmw_mode(fn, d, modes):
+    """The atomic_rmw mode of `modes` for elements of dtype `d` (cuTile's "Unsupported array
+    dtype" when it has none)."""
     mode = modes[2] if d.is_float else modes[0] if d.signed else modes[1]
     ok = d in FLOAT_TYPES.get(mode, ()) if d.is_float else (d.is_int and d.bits in (32, 64))
     if mode is None or not ok:
-        raise TileTypeError(f"{fn}() is not supported on {d.name} arrays (Tile IR atomics take "
+        raise TileTypeError(f"{fn}(): Unsupported array dtype: {d.name} (Tile IR atomics take "
                             f"32- and 64-bit integers{', and floats for add/xchg' if modes[2] else ''})")
+    return mode
+
+
+def _rmw(ctx, fn, d, modes, ptrs, v: Tile, m: Tile | None, attrs) -> Tile:
+    """An atomic read-modify-write of `modes` on elements of dtype `d` at `ptrs`."""
+    mode = _rmw_mode(fn, d, modes)
     op = ctx.b.create("atomic_rmw_tko", ptrs, v.value, m.value if m is not None else None,
                       ctx.token, mode=mode, **attrs)
     ctx.token = op.results[1]
@@ -312,6 +320,7 @@ def _make_raw_atomic(stub, modes):
     def atomic(ctx, memory, offset, update, *, mask=None, memory_order, memory_scope):
         attrs = _atomic_attrs(memory_order, memory_scope, fn)
         a, ptrs, m, shape = _raw_access(ctx, fn, memory, offset, mask)
+        _rmw_mode(fn, a.dtype, modes)
         with ctx.arg("update"):
             v = _fit(ctx, _value(ctx, a, update, fn, "update", modes[0] in BITWISE), shape, fn,
                      "update")

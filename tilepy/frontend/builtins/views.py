@@ -212,8 +212,8 @@ def array_slice(ctx, array, axis, start, stop):
     with ctx.arg("axis"):
         axis = require_constant(axis, "slice() axis")
         if isinstance(axis, bool) or not isinstance(axis, int) or not -a.ndim <= axis < a.ndim:
-            raise TileTypeError(f"slice(): Axis {axis!r} is out of range for rank {a.ndim} (axis "
-                                f"must be a constant in [{-a.ndim}, {a.ndim}))")
+            raise TileTypeError(f"slice(): 'Axis {axis!r} is out of range for rank {a.ndim}' "
+                                f"(axis must be a constant in [{-a.ndim}, {a.ndim}))")
         axis %= a.ndim
     for name, v in (("start", start), ("stop", stop)):
         if isinstance(v, int) and v < 0:
