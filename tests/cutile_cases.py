@@ -6,6 +6,16 @@ from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 
+def registry():
+    """A test file's named cases: (the dict, the decorator that adds a function to it)."""
+    cases = {}
+
+    def case(fn):
+        cases[fn.__name__] = fn
+        return fn
+    return cases, case
+
+
 def run_case(case, mode: str):
     """Launch in the interpreter ("interpret") or a CPU mode ("fast", "faithful"), then check."""
     kernel, grid, args, check = case

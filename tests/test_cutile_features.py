@@ -7,19 +7,14 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, run_case
+from cutile_cases import compile_case, registry, run_case
 from cutile_kernels import batched, dtypes, fp8, int64_index, lists, modifiers
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 rng = np.random.default_rng(18)
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
+CASES, case = registry()
 
 
 # Each case returns (kernel, grid, args, check); check() compares the outputs with numpy.

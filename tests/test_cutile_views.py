@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, run_case
+from cutile_cases import compile_case, registry, run_case
 from cutile_kernels import views
 from kernels_util import assert_located
 from tilepy.bytecode import read_module
@@ -18,12 +18,7 @@ from tilepy.compilation import (ArrayConstraint, CallingConvention, ConstantCons
                                 export_kernel)
 
 rng = np.random.default_rng(31)
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
+CASES, case = registry()
 
 
 @case

@@ -9,18 +9,13 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, run_case
+from cutile_cases import compile_case, registry, run_case
 from cutile_kernels import tuple_args as T
 from kernels_util import assert_located
 from tilepy.host.params import ArrayParam, TupleParam
 
 rng = np.random.default_rng(31)
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
+CASES, case = registry()
 
 
 @case
