@@ -124,3 +124,15 @@ REFUSED = PRELUDE + textwrap.dedent("""
 def test_a_launch_completes_when_the_system_refuses_threads(tmp_path):
     (line,) = _run(REFUSED, tmp_path, workers="8")[:1]
     assert line == "refused True 0"
+
+
+def test_a_helper_library_evicted_before_it_loads_is_loaded_from_its_bytes(tmp_path, monkeypatch):
+    """Another process sharing a small cache may evict the pool library's entry between its
+    read and the load (test_cache_safety's one-byte cap found it): the bytes in hand load."""
+    from tilepy.launch import cpu
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "cache"))
+    path, scratch, data = found = cpu.pool_library()
+    assert not scratch and os.path.exists(path)
+    os.unlink(path)                                     # the other process's eviction
+    assert cpu.load_helper(found).tp_cpu_pool_run
+    assert not os.path.exists(path)

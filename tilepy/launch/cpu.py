@@ -217,7 +217,10 @@ def ensure_pool(lib: ctypes.CDLL | None = None):
         return
     with _POOL_LOCK:
         if "run" not in POOL:
-            pool = _load_helper(*pool_library())
+            try:
+                pool = load_helper(pool_library())
+            except OSError:
+                pool = None
             if pool is None:
                 raise TileCompileError("the CPU backend's worker pool library does not load")
             POOL["run"] = ctypes.cast(pool.tp_cpu_pool_run, ctypes.c_void_p).value
@@ -226,9 +229,9 @@ def ensure_pool(lib: ctypes.CDLL | None = None):
 POOL_FLAGS = ["-pthread", "-w", "-DTP_POOL_LIBRARY", "-x", "c++"]
 
 
-def pool_library() -> tuple[str, bool]:
-    """The worker pool's library (cpu_pool.h compiled with TP_POOL_LIBRARY): its path, and
-    whether it is a scratch file (see `helper_library`)."""
+def pool_library() -> tuple[str, bool, bytes]:
+    """The worker pool's library (cpu_pool.h compiled with TP_POOL_LIBRARY), as
+    `helper_library` gives it."""
     header = os.path.join(INCLUDE_DIR, "tilepy", "cpu_pool.h")
     return helper_library("pool", "the CPU worker pool", header, POOL_FLAGS)
 
@@ -238,11 +241,12 @@ HELPER_FLAGS = ["-O2", "-shared", "-fPIC", "-fvisibility=hidden"]
 
 def helper_library(kind: str, label: str, source_path: str, build_flags: list[str],
                    key_parts: tuple = (), libs: tuple = (), build: bool = True
-                   ) -> tuple[str, bool] | None:
+                   ) -> tuple[str, bool, bytes] | None:
     """A library the host compiler builds from `source_path` once per compiler, flags, source and
     `key_parts` (what else it depends on), cached as a `cpu` entry of kind `kind`: the CPU
-    worker pool, the C warm launch path and its torch reader. Returns its path, and whether it
-    is a scratch file of this process (no disk cache) to remove once loaded. TileCompileError
+    worker pool, the C warm launch path and its torch reader. Returns its path, whether it is a
+    scratch file of this process (no disk cache) to remove once loaded, and its bytes (load it
+    with `load_helper`). TileCompileError
     with the compiler's message if the build fails. `build=False`: None where it is not in the
     cache (the doctor asks so, without building)."""
     from ..version import __version__
@@ -256,8 +260,25 @@ def helper_library(kind: str, label: str, source_path: str, build_flags: list[st
         return None
     path, data, _ = found
     if path is not None:
-        return path, False
-    return _scratch(data, f"tilepy-{kind}-"), True          # no disk cache
+        return path, False, data
+    return _scratch(data, f"tilepy-{kind}-"), True, data    # no disk cache
+
+
+def load_helper(found: tuple[str, bool, bytes], loader=ctypes.CDLL):
+    """`loader(path)` of `helper_library`'s library; when its cache entry is gone by then
+    (another process's eviction under a small cache cap), of the bytes it read. A scratch file is
+    removed once loaded (the mapping outlives it)."""
+    path, scratch, data = found
+    try:
+        return loader(path)
+    except (OSError, ImportError):
+        if scratch or os.path.exists(path):
+            raise
+        path, scratch = _scratch(data, "tilepy-helper-"), True
+        return loader(path)
+    finally:
+        if scratch:
+            os.unlink(path)
 
 
 def built_once(kind: str, label: str, key: str, suffix: str, command, measure=None,

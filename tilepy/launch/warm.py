@@ -92,17 +92,15 @@ def _load():
                           f"headers to get the C warm launch path)")
     abi = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     from . import cpu
-    path, scratch = cpu.helper_library("warm", "the C warm launch path", _SOURCE, ["-I", include],
-                                       (sys.version, abi, include))
-    try:
+
+    def load(path):
         loader = importlib.machinery.ExtensionFileLoader("tilepy.launch._warm", path)
         spec = importlib.util.spec_from_file_location("tilepy.launch._warm", path, loader=loader)
         m = importlib.util.module_from_spec(spec)
         loader.exec_module(m)
-    finally:
-        if scratch:
-            os.unlink(path)         # loaded: the mapping outlives the file
-    return m
+        return m
+    return cpu.load_helper(cpu.helper_library("warm", "the C warm launch path", _SOURCE,
+                                              ["-I", include], (sys.version, abi, include)), load)
 
 
 # ----------------------------------------------------------------------------- configuring
@@ -229,13 +227,8 @@ def _torch_reader(torch):
     torch reader built (or found in the cache) against the installed torch's headers."""
     from . import cpu
     root = os.path.dirname(torch.__file__)
-    path, scratch = cpu.helper_library(*_torch_build(
-        root, torch.__version__, lambda: int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))))
-    try:
-        so = ctypes.CDLL(path)
-    finally:
-        if scratch:
-            os.unlink(path)
+    so = cpu.load_helper(cpu.helper_library(*_torch_build(
+        root, torch.__version__, lambda: int(bool(torch._C._GLIBCXX_USE_CXX11_ABI)))))
     size = so.tp_torch_facts_size()
     addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value    # noqa: E731
     return so, addr(so.tp_torch_facts), addr(so.tp_torch_function_mode), size
