@@ -427,14 +427,6 @@ def _forget_support(cxx: str, base: list[str]):
         cache_fs.unlink(path)
 
 
-def _load_helper(path: str, scratch: bool) -> ctypes.CDLL | None:
-    try:
-        return _load(path)
-    finally:
-        if scratch:
-            os.unlink(path)         # loaded: the mapping outlives the file
-
-
 _MAIN_THREAD = threading.main_thread().ident
 
 
@@ -584,8 +576,13 @@ def _scratch(data: bytes, prefix: str) -> str:
 
 
 def _load_bytes(data: bytes) -> ctypes.CDLL | None:
-    """Load a library from memory: a private scratch file, deleted once loaded."""
-    return _load_helper(_scratch(data, "tilepy-"), True)
+    """Load a library from memory: a private scratch file, deleted once loaded (the mapping
+    outlives it)."""
+    path = _scratch(data, "tilepy-")
+    try:
+        return _load(path)
+    finally:
+        os.unlink(path)
 
 
 def _compile(cxx: str, fl: list[str], source: str, name: str,
