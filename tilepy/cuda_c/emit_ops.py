@@ -1,6 +1,6 @@
 """Emission of the ops the rest of the kernel language needs, beyond emitter.py's core set:
-element-space memory (load_ptr_tko / store_ptr_tko), atomics, extract / cat, scan, reduce of two
-tiles, `loop` / `break`, print_tko, assert and assume. Same rules as emitter.py: one line per
+element-space memory (load_ptr_tko / store_ptr_tko), atomics, extract / cat, scan, reduce and scan of
+several tiles, `loop` / `break`, print_tko, assert and assume. Same rules as emitter.py: one line per
 op calling a `tp::` template of runtime.h; these functions are registered in its EMIT table.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from ..errors import TileUnsupportedFeatureError
 from ..interpret.printf import elem_name, format_print, storage
 from ..types import TileType
 from .emit_control import _assign_results, _enclosing_loop
-from .emitter import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, emit_op, emit_reduce, literal,
-                        shape_t)
+from .emitter import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, elem_ctype, emit_op,
+                      emit_reduce, fold_scratch, literal, shape_t)
 
 _ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
 _SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
@@ -102,7 +102,7 @@ def emit_cat(ctx, op):
 
 def emit_scan(ctx, op):
     if len(op.operands) != 1:
-        raise TileUnsupportedFeatureError("scan over several tiles is not supported")
+        return emit_fold(ctx, op)
     src, res = op.operands[0], op.results[0]
     s = src.type
     ident = literal(s.elem, op.identities[0].array[()])
@@ -111,29 +111,35 @@ def emit_scan(ctx, op):
     if s.numel == 1:
         ctx.w.line(f"const {ctype(s)} {name} = ({lam})({ctx(src)}, {ident});", op.loc)
         return
-    ctx.need_smem(s.numel * _bytes(s))
+    ctx.need_smem(fold_scratch(ctx.plan.nt, s.numel, [_bytes(s)]))
     rev = "true" if op.reverse else "false"
     ctx.w.line(f"const {ctx.ty(res)} {name} = tp::scan<{shape_t(s.shape)}, {op.dim}, {rev}, "
                f"{ctx.lay(res)}>({ctx(src)}, {ident}, tp_smem, {lam});", op.loc)
 
 
-def emit_reduce2(ctx, op):
-    """reduce of two tiles (argmax): one tp::reduce2 call, its Pair unpacked."""
-    (x0, x1), (r0, r1) = op.operands, op.results
-    s = x0.type
-    ids = [literal(v.type.elem, d.array[()]) for v, d in zip(op.operands, op.identities)]
+def emit_fold(ctx, op):
+    """reduce or scan of several tiles (argmax: values and indices; Welford: three tiles): one
+    tp::fold_tiles call, its tp::Tup of results unpacked."""
+    xs, rs = op.operands, op.results
+    s = xs[0].type
+    ids = [literal(v.type.elem, d.array[()]) for v, d in zip(xs, op.identities)]
+    types = ", ".join(elem_ctype(v.type) for v in xs)
+    ident = f"tp::tup<{types}>({', '.join(ids)})"
     lam = _lambda(ctx, op.body.block)
-    pair = ctx.fresh("pair")
+    out = ctx.fresh("folded")
+    scan = op.name == "scan"
     if s.numel == 1:
-        init = f"({lam})({ctx(x0)}, {ids[0]}, {ctx(x1)}, {ids[1]})"
+        init = f"({lam})(tp::tup<{types}>({', '.join(ctx(x) for x in xs)}), {ident})"
     else:
-        ctx.need_smem((s.numel * _bytes(s) + 15) // 16 * 16 + s.numel * _bytes(x1.type))
-        lrs = f", {ctx.lay(r0)}, {ctx.lay(r1)}" if r0.type.numel > 1 else ""
-        init = (f"tp::reduce2<{shape_t(s.shape)}, {op.dim}{lrs}>({ctx(x0)}, {ctx(x1)}, {ids[0]}, "
-                f"{ids[1]}, tp_smem, {lam})")
-    ctx.w.line(f"const auto {pair} = {init};", op.loc)
-    ctx.w.line(f"const {ctx.ty(r0)} {ctx.define(r0)} = {pair}.a;", op.loc)
-    ctx.w.line(f"const {ctx.ty(r1)} {ctx.define(r1)} = {pair}.b;", op.loc)
+        ctx.need_smem(fold_scratch(ctx.plan.nt, s.numel, [_bytes(x.type) for x in xs]))
+        lays = ", ".join(ctx.lay(r) if r.type.numel > 1 else "tp::Cyclic<1>" for r in rs)
+        rev = "true" if scan and op.reverse else "false"
+        init = (f"tp::fold_tiles<{shape_t(s.shape)}, {op.dim}, {'true' if scan else 'false'}, "
+                f"{rev}, tp::Lays<{lays}>>({ident}, tp_smem, {lam}, "
+                f"{', '.join(ctx(x) for x in xs)})")
+    ctx.w.line(f"const auto {out} = {init};", op.loc)
+    for i, r in enumerate(rs):
+        ctx.w.line(f"const {ctx.ty(r)} {ctx.define(r)} = tp::tget<{i}>({out});", op.loc)
 
 
 # ------------------------------------------------------------------------------- loops
@@ -203,12 +209,7 @@ def emit_assert(ctx, op):
 
 
 def emit_reduce_n(ctx, op):
-    if len(op.operands) == 2:
-        return emit_reduce2(ctx, op)
-    if len(op.operands) != 1:
-        raise TileUnsupportedFeatureError("reduce over more than two tiles is not supported by the "
-                                          "CUDA C++ backend yet")
-    return emit_reduce(ctx, op)
+    return emit_reduce(ctx, op) if len(op.operands) == 1 else emit_fold(ctx, op)
 
 
 EMIT_MORE = {

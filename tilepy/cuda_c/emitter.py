@@ -501,27 +501,48 @@ def _reduce_smem(ctx, op) -> int:
             return ctx.plan.nt // 32 * nbytes
         if rows_path(ls, lr, s.shape, op.dim):
             return ls.warps_n * lr.numel * nbytes if isinstance(ls, MmaAcc) and ls.warps_n > 1 else 0
-    return s.numel * nbytes
+    return fold_scratch(ctx.plan.nt, s.numel, [nbytes])
+
+
+FOLD_SCRATCH = 16384     # runtime.h kFoldScratch
+
+
+def fold_scratch(nt: int, numel: int, sizes: list[int]) -> int:
+    """Scratch bytes of runtime.h's fold_tiles over tiles of `numel` elements of these sizes:
+    one chunk buffer per tile (fold_chunk elements each, 16-byte aligned), bounded by
+    FOLD_SCRATCH (or one element per thread) whatever the tiles' size."""
+    per = sum(sizes)
+    chunk = numel if numel * per <= FOLD_SCRATCH else max(FOLD_SCRATCH // per, min(numel, nt))
+    return sum((chunk * z + 15) // 16 * 16 for z in sizes)
 
 
 def _lambda(ctx, block) -> str:
-    """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan). A region yielding two
-    values returns a tp::Pair."""
+    """A region of 0-d ops as a C++ lambda (the combiner of reduce/scan): f(element,
+    accumulator); a region of several tiles' elements takes and returns tp::Tup values
+    (runtime.h fold_tiles): f(Tup elements, Tup accumulators) -> Tup."""
     inner = ctx.nested()
-    params = ", ".join(f"{elem_ctype(a.type)} {inner.define(a, inner.fresh(a.hint or 'a'))}"
-                       for a in block.args)
+    names = [inner.define(a, inner.fresh(a.hint or 'a')) for a in block.args]
+    types = [elem_ctype(a.type) for a in block.args]
+    if len(block.args) == 2:
+        params = f"{types[0]} {names[0]}, {types[1]} {names[1]}"
+        ret = types[0]
+    else:
+        tup = f"tp::Tup<{', '.join(types[::2])}>"
+        params, ret = f"const {tup}& tp_x, const {tup}& tp_acc", tup
+        for i, (t, n) in enumerate(zip(types, names)):
+            inner.w.line(f"const {t} {n} = tp::tget<{i // 2}>({'tp_acc' if i % 2 else 'tp_x'});")
     for o in block.ops:
         emit_op(inner, o)
     ctx.counter = inner.counter
     body = " ".join(text for _, text, _ in inner.w.lines)
-    types = [elem_ctype(v.type) for v in block.ops[-1].operands]
-    ret = types[0] if len(types) == 1 else f"tp::Pair<{', '.join(types)}>"
     return f"[&]({params}) -> {ret} {{ {body} }}"
 
 
 def emit_yield_in_lambda(ctx, op):
     vals = [ctx(v) for v in op.operands]
-    ctx.w.line(f"return {vals[0]};" if len(vals) == 1 else f"return {{{', '.join(vals)}}};")
+    types = ", ".join(elem_ctype(v.type) for v in op.operands)
+    ctx.w.line(f"return {vals[0]};" if len(vals) == 1 else
+               f"return tp::tup<{types}>({', '.join(vals)});")
 
 
 # ---------------------------------------------------------------------------- control flow

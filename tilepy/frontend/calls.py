@@ -136,10 +136,10 @@ def _make_record(cls, args, kwargs):
         raise TileTypeError(f"{cls.__name__}(): {e}") from None
 
 
-def _has_runtime(v) -> bool:
+def _has_runtime(v, kinds=(Tile, Array)) -> bool:
     if isinstance(v, tuple):
-        return any(_has_runtime(x) for x in v)
-    return isinstance(v, (Tile, Array))
+        return any(_has_runtime(x, kinds) for x in v)
+    return isinstance(v, kinds)
 
 
 # ---------------------------------------------------------------------- inlining
@@ -190,16 +190,14 @@ def _signature_of(fn: LocalFunction) -> inspect.Signature:
 
 
 def call_combiner(ctx, fn, args, what: str):
-    """Call the combiner of reduce()/scan() on 0-d tiles. It runs inside the op's region, so it
-    may use only its arguments and compile-time constants, not tiles or arrays of the kernel."""
+    """Call the combiner of reduce()/scan() on 0-d tiles. It runs inside the op's region: it may
+    use tiles of the enclosing kernel (the region reads them, as cuTile's), not its arrays."""
     if isinstance(fn, LocalFunction):
-        why = (f"the combiner function of {what}() cannot use '{{}}' from the enclosing kernel "
-               f"(it captures {{}}); a combiner can use only its arguments and constants")
         body = "reduction" if what == "reduce" else "scan"
-        memory = (f"an array: Operations with memory effects are not supported inside {body} "
-                  f"body")
-        scope = {k: Captured(why.format(k, memory if isinstance(v, Array) else "a tile"))
-                 if _has_runtime(v) else v for k, v in fn.scope.items()}
+        why = (f"the combiner function of {what}() cannot use '{{}}' from the enclosing kernel "
+               f"(it captures an array: Operations with memory effects are not supported inside "
+               f"{body} body)")
+        scope = {k: Captured(why.format(k)) if _has_runtime(v, Array) else v for k, v in fn.scope.items()}
         return inline_call(ctx.tracer, fn, scope, args, {})
     return call(ctx.tracer, fn, args, {})
 

@@ -107,11 +107,7 @@ for _op in ("reduce", "scan"):
     _reduce("combiner_scalar", _op, body="(%x: tile<f32>, %y: tile<f32>) {\n"
                                          "%v = reshape %x : tile<f32> -> tile<1xf32>\nyield %x : "
                                          "tile<f32>\n}")
-_reduce("scan_single", "scan", pre=_R + "%b = constant <f32: 1.0> : tile<8x4xf32>\n", operands="%a, %b",
-        ids="[0.0 : f32, 0.0 : f32]", types="tile<8x4xf32>, tile<8x4xf32>", results="tile<8x4xf32>, "
-                                                                                    "tile<8x4xf32>",
-        body="(%x: tile<f32>, %y: tile<f32>, %z: tile<f32>, %w: tile<f32>) {\nyield %x, %z : tile<f32>, "
-             "tile<f32>\n}")
+
 
 # ---------------------------------------------------------------------------- module items
 _M = "cuda_tile.module @m {{\n{}\n}}\n"

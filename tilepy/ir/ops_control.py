@@ -245,12 +245,6 @@ def _combiner_scalar(o):
                 return f"body must operate on 0-d tiles (got {inner.name} -> {r.type})"
 
 
-@rule("scan_single", "scan supports a single input tile")
-def _scan_single(o):
-    if len(o.operands) != 1:
-        return f"scan supports a single input tile (got {len(o.operands)})"
-
-
 _COMBINER = (_ends_with("yield"), _combiner_args, _combiner_yield, _combiner_scalar)
 op(OpDef("reduce", operands=(O("operands", variadic=True),),
          attrs=(A("dim", "int", False), A("identities", "identities", False)),
@@ -286,7 +280,7 @@ op(OpDef("scan", operands=(O("operands", variadic=True),),
                 A("identities", "identities", False)),
          results=(R("results", variadic=True),), regions=("body",),
          infer=lambda types, attrs: list(types), terminators=("yield",),
-         constraints=(all_tiles("operands"), same_shape("operands"), _scan_single, _reduce_dim,
+         constraints=(all_tiles("operands"), same_shape("operands"), _reduce_dim,
                       _identities_count, _identities_type, _reduce_results),
          region_rules=_COMBINER))
 

@@ -2,7 +2,7 @@
 `argmax`/`argmin` (one `reduce` over a value tile and an index tile), `cumsum`/`cumprod`.
 
 A combiner runs on 0-d tiles inside the op's region; a Python combiner is traced there (it may
-use only its arguments and constants). Combiners are called as `func(*accumulators, *elements)`
+read tiles of the kernel, as cuTile's, but not its arrays). Combiners are called as `func(*accumulators, *elements)`
 (a left fold: `func(func(identity, x0), x1)`).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ast
 
 import numpy as np
 
-from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError, at
+from ...errors import TileTypeError, TileValueError, at
 from ...ir import Block, DenseValue, Region
 from ...types import TileType, scalar_tile
 from ...types import dtype as D
@@ -124,9 +124,6 @@ def reduce_(ctx, x, axis, func, identity, *, keepdims=False):
 @impl(api.scan)
 def scan(ctx, x, axis, func, identity, *, reverse=False):
     tiles, single = _tiles(ctx, x, "scan")
-    if len(tiles) != 1:
-        raise TileUnsupportedFeatureError("scan() of several tiles is not supported (Tile IR scans "
-                                          "one tile)")
     dim = _axis(axis, tiles[0].ndim, "scan")
     ids = _identities(tiles, identity, "scan")
     out = region_op(ctx, "scan", tiles, _user_combiner(ctx, func, "scan"), ids, "scan", dim=dim,

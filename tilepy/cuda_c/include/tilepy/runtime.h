@@ -631,28 +631,211 @@ TP_DEV auto repack(const T& x, unsigned char*) {
   return repack_from<R, Nr, Lr>(&x);
 }
 
-// reduce along dimension D of shape Src with combiner f(element, accumulator) -> accumulator,
-// folding in element order. The result has Src::numel / Src::dims[D] elements: a scalar (every
-// thread folds the whole tile) when that is 1, else a tile of layout Lr.
-template <class Src, int D, class T, class F>
-TP_DEV T reduce_one(const T* buf, int out_e, T ident, F f) {
-  constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
-  const int outer = out_e / inner_n, inner = out_e % inner_n;
-  const int base = outer * Src::dims[D] * inner_n + inner;
-  T acc = ident;
-  for (int k = 0; k < Src::dims[D]; ++k) acc = f(buf[base + k * inner_n], acc);
-  return acc;
+// ------------------------------------------------------------------------------ folds: reduce, scan
+// Tup<T...>: the values of several tiles' elements folded together (a reduce or scan of several
+// tiles); a combiner of several tiles takes (Tup elements, Tup accumulators) and returns a Tup.
+template <int... I> struct iseq {};
+template <int N, int... I> struct iseq_of : iseq_of<N - 1, N - 1, I...> {};
+template <int... I> struct iseq_of<0, I...> { typedef iseq<I...> type; };
+template <int I, class T> struct TupLeaf { T v; };
+template <class S, class... T> struct TupBase;
+template <int... I, class... T> struct TupBase<iseq<I...>, T...> : TupLeaf<I, T>... {};
+template <class... T> struct Tup : TupBase<typename iseq_of<sizeof...(T)>::type, T...> {};
+template <int I, class T> TP_DEV T& tget(TupLeaf<I, T>& l) { return l.v; }
+template <int I, class T> TP_DEV const T& tget(const TupLeaf<I, T>& l) { return l.v; }
+template <class... T, int... I> TP_DEV void tup_fill(Tup<T...>& r, iseq<I...>, const T&... v) {
+  ((tget<I>(r) = v), ...);
+}
+template <class... T> TP_DEV Tup<T...> tup(const T&... v) {
+  Tup<T...> r;
+  tup_fill<T...>(r, typename iseq_of<sizeof...(T)>::type(), v...);
+  return r;
+}
+template <class... Lr> struct Lays {};
+template <class Lrs, int R, class... T> struct FoldResult;
+template <class... Lr, int R, class... T> struct FoldResult<Lays<Lr...>, R, T...> {
+  typedef Tup<Tile<T, R, Lr>...> type;
+};
+template <class Lrs> struct first_lay;
+template <class L0, class... Lr> struct first_lay<Lays<L0, Lr...>> { typedef L0 type; };
+
+// A fold reads its operands through shared memory in chunks of fold_chunk elements (the whole
+// tile when it fits kFoldScratch bytes), operand i's chunk at byte fold_off(i): the scratch is
+// bounded whatever the tile's size (cuda_c/emitter.py fold_scratch computes the same bytes).
+constexpr int kFoldScratch = 16384;
+template <int N, class... T> constexpr int fold_chunk() {
+  constexpr int per = (0 + ... + (int)sizeof(T)), least = N < NT ? N : NT;
+  if (N * per <= kFoldScratch) return N;
+  return kFoldScratch / per > least ? kFoldScratch / per : least;
+}
+template <int CH> constexpr int fold_off(int) { return 0; }
+template <int CH, class H, class... R> constexpr int fold_off(int i) {
+  return i == 0 ? 0 : (CH * (int)sizeof(H) + 15) / 16 * 16 + fold_off<CH, R...>(i - 1);
 }
 
+// The elements [c0, c0 + CH) of x (row-major) that this thread owns, into buf.
+template <int CH, class T, int N, class L>
+TP_DEV void stage_range(T* buf, const Tile<T, N, L>& x, int c0) {
+  TP_UNROLL
+  for (int s = 0; s < L::K; ++s) {
+    if (!L::owner(s)) continue;
+    const int e = L::elem(s) - c0;
+    if (e >= 0 && e < CH) buf[e] = x.v[s];
+  }
+}
+template <int CH, class... T, int N, class... L, int... I>
+TP_DEV void stage_tiles(const Tup<T*...>& bufs, int c0, iseq<I...>, const Tile<T, N, L>&... xs) {
+  __syncthreads();
+  (stage_range<CH>(tget<I>(bufs), xs, c0), ...);
+  __syncthreads();
+}
+template <int CH, class... T, int... I> TP_DEV Tup<T*...> fold_bufs(unsigned char* smem, iseq<I...>) {
+  return tup<T*...>((T*)(smem + fold_off<CH, T...>(I))...);
+}
+template <class B, class... T, int... I>
+TP_DEV Tup<T...> tup_load(const B& bufs, int e, iseq<I...>) {
+  return tup<T...>(tget<I>(bufs)[e]...);
+}
+template <class... T, int... I>
+TP_DEV void tup_store(const Tup<T*...>& bufs, int e, const Tup<T...>& v, iseq<I...>) {
+  ((tget<I>(bufs)[e] = tget<I>(v)), ...);
+}
+template <int R, class La, class... T, int... I>
+TP_DEV Tup<T...> slot_get(const Tup<Tile<T, R, La>...>& a, int s, iseq<I...>) {
+  return tup<T...>(tget<I>(a).v[s]...);
+}
+template <int R, class La, class... T, int... I>
+TP_DEV void slot_set(Tup<Tile<T, R, La>...>& a, int s, const Tup<T...>& v, iseq<I...>) {
+  ((tget<I>(a).v[s] = tget<I>(v)), ...);
+}
+
+// A result folded in layout La, in layout Lr: through `buf` (CH elements) in chunks.
+template <int CH, class La, class T, int R, class Lr>
+TP_DEV void relayout(Tile<T, R, Lr>& r, const Tile<T, R, La>& a, T* buf) {
+  if constexpr (same<La, Lr>::value) {
+    r = a;
+  } else if constexpr (TP_CPU_FAST) {        // identity layouts: slot e holds element e
+    r = gather_elems<T, R, Lr>([&](int e) { return a.v[e]; });
+  } else {
+    for (int c0 = 0; c0 < R; c0 += CH) {
+      __syncthreads();
+      stage_range<CH>(buf, a, c0);
+      __syncthreads();
+      TP_UNROLL
+      for (int s = 0; s < Lr::K; ++s) {
+        const int e = Lr::elem(s) - c0;
+        if (Lr::valid(s) && e >= 0 && e < CH) r.v[s] = buf[e];
+      }
+    }
+  }
+}
+template <int CH, class La, class Res, class Acc, class B, int... I>
+TP_DEV void relayout_all(Res& r, const Acc& acc, const B& bufs, iseq<I...>) {
+  (relayout<CH, La>(tget<I>(r), tget<I>(acc), tget<I>(bufs)), ...);
+}
+
+// Fold several tiles of shape Src along D together with f(Tup elements, Tup accumulators), from
+// `ident`: a reduce (Scan false: one result per line, a Tup of scalars when there is one line)
+// or an inclusive scan (Scan true: r[j] = f(x[j], r[j-1]), Reverse from the last index down);
+// results in the layouts Lrs. Each result folds its line in element order; a reduce of the whole
+// tile splits each chunk into consecutive runs, one per thread, and folds their results in order
+// (a reordering an associative combiner allows: the spec leaves the order to the implementation).
+template <class Src, int D, bool Scan, bool Reverse, class Lrs, class... T, class F, class... L>
+TP_DEV auto fold_tiles(const Tup<T...>& ident, unsigned char* smem, F f,
+                       const Tile<T, Src::numel, L>&... xs) {
+  constexpr int N = Src::numel, n = Src::dims[D], R = Scan ? N : N / n;
+  constexpr int inner_n = [] { int q = 1; for (int i = D + 1; i < Src::rank; ++i) q *= Src::dims[i]; return q; }();
+  typedef typename iseq_of<sizeof...(T)>::type Is;
+#if TP_CPU_FAST
+  constexpr int CH = N;                        // one chunk: the tiles themselves, row-major
+  const Tup<const T*...> bufs = tup<const T*...>(xs.v...);
+  Tup<T*...> wbufs;                            // relayout needs none (identity layouts)
+  auto stage = [&](int) {};
+  (void)smem;
+#else
+  constexpr int CH = fold_chunk<N, T...>();
+  const Tup<T*...> wbufs = fold_bufs<CH, T...>(smem, Is());
+  const Tup<T*...>& bufs = wbufs;
+  auto stage = [&](int c0) { stage_tiles<CH>(wbufs, c0, Is(), xs...); };
+#endif
+  constexpr int chunks = (N + CH - 1) / CH;
+  if constexpr (!Scan && R == 1) {
+    Tup<T...> total = ident;
+    for (int c = 0; c < chunks; ++c) {
+      const int c0 = c * CH, len = N - c0 < CH ? N - c0 : CH;
+      stage(c0);
+      if constexpr (NT == 1) {
+        for (int e = 0; e < len; ++e) total = f(tup_load<Tup<const T*...>, T...>(bufs, e, Is()), total);
+      } else {
+        const int parts = len < NT ? len : NT, t = tid();
+        Tup<T...> p = ident;
+        if (t < parts)
+          for (int e = t * len / parts; e < (t + 1) * len / parts; ++e)
+            p = f(tup_load<Tup<T*...>, T...>(wbufs, e, Is()), p);
+        __syncthreads();
+        if (t < parts) tup_store(wbufs, t, p, Is());
+        __syncthreads();
+        for (int w = 0; w < parts; ++w) total = f(tup_load<Tup<T*...>, T...>(wbufs, w, Is()), total);
+      }
+    }
+    return total;
+  } else {
+    typedef typename first_lay<Lrs>::type La;
+    Tup<Tile<T, R, La>...> acc;
+    TP_UNROLL
+    for (int s = 0; s < La::K; ++s) slot_set<R, La>(acc, s, ident, Is());
+    // Slot s's line and the part of it [k_lo, k_hi) it folds.
+    auto step = [&](int s, int c0, int len) {
+      if (!La::valid(s)) return;
+      const int o = La::elem(s), inner = o % inner_n;
+      const int outer = Scan ? o / (n * inner_n) : o / inner_n, j = (o / inner_n) % n;
+      const int k_lo = Scan && Reverse ? j : 0, k_hi = Scan && !Reverse ? j + 1 : n;
+      const int base = outer * n * inner_n + inner;
+      const int a = c0 <= base ? 0 : (c0 - base + inner_n - 1) / inner_n;
+      const int b = c0 + len <= base ? 0 : (c0 + len - base + inner_n - 1) / inner_n;
+      const int lo = a > k_lo ? a : k_lo, hi = b < k_hi ? b : k_hi;
+      if (lo >= hi) return;
+      Tup<T...> v = slot_get<R, La>(acc, s, Is());
+      if (Reverse)
+        for (int k = hi - 1; k >= lo; --k) v = f(tup_load<decltype(bufs), T...>(bufs, base + k * inner_n - c0, Is()), v);
+      else
+        for (int k = lo; k < hi; ++k) v = f(tup_load<decltype(bufs), T...>(bufs, base + k * inner_n - c0, Is()), v);
+      slot_set<R, La>(acc, s, v, Is());
+    };
+    for (int cc = 0; cc < chunks; ++cc) {
+      const int c0 = (Reverse ? chunks - 1 - cc : cc) * CH, len = N - c0 < CH ? N - c0 : CH;
+      stage(c0);
+      if constexpr (La::K <= 32) {
+        TP_UNROLL
+        for (int s = 0; s < La::K; ++s) step(s, c0, len);
+      } else {
+        TP_ROLLED
+        for (int s = 0; s < La::K; ++s) step(s, c0, len);
+      }
+    }
+    typename FoldResult<Lrs, R, T...>::type r;
+    relayout_all<CH, La>(r, acc, wbufs, Is());
+    return r;
+  }
+}
+
+// reduce of one tile along D with f(element, accumulator): a scalar when one line, else a tile of
+// layout Lr (layout_ops.h reduce_to takes this path where no register path applies).
 template <class Src, int D, class Lr = Cyclic<Src::numel / Src::dims[D]>, class T, class L, class F>
 TP_DEV auto reduce(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
-  constexpr int M = Src::numel / Src::dims[D];
-  const T* buf = tile_buf((T*)smem, x);
-  if constexpr (M == 1) {
-    return reduce_one<Src, D>(buf, 0, ident, f);
-  } else {
-    return gather_elems<T, M, Lr>([&](int e) { return reduce_one<Src, D>(buf, e, ident, f); });
-  }
+  auto g = [&](const Tup<T>& e, const Tup<T>& a) { return tup<T>(f(tget<0>(e), tget<0>(a))); };
+  return tget<0>(fold_tiles<Src, D, false, false, Lays<Lr>>(tup<T>(ident), smem, g, x));
+}
+
+// Inclusive scan of one tile along D: r[j] = f(x[j], r[j-1]) with r[-1] = ident; Reverse runs
+// from the last index down.
+template <class Src, int D, bool Reverse, class Lr = Cyclic<Src::numel>, class T, class L, class F>
+TP_DEV Tile<T, Src::numel, Lr> scan(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
+#if TP_CPU_FAST
+  return scan_fast<Src, D, Reverse, Lr>(x, ident, f);
+#endif
+  auto g = [&](const Tup<T>& e, const Tup<T>& a) { return tup<T>(f(tget<0>(e), tget<0>(a))); };
+  return tget<0>(fold_tiles<Src, D, true, Reverse, Lays<Lr>>(tup<T>(ident), smem, g, x));
 }
 
 // C[MxN] = A[MxK] @ B[KxN] + C, products and sums in float (double for f64; for i8 operands in
@@ -1369,79 +1552,6 @@ TP_DEV Tile<T, Dst::numel, Lr> cat(const Tile<T, Src::numel, LA>& a, const Tile<
     for (int i = 0; i < Src::rank; ++i) src = src * Src::dims[i] + c[i];
     return buf[(second ? Src::numel : 0) + src];
   });
-}
-
-// ------------------------------------------------------------------------------ scan
-// Inclusive scan along dimension D: r[j] = f(x[j], r[j-1]) with r[-1] = ident (f(element,
-// accumulator), as in the reduce combiner); Reverse runs from the last index down.
-template <class Src, int D, bool Reverse, class Lr = Cyclic<Src::numel>, class T, class L, class F>
-TP_DEV Tile<T, Src::numel, Lr> scan(const Tile<T, Src::numel, L>& x, T ident, unsigned char* smem, F f) {
-#if TP_CPU_FAST
-  return scan_fast<Src, D, Reverse, Lr>(x, ident, f);
-#endif
-  constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
-  constexpr int n = Src::dims[D];
-  const T* buf = tile_buf((T*)smem, x);
-  return gather_elems<T, Src::numel, Lr>([&](int e) {
-    const int outer = e / (n * inner_n), inner = e % inner_n, j = (e / inner_n) % n;
-    const int base = outer * n * inner_n + inner;
-    T acc = ident;
-    if (Reverse) {
-      for (int k = n - 1; k >= j; --k) acc = f(buf[base + k * inner_n], acc);
-    } else {
-      for (int k = 0; k <= j; ++k) acc = f(buf[base + k * inner_n], acc);
-    }
-    return acc;
-  });
-}
-
-// ------------------------------------------------------------------------------ reduce of two tiles
-// Like reduce() for a pair of tiles reduced together (argmax: values and indices); the combiner
-// takes (x0, acc0, x1, acc1) and returns Pair{acc0, acc1}.
-template <class A, class B> struct Pair { A a; B b; };
-
-template <class Src, int D, class Lr0 = Cyclic<Src::numel / Src::dims[D]>, class Lr1 = Lr0, class T0,
-          class T1, class L0, class L1, class F>
-TP_DEV auto reduce2(const Tile<T0, Src::numel, L0>& x0, const Tile<T1, Src::numel, L1>& x1, T0 id0,
-                    T1 id1, unsigned char* smem, F f) {
-  constexpr int N = Src::numel, M = N / Src::dims[D];
-  constexpr int inner_n = [] { int n = 1; for (int i = D + 1; i < Src::rank; ++i) n *= Src::dims[i]; return n; }();
-  T0* buf0 = (T0*)smem;
-  T1* buf1 = (T1*)(smem + (N * (int)sizeof(T0) + 15) / 16 * 16);
-  __syncthreads();
-  TP_UNROLL
-  for (int s = 0; s < L0::K; ++s)
-    if (L0::owner(s)) buf0[L0::elem(s)] = x0.v[s];
-  TP_UNROLL
-  for (int s = 0; s < L1::K; ++s)
-    if (L1::owner(s)) buf1[L1::elem(s)] = x1.v[s];
-  __syncthreads();
-  auto fold = [&](int out_e) {
-    const int outer = out_e / inner_n, inner = out_e % inner_n;
-    const int base = outer * Src::dims[D] * inner_n + inner;
-    Pair<T0, T1> acc{id0, id1};
-    for (int k = 0; k < Src::dims[D]; ++k)
-      acc = f(buf0[base + k * inner_n], acc.a, buf1[base + k * inner_n], acc.b);
-    return acc;
-  };
-  if constexpr (M == 1) {
-    return fold(0);
-  } else {
-    Pair<Tile<T0, M, Lr0>, Tile<T1, M, Lr1>> r;
-    if constexpr (same<Lr0, Lr1>::value) {
-      TP_UNROLL
-      for (int s = 0; s < Lr0::K; ++s) {
-        if (!Lr0::valid(s)) continue;
-        const Pair<T0, T1> p = fold(Lr0::elem(s));
-        r.a.v[s] = p.a;
-        r.b.v[s] = p.b;
-      }
-    } else {
-      r.a = gather_elems<T0, M, Lr0>([&](int e) { return fold(e).a; });
-      r.b = gather_elems<T1, M, Lr1>([&](int e) { return fold(e).b; });
-    }
-    return r;
-  }
 }
 
 // ------------------------------------------------------------------------------ printing
