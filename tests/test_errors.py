@@ -309,6 +309,13 @@ def nested_scan(x):
     ct.store(x, (0,), ct.scan(ct.load(x, (0,), (16,)), 0, f, 0.0))
 
 
+@ct.kernel
+def combiner_reads_tile_part(x):
+    t = ct.load(x, (0,), (16,))
+    s = ct.reduce(t, 0, lambda a, b: a + b * ct.extract(t, (0,), (1,)).reshape(()), 0.0)  # E46
+    ct.store(x, (0,), s.reshape((1,)))
+
+
 class _Color(enum.Enum):
     RED = 1
     GREEN = 2
@@ -372,6 +379,7 @@ CASES = [
     (combiner_prints, (V32,), ct.TileSyntaxError, "E43", 'ct.printf("%f", a)', "memory effects are not supported inside reduction body"),
     (nested_scan, (V32,), ct.TileSyntaxError, "E44", "ct.sum", "Nested scan/reduction is not supported"),
     (enum_ordering, (V32,), ct.TileTypeError, "E45", "_Color.RED < _Color.GREEN", "'<' not supported between instances of '_Color'"),
+    (combiner_reads_tile_part, (V32,), ct.TileTypeError, "E46", "ct.extract(t, (0,), (1,))", "computes on 0-d tiles only \\(got 'extract'"),
 ]
 
 

@@ -111,7 +111,7 @@ def emit_scan(ctx, op):
     if s.numel == 1:
         ctx.w.line(f"const {ctype(s)} {name} = ({lam})({ctx(src)}, {ident});", op.loc)
         return
-    ctx.need_smem(fold_scratch(ctx.plan.nt, s.numel, [_bytes(s)]))
+    ctx.need_smem(fold_scratch(s.numel, [_bytes(s)]))
     rev = "true" if op.reverse else "false"
     ctx.w.line(f"const {ctx.ty(res)} {name} = tp::scan<{shape_t(s.shape)}, {op.dim}, {rev}, "
                f"{ctx.lay(res)}>({ctx(src)}, {ident}, tp_smem, {lam});", op.loc)
@@ -131,7 +131,7 @@ def emit_fold(ctx, op):
     if s.numel == 1:
         init = f"({lam})(tp::tup<{types}>({', '.join(ctx(x) for x in xs)}), {ident})"
     else:
-        ctx.need_smem(fold_scratch(ctx.plan.nt, s.numel, [_bytes(x.type) for x in xs]))
+        ctx.need_smem(fold_scratch(s.numel, [_bytes(x.type) for x in xs]))
         lays = ", ".join(ctx.lay(r) if r.type.numel > 1 else "tp::Cyclic<1>" for r in rs)
         rev = "true" if scan and op.reverse else "false"
         init = (f"tp::fold_tiles<{shape_t(s.shape)}, {op.dim}, {'true' if scan else 'false'}, "

@@ -501,18 +501,18 @@ def _reduce_smem(ctx, op) -> int:
             return ctx.plan.nt // 32 * nbytes
         if rows_path(ls, lr, s.shape, op.dim):
             return ls.warps_n * lr.numel * nbytes if isinstance(ls, MmaAcc) and ls.warps_n > 1 else 0
-    return fold_scratch(ctx.plan.nt, s.numel, [nbytes])
+    return fold_scratch(s.numel, [nbytes])
 
 
 FOLD_SCRATCH = 16384     # runtime.h kFoldScratch
 
 
-def fold_scratch(nt: int, numel: int, sizes: list[int]) -> int:
+def fold_scratch(numel: int, sizes: list[int]) -> int:
     """Scratch bytes of runtime.h's fold_tiles over tiles of `numel` elements of these sizes:
-    one chunk buffer per tile (fold_chunk elements each, 16-byte aligned), bounded by
-    FOLD_SCRATCH (or one element per thread) whatever the tiles' size."""
+    one chunk buffer per tile (fold_chunk elements each, 16-byte aligned), about FOLD_SCRATCH
+    at most whatever the tiles' size."""
     per = sum(sizes)
-    chunk = numel if numel * per <= FOLD_SCRATCH else max(FOLD_SCRATCH // per, min(numel, nt))
+    chunk = numel if numel * per <= FOLD_SCRATCH else FOLD_SCRATCH // per
     return sum((chunk * z + 15) // 16 * 16 for z in sizes)
 
 

@@ -67,6 +67,12 @@ def region_op(ctx, name, tiles, combine, identities, what, **attrs) -> list[Tile
                 raise TileTypeError(f"the combiner of {what}() must return {len(tiles)} value(s) "
                                     f"(got {len(rs)})")
             rs = [_fit_result(ctx, r, t, what) for r, t in zip(rs, tiles)]
+        for o in blk.ops:
+            shaped = [r.type for r in o.results if isinstance(r.type, TileType) and r.type.rank]
+            if shaped:          # it read a tile of the kernel, not one element of it
+                with at(o.loc):
+                    raise TileTypeError(f"the combiner of {what}() computes on 0-d tiles only "
+                                        f"(got '{o.name}' -> {shaped[0]})")
         ctx.b.create("yield", [r.value for r in rs])
     op = ctx.b.create(name, [t.value for t in tiles], identities=identities,
                       regions=[Region([blk])], **attrs)

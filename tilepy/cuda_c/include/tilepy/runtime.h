@@ -664,9 +664,8 @@ template <class L0, class... Lr> struct first_lay<Lays<L0, Lr...>> { typedef L0 
 // bounded whatever the tile's size (cuda_c/emitter.py fold_scratch computes the same bytes).
 constexpr int kFoldScratch = 16384;
 template <int N, class... T> constexpr int fold_chunk() {
-  constexpr int per = (0 + ... + (int)sizeof(T)), least = N < NT ? N : NT;
-  if (N * per <= kFoldScratch) return N;
-  return kFoldScratch / per > least ? kFoldScratch / per : least;
+  constexpr int per = (0 + ... + (int)sizeof(T));
+  return N * per <= kFoldScratch ? N : kFoldScratch / per;
 }
 template <int CH> constexpr int fold_off(int) { return 0; }
 template <int CH, class H, class... R> constexpr int fold_off(int i) {
@@ -737,9 +736,9 @@ TP_DEV void relayout_all(Res& r, const Acc& acc, const B& bufs, iseq<I...>) {
 // Fold several tiles of shape Src along D together with f(Tup elements, Tup accumulators), from
 // `ident`: a reduce (Scan false: one result per line, a Tup of scalars when there is one line)
 // or an inclusive scan (Scan true: r[j] = f(x[j], r[j-1]), Reverse from the last index down);
-// results in the layouts Lrs. Each result folds its line in element order; a reduce of the whole
-// tile splits each chunk into consecutive runs, one per thread, and folds their results in order
-// (a reordering an associative combiner allows: the spec leaves the order to the implementation).
+// results in the layouts Lrs. Each result folds its line in element order, as the interpreter
+// (a whole-tile reduce: every thread folds every element), so a combiner that is not associative
+// gives the same result on every backend.
 template <class Src, int D, bool Scan, bool Reverse, class Lrs, class... T, class F, class... L>
 TP_DEV auto fold_tiles(const Tup<T...>& ident, unsigned char* smem, F f,
                        const Tile<T, Src::numel, L>&... xs) {
@@ -764,19 +763,7 @@ TP_DEV auto fold_tiles(const Tup<T...>& ident, unsigned char* smem, F f,
     for (int c = 0; c < chunks; ++c) {
       const int c0 = c * CH, len = N - c0 < CH ? N - c0 : CH;
       stage(c0);
-      if constexpr (NT == 1) {
-        for (int e = 0; e < len; ++e) total = f(tup_load<Tup<const T*...>, T...>(bufs, e, Is()), total);
-      } else {
-        const int parts = len < NT ? len : NT, t = tid();
-        Tup<T...> p = ident;
-        if (t < parts)
-          for (int e = t * len / parts; e < (t + 1) * len / parts; ++e)
-            p = f(tup_load<Tup<T*...>, T...>(wbufs, e, Is()), p);
-        __syncthreads();
-        if (t < parts) tup_store(wbufs, t, p, Is());
-        __syncthreads();
-        for (int w = 0; w < parts; ++w) total = f(tup_load<Tup<T*...>, T...>(wbufs, w, Is()), total);
-      }
+      for (int e = 0; e < len; ++e) total = f(tup_load<decltype(bufs), T...>(bufs, e, Is()), total);
     }
     return total;
   } else {
