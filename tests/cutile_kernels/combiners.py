@@ -5,43 +5,33 @@ import tilepy as ct
 
 
 @ct.kernel
-def modular_sums(x, p, sums, prefix, BN: ct.Constant[int]):
-    """Row sums and prefix sums modulo p + row (p a 0-d array): the combiner reads a tile of the kernel."""
+def row_combiners(x, w, p, sums, prefix, stats, best, where, BN: ct.Constant[int]):
+    """Per row: sums and prefix sums modulo p + row (the combiner reads a tile of the kernel; p
+    is a 0-d array), the weighted mean and sum of squared deviations (Welford: one reduce of
+    three tiles), and the largest value so far with its column (the first on ties: a scan of a
+    (1, BN) value tile and a (BN,) column tile, broadcast to one shape)."""
     r = ct.bid(0)
     modulus = ct.gather(p, ()) + r
-    t = ct.load(x, (r, 0), (1, BN), padding_mode=ct.PaddingMode.ZERO)
-    ct.store(sums, (r,), ct.reduce(t, 1, lambda a, b: (a + b) % modulus, 0))
-    ct.store(prefix, (r, 0), ct.scan(t, 1, lambda a, b: (a + b) % modulus, 0))
-
-
-@ct.kernel
-def welford_rows(x, w, out, BN: ct.Constant[int]):
-    """Weighted mean and sum of squared deviations of each row: one reduce of three tiles."""
-    r = ct.bid(0)
+    n = ct.load(x, (r, 0), (1, BN), padding_mode=ct.PaddingMode.ZERO)
+    tn = ct.astype(n, ct.int32)
+    ct.store(sums, (r,), ct.reduce(tn, 1, lambda a, b: (a + b) % modulus, 0))
+    ct.store(prefix, (r, 0), ct.scan(tn, 1, lambda a, b: (a + b) % modulus, 0))
 
     def merge(mean_a, m2_a, w_a, mean_b, m2_b, w_b):
         w_ab = w_a + w_b
         frac = ct.where(w_ab == 0, 0, w_b / w_ab)
         d = mean_b - mean_a
         return mean_a + d * frac, m2_a + m2_b + d * d * w_a * frac, w_ab
-    tx = ct.load(x, (r, 0), (1, BN), padding_mode=ct.PaddingMode.ZERO)
     tw = ct.load(w, (r, 0), (1, BN), padding_mode=ct.PaddingMode.ZERO)
-    mean, m2, total = ct.reduce((tx, ct.zeros((1, BN), dtype=tx.dtype), tw), 1, merge, (0, 0, 0))
-    ct.store(out, (r, 0), ct.reshape(mean, (1, 1)))
-    ct.store(out, (r, 1), ct.reshape(m2, (1, 1)))
-    ct.store(out, (r, 2), ct.reshape(total, (1, 1)))
-
-
-@ct.kernel
-def running_argmax(x, best, where, BN: ct.Constant[int]):
-    """The largest value so far along each row and its column (the first one on ties): a scan
-    of a (1, BN) value tile and a (BN,) column tile, broadcast to one shape."""
-    r = ct.bid(0)
-    t = ct.load(x, (r, 0), (1, BN), padding_mode=ct.PaddingMode.NEG_INF)
+    mean, m2, total = ct.reduce((n, ct.zeros((1, BN), dtype=n.dtype), tw), 1, merge, (0, 0, 0))
+    ct.store(stats, (r, 0), ct.reshape(mean, (1, 1)))
+    ct.store(stats, (r, 1), ct.reshape(m2, (1, 1)))
+    ct.store(stats, (r, 2), ct.reshape(total, (1, 1)))
 
     def better(v_a, i_a, v_b, i_b):
         take = v_b > v_a
         return ct.where(take, v_b, v_a), ct.where(take, i_b, i_a)
+    t = ct.load(x, (r, 0), (1, BN), padding_mode=ct.PaddingMode.NEG_INF)
     v, i = ct.scan((t, ct.arange(BN, dtype=ct.int32)), 1, better, (-1.0e30, -1))
     ct.store(best, (r, 0), v)
     ct.store(where, (r, 0), i)

@@ -1,0 +1,96 @@
+"""reduce()/scan() with Python combiners as cuTile has them (issue 31): a combiner that reads a
+tile of the kernel, reductions and scans of several tiles (any count, shapes broadcast to one),
+and a reduction of a tile too large to stage in shared memory. Each kernel (tests/
+cutile_kernels/combiners.py) runs in the interpreter and both CPU modes and matches numpy, and
+compiles with NVRTC for sm_80/sm_90."""
+import numpy as np
+import pytest
+
+import tilepy as ct
+from cutile_cases import compile_case, registry, run_case
+from cutile_kernels import combiners
+from tilepy.api.compiler import compile_for_args
+from tilepy.cuda_c.emitter import FOLD_SCRATCH
+
+rng = np.random.default_rng(31)
+CASES, case = registry()
+
+
+@case
+def row_combiners():
+    rows, n = 5, 100
+    x = rng.integers(-20, 50, (rows, n)).astype(np.float32)
+    w = rng.integers(0, 100, (rows, n)).astype(np.float32)
+    w[2, :] = 0                                          # where(w_ab == 0) of Welford's merge
+    w[2, 7] = 5
+    p = np.array(7, np.int32)
+    sums, prefix = np.zeros(rows, np.int32), np.zeros((rows, n), np.int32)
+    stats = np.zeros((rows, 3), np.float32)
+    best, where = np.zeros((rows, n), np.float32), np.zeros((rows, n), np.int32)
+
+    def check():
+        xi, mod = x.astype(np.int64), 7 + np.arange(rows)[:, None]
+        np.testing.assert_array_equal(sums, np.mod(xi.sum(1), mod[:, 0]))   # (a+b) % m: Python's
+        np.testing.assert_array_equal(prefix, np.mod(np.cumsum(xi, 1), mod))
+        x64, w64 = x.astype(np.float64), w.astype(np.float64)
+        mean = (x64 * w64).sum(1) / w64.sum(1)
+        np.testing.assert_allclose(stats[:, 0], mean, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(stats[:, 1], (w64 * (x64 - mean[:, None]) ** 2).sum(1),
+                                   rtol=1e-4, atol=1e-3)
+        np.testing.assert_array_equal(stats[:, 2], w.sum(1))
+        np.testing.assert_array_equal(best, np.maximum.accumulate(x, 1))
+        np.testing.assert_array_equal(where, [[int(np.argmax(r[:j + 1])) for j in range(n)]
+                                              for r in x])
+    return combiners.row_combiners, (rows,), (x, w, p, sums, prefix, stats, best, where, 128), \
+        check
+
+
+@case
+def reverse_scan_four_tiles():
+    x = rng.integers(-9, 9, (16, 8)).astype(np.float32)
+    out = np.zeros((4, 16, 8), np.float32)
+
+    def check():
+        def suffix(f, a):
+            return f(a[::-1], 0)[::-1]
+        np.testing.assert_array_equal(out[0], suffix(np.cumsum, x))
+        np.testing.assert_array_equal(out[1], suffix(np.maximum.accumulate, x))
+        np.testing.assert_array_equal(out[2], suffix(np.cumsum, (x > 0).astype(np.float32)))
+        np.testing.assert_array_equal(out[3], suffix(np.minimum.accumulate, x))
+    return combiners.suffix_stats, (1,), (x, out, 16, 8), check
+
+
+def argmax_of(n):
+    x = rng.standard_normal(n).astype(np.float16)
+    x[n // 3] = x[n - 2] = 9.0                           # ties: the first index wins
+    out = np.zeros(2, np.int32)
+    return combiners.argmax_whole, (1,), (x, out, n), \
+        lambda: np.testing.assert_array_equal(out, [n // 3, int(np.argmin(x))])
+
+
+@pytest.mark.parametrize("name,mode", [(n, m) for n in CASES for m in ("interpret", "fast", "faithful")])
+def test_kernel_matches_numpy(name, mode):
+    run_case(CASES[name](), mode)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_compiles_with_nvrtc(name, arch):
+    compile_case(CASES[name](), arch)
+
+
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
+def test_argmax_of_a_tile_larger_than_shared_memory(mode):
+    """cuTile's argmax over a tile<65536xf16> (values and indices: 384 KiB): the fold reads
+    them through a bounded scratch (it staged the whole tile, refused as more than any GPU gives
+    a block)."""
+    kernel, grid, args, check = c = argmax_of(65536)
+    assert compile_for_args(kernel, args).emitted.smem_bytes <= FOLD_SCRATCH + 1024
+    run_case(c, mode)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_chunked_argmax_compiles_with_nvrtc(arch):
+    """4096 f16 values and i32 indices (24 KiB): two chunks (65536 elements compile the same
+    code, in about a minute of NVRTC for its 512 registers' worth of tile per thread)."""
+    compile_case(argmax_of(4096), arch)
