@@ -8,7 +8,7 @@ import pytest
 
 import tilepy as ct
 from cutile_cases import compile_case, registry, run_case
-from cutile_kernels import batched, dtypes, fp8, int64_index, lists, modifiers
+from cutile_kernels import batched, dtypes, fp8, int64_index, lists, matmul, modifiers
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 
@@ -298,6 +298,19 @@ def int64_index_list_and_extents():
         np.testing.assert_array_equal(out, sum(arrays))
         np.testing.assert_array_equal(extents, [50, 4])
     return int64_index.sum_list_and_extents, (4,), (arrays, out, extents, 16), check
+
+
+@case
+def vector_products():
+    """cuTile's matmul_nd of two vectors: mma with one-element operands or accumulator."""
+    x, y = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    Y = rng.standard_normal((16, 8)).astype(np.float32)
+    dot, outer = np.zeros(1, np.float32), np.zeros((2, 8), np.float32)
+
+    def check():
+        np.testing.assert_allclose(dot, [x @ y], rtol=1e-5)
+        np.testing.assert_allclose(outer, [x @ Y, x[0] * Y[0]], rtol=1e-5, atol=1e-6)
+    return matmul.vector_products, (1,), (x, y, Y, dot, outer, 16, 8), check
 
 
 # so these run in the interpreter and the faithful mode (real threads, barriers, bounds checks).

@@ -31,3 +31,15 @@ def matmul_operator(A, B, C, TM: ct.Constant[int], TN: ct.Constant[int], TK: ct.
             b = ct.load(B, (k, bn), (TK, TN), padding_mode=ct.PaddingMode.ZERO)
             acc += (a @ b).astype(ct.float32)
         ct.store(C, (bm, bn), acc.astype(C.dtype))
+
+
+@ct.kernel
+def vector_products(x, y, Y, dot, outer, K: ct.Constant[int], N: ct.Constant[int]):
+    """matmul of 1-D tiles (cuTile promotes a vector to a row or a column): x . y (one element:
+    a dot product), x @ Y, and the outer product of x[:1] and Y's first row (K = 1)."""
+    tx = ct.load(x, (0,), (K,))
+    ct.store(dot, (0,), ct.reshape(ct.matmul(tx, ct.load(y, (0,), (K,))), (1,)))
+    tY = ct.load(Y, (0, 0), (K, N))
+    ct.store(outer, (0, 0), ct.reshape(ct.matmul(tx, tY), (1, N)))
+    col = ct.reshape(ct.extract(tx, (0,), (1,)), (1, 1))
+    ct.store(outer, (1, 0), ct.matmul(col, ct.extract(tY, (0, 0), (1, N))))

@@ -4,7 +4,8 @@ An accumulator in an MmaAcc layout (lowering/assign_layouts.py) takes `tp::mma_t
 tensorcore.h: its operands are shared-memory operands (`tp::SmemOp`) when the K-loop pipeline
 (lowering/pipeline.py) already put them there, else register tiles that the template stages into
 the scratch buffer. Any other accumulator layout (tiles too small for whole 16 x 8 fragments)
-takes the generic shared-memory template `tp::mma` (batched too).
+takes the generic shared-memory template `tp::mma` (batched too; a one-element operand of an
+outer product as a one-element tile), a one-element accumulator `tp::mma_dot` (every thread's).
 
 Kinds (tensorcore.h): 0 scalar multiply-adds (f32, f64), 1 f16, 2 bf16, 3 tf32, 4 i8, 5 e4m3 and
 6 e5m2 (tensor cores on sm_89 and newer, multiply-adds in float before); flags:
@@ -16,6 +17,7 @@ from ..errors import TileUnsupportedFeatureError
 from ..lowering.layouts import MmaAcc
 from ..lowering.wgmma import a_in_registers
 from ..types import BF16, E4M3, E5M2, F16, F32, F64, I8, TF32, TileType
+from .emit_ops import _one
 from .emit_wgmma import emit_wgmma
 from .emitter import EMIT, EmitContext, _bytes
 
@@ -38,12 +40,14 @@ def _staged_bytes(t: TileType) -> int:
 
 def emit_mma(ctx: EmitContext, op):
     a, b, c = op.lhs.type, op.rhs.type, op.acc.type
-    if min(a.numel, b.numel, c.numel) == 1:
-        raise TileUnsupportedFeatureError("mma with single-element operands is not supported by the "
-                                          "CUDA C++ backend yet")
     kind, flags = mma_kind(op)
     batch = a.shape[0] if a.rank == 3 else 1
     (m, k), n = a.shape[-2:], b.shape[-1]
+    if c.numel == 1:           # [1 x K] @ [K x 1]: a scalar every thread computes
+        ctx.need_smem(2 * k * _bytes(a))
+        ctx.w.line(f"const {ctx.ty(op.result)} {ctx.define(op.result)} = tp::mma_dot<{k}, {flags}>("
+                   f"{_one(ctx, op.lhs)}, {_one(ctx, op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
+        return
     lay = ctx.plan.layout(op.result)
     if id(op.rhs) in ctx.wg_staged:   # the sm_90a class (A staged, hoisted or in registers)
         return emit_wgmma(ctx, op, kind)
@@ -61,7 +65,7 @@ def emit_mma(ctx: EmitContext, op):
         return
     ctx.need_smem((a.numel + b.numel) * _bytes(a))
     ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::mma<{m}, {n}, {k}, {flags}, {batch}>("
-               f"{ctx(op.lhs)}, {ctx(op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
+               f"{_one(ctx, op.lhs)}, {_one(ctx, op.rhs)}, {ctx(op.acc)}, tp_smem);", op.loc)
 
 
 def emit_mma_scaled(ctx: EmitContext, op):

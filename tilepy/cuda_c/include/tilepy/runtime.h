@@ -897,6 +897,20 @@ TP_DEV Tile<TC, Batch * M * N, LC> mma(const Tile<TA, Batch * M * K, LA>& a,
   return r;
 }
 
+// mma whose accumulator has one element (a [1 x K] @ [K x 1] product: cuTile's matmul of two
+// vectors): every thread sums the K products in order, as mma() above, and holds the result.
+template <int K, int Flags, class TA, class LA, class LB, class TC>
+TP_DEV TC mma_dot(const Tile<TA, K, LA>& a, const Tile<TA, K, LB>& b, TC c, unsigned char* smem) {
+  typedef typename cond<same<TC, int32_t>::value, uint32_t,
+                        typename cond<same<TC, double>::value, double, float>::type>::type Acc;
+  const TA* A = tile_buf((TA*)smem, a);
+  const TA* B = tile_buf((TA*)smem + K, b);
+  Acc acc = to_acc<Acc>(c);
+  for (int k = 0; k < K; ++k)
+    acc += mma_operand<Acc, (Flags & 1) != 0>(A[k]) * mma_operand<Acc, (Flags & 2) != 0>(B[k]);
+  return from_acc<TC>(acc);
+}
+
 // ------------------------------------------------------------------------------ scalar ops
 // Functors applied element-wise by ew(). Half types compute in float and round once, which is
 // exactly what IEEE f16/bf16 arithmetic gives for + - * / and sqrt.
