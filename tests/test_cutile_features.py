@@ -270,6 +270,19 @@ def mma_scaled_block_scaled_matmul():
         lambda: np.testing.assert_array_equal(C, a @ b)
 
 
+@case
+def vector_products():
+    """cuTile's matmul_nd of two vectors: mma with one-element operands or accumulator."""
+    x, y = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    Y = rng.standard_normal((16, 8)).astype(np.float32)
+    dot, outer = np.zeros(1, np.float32), np.zeros((2, 8), np.float32)
+
+    def check():
+        np.testing.assert_allclose(dot, [x @ y], rtol=1e-5)
+        np.testing.assert_allclose(outer, [x @ Y, x[0] * Y[0]], rtol=1e-5, atol=1e-6)
+    return matmul.vector_products, (1,), (x, y, Y, dot, outer, 16, 8), check
+
+
 # Features of the front end (dtype objects, 0-d loads, tuples of arrays): what they add is in the
 # trace; the C++ they lower to (plain loads, stores, reductions) runs in both CPU modes elsewhere,
 @case
@@ -298,19 +311,6 @@ def int64_index_list_and_extents():
         np.testing.assert_array_equal(out, sum(arrays))
         np.testing.assert_array_equal(extents, [50, 4])
     return int64_index.sum_list_and_extents, (4,), (arrays, out, extents, 16), check
-
-
-@case
-def vector_products():
-    """cuTile's matmul_nd of two vectors: mma with one-element operands or accumulator."""
-    x, y = rng.standard_normal(16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
-    Y = rng.standard_normal((16, 8)).astype(np.float32)
-    dot, outer = np.zeros(1, np.float32), np.zeros((2, 8), np.float32)
-
-    def check():
-        np.testing.assert_allclose(dot, [x @ y], rtol=1e-5)
-        np.testing.assert_allclose(outer, [x @ Y, x[0] * Y[0]], rtol=1e-5, atol=1e-6)
-    return matmul.vector_products, (1,), (x, y, Y, dot, outer, 16, 8), check
 
 
 # so these run in the interpreter and the faithful mode (real threads, barriers, bounds checks).
