@@ -238,6 +238,9 @@ def _builtin_misuses():
     def one_axis(x):
         ct.transpose(ct.load(x, (0,), (16,)).reshape((4, 4)), axis0=0)
 
+    def default_axes_3d(x):
+        ct.transpose(ct.load(x, (0,), (16,)).reshape((2, 2, 4)))
+
     def item_of_two(x):
         ct.load(x, (0,), (2,)).item()
 
@@ -319,6 +322,7 @@ def _builtin_misuses():
                               "(4,)"),
             (transpose_1d, T, "Cannot transpose a tile with fewer than 2 dimensions"),
             (one_axis, T, "transpose axes must either both be specified or both be None"),
+            (default_axes_3d, T, "`axes` must be specified for tile with more than 2 dimensions"),
             (item_of_two, T, "Cannot reshape (2,) to ()"),
             (float_range, T, "Expected a signed integer"),
             (release_load, T, "Invalid memory order for tile_load. Got MemoryOrder.RELEASE"),

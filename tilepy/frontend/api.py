@@ -288,7 +288,7 @@ def permute(x, /, axes):
 
 @_stub
 def transpose(x, /, axis0=None, axis1=None):
-    """Swap two axes of `x` (the last two by default)."""
+    """Swap two axes of `x` (of a 2-d tile by default; more dimensions need both axes)."""
 
 
 @_stub

@@ -103,7 +103,10 @@ def transpose(ctx, x, axis0=None, axis1=None):
         raise TileTypeError(f"transpose(): Cannot transpose a tile with fewer than 2 dimensions "
                             f"(got shape {t.shape})")
     if axis0 is None and axis1 is None:
-        axis0, axis1 = t.ndim - 2, t.ndim - 1
+        if t.ndim != 2:      # cuTile's rule: the default is for matrices only
+            raise TileTypeError(f"transpose(): `axes` must be specified for tile with more than 2 "
+                                f"dimensions (got shape {t.shape}; pass axis0 and axis1)")
+        axis0, axis1 = 0, 1
     elif axis0 is None or axis1 is None:
         raise TileTypeError("transpose(): transpose axes must either both be specified or both be "
                             "None")
