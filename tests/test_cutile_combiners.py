@@ -11,6 +11,7 @@ from cutile_cases import compile_case, registry, run_case
 from cutile_kernels import combiners
 from tilepy.api.compiler import compile_for_args
 from tilepy.cuda_c.emitter import FOLD_SCRATCH
+from tilepy.launch import tileiras
 
 rng = np.random.default_rng(31)
 CASES, case = registry()
@@ -94,3 +95,14 @@ def test_chunked_argmax_compiles_with_nvrtc(arch):
     """4096 f16 values and i32 indices (24 KiB): two chunks (65536 elements compile the same
     code, in about a minute of NVRTC for its 512 registers' worth of tile per thread)."""
     compile_case(argmax_of(4096), arch)
+
+
+@pytest.mark.skipif(tileiras.unusable() is not None, reason=str(tileiras.unusable()))
+@pytest.mark.parametrize("name", ["row_combiners", "reverse_scan_four_tiles"])
+def test_nvidia_compiler_takes_the_bytecode(name):
+    """The spec (13.1) restricts `scan` to one tile; NVIDIA's tileiras compiles scans of several
+    tiles and combiners that read values of the kernel, as cuTile emits them, so tilepy's
+    verifier takes them too."""
+    kernel, _, args, _ = CASES[name]()
+    c = kernel.compile(*args, arch="sm_90", compiler="tileiras")
+    assert c.kind == "cubin" and c.data[:4] == b"\x7fELF"
