@@ -695,16 +695,12 @@ template <class B, class... T, int... I>
 TP_DEV Tup<T...> tup_load(const B& bufs, int e, iseq<I...>) {
   return tup<T...>(tget<I>(bufs)[e]...);
 }
-template <class... T, int... I>
-TP_DEV void tup_store(const Tup<T*...>& bufs, int e, const Tup<T...>& v, iseq<I...>) {
-  ((tget<I>(bufs)[e] = tget<I>(v)), ...);
-}
 template <int R, class La, class... T, int... I>
 TP_DEV Tup<T...> slot_get(const Tup<Tile<T, R, La>...>& a, int s, iseq<I...>) {
   return tup<T...>(tget<I>(a).v[s]...);
 }
-template <int R, class La, class... T, int... I>
-TP_DEV void slot_set(Tup<Tile<T, R, La>...>& a, int s, const Tup<T...>& v, iseq<I...>) {
+template <class Tiles, class V, int... I>
+TP_DEV void slot_set(Tiles& a, int s, const V& v, iseq<I...>) {
   ((tget<I>(a).v[s] = tget<I>(v)), ...);
 }
 
@@ -758,6 +754,21 @@ TP_DEV auto fold_tiles(const Tup<T...>& ident, unsigned char* smem, F f,
   auto stage = [&](int c0) { stage_tiles<CH>(wbufs, c0, Is(), xs...); };
 #endif
   constexpr int chunks = (N + CH - 1) / CH;
+#if TP_CPU_FAST
+  if constexpr (Scan) {          // one pass per line, as scan_fast (identity layouts)
+    typename FoldResult<Lrs, R, T...>::type r;
+    for (int o = 0; o < N / (n * inner_n); ++o)
+      for (int i = 0; i < inner_n; ++i) {
+        Tup<T...> v = ident;
+        for (int kk = 0; kk < n; ++kk) {
+          const int e = (o * n + (Reverse ? n - 1 - kk : kk)) * inner_n + i;
+          v = f(tup_load<decltype(bufs), T...>(bufs, e, Is()), v);
+          slot_set(r, e, v, Is());
+        }
+      }
+    return r;
+  }
+#endif
   if constexpr (!Scan && R == 1) {
     Tup<T...> total = ident;
     for (int c = 0; c < chunks; ++c) {
@@ -770,7 +781,7 @@ TP_DEV auto fold_tiles(const Tup<T...>& ident, unsigned char* smem, F f,
     typedef typename first_lay<Lrs>::type La;
     Tup<Tile<T, R, La>...> acc;
     TP_UNROLL
-    for (int s = 0; s < La::K; ++s) slot_set<R, La>(acc, s, ident, Is());
+    for (int s = 0; s < La::K; ++s) slot_set(acc, s, ident, Is());
     // Slot s's line and the part of it [k_lo, k_hi) it folds.
     auto step = [&](int s, int c0, int len) {
       if (!La::valid(s)) return;
@@ -787,7 +798,7 @@ TP_DEV auto fold_tiles(const Tup<T...>& ident, unsigned char* smem, F f,
         for (int k = hi - 1; k >= lo; --k) v = f(tup_load<decltype(bufs), T...>(bufs, base + k * inner_n - c0, Is()), v);
       else
         for (int k = lo; k < hi; ++k) v = f(tup_load<decltype(bufs), T...>(bufs, base + k * inner_n - c0, Is()), v);
-      slot_set<R, La>(acc, s, v, Is());
+      slot_set(acc, s, v, Is());
     };
     for (int cc = 0; cc < chunks; ++cc) {
       const int c0 = (Reverse ? chunks - 1 - cc : cc) * CH, len = N - c0 < CH ? N - c0 : CH;
