@@ -106,3 +106,55 @@ def test_nvidia_compiler_takes_the_bytecode(name):
     kernel, _, args, _ = CASES[name]()
     c = kernel.compile(*args, arch="sm_90", compiler="tileiras")
     assert c.kind == "cubin" and c.data[:4] == b"\x7fELF"
+
+
+FOLD_SRC = r"""
+#include "tilepy/runtime.h"
+extern __shared__ __align__(16) unsigned char smem[];
+typedef tp::Shape<64, 128> S;
+// A reduce along 1 and a reverse scan along 0 of a (64, 128) float tile and an int tile in other
+// layouts (64 KiB: four chunks of the fold's scratch), results in two other layouts each; the
+// int combiner is not commutative (acc * 3 + x), so its order shows.
+extern "C" __global__ void folds(const float* x, const int* y, float* rx, int* ry, float* sx, int* sy) {
+  const auto a = tp::gather_elems<float, 8192, tp::Cyclic<8192>>([&](int e) { return x[e]; });
+  const auto b = tp::gather_elems<int, 8192, tp::Blocked<8192, 4>>([&](int e) { return y[e]; });
+  auto f = [](const tp::Tup<float, int>& e, const tp::Tup<float, int>& acc) {
+    return tp::tup<float, int>(tp::tget<0>(acc) + tp::tget<0>(e), tp::tget<1>(acc) * 3 + tp::tget<1>(e));
+  };
+  const auto id = tp::tup<float, int>(0.0f, 1);
+  const auto r = tp::fold_tiles<S, 1, false, false, tp::Lays<tp::Blocked<64, 2>, tp::Cyclic<64>>>(id, smem, f, a, b);
+  const auto s = tp::fold_tiles<S, 0, true, true, tp::Lays<tp::Cyclic<8192>, tp::Blocked<8192, 2>>>(id, smem, f, a, b);
+  typedef tp::Blocked<64, 2> B64;
+  typedef tp::Blocked<8192, 2> B8k;
+  for (int k = 0; k < B64::K; ++k) if (B64::owner(k)) rx[B64::elem(k)] = tp::tget<0>(r).v[k];
+  for (int k = 0; k < tp::Cyclic<64>::K; ++k) if (tp::Cyclic<64>::owner(k)) ry[tp::Cyclic<64>::elem(k)] = tp::tget<1>(r).v[k];
+  for (int k = 0; k < tp::Cyclic<8192>::K; ++k) if (tp::Cyclic<8192>::owner(k)) sx[tp::Cyclic<8192>::elem(k)] = tp::tget<0>(s).v[k];
+  for (int k = 0; k < B8k::K; ++k) if (B8k::owner(k)) sy[B8k::elem(k)] = tp::tget<1>(s).v[k];
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
+def test_fold_tiles_chunks_and_result_layouts(mode):
+    """runtime.h fold_tiles itself: several chunks, results in layouts other than the first
+    result's (staged back through the chunk buffers), element order kept."""
+    from tilepy.cuda_c.emitter import fold_scratch
+    from tilepy.launch.cpu import compile_kernel
+    x = rng.integers(-9, 9, (64, 128)).astype(np.float32)
+    y = rng.integers(-5, 5, (64, 128)).astype(np.int32)
+    outs = [np.zeros(64, np.float32), np.zeros(64, np.int32), np.zeros((64, 128), np.float32),
+            np.zeros((64, 128), np.int32)]
+    k = compile_kernel(FOLD_SRC, "folds", threads=128 if mode == "faithful" else 1, mode=mode)
+    k((1,), x, y, *outs, smem=fold_scratch(8192, [4, 4]))
+
+    def fold(v, axis):               # acc * 3 + v from 1 in element order, wrapping like int32
+        v = np.moveaxis(v.astype(np.int64), axis, 0)
+        acc, out = np.ones(v.shape[1:], np.int64), []
+        for row in v:
+            acc = (acc * 3 + row + 2**31) % 2**32 - 2**31
+            out.append(acc)
+        return np.moveaxis(np.array(out), 0, axis)
+    np.testing.assert_array_equal(outs[0], x.sum(1))
+    np.testing.assert_array_equal(outs[1], fold(y, 1)[:, -1])
+    np.testing.assert_array_equal(outs[2], np.cumsum(x[::-1], 0)[::-1])
+    np.testing.assert_array_equal(outs[3], fold(y[::-1], 0)[::-1])
