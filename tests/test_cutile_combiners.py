@@ -69,7 +69,8 @@ def argmax_of(n):
         lambda: np.testing.assert_array_equal(out, [n // 3, int(np.argmin(x))])
 
 
-@pytest.mark.parametrize("name,mode", [(n, m) for n in CASES for m in ("interpret", "fast", "faithful")])
+@pytest.mark.parametrize("name,mode", [(n, m) for n in CASES
+                                       for m in ("interpret", "fast", "faithful")])
 def test_kernel_matches_numpy(name, mode):
     run_case(CASES[name](), mode)
 
@@ -115,20 +116,24 @@ typedef tp::Shape<64, 128> S;
 // A reduce along 1 and a reverse scan along 0 of a (64, 128) float tile and an int tile in other
 // layouts (64 KiB: four chunks of the fold's scratch), results in two other layouts each; the
 // int combiner is not commutative (acc * 3 + x), so its order shows.
-extern "C" __global__ void folds(const float* x, const int* y, float* rx, int* ry, float* sx, int* sy) {
+extern "C" __global__ void folds(const float* x, const int* y, float* rx, int* ry, float* sx,
+                                  int* sy) {
   const auto a = tp::gather_elems<float, 8192, tp::Cyclic<8192>>([&](int e) { return x[e]; });
   const auto b = tp::gather_elems<int, 8192, tp::Blocked<8192, 4>>([&](int e) { return y[e]; });
   auto f = [](const tp::Tup<float, int>& e, const tp::Tup<float, int>& acc) {
-    return tp::tup<float, int>(tp::tget<0>(acc) + tp::tget<0>(e), tp::tget<1>(acc) * 3 + tp::tget<1>(e));
+    return tp::tup<float, int>(tp::tget<0>(acc) + tp::tget<0>(e),
+                               tp::tget<1>(acc) * 3 + tp::tget<1>(e));
   };
   const auto id = tp::tup<float, int>(0.0f, 1);
-  const auto r = tp::fold_tiles<S, 1, false, false, tp::Lays<tp::Blocked<64, 2>, tp::Cyclic<64>>>(id, smem, f, a, b);
-  const auto s = tp::fold_tiles<S, 0, true, true, tp::Lays<tp::Cyclic<8192>, tp::Blocked<8192, 2>>>(id, smem, f, a, b);
   typedef tp::Blocked<64, 2> B64;
+  typedef tp::Cyclic<64> C64;
   typedef tp::Blocked<8192, 2> B8k;
+  typedef tp::Cyclic<8192> C8k;
+  const auto r = tp::fold_tiles<S, 1, false, false, tp::Lays<B64, C64>>(id, smem, f, a, b);
+  const auto s = tp::fold_tiles<S, 0, true, true, tp::Lays<C8k, B8k>>(id, smem, f, a, b);
   for (int k = 0; k < B64::K; ++k) if (B64::owner(k)) rx[B64::elem(k)] = tp::tget<0>(r).v[k];
-  for (int k = 0; k < tp::Cyclic<64>::K; ++k) if (tp::Cyclic<64>::owner(k)) ry[tp::Cyclic<64>::elem(k)] = tp::tget<1>(r).v[k];
-  for (int k = 0; k < tp::Cyclic<8192>::K; ++k) if (tp::Cyclic<8192>::owner(k)) sx[tp::Cyclic<8192>::elem(k)] = tp::tget<0>(s).v[k];
+  for (int k = 0; k < C64::K; ++k) if (C64::owner(k)) ry[C64::elem(k)] = tp::tget<1>(r).v[k];
+  for (int k = 0; k < C8k::K; ++k) if (C8k::owner(k)) sx[C8k::elem(k)] = tp::tget<0>(s).v[k];
   for (int k = 0; k < B8k::K; ++k) if (B8k::owner(k)) sy[B8k::elem(k)] = tp::tget<1>(s).v[k];
 }
 """

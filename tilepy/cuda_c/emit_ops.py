@@ -1,7 +1,8 @@
 """Emission of the ops the rest of the kernel language needs, beyond emitter.py's core set:
-element-space memory (load_ptr_tko / store_ptr_tko), atomics, extract / cat, scan, reduce and scan of
-several tiles, `loop` / `break`, print_tko, assert and assume. Same rules as emitter.py: one line per
-op calling a `tp::` template of runtime.h; these functions are registered in its EMIT table.
+element-space memory (load_ptr_tko / store_ptr_tko), atomics, extract / cat, scan, reduce and
+scan of several tiles, `loop` / `break`, print_tko, assert and assume. Same rules as emitter.py:
+one line per op calling a `tp::` template of runtime.h; these functions are registered in its
+EMIT table.
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ class Undefined:
 
 
 class Captured:
-    """A runtime value a combiner function may not use (reduce/scan regions are isolated)."""
+    """A value a combiner function may not use (an array: no memory effects in reduce/scan)."""
 
     def __init__(self, why: str):
         self.why = why

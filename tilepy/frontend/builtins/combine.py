@@ -2,8 +2,8 @@
 `argmax`/`argmin` (one `reduce` over a value tile and an index tile), `cumsum`/`cumprod`.
 
 A combiner runs on 0-d tiles inside the op's region; a Python combiner is traced there (it may
-read tiles of the kernel, as cuTile's, but not its arrays). Combiners are called as `func(*accumulators, *elements)`
-(a left fold: `func(func(identity, x0), x1)`).
+read 0-d tiles of the kernel, as cuTile's, but not its arrays). Combiners are called as
+`func(*accumulators, *elements)` (a left fold: `func(func(identity, x0), x1)`).
 """
 from __future__ import annotations
 
