@@ -110,9 +110,11 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
     # cp.async brings A (K 85): then a barrier before the MMAs too, and the commit after the fetch
     assert "#define TP_WGMMA 1" in source and "tp::wgmma_acc<" in source and "wgmma_tc" not in source
     assert ("everyone's copies landed (and were fenced for wgmma)" in source) == (K != 80)
-    # ... retired after the loop, before the store reads the accumulator (checked: wgmma_read)
+    # ... retired after the loop, before the store reads the accumulator (checked: wgmma_read),
+    # staged in the pipeline's buffers: the whole tile, or (128 x 64 f32 in 24 KiB) two passes
     drain = source.find("tp::wgmma_drain(acc")
-    assert 0 <= drain < source.find("tp::wgmma_read(acc", drain)
+    assert 0 <= drain < source.find("tp::tma_store<", drain) < source.find("tp::wgmma_read(acc", drain)
+    assert ("2 passes of 64 rows" in source) == (tiles[0] == 128), source
     # B's rows (144 bytes) suit a tensor map: TMA brings it; A's (160 / 170 bytes) by K
     maps = {(m.args.dims, m.args.box, m.args.swizzle) for m in drv.tensor_maps}
     assert ((N, K), (64, tiles[2]), 3) in maps, maps
@@ -144,12 +146,17 @@ def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
         for _ in range(2):
             c.zero_()
             ct.launch(None, grid, matmul, (a, b, c) + tiles)
-        assert len(drv.tensor_maps) == 2 and len(drv.launches) == 2   # the warm launch: cached maps
-        (ma, mb) = sorted((m.args for m in drv.tensor_maps), key=lambda m: m.base != a.data_ptr())
+        assert len(drv.tensor_maps) == 3 and len(drv.launches) == 2   # the warm launch: cached maps
+        ptrs = [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+        (ma, mb, mc) = sorted((m.args for m in drv.tensor_maps), key=lambda m: ptrs.index(m.base))
     assert ma.base == a.data_ptr() and ma.dims == (K, M) and ma.strides == (2 * K,)
     assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3
     assert ma.dtype == {"bfloat16": 9, "float16": 6}[dtype]
-    assert "tp::wgmma_acc<" in next(iter(drv.sources.values()))
+    # the staged epilogue's TMA stores: f32 panels of 128 bytes, the whole tile in one pass (the
+    # pipeline's buffers hold it)
+    assert (mc.dtype, mc.dims, mc.box, mc.swizzle) == (7, (N, M), (32, tiles[0]), 3), mc
+    source = next(iter(drv.sources.values()))
+    assert "tp::wgmma_acc<" in source and "tp::tma_store<" in source
     ref = a.double().numpy() @ b.double().numpy()
     np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
@@ -443,6 +450,7 @@ def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
     wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
     assert wg.count("tp::wgmma_tc<") == 2 and "tp::mma_tc<" not in wg, wg
     assert f"tp::WgOp<__half, {bm}, {d}, false>{{tp_hoist" in wg     # Q, staged once
+    assert "tp::tma_store<" in wg and "tp::store<" not in wg, wg      # O: staged, TMA stores
     ref, _ = attention.reference(q, k, v, scale)
     np.testing.assert_allclose(out.astype(np.float64), ref, atol=2e-3, rtol=1e-2)
 

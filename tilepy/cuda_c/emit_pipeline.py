@@ -59,6 +59,7 @@ from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, I64, TileType
+from .emit_wgmma import tma_map
 from .emitter import EmitContext, _view_args, emit_op, pad_value, shape_t
 
 
@@ -73,14 +74,6 @@ def smem_op(o: Operand, offset: str = "") -> str:
 def _tile(o: Operand) -> str:
     bt, r, c = o.shape
     return f"{(bt, r, c) if bt > 1 else (r, c)} {o.elem}"
-
-
-def tma_map(ctx: EmitContext, s) -> str:
-    """The kernel parameter of the tensor map a TMA load reads through (one per distinct map)."""
-    key = (s.tma, s.operand.elem)
-    if key not in ctx.tma_maps:
-        ctx.tma_maps.append(key)
-    return f"tp_tmap{ctx.tma_maps.index(key)}"
 
 
 def _hoisted_coords(ctx: EmitContext, pipe: Pipeline) -> dict:
@@ -129,7 +122,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
                                    f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"
                                    for d, x in enumerate(s.load.index))
                     inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
-                                 f"{tma_map(ctx, s)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
+                                 f"{tma_map(ctx, s.tma, s.operand.elem)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
             inner.w.line(f"tp::mbar_arrive({bars} + tp_st);  // the stage's one arrival")
     ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]

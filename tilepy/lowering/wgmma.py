@@ -42,6 +42,14 @@ while i + 1's copies are awaited and issued. The stage refilled in iteration i i
 iteration i - 1's MMAs read, so the fetch moves after the body and its barrier
 (cuda_c/emit_pipeline.py; where cp.async brings an operand, a barrier before the body too);
 after the loop a wait_group 0 retires the last group before anything reads the accumulator.
+
+The staged epilogue (`store_boxes`): a store of the entry's own block whose tile has the class's
+accumulator layout (a warpgroup MMA's result or values computed from it element by element:
+GEMM's C, attention's O) through a view a tensor map describes is written to shared memory in
+wgmma's swizzled layout (the K loops' pipeline buffers, free after them) and from there by TMA
+stores (`cp.async.bulk.tensor` shared -> global, which clip the rows and columns outside the
+array), in passes of 64-row blocks where the buffers hold less than the tile
+(cuda_c/emit_wgmma.py, include/tilepy/wgmma_ops.h `tma_store`).
 """
 from __future__ import annotations
 
@@ -193,12 +201,12 @@ def _own_view(tv_op, arr) -> bool:
     return True
 
 
-def tma_box(s: StagedLoad) -> TmaBox | None:
-    """The tensor map a wgmma operand's TMA copy reads through, or None where TMA cannot describe
-    its view (see the module docstring): it keeps the cp.async copy."""
-    o, view = s.operand, s.load.view
+def _view_box(view, elem, sc_ok) -> TmaBox | None:
+    """The tensor map of tiles of partition view `view` (elements `elem`) in their own order, or
+    None where TMA cannot describe it (see the module docstring); `sc_ok(rows, cols)`: the
+    storage the caller can take."""
     pv = view.type
-    if not isinstance(pv, PartitionViewType) or o.trans != s.swap or pv.padding_value != "zero":
+    if not isinstance(pv, PartitionViewType):
         return None
     tv_op, arr = tensor_view_op(view), root_arg(view)
     rank, tile = pv.view.rank, pv.tile_shape
@@ -208,11 +216,52 @@ def tma_box(s: StagedLoad) -> TmaBox | None:
     if not contiguous_along(view, rank - 1) or not _own_view(tv_op, arr):
         return None
     sr, sc = tile[-2:]
-    width = min(sc, 128 // o.elem.storage_bytes)          # a swizzle panel's columns
+    width = min(sc, 128 // elem.storage_bytes)            # a swizzle panel's columns
     rows = sr if sr <= 256 else 256                       # TMA's largest box
-    if sr % rows:
+    if sr % rows or not sc_ok(sr, sc):
         return None
-    return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * o.elem.storage_bytes)
+    return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * elem.storage_bytes)
+
+
+def tma_box(s: StagedLoad) -> TmaBox | None:
+    """The tensor map a wgmma operand's TMA copy reads through, or None where TMA cannot describe
+    its view (see the module docstring): it keeps the cp.async copy."""
+    o, pv = s.operand, s.load.view.type
+    if not isinstance(pv, PartitionViewType) or o.trans != s.swap or pv.padding_value != "zero":
+        return None
+    return _view_box(s.load.view, o.elem, lambda sr, sc: True)
+
+
+STORE_ELEMS = (F16, BF16, F32)
+
+
+def store_box(op, layouts: LayoutPlan) -> TmaBox | None:
+    """The tensor map of the staged epilogue of store `op` (include/tilepy/wgmma_ops.h
+    `tma_store`), or None where it keeps the plain store: a tile of 16-bit or f32 elements in
+    the class's accumulator layout (MmaAcc, all warps along M by warpgroups: a warpgroup MMA's
+    result, or values computed from it element by element) stored through a view TMA describes
+    (as a load's), whose storage rows are whole swizzle rows (32, 64 or a multiple of 128 bytes)
+    of whole 64-row blocks. The emitter stages it in the pipeline's buffers when they hold at
+    least 64 rows (emit_wgmma.py)."""
+    t = op.tile.type
+    lay = layouts.layout(op.tile)
+    if op.name != "store_view_tko" or t.elem not in STORE_ELEMS or t.numel == 1 or \
+            not isinstance(lay, MmaAcc) or lay.batch != 1 or lay.warps_n != 1 or not lay.wg or \
+            layouts.nt != 32 * lay.warps_m:
+        return None
+    eb = t.elem.storage_bytes
+    return _view_box(op.view, t.elem, lambda sr, sc: sr % 64 == 0 and _row_ok(sc * eb))
+
+
+def store_boxes(module: Module, layouts: LayoutPlan) -> dict:
+    """id(store op) -> its staged epilogue's TmaBox, for the stores of the entry's own block (not
+    in a loop or branch: every K loop whose buffers it may take has run)."""
+    out = {}
+    for op in module.entry().body.block.ops:
+        box = store_box(op, layouts) if op.name == "store_view_tko" else None
+        if box is not None:
+            out[id(op)] = box
+    return out
 
 
 def sm90a_layouts(module: Module, nt: int, may_alias) -> LayoutPlan | None:
