@@ -492,17 +492,47 @@ __device__ void reg_a(unsigned char* smem, const __half* a, const __half* b, flo
 """
 
 
-SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a")
+# One warpgroup writes a 64 x 64 f32 tile (element e: e + 0.5) into shared memory in wgmma's
+# layout (two 128-byte-swizzled panels, as the staged epilogue does) and one thread stores it by
+# TMA at (0, 0) of a smaller array (the box clipped); `seed` seeds one mistake: 1 no
+# fence.proxy.async after the threads' writes, 2 the tile written again before the store's read
+# completed (no wait_group.read), 3 the block exits with the store in flight.
+TMA_STORE = r"""
+__device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::TensorMap& mc) {
+  const tp::WgOp<float, 64, 64> S{(float*)smem};
+  const int t = threadIdx.x;
+  for (int e = 2 * t; e < 4096; e += 256) {
+    const float v[2] = {e + 0.5f, e + 1.5f};
+    tp::smem_write<2>(&S.at(0, e / 64, e % 64), v);
+  }
+  if (seed != 1) tp::fence_proxy_async();
+  __syncthreads();
+  if (tp::tma_issuer()) {
+    for (int p = 0; p < 2; ++p) tp::tma_store_copy<2>(mc, S.p + p * 64 * 32, {32 * p, 0});
+    tp::bulk_commit();
+    if (seed < 2) tp::bulk_wait_read<0>();
+  }
+  __syncthreads();
+  if (seed == 2) {
+    const float z[2] = {0.0f, 0.0f};
+    tp::smem_write<2>(&S.at(0, t / 32, t % 32 * 2), z);
+  }
+}
+"""
+
+
+SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded")
 WGMMA_KERNELS = r"""#define TP_WGMMA 1
 #include "tilepy/runtime.h"
-""" + SEEDED + TMA_SEEDED + REG_A + r"""
+""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + r"""
 extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float* c, int kernel,
                                          int seed, const __grid_constant__ tp::TensorMap ma,
                                          const __grid_constant__ tp::TensorMap mb) {
   extern __shared__ __align__(1024) unsigned char smem[];
   if (kernel == 0) seeded(smem, a, b, c, seed);
   else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
-  else reg_a(smem, a, b, c, seed);
+  else if (kernel == 2) reg_a(smem, a, b, c, seed);
+  else tma_store_seeded(smem, seed, ma);
 }
 """
 NO_MAP = bytes(128)      # the tensor-map parameters of a kernel that reads none
@@ -535,3 +565,31 @@ def test_register_a_emulation_matches_numpy_and_catches_a_wrong_fragment(wgmma_k
 def test_register_a_mistakes_are_errors(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
         _reg_a_run(wgmma_kernels, seed)
+
+
+def _tma_store_run(kernel, seed):
+    from tilepy.launch.tensor_map import cpu_tensor_map, encode_args
+    c = np.zeros((50, 40), np.float32)        # ragged: the 64 x 64 tile's box is clipped
+    mc = cpu_tensor_map(encode_args(("c", "f32", (64, 32), 128), c.ctypes.data, c.shape, (40, 1), 4))
+    kernel((1,), 0, 0, c, SEEDED_KERNELS.index("tma_store_seeded"), seed, mc, NO_MAP, smem=16384)
+    return c
+
+
+def test_tma_store_writes_the_box_clipped(wgmma_kernels):
+    """The TMA store reads the swizzled panels back as the load writes them and writes only the
+    elements inside the array (50 x 40 of the 64 x 64 tile)."""
+    c = _tma_store_run(wgmma_kernels, 0)
+    np.testing.assert_array_equal(c, (np.arange(4096).reshape(64, 64) + 0.5)[:50, :40])
+
+
+@pytest.mark.parametrize("seed,message", [
+    (1, r"a TMA store \(cp\.async\.bulk\.tensor\) reads shared-memory bytes at offset \d+ that "
+        r"thread \d+ wrote, and that thread has not executed fence\.proxy\.async since"),
+    (2, r"a thread writes shared-memory bytes at offset \d+ that a TMA store \(cp\.async\.bulk\.tensor, "
+        r"line \d+\) still reads: no cp\.async\.bulk\.wait_group\.read"),
+    (3, r"exits with a TMA store \(cp\.async\.bulk\.tensor from shared memory\) in flight"),
+])
+def test_tma_store_mistakes_are_errors(wgmma_kernels, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message) as e:
+        _tma_store_run(wgmma_kernels, seed)
+    assert "wgmma_kernels" in str(e.value)
