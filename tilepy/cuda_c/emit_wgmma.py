@@ -59,9 +59,10 @@ def _pass_rows(m: int, row_bytes: int, area: int) -> int:
 
 def emit_store(ctx: EmitContext, op):
     box = ctx.tma_stores.get(id(op))
+    if box is None:
+        return emit_store_view(ctx, op)
     t = op.tile.type
-    stage, area = _stage_area(ctx) if box is not None else ("", 0)
-    m, n = t.shape[-2:]
+    (m, n), (stage, area) = t.shape[-2:], _stage_area(ctx)
     pr = _pass_rows(m, n * t.elem.storage_bytes, area)
     if not pr:
         return emit_store_view(ctx, op)

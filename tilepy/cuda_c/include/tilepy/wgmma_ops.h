@@ -166,8 +166,14 @@ TP_DEV void stage_rows(const Op& d, const Tile<T, NE, L>& x, int p0 TP_AT_CALLER
   constexpr int N = Op::cols;
   if constexpr (is_mma_acc<L>::value && L::real) {   // fragment i of warpgroup g: block g FM + i
     static_assert(L::WN == 1 && L::wg, "an accumulator with all warps along M, by warpgroups");
-    constexpr int FM = L::FM, FN = L::FN;
+    // The swizzle of a row is that of the row 8 above it (its XOR term changes every 8, 16 or 32
+    // rows by multiples of its period), so the thread's G column blocks of a panel have one
+    // address each, in its first row: every write is one of them plus a constant.
+    constexpr int FM = L::FM, FN = L::FN, G = Op::PW / 8;
     const int g = NT == 128 ? 0 : warp_of() / 4, w = warp_of() % 4, l = lane_of();
+    T* q[G];
+    TP_UNROLL
+    for (int j = 0; j < G; ++j) q[j] = &d.at(0, w * 16 + l / 4, 8 * j + 2 * (l % 4));
     TP_UNROLL
     for (int i = 0; i < FM; ++i) {
       const int blk = g * FM + i;      // (compile-time for one warpgroup)
@@ -176,7 +182,7 @@ TP_DEV void stage_rows(const Op& d, const Tile<T, NE, L>& x, int p0 TP_AT_CALLER
       for (int j = 0; j < FN; ++j) {
         TP_UNROLL
         for (int h = 0; h < 2; ++h)
-          smem_write<2>(&d.at(0, (blk * 4 + w) * 16 + l / 4 + 8 * h - p0, 8 * j + 2 * (l % 4)),
+          smem_write<2>(q[j % G] + (j / G) * PR * Op::PW + (blk * 64 + 8 * h - p0) * Op::PW,
                         &x.v[(i * FN + j) * 4 + 2 * h] TP_PASS_CALLER);
       }
     }
