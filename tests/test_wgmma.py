@@ -521,10 +521,26 @@ __device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::Tensor
 """
 
 
-SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded")
+# The staged epilogue where no tensor map describes the view (tp::staged_store): a 128 x 64 f32
+# tile in the class's accumulator layout (element e of the tile: e + 0.5) staged in 64-row
+# passes, read back and stored with 16-byte stores at tile (0, 1) of a 100 x 72 array (ragged:
+# 100 of its 128 rows, 8 of its 64 columns).
+STAGED = r"""
+__device__ void staged(unsigned char* smem, float* c) {
+  using L = tp::MmaAcc<1, 128, 64, 4, 1, 1>;
+  tp::Tile<float, 8192, L> x;
+  for (int s = 0; s < L::K; ++s) x.v[s] = L::elem(s) + 0.5f;
+  const tp::View<float, 2> v{c, {100, 72}, {72, 1}};
+  tp::staged_store<tp::Shape<128, 64>, tp::Shape<64, 64>, tp::DimMap<0, 1>, true, 64>(
+      v, {0, 1}, x, (float*)smem);
+}
+"""
+
+
+SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded", "staged")
 WGMMA_KERNELS = r"""#define TP_WGMMA 1
 #include "tilepy/runtime.h"
-""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + r"""
+""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + STAGED + r"""
 extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float* c, int kernel,
                                          int seed, const __grid_constant__ tp::TensorMap ma,
                                          const __grid_constant__ tp::TensorMap mb) {
@@ -532,7 +548,8 @@ extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float
   if (kernel == 0) seeded(smem, a, b, c, seed);
   else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
   else if (kernel == 2) reg_a(smem, a, b, c, seed);
-  else tma_store_seeded(smem, seed, ma);
+  else if (kernel == 3) tma_store_seeded(smem, seed, ma);
+  else staged(smem, c);
 }
 """
 NO_MAP = bytes(128)      # the tensor-map parameters of a kernel that reads none
@@ -593,3 +610,13 @@ def test_tma_store_mistakes_are_errors(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message) as e:
         _tma_store_run(wgmma_kernels, seed)
     assert "wgmma_kernels" in str(e.value)
+
+
+def test_staged_store_without_a_tensor_map(wgmma_kernels):
+    """The 16-byte path of the staged epilogue: the passes read back in row order, clipped to
+    the array by tp::store's masks."""
+    c = np.zeros((100, 72), np.float32)
+    wgmma_kernels((1,), 0, 0, c, SEEDED_KERNELS.index("staged"), 0, NO_MAP, NO_MAP, smem=16384)
+    tile = np.arange(128 * 64).reshape(128, 64) + 0.5
+    np.testing.assert_array_equal(c[:, 64:], tile[:100, :8])
+    assert not c[:, :64].any()

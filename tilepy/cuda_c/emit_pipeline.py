@@ -208,15 +208,22 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
     ctx.w.line(f"int {count} = 0;", op.loc)
-    header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, ++{count}) {{"
+    step_it = f"++{count}"
+    at, phase, ahead_st = f"{count} % {S}", f"{count} / {S} % 2", f"({count} + {S - 1}) % {S}"
+    if pipe.wg_mmas and not copies:   # TMA in the sm_90a class: the stage and parity carried
+        ring, par = ctx.fresh("tp_ring"), ctx.fresh("tp_phase")
+        ctx.w.line(f"int {ring} = 0;  // {count} % {S}, and {par}: {count} / {S} % 2", op.loc)
+        ctx.w.line(f"uint32_t {par} = 0;", op.loc)
+        step_it += f", {ring} = {ring} + 1 == {S} ? ({par} ^= 1u, 0) : {ring} + 1"
+        at, phase, ahead_st = ring, par, f"{ring} == 0 ? {S - 1} : {ring} - 1"
+    header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, {step_it}) {{"
     with ctx.w.indent(header, loc=op.loc):
         if copies:
             ctx.w.line(f"tp::pipe_wait<{S - 2}>();  // this thread's copies for this iteration landed")
         if bars is not None:
-            ctx.w.line(f"tp::mbar_wait({bars} + {count} % {S}, {count} / {S} % 2);  // its TMA "
-                       f"copies landed")
+            ctx.w.line(f"tp::mbar_wait({bars} + {at}, {phase});  // its TMA copies landed")
         ahead = f"{ivn} + {S - 1} * {step}"
-        refill = f"if ({ahead} < {ub}) {fetch}({ahead}, ({count} + {S - 1}) % {S});"
+        refill = f"if ({ahead} < {ub}) {fetch}({ahead}, {ahead_st});"
         if not deferred:
             ctx.w.line("__syncthreads();  // everyone's did, and the stage refilled next was read")
             ctx.w.line(refill)
@@ -224,7 +231,7 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
                 ctx.w.line("tp::pipe_commit();")
         elif copies:
             ctx.w.line("__syncthreads();  // everyone's copies landed (and were fenced for wgmma)")
-        ctx.w.line(f"const int {stage} = {count} % {S};")
+        ctx.w.line(f"const int {stage} = {at};")
         for o in blk.ops:
             emit_op(ctx, o)
         if deferred:

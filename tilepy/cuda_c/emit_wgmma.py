@@ -9,17 +9,18 @@ argument, the mma's result, the loop's result) are then read through `tp::wgmma_
 by the faithful CPU mode), and emit_pipeline.py retires the last group after the loop. The
 accumulator keeps the MmaAcc layout the plan gave it (all warps along M).
 
-The staged epilogue: a store lowering/wgmma.py `store_boxes` took becomes `tp::tma_store`
+The staged epilogue: a store lowering/wgmma.py `staged_stores` took becomes `tp::tma_store`
 (wgmma_ops.h), staging the tile in the K loops' pipeline buffers (the longest run of them the
 kernel has allocated by then, 1 KiB aligned) in passes of as many 64-row blocks as fit, each
-written out by TMA stores through a tensor map of the store's view; where even 64 rows do not
-fit, the plain store stays."""
+written out by TMA stores through a tensor map of the store's view, or `tp::staged_store` where
+no map describes the view (the threads read each pass back in row order and store 16-byte
+chunks); where even 64 rows do not fit, the plain store stays."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..types import CPP_TYPE
-from .emitter import EMIT, EmitContext, _view_args, barrier, emit_store_view, shape_t
+from .emitter import EMIT, EmitContext, _vec, _view_args, barrier, emit_store_view, shape_t
 
 
 def tma_map(ctx: EmitContext, box, elem) -> str:
@@ -58,8 +59,8 @@ def _pass_rows(m: int, row_bytes: int, area: int) -> int:
 
 
 def emit_store(ctx: EmitContext, op):
-    box = ctx.tma_stores.get(id(op))
-    if box is None:
+    how = ctx.tma_stores.get(id(op))
+    if how is None:
         return emit_store_view(ctx, op)
     t = op.tile.type
     (m, n), (stage, area) = t.shape[-2:], _stage_area(ctx)
@@ -68,14 +69,21 @@ def emit_store(ctx: EmitContext, op):
         return emit_store_view(ctx, op)
     barrier(ctx, op)
     targs, view, idx = _view_args(ctx, op)
-    shape = shape_t(t.shape)
-    br = min(pr, 256)
-    box = replace(box, box=box.box[:-2] + (br, box.box[-1]))
-    at = ", ".join(f"tp::tma_at<{shape}, {d}>({view}, (int64_t){ctx(x)})" for d, x in enumerate(op.index))
+    shape, buf = shape_t(t.shape), f"reinterpret_cast<{CPP_TYPE[t.elem]}*>({stage})"
     passes = f"{m // pr} passes of {pr} rows" if pr < m else "one pass"
-    ctx.w.line(f"tp::tma_store<{shape}, {pr}, {br}>({tma_map(ctx, box, t.elem)}, {{{at}}}, "
-               f"{ctx(op.tile)}, reinterpret_cast<{CPP_TYPE[t.elem]}*>({stage}));  // staged in the "
-               f"pipeline's buffers ({passes}), TMA stores", op.loc)
+    if how.box is not None:
+        br = min(pr, 256)
+        box = replace(how.box, box=how.box.box[:-2] + (br, how.box.box[-1]))
+        at = ", ".join(f"tp::tma_at<{shape}, {d}>({view}, (int64_t){ctx(x)})" for d, x in enumerate(op.index))
+        ctx.w.line(f"tp::tma_store<{shape}, {pr}, {br}>({tma_map(ctx, box, t.elem)}, {{{at}}}, "
+                   f"{ctx(op.tile)}, {buf});  // staged in the pipeline's buffers ({passes}), TMA "
+                   f"stores", op.loc)
+    else:
+        dm = targs.split(", tp::DimMap", 1)[1]
+        sub = shape_t(t.shape[:-2] + (pr, n))
+        ctx.w.line(f"tp::staged_store<{shape}, {sub}, tp::DimMap{dm}, {_vec(op.view, t)}, {pr}>("
+                   f"{view}, {{{idx}}}, {ctx(op.tile)}, {buf});  // staged in the pipeline's "
+                   f"buffers ({passes}), 16-byte stores", op.loc)
     if ctx.poison_checks:     # faithful mode: stored poison is an error; elsewhere nothing
         ctx.w.line(f"tp::check_stored<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
 

@@ -43,13 +43,14 @@ iteration i - 1's MMAs read, so the fetch moves after the body and its barrier
 (cuda_c/emit_pipeline.py; where cp.async brings an operand, a barrier before the body too);
 after the loop a wait_group 0 retires the last group before anything reads the accumulator.
 
-The staged epilogue (`store_boxes`): a store of the entry's own block whose tile has the class's
-accumulator layout (a warpgroup MMA's result or values computed from it element by element:
-GEMM's C, attention's O) through a view a tensor map describes is written to shared memory in
-wgmma's swizzled layout (the K loops' pipeline buffers, free after them) and from there by TMA
-stores (`cp.async.bulk.tensor` shared -> global, which clip the rows and columns outside the
-array), in passes of 64-row blocks where the buffers hold less than the tile
-(cuda_c/emit_wgmma.py, include/tilepy/wgmma_ops.h `tma_store`).
+The staged epilogue (`staged_stores`): a store of the entry's own block whose tile has the
+class's accumulator layout (a warpgroup MMA's result or values computed from it element by
+element: GEMM's C, attention's O) is written to shared memory in wgmma's swizzled layout (the K
+loops' pipeline buffers, free after them), in passes of 64-row blocks where the buffers hold
+less than the tile, and from there by TMA stores (`cp.async.bulk.tensor` shared -> global, which
+clip the rows and columns outside the array) where a tensor map describes the view, else read
+back by the threads in row order and stored 16 bytes at a time, masked at the edges
+(cuda_c/emit_wgmma.py, include/tilepy/wgmma_ops.h `tma_store`, `staged_store`).
 """
 from __future__ import annotations
 
@@ -235,32 +236,46 @@ def tma_box(s: StagedLoad) -> TmaBox | None:
 STORE_ELEMS = (F16, BF16, F32)
 
 
-def store_box(op, layouts: LayoutPlan) -> TmaBox | None:
-    """The tensor map of the staged epilogue of store `op` (include/tilepy/wgmma_ops.h
-    `tma_store`), or None where it keeps the plain store: a tile of 16-bit or f32 elements in
-    the class's accumulator layout (MmaAcc, all warps along M by warpgroups: a warpgroup MMA's
-    result, or values computed from it element by element) stored through a view TMA describes
-    (as a load's), whose storage rows are whole swizzle rows (32, 64 or a multiple of 128 bytes)
-    of whole 64-row blocks. The emitter stages it in the pipeline's buffers when they hold at
-    least 64 rows (emit_wgmma.py)."""
-    t = op.tile.type
+@dataclass(frozen=True)
+class StagedStore:
+    """A store the class stages through shared memory: written out by TMA stores through `box`,
+    or (None: no tensor map describes its view) by the threads' 16-byte stores."""
+    box: TmaBox | None
+
+
+def staged_store(op, layouts: LayoutPlan) -> StagedStore | None:
+    """How store `op` is staged (include/tilepy/wgmma_ops.h `tma_store`, `staged_store`), or
+    None where it keeps the plain store: a tile of 16-bit or f32 elements in the class's
+    accumulator layout (MmaAcc, all warps along M by warpgroups: a warpgroup MMA's result, or
+    values computed from it element by element), stored in its own dimension order, whose
+    storage rows are whole swizzle rows (32, 64 or a multiple of 128 bytes) of whole 64-row
+    blocks; by TMA where a tensor map describes the view (as a load's), else where the view's
+    16-byte chunks are proven aligned. The emitter stages it in the pipeline's buffers when they
+    hold at least 64 rows (emit_wgmma.py)."""
+    t, pv = op.tile.type, op.view.type
     lay = layouts.layout(op.tile)
-    if op.name != "store_view_tko" or t.elem not in STORE_ELEMS or t.numel == 1 or \
+    if op.name != "store_view_tko" or t.elem not in STORE_ELEMS or t.rank < 2 or \
+            not isinstance(pv, PartitionViewType) or pv.effective_dim_map != tuple(range(t.rank)) or \
             not isinstance(lay, MmaAcc) or lay.batch != 1 or lay.warps_n != 1 or not lay.wg or \
             layouts.nt != 32 * lay.warps_m:
         return None
-    eb = t.elem.storage_bytes
-    return _view_box(op.view, t.elem, lambda sr, sc: sr % 64 == 0 and _row_ok(sc * eb))
+    (sr, sc), eb = t.shape[-2:], t.elem.storage_bytes
+    if sr % 64 or not _row_ok(sc * eb):
+        return None
+    box = _view_box(op.view, t.elem, lambda sr, sc: True)
+    if box is None and not contiguous_along(op.view, t.rank - 1):
+        return None   # (16-byte stores not proven aligned: element stores, no better than the plain)
+    return StagedStore(box)
 
 
-def store_boxes(module: Module, layouts: LayoutPlan) -> dict:
-    """id(store op) -> its staged epilogue's TmaBox, for the stores of the entry's own block (not
-    in a loop or branch: every K loop whose buffers it may take has run)."""
+def staged_stores(module: Module, layouts: LayoutPlan) -> dict:
+    """id(store op) -> its StagedStore, for the stores of the entry's own block (not in a loop or
+    branch: every K loop whose buffers it may take has run)."""
     out = {}
     for op in module.entry().body.block.ops:
-        box = store_box(op, layouts) if op.name == "store_view_tko" else None
-        if box is not None:
-            out[id(op)] = box
+        how = staged_store(op, layouts) if op.name == "store_view_tko" else None
+        if how is not None:
+            out[id(op)] = how
     return out
 
 

@@ -161,7 +161,12 @@ TP_DEV void tma_load(const TensorMap& map, const uint32_t (&pos)[R], const WgOp<
 // what lies outside the array; the pass's shared memory is written again only after the
 // store has read it (bulk_wait_read). The thread fences its writes for the async proxy before
 // the barrier the issuing thread passes.
-template <int PR, class Op, class T, int NE, class L>
+// (Async: the async proxy reads the rows next, smem_write's; else the threads do, plain stores)
+template <bool Async, int V, class T> TP_DEV void stage_put(T* dst, const T* src TP_AT_CALLER) {
+  if constexpr (Async) smem_write<V>(dst, src TP_PASS_CALLER);
+  else vstore<V>(dst, src);
+}
+template <int PR, bool Async = true, class Op, class T, int NE, class L>
 TP_DEV void stage_rows(const Op& d, const Tile<T, NE, L>& x, int p0 TP_AT_CALLER) {
   constexpr int N = Op::cols;
   if constexpr (is_mma_acc<L>::value && L::real) {   // fragment i of warpgroup g: block g FM + i
@@ -182,8 +187,8 @@ TP_DEV void stage_rows(const Op& d, const Tile<T, NE, L>& x, int p0 TP_AT_CALLER
       for (int j = 0; j < FN; ++j) {
         TP_UNROLL
         for (int h = 0; h < 2; ++h)
-          smem_write<2>(q[j % G] + (j / G) * PR * Op::PW + (blk * 64 + 8 * h - p0) * Op::PW,
-                        &x.v[(i * FN + j) * 4 + 2 * h] TP_PASS_CALLER);
+          stage_put<Async, 2>(q[j % G] + (j / G) * PR * Op::PW + (blk * 64 + 8 * h - p0) * Op::PW,
+                              &x.v[(i * FN + j) * 4 + 2 * h] TP_PASS_CALLER);
       }
     }
   } else {
@@ -191,7 +196,7 @@ TP_DEV void stage_rows(const Op& d, const Tile<T, NE, L>& x, int p0 TP_AT_CALLER
     for (int s = 0; s < L::K; ++s) {
       if (!L::owner(s)) continue;
       const int e = L::elem(s), r = e / N - p0;
-      if (r >= 0 && r < PR) smem_write<1>(&d.at(0, r, e % N), &x.v[s] TP_PASS_CALLER);
+      if (r >= 0 && r < PR) stage_put<Async, 1>(&d.at(0, r, e % N), &x.v[s] TP_PASS_CALLER);
     }
   }
 }
@@ -225,6 +230,38 @@ TP_DEV void tma_store(const TensorMap& map, const uint32_t (&pos)[R], const Tile
       bulk_commit();
       bulk_wait_read<0>(0 TP_PASS_CALLER);   // (before the stage is written again or the block exits)
     }
+  }
+}
+
+// The staged epilogue where no tensor map describes the view (emit_wgmma.py): the passes of
+// tma_store, each read back by the threads as 16-byte chunks in row order (a Blocked tile of
+// the pass's PR rows, shape SP) and written by tp::store: 128-bit stores where the view's
+// alignment is proven (Vec), consecutive threads on consecutive chunks, masked at the edges.
+template <class S, class SP, class DM, bool Vec, int PR, class T, int R, int NE, class L>
+TP_DEV void staged_store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, NE, L>& x,
+                         T* stage TP_VIEW_AT) {
+  constexpr int M = S::dims[R - 2], N = S::dims[R - 1], V = 16 / (int)sizeof(T);
+  using Op = WgOp<T, PR, N>;
+  using LB = Blocked<PR * N, V>;
+  static_assert(S::rank == R && SP::rank == R && SP::dims[R - 2] == PR && SP::numel == PR * N &&
+                NE == M * N && M % PR == 0 && N % V == 0, "a staged store of whole passes");
+  __syncthreads();   // every warpgroup's MMAs retired: the pipeline's buffers are free
+  TP_UNROLL
+  for (int p0 = 0; p0 < M; p0 += PR) {
+    if (p0) __syncthreads();        // every thread has read the previous pass back
+    stage_rows<PR, false>(Op{stage}, x, p0);
+    __syncthreads();
+    Tile<T, PR * N, LB> y;
+    TP_UNROLL
+    for (int s = 0; s < LB::K; s += V) {
+      if (!LB::valid(s)) continue;
+      const int e = LB::elem(s);
+      vload<V>(&y.v[s], &Op{stage}.at(0, e / N, e % N));   // (a 16-byte chunk: one swizzled chunk)
+    }
+    int64_t sub[R];   // the pass's PR rows as a tile index
+    TP_UNROLL
+    for (int d = 0; d < R; ++d) sub[d] = d == R - 2 ? idx[d] * (M / PR) + p0 / PR : idx[d];
+    store<SP, DM, Vec>(v, sub, y TP_PASS_AT);
   }
 }
 
