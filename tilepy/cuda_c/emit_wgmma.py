@@ -79,9 +79,9 @@ def emit_store(ctx: EmitContext, op):
                    f"{ctx(op.tile)}, {buf});  // staged in the pipeline's buffers ({passes}), TMA "
                    f"stores", op.loc)
     else:
-        dm = targs.split(", tp::DimMap", 1)[1]
+        dm = f"tp::DimMap<{', '.join(map(str, range(t.rank)))}>"    # (the identity: staged_store)
         sub = shape_t(t.shape[:-2] + (pr, n))
-        ctx.w.line(f"tp::staged_store<{shape}, {sub}, tp::DimMap{dm}, {_vec(op.view, t)}, {pr}>("
+        ctx.w.line(f"tp::staged_store<{shape}, {sub}, {dm}, {_vec(op.view, t)}, {pr}>("
                    f"{view}, {{{idx}}}, {ctx(op.tile)}, {buf});  // staged in the pipeline's "
                    f"buffers ({passes}), 16-byte stores", op.loc)
     if ctx.poison_checks:     # faithful mode: stored poison is an error; elsewhere nothing

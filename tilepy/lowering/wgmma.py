@@ -202,10 +202,9 @@ def _own_view(tv_op, arr) -> bool:
     return True
 
 
-def _view_box(view, elem, sc_ok) -> TmaBox | None:
+def _view_box(view, elem) -> TmaBox | None:
     """The tensor map of tiles of partition view `view` (elements `elem`) in their own order, or
-    None where TMA cannot describe it (see the module docstring); `sc_ok(rows, cols)`: the
-    storage the caller can take."""
+    None where TMA cannot describe it (see the module docstring)."""
     pv = view.type
     if not isinstance(pv, PartitionViewType):
         return None
@@ -219,7 +218,7 @@ def _view_box(view, elem, sc_ok) -> TmaBox | None:
     sr, sc = tile[-2:]
     width = min(sc, 128 // elem.storage_bytes)            # a swizzle panel's columns
     rows = sr if sr <= 256 else 256                       # TMA's largest box
-    if sr % rows or not sc_ok(sr, sc):
+    if sr % rows:
         return None
     return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * elem.storage_bytes)
 
@@ -230,7 +229,7 @@ def tma_box(s: StagedLoad) -> TmaBox | None:
     o, pv = s.operand, s.load.view.type
     if not isinstance(pv, PartitionViewType) or o.trans != s.swap or pv.padding_value != "zero":
         return None
-    return _view_box(s.load.view, o.elem, lambda sr, sc: True)
+    return _view_box(s.load.view, o.elem)
 
 
 STORE_ELEMS = (F16, BF16, F32)
@@ -262,7 +261,7 @@ def staged_store(op, layouts: LayoutPlan) -> StagedStore | None:
     (sr, sc), eb = t.shape[-2:], t.elem.storage_bytes
     if sr % 64 or not _row_ok(sc * eb):
         return None
-    box = _view_box(op.view, t.elem, lambda sr, sc: True)
+    box = _view_box(op.view, t.elem)
     if box is None and not contiguous_along(op.view, t.rank - 1):
         return None   # (16-byte stores not proven aligned: element stores, no better than the plain)
     return StagedStore(box)

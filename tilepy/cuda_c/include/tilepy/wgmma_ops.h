@@ -150,7 +150,7 @@ TP_DEV void tma_load(const TensorMap& map, const uint32_t (&pos)[R], const WgOp<
   }
 }
 
-// The staged epilogue (lowering/wgmma.py `store_box`, emit_wgmma.py). Tile x of shape S (the
+// The staged epilogue (lowering/wgmma.py `staged_stores`, emit_wgmma.py). Tile x of shape S (the
 // view's order; its last two dims the rows M and columns N) is written to shared memory at
 // `stage` (the K loop's pipeline buffers, free once every warpgroup's MMAs retired) in passes of
 // PR rows, in wgmma's layout of a PR x N operand (WgOp: panels of 128 bytes' columns, the
