@@ -110,9 +110,11 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
     # cp.async brings A (K 85): then a barrier before the MMAs too, and the commit after the fetch
     assert "#define TP_WGMMA 1" in source and "tp::wgmma_acc<" in source and "wgmma_tc" not in source
     assert ("everyone's copies landed (and were fenced for wgmma)" in source) == (K != 80)
-    # ... retired after the loop, before the store reads the accumulator (checked: wgmma_read)
+    # ... retired after the loop, before the store reads the accumulator (checked: wgmma_read),
+    # staged in the pipeline's buffers: the whole tile, or (128 x 64 f32 in 24 KiB) two passes
     drain = source.find("tp::wgmma_drain(acc")
-    assert 0 <= drain < source.find("tp::wgmma_read(acc", drain)
+    assert 0 <= drain < source.find("tp::tma_store<", drain) < source.find("tp::wgmma_read(acc", drain)
+    assert ("2 passes of 64 rows" in source) == (tiles[0] == 128), source
     # B's rows (144 bytes) suit a tensor map: TMA brings it; A's (160 / 170 bytes) by K
     maps = {(m.args.dims, m.args.box, m.args.swizzle) for m in drv.tensor_maps}
     assert ((N, K), (64, tiles[2]), 3) in maps, maps
@@ -144,12 +146,17 @@ def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
         for _ in range(2):
             c.zero_()
             ct.launch(None, grid, matmul, (a, b, c) + tiles)
-        assert len(drv.tensor_maps) == 2 and len(drv.launches) == 2   # the warm launch: cached maps
-        (ma, mb) = sorted((m.args for m in drv.tensor_maps), key=lambda m: m.base != a.data_ptr())
+        assert len(drv.tensor_maps) == 3 and len(drv.launches) == 2   # the warm launch: cached maps
+        ptrs = [a.data_ptr(), b.data_ptr(), c.data_ptr()]
+        (ma, mb, mc) = sorted((m.args for m in drv.tensor_maps), key=lambda m: ptrs.index(m.base))
     assert ma.base == a.data_ptr() and ma.dims == (K, M) and ma.strides == (2 * K,)
     assert mb.dims == (N, K) and mb.box == (64, tiles[2]) and mb.swizzle == 3
     assert ma.dtype == {"bfloat16": 9, "float16": 6}[dtype]
-    assert "tp::wgmma_acc<" in next(iter(drv.sources.values()))
+    # the staged epilogue's TMA stores: f32 panels of 128 bytes, the whole tile in one pass (the
+    # pipeline's buffers hold it)
+    assert (mc.dtype, mc.dims, mc.box, mc.swizzle) == (7, (N, M), (32, tiles[0]), 3), mc
+    source = next(iter(drv.sources.values()))
+    assert "tp::wgmma_acc<" in source and "tp::tma_store<" in source
     ref = a.double().numpy() @ b.double().numpy()
     np.testing.assert_allclose(c.numpy(), ref, rtol=1e-5, atol=1e-4)
 
@@ -443,6 +450,7 @@ def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
     wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
     assert wg.count("tp::wgmma_tc<") == 2 and "tp::mma_tc<" not in wg, wg
     assert f"tp::WgOp<__half, {bm}, {d}, false>{{tp_hoist" in wg     # Q, staged once
+    assert "tp::tma_store<" in wg and "tp::store<" not in wg, wg      # O: staged, TMA stores
     ref, _ = attention.reference(q, k, v, scale)
     np.testing.assert_allclose(out.astype(np.float64), ref, atol=2e-3, rtol=1e-2)
 
@@ -484,17 +492,64 @@ __device__ void reg_a(unsigned char* smem, const __half* a, const __half* b, flo
 """
 
 
-SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a")
+# One warpgroup writes a 64 x 64 f32 tile (element e: e + 0.5) into shared memory in wgmma's
+# layout (two 128-byte-swizzled panels, as the staged epilogue does) and one thread stores it by
+# TMA at (0, 0) of a smaller array (the box clipped); `seed` seeds one mistake: 1 no
+# fence.proxy.async after the threads' writes, 2 the tile written again before the store's read
+# completed (no wait_group.read), 3 the block exits with the store in flight.
+TMA_STORE = r"""
+__device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::TensorMap& mc) {
+  const tp::WgOp<float, 64, 64> S{(float*)smem};
+  const int t = threadIdx.x;
+  for (int e = 2 * t; e < 4096; e += 256) {
+    const float v[2] = {e + 0.5f, e + 1.5f};
+    tp::smem_write<2>(&S.at(0, e / 64, e % 64), v);
+  }
+  if (seed != 1) tp::fence_proxy_async();
+  __syncthreads();
+  if (tp::tma_issuer()) {
+    for (int p = 0; p < 2; ++p) tp::tma_store_copy<2>(mc, S.p + p * 64 * 32, {32 * p, 0});
+    tp::bulk_commit();
+    if (seed < 2) tp::bulk_wait_read<0>();
+  }
+  __syncthreads();
+  if (seed == 2) {
+    const float z[2] = {0.0f, 0.0f};
+    tp::smem_write<2>(&S.at(0, t / 32, t % 32 * 2), z);
+  }
+}
+"""
+
+
+# The staged epilogue where no tensor map describes the view (tp::staged_store): a 128 x 64 f32
+# tile in the class's accumulator layout (element e of the tile: e + 0.5) staged in 64-row
+# passes, read back and stored with 16-byte stores at tile (0, 1) of a 100 x 72 array (ragged:
+# 100 of its 128 rows, 8 of its 64 columns).
+STAGED = r"""
+__device__ void staged(unsigned char* smem, float* c) {
+  using L = tp::MmaAcc<1, 128, 64, 4, 1, 1>;
+  tp::Tile<float, 8192, L> x;
+  for (int s = 0; s < L::K; ++s) x.v[s] = L::elem(s) + 0.5f;
+  const tp::View<float, 2> v{c, {100, 72}, {72, 1}};
+  tp::staged_store<tp::Shape<128, 64>, tp::Shape<64, 64>, tp::DimMap<0, 1>, true, 64>(
+      v, {0, 1}, x, (float*)smem);
+}
+"""
+
+
+SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded", "staged")
 WGMMA_KERNELS = r"""#define TP_WGMMA 1
 #include "tilepy/runtime.h"
-""" + SEEDED + TMA_SEEDED + REG_A + r"""
+""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + STAGED + r"""
 extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float* c, int kernel,
                                          int seed, const __grid_constant__ tp::TensorMap ma,
                                          const __grid_constant__ tp::TensorMap mb) {
   extern __shared__ __align__(1024) unsigned char smem[];
   if (kernel == 0) seeded(smem, a, b, c, seed);
   else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
-  else reg_a(smem, a, b, c, seed);
+  else if (kernel == 2) reg_a(smem, a, b, c, seed);
+  else if (kernel == 3) tma_store_seeded(smem, seed, ma);
+  else staged(smem, c);
 }
 """
 NO_MAP = bytes(128)      # the tensor-map parameters of a kernel that reads none
@@ -527,3 +582,41 @@ def test_register_a_emulation_matches_numpy_and_catches_a_wrong_fragment(wgmma_k
 def test_register_a_mistakes_are_errors(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message):
         _reg_a_run(wgmma_kernels, seed)
+
+
+def _tma_store_run(kernel, seed):
+    from tilepy.launch.tensor_map import cpu_tensor_map, encode_args
+    c = np.zeros((50, 40), np.float32)        # ragged: the 64 x 64 tile's box is clipped
+    mc = cpu_tensor_map(encode_args(("c", "f32", (64, 32), 128), c.ctypes.data, c.shape, (40, 1), 4))
+    kernel((1,), 0, 0, c, SEEDED_KERNELS.index("tma_store_seeded"), seed, mc, NO_MAP, smem=16384)
+    return c
+
+
+def test_tma_store_writes_the_box_clipped(wgmma_kernels):
+    """The TMA store reads the swizzled panels back as the load writes them and writes only the
+    elements inside the array (50 x 40 of the 64 x 64 tile)."""
+    c = _tma_store_run(wgmma_kernels, 0)
+    np.testing.assert_array_equal(c, (np.arange(4096).reshape(64, 64) + 0.5)[:50, :40])
+
+
+@pytest.mark.parametrize("seed,message", [
+    (1, r"a TMA store \(cp\.async\.bulk\.tensor\) reads shared-memory bytes at offset \d+ that "
+        r"thread \d+ wrote, and that thread has not executed fence\.proxy\.async since"),
+    (2, r"a thread writes shared-memory bytes at offset \d+ that a TMA store \(cp\.async\.bulk\.tensor, "
+        r"line \d+\) still reads: no cp\.async\.bulk\.wait_group\.read"),
+    (3, r"exits with a TMA store \(cp\.async\.bulk\.tensor from shared memory\) in flight"),
+])
+def test_tma_store_mistakes_are_errors(wgmma_kernels, seed, message):
+    with pytest.raises(ct.TileLaunchError, match=message) as e:
+        _tma_store_run(wgmma_kernels, seed)
+    assert "wgmma_kernels" in str(e.value)
+
+
+def test_staged_store_without_a_tensor_map(wgmma_kernels):
+    """The 16-byte path of the staged epilogue: the passes read back in row order, clipped to
+    the array by tp::store's masks."""
+    c = np.zeros((100, 72), np.float32)
+    wgmma_kernels((1,), 0, 0, c, SEEDED_KERNELS.index("staged"), 0, NO_MAP, NO_MAP, smem=16384)
+    tile = np.arange(128 * 64).reshape(128, 64) + 0.5
+    np.testing.assert_array_equal(c[:, 64:], tile[:100, :8])
+    assert not c[:, :64].any()

@@ -59,6 +59,7 @@ from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
 from ..types import CPP_TYPE, I64, TileType
+from .emit_wgmma import tma_map
 from .emitter import EmitContext, _view_args, emit_op, pad_value, shape_t
 
 
@@ -73,14 +74,6 @@ def smem_op(o: Operand, offset: str = "") -> str:
 def _tile(o: Operand) -> str:
     bt, r, c = o.shape
     return f"{(bt, r, c) if bt > 1 else (r, c)} {o.elem}"
-
-
-def tma_map(ctx: EmitContext, s) -> str:
-    """The kernel parameter of the tensor map a TMA load reads through (one per distinct map)."""
-    key = (s.tma, s.operand.elem)
-    if key not in ctx.tma_maps:
-        ctx.tma_maps.append(key)
-    return f"tp_tmap{ctx.tma_maps.index(key)}"
 
 
 def _hoisted_coords(ctx: EmitContext, pipe: Pipeline) -> dict:
@@ -129,7 +122,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
                                    f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"
                                    for d, x in enumerate(s.load.index))
                     inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
-                                 f"{tma_map(ctx, s)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
+                                 f"{tma_map(ctx, s.tma, s.operand.elem)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
             inner.w.line(f"tp::mbar_arrive({bars} + tp_st);  // the stage's one arrival")
     ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]
@@ -215,15 +208,22 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
     ctx.w.line(f"int {count} = 0;", op.loc)
-    header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, ++{count}) {{"
+    step_it = f"++{count}"
+    at, phase, ahead_st = f"{count} % {S}", f"{count} / {S} % 2", f"({count} + {S - 1}) % {S}"
+    if pipe.wg_mmas and not copies:   # TMA in the sm_90a class: the stage and parity carried
+        ring, par = ctx.fresh("tp_ring"), ctx.fresh("tp_phase")
+        ctx.w.line(f"int {ring} = 0;  // {count} % {S}, and {par}: {count} / {S} % 2", op.loc)
+        ctx.w.line(f"uint32_t {par} = 0;", op.loc)
+        step_it += f", {ring} = {ring} + 1 == {S} ? ({par} ^= 1u, 0) : {ring} + 1"
+        at, phase, ahead_st = ring, par, f"{ring} == 0 ? {S - 1} : {ring} - 1"
+    header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, {step_it}) {{"
     with ctx.w.indent(header, loc=op.loc):
         if copies:
             ctx.w.line(f"tp::pipe_wait<{S - 2}>();  // this thread's copies for this iteration landed")
         if bars is not None:
-            ctx.w.line(f"tp::mbar_wait({bars} + {count} % {S}, {count} / {S} % 2);  // its TMA "
-                       f"copies landed")
+            ctx.w.line(f"tp::mbar_wait({bars} + {at}, {phase});  // its TMA copies landed")
         ahead = f"{ivn} + {S - 1} * {step}"
-        refill = f"if ({ahead} < {ub}) {fetch}({ahead}, ({count} + {S - 1}) % {S});"
+        refill = f"if ({ahead} < {ub}) {fetch}({ahead}, {ahead_st});"
         if not deferred:
             ctx.w.line("__syncthreads();  // everyone's did, and the stage refilled next was read")
             ctx.w.line(refill)
@@ -231,7 +231,7 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
                 ctx.w.line("tp::pipe_commit();")
         elif copies:
             ctx.w.line("__syncthreads();  // everyone's copies landed (and were fenced for wgmma)")
-        ctx.w.line(f"const int {stage} = {count} % {S};")
+        ctx.w.line(f"const int {stage} = {at};")
         for o in blk.ops:
             emit_op(ctx, o)
         if deferred:

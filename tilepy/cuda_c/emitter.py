@@ -44,6 +44,7 @@ class EmitContext:
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
     wg_staged: set[int] = field(default_factory=set)   # those in wgmma's layout (tp::WgOp)
     tma_maps: list = field(default_factory=list)   # (TmaBox, elem): the tensor-map parameters
+    tma_stores: dict = field(default_factory=dict)   # id(store) -> StagedStore: staged epilogues (sm_90a)
     wg_deferred: set[int] = field(default_factory=set)   # wgmma ops leaving their group in flight
     wg_in_flight: set[int] = field(default_factory=set)  # their accumulators: reads are checked
     pipelines: dict = field(default_factory=dict)         # id(for op) -> lowering Pipeline

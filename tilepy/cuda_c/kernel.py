@@ -169,7 +169,7 @@ def _stages_per_class(module: Module, plan: KernelPlan, stages: int) -> dict:
             key = tuple(sorted((k, p.stages, len(p.hoisted)) for k, p in pipes.items() if p.loads))
             ctx = seen.get(key)
             if ctx is None:
-                ctx = seen[key] = _emit(module, plan.layouts, pipes, plan.barriers)
+                ctx = seen[key] = _emit(module, plan.layouts, pipes, plan.barriers, plan.stores)
             need = ctx.buffer_bytes + ctx.smem_bytes
             for c in PIPELINE_CLASSES:
                 if c not in chosen and (s == 1 or not key or need <= block_budget(c, want)):
@@ -225,9 +225,10 @@ def _extent_name(ctx: EmitContext, hint, arrays: dict[str, str]) -> str | None:
     return name
 
 
-def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int]) -> EmitContext:
+def _emit(module: Module, layouts: LayoutPlan, pipelines: dict, barriers: set[int],
+          stores: dict) -> EmitContext:
     entry = module.entry()
-    ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers)
+    ctx = EmitContext(plan=layouts, pipelines=pipelines, barriers=barriers, tma_stores=stores)
     ctx.used_values = {id(v) for op in module.walk() for v in op.operands}
     ctx.poison_checks = has_undetermined_load(module)
     arrays: dict[str, str] = {}                 # an array argument's hint -> its C++ name

@@ -6,7 +6,7 @@ and, for a kernel with a GEMM K loop warpgroup MMA can take, the plan of its sm_
 (wgmma.py). The emitter only reads the plan; no analysis starts from inside it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from ..ir import Module
@@ -14,7 +14,7 @@ from .assign_layouts import LayoutPlan, assign_layouts
 from .hazards import alias_oracle, barrier_ops
 from .pipeline import plan_pipelines, streamed
 from .sink_broadcast import sink_broadcasts
-from .wgmma import mark_wgmma, sm90a_layouts
+from .wgmma import mark_wgmma, sm90a_layouts, staged_stores
 
 
 @dataclass
@@ -25,6 +25,8 @@ class KernelPlan:
     may_alias: Callable
     wgmma: bool = False                # the sm_90a class's plan: its pipelines mark wgmma operands
     sm90a: KernelPlan | None = None    # the plan of the kernel's sm_90a class (wgmma.py), if any
+    stores: dict = field(default_factory=dict)   # the sm_90a class: id(store) -> StagedStore,
+                                                 # its staged epilogue (wgmma.py staged_stores)
 
     @property
     def nt(self) -> int:
@@ -120,5 +122,6 @@ def plan_kernel(module: Module, nt: int = 128, disjoint: frozenset = frozenset()
     plan = KernelPlan(module, layouts, barrier_ops(module, layouts, may_alias), may_alias)
     wg = sm90a_layouts(module, nt, may_alias)
     if wg is not None:
-        plan.sm90a = KernelPlan(module, wg, barrier_ops(module, wg, may_alias), may_alias, True)
+        plan.sm90a = KernelPlan(module, wg, barrier_ops(module, wg, may_alias), may_alias, True,
+                                stores=staged_stores(module, wg))
     return plan

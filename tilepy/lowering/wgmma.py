@@ -42,6 +42,15 @@ while i + 1's copies are awaited and issued. The stage refilled in iteration i i
 iteration i - 1's MMAs read, so the fetch moves after the body and its barrier
 (cuda_c/emit_pipeline.py; where cp.async brings an operand, a barrier before the body too);
 after the loop a wait_group 0 retires the last group before anything reads the accumulator.
+
+The staged epilogue (`staged_stores`): a store of the entry's own block whose tile has the
+class's accumulator layout (a warpgroup MMA's result or values computed from it element by
+element: GEMM's C, attention's O) is written to shared memory in wgmma's swizzled layout (the K
+loops' pipeline buffers, free after them), in passes of 64-row blocks where the buffers hold
+less than the tile, and from there by TMA stores (`cp.async.bulk.tensor` shared -> global, which
+clip the rows and columns outside the array) where a tensor map describes the view, else read
+back by the threads in row order and stored 16 bytes at a time, masked at the edges
+(cuda_c/emit_wgmma.py, include/tilepy/wgmma_ops.h `tma_store`, `staged_store`).
 """
 from __future__ import annotations
 
@@ -193,12 +202,11 @@ def _own_view(tv_op, arr) -> bool:
     return True
 
 
-def tma_box(s: StagedLoad) -> TmaBox | None:
-    """The tensor map a wgmma operand's TMA copy reads through, or None where TMA cannot describe
-    its view (see the module docstring): it keeps the cp.async copy."""
-    o, view = s.operand, s.load.view
+def _view_box(view, elem) -> TmaBox | None:
+    """The tensor map of tiles of partition view `view` (elements `elem`) in their own order, or
+    None where TMA cannot describe it (see the module docstring)."""
     pv = view.type
-    if not isinstance(pv, PartitionViewType) or o.trans != s.swap or pv.padding_value != "zero":
+    if not isinstance(pv, PartitionViewType):
         return None
     tv_op, arr = tensor_view_op(view), root_arg(view)
     rank, tile = pv.view.rank, pv.tile_shape
@@ -208,11 +216,66 @@ def tma_box(s: StagedLoad) -> TmaBox | None:
     if not contiguous_along(view, rank - 1) or not _own_view(tv_op, arr):
         return None
     sr, sc = tile[-2:]
-    width = min(sc, 128 // o.elem.storage_bytes)          # a swizzle panel's columns
+    width = min(sc, 128 // elem.storage_bytes)            # a swizzle panel's columns
     rows = sr if sr <= 256 else 256                       # TMA's largest box
     if sr % rows:
         return None
-    return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * o.elem.storage_bytes)
+    return TmaBox(arr.hint, (1,) * (rank - 2) + (rows, width), width * elem.storage_bytes)
+
+
+def tma_box(s: StagedLoad) -> TmaBox | None:
+    """The tensor map a wgmma operand's TMA copy reads through, or None where TMA cannot describe
+    its view (see the module docstring): it keeps the cp.async copy."""
+    o, pv = s.operand, s.load.view.type
+    if not isinstance(pv, PartitionViewType) or o.trans != s.swap or pv.padding_value != "zero":
+        return None
+    return _view_box(s.load.view, o.elem)
+
+
+STORE_ELEMS = (F16, BF16, F32)
+
+
+@dataclass(frozen=True)
+class StagedStore:
+    """A store the class stages through shared memory: written out by TMA stores through `box`,
+    or (None: no tensor map describes its view) by the threads' 16-byte stores."""
+    box: TmaBox | None
+
+
+def staged_store(op, layouts: LayoutPlan) -> StagedStore | None:
+    """How store `op` is staged (include/tilepy/wgmma_ops.h `tma_store`, `staged_store`), or
+    None where it keeps the plain store: a tile of 16-bit or f32 elements in the class's
+    accumulator layout (MmaAcc, all warps along M by warpgroups: a warpgroup MMA's result, or
+    values computed from it element by element), stored in its own dimension order, whose
+    storage rows are whole swizzle rows (32, 64 or a multiple of 128 bytes) of whole 64-row
+    blocks; by TMA where a tensor map describes the view (as a load's), else where the view's
+    16-byte chunks are proven aligned. The emitter stages it in the pipeline's buffers when they
+    hold at least 64 rows (emit_wgmma.py)."""
+    t, pv = op.tile.type, op.view.type
+    lay = layouts.layout(op.tile)
+    if op.name != "store_view_tko" or t.elem not in STORE_ELEMS or t.rank < 2 or \
+            not isinstance(pv, PartitionViewType) or pv.effective_dim_map != tuple(range(t.rank)) or \
+            not isinstance(lay, MmaAcc) or lay.batch != 1 or lay.warps_n != 1 or not lay.wg or \
+            layouts.nt != 32 * lay.warps_m:
+        return None
+    (sr, sc), eb = t.shape[-2:], t.elem.storage_bytes
+    if sr % 64 or not _row_ok(sc * eb):
+        return None
+    box = _view_box(op.view, t.elem)
+    if box is None and not contiguous_along(op.view, t.rank - 1):
+        return None   # (16-byte stores not proven aligned: element stores, no better than the plain)
+    return StagedStore(box)
+
+
+def staged_stores(module: Module, layouts: LayoutPlan) -> dict:
+    """id(store op) -> its StagedStore, for the stores of the entry's own block (not in a loop or
+    branch: every K loop whose buffers it may take has run)."""
+    out = {}
+    for op in module.entry().body.block.ops:
+        how = staged_store(op, layouts) if op.name == "store_view_tko" else None
+        if how is not None:
+            out[id(op)] = how
+    return out
 
 
 def sm90a_layouts(module: Module, nt: int, may_alias) -> LayoutPlan | None:

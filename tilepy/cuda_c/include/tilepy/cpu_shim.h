@@ -296,11 +296,12 @@ static_assert(sizeof(MapFields) <= 128 && offsetof(MapFields, strides) == 40 &&
 struct BulkCopy {
   MapFields m;
   int32_t c[5];
-  unsigned char* dst;
-  uint64_t* bar;
+  unsigned char* dst;   // shared memory: a load's destination, a store's source
+  uint64_t* bar;        // a load's mbarrier; nullptr: a TMA store
   uint32_t bytes;
   int thread;
   Caller at;
+  int group = -1;       // a store's bulk group (its thread's commit count), -1 until committed
 };
 
 #if TP_SUPPORT_BODY

@@ -28,6 +28,15 @@
 // complete is a deadlock (cpu_fiber.h reports what every thread waits for); a thread that exits
 // with copies into shared memory in flight is reported. Fast mode (one thread): a copy
 // completes when issued; a wait that cannot succeed is reported instead of spinning forever.
+//
+// The TMA store (cp.async.bulk.tensor shared -> global, bulk groups): the box is read from shared
+// memory as the load writes it (the same swizzle) and its elements inside the tensor written;
+// those outside are not (clipped). Faithful mode: it runs as late as allowed, at the
+// cp.async.bulk.wait_group.read of its thread that retires its group; until then its source
+// chunks are marked, and a thread's write of them (smem_write) or a TMA load into them is
+// reported, as is its issue while a chunk holds a thread's write not yet behind that thread's
+// fence.proxy.async (cpu_wgmma.h's tracking of cp.async), and a thread exiting with one in flight.
+// Fast mode: a store runs when issued.
 #pragma once
 
 namespace tp {   // (the GPU's is 64-byte aligned; by value on the CPU, 8 is enough)
@@ -129,6 +138,8 @@ inline bool check_map_extent(const MapFields& m, const Caller& at) {
                   "from its base, outside every array argument", at);
 }
 
+// A load (bar set): the box into shared memory, zeros outside the tensor; a store (bar nullptr):
+// from shared memory into the tensor, elements outside it not written.
 inline void bulk_copy_run(const BulkCopy& k) {
   const MapFields& m = k.m;
   const int eb = map_elem_bytes(m.dtype), R = m.rank;
@@ -153,12 +164,17 @@ inline void bulk_copy_run(const BulkCopy& k) {
             const uint64_t lin = (((((uint64_t)i4 * n[3] + i3) * n[2] + i2) * n[1] + i1) * n[0] + i0) * eb;
             uintptr_t a = origin + lin;
             if (swb) a ^= ((a >> 7) & (uintptr_t)(swb / 16 - 1)) << 4;
-            if (in) std::memcpy(smem + a, (const void*)(m.base + off), eb);
-            else std::memset(smem + a, 0, eb);
+            if (!k.bar) {
+              if (in) std::memcpy((void*)(m.base + off), smem + a, eb);
+            } else if (in) {
+              std::memcpy(smem + a, (const void*)(m.base + off), eb);
+            } else {
+              std::memset(smem + a, 0, eb);
+            }
           }
 }
 
-// The copy is well formed: its map (rank), destination (128-byte aligned, in the block's
+// The copy is well formed: its map (rank), shared memory (128-byte aligned, in the block's
 // dynamic shared memory) and the global bytes its map spans.
 inline bool bulk_copy_check(const BulkCopy& k, int rank, const Caller& at) {
   if (!map_ok(k.m, at)) return false;
@@ -167,7 +183,8 @@ inline bool bulk_copy_check(const BulkCopy& k, int rank, const Caller& at) {
                     std::to_string(k.m.rank), at);
   const long off = k.dst - dynamic_smem();
   if ((uintptr_t)k.dst % 128 || off < 0 || off + (long)k.bytes > (long)kMaxDynamicSmem)
-    return tma_fail("cp.async.bulk.tensor: the shared-memory destination (byte " +
+    return tma_fail(std::string("cp.async.bulk.tensor: the shared-memory ") +
+                    (k.bar ? "destination" : "source") + " (byte " +
                     std::to_string(off) + ", " + std::to_string(k.bytes) + " bytes) is not 128-byte "
                     "aligned inside the block's dynamic shared memory", at);
   return check_map_extent(k.m, at);
@@ -190,12 +207,40 @@ TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) { fail(
 
 inline std::vector<BulkCopy>& inflight() { return worker->tma_inflight; }
 
-// Destination chunks (16 bytes) of copies in flight: the mbarrier they complete on.
+// The mark of shared-memory chunks that a TMA store in flight reads.
+inline const uint64_t* store_mark() {
+  static const uint64_t mark = 0;
+  return &mark;
+}
+
+// Shared-memory chunks (16 bytes) of copies in flight: a load's destination, the mbarrier it
+// completes on; a store's source, store_mark().
 inline void mark_inflight(const BulkCopy& k, bool on) {
   auto& own = worker->tma_owner;
   if (own.empty()) own.assign(kMaxDynamicSmem / 16, nullptr);
   const long off = k.dst - dynamic_smem();
-  for (long c = off / 16; c <= (off + (long)k.bytes - 1) / 16; ++c) own[c] = on ? k.bar : nullptr;
+  for (long c = off / 16; c <= (off + (long)k.bytes - 1) / 16; ++c)
+    own[c] = !on ? nullptr : k.bar ? k.bar : store_mark();
+}
+
+// The line of the TMA store in flight that reads shared-memory chunk c.
+inline int store_line(long c) {
+  for (const BulkCopy& k : inflight()) {
+    const long off = k.dst - dynamic_smem();
+    if (!k.bar && c >= off / 16 && c <= (off + (long)k.bytes - 1) / 16) return k.at.line;
+  }
+  return 0;
+}
+
+// [off, off + bytes) of shared memory is written (by `what`): no TMA store may still read it.
+inline void check_store_read(long off, long bytes, const char* what, const Caller& at) {
+  const auto& own = worker->tma_owner;
+  if (own.empty()) return;
+  for (long c = off / 16; c <= (off + bytes - 1) / 16; ++c)
+    if (own[c] == store_mark())
+      fail(std::string(what) + " shared-memory bytes at offset " + std::to_string(c * 16) +
+           " that a TMA store (cp.async.bulk.tensor, line " + std::to_string(store_line(c)) +
+           ") still reads: no cp.async.bulk.wait_group.read has retired its bulk group", at);
 }
 
 // Complete every copy in flight on `bar` (its transactions come in: the phase may complete).
@@ -231,6 +276,7 @@ inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, c
   const BulkCopy k = bulk_copy_of(map, dst, bar, c, rank, cur->lin, at);
   bulk_copy_check(k, rank, at);
   mbar_state(bar, "cp.async.bulk.tensor", at);
+  check_store_read(k.dst - dynamic_smem(), k.bytes, "a cp.async.bulk.tensor load writes", at);
   inflight().push_back(k);
   mark_inflight(k, true);
   if (blocked_on(bar)) bulk_complete(bar);     // a thread waits for it already: it lands now
@@ -239,7 +285,7 @@ inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, c
 // The wgmma emulation reads operand byte `off`: not while a copy into it is in flight.
 inline void check_landed(uint32_t off, const char* which, const Caller& at) {
   const auto& own = worker->tma_owner;
-  if (own.empty() || !own[off / 16]) return;
+  if (own.empty() || !own[off / 16] || own[off / 16] == store_mark()) return;
   fail(std::string("wgmma.mma_async reads ") + which + " operand bytes at shared-memory offset " +
        std::to_string(off) + " that a cp.async.bulk.tensor has not written yet: no thread waited "
        "for the phase of " + mbar_name(own[off / 16]) + " that completes it (a try_wait.parity "
@@ -269,9 +315,68 @@ TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
          " transaction byte(s)";
 }
 
+// A TMA store: its shared memory must hold no thread's write that the writer has not fenced
+// for the async proxy; it runs at the wait that retires its group.
+inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
+                       const Caller& at) {
+  const BulkCopy k = bulk_copy_of(map, const_cast<unsigned char*>(src), nullptr, c, rank, cur->lin, at);
+  bulk_copy_check(k, rank, at);
+  const long off = k.dst - dynamic_smem();
+  const auto& proxy = worker->proxy_owner;
+  const auto& own = worker->tma_owner;
+  for (long ch = off / 16; ch <= (off + (long)k.bytes - 1) / 16; ++ch) {
+    if (!proxy.empty() && proxy[ch] >= 0)
+      fail("a TMA store (cp.async.bulk.tensor) reads shared-memory bytes at offset " +
+           std::to_string(ch * 16) + " that thread " + std::to_string(proxy[ch]) + " wrote, and "
+           "that thread has not executed fence.proxy.async since (the async proxy may not see "
+           "them)", at);
+    if (!own.empty() && own[ch] && own[ch] != store_mark())
+      fail("a TMA store (cp.async.bulk.tensor) reads shared-memory bytes at offset " +
+           std::to_string(ch * 16) + " that a cp.async.bulk.tensor load has not written yet", at);
+  }
+  inflight().push_back(k);
+  mark_inflight(k, true);
+}
+
+// cp.async.bulk.commit_group: the thread's stores not yet in a group make its next one.
+inline void bulk_commit() {
+  int next = 0;
+  for (const BulkCopy& k : inflight())
+    if (!k.bar && k.thread == cur->lin && k.group >= next) next = k.group + 1;
+  for (BulkCopy& k : inflight())
+    if (!k.bar && k.thread == cur->lin && k.group < 0) k.group = next;
+}
+
+// cp.async.bulk.wait_group.read n: all but the thread's newest n groups run now, in issue order.
+inline void bulk_wait_read(int n, const Caller&) {
+  auto& v = inflight();
+  int newest = -1;
+  for (const BulkCopy& k : v)
+    if (!k.bar && k.thread == cur->lin && k.group > newest) newest = k.group;
+  for (size_t i = 0; i < v.size();) {
+    const BulkCopy k = v[i];
+    if (k.bar || k.thread != cur->lin || k.group < 0 || k.group > newest - n) { ++i; continue; }
+    v.erase(v.begin() + (long)i);
+    mark_inflight(k, false);
+    for (const BulkCopy& o : v)   // (another store in flight reading the same chunks keeps them)
+      if (!o.bar) mark_inflight(o, true);
+    bulk_copy_run(k);
+  }
+}
+
+// A thread writes shared memory that the async proxy reads next (tma.h smem_write).
+inline void smem_written(void* dst, int bytes, const Caller& at) {
+  check_store_read((unsigned char*)dst - dynamic_smem(), bytes, "a thread writes", at);
+  proxy_landed(dst, bytes);
+}
+
 inline void tma_check_exit() {
   for (const BulkCopy& k : inflight())
-    if (k.thread == cur->lin)
+    if (k.thread == cur->lin && !k.bar)
+      fail("the thread exits with a TMA store (cp.async.bulk.tensor from shared memory) in "
+           "flight: no cp.async.bulk.wait_group.read retired its bulk group, and the block's "
+           "shared memory ends with it", k.at);
+    else if (k.thread == cur->lin)
       fail("the thread exits with a cp.async.bulk.tensor into shared memory in flight (no "
            "thread waited on " + mbar_name(k.bar) + " for it)", k.at);
 }
@@ -293,6 +398,15 @@ inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, c
   bulk_copy_run(k);
   mbar_update(bar, 0, -(int32_t)k.bytes, "cp.async.bulk.tensor's complete_tx", at);
 }
+
+// A TMA store runs when issued (one thread: nothing reads or writes its memory meanwhile).
+inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
+                       const Caller& at) {
+  const BulkCopy k = bulk_copy_of(map, const_cast<unsigned char*>(src), nullptr, c, rank, 0, at);
+  if (bulk_copy_check(k, rank, at)) bulk_copy_run(k);
+}
+inline void bulk_commit() {}
+inline void bulk_wait_read(int, const Caller&) {}
 
 inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   const uint64_t s = mbar_state(bar, "mbarrier.try_wait.parity", at);

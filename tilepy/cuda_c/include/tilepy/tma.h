@@ -15,12 +15,22 @@
 //   tma_copy<R>(map, dst, bar, c)   cp.async.bulk.tensor.Rd.shared::cluster.global.mbarrier::
 //                                complete_tx::bytes: the map's box at coordinates c (innermost
 //                                first) into shared memory at dst, its bytes completing on bar
+//   tma_store_copy<R>(map, src, c)   cp.async.bulk.tensor.Rd.global.shared::cta.bulk_group: the
+//                                map's box from shared memory at src to coordinates c; elements
+//                                outside the tensor are not written (the box is clipped)
+//   bulk_commit()                cp.async.bulk.commit_group: the thread's TMA stores so far, a group
+//   bulk_wait_read<N>()          cp.async.bulk.wait_group.read N: all but the newest N groups have
+//                                read their shared memory (it may be written again)
+//   smem_write<V>(dst, src)      V elements into shared memory that a TMA store reads next: a
+//                                fence_proxy_async() of the writing thread must come between
 //
 // Available in the sm_90a class (TP_WGMMA); elsewhere calling them is an error. On the CPU both
 // modes run them (tilepy/cpu_tma.h): the map the CPU backend's host code encoded, the copy with
 // its swizzle and zero fill, mbarrier phases; the faithful mode reports a wait on the wrong
 // parity (wgmma reading bytes not yet landed), a wait that can never complete, a copy in flight
-// at exit.
+// at exit; a TMA store of shared memory that a thread wrote (smem_write) without a
+// fence.proxy.async since, shared memory written or loaded into while a TMA store still reads
+// it (no bulk_wait_read retired its group), a thread exiting with a TMA store in flight.
 #pragma once
 
 #if !defined(TP_GPU)
@@ -146,6 +156,62 @@ TP_DEV void tma_copy(const TensorMap& map, void* dst, uint64_t* bar, const int32
 #else
   cpu::bulk_copy(map, (unsigned char*)dst, bar, c, R, at);
 #endif
+}
+
+// The TMA store (the staged epilogue, wgmma_ops.h tma_store): R 1 to 5, coordinates innermost first.
+template <int R>
+TP_DEV void tma_store_copy(const TensorMap& map, const void* src, const int32_t (&c)[R] TP_AT_CALLER) {
+  static_assert(R >= 1 && R <= 5, "a tensor map has 1 to 5 dimensions");
+#if defined(TP_GPU) && TP_WGMMA
+  const uint64_t m = (uint64_t)&map;
+  const uint32_t s = smem_addr(src);
+  if constexpr (R == 1)
+    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%2}], [%1];"
+                 :: "l"(m), "r"(s), "r"(c[0]) : "memory");
+  else if constexpr (R == 2)
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                 :: "l"(m), "r"(s), "r"(c[0]), "r"(c[1]) : "memory");
+  else if constexpr (R == 3)
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
+                 :: "l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]) : "memory");
+  else if constexpr (R == 4)
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+                 :: "l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]) : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+                 :: "l"(m), "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]) : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::bulk_store(map, (const unsigned char*)src, c, R, at);
+#endif
+}
+
+TP_DEV void bulk_commit() {
+#if defined(TP_GPU) && TP_WGMMA
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::bulk_commit();
+#endif
+}
+
+template <int N> TP_DEV void bulk_wait_read(int = 0 TP_AT_CALLER) {
+#if defined(TP_GPU) && TP_WGMMA
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
+#elif defined(TP_GPU)
+  tp_error_instruction_needs_sm90a();
+#else
+  cpu::bulk_wait_read(N, at);
+#endif
+}
+
+template <int V, class T> TP_DEV void smem_write(T* dst, const T* src TP_AT_CALLER) {
+#if !defined(TP_GPU) && defined(TP_FAITHFUL)
+  cpu::smem_written(dst, V * (int)sizeof(T), at);
+#endif
+  vstore<V>(dst, src);
 }
 
 }  // namespace tp

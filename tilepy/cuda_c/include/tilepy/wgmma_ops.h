@@ -10,6 +10,9 @@
 //                                   in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
 //   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's)
+//   tma_store<S, PR, BR>(map, pos, x, stage)   the staged epilogue: tile x (an accumulator's
+//                                   layout) through shared memory at `stage` in passes of PR
+//                                   rows, each written out by TMA stores of BR-row boxes
 //
 // Layout: a storage row of 32, 64 or 128 bytes is one row of a swizzle atom of that width (the
 // PTX ISA's 32B / 64B / 128B swizzling: the 16-byte chunk index XORed with the row's 128-byte
@@ -144,6 +147,121 @@ TP_DEV void tma_load(const TensorMap& map, const uint32_t (&pos)[R], const WgOp<
         crd[i] = (int32_t)(pos[R - 1 - i] + (i == 0 ? p * Op::PW : i == 1 ? r0 : 0));
       tma_copy<R>(map, d.p + p * Op::SR * Op::PW + r0 * Op::PW, bar, crd TP_PASS_CALLER);
     }
+  }
+}
+
+// The staged epilogue (lowering/wgmma.py `staged_stores`, emit_wgmma.py). Tile x of shape S (the
+// view's order; its last two dims the rows M and columns N) is written to shared memory at
+// `stage` (the K loop's pipeline buffers, free once every warpgroup's MMAs retired) in passes of
+// PR rows, in wgmma's layout of a PR x N operand (WgOp: panels of 128 bytes' columns, the
+// 16-byte chunks XORed with the row's line), so a warp's fragment writes (8 rows by 4 lanes'
+// pairs of columns) meet each bank at most as often as their bytes make necessary: an f32
+// pair per lane is two wavefronts, a half2 one. Each pass is then stored by one thread with one
+// TMA store per panel and BR rows (the map's box: `map`'s swizzle is the WgOp's), which clips
+// what lies outside the array; the pass's shared memory is written again only after the
+// store has read it (bulk_wait_read). The thread fences its writes for the async proxy before
+// the barrier the issuing thread passes.
+// (Async: the async proxy reads the rows next, smem_write's; else the threads do, plain stores)
+template <bool Async, int V, class T> TP_DEV void stage_put(T* dst, const T* src TP_AT_CALLER) {
+  if constexpr (Async) smem_write<V>(dst, src TP_PASS_CALLER);
+  else vstore<V>(dst, src);
+}
+template <int PR, bool Async = true, class Op, class T, int NE, class L>
+TP_DEV void stage_rows(const Op& d, const Tile<T, NE, L>& x, int p0 TP_AT_CALLER) {
+  constexpr int N = Op::cols;
+  if constexpr (is_mma_acc<L>::value && L::real) {   // fragment i of warpgroup g: block g FM + i
+    static_assert(L::WN == 1 && L::wg, "an accumulator with all warps along M, by warpgroups");
+    // The swizzle of a row is that of the row 8 above it (its XOR term changes every 8, 16 or 32
+    // rows by multiples of its period), so the thread's G column blocks of a panel have one
+    // address each, in its first row: every write is one of them plus a constant.
+    constexpr int FM = L::FM, FN = L::FN, G = Op::PW / 8;
+    const int g = NT == 128 ? 0 : warp_of() / 4, w = warp_of() % 4, l = lane_of();
+    T* q[G];
+    TP_UNROLL
+    for (int j = 0; j < G; ++j) q[j] = &d.at(0, w * 16 + l / 4, 8 * j + 2 * (l % 4));
+    TP_UNROLL
+    for (int i = 0; i < FM; ++i) {
+      const int blk = g * FM + i;      // (compile-time for one warpgroup)
+      if (blk * 64 < p0 || blk * 64 >= p0 + PR) continue;
+      TP_UNROLL
+      for (int j = 0; j < FN; ++j) {
+        TP_UNROLL
+        for (int h = 0; h < 2; ++h)
+          stage_put<Async, 2>(q[j % G] + (j / G) * PR * Op::PW + (blk * 64 + 8 * h - p0) * Op::PW,
+                              &x.v[(i * FN + j) * 4 + 2 * h] TP_PASS_CALLER);
+      }
+    }
+  } else {
+    TP_UNROLL
+    for (int s = 0; s < L::K; ++s) {
+      if (!L::owner(s)) continue;
+      const int e = L::elem(s), r = e / N - p0;
+      if (r >= 0 && r < PR) stage_put<Async, 1>(&d.at(0, r, e % N), &x.v[s] TP_PASS_CALLER);
+    }
+  }
+}
+
+template <class S, int PR, int BR, int R, class T, int NE, class L>
+TP_DEV void tma_store(const TensorMap& map, const uint32_t (&pos)[R], const Tile<T, NE, L>& x,
+                      T* stage TP_AT_CALLER) {
+  constexpr int M = S::dims[R - 2], N = S::dims[R - 1];
+  using Op = WgOp<T, PR, N>;
+  static_assert(S::rank == R && R >= 2 && S::numel == NE && NE == M * N && M % PR == 0 &&
+                PR % BR == 0 && BR <= 256, "a staged store of whole passes of whole boxes");
+  __syncthreads();   // every warpgroup's MMAs retired: the pipeline's buffers are free
+  TP_UNROLL
+  for (int p0 = 0; p0 < M; p0 += PR) {
+    if (p0) __syncthreads();        // the previous pass's stores have read the stage
+    stage_rows<PR>(Op{stage}, x, p0 TP_PASS_CALLER);
+    fence_proxy_async();            // this thread's writes, seen by the TMA store
+    __syncthreads();
+    if (tma_issuer()) {
+      TP_UNROLL
+      for (int p = 0; p < N / Op::PW; ++p) {
+        TP_UNROLL
+        for (int r0 = 0; r0 < PR; r0 += BR) {
+          int32_t crd[R];   // innermost first
+          TP_UNROLL
+          for (int i = 0; i < R; ++i)
+            crd[i] = (int32_t)(pos[R - 1 - i] + (i == 0 ? p * Op::PW : i == 1 ? p0 + r0 : 0));
+          tma_store_copy<R>(map, stage + p * PR * Op::PW + r0 * Op::PW, crd TP_PASS_CALLER);
+        }
+      }
+      bulk_commit();
+      bulk_wait_read<0>(0 TP_PASS_CALLER);   // (before the stage is written again or the block exits)
+    }
+  }
+}
+
+// The staged epilogue where no tensor map describes the view (emit_wgmma.py): the passes of
+// tma_store, each read back by the threads as 16-byte chunks in row order (a Blocked tile of
+// the pass's PR rows, shape SP) and written by tp::store: 128-bit stores where the view's
+// alignment is proven (Vec), consecutive threads on consecutive chunks, masked at the edges.
+template <class S, class SP, class DM, bool Vec, int PR, class T, int R, int NE, class L>
+TP_DEV void staged_store(const View<T, R>& v, const int64_t (&idx)[R], const Tile<T, NE, L>& x,
+                         T* stage TP_VIEW_AT) {
+  constexpr int M = S::dims[R - 2], N = S::dims[R - 1], V = 16 / (int)sizeof(T);
+  using Op = WgOp<T, PR, N>;
+  using LB = Blocked<PR * N, V>;
+  static_assert(S::rank == R && SP::rank == R && SP::dims[R - 2] == PR && SP::numel == PR * N &&
+                NE == M * N && M % PR == 0 && N % V == 0, "a staged store of whole passes");
+  __syncthreads();   // every warpgroup's MMAs retired: the pipeline's buffers are free
+  TP_UNROLL
+  for (int p0 = 0; p0 < M; p0 += PR) {
+    if (p0) __syncthreads();        // every thread has read the previous pass back
+    stage_rows<PR, false>(Op{stage}, x, p0);
+    __syncthreads();
+    Tile<T, PR * N, LB> y;
+    TP_UNROLL
+    for (int s = 0; s < LB::K; s += V) {
+      if (!LB::valid(s)) continue;
+      const int e = LB::elem(s);
+      vload<V>(&y.v[s], &Op{stage}.at(0, e / N, e % N));   // (a 16-byte chunk: one swizzled chunk)
+    }
+    int64_t sub[R];   // the pass's PR rows as a tile index
+    TP_UNROLL
+    for (int d = 0; d < R; ++d) sub[d] = d == R - 2 ? idx[d] * (M / PR) + p0 / PR : idx[d];
+    store<SP, DM, Vec>(v, sub, y TP_PASS_AT);
   }
 }
 
