@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from tests.kernels_util import assert_located
+from tests.kernels_util import assert_located, sass_of
 from tests.reference_kernels import attention, batched_matmul, matmul
 from tests.reference_kernels.cases import _close, _mm_check
 from tilepy.api.compiler import compile_for_args
@@ -124,14 +124,10 @@ def test_a_kernel_larger_than_any_target_is_located():
 
 
 def _sass(kernel, args, arch) -> dict:
-    from tilepy.launch.nvrtc import compile_cubin
     from tilepy.tools import sass_stats
     if not sass_stats.available():
         pytest.skip("nvdisasm/cuobjdump not installed")
-    ck = compile_for_args(kernel, args)
-    cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
-    return r
+    return sass_of(kernel, args, arch)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])

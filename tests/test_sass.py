@@ -7,20 +7,15 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from tests.kernels_util import sass_of
 from tests.reference_kernels import matmul
 from tests.reference_kernels.cases import CASES, case_matmul, case_softmax
-from tilepy.api.compiler import compile_for_args
-from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools import sass_stats
 
 pytestmark = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
 
-def sass(kernel, args, arch="sm_80") -> dict:
-    ck = compile_for_args(kernel, args)
-    cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
-    return r
+sass = sass_of
 
 
 @functools.cache
