@@ -24,7 +24,11 @@ def seed(folder) -> list[str]:
     assert SESSION is not None, "tests/conftest.py sets cache_seed.SESSION at start-up"
     with _cache_at(SESSION):
         pool = os.path.basename(cpu.pool_library()[0])
-        cpu.support_object(cpu.host_compiler(), cpu.flags("fast"))
+        cxx, fast = cpu.host_compiler(), cpu.flags("fast")
+        key = cpu.support_key(cxx, fast)
+        if cache.get("cpu", key, ".o") is None:   # not there (this process may hold it in memory,
+            cpu._SUPPORT.pop(key, None)           # built in another folder): built there
+            cpu.support_object(cxx, fast)
         wanted = [e for e in cache.listing() if e.kind == "cpu"
                   and (e.path.endswith(".o") or os.path.basename(e.path) == pool)]
         entries = [(e, cache.get("cpu", e.key, os.path.splitext(e.path)[1])) for e in wanted]
