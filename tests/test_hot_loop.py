@@ -116,7 +116,6 @@ def max_nan(x, y, o, T: ct.Constant[int]):
 
 @needs_sass
 def test_propagating_max_is_one_instruction():
-    from tilepy.launch.nvrtc import compile_cubin
     x = np.zeros(128, np.float32)
     r = sass_of(max_nan, (x, x, x, 128))
     assert "FMNMX.NAN" in r["ops"] and "FSETP" not in {o.split(".")[0] for o in r["ops"]}
