@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(ROOT, "tutorials"))     # definitions.load: a tutorial's kernels
+import cache_seed                    # noqa: E402 (from HERE) a test's own cache, given the helpers
 pytest_plugins = ["gpu_machine"]      # the driver seams: no_driver, --as-gpu-machine, their check
 
 
@@ -93,21 +94,23 @@ def pytest_sessionfinish(session, exitstatus):
 # only one with -n 0) points TILEPY_CACHE_DIR at a fresh private folder, which the workers,
 # subprocesses and notebook kernels the tests start inherit through the environment, and removes
 # it at the end. TILEPY_TEST_CACHE_DIR=<folder> keeps the kernels in that folder instead, for
-# faster reruns while developing (made private when it does not exist yet).
+# faster reruns while developing (made private when it does not exist yet). A test that gives a
+# new process a cache folder of its own seeds it with this cache's CPU helpers (cache_seed.py).
 _SESSION_CACHE: str | None = None
 
 
 def _use_test_cache(config):
     global _SESSION_CACHE
     if hasattr(config, "workerinput"):              # an xdist worker: the controller chose it
+        cache_seed.SESSION = os.environ["TILEPY_CACHE_DIR"]
         return
     keep = os.environ.get("TILEPY_TEST_CACHE_DIR")
     if keep:
         os.makedirs(keep, mode=0o700, exist_ok=True)
-        os.environ["TILEPY_CACHE_DIR"] = keep
+        os.environ["TILEPY_CACHE_DIR"] = cache_seed.SESSION = keep
         return
     _SESSION_CACHE = tempfile.mkdtemp(prefix="tilepy-test-cache-")
-    os.environ["TILEPY_CACHE_DIR"] = _SESSION_CACHE
+    os.environ["TILEPY_CACHE_DIR"] = cache_seed.SESSION = _SESSION_CACHE
 
 
 def pytest_unconfigure(config):

@@ -1,5 +1,5 @@
 """Helpers shared by the tests: locating expected error positions in this repo's test sources,
-recording the host compiler's commands."""
+recording the host compiler's commands, a kernel's SASS statistics."""
 import inspect
 import re
 
@@ -46,3 +46,32 @@ def record_compiler_commands(monkeypatch) -> list:
         return real(cmd, limit)
     monkeypatch.setattr(cpu_build, "run", run)
     return commands
+
+
+# SASS statistics (tilepy.tools.sass_stats) once per cubin and process: several tests assert
+# different facts about one kernel's SASS (test_sass.py's spill check and its op checks,
+# test_hot_loop.py and test_large_tiles.py on attention), and disassembling a cubin (nvdisasm,
+# cuobjdump) costs 0.3-1 CPU-s. Each caller gets its own copy.
+_SASS: dict = {}
+
+
+def cubin_stats(data: bytes, log: str = "") -> dict:
+    """sass_stats.stats(data, log), computed once per cubin and log in this process."""
+    import copy
+    import hashlib
+    from tilepy.tools import sass_stats
+    key = hashlib.sha256(data).hexdigest(), log
+    if key not in _SASS:
+        _SASS[key] = sass_stats.stats(data, log)
+    return copy.deepcopy(_SASS[key])
+
+
+def sass_of(kernel, args, arch: str = "sm_80") -> dict:
+    """The SASS statistics of `kernel` specialized for `args`, compiled by NVRTC for `arch` (a
+    cubin holding that one kernel)."""
+    from tilepy.api.compiler import compile_for_args
+    from tilepy.launch.nvrtc import compile_cubin
+    ck = compile_for_args(kernel, args)
+    cb = compile_cubin(ck.compile_source(), arch, ck.name)
+    (r,) = cubin_stats(cb.data, cb.log).values()
+    return r

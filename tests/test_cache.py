@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
+import cache_seed
 import tilepy as ct
 from tilepy import __main__ as cli
 from tilepy.launch import cache, cpu, nvrtc, toolchain
@@ -147,6 +148,7 @@ def test_a_cache_folder_that_cannot_be_made_says_so(tmp_path, monkeypatch):
 def test_a_cpu_library_copied_over_another_kernels_is_rebuilt(cache_dir):
     """Kernel 2's cached library (built by another process) replaced by kernel 1's: this
     process compiles kernel 2 again and runs kernel 2's code, not kernel 1's."""
+    cache_seed.seed(cache_dir)                     # the child builds only its kernel
     out = np.zeros(1, np.float32)
     cpu.compile_kernel(SRC % 1, "k", threads=1, mode="fast")(1, out)
     (one,) = entry_files(cache_dir, "cpu")
@@ -233,6 +235,7 @@ INC = textwrap.dedent("""
 
 
 def test_cpu_library_is_found_by_a_new_process(cache_dir, tmp_path):
+    cache_seed.seed(cache_dir)                     # the processes build only the kernel
     src = tmp_path / "inc_kernel.py"
     src.write_text(INC)
     for mode in ("compile", "forbid"):

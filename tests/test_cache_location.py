@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+import cache_seed
 from tilepy.launch import cache
 from tilepy.cuda_c.source_key import location_free, relocate
 
@@ -59,6 +60,7 @@ def _entries(kind: str) -> set[str]:
 
 def test_a_moved_module_hits_the_index_and_the_binaries(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEPY_CACHE_DIR", str(tmp_path / "cache"))
+    cache_seed.seed(tmp_path / "cache")          # the processes build only the kernel
     here, there = tmp_path / "here", tmp_path / "elsewhere" / "deeper"
     here.mkdir()
     (here / "kmod.py").write_text(textwrap.dedent(KMOD))

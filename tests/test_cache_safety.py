@@ -14,6 +14,7 @@ import threading
 import numpy as np
 import pytest
 
+import cache_seed
 import tilepy as ct
 from tilepy import __main__ as cli
 from tilepy.launch import cache, cache_fs, cpu
@@ -206,6 +207,7 @@ def planted(tmp_path_factory):
     script.write_text(PLANT)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TILEPY_CACHE_DIR", str(d))
+        cache_seed.seed(d)                       # the processes build only their kernels
         _run_plant(script, "one"), _run_plant(script, "two")
         libs = {cache.read_meta(e.path)["name"]: e.path for e in cache.listing() if e.kind == "cpu"}
         one = os.path.basename(libs["put_one"])[:40]

@@ -9,6 +9,8 @@ import textwrap
 
 import numpy as np
 import pytest
+
+import cache_seed
 from definitions import load          # conftest.py puts tutorials/ on the path
 
 from kernels_util import record_compiler_commands
@@ -33,6 +35,7 @@ CHILD = textwrap.dedent("""
 def built(tmp_path_factory):
     """A cache holding the fast mode's PCH, built by two processes at once; their outputs."""
     d = tmp_path_factory.mktemp("pch") / "cache"
+    cache_seed.seed(d)                 # the processes build the kernel and the PCH, not the helpers
     env = {**os.environ, "TILEPY_CACHE_DIR": str(d)}
     env.pop("TILEPY_CPU_PCH", None)
     env.pop("TILEPY_CACHE_SIZE", None)

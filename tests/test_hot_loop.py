@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from tests.kernels_util import sass_of
 from tests.reference_kernels import attention, matmul
-from tilepy.api.compiler import compile_for_args
 from tilepy.tools import sass_stats
 
 needs_sass = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
@@ -74,10 +74,7 @@ def test_mma_loop_without_a_loop_or_an_mma():
 
 
 def _hot_loop(kernel, args, arch="sm_80") -> dict:
-    from tilepy.launch.nvrtc import compile_cubin
-    ck = compile_for_args(kernel, args)
-    cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    r = sass_of(kernel, args, arch)
     assert r["spill_bytes"] == 0 and r["counts"]["LDL/STL"] == 0, r["registers"]
     return r["hot_loop"]
 
@@ -119,11 +116,8 @@ def max_nan(x, y, o, T: ct.Constant[int]):
 
 @needs_sass
 def test_propagating_max_is_one_instruction():
-    from tilepy.launch.nvrtc import compile_cubin
     x = np.zeros(128, np.float32)
-    ck = compile_for_args(max_nan, (x, x, x, 128))
-    cb = compile_cubin(ck.compile_source(), "sm_80", ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
+    r = sass_of(max_nan, (x, x, x, 128))
     assert "FMNMX.NAN" in r["ops"] and "FSETP" not in {o.split(".")[0] for o in r["ops"]}
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from tests.kernels_util import assert_located
+from tests.kernels_util import assert_located, sass_of
 from tests.reference_kernels import attention, batched_matmul, matmul
 from tests.reference_kernels.cases import _close, _mm_check
 from tilepy.api.compiler import compile_for_args
@@ -26,7 +26,12 @@ def _bf16():
     return ml_dtypes.bfloat16
 
 
-def _gemm_args(dtype, m, n, k, tiles, rng=None):
+def _gemm_args(dtype, m, n, k, tiles, rng=None, values=True):
+    """A GEMM's arguments; `values=False`: zeros, for a test that only compiles (what a kernel
+    is specialized for is its arguments' shapes, strides and alignment, not their values; random
+    4096x4096 operands cost about 0.6 CPU-s)."""
+    if not values:
+        return np.zeros((m, k), dtype), np.zeros((k, n), dtype), np.zeros((m, n), np.float32), *tiles
     rng = rng or np.random.default_rng(13)
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)
@@ -43,7 +48,8 @@ def test_target_table():
 @pytest.mark.parametrize("dtype", [np.float16, "bf16"])
 def test_tk64_gemm_is_pipelined_in_dynamic_shared_memory(dtype):
     dtype = _bf16() if dtype == "bf16" else dtype
-    ck = compile_for_args(matmul.matmul, _gemm_args(dtype, 4096, 4096, 4096, (128, 128, 64)))
+    ck = compile_for_args(matmul.matmul, _gemm_args(dtype, 4096, 4096, 4096, (128, 128, 64),
+                                                    values=False))
     src = ck.cuda_source
     assert "extern __shared__ __align__(128) unsigned char tp_dsmem[];" in src
     assert "tp::load_async" in src and "tp::pipe_wait<1>" in src     # 3 stages (on sm_86)
@@ -125,21 +131,18 @@ def test_a_kernel_larger_than_any_target_is_located():
 
 
 def _sass(kernel, args, arch) -> dict:
-    from tilepy.launch.nvrtc import compile_cubin
     from tilepy.tools import sass_stats
     if not sass_stats.available():
         pytest.skip("nvdisasm/cuobjdump not installed")
-    ck = compile_for_args(kernel, args)
-    cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
-    return r
+    return sass_of(kernel, args, arch)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("dtype", [np.float16, "bf16"])
 def test_tk64_gemm_sass_has_a_cp_async_pipeline(dtype, arch):
     dtype = _bf16() if dtype == "bf16" else dtype
-    r = _sass(matmul.matmul, _gemm_args(dtype, 4096, 4096, 4096, (128, 128, 64)), arch)
+    r = _sass(matmul.matmul, _gemm_args(dtype, 4096, 4096, 4096, (128, 128, 64), values=False),
+              arch)
     c = r["counts"]
     assert c["LDGSTS"] > 0 and c["HMMA"] > 0 and c["LDSM"] > 0, c
     assert r["spill_bytes"] == 0 and c["LDL/STL"] == 0, (r["registers"], c)    # 8 warps

@@ -4,6 +4,7 @@ import os
 import numpy as np
 import pytest
 from definitions import load as tutorial
+from kernels_util import cubin_stats
 
 import tilepy as ct
 from tilepy.api.compiler import compile_for_args
@@ -43,7 +44,7 @@ def test_tutorial_kernel_compiles_with_nvrtc(name, kernel, args, arch):
     assert usage.get("spill_stores", 0) == 0 or name.startswith("matmul"), cubin.log
     if not sass_stats.available():
         pytest.skip("nvdisasm/cuobjdump not installed: SASS not checked")
-    kernels = sass_stats.stats(cubin.data, cubin.log)
+    kernels = cubin_stats(cubin.data, cubin.log)
     assert list(kernels) == [ck.symbol], kernels.keys()        # one entry, the kernel's symbol
     counts = kernels[ck.symbol]["counts"]
     need = [k for prefix, ks in SASS_NEEDS.items() if name.startswith(prefix) for k in ks]

@@ -7,26 +7,18 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from tests.kernels_util import sass_of
 from tests.reference_kernels import matmul
 from tests.reference_kernels.cases import CASES, case_matmul, case_softmax
-from tilepy.api.compiler import compile_for_args
-from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools import sass_stats
 
 pytestmark = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
 
-def sass(kernel, args, arch="sm_80") -> dict:
-    ck = compile_for_args(kernel, args)
-    cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
-    return r
-
-
 @functools.cache
 def reference(name, arch="sm_80") -> dict:
     kernel, args, _, _ = CASES[name](np.random.default_rng(0))
-    return sass(kernel, args, arch)
+    return sass_of(kernel, args, arch)
 
 
 def test_f16_matmul_uses_tensor_cores_ldmatrix_and_cp_async():
@@ -47,7 +39,7 @@ def test_matmul_edge_chunks_are_predicated_copies():
     # one rolled loop per fetch site (the prologue's and the loop's), not per chunk
     a = np.zeros((256, 128), np.float16)[:, :100]
     b, c = np.zeros((100, 256), np.float16), np.zeros((256, 256), np.float32)
-    ops = sass(matmul.matmul, (a, b, c, 64, 64, 32), "sm_90")["ops"]
+    ops = sass_of(matmul.matmul, (a, b, c, 64, 64, 32), "sm_90")["ops"]
     assert ops.count("LDG.E.U16") == 0 and len([o for o in ops if o.endswith(".ZFILL")]) == 2
 
 
@@ -67,7 +59,7 @@ def test_unaligned_rows_use_narrower_loads():
     # 1002 columns: rows 4008 bytes apart, not a multiple of 16, so no 16-byte vectors (1000
     # would be: 4000 bytes, and the specialization states 16-byte facts exactly)
     x = np.zeros((4, 1002), np.float32)
-    c = sass(CASES["softmax"](np.random.default_rng(0))[0], (x, np.zeros_like(x), 1024))["counts"]
+    c = sass_of(CASES["softmax"](np.random.default_rng(0))[0], (x, np.zeros_like(x), 1024))["counts"]
     assert c["LDG.E.128"] == 0
 
 
@@ -91,7 +83,7 @@ def test_sm75_matmul_uses_the_instructions_it_has():
 @pytest.mark.parametrize("dtype,op", [("bfloat16", "HMMA"), (np.float32, "HMMA"), (np.int8, "IMMA")])
 def test_other_tensor_core_types(dtype, op):
     kernel, args, _, _ = _matmul_of(dtype)
-    c = sass(kernel, args)["counts"]
+    c = sass_of(kernel, args)["counts"]
     assert c[op] > 0 and c["LDGSTS"] > 0, c
 
 
@@ -127,4 +119,4 @@ def case_int8_matmul(rng, m=128, n=128, k=128):
 
 def test_softmax_f16_is_vectorized_too():
     kernel, args, _, _ = case_softmax(np.random.default_rng(0), dtype=np.float16)
-    assert sass(kernel, args)["counts"]["LDG.E.128"] > 0
+    assert sass_of(kernel, args)["counts"]["LDG.E.128"] > 0

@@ -18,7 +18,12 @@ from tilepy.cuda_c.targets import (KIB, PIPELINE_CLASSES, SMEM_PER_BLOCK, class_
                                    smem_class)
 
 
-def _gemm(m, n, k, tiles=(128, 128, 64)):
+def _gemm(m, n, k, tiles=(128, 128, 64), values=True):
+    """A GEMM's arguments; `values=False`: zeros, for a test that only compiles (random 4096x4096
+    operands cost about 0.6 CPU-s, and a specialization reads no values)."""
+    if not values:
+        return np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), \
+            np.zeros((m, n), np.float32), *tiles
     rng = np.random.default_rng(13)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
@@ -50,7 +55,7 @@ def test_a_tk64_gemm_takes_the_stages_that_leave_room_for_two_blocks():
     # 4 warps (issue 28): two blocks per SM where two fit: 3 stages on a 228 KiB SM (sm_90),
     # 2 on a 164 KiB one (sm_80); a 100 KiB SM (sm_86) holds one block, with the most stages
     # that fit it
-    ck = compile_for_args(matmul.matmul, _gemm(4096, 4096, 4096))
+    ck = compile_for_args(matmul.matmul, _gemm(4096, 4096, 4096, values=False))
     e, src = ck.emitted, ck.cuda_source
     stage = (128 * 64 + 64 * 128) * 2                      # A and B tiles of one stage, 32 KiB
     assert e.nt == 128
@@ -99,7 +104,7 @@ def test_attention_that_two_stages_overflow_at_99_kib_is_pipelined_on_larger_tar
 
 
 def test_the_disk_index_record_keeps_the_sizes_per_class():
-    e = compile_for_args(matmul.matmul, _gemm(4096, 4096, 4096)).emitted
+    e = compile_for_args(matmul.matmul, _gemm(4096, 4096, 4096, values=False)).emitted
     back = CppBackend().from_record(CppBackend().record(e))
     archs = ("sm_86", "sm_80", "sm_90", "sm_90a", "cpu")
     assert [back.smem_for(a) for a in archs] == [e.smem_for(a) for a in archs]
@@ -137,6 +142,6 @@ def test_attention_variants_match_numpy_on_their_devices(cc, d, bn):
 
 
 def test_aot_compile_records_the_targets_size():
-    args = _gemm(4096, 4096, 4096)
+    args = _gemm(4096, 4096, 4096, values=False)
     sizes = {a: matmul.matmul.compile(*args, arch=a).smem for a in ("sm_86", "sm_80")}
     assert sizes == {"sm_86": 3 * 32 * KIB, "sm_80": 2 * 32 * KIB}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
+from tests.kernels_util import cubin_stats
 from tests.reference_kernels import cases
 from tilepy.api.compiler import compile_for_args
 
@@ -99,7 +100,7 @@ def test_a_transposed_tile_is_stored_with_128_bit_stores(arch):
     x = np.zeros((4096, 4096), np.float32)
     ck = compile_for_args(cases.transpose.transpose, (x, x.copy(), 64))
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data).values()
+    (r,) = cubin_stats(cb.data).values()
     stores = [op for op in r["ops"] if op.startswith("STG")]
     assert r["counts"]["STG.E.128"] == 8 and len(stores) == 8 + 8 * 3, stores
 

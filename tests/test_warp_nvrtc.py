@@ -9,6 +9,7 @@ import pytest
 
 import tilepy as ct
 from faithful_util import BROKEN_KERNELS, WARP_KERNELS, build_file, kernel_source
+from kernels_util import cubin_stats
 from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools import sass_stats
 
@@ -25,7 +26,7 @@ def test_every_wrapper_assembles(arch):
     assert usage["registers"] > 0 and usage.get("spill_stores", 0) == 0, cubin.log
     if not sass_stats.available():
         pytest.skip("nvdisasm/cuobjdump not installed: SASS not checked")
-    (r,) = sass_stats.stats(cubin.data, cubin.log).values()
+    (r,) = cubin_stats(cubin.data, cubin.log).values()
     # at least one instruction per wrapper call of all_wrappers.cu: 5 f16/bf16/tf32 mma, 4 int8
     # mma, 6 ldmatrix, 3 cp.async, 7 shuffles (the f64 one is two)
     need = {"HMMA": 5, "IMMA": 4, "LDSM": 6, "LDGSTS": 3, "SHFL": 7}
