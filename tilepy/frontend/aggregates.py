@@ -45,12 +45,14 @@ def join(v, parts):
     return f
 
 
-def kind_name(v) -> str:
-    """How an aggregate's kind is named when two do not match."""
+def kind_name(v, other=None) -> str:
+    """How an aggregate's kind is named when it does not match `other`'s."""
     if type(v) is tuple:
         return f"a tuple of length {len(v)}"
     if isinstance(v, TiledView):
-        return f"{v!r} (steps {v.traversal_steps}, padding {v.padding_mode.name})"
+        same = isinstance(other, TiledView) and repr(other) == repr(v)
+        return f"{v!r} (steps {v.traversal_steps}, padding {v.padding_mode.name})" if same \
+            else repr(v)
     return f"the function '{getattr(v.node, 'name', 'lambda')}' of line {v.node.lineno}"
 
 

@@ -241,7 +241,7 @@ class Merge:
         if all(sp is not None for sp in splits):       # tuples, tiled views, defs: part by part
             for v, sp in zip(vals[1:], splits[1:]):
                 if sp[0] != splits[0][0]:
-                    self._differ(what, kind_name(first), kind_name(v))
+                    self._differ(what, kind_name(first, v), kind_name(v, first))
             old = split(before)
             old = old[1] if old is not None and old[0] == splits[0][0] else None
             parts = [self.add(f"{what}[{k}]", [sp[1][k] for sp in splits],
