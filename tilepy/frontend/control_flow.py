@@ -78,13 +78,10 @@ def returns_inside(node) -> ast.Return | None:
 
 
 def refuse_return_in_loop(tr):
-    """A `return` inside a loop: cuTile's TileSyntaxError in a `for` (range or static_iter);
-    inside a `while` (which cuTile can return from), not supported yet."""
-    if tr.loops[-1].kind in ("for", "range_loop", "static"):
-        raise TileSyntaxError("Returning from a for loop is not supported (Tile IR loops cannot "
-                              "return); break out of the loop first")
-    raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile IR loops "
-                                      "cannot return); break out of the loop first")
+    """A `return` inside a `for` loop (range or static_iter): cuTile's TileSyntaxError. (One
+    inside a `while` breaks out of it: loops.return_from_while.)"""
+    raise TileSyntaxError("Returning from a for loop is not supported (Tile IR loops cannot "
+                          "return); break out of the loop first")
 
 
 # -------------------------------------------------------------------------------- if
@@ -100,7 +97,7 @@ def stmt_if(tr, node: ast.If, rest) -> bool:
     with at(tr.loc(node)):
         tr.ctx.refuse_in_body("if")
         ret = returns_inside(node)
-        if ret is not None:
+        if ret is not None and not (tr.loops and tr.loops[-1].kind == "while"):
             if tr.loops:
                 with at(tr.loc(ret)):
                     refuse_return_in_loop(tr)

@@ -32,7 +32,7 @@ from ..types import TileType
 from ..types import dtype as D
 from . import api
 from .builtins.semantics import as_tile, broadcast, constant, convert, emit, is_number
-from .control_flow import TOKEN, get_state, ir_value, scalar_bool, set_state, wrap
+from .control_flow import TOKEN, get_state, ir_value, returns_inside, scalar_bool, set_state, wrap
 from .promotion import can_cast_implicitly, literal_dtype, promote
 from .values import Array, ArrayList, Tile, type_name
 
@@ -190,11 +190,42 @@ def trace_while(tr, node: ast.While):
     run_loop(tr, node, "while", None)
 
 
+def trace_while_returning(tr, node: ast.While, rest):
+    """A `while` with a `return` inside (cuTile's early return): each `return v` sets
+    RETVAL = v, RETURNING = True and breaks (return_from_loop); after the loop,
+    `if RETURNING: return RETVAL`, then the statements after the loop."""
+    tr.scope[RETURNING] = False
+    tr.scope.pop(RETVAL, None)
+    trace_while(tr, node)
+    flag, value = ast.Name(RETURNING, ast.Load()), ast.Name(RETVAL, ast.Load())
+    then = ast.If(test=flag, body=[ast.Return(value)], orelse=[])
+    for n in ast.walk(then):
+        ast.copy_location(n, node)
+    from .control_flow import stmt_if
+    if not stmt_if(tr, then, rest):
+        tr.run(rest)
+
+
+def return_from_loop(tr, node: ast.Return):
+    """`return` inside loops: out of a `while`, a break that says the function returns."""
+    if tr.loops[-1].kind != "while":
+        from .control_flow import refuse_return_in_loop
+        refuse_return_in_loop(tr)
+    value = tr.expr(node.value) if node.value is not None else None
+    tr.scope[RETVAL], tr.scope[RETURNING] = value, True
+    leave_loop(tr, "break")
+
+
+RETURNING, RETVAL = "$returning", "$retval"      # not Python names: no clash with the user's
+
+
 def run_loop(tr, node, kind, bounds):
     tr.ctx.refuse_in_body("loop")
     state = get_state(tr)
     target = node.target.id if kind in ("for", "range_loop") else None
     assigned = assigned_names(node.body)
+    if kind == "while" and RETURNING in state and returns_inside(node) is not None:
+        assigned += [RETURNING, RETVAL]
     from .names import Undefined
     names = [n for n in assigned if n in state and n != target
              and not isinstance(state[n], Undefined)] + [TOKEN]
@@ -538,7 +569,8 @@ def _defined_at_breaks(frame: LoopFrame, assigned, state, target) -> dict:
     for n in assigned:
         if n in frame.late or n == target or (n in state and not isinstance(state[n], Undefined)):
             continue
-        vals = [b.get(n, MISSING) for b in breaks]
+        # the value returned from inside the loop is read only after the breaks that return
+        vals = [b.get(n, MISSING) for b in breaks if n != RETVAL or b.get(RETURNING) is True]
         if not vals or any(v is MISSING or isinstance(v, Undefined) for v in vals):
             continue
         if _constant_result(frame, n, None) is None:
