@@ -297,6 +297,10 @@ def static_assert(tr, args, keywords):
         raise TileSyntaxError("static_assert(cond, msg=None, /) expects one or two positional "
                               "arguments")
     cond = evaluate(tr, args[0], ASSERT_CONDITION)
+    if isinstance(cond, Sym):          # over strictly typed constants it folds (`t == 7`)
+        from .builtins.semantics import constant_scalar
+        folded = constant_scalar(resolve(tr, cond))
+        cond = cond if folded is None else bool(folded)
     if isinstance(cond, Proxy):
         raise TileTypeError("static_assert() condition must be a compile-time constant (it "
                             "depends on a runtime value)")
