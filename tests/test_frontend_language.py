@@ -486,6 +486,8 @@ def test_strictly_typed_constants_fold_in_their_dtype(check):
         ct.static_assert(t == N + 2)
         w = ct.int16(32767) + 1
         ct.static_assert(w == -32768)
+        q = ct.int16(-7) // 2, ct.int16(-7) % 2
+        ct.static_assert(q[0] == -4 and q[1] == 1)          # Python's floor rules
         h = ct.float16(0.1)
         ct.static_assert(h == 0.1)          # 0.1 rounds to float16 first, as the tile did
         r = m + ct.int16(2)

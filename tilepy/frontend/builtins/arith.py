@@ -63,10 +63,10 @@ BINARY = {
 
 # The builtins a strictly typed constant folds through (`n + ct.int16(2)` is the int16 constant
 # 7, as in cuTile): numpy computes them in the operands' dtype as the GPU does (integers wrap,
-# floats round to nearest even). Not folded: shifts past the width, NaN in min/max, bool
-# arithmetic, and the ops with modifiers or a division.
+# floats round to nearest even), integer // and % as Python's. Not folded (a run-time value):
+# shifts, NaN in min/max, bool arithmetic, float division, a zero divisor, the ops with modifiers.
 TYPED_FOLD = {api.add, api.sub, api.mul, api.maximum, api.minimum, api.bitwise_and,
-              api.bitwise_or, api.bitwise_xor}
+              api.bitwise_or, api.bitwise_xor, api.floordiv, api.mod}
 
 
 def fold_typed(ctx, stub, fold, x, y, result=None):
@@ -83,6 +83,8 @@ def fold_typed(ctx, stub, fold, x, y, result=None):
                                                      api.bitwise_xor):
         return None
     if d.is_float and stub in (api.maximum, api.minimum) and any(math.isnan(v) for v in vals):
+        return None
+    if stub in (api.floordiv, api.mod) and (not d.is_int or vals[1] == 0):
         return None
     try:
         with np.errstate(all="ignore"):
@@ -136,6 +138,9 @@ def truediv(ctx, x, y, *, rounding_mode=None, flush_to_zero=False):
 def floordiv(ctx, x, y):
     if is_number(x) and is_number(y):
         return x // y
+    folded = fold_typed(ctx, api.floordiv, operator.floordiv, x, y)
+    if folded is not None:
+        return folded
     (a, b), d = operands(ctx, x, y)
     if d.is_float:
         return emit(ctx, "floor", emit(ctx, "divf", a, b, dtype=d), dtype=d)
@@ -150,6 +155,9 @@ def mod(ctx, x, y):
     """Python's modulo: the result has the sign of the divisor."""
     if is_number(x) and is_number(y):
         return x % y
+    folded = fold_typed(ctx, api.mod, operator.mod, x, y)
+    if folded is not None:
+        return folded
     (a, b), d = operands(ctx, x, y)
     if d.is_bool:
         raise TileTypeError("% is not defined for bool tiles")
