@@ -523,7 +523,7 @@ def leaves_of(ctx, c: Carry, v, name: str, flat: dict, overrides) -> dict:
 def rebuild(ctx, c: Carry, leaf, flat: dict):
     """The value `c` carries, made of the leaves `leaf(key)` gives (the value before the loop
     itself when every leaf is the one it had)."""
-    from .aggregates import join, split
+    from .aggregates import join
     if c.kind == "leaf":
         return leaf(c.key)
     if c.kind == "fixed":
