@@ -257,8 +257,10 @@ def run_loop(tr, node, kind, bounds):
             tr.ctx.rollback(checkpoint)
             return
         set_state(tr, state)
+        # a value every exit passes on as it came, or as it was before the loop, is invariant
         unchanged = {k for i, k in enumerate(carried)
-                     if all(ex[i] is frame.args[i] for ex in frame.exits)}
+                     if all(ex[i] is frame.args[i] or ex[i] is ir_value(frame.inits[i])
+                            for ex in frame.exits)}
         found = _defined_at_breaks(frame, assigned, state, target)
         if unchanged or found:
             dropped |= unchanged
