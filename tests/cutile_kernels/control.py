@@ -151,7 +151,7 @@ def make_offset(k):
 @ct.kernel
 def carried_aggregates(x, y, z, out, n, TILE: ct.Constant[int], N: ct.Constant[int]):
     # a tuple of tiles carried by a for loop (Fibonacci pairs), its structure fixed
-    row = ct.bid(0) * 5                    # each block writes its 5 rows of out, 2 tiles of z
+    row = ct.bid(0) * 6                    # each block writes its 6 rows of out, 2 tiles of z
     pair = ct.load(x, (0,), (TILE,)), ct.load(x, (1,), (TILE,))
     for i in range(n):
         pair = pair[1], pair[0] + pair[1]
@@ -181,6 +181,9 @@ def carried_aggregates(x, y, z, out, n, TILE: ct.Constant[int], N: ct.Constant[i
     else:
         f = make_offset(10)
     ct.store(out, (row + 3,), f(ct.load(x, (0,), (TILE,))))
+    # one tiled view per branch of a runtime `if`: their arrays merge
+    either = x.tiled_view(TILE) if ct.bid(0) == 0 else y.tiled_view(TILE)
+    ct.store(out, (row + 5,), either.load(1))
     # a helper returning from inside a while loop
     k = first_above(y, 2.2, n)
     # strictly typed constant folding: N + ct.int16(2) is an int16 constant
