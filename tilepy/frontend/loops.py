@@ -546,18 +546,19 @@ def _dummy_leaves(tr, c: Carry, name: str) -> dict:
         v = c.value
         if isinstance(v, Tile):
             return {c.key: broadcast(tr.ctx, constant(tr.ctx, 0, v.dtype), v.shape)}
-        if is_number(v):
-            return {c.key: type(v)(0)}
-    elif c.kind == "aggregate":
-        out = {}
-        for p in c.parts:
-            out.update(_dummy_leaves(tr, p, name))
-        return out
-    elif c.kind == "fixed":
-        return {}
-    raise TileUnsupportedFeatureError(
-        f"variable '{name}' is first defined inside the loop and holds {type_name(c.value)} "
-        f"after it; only tiles and numbers (and tuples of them) can be defined that way")
+        return {c.key: type(v)(0)}
+    out = {}
+    for p in c.parts:
+        out.update(_dummy_leaves(tr, p, name))
+    return out
+
+
+def _has_dummy(c: Carry) -> bool:
+    """Whether `_dummy_leaves` can make the value's entry values: its leaves are tiles and
+    numbers (an array's pointer has none; such a variable stays undefined after the loop)."""
+    if c.kind == "leaf":
+        return isinstance(c.value, Tile) or is_number(c.value)
+    return c.kind == "fixed" or c.kind == "aggregate" and all(_has_dummy(p) for p in c.parts)
 
 
 def _defined_at_breaks(frame: LoopFrame, assigned, state, target) -> dict:
@@ -575,9 +576,26 @@ def _defined_at_breaks(frame: LoopFrame, assigned, state, target) -> dict:
         vals = [b.get(n, MISSING) for b in breaks if n != RETVAL or b.get(RETURNING) is True]
         if not vals or any(v is MISSING or isinstance(v, Undefined) for v in vals):
             continue
-        if _constant_result(frame, n, None) is None:
+        if _constant_result(frame, n, None) is None and _one_type(n, vals):
             found[n] = vals[0]
     return found
+
+
+def _one_type(name, vals) -> bool:
+    """Whether the values every break gives a variable first defined in the loop have one type
+    that can be carried (else it stays undefined after the loop, an error only where read)."""
+    c = carry_of(vals[0], name, {})
+    if not _has_dummy(c):
+        return False
+    kinds = []
+    for v in vals:
+        try:
+            leaves = leaves_of(None, c, v, name, {}, {})
+        except (TileTypeError, TileUnsupportedFeatureError):
+            return False
+        kinds.append([(x.dtype, x.shape) if isinstance(x, Tile) else literal_dtype(x, None)
+                      for x in leaves.values()])
+    return all(k == kinds[0] for k in kinds)
 
 
 def _same(a, b) -> bool:
