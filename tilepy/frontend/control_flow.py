@@ -79,7 +79,7 @@ def returns_inside(node) -> ast.Return | None:
 
 def refuse_return_in_loop(tr):
     """A `return` inside a `for` loop (range or static_iter): cuTile's TileSyntaxError. (One
-    inside a `while` breaks out of it: loops.return_from_while.)"""
+    inside a `while` breaks out of it: loops.return_from_loop.)"""
     raise TileSyntaxError("Returning from a for loop is not supported (Tile IR loops cannot "
                           "return); break out of the loop first")
 

@@ -72,8 +72,13 @@ def folded(tr, p):
 
 
 def _running_fold(p):
+    """`folded` inside a running evaluation (None where tracing the expression fails: the
+    evaluation then reports that the value is not known at compile time)."""
     ev = static_evaluation()
-    return None if ev is None else folded(ev.tr, p)
+    try:
+        return None if ev is None else folded(ev.tr, p)
+    except TileError:
+        return None
 
 
 def _truth(self):

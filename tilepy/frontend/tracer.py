@@ -132,7 +132,8 @@ class FunctionTracer:
                 continue
             if isinstance(s, ast.While) and returns_inside(s) is not None:
                 from .loops import trace_while_returning
-                trace_while_returning(self, s, stmts[i + 1:])
+                with at(self.loc(s)), internal_errors("tracing this line"):
+                    trace_while_returning(self, s, stmts[i + 1:])
                 return                      # it took the rest of the list with it
             if isinstance(s, (ast.With, ExitWith)):
                 from .with_stmt import run_with
