@@ -281,6 +281,39 @@ def with_context_manager_cleanup():
     return control.with_cleanup, (2,), (log, 2), check
 
 
+@case
+def carried_aggregates():
+    """Tuples, a tiled view and a number-and-tile tuple carried by loops, a tuple first defined
+    at a `while True`'s break, closures and tiled views merged by a runtime `if`, a helper
+    returning from inside a `while`, strictly typed constant folding (cutile_kernels/control.py)."""
+    T, n, N = 8, 4, 3
+    x = (np.arange(2 * T) % 5).astype(np.float32)
+    y = (np.arange(2 * T) * 0.5 + 1).astype(np.float32)
+    z = np.zeros(4 * T, np.float32)
+    out = np.zeros(12 * T, np.float32)
+
+    def check():
+        x0, x1, y0 = x[:T], x[T:], y[:T]
+        a, b = x0, x1
+        for _ in range(n):
+            a, b = b, a + b
+        k = int(np.argmax(y[:n] > 2.2))
+        for blk, captured in ((0, 1), (1, 10)):
+            rows = out.reshape(12, T)[6 * blk:6 * blk + 6]
+            np.testing.assert_array_equal(rows[0], b)
+            np.testing.assert_array_equal(rows[1], y0 * n)
+            np.testing.assert_array_equal(rows[2], x0 + 3)
+            np.testing.assert_array_equal(rows[3], x0 + 3 * captured)
+            np.testing.assert_array_equal(rows[4], np.arange(T) + N + 2 + k)
+            np.testing.assert_array_equal(rows[5], (x1, y[T:])[blk])
+        np.testing.assert_array_equal(z, np.tile(np.concatenate([x0, y0]) * 2, 2))
+    return control.carried_aggregates, (2,), (x, y, z, out, n, T, N), check
+
+
+def test_carried_aggregates_in_the_interpreter():
+    run_case(CASES["carried_aggregates"](), "interpret")
+
+
 # Both CPU modes run a case only where the mode matters: a g++ compile per kernel and mode is
 # most of this file's time. vector_add and saxpy are elementwise on one 1-D tile with no
 # replicated or shared data, so the faithful run's 128 threads only split the tile between them;

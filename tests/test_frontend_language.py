@@ -445,6 +445,71 @@ def test_a_helper_returning_different_types_on_two_paths_is_refused():
     assert str(e.value).splitlines()[2].strip() == "helper()"
 
 
+def test_carried_aggregates_keep_their_structure_and_errors_name_the_line():
+    """Loops carry tuples, arrays and views as their leaves (cutile_kernels/control.py runs them):
+    a change of structure across iterations, two closures of different defs meeting at an `if`,
+    and a value returned inside a `while` whose condition can end it are type errors at their
+    lines; a return inside a `for` stays cuTile's syntax error."""
+    def tuple_grows(x):
+        t = (ct.load(x, (0,), (16,)),)
+        for i in range(ct.bid(0)):
+            t = t + (ct.load(x, (0,), (16,)),)
+        ct.store(x, (0,), t[0])
+
+    def view_of_another_shape(x):
+        tv = x.tiled_view(16)
+        for i in range(ct.bid(0)):
+            tv = x.tiled_view(8)
+        ct.store(x, (0,), tv.load(0))
+
+    def two_defs(x):
+        if ct.bid(0) == 0:
+            f = lambda v: v + 1          # noqa: E731
+        else:
+            f = lambda v: v + 2          # noqa: E731
+        ct.store(x, (0,), f(ct.load(x, (0,), (16,))))
+
+    def returns_in_a_for(x):
+        for i in range(ct.bid(0)):
+            return
+    _refused_in_body(tuple_grows, ct.TileTypeError, "the type of 't' changes in the loop: a "
+                     "tuple of length 1 before the loop, a tuple of length 2", 4)
+    _refused_in_body(view_of_another_shape, ct.TileTypeError, "the type of 'tv' changes in the "
+                     "loop: TiledView[float32,(16,)] before the loop, TiledView[float32,(8,)]", 4)
+    _refused_in_body(two_defs, ct.TileTypeError, "Type of variable 'f' depends on path taken: "
+                     "the function 'lambda' of line", 5)
+    _refused_in_body(returns_in_a_for, ct.TileSyntaxError, "Returning from a for loop", 3)
+
+
+def test_strictly_typed_constants_fold_in_their_dtype(check):
+    """cuTile: `n + ct.int16(2)` with a constant n is the int16 constant n + 2 (static_assert
+    sees it); int16 arithmetic wraps as on the GPU; a run-time operand makes a run-time value."""
+    @ct.kernel
+    def k(x, m, N: ct.Constant[int]):
+        t = N + ct.int16(2)
+        ct.static_assert(t == N + 2)
+        w = ct.int16(32767) + 1
+        ct.static_assert(w == -32768)
+        q = ct.int16(-7) // 2, ct.int16(-7) % 2
+        ct.static_assert(q[0] == -4 and q[1] == 1)          # Python's floor rules
+        h = ct.float16(0.1)
+        ct.static_assert(h == 0.1)          # 0.1 rounds to float16 first, as the tile did
+        r = m + ct.int16(2)
+        ct.store(x, (0,), ct.full((16,), t + r, ct.float32))
+    check(k.mlir(V32, 4, 5), """
+# CHECK: %t = constant <i16: 7>
+# CHECK: %w = constant <i16: -32768>
+# CHECK: %h = constant <f16: 9.997550e-02>
+# CHECK: %r = addi %m,
+""")
+    with pytest.raises(ct.TileStaticAssertionError):
+        @ct.kernel
+        def wrong(x, N: ct.Constant[int]):
+            t = N + ct.int16(2)
+            ct.static_assert(t == N)
+        wrong.mlir(V32, 5)
+
+
 def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
     """cuTile's rule: a variable that leaves a loop with one number on every path (each break of
     a `while True`, each iteration of a `for` and its zero-trip entry) is that constant after

@@ -129,3 +129,66 @@ def with_cleanup(log, limit):
         if b == 1:
             return                     # the clean-ups run, then the block ends
     note(log, b, 7)
+
+
+# ---- values carried through loops and merged by branches as their parts (cuTile's aggregates)
+def first_above(x, limit, n):
+    """A helper returning from inside a while: the index of the first element above limit."""
+    i = 0
+    while i < n:
+        if ct.gather(x, i) > limit:
+            return i
+        i += 1
+    return -1
+
+
+def make_offset(k):
+    def add(v, extra=k * 2):
+        return v + k + extra
+    return add
+
+
+@ct.kernel
+def carried_aggregates(x, y, z, out, n, TILE: ct.Constant[int], N: ct.Constant[int]):
+    # a tuple of tiles carried by a for loop (Fibonacci pairs), its structure fixed
+    row = ct.bid(0) * 6                    # each block writes its 6 rows of out, 2 tiles of z
+    pair = ct.load(x, (0,), (TILE,)), ct.load(x, (1,), (TILE,))
+    for i in range(n):
+        pair = pair[1], pair[0] + pair[1]
+    ct.store(out, (row,), pair[1])
+    # a tiled view carried by a for loop: x's first tile, then y's
+    tv = x.tiled_view(TILE)
+    tv_z = z.tiled_view(TILE)
+    for i in range(2):
+        tv_z.store(ct.bid(0) * 2 + i, tv.load(0) * 2)
+        tv = y.tiled_view(TILE)
+    # a tuple of a number and a tile carried by a while loop
+    state = (0, ct.zeros((TILE,), ct.float32))
+    while state[0] < n:
+        state = (state[0] + 1, state[1] + ct.load(y, (0,), (TILE,)))
+    ct.store(out, (row + 1,), state[1])
+    # a tuple first defined inside a `while True`, at its only break
+    j = 0
+    while True:
+        if j > 2:
+            found = (j, ct.load(x, (0,), (TILE,)) + j)
+            break
+        j += 1
+    ct.store(out, (row + 2,), found[1])
+    # one closure per branch of a runtime `if`: the captured value and the default merge
+    if ct.bid(0) == 0:
+        f = make_offset(1)
+    else:
+        f = make_offset(10)
+    ct.store(out, (row + 3,), f(ct.load(x, (0,), (TILE,))))
+    # one tiled view per branch of a runtime `if`: their arrays merge
+    either = x.tiled_view(TILE) if ct.bid(0) == 0 else y.tiled_view(TILE)
+    ct.store(out, (row + 5,), either.load(1))
+    # a helper returning from inside a while loop
+    k = first_above(y, 2.2, n)
+    # strictly typed constant folding: N + ct.int16(2) is an int16 constant
+    t = N + ct.int16(2)
+    ct.static_assert(t == N + 2)
+    small = ct.arange(TILE, dtype=ct.int8) + t
+    ct.static_assert(small.dtype == ct.int16)
+    ct.store(out, (row + 4,), ct.astype(small, ct.float32) + k)

@@ -23,6 +23,7 @@ from ..types.dtype import foreign
 from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
+from .builtins.semantics import constant_scalar
 from .static import SPECIAL_FORMS, check_direct
 from .names import NO_DEFAULT, BoundBuiltin, Captured, LocalFunction
 from .tracer import CALLS, FunctionTracer, bind_args
@@ -234,24 +235,13 @@ def _py_convert(pytype, dtype_name):
     constant); of a constant 0-d tile (`ct.float32(5.0)`), its value as one, as cuTile; of a
     run-time tile, the conversion."""
     def fn(tr, args, kwargs):
-        if len(args) == 1 and not kwargs and _constant_scalar(args[0]) is not None:
-            return pytype(_constant_scalar(args[0]))
+        if len(args) == 1 and not kwargs and constant_scalar(args[0]) is not None:
+            return pytype(constant_scalar(args[0]))
         if len(args) == 1 and isinstance(args[0], Tile):
             from ..types import dtype as D
             return call_builtin(tr.ctx, api.astype, [args[0], getattr(D, dtype_name)], {})
         return pytype(*args, **kwargs)
     return fn
-
-
-def _constant_scalar(t):
-    """The number a 0-d tile made by a `constant` op holds (types whose storage is the value),
-    else None."""
-    op = getattr(getattr(t, "value", None), "op", None) if isinstance(t, Tile) else None
-    if op is None or op.name != "constant" or t.ndim != 0 or \
-            t.dtype.elem.name not in ("i1", "i8", "i16", "i32", "i64", "f16", "f32", "f64"):
-        return None
-    v = op.attrs["value"].array
-    return v.item() if v.ndim == 0 else None
 
 
 def _as_stub(stub):

@@ -18,6 +18,7 @@ from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError
 from ..ir import Block, Region, Value
 from ..types import dtype as D
 from .builtins.semantics import broadcast, constant, convert, is_number
+from .aggregates import join, kind_name, split
 from .promotion import literal_dtype
 from .values import Array, Tile, type_name
 
@@ -77,13 +78,10 @@ def returns_inside(node) -> ast.Return | None:
 
 
 def refuse_return_in_loop(tr):
-    """A `return` inside a loop: cuTile's TileSyntaxError in a `for` (range or static_iter);
-    inside a `while` (which cuTile can return from), not supported yet."""
-    if tr.loops[-1].kind in ("for", "range_loop", "static"):
-        raise TileSyntaxError("Returning from a for loop is not supported (Tile IR loops cannot "
-                              "return); break out of the loop first")
-    raise TileUnsupportedFeatureError("return inside a loop is not supported (Tile IR loops "
-                                      "cannot return); break out of the loop first")
+    """A `return` inside a `for` loop (range or static_iter): cuTile's TileSyntaxError. (One
+    inside a `while` breaks out of it: loops.return_from_loop.)"""
+    raise TileSyntaxError("Returning from a for loop is not supported (Tile IR loops cannot "
+                          "return); break out of the loop first")
 
 
 # -------------------------------------------------------------------------------- if
@@ -99,7 +97,7 @@ def stmt_if(tr, node: ast.If, rest) -> bool:
     with at(tr.loc(node)):
         tr.ctx.refuse_in_body("if")
         ret = returns_inside(node)
-        if ret is not None:
+        if ret is not None and not (tr.loops and tr.loops[-1].kind == "while"):
             if tr.loops:
                 with at(tr.loc(ret)):
                     refuse_return_in_loop(tr)
@@ -236,14 +234,17 @@ class Merge:
             why = Undefined(f"is not defined on every path through the `if` at line "
                             f"{self.tr.loc(self.node).line}", path=True)
             return lambda results: why
-        if all(isinstance(v, tuple) for v in vals):
-            if len({len(v) for v in vals}) != 1:
-                raise TileTypeError(f"{what} is a tuple of different lengths in the branches of "
-                                    f"the `if`")
-            parts = [self.add(f"{what}[{k}]", [v[k] for v in vals],
-                              before[k] if isinstance(before, tuple) and k < len(before) else MISSING)
-                     for k in range(len(first))]
-            return lambda results: tuple(p(results) for p in parts)
+        splits = [split(v) for v in vals]
+        if all(sp is not None for sp in splits):       # tuples, tiled views, defs: part by part
+            for v, sp in zip(vals[1:], splits[1:]):
+                if sp[0] != splits[0][0]:
+                    self._differ(what, kind_name(first, v), kind_name(v, first))
+            old = split(before)
+            old = old[1] if old is not None and old[0] == splits[0][0] else None
+            parts = [self.add(f"{what}[{k}]", [sp[1][k] for sp in splits],
+                              old[k] if old is not None else MISSING)
+                     for k in range(len(splits[0][1]))]
+            return lambda results: join(first, [p(results) for p in parts])
         if len(vals) > 1 and all(isinstance(v, Array) for v in vals) and \
                 len({(v.dtype, v.ndim, v.index_dtype) for v in vals}) == 1:
             return self._arrays(vals)

@@ -2,10 +2,18 @@
 `break`/`continue` at any depth of runtime `if`s, and `static_iter` unrolling.
 
 A loop carries every variable its body assigns that exists before it (found by AST analysis,
-since the body's block arguments must exist before it is traced) plus the memory token. Every
-place control leaves the body (`continue`, `break`, the end) passes the carried values, converted
-to their types before the loop; a carried variable that no exit changes is dropped and the body
-traced again, and so is one whose type must widen (`acc = 0` then a float tile).
+since the body's block arguments must exist before it is traced) plus the memory token. A tile or
+a number is one carried value; an aggregate (a tuple, a tiled view, a closure: aggregates.py) and
+an array are carried as their leaves (the tiles and numbers of a tuple, an array's base pointer,
+extents and strides), their structure fixed across iterations (cuTile's flattened loop
+variables); any other value (a dtype, a string) may only be reassigned the same. Every place
+control leaves the body (`continue`, `break`, the end) passes the carried values, converted to
+their types before the loop; a carried value that no exit changes is dropped and the body traced
+again, and so is one whose type must widen (`acc = 0` then a float tile).
+
+A variable first assigned inside a `while` loop whose every `break` defines it (a `while True`
+leaving by `break` only) is carried too, as cuTile does: it is defined after the loop (with the
+value of the break taken), undefined in the body until assigned.
 
     for i in range(a, b, s)      ->  for %i in (a to b, step s) iter_values(...) { ... continue }
     for i in range(a, b, s) with break  ->
@@ -24,9 +32,9 @@ from ..types import TileType
 from ..types import dtype as D
 from . import api
 from .builtins.semantics import as_tile, broadcast, constant, convert, emit, is_number
-from .control_flow import TOKEN, get_state, ir_value, scalar_bool, set_state, wrap
+from .control_flow import TOKEN, get_state, ir_value, returns_inside, scalar_bool, set_state, wrap
 from .promotion import can_cast_implicitly, literal_dtype, promote
-from .values import Tile, type_name
+from .values import Array, ArrayList, Tile, type_name
 
 MAX_RETRACES = 8
 
@@ -42,9 +50,37 @@ class LoopFrame:
     iv: Tile | None = None
     step: Tile | None = None
     exits: list = field(default_factory=list)        # carried values at each exit
-    leaving: list = field(default_factory=list)      # (how, the watched names' values) per exit
+    leaving: list = field(default_factory=list)      # (how, the watched names' and leaf keys'
+                                                     # values) per exit
     watched: list = field(default_factory=list)      # the names the body assigns
-    pinned: dict = field(default_factory=dict)       # name -> a value no exit may change
+    carries: dict = field(default_factory=dict)      # name -> Carry (defined before the loop)
+    late: dict = field(default_factory=dict)         # name -> Carry (first defined in it)
+    flat: dict = field(default_factory=dict)         # leaf key -> its value before the loop
+
+
+@dataclass
+class Carry:
+    """How one variable's value is carried: "leaf" (a tile, a number, the token: the key is one
+    carried value), "aggregate" (parts, each a Carry), "array" (its `array_parts` keys) or
+    "fixed" (no carried value: every exit must leave it the same)."""
+    kind: str
+    value: object                                    # the value before the loop (the template)
+    key: str
+    parts: list = field(default_factory=list)        # "aggregate": one Carry per part
+    among: list = field(default_factory=list)        # "array": the arrays whose unit strides
+                                                     # the carried one keeps (array_parts)
+
+    def keys(self) -> list[str]:
+        if self.kind == "leaf":
+            return [self.key]
+        if self.kind == "aggregate":
+            return [k for p in self.parts for k in p.keys()]
+        if self.kind == "array":
+            a = self.value
+            n = 1 + a.ndim + sum(1 for d in range(a.ndim)
+                                 if not all(b.strides[d] == 1 for b in self.among))
+            return [f"{self.key}.{i}" for i in range(n)]
+        return []
 
 
 class _Retrace(Passing):
@@ -154,24 +190,62 @@ def trace_while(tr, node: ast.While):
     run_loop(tr, node, "while", None)
 
 
+def trace_while_returning(tr, node: ast.While, rest):
+    """A `while` with a `return` inside (cuTile's early return): each `return v` sets
+    RETVAL = v, RETURNING = True and breaks (return_from_loop); after the loop,
+    `if RETURNING: return RETVAL`, then the statements after the loop."""
+    tr.scope[RETURNING] = False
+    tr.scope.pop(RETVAL, None)
+    trace_while(tr, node)
+    flag, value = ast.Name(RETURNING, ast.Load()), ast.Name(RETVAL, ast.Load())
+    then = ast.If(test=flag, body=[ast.Return(value)], orelse=[])
+    for n in ast.walk(then):
+        ast.copy_location(n, node)
+    from .control_flow import stmt_if
+    if not stmt_if(tr, then, rest):
+        tr.run(rest)
+
+
+def return_from_loop(tr, node: ast.Return):
+    """`return` inside loops: out of a `while`, a break that says the function returns."""
+    if tr.loops[-1].kind != "while":
+        from .control_flow import refuse_return_in_loop
+        refuse_return_in_loop(tr)
+    value = tr.expr(node.value) if node.value is not None else None
+    tr.scope[RETVAL], tr.scope[RETURNING] = value, True
+    leave_loop(tr, "break")
+
+
+RETURNING, RETVAL = "$returning", "$retval"      # not Python names: no clash with the user's
+
+
 def run_loop(tr, node, kind, bounds):
     tr.ctx.refuse_in_body("loop")
     state = get_state(tr)
     target = node.target.id if kind in ("for", "range_loop") else None
     assigned = assigned_names(node.body)
+    if kind == "while" and RETURNING in state and returns_inside(node) is not None:
+        assigned += [RETURNING, RETVAL]
     from .names import Undefined
-    carried = [n for n in assigned if n in state and n != target
-               and not isinstance(state[n], Undefined)] + [TOKEN]
-    # a value that is not a tile or a number (a dtype, a tuple) is not carried: every way out
-    # of the body must leave it as it was (reassigned the same, as cuTile's constants)
-    pinned = {n: state[n] for n in carried if not _carriable(state[n])}
-    carried = [n for n in carried if n not in pinned]
+    names = [n for n in assigned if n in state and n != target
+             and not isinstance(state[n], Undefined)] + [TOKEN]
     overrides: dict = {}
+    late: dict = {}                  # name -> the value a `break` gave it (first defined inside)
+    dropped: set = set()             # leaf keys no exit changes
     checkpoint = tr.ctx.checkpoint()
     for _ in range(MAX_RETRACES):
-        inits = [_init_value(tr, state[n], overrides.get(n)) for n in carried]
+        carries = {n: carry_of(state[n], n, overrides) for n in names}
+        lates = {n: carry_of(v, n, overrides) for n, v in late.items()}
+        flat = {}
+        for n, c in carries.items():
+            flat.update(leaves_of(tr.ctx, c, state[n], n, {}, overrides))
+        for n, c in lates.items():
+            flat.update(_dummy_leaves(tr, c, n))
+        carried = [k for c in [*carries.values(), *lates.values()] for k in c.keys()
+                   if k not in dropped]
+        inits = [_init_value(tr, flat[k], overrides.get(k)) for k in carried]
         frame = LoopFrame(kind, carried, inits, state=state, overrides=overrides,
-                          watched=assigned, pinned=pinned)
+                          watched=assigned, carries=carries, late=lates, flat=flat)
         try:
             blk = _trace_body(tr, node, frame, bounds, target)
         except _Retrace:
@@ -183,10 +257,14 @@ def run_loop(tr, node, kind, bounds):
             tr.ctx.rollback(checkpoint)
             return
         set_state(tr, state)
-        unchanged = {n for i, n in enumerate(carried)
-                     if all(ex[i] is frame.args[i] for ex in frame.exits)}
-        if unchanged:
-            carried = [n for n in carried if n not in unchanged]
+        # a value every exit passes on as it came, or as it was before the loop, is invariant
+        unchanged = {k for i, k in enumerate(carried)
+                     if all(ex[i] is frame.args[i] or ex[i] is ir_value(frame.inits[i])
+                            for ex in frame.exits)}
+        found = _defined_at_breaks(frame, assigned, state, target)
+        if unchanged or found:
+            dropped |= unchanged
+            late.update(found)
             tr.ctx.rollback(checkpoint)
             continue
         break
@@ -214,13 +292,16 @@ def _finish(tr, node, kind, bounds, frame, blk, state, assigned, target):
         results = op.results
     from .names import Undefined
     after = dict(state)
-    for n, init, res in zip(frame.carried, frame.inits, results):
-        res.hint = None if n.startswith("$") else n
-        after[n] = _constant_result(frame, n, state[n])
-        if after[n] is None:
-            after[n] = wrap(init, res)
+    out = dict(frame.flat)                # a leaf no exit changes keeps its value
+    for k, init, res in zip(frame.carried, frame.inits, results):
+        res.hint = k if k.isidentifier() else None
+        out[k] = _constant_result(frame, k, frame.flat[k])
+        if out[k] is None:
+            out[k] = wrap(init, res)
+    for n, c in [*frame.carries.items(), *frame.late.items()]:
+        after[n] = rebuild(tr.ctx, c, out.__getitem__, frame.flat)
     for n in assigned:
-        if n not in state or n == target:
+        if (n not in state or n == target) and n not in frame.late:
             after[n] = _constant_result(frame, n, None)
             if after[n] is None:
                 after[n] = Undefined("is assigned only inside a loop and is not defined after "
@@ -251,7 +332,7 @@ def _carry_type(v):
 def _trace_body(tr, node, frame: LoopFrame, bounds, target) -> Block:
     kind = frame.kind
     types = [_carry_type(i) for i in frame.inits]
-    hints = [None if n.startswith("$") else n for n in frame.carried]
+    hints = [k if k.isidentifier() else None for k in frame.carried]
     counted = kind in ("for", "range_loop")
     if counted:
         dt = bounds[3]
@@ -262,8 +343,12 @@ def _trace_body(tr, node, frame: LoopFrame, bounds, target) -> Block:
         blk = Block(types, hints)
         frame.args = list(blk.args)
     body_state = dict(frame.state)
-    for n, init, arg in zip(frame.carried, frame.inits, frame.args):
-        body_state[n] = wrap(init, arg)
+    leaf = dict(frame.flat)
+    for k, init, arg in zip(frame.carried, frame.inits, frame.args):
+        leaf[k] = wrap(init, arg)
+    with tr.ctx.b.at_end(blk):           # an array carried is rebuilt in the body
+        for n, c in frame.carries.items():
+            body_state[n] = rebuild(tr.ctx, c, leaf.__getitem__, frame.flat)
     if counted:
         body_state[target] = frame.iv
     set_state(tr, body_state)
@@ -336,9 +421,10 @@ def leave_loop(tr, how: str):
 
 
 def _exit(tr, frame: LoopFrame, how: str):
-    values = _exit_values(tr, frame)
+    values, leaves = _exit_values(tr, frame)
     frame.exits.append(values)
-    frame.leaving.append((how, {n: tr.scope.get(n) for n in frame.watched}))
+    frame.leaving.append((how, {**{n: tr.scope.get(n, MISSING) for n in frame.watched},
+                                **leaves}))
     ops = [ir_value(v) for v in values]
     if frame.kind == "range_loop":
         if how == "continue":
@@ -350,29 +436,166 @@ def _exit(tr, frame: LoopFrame, how: str):
     tr.terminated = True
 
 
-def _exit_values(tr, frame: LoopFrame) -> list:
+def _exit_values(tr, frame: LoopFrame):
+    """The carried values at an exit (converted to their types), and every leaf's value there."""
     from .names import Undefined
     cur = get_state(tr)
-    for n, v in frame.pinned.items():
-        if not _same(cur.get(n), v):
-            raise TileUnsupportedFeatureError(
-                f"variable '{n}' holds a {type_name(v)} and is reassigned in a loop to another "
-                f"value; only tiles and numbers can change across iterations")
-    out = []
-    for n, init, arg in zip(frame.carried, frame.inits, frame.args):
+    leaves = {}
+    for n, c in frame.carries.items():
         new = cur.get(n)
         if isinstance(new, Undefined):
             raise new.error(n)
         with at(tr.def_locs.get(n)):
-            fixed = _fit(tr, n, init, new, frame.state[n], frame.overrides)
+            leaves.update(leaves_of(tr.ctx, c, new, n, frame.flat, frame.overrides))
+    args = {k: wrap(init, arg) for k, init, arg in zip(frame.carried, frame.inits, frame.args)}
+    for n, c in frame.late.items():
+        new = cur.get(n, MISSING)
+        if new is MISSING or isinstance(new, Undefined):     # not yet assigned: passed through
+            leaves.update((k, args[k]) for k in c.keys())
+            continue
+        with at(tr.def_locs.get(n)):
+            leaves.update(leaves_of(tr.ctx, c, new, n, frame.flat, frame.overrides))
+    out = []
+    for k, init, arg in zip(frame.carried, frame.inits, frame.args):
+        with at(tr.def_locs.get(k.split("[")[0].split(".")[0])):
+            fixed = _fit(tr, k, init, leaves[k], frame.flat[k], frame.overrides)
         if fixed is None:
             raise _Retrace()
         out.append(arg if ir_value(fixed) is arg else ir_value(fixed))
+    return out, leaves
+
+
+# ------------------------------------------------------------------ carried values as leaves
+MISSING = object()
+
+
+def carry_of(v, key: str, overrides) -> Carry:
+    """How `v`, the value of `key` before the loop, is carried."""
+    from .aggregates import split
+    if isinstance(v, (Tile, Value)) or is_number(v):
+        return Carry("leaf", v, key)
+    sp = split(v)
+    if sp is not None:
+        return Carry("aggregate", v, key, [carry_of(p, f"{key}[{i}]", overrides)
+                                           for i, p in enumerate(sp[1])])
+    if isinstance(v, Array) and not isinstance(v, ArrayList):
+        return Carry("array", v, key, among=[v, *overrides.get(("among", key), ())])
+    return Carry("fixed", v, key)
+
+
+def leaves_of(ctx, c: Carry, v, name: str, flat: dict, overrides) -> dict:
+    """key -> value of each leaf of `v`, a value `c` carries (at an exit: the same structure)."""
+    from .aggregates import kind_name, split
+    if c.kind == "leaf":
+        return {c.key: v}
+    if c.kind == "fixed":
+        if not _same(v, c.value):
+            raise TileUnsupportedFeatureError(
+                f"variable '{name}' holds a {type_name(c.value)} and is reassigned in a loop to "
+                f"another value; only tiles, numbers, arrays and their tuples, views and closures "
+                f"can change across iterations")
+        return {}
+    if c.kind == "aggregate":
+        sp, was = split(v), split(c.value)
+        if sp is None or sp[0] != was[0]:
+            now = kind_name(v, c.value) if sp is not None else type_name(v)
+            raise TileTypeError(f"the type of '{name}' changes in the loop: "
+                                f"{kind_name(c.value, v)} "
+                                f"before the loop, {now} after an iteration; a loop-carried "
+                                f"value keeps its structure")
+        out = {}
+        for p, part in zip(c.parts, sp[1]):
+            out.update(leaves_of(ctx, p, part, name, flat, overrides))
+        return out
+    a = c.value                                           # an array
+    if v is a and flat:
+        return {k: flat[k] for k in c.keys()}
+    if not isinstance(v, Array) or isinstance(v, ArrayList) or \
+            (v.dtype, v.ndim, v.index_dtype) != (a.dtype, a.ndim, a.index_dtype):
+        raise TileTypeError(f"the type of '{name}' changes in the loop: {a!r} before the loop, "
+                            f"{type_name(v)} after an iteration; a loop-carried array keeps its "
+                            f"dtype and rank")
+    if any(v.strides[d] != 1 and all(b.strides[d] == 1 for b in c.among) for d in range(a.ndim)):
+        overrides.setdefault(("among", c.key), []).append(v)    # a stride not known to be 1
+        raise _Retrace()
+    from .array_list import array_parts
+    return dict(zip(c.keys(), array_parts(ctx, v, c.among)))
+
+
+def rebuild(ctx, c: Carry, leaf, flat: dict):
+    """The value `c` carries, made of the leaves `leaf(key)` gives (the value before the loop
+    itself when every leaf is the one it had)."""
+    from .aggregates import join
+    if c.kind == "leaf":
+        return leaf(c.key)
+    if c.kind == "fixed":
+        return c.value
+    if all(k in flat and leaf(k) is flat[k] for k in c.keys()):
+        return c.value
+    if c.kind == "aggregate":
+        return join(c.value, [rebuild(ctx, p, leaf, flat) for p in c.parts])
+    from .array_list import array_of_parts
+    a = c.value
+    return array_of_parts(ctx, a, [ir_value(leaf(k)) for k in c.keys()], c.among, a.name)
+
+
+def _dummy_leaves(tr, c: Carry, name: str) -> dict:
+    """The values a variable first defined in the loop enters it with (never read: the body
+    sees it undefined until it assigns it): zeros of its leaves' types."""
+    if c.kind == "leaf":
+        v = c.value
+        if isinstance(v, Tile):
+            return {c.key: broadcast(tr.ctx, constant(tr.ctx, 0, v.dtype), v.shape)}
+        return {c.key: type(v)(0)}
+    out = {}
+    for p in c.parts:
+        out.update(_dummy_leaves(tr, p, name))
     return out
 
 
-def _carriable(v) -> bool:
-    return isinstance(v, (Tile, Value)) or is_number(v)
+def _has_dummy(c: Carry) -> bool:
+    """Whether `_dummy_leaves` can make the value's entry values: its leaves are tiles and
+    numbers (an array's pointer has none; such a variable stays undefined after the loop)."""
+    if c.kind == "leaf":
+        return isinstance(c.value, Tile) or is_number(c.value)
+    return c.kind == "fixed" or c.kind == "aggregate" and all(_has_dummy(p) for p in c.parts)
+
+
+def _defined_at_breaks(frame: LoopFrame, assigned, state, target) -> dict:
+    """The names first defined inside a `while` that every `break` defines, not to one
+    constant (cuTile carries those out of the loop): name -> the value the first break gives."""
+    from .names import Undefined
+    if frame.kind != "while":
+        return {}
+    breaks = [v for how, v in frame.leaving if how == "break"]
+    found = {}
+    for n in assigned:
+        if n in frame.late or n == target or (n in state and not isinstance(state[n], Undefined)):
+            continue
+        # the value returned from inside the loop is read only after the breaks that return
+        vals = [b.get(n, MISSING) for b in breaks if n != RETVAL or b.get(RETURNING) is True]
+        if not vals or any(v is MISSING or isinstance(v, Undefined) for v in vals):
+            continue
+        if _constant_result(frame, n, None) is None and _one_type(n, vals):
+            found[n] = vals[0]
+    return found
+
+
+def _one_type(name, vals) -> bool:
+    """Whether the values every break gives a variable first defined in the loop have one type
+    that can be carried (else it stays undefined after the loop, an error only where read)."""
+    c = carry_of(vals[0], name, {})
+    if not _has_dummy(c):
+        return False
+    kinds = []
+    for v in vals:
+        try:
+            leaves = leaves_of(None, c, v, name, {}, {})
+        except (TileTypeError, TileUnsupportedFeatureError):
+            return False
+        kinds.append([(x.dtype, x.shape) if isinstance(x, Tile) else literal_dtype(x, None)
+                      for x in leaves.values()])
+    return all(k == kinds[0] for k in kinds)
 
 
 def _same(a, b) -> bool:

@@ -62,17 +62,42 @@ Proxy.__invert__ = lambda self: Sym(api.bitwise_not, (self,))
 Proxy.__abs__ = lambda self: Sym(api.abs, (self,))
 
 
-def _no_truth(self):
-    raise TypeError("the truth value of a runtime tile is not known at compile time")
+def folded(tr, p):
+    """The number a proxy stands for when it is a strictly typed constant (`ct.int16(2)`) or an
+    expression over them, which cuTile folds at compile time; else None."""
+    if not isinstance(p, (TileProxy, Sym)):
+        return None
+    from .builtins.semantics import constant_scalar
+    return constant_scalar(resolve(tr, p))
 
 
-def _no_index(self):
-    raise TypeError("Symbolic tile has no concrete value and thus cannot be converted to an "
-                    "integer (its value is known when the kernel runs)")
+def _running_fold(p):
+    """`folded` inside a running evaluation (None where tracing the expression fails: the
+    evaluation then reports that the value is not known at compile time)."""
+    ev = static_evaluation()
+    try:
+        return None if ev is None else folded(ev.tr, p)
+    except TileError:
+        return None
 
 
-Proxy.__bool__ = _no_truth
-Proxy.__index__ = Proxy.__int__ = _no_index
+def _truth(self):
+    value = _running_fold(self)
+    if value is None:
+        raise TypeError("the truth value of a runtime tile is not known at compile time")
+    return bool(value)
+
+
+def _index(self):
+    value = _running_fold(self)
+    if not isinstance(value, int):
+        raise TypeError("Symbolic tile has no concrete value and thus cannot be converted to an "
+                        "integer (its value is known when the kernel runs)")
+    return value
+
+
+Proxy.__bool__ = _truth
+Proxy.__index__ = Proxy.__int__ = _index
 
 
 class Method(Proxy):
@@ -297,6 +322,9 @@ def static_assert(tr, args, keywords):
         raise TileSyntaxError("static_assert(cond, msg=None, /) expects one or two positional "
                               "arguments")
     cond = evaluate(tr, args[0], ASSERT_CONDITION)
+    value = folded(tr, cond)           # over strictly typed constants it folds (`t == 7`)
+    if value is not None:
+        cond = value
     if isinstance(cond, Proxy):
         raise TileTypeError("static_assert() condition must be a compile-time constant (it "
                             "depends on a runtime value)")

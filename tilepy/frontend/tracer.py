@@ -122,7 +122,7 @@ class FunctionTracer:
         return self.parsed.loc(node)
 
     def run(self, stmts):
-        from .control_flow import stmt_if
+        from .control_flow import returns_inside, stmt_if
         for i, s in enumerate(stmts):
             if self.terminated:
                 return
@@ -130,6 +130,11 @@ class FunctionTracer:
                 if stmt_if(self, s, stmts[i + 1:]):
                     return                  # the `if` took the rest of the list with it
                 continue
+            if isinstance(s, ast.While) and returns_inside(s) is not None:
+                from .loops import trace_while_returning
+                with at(self.loc(s)), internal_errors("tracing this line"):
+                    trace_while_returning(self, s, stmts[i + 1:])
+                return                      # it took the rest of the list with it
             if isinstance(s, (ast.With, ExitWith)):
                 from .with_stmt import run_with
                 with at(self.loc(s)), internal_errors("tracing this line"):
@@ -229,8 +234,9 @@ class FunctionTracer:
 
     def stmt_Return(self, node):
         if self.loops:
-            from .control_flow import refuse_return_in_loop
-            refuse_return_in_loop(self)
+            from .loops import return_from_loop
+            return_from_loop(self, node)
+            return
         value = self.expr(node.value) if node.value is not None else None
         if self.withs:
             from .with_stmt import unwind

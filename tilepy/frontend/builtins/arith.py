@@ -18,8 +18,8 @@ from ...types import dtype as D
 from .. import api
 from ..values import Tile, type_name
 from .registry import impl
-from .semantics import (as_tile, broadcast, broadcast_shapes, check_dtype, constant, convert,
-                        emit, is_number, operands, signedness)
+from .semantics import (as_tile, broadcast, broadcast_shapes, check_dtype, common_dtype, constant,
+                        constant_scalar, convert, emit, is_number, operands, signedness)
 
 
 def _mode(m) -> str | None:
@@ -61,10 +61,47 @@ BINARY = {
 }
 
 
+# The builtins a strictly typed constant folds through (`n + ct.int16(2)` is the int16 constant
+# 7, as in cuTile): numpy computes them in the operands' dtype as the GPU does (integers wrap,
+# floats round to nearest even), integer // and % as Python's. Not folded (a run-time value):
+# shifts, NaN in min/max, bool arithmetic, float division, a zero divisor, the ops with modifiers.
+TYPED_FOLD = {api.add, api.sub, api.mul, api.maximum, api.minimum, api.bitwise_and,
+              api.bitwise_or, api.bitwise_xor, api.floordiv, api.mod}
+
+
+def fold_typed(ctx, stub, fold, x, y, result=None):
+    """`fold(x, y)` as a constant 0-d tile when both operands are compile-time scalars and one is
+    a strictly typed constant (a constant 0-d tile), computed in their common dtype; the result
+    has that dtype (or `result`). None when they are not, or the op is not folded."""
+    if not any(isinstance(v, Tile) for v in (x, y)):
+        return None
+    vals = [v if is_number(v) else constant_scalar(v) for v in (x, y)]
+    if any(v is None for v in vals):
+        return None
+    d = common_dtype([x, y])
+    if d.is_bool and result is None and stub not in (api.bitwise_and, api.bitwise_or,
+                                                     api.bitwise_xor):
+        return None
+    if d.is_float and stub in (api.maximum, api.minimum) and any(math.isnan(v) for v in vals):
+        return None
+    if stub in (api.floordiv, api.mod) and (not d.is_int or vals[1] == 0):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            r = fold(*(np.asarray(v, d.numpy) for v in vals))
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return constant(ctx, np.asarray(r).item(), result or d)
+
+
 def _make_binary(stub, fold, fop, iop, signed):
     def fn(ctx, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_nan=False):
         if is_number(x) and is_number(y):
             return fold(x, y)
+        if stub in TYPED_FOLD and rounding_mode is None and not flush_to_zero:
+            folded = fold_typed(ctx, stub, fold, x, y)
+            if folded is not None:
+                return folded
         (a, b), d = operands(ctx, x, y)
         if d.is_float:
             if fop is None:
@@ -101,6 +138,9 @@ def truediv(ctx, x, y, *, rounding_mode=None, flush_to_zero=False):
 def floordiv(ctx, x, y):
     if is_number(x) and is_number(y):
         return x // y
+    folded = fold_typed(ctx, api.floordiv, operator.floordiv, x, y)
+    if folded is not None:
+        return folded
     (a, b), d = operands(ctx, x, y)
     if d.is_float:
         return emit(ctx, "floor", emit(ctx, "divf", a, b, dtype=d), dtype=d)
@@ -115,6 +155,9 @@ def mod(ctx, x, y):
     """Python's modulo: the result has the sign of the divisor."""
     if is_number(x) and is_number(y):
         return x % y
+    folded = fold_typed(ctx, api.mod, operator.mod, x, y)
+    if folded is not None:
+        return folded
     (a, b), d = operands(ctx, x, y)
     if d.is_bool:
         raise TileTypeError("% is not defined for bool tiles")
@@ -212,6 +255,9 @@ def _make_compare(fold, pred):
     def fn(ctx, x, y):
         if is_number(x) and is_number(y):
             return fold(x, y)
+        folded = fold_typed(ctx, None, fold, x, y, result=D.bool_)
+        if folded is not None:
+            return folded
         (a, b), d = operands(ctx, x, y)
         if d.is_float:
             # Python semantics: every comparison with NaN is false, except != which is true.

@@ -167,6 +167,17 @@ def broadcast(ctx, t: Tile, shape) -> Tile:
 
 
 # ------------------------------------------------------------------------------ operands
+def constant_scalar(t):
+    """The number a 0-d tile made by a `constant` op holds (a strictly typed constant such as
+    `ct.int16(2)`: types whose storage is the value), else None."""
+    op = getattr(getattr(t, "value", None), "op", None) if isinstance(t, Tile) else None
+    if op is None or op.name != "constant" or t.ndim != 0 or \
+            t.dtype.elem.name not in ("i1", "i8", "i16", "i32", "i64", "f16", "f32", "f64"):
+        return None
+    v = op.attrs["value"].array
+    return v.item() if v.ndim == 0 else None
+
+
 def common_dtype(xs) -> DType:
     """Promotion of the operands: tiles by the table, literals adapt to the tiles (cuTile)."""
     tiles = [x for x in xs if isinstance(x, Tile)]
