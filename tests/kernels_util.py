@@ -41,9 +41,9 @@ def record_compiler_commands(monkeypatch) -> list:
     commands = []
     real = cpu_build.run
 
-    def run(cmd, limit):
+    def run(cmd, limit, cwd=None):
         commands.append(cmd)
-        return real(cmd, limit)
+        return real(cmd, limit, cwd)
     monkeypatch.setattr(cpu_build, "run", run)
     return commands
 

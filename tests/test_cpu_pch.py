@@ -120,12 +120,12 @@ def test_a_compile_that_fails_with_the_pch_is_rerun_without_it(built, fresh, mon
     good = pch.read_bytes()
     real = cpu_build.run
 
-    def run(cmd, limit):            # GCC on a PCH damaged after this process verified it
+    def run(cmd, limit, cwd=None):  # GCC on a PCH damaged after this process verified it
         if _uses_pch(cmd):
             fresh.append(cmd)
             return subprocess.CompletedProcess(cmd, 1, "", "error: while reading precompiled "
                                                            "header: No such file or directory")
-        return real(cmd, limit)         # the fixture's recorder
+        return real(cmd, limit, cwd)    # the fixture's recorder
     monkeypatch.setattr(cpu_build, "run", run)
     try:
         assert _launch(14) == 14

@@ -33,11 +33,12 @@ def folder():
         yield d
 
 
-def run(cmd: list[str], limit: float | None) -> subprocess.CompletedProcess:
-    """Run the compiler in a process group of its own; subprocess.TimeoutExpired past `limit`.
-    However the wait ends early, the group is killed first."""
+def run(cmd: list[str], limit: float | None, cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run the compiler (in folder `cwd`) in a process group of its own;
+    subprocess.TimeoutExpired past `limit`. However the wait ends early, the group is killed
+    first."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, cwd=cwd)
     try:
         out, err = proc.communicate(timeout=limit)
     except BaseException:

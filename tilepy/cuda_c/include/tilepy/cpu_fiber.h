@@ -229,6 +229,10 @@ TP_SUPPORT void warp_collective(uint32_t kind, const char* name, uint32_t mask, 
 inline void tma_check_exit();                     // cpu_tma.h
 TP_REPORT inline std::string mbar_wait_report(const Ctx& c);
 
+// The scheduler and the launch: only launch_blocks runs them, so a split kernel's translation unit
+// does not see them (their std::string and std::vector code was instantiated again at the end
+// of every faithful kernel's compile).
+#if TP_SUPPORT_BODY
 // A lane exits: operations that waited only for lanes still running may now complete.
 inline void lane_exit(Fiber* f) {
   Worker& w = *worker;
@@ -413,7 +417,6 @@ TP_REPORT inline void check_smem(const Worker& w, const unsigned char* dyn, size
             "smem_bytes");
 }
 
-#if TP_SUPPORT_BODY
 TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t smem, int workers,
                              Report* report, void (*entry)(const void*), const void* kernel) {
   LaunchScope scope(report);
@@ -456,7 +459,7 @@ TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t sme
   scope.run_workers(workers, body);
   return failed.load() ? -2 : 0;
 }
-#endif
+#endif  // TP_SUPPORT_BODY
 
 }}  // namespace tp::cpu
 
