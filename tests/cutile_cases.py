@@ -1,5 +1,7 @@
-"""Running and compiling the cuTile compatibility cases (test_cutile_suite.py and
-test_cutile_features.py): a case is (kernel, grid, args, check)."""
+"""Running and compiling the cuTile compatibility cases of the test_cutile_* files: a case is
+(kernel, grid, args, check)."""
+import pytest
+
 import tilepy as ct
 import tilepy.interpret as interp
 from tilepy.api.compiler import compile_for_args
@@ -35,3 +37,23 @@ def compile_case(case, arch: str):
     assert cubin.data[:4] == b"\x7fELF"
     assert cubin.resource_usage().get("registers", 0) > 0, cubin.log
     return cubin
+
+
+MODES = ("interpret", "fast", "faithful")
+
+
+def case_tests(cases, runs=None):
+    """A file's two tests of its cases, to assign to its test_* names once every case is
+    registered: each (name, mode) of `runs` (every case in every mode of MODES by default)
+    launched and checked against numpy, and every case compiled by NVRTC for sm_80 and sm_90."""
+    runs = runs if runs is not None else [(n, m) for n in cases for m in MODES]
+
+    @pytest.mark.parametrize("name,mode", runs)
+    def matches_numpy(name, mode):
+        run_case(cases[name](), mode)
+
+    @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+    @pytest.mark.parametrize("name", list(cases))
+    def compiles_with_nvrtc(name, arch):
+        compile_case(cases[name](), arch)
+    return matches_numpy, compiles_with_nvrtc

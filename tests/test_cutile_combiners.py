@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, registry, run_case
+from cutile_cases import case_tests, compile_case, registry, run_case
 from cutile_kernels import combiners
 from tilepy.api.compiler import compile_for_args
 from tilepy.cuda_c.emitter import FOLD_SCRATCH
@@ -69,16 +69,7 @@ def argmax_of(n):
         lambda: np.testing.assert_array_equal(out, [n // 3, int(np.argmin(x))])
 
 
-@pytest.mark.parametrize("name,mode", [(n, m) for n in CASES
-                                       for m in ("interpret", "fast", "faithful")])
-def test_kernel_matches_numpy(name, mode):
-    run_case(CASES[name](), mode)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_kernel_compiles_with_nvrtc(name, arch):
-    compile_case(CASES[name](), arch)
+test_kernel_matches_numpy, test_kernel_compiles_with_nvrtc = case_tests(CASES)
 
 
 @pytest.mark.parametrize("mode", ["fast", "faithful"])

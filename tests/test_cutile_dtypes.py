@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, run_case
+from cutile_cases import case_tests, run_case
 from cutile_kernels import fp4
 
 rng = np.random.default_rng(31)
@@ -129,16 +129,7 @@ for _block, _scales in ((32, "e8m0"), (16, "e4m3"), (16, "e5m3")):
         lambda bl, sc: lambda: _scaled(bl, sc))(_block, _scales)
 
 
-@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_kernel_matches_numpy(name, mode):
-    run_case(CASES[name](), mode)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_kernel_compiles_with_nvrtc(name, arch):
-    compile_case(CASES[name](), arch)
+test_kernel_matches_numpy, test_kernel_compiles_with_nvrtc = case_tests(CASES)
 
 
 def test_dtype_names():

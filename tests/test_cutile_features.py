@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, registry, run_case
+from cutile_cases import MODES, case_tests, compile_case, registry, run_case
 from cutile_kernels import batched, dtypes, fp8, int64_index, lists, matmul, modifiers
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
@@ -319,16 +319,8 @@ FRONT_END = {"np_dtypes_causal_mask", "np_dtypes_astype", "zero_d_loads_segments
              "torch_dtypes"}
 
 
-@pytest.mark.parametrize("name,mode", [(n, m) for n in CASES for m in ("interpret", "fast", "faithful")
-                                       if not (n in FRONT_END and m == "fast")])
-def test_kernel_matches_numpy(name, mode):
-    run_case(CASES[name](), mode)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_kernel_compiles_with_nvrtc(name, arch):
-    compile_case(CASES[name](), arch)
+test_kernel_matches_numpy, test_kernel_compiles_with_nvrtc = case_tests(
+    CASES, [(n, m) for n in CASES for m in MODES if not (n in FRONT_END and m == "fast")])
 
 
 @pytest.mark.parametrize("name,arch,insn", [("float8_e4m3fn", "sm_89", "QMMA.16832.F32.E4M3.E4M3"),

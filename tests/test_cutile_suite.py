@@ -2,10 +2,9 @@
 `import tilepy as ct` is the only change) run on the CPU backend and match numpy; every one also
 compiles with NVRTC for sm_80 and sm_90."""
 import numpy as np
-import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, run_case
+from cutile_cases import case_tests, run_case
 from cutile_kernels import (control, elementwise, indexing, layernorm, matmul, reductions,
                             softmax, transpose)
 
@@ -326,13 +325,6 @@ MODE_CASES = [(name, mode) for name in CASES for mode in ("fast", "faithful")
               if mode == "fast" or name not in FAST_ONLY]
 
 
-@pytest.mark.parametrize("name, mode", MODE_CASES)
-def test_cutile_kernel_matches_numpy(name, mode):
-    """fast: one thread per block; faithful: the block's 128 threads with real barriers."""
-    run_case(CASES[name](), mode)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_cutile_kernel_compiles_with_nvrtc(name, arch):
-    compile_case(CASES[name](), arch)
+# fast: one thread per block; faithful: the block's 128 threads with real barriers
+test_cutile_kernel_matches_numpy, test_cutile_kernel_compiles_with_nvrtc = case_tests(CASES,
+                                                                                      MODE_CASES)

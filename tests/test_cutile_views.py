@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tilepy as ct
-from cutile_cases import compile_case, registry, run_case
+from cutile_cases import case_tests, registry
 from cutile_kernels import views
 from kernels_util import assert_located
 from tilepy.bytecode import read_module
@@ -149,16 +149,7 @@ def raw_array_memory():
     return views.raw_memory, (1,), (x, y, n), check
 
 
-@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_view_kernel_matches_numpy(name, mode):
-    run_case(CASES[name](), mode)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("name", list(CASES))
-def test_view_kernel_compiles_with_nvrtc(name, arch):
-    compile_case(CASES[name](), arch)
+test_view_kernel_matches_numpy, test_view_kernel_compiles_with_nvrtc = case_tests(CASES)
 
 
 def test_the_cpp_backend_addresses_views_through_pointers():
