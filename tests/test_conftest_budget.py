@@ -1,5 +1,6 @@
 """tests/conftest.py's CPU-time budget: a test over it fails the run and is named at the end; a
 test marked `budget(seconds)` may take that long (run here in a pytest of its own)."""
+import ast
 import os
 import shutil
 import subprocess
@@ -25,8 +26,21 @@ def test_marked_longer():
 """
 
 
+def conftest_and_its_modules() -> list[str]:
+    """conftest.py and the modules of this folder it imports or loads as plugins."""
+    with open(os.path.join(HERE, "conftest.py")) as f:
+        tree = ast.parse(f.read())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    names |= {e.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+              and any(getattr(t, "id", "") == "pytest_plugins" for t in n.targets)
+              for e in ast.walk(n.value) if isinstance(e, ast.Constant)}
+    return ["conftest.py"] + sorted(f"{m}.py" for m in names
+                                    if os.path.isfile(os.path.join(HERE, f"{m}.py")))
+
+
 def test_a_test_over_its_budget_fails_the_run(tmp_path):
-    for name in ("conftest.py", "abi_coverage.py", "gpu_machine.py"):   # what conftest loads
+    for name in conftest_and_its_modules():
         shutil.copy(os.path.join(HERE, name), tmp_path)
     (tmp_path / "test_burn.py").write_text(BURN)
     shutil.copy(os.path.join(os.path.dirname(HERE), "pyproject.toml"), tmp_path)
