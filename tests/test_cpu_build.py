@@ -105,21 +105,22 @@ def test_a_long_kernel_is_built_with_gccs_alias_query_caps():
 
 
 def test_a_link_that_fails_with_gold_is_rerun_with_the_compilers_own_linker(monkeypatch):
-    """GNU gold is an accelerator (cpu.link_flags): a build whose link fails with it is answered
+    """GNU gold is an accelerator (cpu_build.link_flags): a build whose link fails with it is answered
     by the plain build, and this process links with the compiler's own linker from then on."""
     from tilepy.launch import cpu
     cxx = cpu.host_compiler()
-    monkeypatch.setitem(cpu._linker, cxx, cpu.GOLD)
+    monkeypatch.setitem(cpu_build._linker, cxx, cpu_build.GOLD)
     monkeypatch.setenv("TILEPY_CPU_PCH", "0")
     real, commands = cpu_build.run, []
 
     def run(cmd, limit, cwd=None):
         commands.append(cmd)
-        if cpu.GOLD[0] in cmd:
+        if cpu_build.GOLD[0] in cmd:
             return subprocess.CompletedProcess(cmd, 1, "", "collect2: fatal error: cannot find 'ld'")
         return real(cmd, limit, cwd)
     monkeypatch.setattr(cpu_build, "run", run)
     source = '#include "tilepy/runtime.h"\n__global__ void k(int* out) { out[0] = 5; }\n'
     data, _ = cpu._compile(cxx, cpu.flags("fast"), source + cpu.host_entry("k", ["int*"]), "k")
     assert cpu.elf_intact(data)
-    assert [cpu.GOLD[0] in c for c in commands] == [True, False] and cpu.link_flags(cxx) == []
+    assert [cpu_build.GOLD[0] in c for c in commands] == [True, False]
+    assert cpu_build.link_flags(cxx, True) == []

@@ -585,33 +585,6 @@ def _load_bytes(data: bytes) -> ctypes.CDLL | None:
         os.unlink(path)
 
 
-# The linker of kernel libraries: GNU gold where it is installed. GNU ld (bfd) took 0.06-0.1 of a
-# fast-mode vector add's 0.32 CPU-s (g++ 12, with the PCH and the support object), gold 0.025-0.04:
-# half of it reading libstdc++.so's symbols. Like the PCH it is an accelerator, never an input:
-# the library does the same either way (its cache key does not name the linker), and a build
-# that fails with it is rerun with the compiler's own linker, which then links every later
-# library of this process (a failure that names the linker; one that does not blames the PCH).
-GOLD = ["-fuse-ld=gold"]
-_linker: dict[str, list[str]] = {}            # compiler -> its link flags (GOLD or [])
-_LINK_ERROR = re.compile(r"collect2|ld\.gold|linker")   # the link step failed (GCC, clang)
-
-
-def link_flags(cxx: str) -> list[str]:
-    """GOLD where the compiler can use it (GCC or clang, ld.gold on the PATH), else []."""
-    found = _linker.get(cxx)
-    if found is None:
-        import shutil
-        found = GOLD if shutil.which("ld.gold") and _is_gcc_or_clang(cxx) else []
-        _linker[cxx] = found
-    return found
-
-
-def _is_gcc_or_clang(cxx: str) -> bool:
-    from .cpu_pch import supported
-    ident = compiler_id(cxx)
-    return supported(ident) or "clang" in ident.lower()
-
-
 def _compile(cxx: str, fl: list[str], source: str, name: str,
              base: list[str] | None = None) -> tuple[bytes, int]:
     """The library's bytes and the stack its blocks need (cpu_build.frames_size). With `base`
@@ -634,13 +607,14 @@ def _compile(cxx: str, fl: list[str], source: str, name: str,
             libs = [f for f in fl if f.startswith("-l")]          # after the source that needs them
             opts = [f for f in fl if not f.startswith("-l")] + (["-DTP_SPLIT"] if split else [])
             objs = [os.path.join(d, SUPPORT_FILE)] if split else []
-            pch = cpu_pch.include_flags(cxx, compiler_id(cxx), opts + libs, _headers(),
-                                        INCLUDE_DIR, d, source)
-            link = link_flags(cxx)
+            ident = compiler_id(cxx)
+            pch = cpu_pch.include_flags(cxx, ident, opts + libs, _headers(), INCLUDE_DIR, d,
+                                        source)
+            link = cpu_build.link_flags(cxx, cpu_pch.supported(ident) or "clang" in ident.lower())
             # not bounded by tilepy.compiler_timeout: that bounds the GPU compilers (launch/timeout.py)
             proc = cpu_build.run([cxx, *pch, *opts, *link, "-fstack-usage", src, *objs, "-o",
                                   out_name, *libs], None, d)
-            linking = bool(link) and _LINK_ERROR.search(proc.stderr) is not None
+            linking = bool(link) and cpu_build.link_failed(proc.stderr)
             if proc.returncode != 0 and (pch or linking and SUPPORT_FILE not in proc.stderr):
                 cpu_build.remove_reports(d)          # the answer is the plain compile
                 proc = cpu_build.run([cxx, *opts, "-fstack-usage", src, *objs, "-o", out_name,
@@ -649,7 +623,7 @@ def _compile(cxx: str, fl: list[str], source: str, name: str,
                     if pch:
                         cpu_pch.failed(pch)
                     if linking:
-                        _linker[cxx] = []
+                        cpu_build.without_gold(cxx)
             return proc
         proc = attempt(support is not None)
         if proc.returncode != 0 and support is not None and SUPPORT_FILE in proc.stderr:

@@ -142,3 +142,34 @@ def frames(build_dir: str) -> int:
                     if len(parts) == 3 and parts[1].isdigit():
                         total += int(parts[1])
     return total
+
+
+# The linker of kernel libraries: GNU gold where it is installed. GNU ld (bfd) took 0.06-0.1 of a
+# fast-mode vector add's 0.32 CPU-s (g++ 12, with the PCH and the support object), gold 0.025-0.04:
+# half of it reading libstdc++.so's symbols. Like the PCH it is an accelerator, never an input:
+# the library does the same either way (its cache key does not name the linker), and a build
+# that fails with it is rerun with the compiler's own linker (cpu._compile), which then links
+# every later library of this process (a failure that names the linker; one that does not blames
+# the PCH).
+GOLD = ["-fuse-ld=gold"]
+_linker: dict[str, list[str]] = {}            # compiler -> its link flags (GOLD or [])
+_LINK_ERROR = re.compile(r"collect2|ld\.gold|linker")   # the link step failed (GCC, clang)
+
+
+def link_flags(cxx: str, gcc_or_clang: bool) -> list[str]:
+    """GOLD where the compiler can use it (`gcc_or_clang`, and ld.gold on the PATH), else []."""
+    found = _linker.get(cxx)
+    if found is None:
+        import shutil
+        found = _linker[cxx] = GOLD if gcc_or_clang and shutil.which("ld.gold") else []
+    return found
+
+
+def link_failed(stderr: str) -> bool:
+    """Does the compiler's report say the link step failed?"""
+    return _LINK_ERROR.search(stderr) is not None
+
+
+def without_gold(cxx: str):
+    """Gold failed where the compiler's own linker did not: this process links without it."""
+    _linker[cxx] = []
