@@ -21,8 +21,10 @@ TileValueError/..., where the test expected none or another class); CRASH (any o
 exception, TileInternalError included); UNSUPPORTED (TileUnsupportedFeatureError); MISSING (a
 public cuTile name tilepy does not define); INTERNALS (the test reads cuTile internals: a
 private module, or a private member such as `ct.kernel._compile`); SKIP (the test skipped
-itself: a capability, a missing package); TIMEOUT (the file's time ran out before the test
-finished). The detail column says the first line of the error. `--replay
+itself: a capability, a missing package); MEMORY (an allocation outside tilepy failed: the
+test's own tensors, or torch's comparison of them, need more memory than this machine has free;
+the detail says how much; one inside tilepy stays a CRASH); TIMEOUT (the file's time ran out
+before the test finished). The detail column says the first line of the error. `--replay
 run.json` prints a saved run's table again (with this version's statuses).
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,7 +41,8 @@ import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STATUSES = ("PASS", "WRONG", "REFUSED", "CRASH", "UNSUPPORTED", "MISSING", "INTERNALS", "SKIP",
-            "TIMEOUT")
+            "MEMORY", "TIMEOUT")
+MEMORY: dict = {}           # the child's memory limit and the memory free when it started
 
 
 # ---- the child: one test file under pytest --------------------------------------------------
@@ -195,8 +199,38 @@ def status_of(name: str, text: str) -> str:
     return "CRASH"
 
 
+def _out_of_memory(e) -> str | None:
+    """What a failed allocation outside tilepy asked for, if `e` (or an exception that caused
+    it: torch's assert_close wraps its own) is one: torch's allocator error, numpy's
+    MemoryError. None otherwise, and for one raised with tilepy's code on the stack (tilepy
+    allocates nothing per array beyond the user's tensors: such a failure is tilepy's)."""
+    import resource
+    import traceback
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        text = str(e)
+        if isinstance(e, MemoryError) or "can't allocate memory" in text or \
+                type(e).__name__ == "OutOfMemoryError":
+            if any(f"{os.sep}tilepy{os.sep}" in f.filename
+                   for f in traceback.extract_tb(e.__traceback__)):
+                return None
+            m = re.search(r"tried to allocate (\d+) bytes", text)
+            asked = f"{int(m.group(1)) / 2**30:.2f} GiB more" if m else \
+                re.sub(r"^Unable to allocate ([^ ]+ [^ ]+).*", r"\1 more", text.splitlines()[0])
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+            return (f"the test asked for {asked} with {peak:.1f} GiB in use at the peak; this "
+                    f"run's limit is {MEMORY['limit'] / 2**30:.1f} GiB, with "
+                    f"{MEMORY['free'] / 2**30:.1f} GiB free on this machine at its start")
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def _classify(excinfo) -> tuple[str, str]:
     e = excinfo.value
+    memory = _out_of_memory(e)
+    if memory is not None:
+        return "MEMORY", memory
     text = str(e).strip().splitlines()
     first = text[0] if text else ""
     name = type(e).__name__
@@ -209,12 +243,13 @@ def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
     import resource
     sys.path.insert(0, HERE)
     import cutile_samples as samples
-    # a test's tensors past this fail (MemoryError) here: 90% of the memory free at the start, at
-    # least 8 GB (test_array's and test_list's int64_index tests peak at 17 GB: 4 GiB tensors
-    # and the temporaries of torch's comparison of them)
+    # a test's tensors past this fail (MemoryError: the MEMORY status) here: 90% of the memory
+    # free at the start, at least 8 GB (test_array's int64_index test needs 16 GiB: two 4 GiB
+    # tensors, torch's x + 1 and the bool tensor of its comparison; test_list's 20 GiB)
     free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     limit = max(8 << 30, free * 9 // 10)
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    MEMORY.update(limit=limit, free=free)
     launches = Launches()
     samples._emulate_cuda(capability, sms)
     samples._cuda_tile(launches, capability)
@@ -346,7 +381,7 @@ def main(argv=None):
     if args.replay:
         with open(args.replay) as f:
             for r in json.load(f):
-                if r["status"] not in ("PASS", "SKIP", "TIMEOUT"):
+                if r["status"] not in ("PASS", "SKIP", "MEMORY", "TIMEOUT"):
                     name, _, text = r["detail"].partition(": ")
                     r["status"] = status_of(name, text) if text else r["status"]
                 saved.setdefault(r["file"], []).append(r)
