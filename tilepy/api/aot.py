@@ -31,8 +31,8 @@ _ODD = 17          # placeholder extent/stride: not 1 and not divisible by 2, 4,
 class ArraySpec:
     """An array parameter's type and every property the code was specialized on: dtype, rank,
     unit-stride dimensions, 16-byte base alignment, extents/strides that are multiples of 16
-    bytes, and whether the array overlaps no other array argument (a coarser form of the JIT's
-    facts, frontend/specialize.divisors: an AOT kernel assumes 16 bytes or nothing), and its
+    bytes, and whether the array overlaps no other array argument (the JIT's facts,
+    frontend/specialize.divisors: 16 bytes or nothing), and its
     index dtype (int64: 64-bit extents and strides, cuTile's IndexedWithInt64; None: the
     parameter's annotation decides). As text: ``float16[:, ::1]`` plus, when any property
     holds, ``{align16 shape16:0,1 stride16:0 disjoint index64}``."""
@@ -273,15 +273,19 @@ def _check_array(c: Compiled, pname: str, spec: ArraySpec, info):
 
 def _check_specialization(c: Compiled, infos):
     """Every property the code assumes (alignment, divisibility, no overlap) holds for `infos`."""
-    from ..frontend.specialize import mark_disjoint, param_for
+    import dataclasses
+
+    from ..frontend.specialize import divisors, mark_disjoint, param_for
     params = [spec.param(n) if isinstance(spec, ArraySpec) else None for n, spec in c._specs]
     actual = mark_disjoint([param_for(n, i, False, index_dtype=p.index_dtype)
                             if p is not None else p
                             for (n, _), p, i in zip(c._specs, params, infos)], infos)
-    for (name, spec), have in zip(c._specs, actual):
+    for (name, spec), have, info in zip(c._specs, actual, infos):
         if not isinstance(spec, ArraySpec):
             continue
-        got = ArraySpec.of(have)
+        _, shape_div, stride_div = divisors(info)     # every dimension's (a spec may state
+        got = ArraySpec.of(dataclasses.replace(        # facts the JIT does not key on)
+            have, shape_div=shape_div, stride_div=stride_div))
         pre = f"argument '{name}': kernel '{c.name}' was compiled for {spec}"
         if spec.aligned16 and not got.aligned16:
             raise TileValueError(f"{pre}, but its base address is not 16-byte aligned")

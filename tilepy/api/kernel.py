@@ -48,11 +48,12 @@ class Kernel(KernelFunction):
     def bytecode(self, *args, version: tuple[int, int] | str | None = None) -> bytes:
         """This kernel's Tile IR for `args` as NVIDIA's Tile IR bytecode (what `tileiras` and
         `tileirdisasm` read); `version` ((13, 5) or "13.5") defaults to tilepy.bytecode's
-        DEFAULT_VERSION (13.4: the newest every supported tileiras reads)."""
+        DEFAULT_VERSION (13.4: the newest every supported tileiras reads), with the exact
+        divisibility facts a tileiras launch specializes on."""
         from ..bytecode import DEFAULT_VERSION, write_module
         from .compiler import infos_for, tile_ir
         try:
-            module = tile_ir(self, *self.specialize(infos_for(args)))
+            module = tile_ir(self, *self.specialize(infos_for(args), exact=True))
             return write_module(module, version or DEFAULT_VERSION)
         except TileError as e:
             for_user(e)

@@ -193,8 +193,8 @@ def _launch(stream, grid, kernel, args):
     if device == "cuda" and not driver_available():
         raise TileLaunchError("CUDA arrays were passed but no NVIDIA driver/GPU was found; pass CPU "
                               "arrays (numpy, torch CPU) to run on the CPU backend")
-    key, params = kernel.specialize(infos)
     compiler = compiler_for(kernel) if device == "cuda" else "nvrtc"
+    key, params = kernel.specialize(infos, exact=compiler == "tileiras")
     if compiler == "tileiras":
         ck = compile_tileiras(kernel, key, params)
     else:

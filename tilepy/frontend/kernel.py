@@ -125,8 +125,9 @@ class KernelFunction:
         return f"<tilepy.kernel {self.name}>"
 
     # ------------------------------------------------------------------ specialization
-    def specialize(self, infos) -> tuple[tuple, list]:
-        """(cache key, params) for per-argument infos (ArrayInfo or Python values)."""
+    def specialize(self, infos, exact: bool = False) -> tuple[tuple, list]:
+        """(cache key, params) for per-argument infos (ArrayInfo or Python values); `exact`:
+        exact divisibility facts (what tileiras reads: frontend/specialize.py)."""
         names = list(self.signature.parameters)
         if len(infos) != len(names):
             n, m = len(names), len(infos)
@@ -134,7 +135,7 @@ class KernelFunction:
                 f"Kernel expects {n} argument{'s' if n != 1 else ''} but {m} "
                 f"{'was' if m == 1 else 'were'} given: kernel '{self.name}' takes {n} "
                 f"argument{'s' if n != 1 else ''} ({', '.join(names)})")
-        params = [argument_param(name, info, self.annotations[name], i)
+        params = [argument_param(name, info, self.annotations[name], i, exact=exact)
                   for i, (name, info) in enumerate(zip(names, infos))]
         params = mark_disjoint(params, infos)
         key = key_of(params)

@@ -1,13 +1,19 @@
 """Specialization: what a kernel is compiled for, per argument, and why it was compiled again.
 
 For an array: dtype, rank, which dimensions have unit stride (their stride is not passed), and
-exact divisibility facts (ARCHITECTURE.md decision 10): the largest power of two dividing the
-base address and each extent and stride, in bytes, up to 16 bytes (`divisors`). They become
-`assume div_by<N>` facts in the IR (frontend/context.py), so an f16 matrix of 5000 columns
-(10000-byte rows) takes the same 16-byte vector and cp.async path as one of 4096. For a Python
-scalar: its dtype (int -> int32, float -> float32, bool -> bool_). For a `Constant` parameter:
-its value. The key of a specialization is a tuple of one `(name, property, value)` triple per
-property, so a recompile can say which property of which argument changed.
+divisibility facts (`divisors`, ARCHITECTURE.md decision 10), which become `assume div_by<N>`
+facts in the IR (frontend/context.py), so that an f16 matrix of 5000 columns (10000-byte rows)
+takes the same 16-byte vector and cp.async path as one of 4096. For the CUDA C++ and CPU code,
+the 16-byte facts that code reads (lowering/memfacts.py): whether the base address is a multiple
+of 16 bytes, whether each stride of a dimension without unit stride is (in bytes), and whether
+the extent of a unit-stride dimension is. cuTile keys on the same base and stride facts, so an
+array that differs from a compiled one only in finer powers of two (8-byte rows: no change in
+that code) recompiles in neither. For NVIDIA's tileiras, which does read them (f16 rows of 8
+bytes load 64 bits at a time, of 4 bytes 32, of 2 bytes 16), the exact facts (`exact=True`):
+the largest power of two dividing the base address and every extent and stride, up to 16 bytes.
+For a Python scalar: its dtype (int -> int32, float -> float32, bool -> bool_). For a `Constant`
+parameter: its value. The key of a specialization is a tuple of one `(name, property, value)`
+triple per property, so a recompile can say which property of which argument changed.
 """
 from __future__ import annotations
 
@@ -24,22 +30,30 @@ from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, T
 ALIGN = 16          # bytes: the widest vector access; no fact is specialized beyond it
 
 
-def divisors(info) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
-    """(base alignment in bytes, extent divisors, stride divisors in elements): the largest power
-    of two dividing each, capped at ALIGN bytes (0 counts as divisible by anything). The one
-    place these facts are computed; the launch signature (ptr & 15, shape, strides) fixes them."""
+def divisors(info, exact: bool = False) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """(base alignment in bytes, extent divisors, stride divisors in elements), true of `info`
+    on every dimension: ALIGN if the base address is a multiple of ALIGN bytes, else 1; per
+    extent and stride, the elements in ALIGN bytes if it spans a multiple of ALIGN bytes (0
+    does), else 1. `exact`: the largest power of two dividing each, capped at ALIGN bytes. The
+    one place these facts are computed (param_for keeps those the code reads); the launch
+    signature (ptr & 15, shape, strides) fixes them."""
     cap = max(1, ALIGN // info.dtype.itemsize)
-    return (_pow2(info.ptr, ALIGN), tuple(_pow2(d, cap) for d in info.shape),
-            tuple(_pow2(s, cap) for s in info.strides))
+    fact = _pow2 if exact else _whole
+    return (fact(info.ptr, ALIGN), tuple(fact(d, cap) for d in info.shape),
+            tuple(fact(s, cap) for s in info.strides))
 
 
 def _pow2(x: int, cap: int) -> int:
     return min(x & -x, cap) if x else cap
 
 
+def _whole(x: int, cap: int) -> int:
+    return cap if x % cap == 0 else 1
+
+
 def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None,
-              index_dtype: DType | None = None, annotation=None):
-    """`scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer;
+              index_dtype: DType | None = None, annotation=None, exact: bool = False):
+    """`exact`: exact divisibility facts (for tileiras; see the module's doc); `scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer;
     `index_dtype`: its ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list;
     `annotation`: that ArrayAnnotation (a list's: its elements'), whose `static_shape_dims` /
     `static_stride_dims` name the extents and strides made compile-time constants."""
@@ -51,18 +65,22 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
         raise TileTypeError(f"Invalid kernel parameter '{name}': ArrayAnnotation/IndexedWithInt64 "
                             f"can only be applied to an array or a list-of-array parameter.")
     if isinstance(info, ArrayInfoList) and not constant:
-        return _array_list(name, info, index_dtype, annotation)
+        return _array_list(name, info, index_dtype, annotation, exact)
     if isinstance(info, ArrayInfo):
         if constant:
             raise TileTypeError(f"argument '{name}': an array cannot be a Constant parameter")
         index = info.index_dtype or index_dtype or D.int32     # a signature's, the annotation's
         _check_index_range(name, info, index)
         unit = tuple(s == 1 or d == 1 for s, d in zip(info.strides, info.shape))
-        align, shape_div, stride_div = divisors(info)
         static_shape, static_strides = _static_dims(name, info, annotation)
-        if static_strides:      # cuTile's rule: the other strides' inferred facts are dropped
-            cap = max(1, ALIGN // info.dtype.itemsize)      # (but for 16-byte alignment)
+        if static_strides:      # cuTile's rule: no unit stride is inferred beside static ones
             unit = tuple(u and s is not None for u, s in zip(unit, static_strides))
+        align, shape_div, stride_div = divisors(info, exact)
+        if not exact:   # what the C++ reads (lowering/memfacts.py): the extent along a unit-
+            shape_div = tuple(d if u else 1 for d, u in zip(shape_div, unit))   # stride dim,
+            stride_div = tuple(1 if u else d for d, u in zip(stride_div, unit))  # other strides
+        elif static_strides:    # cuTile's rule: the other strides' finer facts are dropped
+            cap = max(1, ALIGN // info.dtype.itemsize)
             stride_div = tuple(d if s is not None or d == cap else 1
                                for d, s in zip(stride_div, static_strides))
         return ArrayParam(name, info.dtype, len(info.shape), unit, align, shape_div, stride_div,
@@ -88,7 +106,8 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
                         f"parameter tilepy.Constant[...]")
 
 
-def argument_param(name: str, info, node, position: int, path: tuple[int, ...] = ()):
+def argument_param(name: str, info, node, position: int, path: tuple[int, ...] = (),
+                   exact: bool = False):
     """The parameter of one kernel argument (`info`: host/intake.intake_arg's) under its
     annotation tree (frontend/annotations.py): a tuple (intake's ArgTuple) becomes a TupleParam
     whose items are named `<name>_<i>`, each under its item's annotation (a leaf annotation
@@ -103,7 +122,8 @@ def argument_param(name: str, info, node, position: int, path: tuple[int, ...] =
                 f"parameter annotated as a tuple of length {len(node.items)}")
         nodes = node.items if isinstance(node, Items) else \
             (node.each if isinstance(node, EachItem) else node,) * len(info)
-        return TupleParam(name, tuple(argument_param(f"{name}_{i}", x, n, position, (*path, i))
+        return TupleParam(name, tuple(argument_param(f"{name}_{i}", x, n, position, (*path, i),
+                                                     exact)
                                       for i, (x, n) in enumerate(zip(info, nodes))))
     if not isinstance(node, Leaf):
         raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Received a non-tuple "
@@ -119,7 +139,7 @@ def argument_param(name: str, info, node, position: int, path: tuple[int, ...] =
                                     f"is a subclass of 'tuple'. Only plain tuples are accepted.")
     return param_for(name, info, node.constant,
                      node.scalar.dtype if node.scalar is not None else None, node.index_dtype,
-                     node.array_annotation)
+                     node.array_annotation, exact)
 
 
 def _what(position: int, path: tuple[int, ...]) -> str:
@@ -175,9 +195,10 @@ def _static_dims(name: str, info, annotation) -> tuple[tuple, tuple]:
     return out[0], out[1]
 
 
-def _array_list(name: str, infos, index_dtype=None, annotation=None) -> ArrayListParam:
+def _array_list(name: str, infos, index_dtype=None, annotation=None,
+                exact=False) -> ArrayListParam:
     items = tuple(param_for(f"{name}_{i}", info, False, index_dtype=index_dtype,
-                            annotation=annotation)
+                            annotation=annotation, exact=exact)
                   for i, info in enumerate(infos))
     kinds = {(p.dtype, p.ndim) for p in items}
     if len(kinds) > 1:
@@ -246,7 +267,7 @@ def param_key(p) -> tuple:
     if isinstance(p, ArrayParam):
         return ((p.name, "kind", "array"), (p.name, "dtype", p.dtype.name),
                 (p.name, "rank", p.ndim), (p.name, "unit-stride", _flags(p.unit_stride)),
-                (p.name, "base alignment (bytes)", p.align),
+                (p.name, "base address divisible by (bytes)", p.align),
                 (p.name, "extents divisible by", _divs(p.shape_div)),
                 (p.name, "strides divisible by", _divs(p.stride_div)),
                 (p.name, "overlaps no other array", p.disjoint),

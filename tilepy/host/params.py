@@ -14,9 +14,10 @@ class ArrayParam:
     dtype: DType
     ndim: int
     unit_stride: tuple[bool, ...]       # per dim: stride specialized to 1
-    # The specialization's divisibility facts (frontend/specialize.py `divisors`): the largest
-    # power of two dividing the base address (bytes), and per dim each extent and stride (in
-    # elements), each capped at 16 bytes (16 // itemsize elements).
+    # The specialization's divisibility facts (frontend/specialize.py `divisors`): 16 if the
+    # base address is a multiple of 16 bytes (else 1), and per dim the extent and the stride
+    # (in elements): 16 // itemsize if it spans a multiple of 16 bytes (else 1); kept only where
+    # the code reads them (a unit-stride dim's extent, the other dims' strides).
     align: int = 1
     shape_div: tuple[int, ...] = ()
     stride_div: tuple[int, ...] = ()

@@ -1,8 +1,8 @@
 """What the specialization proved about an array's memory, read back from the IR.
 
-The frontend specializes on 16-byte base alignment and on extents and strides divisible by 16,
-and says so with `assume div_by<16>` ops on the entry arguments before `make_tensor_view`
-(frontend/context.py). A tile access can use 16-byte vector loads and stores (and 16-byte
+The frontend specializes on 16-byte base alignment and on strides (and the extent of a
+unit-stride dimension) that span multiples of 16 bytes (frontend/specialize.py), and says so
+with `assume div_by` ops on the entry arguments before `make_tensor_view` (frontend/context.py). A tile access can use 16-byte vector loads and stores (and 16-byte
 cp.async copies) along tile dimension `d` of a partition view when
   * the base address is 16-byte aligned,
   * the tensor dimension that tile dimension `d` maps to has the static stride 1, and
