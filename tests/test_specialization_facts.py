@@ -7,6 +7,8 @@ divisibility test states its fact generally (an extent divisible by 16 against o
 no power of two above 4), so it holds for any exact divisibility fact. Also here: the byte
 extent of a view and the aliasing of views that share one element (host/intake.py), and an AOT
 kernel's refusal of such views."""
+import re
+
 import numpy as np
 import pytest
 
@@ -106,7 +108,7 @@ def test_base_alignment_decides_the_plan():
 
 def test_divisibility_of_an_extent_decides_the_plan():
     """64 f32 are 256 bytes, a multiple of 16; 62 are 248 bytes, a multiple of 8 but not 16:
-    the facts (the largest power of two dividing the extent, up to 16 bytes) differ."""
+    the facts of the unit-stride extent differ (frontend/specialize.py)."""
     k = launch_twice(pair(64), pair(62))
     assert counts(k) == (2, 2)
 
@@ -139,6 +141,64 @@ def test_device_decides_the_plan(monkeypatch):
         assert len(drv.launches) == 1
     plans = k.__dict__["_tp_plans"].table.values()
     assert sorted(p.gpu for p in plans) == [False, True]
+
+
+# ----------------------------------------------------------------------------- what is keyed
+@ct.kernel
+def inc(x, TILE: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(x, (i,), ct.load(x, (i,), (TILE,)) + 1)
+
+
+def aligned_f16(n: int) -> np.ndarray:
+    buf = np.zeros(n + 8, np.float16)
+    start = (-buf.ctypes.data % 16) // 2
+    return buf[start:start + n]
+
+
+@pytest.mark.parametrize("mode", ["fast", "faithful"])
+def test_strides_compile_again_only_across_16_bytes(mode):
+    """cuTile's compile counts for one f16 buffer's views: strides of 2 and 4 elements (4 and 8
+    bytes: one specialization, the code reads no finer fact), 8 (16 bytes: aligned rows) and 16
+    (32 bytes: the same fact again). Right answers each time, in both CPU modes."""
+    buf = aligned_f16(512)
+    want = np.zeros_like(buf)
+    k = inc.replace_hints()
+    got = []
+    with ct.cpu_mode(mode):
+        for view in (slice(0, 64, 2), slice(0, 64, 4), slice(0, 128, 8), slice(0, 256, 16),
+                     slice(8, 72, 2)):
+            x = buf[view]
+            ct.launch(None, (ct.cdiv(x.shape[0], 16),), k, (x, 16))
+            want[view] += 1
+            np.testing.assert_array_equal(buf, want)
+            got.append(len(k.cache))
+    assert got == [1, 1, 2, 2, 2]
+
+
+@ct.kernel
+def copy_rows(a, b):
+    ct.store(b, (ct.bid(0), 0), ct.load(a, (ct.bid(0), 0), (4, 64)))
+
+
+def rows(row_stride: int) -> np.ndarray:
+    """8 rows of 64 f16 on an aligned base, `row_stride` elements apart."""
+    return aligned_f16(8 * row_stride).reshape(8, row_stride)[:, :64]
+
+
+def test_rows_of_4_and_8_bytes_share_the_code_16_bytes_vectorize():
+    """Row strides of 132 and 136 bytes make one specialization with scalar accesses; 144
+    bytes, rows on 16 bytes, one with 16-byte vectors. Exact facts (tileiras') tell all
+    three apart."""
+    out = rows(64)
+    k = copy_rows.replace_hints()
+    src = {rs: k.cuda_source(rows(rs), out) for rs in (66, 68, 72)}
+    assert len(k.cache) == 2 and src[66] == src[68] != src[72]
+    vec = {rs: re.search(r"tp::load<[^(]*, (true|false)>\(a_view", s)[1] for rs, s in src.items()}
+    assert vec == {66: "false", 68: "false", 72: "true"}
+    infos = ct.api.compiler.infos_for
+    exact = {k.specialize(infos((rows(rs), out)), exact=True)[0] for rs in (66, 68, 72)}
+    assert len(exact) == 3
 
 
 # ----------------------------------------------------------------------------- byte extents

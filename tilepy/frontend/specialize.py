@@ -6,14 +6,16 @@ facts in the IR (frontend/context.py), so that an f16 matrix of 5000 columns (10
 takes the same 16-byte vector and cp.async path as one of 4096. For the CUDA C++ and CPU code,
 the 16-byte facts that code reads (lowering/memfacts.py): whether the base address is a multiple
 of 16 bytes, whether each stride of a dimension without unit stride is (in bytes), and whether
-the extent of a unit-stride dimension is. cuTile keys on the same base and stride facts, so an
+the extent of a unit-stride dimension is (whole 16-byte chunks in pipelined loads). cuTile keys
+on the same base and stride facts (and on every extent's divisibility by 16 elements), so an
 array that differs from a compiled one only in finer powers of two (8-byte rows: no change in
-that code) recompiles in neither. For NVIDIA's tileiras, which does read them (f16 rows of 8
-bytes load 64 bits at a time, of 4 bytes 32, of 2 bytes 16), the exact facts (`exact=True`):
-the largest power of two dividing the base address and every extent and stride, up to 16 bytes.
-For a Python scalar: its dtype (int -> int32, float -> float32, bool -> bool_). For a `Constant`
-parameter: its value. The key of a specialization is a tuple of one `(name, property, value)`
-triple per property, so a recompile can say which property of which argument changed.
+that code) compiles again in neither. For NVIDIA's tileiras, which reads finer facts (f16 rows
+of 8 bytes load 64 bits at a time there, of 4 bytes 32, of 2 bytes 16), the exact facts
+(`exact=True`): the largest power of two dividing the base address and every extent and
+stride, up to 16 bytes. For a Python scalar: its dtype (int -> int32, float -> float32, bool ->
+bool_). For a `Constant` parameter: its value. The key of a specialization is a tuple of one
+`(name, property, value)` triple per property, so a recompile can say which property of which
+argument changed.
 """
 from __future__ import annotations
 
@@ -76,8 +78,8 @@ def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None
         if static_strides:      # cuTile's rule: no unit stride is inferred beside static ones
             unit = tuple(u and s is not None for u, s in zip(unit, static_strides))
         align, shape_div, stride_div = divisors(info, exact)
-        if not exact:   # what the C++ reads (lowering/memfacts.py): the extent along a unit-
-            shape_div = tuple(d if u else 1 for d, u in zip(shape_div, unit))   # stride dim,
+        if not exact:   # the facts the C++ reads (lowering/memfacts.py): the extent along a
+            shape_div = tuple(d if u else 1 for d, u in zip(shape_div, unit))  # unit-stride dim,
             stride_div = tuple(1 if u else d for d, u in zip(stride_div, unit))  # other strides
         elif static_strides:    # cuTile's rule: the other strides' finer facts are dropped
             cap = max(1, ALIGN // info.dtype.itemsize)

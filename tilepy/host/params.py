@@ -14,10 +14,10 @@ class ArrayParam:
     dtype: DType
     ndim: int
     unit_stride: tuple[bool, ...]       # per dim: stride specialized to 1
-    # The specialization's divisibility facts (frontend/specialize.py `divisors`): 16 if the
-    # base address is a multiple of 16 bytes (else 1), and per dim the extent and the stride
-    # (in elements): 16 // itemsize if it spans a multiple of 16 bytes (else 1); kept only where
-    # the code reads them (a unit-stride dim's extent, the other dims' strides).
+    # The specialization's divisibility facts (frontend/specialize.py): 16 if the base address
+    # is a multiple of 16 bytes (else 1); per dim, in elements, a unit-stride extent's and the
+    # other strides' (16 // itemsize if it spans a multiple of 16 bytes, else 1). Exact ones
+    # (tileiras'): the largest powers of two, capped at 16 bytes, on every dim.
     align: int = 1
     shape_div: tuple[int, ...] = ()
     stride_div: tuple[int, ...] = ()
