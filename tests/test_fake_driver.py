@@ -364,3 +364,33 @@ def test_errors_of_the_gpu_path(drv):
     ro.__cuda_array_interface__["data"] = (c.ctypes.data, True)
     with pytest.raises(ct.TileValueError, match="read-only"):
         ct.launch(None, (8,), vadd, (cuda_array(a), cuda_array(b), ro, 128))
+
+
+@ct.kernel
+def copy_list(xs, ys, N: ct.Constant[int]):
+    for i in range(len(xs)):
+        ct.store(ys[i], (0,), ct.load(xs[i], (0,), (N,)))
+
+
+def test_a_list_argument_is_all_in_the_launch_parameters(drv):
+    """A CUDA graph keeps a launch's parameters (copied when the launch is captured) and replays
+    them: a list of arrays is in them item by item (pointer, extent), with nothing staged in
+    device memory around the launch, so replaying the parameters after the list is gone copies
+    again. (cuTile stages a list's table in a stream buffer that later launches reuse, so it
+    refuses lists under capture; tilepy has no such buffer.)"""
+    xs = [np.arange(8, dtype=np.float32) + 10 * i for i in range(3)]
+    ys = [np.zeros(8, np.float32) for _ in range(3)]
+    issued = []
+    real = drv.core.launch
+    drv.core.launch = lambda *a: (issued.append(a), real(*a))[1]
+    arg = ([cuda_array(x) for x in xs], [cuda_array(y) for y in ys], 8)
+    ct.launch(None, (1,), copy_list, arg)
+    assert [y.tolist() for y in ys] == [x.tolist() for x in xs]
+    assert not drv.memory and not drv.calls_named("to_device")     # nothing staged
+    assert issued[0][3:] == tuple(v for a in xs + ys for v in (a.ctypes.data, 8))
+    del arg
+    for y in ys:
+        y[:] = 0
+    drv.core.Device(issued[0][2].device_id).set_current()
+    real(*issued[0])                                    # the replay of what was captured
+    assert [y.tolist() for y in ys] == [x.tolist() for x in xs]
