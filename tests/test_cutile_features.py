@@ -303,6 +303,24 @@ def int64_index_past_int32():
 
 
 @case
+def int64_index_stride_past_int32():
+    """Two rows 2^32 + 64 elements apart (x) and 2^32 + 32 apart (y, between x's) in one 4 GiB
+    int8 buffer of lazily zeroed pages, of which the kernel touches two: a row index times a
+    stride past int32 (cuTile's test_array int64_index case without its 8 GiB of tensors)."""
+    storage = np.zeros(2**32 + 256, np.int8)
+    x = np.lib.stride_tricks.as_strided(storage, (2, 32), (2**32 + 64, 1))
+    y = np.lib.stride_tricks.as_strided(storage[160:], (2, 32), (2**32 + 32, 1))
+    x[...] = rng.integers(-100, 100, (2, 32))
+    want = x + 1
+
+    def check():
+        np.testing.assert_array_equal(y, want)
+        np.testing.assert_array_equal(x, want - 1)
+        assert not storage[32:160].any() and not storage[2**32 + 96:2**32 + 192].any()
+    return int64_index.inc_rows, (2,), (x, y, 32), check
+
+
+@case
 def int64_index_list_and_extents():
     arrays = [rng.integers(-50, 50, (50, 1)).astype(np.int32) for _ in range(3)]
     out, extents = np.zeros((50, 1), np.int32), np.zeros(2, np.int64)

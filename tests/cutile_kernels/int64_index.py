@@ -42,3 +42,10 @@ def inc_tiles_from_int32(x, y, first, TILE: ConstInt):
 @ct.kernel
 def scalar_marked_int64_indexed(x, n: ct.IndexedWithInt64):
     ct.store(x, (0,), ct.full((1,), n, x.dtype))
+
+
+@ct.kernel
+def inc_rows(x: ct.IndexedWithInt64, y: ct.IndexedWithInt64, TILE: ConstInt):
+    """y[r, :TILE] = x[r, :TILE] + 1 for row r = bid(0): rows a stride past 2^31 apart."""
+    r = ct.bid(0)
+    ct.store(y, (r, 0), ct.load(x, (r, 0), (1, TILE)) + 1)
