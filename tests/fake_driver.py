@@ -260,6 +260,7 @@ class FakeDriver:
         self.symbols: dict[str, str] = {}      # tileiras' cubins: the symbol in their C++
         self.waits: list = []             # (producer stream, consumer stream) of CAI arrays
         self.stream_devices: dict[int, int] = {}
+        self.capturing: set[int] = set()  # handles of the streams capturing a CUDA graph
         self.printf_fifo = 1 << 20
         self.memory: dict = {}            # "device" allocations: host buffers by address
         self.sticky: str | None = None
@@ -312,6 +313,10 @@ class FakeDriver:
 
     def stream_device(self, stream):
         return stream.device_id
+
+    def is_capturing(self, stream) -> bool:
+        self.log("stream.is_capturing", stream.handle)
+        return stream.handle in self.capturing
 
     def smem_optin(self, dev) -> int:
         from tilepy.cuda_c.targets import smem_limit

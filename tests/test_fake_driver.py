@@ -394,3 +394,31 @@ def test_a_list_argument_is_all_in_the_launch_parameters(drv):
     drv.core.Device(issued[0][2].device_id).set_current()
     real(*issued[0])                                    # the replay of what was captured
     assert [y.tolist() for y in ys] == [x.tolist() for x in xs]
+
+
+@pytest.mark.usefixtures("warm_path")
+def test_kernels_that_synchronize_are_refused_under_graph_capture(drv):
+    """A kernel with asserts synchronizes after each launch: on a stream capturing a CUDA graph
+    its launch is refused before anything is issued, first launch or cached one; other kernels
+    launch there without a query (their launch is all they issue)."""
+    x = np.ones(256, np.float32)
+    y = np.zeros_like(x)
+    a, b, c = vectors()
+    args, stream = on_gpu((x, y)) + (128,), TorchLikeStream(77)
+    refused = "'must_be_positive' has device assertions or prints.*capturing a CUDA graph"
+    drv.capturing.add(77)
+    with pytest.raises(ct.TileLaunchError, match=refused):     # the first launch
+        ct.launch(stream, (2,), must_be_positive, args)
+    assert not drv.launches and not y.any()
+    drv.capturing.clear()
+    ct.launch(stream, (2,), must_be_positive, args)
+    np.testing.assert_array_equal(y, x)
+    drv.capturing.add(77)
+    y[:] = 0
+    with pytest.raises(ct.TileLaunchError, match=refused):     # its cached plan
+        ct.launch(stream, (2,), must_be_positive, args)
+    assert len(drv.launches) == 1 and not y.any()
+    asked = len(drv.calls_named("stream.is_capturing"))
+    ct.launch(stream, (8,), vadd, on_gpu((a, b, c)) + (128,))
+    np.testing.assert_array_equal(c, a + b)
+    assert len(drv.calls_named("stream.is_capturing")) == asked

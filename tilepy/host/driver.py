@@ -115,6 +115,15 @@ class CoreDriver:
         except self.errors:
             return None
 
+    def is_capturing(self, stream) -> bool:
+        """Is cuda.core Stream `stream` capturing a CUDA graph? (Asked only before the launches
+        that synchronize: launch/dispatch.py `refuse_capture`.)"""
+        cu = self._cu
+        err, status = cu.cuStreamIsCapturing(cu.CUstream(int(stream.handle)))
+        if err != cu.CUresult.CUDA_SUCCESS:
+            _check((err, status), "cuStreamIsCapturing")
+        return status != cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+
     def smem_optin(self, dev) -> int:
         """Shared memory one block of `dev` may opt into, in bytes."""
         return int(dev.properties.max_shared_memory_per_block_optin)

@@ -405,6 +405,8 @@ class GpuPlan:
 
     def run(self, g, vals, s):
         """Launch on `s`, the cuda.core Stream `stream_for` resolved."""
+        if self.sync:
+            refuse_capture(self.drv, s, self.name)
         args = self.arguments(vals)
         cfg = self.config(g)
         prev = self.ctx.enter()
@@ -457,6 +459,8 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, con
             s = launch_stream(stream, any(getattr(i, "source", "") == "torch" for i in infos),
                               dev, drv)
         asserts, prints = ck.debug_ops()
+        if asserts or prints:
+            refuse_capture(drv, s, ck.name)
         loaded = loaded_kernel(ck, dev, drv)
         if asserts or (prints and loaded.log is None):   # (tileiras' prints use device printf)
             drv.set_printf_fifo(PRINTF_FIFO)
@@ -472,6 +476,18 @@ def launch_gpu(stream, grid, ck, infos, values, slots, compiler_fixed=False, con
     if grid[0] * grid[1] * grid[2]:
         plan.run(grid, [i.ptr if hasattr(i, "ptr") else i for i in infos], s)
     return plan
+
+
+def refuse_capture(drv, s, name: str):
+    """A kernel with device assertions or prints synchronizes after each launch to report them
+    (and a printing one copies its log to and from the device around it): none of that can be
+    captured in a CUDA graph, so its launch on a capturing stream is refused before anything
+    is issued. (Other launches ask nothing: what they issue is the launch alone.)"""
+    if drv.is_capturing(s):
+        raise TileLaunchError(f"kernel '{name}' has device assertions or prints, reported by a "
+                              f"synchronization after each launch, so it cannot be launched on a "
+                              f"stream that is capturing a CUDA graph: launch it outside the "
+                              f"capture, or without its ct.assert_/ct.printf calls")
 
 
 def _launch_failure(name: str, synced: bool, e) -> str:

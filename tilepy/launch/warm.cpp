@@ -93,7 +93,7 @@ struct State {
 
 PyObject *s_current, *s_active, *s_current_as_defined, *s_current_context, *s_ctx,
     *s_set_current, *s_context_of, *s_set_context, *s_core, *s_launch, *s_cuda_stream,
-    *s_config, *s_sync, *s_failed, *s_tp_plans, *s_ctable,
+    *s_config, *s_failed, *s_tp_plans, *s_ctable,
     *s_reads, *s_items, *s_changed, *s_data_ptr, *s_shape, *s_stride, *s_dtype, *s_device,
     *s_is_cpu, *s_is_cuda, *s_get_device, *s_is_neg, *s_data, *s_ptr, *s_strides, *s_id,
     *s_stream_for, *s_run, *s_check, *s_workers, *s_from_buffer_copy;
@@ -417,7 +417,7 @@ struct Plan {
     bool *ov_pattern;
     // native == 2: a GPU plan whose stream_for and run are done here (dispatch.GpuPlan's).
     PyObject *drv, *errors, *kernel, *ctx, *dev, *dev_id, *compiler, *args;
-    int torch_args, sync;
+    int torch_args;
     PyObject *last_stream, *last_s;     // the stream resolved last (a strong reference)
     uint64_t last_handle;
     unsigned last_g[3];
@@ -879,8 +879,9 @@ PyObject *ctx_leave(Plan *p, PyObject *prev) {
 }
 
 // dispatch.GpuPlan.run, here: the arguments (the plan's list with this call's pointers and
-// scalars), the grid's LaunchConfig, the device's context around cuda.core's launch (and the
-// sync of a checked kernel); the driver's errors become the plan's TileLaunchError.
+// scalars), the grid's LaunchConfig, the device's context around cuda.core's launch; the
+// driver's errors become the plan's TileLaunchError. (Kernels that synchronize after each
+// launch, to report asserts or prints, run on the Python path: warm.py `_plan`.)
 PyObject *run_gpu(Plan *p, const Call &c, const unsigned g[3], PyObject *stream) {
     PyObject *s = gpu_stream(p, stream);
     if (!s || s == S.miss) return s;
@@ -940,10 +941,6 @@ PyObject *run_gpu(Plan *p, const Call &c, const unsigned g[3], PyObject *stream)
         out = fn ? PyObject_Vectorcall(fn, argv, 3 + nargs, nullptr) : nullptr;
         Py_XDECREF(fn);
         Py_XDECREF(core);
-    }
-    if (out && p->sync) {
-        Py_DECREF(out);
-        out = PyObject_CallMethodNoArgs(s, s_sync);
     }
     g_served++;
     if (!out && PyErr_ExceptionMatches(p->errors)) {     // the plan's TileLaunchError
@@ -1300,15 +1297,15 @@ fail:
 }
 
 // gpu_plan(py, slots, overlap, drv, errors, kernel, ctx, dev, dev_id, compiler, args,
-//          torch_args, sync): a GPU plan run from here (dispatch.GpuPlan's fields);
+//          torch_args): a GPU plan run from here (dispatch.GpuPlan's fields);
 //   slots: per kernel argument (kind, index in args, conv or None, wrap or None).
 PyObject *py_gpu_plan(PyObject *, PyObject *a) {
     PyObject *py, *slots, *overlap, *drv, *errors, *kernel, *ctx, *dev, *dev_id, *compiler,
         *args;
-    int torch_args, sync;
-    if (!PyArg_ParseTuple(a, "OOOOO!OOOO!OO!pp", &py, &slots, &overlap, &drv, &PyTuple_Type,
+    int torch_args;
+    if (!PyArg_ParseTuple(a, "OOOOO!OOOO!OO!p", &py, &slots, &overlap, &drv, &PyTuple_Type,
                           &errors, &kernel, &ctx, &dev, &PyLong_Type, &dev_id, &compiler,
-                          &PyList_Type, &args, &torch_args, &sync))
+                          &PyList_Type, &args, &torch_args))
         return nullptr;
     if (!S.driver) {
         PyErr_SetString(PyExc_ValueError, "gpu_plan: configure_gpu first");
@@ -1325,7 +1322,7 @@ PyObject *py_gpu_plan(PyObject *, PyObject *a) {
         Py_INCREF(objs[i]);
         *refs[i] = objs[i];
     }
-    p->torch_args = torch_args, p->sync = sync;
+    p->torch_args = torch_args;
     if (!read_slots(p, slots, [args](Slot &sl, PyObject *item) {
             PyObject *conv, *wrap;
             if (!PyArg_ParseTuple(item, "iiOO", &sl.kind, &sl.offset, &conv, &wrap)) return false;
@@ -1586,7 +1583,7 @@ extern "C" PyMODINIT_FUNC PyInit__warm(void) {
         {&s_ptr, "ptr"}, {&s_strides, "strides"}, {&s_id, "id"}, {&s_stream_for, "stream_for"}, {&s_run, "run"}, {&s_check, "check"},
         {&s_workers, "workers"}, {&s_from_buffer_copy, "from_buffer_copy"}, {&S.fast, "fast"},
         {&s_cuda_stream, "__cuda_stream__"}, {&s_config, "config"},
-        {&s_sync, "sync"}, {&s_current_context, "current_context"}, {&s_current, "current"},
+        {&s_current_context, "current_context"}, {&s_current, "current"},
         {&s_active, "_active"}, {&s_current_as_defined, "_current_as_defined"},
         {&s_ctx, "ctx"}, {&s_set_current, "set_current"}, {&s_context_of, "context_of"},
         {&s_set_context, "set_context"}, {&s_core, "core"}, {&s_launch, "launch"},

@@ -336,18 +336,18 @@ def _configure_gpu(m):
 def _plan(m, plan):
     """The C plan of a dispatch plan: a CPU plan the module calls itself, a GPU plan whose
     stream_for and run it does itself (GpuPlan's, but the driver's calls), or (GPU plans of
-    printing, TMA or cupy kernels, CPU kernels that print) one whose Python stream_for and run
-    it calls."""
+    asserting or printing, TMA or cupy kernels, CPU kernels that print) one whose Python
+    stream_for and run it calls."""
     ov = plan.overlap
     overlap = None if not isinstance(ov, dispatch.Overlap) else (ov.index, ov.extents, ov.pattern)
-    if (plan.gpu and plan.log is None and plan.tma is None and not plan.cupy
+    if (plan.gpu and not plan.sync and plan.tma is None and not plan.cupy
             and len(plan.args) <= m.MAX_GPU_ARGS and len(plan.slots) <= m.MAX_ARGS):
         _configure_gpu(m)
         slots = [(m.K_NONE, 0, None, None) if s is None else (m.K_PTR, s[0], None, None)
                  if s[1] is None else (m.K_WRAP, *s) for s in plan.slots]
         return m.gpu_plan(plan, slots, overlap, plan.drv, tuple(plan.drv.errors), plan.kernel,
                           plan.ctx, plan.dev, plan.dev.device_id, plan.compiler, plan.args,
-                          plan.torch_args, plan.sync)
+                          plan.torch_args)
     if plan.gpu or plan.lib.log is not None or not plan.extra or len(plan.template) > m.MAX_BLOCK:
         slots = [(m.K_NONE, 0, None) if s is None else
                  (m.K_PTR if s[1] is None else m.K_F64, 0, None) for s in plan.slots]
