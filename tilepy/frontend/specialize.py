@@ -55,10 +55,11 @@ def _whole(x: int, cap: int) -> int:
 
 def param_for(name: str, info, constant: bool, scalar_dtype: DType | None = None,
               index_dtype: DType | None = None, annotation=None, exact: bool = False):
-    """`exact`: exact divisibility facts (for tileiras; see the module's doc); `scalar_dtype`: the parameter's ScalarAnnotation (`ScalarInt64`), for an integer;
-    `index_dtype`: its ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list;
-    `annotation`: that ArrayAnnotation (a list's: its elements'), whose `static_shape_dims` /
-    `static_stride_dims` name the extents and strides made compile-time constants."""
+    """`exact`: exact divisibility facts (tileiras'; see the module's doc); `scalar_dtype`: the
+    parameter's ScalarAnnotation (`ScalarInt64`), for an integer; `index_dtype`: its
+    ArrayAnnotation's (`IndexedWithInt64`: int64), for an array or a list; `annotation`: that
+    ArrayAnnotation (a list's: its elements'), whose `static_shape_dims` / `static_stride_dims`
+    name the extents and strides made compile-time constants."""
     from ..host.intake import ArrayInfo, ArrayInfoList
     if scalar_dtype is not None:
         return _annotated_scalar(name, info, constant, scalar_dtype)
