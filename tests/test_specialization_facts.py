@@ -160,7 +160,8 @@ def aligned_f16(n: int) -> np.ndarray:
 def test_strides_compile_again_only_across_16_bytes(mode):
     """cuTile's compile counts for one f16 buffer's views: strides of 2 and 4 elements (4 and 8
     bytes: one specialization, the code reads no finer fact), 8 (16 bytes: aligned rows) and 16
-    (32 bytes: the same fact again). Right answers each time, in both CPU modes."""
+    (32 bytes: the same fact again), then stride 2 from another 16-byte aligned element (the
+    first specialization). Right answers each time, in both CPU modes."""
     buf = aligned_f16(512)
     want = np.zeros_like(buf)
     k = inc.replace_hints()
