@@ -205,20 +205,41 @@ def _classify(excinfo) -> tuple[str, str]:
     return status_of(name, first), f"{name}: {first}"
 
 
-def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
-    import resource
+def emulate(capability, sms) -> Launches:
+    """This process as the harness's child sees it: the CUDA emulation, cuda.tile, the internals."""
     sys.path.insert(0, HERE)
     import cutile_samples as samples
+    launches = Launches()
+    samples._emulate_cuda(capability, sms)
+    samples._cuda_tile(launches, capability)
+    _internals(capability)
+    return launches
+
+
+def _emulate_in_subprocesses(capability, sms):
+    """Python processes a test starts (test_debug runs its kernel in one) get the same
+    emulation: a sitecustomize.py on their PYTHONPATH calls `emulate` as they start."""
+    import atexit
+    import shutil
+    folder = tempfile.mkdtemp(prefix="cutile-emulation-")
+    atexit.register(shutil.rmtree, folder, True)
+    with open(os.path.join(folder, "sitecustomize.py"), "w") as f:
+        f.write(f"import sys\nsys.path.insert(0, {HERE!r})\nimport cutile_tests\n"
+                f"cutile_tests.emulate({tuple(capability)!r}, {sms!r})\n")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH"))
+                                               if p)
+
+
+def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
+    import resource
     # a test's tensors past this fail (MemoryError) here: 90% of the memory free at the start, at
     # least 8 GB (test_array's and test_list's int64_index tests peak at 17 GB: 4 GiB tensors
     # and the temporaries of torch's comparison of them)
     free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     limit = max(8 << 30, free * 9 // 10)
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    launches = Launches()
-    samples._emulate_cuda(capability, sms)
-    samples._cuda_tile(launches, capability)
-    _internals(capability)
+    launches = emulate(capability, sms)
+    _emulate_in_subprocesses(capability, sms)
     import pytest
     out = open(out_path, "a")
 

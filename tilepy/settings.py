@@ -6,6 +6,7 @@ the first launch or compile that reads it), never a silent fallback. The one exc
 TILEPY_CPU_WORKERS past MAX_CPU_WORKERS: a valid but useless count, clamped with a warning.
 README.md ("Environment variables") has the same table for users.
 
+CUDA_TILE_ENABLE_CRASH_DUMP is cuTile's name for TILEPY_CRASH_DUMP, read with the same rule.
 TUTORIAL_FIGURES_DIR (not tilepy's: where the tutorials save their figures, tools/plotting.py)
 is read here too, unvalidated (any folder).
 """
@@ -37,6 +38,13 @@ class Settings:
     gpu_compiler: str = "nvrtc"
     sm90a: bool = False          # TILEPY_SM90A: sm_90 devices get the sm_90a class
     cpu_pch: bool = True         # TILEPY_CPU_PCH: precompiled headers for CPU builds
+    crash_dump: bool = False     # TILEPY_CRASH_DUMP
+    cutile_crash_dump: bool = False   # CUDA_TILE_ENABLE_CRASH_DUMP: cuTile's name for it
+
+    @property
+    def crash_dumps(self) -> bool:
+        """A failed device compile writes a crash dump (api/device_compile.py)."""
+        return self.crash_dump or self.cutile_crash_dump
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -141,6 +149,8 @@ VARS = (
     # sm_90 GPUs launched as sm_90a (warpgroup MMA): off until a GPU run has checked the class
     Var("TILEPY_SM90A", "sm90a", _flag, lambda: False),
     Var("TILEPY_CPU_PCH", "cpu_pch", _flag, lambda: True),
+    Var("TILEPY_CRASH_DUMP", "crash_dump", _flag, lambda: False),
+    Var("CUDA_TILE_ENABLE_CRASH_DUMP", "cutile_crash_dump", _flag, lambda: False),
 )
 _READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
 
