@@ -95,3 +95,11 @@ def test_a_dump_never_replaces_a_file_and_never_hides_the_error(failing, monkeyp
     with pytest.raises(TileCompilerExecutionError, match="compiler error") as e:
         ct.launch(None, (1,), ct.kernel(doubled.func), _args())
     assert "no crash dump was written: PermissionError: read-only folder" in str(e.value)
+
+
+def test_a_bad_switch_value_is_a_note_not_a_new_error(failing, monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEPY_CRASH_DUMP", "maybe")
+    with pytest.raises(TileCompilerExecutionError) as e:
+        ct.launch(None, (1,), ct.kernel(doubled.func), _args())
+    assert "no crash dump was written: TILEPY_CRASH_DUMP='maybe' is not valid" in str(e.value)
+    assert _dumps(tmp_path) == []

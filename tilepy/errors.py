@@ -342,6 +342,7 @@ class TileCompilerTimeoutError(TileCompileError):
         else:
             super().__init__(*args, **kw)
 
+
 class TileLaunchError(TileError):
     """A launch failed at run time (bad arguments for the backend, a device error, a deadlock)."""
 

@@ -38,13 +38,6 @@ class Settings:
     gpu_compiler: str = "nvrtc"
     sm90a: bool = False          # TILEPY_SM90A: sm_90 devices get the sm_90a class
     cpu_pch: bool = True         # TILEPY_CPU_PCH: precompiled headers for CPU builds
-    crash_dump: bool = False     # TILEPY_CRASH_DUMP
-    cutile_crash_dump: bool = False   # CUDA_TILE_ENABLE_CRASH_DUMP: cuTile's name for it
-
-    @property
-    def crash_dumps(self) -> bool:
-        """A failed device compile writes a crash dump (api/device_compile.py)."""
-        return self.crash_dump or self.cutile_crash_dump
 
     def logs(self, topic: str) -> bool:
         return topic in self.log or "all" in self.log
@@ -149,10 +142,12 @@ VARS = (
     # sm_90 GPUs launched as sm_90a (warpgroup MMA): off until a GPU run has checked the class
     Var("TILEPY_SM90A", "sm90a", _flag, lambda: False),
     Var("TILEPY_CPU_PCH", "cpu_pch", _flag, lambda: True),
-    Var("TILEPY_CRASH_DUMP", "crash_dump", _flag, lambda: False),
-    Var("CUDA_TILE_ENABLE_CRASH_DUMP", "cutile_crash_dump", _flag, lambda: False),
 )
 _READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
+# Read only when a device compile fails (api/device_compile.py), not by `settings()`, which
+# launches call: TILEPY_CRASH_DUMP and cuTile's name for it, either on turning dumps on
+CRASH_DUMP_VARS = (Var("TILEPY_CRASH_DUMP", "crash_dump", _flag, lambda: False),
+                   Var("CUDA_TILE_ENABLE_CRASH_DUMP", "crash_dump", _flag, lambda: False))
 
 
 def parse(var: Var, text: str | None):
@@ -231,6 +226,11 @@ def gpu_compiler_requested() -> str:
         return "nvrtc"
     compiler = _COMPILERS.get(v)
     return compiler if compiler is not None else settings().gpu_compiler
+
+
+def crash_dumps_requested() -> bool:
+    """A failed device compile writes a crash dump (CRASH_DUMP_VARS)."""
+    return any(parse(v, os.environ.get(v.name)) for v in CRASH_DUMP_VARS)
 
 
 def tutorial_figures_dir() -> str | None:

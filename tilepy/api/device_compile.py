@@ -5,9 +5,10 @@ the compiler of that step fails.
 "sm_XX"/"compute_XX", NVRTC's cubin or PTX of the kernel's C++, or tileiras' cubin of its
 bytecode (a TileirasKernel); for "cpu", the host compiler's library of the C++ (the CPU
 backend, in the current CPU mode). Every launch, and `Kernel.compile` for a GPU target, goes
-through `build`, which calls it by this module's attribute: replacing `device_compile.compile_cubin` changes what runs
-(cuTile's tests replace `cuda.tile._compile.compile_cubin`; the cuda.tile of
-benchmarks/cutile_samples.py is this function).
+through `build`, which calls it by this module's attribute: replacing
+`device_compile.compile_cubin` changes what runs (cuTile's tests replace
+`cuda.tile._compile.compile_cubin`; the cuda.tile of benchmarks/cutile_samples.py is this
+function).
 
 Crash dumps (TILEPY_CRASH_DUMP=1, or cuTile's CUDA_TILE_ENABLE_CRASH_DUMP=1): when that compiler
 fails (TileCompilerExecutionError, TileCompilerTimeoutError), `crash_dump_<kernel>_<timestamp>.zip`
@@ -26,7 +27,7 @@ import os
 import sys
 import zipfile
 
-from ..errors import TileCompilerExecutionError, TileCompilerTimeoutError
+from ..errors import TileCompilerExecutionError, TileCompilerTimeoutError, TileValueError
 
 
 def compile_cubin(ck, target: str):
@@ -46,8 +47,13 @@ def build(ck, target: str):
     try:
         return compile_cubin(ck, target)
     except (TileCompilerExecutionError, TileCompilerTimeoutError) as e:
-        from ..settings import settings
-        if settings().crash_dumps:
+        from ..settings import crash_dumps_requested
+        try:
+            wanted = crash_dumps_requested()
+        except TileValueError as bad:                # the compiler's error matters more
+            e.notes.append(f"no crash dump was written: {bad.message}")
+            raise e from None
+        if wanted:
             _dump_for(ck, target, e)
         raise
 

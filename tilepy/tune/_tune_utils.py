@@ -28,6 +28,7 @@ import select
 import signal
 import struct
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +161,11 @@ def _run_in_worker(payload: _Payload, timeout_sec: float) -> float:
     """The payload's launch in a forked worker, waited for at most `timeout_sec`; its arrays'
     bytes copied back here. The worker's time in microseconds."""
     r, w = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns of fork() in a process with threads: the worker only launches (the
+        # CPU backend's pool restarts its threads in a forked child) and writes to a pipe
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:                                     # the worker: never returns
         code = 1
         try:
