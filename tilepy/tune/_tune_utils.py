@@ -13,7 +13,8 @@ here, its compile time not counted against the limit), then the worker only laun
 worker it keeps running; tilepy's CPU-backend equivalent is a fork of this process per timed
 launch: the worker sees the arguments as they are now, and after its launch sends back the bytes
 of every array argument (lists of arrays and tuples included), which are copied into the
-caller's arrays: the launch's writes are seen as if it ran here. Arrays in GPU memory are not
+caller's arrays where they differ: the launch's writes are seen as if it ran here (at the cost
+of one copy of the arguments' memory per timed launch). Arrays in GPU memory are not
 exported (tilepy has no IPC export of device memory yet, and a forked process cannot use the
 parent's CUDA context): the export returns None and the launch runs here, as cuTile does when it
 cannot export one; a launch then longer than the limit is reported when it returns
