@@ -103,3 +103,22 @@ def test_a_bad_switch_value_is_a_note_not_a_new_error(failing, monkeypatch, tmp_
         ct.launch(None, (1,), ct.kernel(doubled.func), _args())
     assert "no crash dump was written: TILEPY_CRASH_DUMP='maybe' is not valid" in str(e.value)
     assert _dumps(tmp_path) == []
+
+
+def test_a_host_compiler_that_fails_writes_a_dump_with_its_log(monkeypatch, tmp_path):
+    """No replaced step: the CPU backend's own compile fails (a compiler that prints an error)."""
+    failing_cxx = tmp_path / "failcxx"
+    failing_cxx.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "failcxx 1.0" && exit 0\n'
+                           'echo "kernel.cu:1:1: error: simulated internal compiler error" >&2\n'
+                           'exit 1\n')
+    failing_cxx.chmod(0o755)
+    monkeypatch.setenv("TILEPY_CXX", str(failing_cxx))
+    monkeypatch.setenv("TILEPY_CACHE_DIR", "off")
+    monkeypatch.setenv("TILEPY_CRASH_DUMP", "1")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TileCompilerExecutionError, match="could not build kernel"):
+        ct.launch(None, (1,), ct.kernel(doubled.func), _args())
+    [name] = _dumps(tmp_path)
+    with zipfile.ZipFile(tmp_path / name) as z:
+        info = z.read("debug_info.txt").decode()
+    assert "simulated internal compiler error" in info and str(failing_cxx) in info
