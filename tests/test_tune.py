@@ -142,12 +142,11 @@ def test_timeout_runs_the_first_launch_in_a_worker_and_stops_it(cache_dir):
 
 def test_worker_writes_reach_lists_of_arrays_and_errors_keep_their_type(cache_dir, monkeypatch):
     X, Y = _inputs()
-    outs = [np.zeros(1000, np.float32)]
+    xs = [np.full(16, k, np.float32) for k in (1, 2, 3)]
     monkeypatch.setattr(_tune_utils, "_benchmark", lambda *a: pytest.fail("ran in this process"))
-    us, wall = _tune_utils.benchmark_with_timeout(None, (4,), tuned.scaled_copy,
-                                                  (X, outs[0], 3.0, 256), 5.0)
+    us, wall = _tune_utils.benchmark_with_timeout(None, (1,), tuned.sum_into_first, (xs,), 5.0)
     assert us > 0 and wall is not None
-    np.testing.assert_array_equal(outs[0], 3 * X)
+    np.testing.assert_array_equal(np.stack(xs), [[6] * 16, [2] * 16, [3] * 16])
     monkeypatch.setattr(_tune_utils, "_benchmark_with_ipc_payload",
                         lambda p: (_ for _ in ()).throw(ct.TileLaunchError("device fault")))
     with pytest.raises(ct.TileLaunchError, match="device fault"):
