@@ -310,7 +310,7 @@ def _cuda_tile(record, capability):
     for v in ((13, 1), (13, 2), (13, 3), (13, 4), (13, 5)):
         setattr(BytecodeVersion, f"V_{v[0]}_{v[1]}", BytecodeVersion(*v))
     version.BytecodeVersion = BytecodeVersion
-    compile_ = types.ModuleType("cuda.tile._compile")
+    compile_ = _CompileModule("cuda.tile._compile")
     compile_._get_max_supported_bytecode_version = lambda *a, **k: BytecodeVersion(13, 5)
     bytecode = types.ModuleType("cuda.tile._bytecode")
     bytecode.version = version
@@ -327,6 +327,26 @@ def _cuda_tile(record, capability):
     sys.modules.update(mods)
     import cuda
     cuda.tile = mod
+
+
+class _CompileModule(types.ModuleType):
+    """cuda.tile._compile, whose `compile_cubin` (cuTile's step from bytecode to the cubin) is
+    tilepy's step from a compiled kernel to the code its device runs (api/device_compile.py; the
+    CPU backend's host library here, where the CPU stands in for the GPU): reading or replacing
+    it here reads or replaces tilepy's, which every launch calls."""
+
+    def __getattr__(self, name):
+        if name == "compile_cubin":
+            from tilepy.api import device_compile
+            return device_compile.compile_cubin
+        raise AttributeError(f"module 'cuda.tile._compile' has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        if name == "compile_cubin":
+            from tilepy.api import device_compile
+            device_compile.compile_cubin = value
+        else:
+            super().__setattr__(name, value)
 
 
 def _first_line(e):

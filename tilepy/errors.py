@@ -306,6 +306,8 @@ class TileUnsupportedFeatureError(TileError):
 
 class TileCompileError(TileError):
     """The CUDA C++ or host compiler rejected the emitted code; the raw log is attached."""
+    compiler_flags: str = ""                # cuTile's fields: the failed compiler's flags and
+    compiler_version: str | None = None     # version (a crash dump writes them)
 
     def __init__(self, message: str, loc: Loc | None = None, log: str = ""):
         super().__init__(message, loc)
@@ -318,11 +320,28 @@ class TileCompileError(TileError):
 
 class TileCompilerExecutionError(TileCompileError):
     """A compiler (NVRTC, tileiras, the host C++ compiler) ran and rejected the kernel: cuTile's
-    name for tileiras exiting with an error; the compiler's log is attached."""
+    name for tileiras exiting with an error; the compiler's log is attached. Also made with
+    cuTile's arguments: (return_code, stderr, compiler_flags, compiler_version)."""
+
+    def __init__(self, *args, **kw):
+        if len(args) == 4 and type(args[0]) is int and not kw:
+            code, stderr, self.compiler_flags, self.compiler_version = args
+            super().__init__(f"the compiler exited with return code {code}", None, log=stderr)
+        else:
+            super().__init__(*args, **kw)
 
 
 class TileCompilerTimeoutError(TileCompileError):
-    """Compiling a kernel took longer than `tilepy.compiler_timeout(...)` allows (cuTile's name)."""
+    """Compiling a kernel took longer than `tilepy.compiler_timeout(...)` allows (cuTile's name).
+    Also made with cuTile's arguments: (message, compiler_flags, compiler_version)."""
+
+    def __init__(self, *args, **kw):
+        if len(args) == 3 and isinstance(args[1], str) and not kw:
+            message, self.compiler_flags, self.compiler_version = args
+            super().__init__(message)
+        else:
+            super().__init__(*args, **kw)
+
 
 class TileLaunchError(TileError):
     """A launch failed at run time (bad arguments for the backend, a device error, a deadlock)."""

@@ -6,6 +6,7 @@ the first launch or compile that reads it), never a silent fallback. The one exc
 TILEPY_CPU_WORKERS past MAX_CPU_WORKERS: a valid but useless count, clamped with a warning.
 README.md ("Environment variables") has the same table for users.
 
+CUDA_TILE_ENABLE_CRASH_DUMP is cuTile's name for TILEPY_CRASH_DUMP, read with the same rule.
 TUTORIAL_FIGURES_DIR (not tilepy's: where the tutorials save their figures, tools/plotting.py)
 is read here too, unvalidated (any folder).
 """
@@ -143,6 +144,10 @@ VARS = (
     Var("TILEPY_CPU_PCH", "cpu_pch", _flag, lambda: True),
 )
 _READ = tuple(v.name for v in VARS) + ("XDG_CACHE_HOME", "HOME", "PATH")
+# Read only when a device compile fails (api/device_compile.py), not by `settings()`, which
+# launches call: TILEPY_CRASH_DUMP and cuTile's name for it, either on turning dumps on
+CRASH_DUMP_VARS = (Var("TILEPY_CRASH_DUMP", "crash_dump", _flag, lambda: False),
+                   Var("CUDA_TILE_ENABLE_CRASH_DUMP", "crash_dump", _flag, lambda: False))
 
 
 def parse(var: Var, text: str | None):
@@ -221,6 +226,11 @@ def gpu_compiler_requested() -> str:
         return "nvrtc"
     compiler = _COMPILERS.get(v)
     return compiler if compiler is not None else settings().gpu_compiler
+
+
+def crash_dumps_requested() -> bool:
+    """A failed device compile writes a crash dump (CRASH_DUMP_VARS)."""
+    return any(parse(v, os.environ.get(v.name)) for v in CRASH_DUMP_VARS)
 
 
 def tutorial_figures_dir() -> str | None:

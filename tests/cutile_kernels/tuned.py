@@ -17,6 +17,25 @@ def scaled_copy(X, Y, scale, TILE: ConstInt):
     ct.store(Y, index=(bid,), tile=x * scale)
 
 
+@ct.kernel
+def spin_unless_zero(X, Out):
+    """Out = X + 1, then a loop that never ends unless X[0] is 0."""
+    x = ct.load(X, index=(0,), shape=(16,))
+    ct.store(Out, index=(0,), tile=x + 1)
+    flag = ct.extract(x, 0, ()).item()
+    while flag != 0:
+        ct.atomic_add(Out, 0, 1)
+
+
+@ct.kernel
+def sum_into_first(Xs):
+    """Xs[0] += Xs[1] + ... (a list of arrays: cuTile's list parameter)."""
+    acc = ct.load(Xs[0], index=(0,), shape=(16,))
+    for i in range(1, len(Xs)):
+        acc += ct.load(Xs[i], index=(0,), shape=(16,))
+    ct.store(Xs[0], index=(0,), tile=acc)
+
+
 def tune_scaled_copy(X, Y, scale, tiles=(16, 64, 256), stream=None, **kw):
     search_space = [SimpleNamespace(TILE=t, occupancy=o) for t in tiles for o in (1, 2)]
     with ct.compiler_timeout(60):

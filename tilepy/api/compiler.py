@@ -82,10 +82,10 @@ class CompiledKernel:
         what the launch path loads. The C++ backend's toolchain is NVRTC (disk-cached); a
         backend with another toolchain is chosen here, with its backend."""
         from ..cuda_c.targets import check_fits, check_target_ops
-        from ..launch.nvrtc import compile_cubin
+        from .device_compile import build
         check_target_ops(self.emitted.needs, target)
         check_fits(self.emitted, target)
-        return compile_cubin(self.compile_source(), target, self.name)
+        return build(self, target)
 
 
 def compile_for_args(kernel, args) -> CompiledKernel:

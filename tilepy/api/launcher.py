@@ -210,7 +210,8 @@ def _launch(stream, grid, kernel, args):
                                    names=[p.name for p, _ in pairs])
     else:
         from ..launch import cpu
-        lib = cpu.build(ck.emitted, ck.compile_source())
+        from .device_compile import build
+        lib = build(ck, "cpu")
         block = (1, 1, 1) if lib.mode == "fast" else (lib.threads, 1, 1)
         plan = CpuPlan(lib, cpu.raw_entry(lib), values, slots,
                        lambda: settings().cpu_workers, extra=(*block, ck.emitted.smem_bytes),

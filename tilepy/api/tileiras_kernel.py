@@ -45,9 +45,10 @@ class TileirasKernel:
         from ..cuda_c.targets import check_target_ops, target_needs
         from ..errors import TileCompileError
         from ..launch.gpu import GpuCode
-        from ..launch.tileiras import assemble, required_threads
+        from ..launch.tileiras import required_threads
+        from .device_compile import build
         check_target_ops(target_needs(self.module), target)
-        code = assemble(self.bytecode, target, self.name)
+        code = build(self, target)
         block = required_threads(code.data, self.name)
         if block is None:
             raise TileCompileError(f"tileiras' cubin for kernel '{self.name}' ({target}) does not "
