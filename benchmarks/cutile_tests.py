@@ -413,7 +413,8 @@ def main(argv=None):
         with open(args.replay) as f:
             for r in json.load(f):
                 if r["status"] not in ("PASS", "SKIP", "MEMORY", "TIMEOUT"):
-                    name, _, text = r["detail"].partition(": ")
+                    # a collection error's detail is pytest's line ("E   ImportError: ...")
+                    name, _, text = re.sub(r"^E\s+", "", r["detail"]).partition(": ")
                     r["status"] = status_of(name, text) if text else r["status"]
                 saved.setdefault(r["file"], []).append(r)
         names = list(saved)
