@@ -253,6 +253,9 @@ _ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
             ("ftof", "zero"): "to_e8m0<false>", ("ftof", "positive_inf"): "to_e8m0<true>",
             ("sqrt", "approx"): "sqrt_approx", ("tanh", "approx"): "tanh_approx",
             ("tanh", "full"): "tanh", ("exp", "approx"): "exp_approx", ("exp", "full"): "exp"}
+# The directed modes (directed.h): <op>_dir<M>, M numbered as the `rounding` attribute above.
+_ROUNDED.update({(n, m): f"{n}_dir<{i}>" for n in ("addf", "subf", "mulf", "divf", "fma", "sqrt")
+                 for i, m in enumerate(("zero", "negative_inf", "positive_inf"))})
 
 
 def _modified(op: Operation, functor: str) -> str:

@@ -226,7 +226,11 @@ def exact_elementwise(fn, arrays, elem, mode: str, zero_sign=None) -> np.ndarray
         if not all(np.isfinite(xs)):
             out[i] = approx
             continue
-        r = fn(*[fraction(x) for x in xs])
+        try:
+            r = fn(*[fraction(x) for x in xs])
+        except ZeroDivisionError:          # x / 0: an infinity or NaN, exact in every mode
+            out[i] = approx
+            continue
         if r == 0:
             neg = zero_sign(*xs) if zero_sign is not None else bool(np.signbit(approx))
             out[i] = -0.0 if neg else 0.0
