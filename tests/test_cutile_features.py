@@ -111,6 +111,25 @@ def ftz_approx_online_softmax():
     return modifiers.online_softmax, (2,), (X, Y, 16, 32), check
 
 
+@case
+def directed_rounding_interval_bounds():
+    X = rng.standard_normal(96).astype(np.float32)
+    Y = rng.standard_normal(96).astype(np.float32)
+    OUT = np.zeros((3, 96), np.float32)
+
+    def check():
+        x, y = X.astype(np.float64), Y.astype(np.float64)
+        v = x * y + x / y                       # within 1e-16 relative of the exact value
+        lo, hi = OUT[0].astype(np.float64), OUT[1].astype(np.float64)
+        assert (lo <= v).all() and (v <= hi).all()
+        assert (hi - lo <= 4 * np.spacing(np.abs(OUT[1]))).all()
+        d = x - y                               # exact in float64 (exponents within 29)
+        t = d.astype(np.float32)
+        t = np.where(np.abs(t.astype(np.float64)) > np.abs(d), np.nextafter(t, np.float32(0)), t)
+        np.testing.assert_array_equal(OUT[2], t)
+    return modifiers.interval_bounds, (3,), (X, Y, OUT, 32), check
+
+
 def _grouped(dtype):
     shapes = [(40, 24, 33), (16, 64, 16), (70, 8, 20)]
     As = [rng.standard_normal((m, k)).astype(dtype) for m, k, _ in shapes]

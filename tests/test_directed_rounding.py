@@ -213,3 +213,22 @@ def test_directed_rounding_matches_exact_reference(mode):
             name, rm = OPS[k // len(MODES)][0], MODES[k % len(MODES)]
             pytest.fail(f"{mode} {elem} {name} rounding<{rm}>({a[i]!r}, {b[i]!r}, {c[i]!r}) = "
                         f"{got[k, i]!r}, exact {want[k, i]!r} ({(~ok).sum()} of {ok.size} differ)")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_nvrtc_sass_rounds_in_the_instructions(arch):
+    """f32/f64 + - * fma: one FADD.RZ/DMUL.RM/... each (CUDA's _rz/_rd/_ru intrinsics); f16
+    through f32 in the same mode and a conversion in it (F2F...RM/RP, F2FP...RZ)."""
+    import collections
+    from kernels_util import cubin_stats
+    from tilepy.launch.nvrtc import compile_cubin
+    cm = compile_module(parse_module(module_text(("f16", "f32", "f64"), 32)))
+    cb = compile_cubin(cm.compile_source(), arch, cm.symbol)
+    (r,) = cubin_stats(cb.data, cb.log).values()
+    ops = collections.Counter(r["ops"])
+    for base in ("FADD", "FMUL", "FFMA", "DADD", "DMUL", "DFMA", "F2F.F16.F32"):
+        for rnd in ("RZ", "RM", "RP"):
+            name = f"{base}.{rnd}"
+            if base == "F2F.F16.F32" and rnd == "RZ":
+                name = "F2FP.PACK_AB.RZ" if arch == "sm_80" else "F2FP.F16.F32.PACK_AB.RZ"
+            assert ops[name] > 0, (name, sorted(ops))
