@@ -1181,13 +1181,13 @@ def test_if_whose_branches_both_leave_the_loop(check):
 """)
 
 
-def test_system_scope_atomics_are_rejected_by_the_backend():
+def test_system_scope_atomics_reach_the_runtime_with_their_scope():
     @ct.kernel
     def k(x):
         ct.atomic_add(x, 0, 1.0, memory_scope=ct.MemoryScope.SYS)
-    with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as info:
-        k.cuda_source(V32)
-    assert "ct.atomic_add(x, 0, 1.0" in str(info.value)       # located at the user's call
+        ct.atomic_cas(x, 1, 0.0, 2.0, memory_scope=ct.MemoryScope.DEVICE)
+    src = k.cuda_source(V32)
+    assert "tp::atomic_rmw_s<4, 3, 2>(" in src and "tp::atomic_cas_s<3, 1>(" in src   # acq_rel
 
 
 # ------------------------------------------------------------------ with over @contextmanager

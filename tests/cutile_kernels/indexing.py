@@ -45,3 +45,18 @@ def locked_accumulate(x, acc, locks, GROUPS: ct.Constant[int], TILE: ct.Constant
     cur = ct.load(acc, (g, 0), (1, TILE))
     ct.store(acc, (g, 0), cur + t)
     ct.atomic_xchg(locks, g, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+@ct.kernel
+def system_counters(x, total, halves, count, last, TILE: ct.Constant[int]):
+    """Counters another agent (the host, a peer GPU) may watch: system-scope atomics. Each block
+    adds its tile into total (int32) and halves (float16), counts itself (acq_rel) and leaves its
+    id in last if it is the largest so far."""
+    b = ct.bid(0)
+    t = ct.load(x, (b,), (TILE,))
+    cols = ct.arange(TILE, dtype=ct.int32)
+    sys = ct.MemoryScope.SYS
+    ct.atomic_add(total, cols, t, memory_scope=sys)
+    ct.atomic_add(halves, cols, t.astype(ct.float16), memory_scope=sys)
+    ct.atomic_add(count, 0, 1, memory_order=ct.MemoryOrder.ACQ_REL, memory_scope=sys)
+    ct.atomic_max(last, 0, b, memory_scope=sys)

@@ -57,9 +57,6 @@ def emit_store_ptr(ctx, op):
 
 
 def emit_atomic(ctx, op):
-    if op.memory_scope == "sys":
-        raise TileUnsupportedFeatureError(f"{op.name} with system scope is not supported by the CUDA "
-                                          f"C++ backend yet (use MemoryScope.DEVICE)")
     barrier(ctx, op)
     order, scope = _ORDER[op.memory_ordering_semantics], _SCOPE[op.memory_scope]
     r = op.results[0]
