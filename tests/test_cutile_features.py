@@ -302,6 +302,21 @@ def vector_products():
     return matmul.vector_products, (1,), (x, y, Y, dot, outer, 16, 8), check
 
 
+def _tf32(x):
+    """float32 values rounded to tf32 (10 mantissa bits, to nearest even), as float64."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0xFFF + ((u >> 13) & 1)) & ~np.uint64(0x1FFF)
+    return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@case
+def tf32_where():
+    X = rng.standard_normal(96).astype(np.float32)
+    Y = np.zeros_like(X)
+    return dtypes.relu_tf32, (3,), (X, Y, 32), \
+        lambda: np.testing.assert_array_equal(Y, np.maximum(_tf32(X), 0))
+
+
 # Features of the front end (dtype objects, 0-d loads, tuples of arrays): what they add is in the
 # trace; the C++ they lower to (plain loads, stores, reductions) runs in both CPU modes elsewhere,
 @case

@@ -282,8 +282,10 @@ def emit_elementwise(ctx: EmitContext, op: Operation):
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
     tf32_cvt = op.name == "ftof" and "tf32" in names and (
         names - {"tf32"} <= _TF32_PEERS or str(op.result.type.elem) == "f64")
+    # tf32 tiles take conversions and select (cuTile's where; their arithmetic is an IR error)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
-            ("tf32" in names and not tf32_cvt) or ({"e4m3", "e5m2"} <= names):
+            ("tf32" in names and not (tf32_cvt or op.name == "select")) or \
+            ({"e4m3", "e5m2"} <= names):
         raise TileUnsupportedFeatureError(f"{op.name} on {' and '.join(sorted(names))} is not "
                                           f"supported by the CUDA C++ backend yet")
     args = ", ".join(ctx(v) for v in op.operands)
