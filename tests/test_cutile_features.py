@@ -302,6 +302,15 @@ def vector_products():
     return matmul.vector_products, (1,), (x, y, Y, dot, outer, 16, 8), check
 
 
+@case
+def list_of_arrays_carried_by_a_loop():
+    As = [rng.integers(-9, 9, 16).astype(np.float32) for _ in range(2)]
+    Bs = [rng.integers(-9, 9, 16).astype(np.float32) for _ in range(2)]
+    out = np.zeros(16, np.float32)
+    return lists.alternating_sums, (1,), (As, Bs, out, 3, 16), \
+        lambda: np.testing.assert_array_equal(out, 2 * sum(As) + sum(Bs))     # As, Bs, As
+
+
 def _tf32(x):
     """float32 values rounded to tf32 (10 mantissa bits, to nearest even), as float64."""
     u = x.astype(np.float32).view(np.uint32).astype(np.uint64)

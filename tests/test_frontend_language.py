@@ -596,8 +596,22 @@ def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
     for ok in (one_number, same_in_a_for, defined_at_every_break, same_dtype_again):
         assert "tile<4xf32>" in ct.kernel(ok).mlir(V32)
     _refused_in_body(two_numbers, ct.TileTypeError, "Expected a constant integer tuple", 9)
-    _refused_in_body(another_dtype, ct.TileUnsupportedFeatureError,
-                     "variable 'dt' holds a DType and is reassigned in a loop to another value", 4)
+    _refused_in_body(another_dtype, ct.TileTypeError, "Type of `dt` depends on path taken: "
+                     "DType float16 after an iteration vs. DType float32 before the loop", 4)
+
+    def another_string(x):
+        s = "a"
+        for i in range(ct.bid(0)):
+            s = "b"
+        ct.static_assert(s == "a")
+
+    def strings_by_branch(x):
+        s = "a" if ct.bid(0) == 0 else "b"
+        ct.static_assert(s == "a")
+    _refused_in_body(another_string, ct.TileTypeError, "Type of `s` depends on path taken: "
+                     "str 'b' after an iteration vs. str 'a' before the loop", 4)
+    _refused_in_body(strings_by_branch, ct.TileTypeError, "depends on path taken: str 'a' in "
+                     "the `if` branch, str 'b' in the `else` branch", 2)
 
 
 def test_an_array_chosen_by_a_runtime_if_is_the_taken_branchs():
