@@ -2,7 +2,8 @@
 mulf, divf, fma and sqrt on f16, bf16, f32 and f64: the interpreter and both CPU modes against
 an exact reference written here (Python's fractions, rounded by hand), on random and edge
 operands (subnormals, halfway points, cancellations to zero, overflow past the largest finite
-value, infinities and NaN); NVRTC's SASS for sm_80/sm_90 holds the rounding in the instructions."""
+value, infinities and NaN); NVRTC's SASS for sm_80/sm_90 holds the rounding in the instructions.
+ftof in the directed modes NVIDIA's 13.4 dialect takes (cuTile's astype) likewise."""
 import functools
 import math
 from fractions import Fraction
@@ -18,7 +19,8 @@ MODES = ("zero", "negative_inf", "positive_inf")
 OPS = (("addf", 2), ("subf", 2), ("mulf", 2), ("divf", 2), ("fma", 3), ("sqrt", 1))
 # element type -> (numpy dtype, precision, smallest normal exponent, largest exponent)
 FORMATS = {"f16": (np.float16, 11, -14, 15), "bf16": (None, 8, -126, 127),
-           "f32": (np.float32, 24, -126, 127), "f64": (np.float64, 53, -1022, 1023)}
+           "f32": (np.float32, 24, -126, 127), "f64": (np.float64, 53, -1022, 1023),
+           "tf32": (None, 11, -126, 127)}
 N = 256                                  # operands per element type (the first
 N_INTERPRET = 128                        # N_INTERPRET in the interpreter: its own tests are
                                          # test_interpret_numerics)
@@ -122,7 +124,12 @@ def operands(elem: str, seed: int):
 
 
 def to_elem(x, elem):
-    """float64 values rounded (to nearest) into elem, as float64."""
+    """float64 values rounded (to nearest) into elem, as float64 (past its range: infinities)."""
+    with np.errstate(over="ignore"):
+        return _to_elem(x, elem)
+
+
+def _to_elem(x, elem):
     if elem == "bf16":
         import ml_dtypes
         return np.asarray(x).astype(ml_dtypes.bfloat16).astype(np.float64)
@@ -232,3 +239,90 @@ def test_nvrtc_sass_rounds_in_the_instructions(arch):
             if base == "F2F.F16.F32" and rnd == "RZ":
                 name = "F2FP.PACK_AB.RZ" if arch == "sm_80" else "F2FP.F16.F32.PACK_AB.RZ"
             assert ops[name] > 0, (name, sorted(ops))
+
+
+# ---------------------------------------------------------------------------- conversions
+# (source, target, modes): the narrowing conversions NVIDIA's 13.4 table takes directed
+CONVERSIONS = (("f64", "f32", MODES), ("f64", "f16", MODES[:1]), ("f64", "bf16", MODES[:1]),
+               ("f64", "tf32", MODES[:1]), ("f32", "f16", MODES[:1]), ("f32", "bf16", MODES[:1]),
+               ("f32", "tf32", MODES[:1]), ("bf16", "f16", MODES))
+SOURCES = ("f64", "f32", "bf16")
+
+
+def conversion_text(n: int) -> str:
+    """For each source type a: an input a (n elements); o (f64): each conversion of CONVERSIONS
+    in each of its modes, widened back to f64 exactly, at o[k*n:(k+1)*n]."""
+    lines, params = [f"%offs = iota : tile<{n}xi32>"], []
+    for elem in (*SOURCES, "o"):
+        e = "f64" if elem == "o" else elem
+        t, pt, v = f"tile<{n}x{e}>", f"tile<{n}xptr<{e}>>", f"%{elem}"
+        params.append(f"{v}: tile<ptr<{e}>>")
+        lines += [f"{v}1 = reshape {v} : tile<ptr<{e}>> -> tile<1xptr<{e}>>",
+                  f"{v}b = broadcast {v}1 : tile<1xptr<{e}>> -> {pt}",
+                  f"{v}p = offset {v}b, %offs : {pt}, tile<{n}xi32> -> {pt}"]
+        if elem != "o":
+            lines.append(f"{v}v, {v}k = load_ptr_tko weak {v}p : {pt} -> {t}, token")
+    k, pt = 0, f"tile<{n}xptr<f64>>"
+    for src, dst, modes in CONVERSIONS:
+        for mode in modes:
+            r = f"%c{k}"
+            lines += [f"{r} = ftof %{src}v rounding<{mode}> : tile<{n}x{src}> -> tile<{n}x{dst}>",
+                      f"{r}w = ftof {r} : tile<{n}x{dst}> -> tile<{n}xf64>",
+                      f"{r}n = constant <i32: {k * n}> : tile<{n}xi32>",
+                      f"{r}p = offset %op, {r}n : {pt}, tile<{n}xi32> -> {pt}",
+                      f"{r}s = store_ptr_tko weak {r}p, {r}w : {pt}, tile<{n}xf64> -> token"]
+            k += 1
+    return ("cuda_tile.module @m {\nentry @convert(" + ", ".join(params) + ") {\n"
+            + "\n".join(lines) + "\nreturn\n}\n}\n")
+
+
+def _convert_reference(x: float, dst: str, mode: str) -> float:
+    return x if x == 0 or not math.isfinite(x) else round_exact(Fraction(x), dst, mode)
+
+
+@functools.lru_cache(maxsize=None)
+def conversion_case():
+    """The source values (f64, f32, bf16: their edges and random values) and the expected
+    results, one row per conversion and mode."""
+    rng = np.random.default_rng(7)
+    f64 = np.concatenate([[0.0, -0.0, 1 + 2.0 ** -40, -(1 + 2.0 ** -40), 65519.0, 65520.0,
+                           -70000.0, 1e300, -1e300, 2.0 ** -140, -(2.0 ** -150), 2.0 ** -25,
+                           3.0e38, math.inf, -math.inf, math.nan],
+                          rng.standard_normal(N - 16) * 10.0 ** rng.integers(-30, 30, N - 16)])
+    vals = {"f64": f64, "f32": to_elem(f64, "f32"), "bf16": to_elem(f64, "bf16")}
+    want = np.array([[_convert_reference(float(x), dst, mode) for x in vals[src]]
+                     for src, dst, modes in CONVERSIONS for mode in modes])
+    return vals, want
+
+
+@pytest.mark.parametrize("mode", ["interpret", "fast", "faithful"])
+def test_directed_conversions_match_exact_reference(mode):
+    from tilepy import interpret
+    vals, want = conversion_case()
+    n = N_INTERPRET if mode == "interpret" else N
+    out = np.zeros(len(want) * n)
+    args = [storage(vals[e][:n], e) for e in SOURCES] + [out]
+    if mode == "interpret":
+        interpret.run(parse_module(conversion_text(n)), 1, args)
+    else:
+        compile_module(parse_module(conversion_text(n))).run_cpu(1, args, mode=mode)
+    got, want = out.reshape(len(want), n), want[:, :n]
+    ok = _same(got, want)
+    if not ok.all():
+        k, i = np.argwhere(~ok)[0]
+        rows = [(s, d, m) for s, d, ms in CONVERSIONS for m in ms]
+        pytest.fail(f"{mode}: ftof {rows[k]} of {vals[rows[k][0]][i]!r} = {got[k, i]!r}, exact "
+                    f"{want[k, i]!r} ({(~ok).sum()} of {ok.size} differ)")
+
+
+def test_directed_conversions_compile_with_nvrtc_and_need_bytecode_13_4():
+    from tilepy.bytecode import write_module
+    from tilepy.errors import TileUnsupportedFeatureError
+    from tilepy.launch.nvrtc import compile_cubin
+    cm = compile_module(parse_module(conversion_text(32)))
+    for arch in ("sm_80", "sm_90"):
+        compile_cubin(cm.compile_source(), arch, cm.symbol)
+    write_module(parse_module(conversion_text(32)), (13, 4))
+    with pytest.raises(TileUnsupportedFeatureError, match="ftof rounding_mode=zero into f32 needs "
+                                                          "bytecode 13.4"):
+        write_module(parse_module(conversion_text(32)), (13, 3))

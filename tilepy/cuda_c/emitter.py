@@ -248,6 +248,7 @@ def _functor(op: Operation) -> str:
     return f"tp::op::{n}<{', '.join(args)}>{{}}" if args else f"tp::op::{n}{{}}"
 
 
+_DIRECTED = ("zero", "negative_inf", "positive_inf")     # M of directed.h's functors
 # Rounding modes with a functor of their own (modifiers.h; into e8m0: fp8.h): (op, mode) -> functor.
 _ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
             ("ftof", "zero"): "to_e8m0<false>", ("ftof", "positive_inf"): "to_e8m0<true>",
@@ -255,13 +256,18 @@ _ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
             ("tanh", "full"): "tanh", ("exp", "approx"): "exp_approx", ("exp", "full"): "exp"}
 # The directed modes (directed.h): <op>_dir<M>, M numbered as the `rounding` attribute above.
 _ROUNDED.update({(n, m): f"{n}_dir<{i}>" for n in ("addf", "subf", "mulf", "divf", "fma", "sqrt")
-                 for i, m in enumerate(("zero", "negative_inf", "positive_inf"))})
+                 for i, m in enumerate(_DIRECTED)})
 
 
 def _modified(op: Operation, functor: str) -> str:
     """The functor with the op's float modifiers applied: a rounding mode's own functor, then
     flush_to_zero around it."""
     mode = op.attrs.get("rounding_mode")
+    rt = op.results[0].type.elem
+    if op.name == "ftof" and mode in _DIRECTED and str(rt) != "e8m0":      # NVIDIA's 13.4
+        m = _DIRECTED.index(mode)
+        return f"tp::op::to_tf32_dir<{m}>{{}}" if str(rt) == "tf32" else \
+            f"tp::op::ftof_dir<{CPP_TYPE[rt]}, {m}>{{}}"
     if mode not in (None, "nearest_even"):
         name = _ROUNDED.get((op.name, mode))
         if name is None:
@@ -281,7 +287,8 @@ _TF32_PEERS = {"f32", "f16", "bf16"}
 def emit_elementwise(ctx: EmitContext, op: Operation):
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
     tf32_cvt = op.name == "ftof" and "tf32" in names and (
-        names - {"tf32"} <= _TF32_PEERS or str(op.result.type.elem) == "f64")
+        names - {"tf32"} <= _TF32_PEERS or str(op.result.type.elem) == "f64" or
+        op.attrs.get("rounding_mode") in _DIRECTED)        # f64 -> f32 -> tf32, one mode
     # tf32 tiles take conversions and select (cuTile's where; their arithmetic is an IR error)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
             ("tf32" in names and not (tf32_cvt or op.name == "select")) or \

@@ -1,6 +1,8 @@
 // tilepy/directed.h -- the directed rounding modes of addf, subf, mulf, divf, fma and sqrt
 // (rounding<zero>, <negative_inf>, <positive_inf>; spec 8.7) on f16, bf16, f32 and f64, as the
-// functors tp::op::<op>_dir<M> (M: 0 toward zero, 1 toward -inf, 2 toward +inf).
+// functors tp::op::<op>_dir<M> (M: 0 toward zero, 1 toward -inf, 2 toward +inf), and of ftof
+// (NVIDIA's 13.4 dialect) into f32, f16, bf16 and tf32: tp::op::ftof_dir<To, M>, to_tf32_dir<M>
+// (from f64 through f32 in the same mode; widening conversions are exact).
 //
 //   * GPU: f32 and f64 are CUDA's intrinsics of that rounding (__fadd_rz, __dmul_rd, ...: one
 //     FADD.RZ / DMUL.RM ... in SASS); f16 and bf16 compute the f32 op in the same mode and convert
@@ -55,6 +57,10 @@ TP_DIR_OP(div, __fdiv, __ddiv, (T a, T b), (a, b), (wide(a), wide(b)))
 TP_DIR_OP(fma, __fmaf, __fma, (T a, T b, T c), (a, b, c), (wide(a), wide(b), wide(c)))
 TP_DIR_OP(sqrt, __fsqrt, __dsqrt, (T a), (a), (wide(a)))
 #undef TP_DIR_OP
+
+template <int M> TP_DEV float f64_to_f32(double x) {
+  TP_DIR_PICK(__double2float_rz, __double2float_rd, __double2float_ru, (x))
+}
 #undef TP_DIR_PICK
 
 #else  // CPU
@@ -108,6 +114,16 @@ template <int M, class T> TP_DEV T round_pair(double s, double e) {
 }
 
 template <class... W> TP_DEV bool finite(W... x) { return ((x - x == 0) && ...); }
+
+// conversions: the value rounded to nearest, then stepped (x - g is exact: Sterbenz, or g = 0)
+template <int M> TP_DEV float f64_to_f32(double x) {
+  const float g = (float)x;
+  return finish<M>(g, finite(x) ? sgn(x - (double)g) : 0);
+}
+template <int M, class T> TP_DEV T from_f32(float x) {
+  const T g = narrow<T>(x);
+  return finish<M>(g, finite(x) ? sgn(x - (float)wide(g)) : 0);
+}
 
 // An exactly zero sum s = x + y is -0 toward -inf unless both addends are +0 (IEEE 754 6.3),
 // from the addends' sign bits (-((-x) + (-y)) says the same, but GCC folds the negations).
@@ -193,9 +209,43 @@ template <int M, class T> TP_DEV T fma(T a_, T b_, T c_) {
 }
 
 #endif
+
+// float -> tf32 (kept in a float) in mode M: the low 13 bits cut, then one tf32 ulp away from
+// zero where the mode rounds that way and they were not 0 (a carry into the exponent, up to inf)
+template <int M> TP_DEV float to_tf32(float a) {
+  uint32_t u;
+  memcpy(&u, &a, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    u |= 0x00400000u;                               // NaN stays (quiet) NaN
+  } else if ((u & 0x7fffffffu) < 0x7f800000u) {
+    const bool neg = u >> 31, inexact = (u & 0x1fffu) != 0;
+    u &= 0xffffe000u;
+    if (inexact && ((M == 1 && neg) || (M == 2 && !neg))) u += 0x2000u;
+  }
+  memcpy(&a, &u, 4);
+  return a;
+}
 }  // namespace dir
 
 namespace op {
+template <class To, int M> struct ftof_dir {
+  template <class T> TP_DEV To operator()(T a) const {
+    const auto w = wide(a);
+    if constexpr (same<To, double>::value) {
+      return (double)w;                             // exact
+    } else {
+      float f;
+      if constexpr (same<decltype(w), const double>::value) f = dir::f64_to_f32<M>(w);
+      else f = (float)w;                            // exact: the source is narrower than f32
+      return dir::from_f32<M, To>(f);
+    }
+  }
+};
+template <int M> struct to_tf32_dir {
+  template <class T> TP_DEV float operator()(T a) const {
+    return dir::to_tf32<M>(ftof_dir<float, M>{}(a));
+  }
+};
 #define TP_DIR_FUNCTOR(NAME, OP)                                                       \
   template <int M> struct NAME {                                                        \
     template <class T, class... R> TP_DEV T operator()(T a, R... r) const {             \
