@@ -290,7 +290,7 @@ class _Body:
             raise TileUnsupportedFeatureError(
                 f"bytecode: {op.name} has no '{field.name}' and the bytecode needs one")
         if self.file.version < DIRECTED_FTOF and op.name == "ftof" and \
-                value in ("zero", "negative_inf", "positive_inf") and \
+                value in ("zero", "negative_inf", "positive_inf", "nearest_away") and \
                 op.result.type.elem.name != "e8m0":
             raise _too_old_op(f"ftof rounding_mode={value} into {op.result.type.elem}",
                               DIRECTED_FTOF, self.file.version)
@@ -341,7 +341,7 @@ def _all_false(field: Field, value) -> bool:
     return field.enc == "inbounds" and not any(value)
 
 
-DIRECTED_FTOF = (13, 4)     # ftof's directed modes into other types than e8m0 (cuTile's table)
+DIRECTED_FTOF = (13, 4)     # ftof's other modes than nearest even but into e8m0 (cuTile's table)
 
 
 def _too_old_op(what: str, since, version) -> TileUnsupportedFeatureError:

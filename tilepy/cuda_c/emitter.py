@@ -264,8 +264,8 @@ def _modified(op: Operation, functor: str) -> str:
     flush_to_zero around it."""
     mode = op.attrs.get("rounding_mode")
     rt = op.results[0].type.elem
-    if op.name == "ftof" and mode in _DIRECTED and str(rt) != "e8m0":      # NVIDIA's 13.4
-        m = _DIRECTED.index(mode)
+    if op.name == "ftof" and mode in _DIRECTED + ("nearest_away",) and str(rt) != "e8m0":
+        m = (*_DIRECTED, "nearest_away").index(mode)                      # NVIDIA's 13.4
         return f"tp::op::to_tf32_dir<{m}>{{}}" if str(rt) == "tf32" else \
             f"tp::op::ftof_dir<{CPP_TYPE[rt]}, {m}>{{}}"
     if mode not in (None, "nearest_even"):

@@ -396,7 +396,7 @@ def ftof(ex, op, args):
     if elem == E.E8M0:                    # rounding<zero> or <positive_inf> (verifier)
         return [F.encode(F.round_e8m0(F.to_f64(args[0]), op.attrs["rounding_mode"]), elem)]
     mode = op.attrs.get("rounding_mode") or "nearest_even"
-    _no_rounding_but(op, "nearest_even", "zero", "negative_inf", "positive_inf")
+    _no_rounding_but(op, "nearest_even", "zero", "negative_inf", "positive_inf", "nearest_away")
     x = F.to_f64(args[0])
     if mode == "nearest_even":
         return [F.encode(F.round_f64(x, elem), elem)]

@@ -212,14 +212,17 @@ _E8M0_MODES = ("zero", "positive_inf")
 
 
 def directed_ftof(mode: str, src, dst) -> bool:
-    """Whether NVIDIA's 13.4 dialect takes ftof from src into dst (not e8m0) rounding in a
-    directed mode (cuTile's table): toward zero into f64, f32, tf32, f16 and bf16; toward -inf
-    or +inf into f64, into f32 but from e8m0, into f16 from bf16 and the 8- and 4-bit floats
-    but e8m0 and e5m3."""
+    """Whether NVIDIA's 13.4 dialect takes ftof from src into dst (not e8m0) rounding in a mode
+    other than nearest even (cuTile's table): toward zero into f64, f32, tf32, f16 and bf16;
+    toward -inf or +inf into f64, into f32 but from e8m0, into f16 from bf16 and the 8- and
+    4-bit floats but e8m0 and e5m3; to nearest with ties away into f64, into f32 and tf32 but
+    from f64 and e8m0, into f16 as the directed ones."""
+    to_f16 = dst == F16 and src not in (F64, F32, TF32, E8M0, E5M3)
     if mode == "zero":
         return dst in (F64, F32, TF32, F16, BF16)
-    return dst == F64 or (dst == F32 and src != E8M0) or \
-        (dst == F16 and src not in (F64, F32, TF32, E8M0, E5M3))
+    if mode == "nearest_away":
+        return dst == F64 or (dst in (F32, TF32) and src not in (F64, E8M0)) or to_f16
+    return dst == F64 or (dst == F32 and src != E8M0) or to_f16
 
 
 @rule("ftof_rounding", "take rounding<")
@@ -241,7 +244,7 @@ def _itof_e8m0(op):
 
 _convert("ftof", FLOAT_TYPES, FLOAT_TYPES,
          (A("rounding_mode", ROUNDING, allowed=("nearest_even", "zero", "negative_inf",
-                                                "positive_inf")),),
+                                                "positive_inf", "nearest_away")),),
          "?( rounding<$rounding_mode> )?", (_different, _ftof_rounding))
 _convert("ftoi", FLOAT_TYPES, INT_TYPES,       # saturating: NVIDIA 13.4 (Inf clamps too)
          (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",)),

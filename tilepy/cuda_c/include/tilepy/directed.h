@@ -1,8 +1,9 @@
 // tilepy/directed.h -- the directed rounding modes of addf, subf, mulf, divf, fma and sqrt
 // (rounding<zero>, <negative_inf>, <positive_inf>; spec 8.7) on f16, bf16, f32 and f64, as the
 // functors tp::op::<op>_dir<M> (M: 0 toward zero, 1 toward -inf, 2 toward +inf), and of ftof
-// (NVIDIA's 13.4 dialect) into f32, f16, bf16 and tf32: tp::op::ftof_dir<To, M>, to_tf32_dir<M>
-// (from f64 through f32 in the same mode; widening conversions are exact).
+// (NVIDIA's 13.4 dialect) into f32, f16, bf16 and tf32 in those and to nearest with ties away
+// (M = 3): tp::op::ftof_dir<To, M>, to_tf32_dir<M> (from f64 through f32 in the same mode;
+// widening conversions are exact).
 //
 //   * GPU: f32 and f64 are CUDA's intrinsics of that rounding (__fadd_rz, __dmul_rd, ...: one
 //     FADD.RZ / DMUL.RM ... in SASS); f16 and bf16 compute the f32 op in the same mode and convert
@@ -19,16 +20,59 @@
 namespace tp {
 namespace dir {
 
+// x's neighbor in T toward +inf (up) or -inf; x is not NaN, and not the infinity it moves from.
+template <class T> TP_DEV T next(T x, bool up) {
+  typedef typename bits_of<sizeof(T)>::type U;
+  const U sign = U(1) << (8 * sizeof(T) - 1);
+  U b;
+  memcpy(&b, &x, sizeof(T));
+  if ((b & U(~sign)) == 0) b = up ? U(1) : U(sign | 1);     // a zero: the smallest subnormal
+  else if (((b & sign) == 0) == up) b = U(b + 1);              // away from zero
+  else b = U(b - 1);
+  memcpy(&x, &b, sizeof(T));
+  return x;
+}
+
+template <class W> TP_DEV int sgn(W x) { return (x > 0) - (x < 0); }
+
+// g: the exact result rounded to nearest (its sign is the exact value's, also when it is a
+// zero or an infinity); c: the sign of (exact - g). The exact result rounded in mode M.
+template <int M, class T> TP_DEV T finish(T g, int c) {
+  static_assert(M < 3, "nearest-away rounds by from_f32_away");
+  if (c == 0) return g;
+  if constexpr (M == 1) return c < 0 ? next(g, false) : g;
+  else if constexpr (M == 2) return c > 0 ? next(g, true) : g;
+  else {                                  // toward zero: back where nearest went away from it
+    const auto w = wide(g);
+    return (w > 0 && c < 0) || (w < 0 && c > 0) ? next(g, c > 0) : g;
+  }
+}
+
+template <class... W> TP_DEV bool finite(W... x) { return ((x - x == 0) && ...); }
+
+// x (finite or not) to T rounding to nearest, ties away from zero: the nearest, or on a tie the
+// neighbor of larger magnitude (x - g and the other distance are exact: Sterbenz)
+template <class T> TP_DEV T from_f32_away(float x) {
+  const T g = narrow<T>(x);
+  const float d = x - (float)wide(g);
+  if (!finite(x) || d == 0) return g;
+  const T o = next(g, d > 0);
+  const float w = wide(o);
+  return w - x == d && fabsf(w) > fabsf((float)wide(g)) ? o : g;
+}
+
 #ifdef TP_GPU
 #define TP_DIR_PICK(RZ, RD, RU, ARGS)                                                 \
   if constexpr (M == 0) return RZ ARGS;                                                \
   else if constexpr (M == 1) return RD ARGS;                                           \
   else return RU ARGS;
 
-// a float rounded to T in mode M
+// a float rounded to T in mode M (3: to nearest, ties away)
 template <int M, class T> TP_DEV T from_f32(float x) {
   if constexpr (same<T, float>::value) {
     return x;
+  } else if constexpr (M == 3) {
+    return from_f32_away<T>(x);
 #if TP_FP16
   } else if constexpr (same<T, __half>::value) {
     TP_DIR_PICK(__float2half_rz, __float2half_rd, __float2half_ru, (x))
@@ -59,6 +103,7 @@ TP_DIR_OP(sqrt, __fsqrt, __dsqrt, (T a), (a), (wide(a)))
 #undef TP_DIR_OP
 
 template <int M> TP_DEV float f64_to_f32(double x) {
+  static_assert(M < 3, "no nearest-away from f64 but into f64 (NVIDIA's table)");
   TP_DIR_PICK(__double2float_rz, __double2float_rd, __double2float_ru, (x))
 }
 #undef TP_DIR_PICK
@@ -72,38 +117,6 @@ typedef long double quad;
 static_assert(__LDBL_MANT_DIG__ == 113, "the CPU backend's directed rounding of f64 needs binary128");
 #endif
 
-template <class T> struct bits_of {
-  typedef typename cond<sizeof(T) == 2, uint16_t,
-                        typename cond<sizeof(T) == 4, uint32_t, uint64_t>::type>::type type;
-};
-
-// x's neighbor in T toward +inf (up) or -inf; x is not NaN, and not the infinity it moves from.
-template <class T> TP_DEV T next(T x, bool up) {
-  typedef typename bits_of<T>::type U;
-  const U sign = U(1) << (8 * sizeof(T) - 1);
-  U b;
-  memcpy(&b, &x, sizeof(T));
-  if ((b & U(~sign)) == 0) b = up ? U(1) : U(sign | 1);     // a zero: the smallest subnormal
-  else if (((b & sign) == 0) == up) b = U(b + 1);              // away from zero
-  else b = U(b - 1);
-  memcpy(&x, &b, sizeof(T));
-  return x;
-}
-
-template <class W> TP_DEV int sgn(W x) { return (x > 0) - (x < 0); }
-
-// g: the exact result rounded to nearest (its sign is the exact value's, also when it is a
-// zero or an infinity); c: the sign of (exact - g). The exact result rounded in mode M.
-template <int M, class T> TP_DEV T finish(T g, int c) {
-  if (c == 0) return g;
-  if constexpr (M == 1) return c < 0 ? next(g, false) : g;
-  else if constexpr (M == 2) return c > 0 ? next(g, true) : g;
-  else {                                  // toward zero: back where nearest went away from it
-    const auto w = wide(g);
-    return (w > 0 && c < 0) || (w < 0 && c > 0) ? next(g, c > 0) : g;
-  }
-}
-
 // f16/bf16/f32: the exact value s + e (a double pair, |e| <= half an ulp of s; e only by its
 // sign) rounded in mode M. g = s to nearest; s - g is exact (g is s rounded, within a factor
 // of 2 of it or zero) and no T value lies strictly between s and the exact value.
@@ -113,7 +126,6 @@ template <int M, class T> TP_DEV T round_pair(double s, double e) {
   return finish<M>(g, d != 0 ? sgn(d) : sgn(e));
 }
 
-template <class... W> TP_DEV bool finite(W... x) { return ((x - x == 0) && ...); }
 
 // conversions: the value rounded to nearest, then stepped (x - g is exact: Sterbenz, or g = 0)
 template <int M> TP_DEV float f64_to_f32(double x) {
@@ -121,8 +133,12 @@ template <int M> TP_DEV float f64_to_f32(double x) {
   return finish<M>(g, finite(x) ? sgn(x - (double)g) : 0);
 }
 template <int M, class T> TP_DEV T from_f32(float x) {
-  const T g = narrow<T>(x);
-  return finish<M>(g, finite(x) ? sgn(x - (float)wide(g)) : 0);
+  if constexpr (M == 3) {
+    return from_f32_away<T>(x);
+  } else {
+    const T g = narrow<T>(x);
+    return finish<M>(g, finite(x) ? sgn(x - (float)wide(g)) : 0);
+  }
 }
 
 // An exactly zero sum s = x + y is -0 toward -inf unless both addends are +0 (IEEE 754 6.3),
@@ -211,13 +227,15 @@ template <int M, class T> TP_DEV T fma(T a_, T b_, T c_) {
 #endif
 
 // float -> tf32 (kept in a float) in mode M: the low 13 bits cut, then one tf32 ulp away from
-// zero where the mode rounds that way and they were not 0 (a carry into the exponent, up to inf)
+// zero where the mode rounds that way and they were not 0 (a carry into the exponent, up to
+// inf); nearest-away adds half a tf32 ulp to the magnitude first (PTX's cvt.rna.tf32.f32)
 template <int M> TP_DEV float to_tf32(float a) {
   uint32_t u;
   memcpy(&u, &a, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) {
     u |= 0x00400000u;                               // NaN stays (quiet) NaN
   } else if ((u & 0x7fffffffu) < 0x7f800000u) {
+    if (M == 3) u += 0x1000u;
     const bool neg = u >> 31, inexact = (u & 0x1fffu) != 0;
     u &= 0xffffe000u;
     if (inexact && ((M == 1 && neg) || (M == 2 && !neg))) u += 0x2000u;
