@@ -208,6 +208,17 @@ def system_scope_atomics():
 
 
 @case
+def release_acquire_message():
+    data, flag = np.zeros(32, np.int32), np.zeros(1, np.int32)
+    out = np.full((3, 32), -1, np.int32)
+
+    def check():
+        np.testing.assert_array_equal(out, np.tile(np.arange(32) * 3, (3, 1)))
+        assert flag[0] == 1
+    return indexing.publish_then_read, (4,), (data, flag, out, 32), check
+
+
+@case
 def spin_lock():
     x = rng.integers(-5, 6, (64, 32)).astype(np.float32)
     acc = np.zeros((4, 32), np.float32)
@@ -329,6 +340,20 @@ def test_carried_aggregates_in_the_interpreter():
 
 def test_system_scope_atomics_in_the_interpreter():
     run_case(CASES["system_scope_atomics"](), "interpret")
+
+
+def test_release_acquire_message_in_the_interpreter():
+    run_case(CASES["release_acquire_message"](), "interpret")
+
+
+def test_ordered_loads_and_stores_are_strong_in_sass():
+    """ct.load/ct.store with a memory order: strong (volatile: .STRONG.SYS) accesses, the acquire
+    and release fences of the device scope, and the barriers that order the block's threads."""
+    from kernels_util import sass_of
+    kernel, _, args, _ = CASES["release_acquire_message"]()
+    ops = sass_of(kernel, args, "sm_90")["ops"]
+    assert "LDG.E.STRONG.SYS" in ops and "STG.E.STRONG.SYS" in ops, ops
+    assert "MEMBAR.SC.GPU" in ops and any(o.startswith("BAR.SYNC") for o in ops)
 
 
 def test_system_scope_atomics_are_sys_in_sass():

@@ -320,11 +320,16 @@ def test_alloca_is_scratch_memory_in_the_interpreter():
 @pytest.mark.parametrize("alignment", [16, 256])
 def test_alloca_is_block_memory_in_the_cpp_backend(mode, alignment):
     """A shared-memory buffer of the block's (aligned at run time beyond 128 bytes), read back
-    after a barrier by the threads that did not write it; NVRTC compiles it for sm_80/sm_90."""
+    after a barrier by the threads that did not write it; NVRTC compiles it for sm_80/sm_90.
+    With 256 the pointer store and load are ordered (release, acquire: ordered.h)."""
     from tilepy.api.compiler import compile_module
     from tilepy.ir.parser import parse_module
     from tilepy.launch.nvrtc import compile_cubin
     text = ALLOCA_MODULE.replace("alignment = 16", f"alignment = {alignment}")
+    if alignment == 256:
+        text = text.replace("%k = store_ptr_tko weak", "%k = store_ptr_tko release device") \
+            .replace("load_ptr_tko weak %pa", "load_ptr_tko acquire device %pa")
+        assert "tp::release_fence<2, 1>" in compile_module(parse_module(text)).cuda_source
     q = np.zeros(8, np.float32)
     cm = compile_module(parse_module(text))
     cm.run_cpu(1, [q], mode=mode)

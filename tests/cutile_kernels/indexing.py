@@ -60,3 +60,20 @@ def system_counters(x, total, halves, count, last, TILE: ct.Constant[int]):
     ct.atomic_add(halves, cols, t.astype(ct.float16), memory_scope=sys)
     ct.atomic_add(count, 0, 1, memory_order=ct.MemoryOrder.ACQ_REL, memory_scope=sys)
     ct.atomic_max(last, 0, b, memory_scope=sys)
+
+
+@ct.kernel
+def publish_then_read(data, flag, out, TILE: ct.Constant[int]):
+    """Message passing between blocks with ordered loads and stores: block 0 writes data and
+    then raises flag (release); every other block waits for the flag (acquire) and copies
+    data into its row of out."""
+    b = ct.bid(0)
+    if b == 0:
+        ct.store(data, (0,), ct.arange(TILE, dtype=ct.int32) * 3)
+        ct.store(flag, (0,), 1, memory_order=ct.MemoryOrder.RELEASE,
+                 memory_scope=ct.MemoryScope.DEVICE)
+    else:
+        while ct.load(flag, (0,), (), memory_order=ct.MemoryOrder.ACQUIRE,
+                      memory_scope=ct.MemoryScope.DEVICE) == 0:
+            pass
+        ct.store(out, (b - 1, 0), ct.load(data, (0,), (TILE,)).reshape((1, TILE)))

@@ -375,11 +375,15 @@ def _view_args(ctx, op, swap: bool = False):
             idx)
 
 
-def _check_weak(op):
-    if op.attrs.get("memory_ordering_semantics") != "weak":
-        raise TileUnsupportedFeatureError(f"{op.name} with memory ordering "
-                                          f"{op.memory_ordering_semantics} is not supported by the "
-                                          f"CUDA C++ backend yet")
+_ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
+_SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
+
+
+def ordering(op) -> tuple[int, int] | None:
+    """(order, scope) of a load or store ordered other than weak (ordered.h's numbers: the
+    scope device where the op names none), else None."""
+    o = op.attrs.get("memory_ordering_semantics")
+    return None if o == "weak" else (_ORDER[o], _SCOPE.get(op.attrs.get("memory_scope"), 1))
 
 
 def pad_value(ctx, load) -> str:
@@ -400,12 +404,16 @@ def has_undetermined_load(module) -> bool:
 
 
 def emit_load_view(ctx, op):
-    _check_weak(op)
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
     pad = pad_value(ctx, op)
     barrier(ctx, op)
-    if t.numel == 1:
+    order = ordering(op)
+    if order is not None:        # relaxed / acquire (ordered.h)
+        o = f"{order[0]}, {order[1]}"
+        fn = f"load_scalar_ordered<{targs}, {o}>" if t.numel == 1 else \
+            f"load_ordered<{targs}, {ctx.lay(op.tile)}, {o}>"
+    elif t.numel == 1:
         fn = f"load_scalar<{targs}>"
     else:
         fn = f"load<{targs}, {ctx.lay(op.tile)}, {_vec(op.view, t)}>"
@@ -414,11 +422,15 @@ def emit_load_view(ctx, op):
 
 
 def emit_store_view(ctx, op):
-    _check_weak(op)
     barrier(ctx, op)
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
-    fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
+    order = ordering(op)
+    if order is not None:        # relaxed / release (ordered.h)
+        o = f"{order[0]}, {order[1]}"
+        fn = f"store_scalar_ordered<{targs}, {o}>" if t.numel == 1 else f"store_ordered<{targs}, {o}>"
+    else:
+        fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
     ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
     if ctx.poison_checks:     # faithful mode: stored poison is an error; elsewhere nothing
         ctx.w.line(f"tp::check_stored<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)

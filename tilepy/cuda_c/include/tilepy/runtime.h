@@ -1675,6 +1675,8 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 
 // Float op modifiers: flush_to_zero, approx/full rounding.
 #include "tilepy/modifiers.h"
+// Loads and stores ordered relaxed, acquire or release.
+#include "tilepy/ordered.h"
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
 // sm_90a's wgmma, its descriptors and fences, and the async-proxy fence.
