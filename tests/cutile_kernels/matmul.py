@@ -43,4 +43,3 @@ def vector_products(x, y, Y, dot, outer, K: ct.Constant[int], N: ct.Constant[int
     ct.store(outer, (0, 0), ct.reshape(ct.matmul(tx, tY), (1, N)))
     col = ct.reshape(ct.extract(tx, (0,), (1,)), (1, 1))
     ct.store(outer, (1, 0), ct.matmul(col, ct.extract(tY, (0, 0), (1, N))))
-

@@ -68,5 +68,6 @@ def emit_alloca(ctx, op):
     ctx.w.line(f"{ptr} const {ctx.define(op.result)} = {init};", op.loc)
 
 
-EMIT.update({"alloca": emit_alloca, "atomic_red_view_tko": emit_atomic_red, "insert": emit_insert, "memory_fence_alias_tko": emit_fence_alias,
+EMIT.update({"alloca": emit_alloca, "atomic_red_view_tko": emit_atomic_red, "insert": emit_insert,
+             "memory_fence_alias_tko": emit_fence_alias,
              "gdc_wait_tko": emit_nothing, "gdc_launch_dependents_tko": emit_nothing})

@@ -1,8 +1,8 @@
 """Values made of other values, as control flow sees them (cuTile's aggregates): a tuple (its
 items), a list of arrays (its arrays; its length is part of the specialization), a tiled view
-(its array) and a def/lambda of the kernel (the values it captures and its defaults). An `if` merges two aggregates of one kind part by part (control_flow.Merge) and a loop
-carries an aggregate as its parts (loops.py); arrays, whose parts are IR values, are in
-array_list.py.
+(its array) and a def/lambda of the kernel (the values it captures and its defaults). An `if`
+merges two aggregates of one kind part by part (control_flow.Merge) and a loop carries an
+aggregate as its parts (loops.py); arrays, whose parts are IR values, are in array_list.py.
 
 `split(v)` gives `(kind, parts)`: two aggregates can meet only when their kinds are equal (the
 same tuple or list length, the same tile shape, padding and steps of a view, the same `def`), and

@@ -17,6 +17,11 @@
 //     are exact in a double, and a comparison in binary128 (software, libgcc) for f64.
 #pragma once
 
+#ifndef TP_DIRECTED     // 0: left out (launch/nvrtc.py, for a kernel that does not use it)
+#define TP_DIRECTED 1
+#endif
+#if TP_DIRECTED
+
 namespace tp {
 namespace dir {
 
@@ -280,3 +285,4 @@ TP_DIR_FUNCTOR(sqrt_dir, sqrt)
 }  // namespace op
 
 }  // namespace tp
+#endif  // TP_DIRECTED

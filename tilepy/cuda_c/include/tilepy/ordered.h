@@ -12,10 +12,16 @@
 // Orders as atomics: 0 relaxed, 1 acquire, 2 release; scopes: 0 tile block, 1 device, 2 system.
 #pragma once
 
+#ifndef TP_ORDERED     // 0: left out (launch/nvrtc.py, for a kernel that does not use it)
+#define TP_ORDERED 1
+#endif
+#if TP_ORDERED
+
 namespace tp {
 
-template <class T> struct strong_bits {
-  typedef typename cond<sizeof(T) == 1, uint8_t, typename bits_of<sizeof(T) == 1 ? 2 : sizeof(T)>::type>::type type;
+template <class T> struct strong_bits {     // the unsigned integer of T's size
+  typedef typename cond<sizeof(T) == 1, uint8_t,
+                        typename bits_of<sizeof(T) == 1 ? 2 : sizeof(T)>::type>::type type;
 };
 
 template <class T> TP_DEV T strong_load(const T* p) {
@@ -144,3 +150,4 @@ template <class T> TP_DEV void store_ptr_strong(T* p, T v, bool m TP_AT) {
 }
 
 }  // namespace tp
+#endif  // TP_ORDERED
