@@ -111,6 +111,25 @@ def ftz_approx_online_softmax():
     return modifiers.online_softmax, (2,), (X, Y, 16, 32), check
 
 
+@case
+def directed_rounding_interval_bounds():
+    X = rng.standard_normal(96).astype(np.float32)
+    Y = rng.standard_normal(96).astype(np.float32)
+    OUT = np.zeros((3, 96), np.float32)
+
+    def check():
+        x, y = X.astype(np.float64), Y.astype(np.float64)
+        v = x * y + x / y                       # within 1e-16 relative of the exact value
+        lo, hi = OUT[0].astype(np.float64), OUT[1].astype(np.float64)
+        assert (lo <= v).all() and (v <= hi).all()
+        assert (hi - lo <= 4 * np.spacing(np.abs(OUT[1]))).all()
+        d = x - y                               # exact in float64 (exponents within 29)
+        t = d.astype(np.float32)
+        t = np.where(np.abs(t.astype(np.float64)) > np.abs(d), np.nextafter(t, np.float32(0)), t)
+        np.testing.assert_array_equal(OUT[2], t)
+    return modifiers.interval_bounds, (3,), (X, Y, OUT, 32), check
+
+
 def _grouped(dtype):
     shapes = [(40, 24, 33), (16, 64, 16), (70, 8, 20)]
     As = [rng.standard_normal((m, k)).astype(dtype) for m, k, _ in shapes]
@@ -281,6 +300,30 @@ def vector_products():
         np.testing.assert_allclose(dot, [x @ y], rtol=1e-5)
         np.testing.assert_allclose(outer, [x @ Y, x[0] * Y[0]], rtol=1e-5, atol=1e-6)
     return matmul.vector_products, (1,), (x, y, Y, dot, outer, 16, 8), check
+
+
+@case
+def list_of_arrays_carried_by_a_loop():
+    As = [rng.integers(-9, 9, 16).astype(np.float32) for _ in range(2)]
+    Bs = [rng.integers(-9, 9, 16).astype(np.float32) for _ in range(2)]
+    out = np.zeros(16, np.float32)
+    return lists.alternating_sums, (1,), (As, Bs, out, 3, 16), \
+        lambda: np.testing.assert_array_equal(out, 2 * sum(As) + sum(Bs))     # As, Bs, As
+
+
+def _tf32(x):
+    """float32 values rounded to tf32 (10 mantissa bits, to nearest even), as float64."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0xFFF + ((u >> 13) & 1)) & ~np.uint64(0x1FFF)
+    return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@case
+def tf32_where():
+    X = rng.standard_normal(96).astype(np.float32)
+    Y = np.zeros_like(X)
+    return dtypes.relu_tf32, (3,), (X, Y, 32), \
+        lambda: np.testing.assert_array_equal(Y, np.maximum(_tf32(X), 0))
 
 
 # Features of the front end (dtype objects, 0-d loads, tuples of arrays): what they add is in the

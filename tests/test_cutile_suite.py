@@ -194,6 +194,31 @@ def atomic_histogram():
 
 
 @case
+def system_scope_atomics():
+    x = rng.integers(-50, 50, 8 * 32).astype(np.int32)
+    total, halves = np.zeros(32, np.int32), np.zeros(32, np.float16)
+    count, last = np.zeros(1, np.int32), np.full(1, -1, np.int32)
+
+    def check():
+        want = x.reshape(8, 32).sum(0)
+        np.testing.assert_array_equal(total, want)
+        np.testing.assert_array_equal(halves, want.astype(np.float16))   # exact: |sums| < 2048
+        assert count[0] == 8 and last[0] == 7
+    return indexing.system_counters, (8,), (x, total, halves, count, last, 32), check
+
+
+@case
+def release_acquire_message():
+    data, flag = np.zeros(32, np.int32), np.zeros(1, np.int32)
+    out = np.full((3, 32), -1, np.int32)
+
+    def check():
+        np.testing.assert_array_equal(out, np.tile(np.arange(32) * 3, (3, 1)))
+        assert flag[0] == 1
+    return indexing.publish_then_read, (4,), (data, flag, out, 32), check
+
+
+@case
 def spin_lock():
     x = rng.integers(-5, 6, (64, 32)).astype(np.float32)
     acc = np.zeros((4, 32), np.float32)
@@ -313,14 +338,45 @@ def test_carried_aggregates_in_the_interpreter():
     run_case(CASES["carried_aggregates"](), "interpret")
 
 
+def test_system_scope_atomics_in_the_interpreter():
+    run_case(CASES["system_scope_atomics"](), "interpret")
+
+
+def test_release_acquire_message_in_the_interpreter():
+    run_case(CASES["release_acquire_message"](), "interpret")
+
+
+def test_ordered_loads_and_stores_are_strong_in_sass():
+    """ct.load/ct.store with a memory order: strong (volatile: .STRONG.SYS) accesses, the acquire
+    and release fences of the device scope, and the barriers that order the block's threads."""
+    from kernels_util import sass_of
+    kernel, _, args, _ = CASES["release_acquire_message"]()
+    ops = sass_of(kernel, args, "sm_90")["ops"]
+    assert "LDG.E.STRONG.SYS" in ops and "STG.E.STRONG.SYS" in ops, ops
+    assert "MEMBAR.SC.GPU" in ops and any(o.startswith("BAR.SYNC") for o in ops)
+
+
+def test_system_scope_atomics_are_sys_in_sass():
+    """Every atomic of the kernel is a .SYS one on sm_90 (atomic*_system, atom.sys for f16), and
+    its acq_rel ordering a system-scope fence."""
+    from kernels_util import sass_of
+    kernel, _, args, _ = CASES["system_scope_atomics"]()
+    ops = sass_of(kernel, args, "sm_90")["ops"]
+    atomics = [o for o in ops if o.startswith(("ATOM", "RED"))]
+    assert len(atomics) >= 4 and all(o.endswith(".SYS") for o in atomics), atomics
+    assert "MEMBAR.SC.SYS" in ops
+
+
 # Both CPU modes run a case only where the mode matters: a g++ compile per kernel and mode is
 # most of this file's time. vector_add and saxpy are elementwise on one 1-D tile with no
 # replicated or shared data, so the faithful run's 128 threads only split the tile between them;
 # that split is checked in faithful mode elsewhere: a 128-wide 1-D load/add/store at ragged sizes
 # by test_cpu_backend.py::test_vector_add_ragged, a 256-wide ragged 1-D load (two per thread) by
 # atomic_histogram here; the cuTile spelling (index=/shape= keywords, a Python float scalar
-# argument) is traced and passed the same in both modes: they run fast only.
-FAST_ONLY = {"vector_add", "saxpy"}
+# argument) is traced and passed the same in both modes: they run fast only. system_scope_atomics
+# too: the CPU backend's atomics are one code path at every scope (process-wide), which
+# atomic_histogram and spin_lock run in the faithful mode's threads.
+FAST_ONLY = {"vector_add", "saxpy", "system_scope_atomics"}
 MODE_CASES = [(name, mode) for name in CASES for mode in ("fast", "faithful")
               if mode == "fast" or name not in FAST_ONLY]
 

@@ -510,6 +510,38 @@ def test_strictly_typed_constants_fold_in_their_dtype(check):
         wrong.mlir(V32, 5)
 
 
+def test_typed_constants_fold_through_division_shifts_and_math_functions(check):
+    """cuTile folds these too: / in the float dtype (integers: float32), shifts as Python's
+    wrapped to the dtype, math functions of the value rounded once into the dtype (an integer
+    argument: float32), and -, abs, ~; a function without a finite value there (log(0)) stays a
+    run-time op; a negative constant shift count is cuTile's TileValueError."""
+    @ct.kernel
+    def k(x):
+        q, r = ct.float32(1) / 3, ct.int16(7) / ct.int16(2)
+        ct.static_assert(q == np.float32(1 / 3) and r == 3.5)
+        s = ct.int16(1) << 20, ct.int16(-8) >> 1, ct.uint8(200) >> 1, ct.uint8(200) << 1
+        ct.static_assert(s[0] == 0 and s[1] == -4 and s[2] == 100 and s[3] == 144)
+        e, h, f = ct.exp(ct.float32(1.0)), ct.sqrt(ct.int16(16)), ct.floor(ct.float16(2.5))
+        ct.static_assert(e == np.float32(np.e) and h == 4.0 and f == 2)
+        n = -ct.int16(-32768), abs(ct.int8(-5)), ~ct.uint8(1)
+        ct.static_assert(n[0] == -32768 and n[1] == 5 and n[2] == 254)
+        ct.store(x, (0,), ct.full((16,), ct.log(ct.float32(0.0)) + h, ct.float32))
+    check(k.mlir(V32), """
+# CHECK: %q = constant <f32: 0.333333343>
+# CHECK: %r = constant <f32: 3.500000e+00>
+# CHECK: %e = constant <f32: 2.71828175>
+# CHECK: %h = constant <f32: 4.000000e+00>
+# CHECK: log
+""")
+
+    @ct.kernel
+    def negative_count(x):
+        ct.store(x, (0,), ct.full((16,), ct.int16(1) << -1, ct.float32))   # SHIFT
+    with pytest.raises(ct.TileValueError, match="negative shift count -1") as e:
+        negative_count.mlir(V32)
+    assert e.value.loc.line == negative_count.__wrapped__.__code__.co_firstlineno + 2
+
+
 def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
     """cuTile's rule: a variable that leaves a loop with one number on every path (each break of
     a `while True`, each iteration of a `for` and its zero-trip entry) is that constant after
@@ -564,8 +596,22 @@ def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
     for ok in (one_number, same_in_a_for, defined_at_every_break, same_dtype_again):
         assert "tile<4xf32>" in ct.kernel(ok).mlir(V32)
     _refused_in_body(two_numbers, ct.TileTypeError, "Expected a constant integer tuple", 9)
-    _refused_in_body(another_dtype, ct.TileUnsupportedFeatureError,
-                     "variable 'dt' holds a DType and is reassigned in a loop to another value", 4)
+    _refused_in_body(another_dtype, ct.TileTypeError, "Type of `dt` depends on path taken: "
+                     "DType float16 after an iteration vs. DType float32 before the loop", 4)
+
+    def another_string(x):
+        s = "a"
+        for i in range(ct.bid(0)):
+            s = "b"
+        ct.static_assert(s == "a")
+
+    def strings_by_branch(x):
+        s = "a" if ct.bid(0) == 0 else "b"
+        ct.static_assert(s == "a")
+    _refused_in_body(another_string, ct.TileTypeError, "Type of `s` depends on path taken: "
+                     "str 'b' after an iteration vs. str 'a' before the loop", 4)
+    _refused_in_body(strings_by_branch, ct.TileTypeError, "depends on path taken: str 'a' in "
+                     "the `if` branch, str 'b' in the `else` branch", 2)
 
 
 def test_an_array_chosen_by_a_runtime_if_is_the_taken_branchs():
@@ -1185,13 +1231,13 @@ def test_if_whose_branches_both_leave_the_loop(check):
 """)
 
 
-def test_system_scope_atomics_are_rejected_by_the_backend():
+def test_system_scope_atomics_reach_the_runtime_with_their_scope():
     @ct.kernel
     def k(x):
         ct.atomic_add(x, 0, 1.0, memory_scope=ct.MemoryScope.SYS)
-    with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as info:
-        k.cuda_source(V32)
-    assert "ct.atomic_add(x, 0, 1.0" in str(info.value)       # located at the user's call
+        ct.atomic_cas(x, 1, 0.0, 2.0, memory_scope=ct.MemoryScope.DEVICE)
+    src = k.cuda_source(V32)
+    assert "tp::atomic_rmw_s<4, 3, 2>(" in src and "tp::atomic_cas_s<3, 1>(" in src   # acq_rel
 
 
 # ------------------------------------------------------------------ with over @contextmanager

@@ -4,8 +4,8 @@ import pytest
 
 from tilepy.errors import TileTypeError, TileVerificationError
 from tilepy.ir import Block, Builder, DenseValue, Module, Region, make_op, print_module, verify
-from tilepy.types import (F16, F32, I1, I32, PartitionViewType, PtrType, TensorViewType, TileType,
-                          scalar_tile)
+from tilepy.types import (BF16, F16, F32, I1, I32, PartitionViewType, PtrType, TensorViewType,
+                          TileType, scalar_tile)
 
 
 def const(b, elem, shape, value=0):
@@ -164,9 +164,10 @@ def test_builder_checks_op_specific_attribute_values():
     with pytest.raises(TileTypeError, match=r"addf: flush_to_zero is only supported for f32 \(got f16\)"):
         b.value("addf", h, h, flush_to_zero=True)
     with pytest.raises(TileTypeError, match=r"ftof: attribute 'rounding_mode' must be one of nearest_even"):
-        b.value("ftof", x, rounding_mode="negative_inf", result_types=[h.type])
-    with pytest.raises(TileTypeError, match=r"ftof: conversions into f16 take rounding<nearest_even>"):
-        b.value("ftof", x, rounding_mode="zero", result_types=[h.type])      # e8m0 targets only
+        b.value("ftof", x, rounding_mode="approx", result_types=[h.type])
+    with pytest.raises(TileTypeError, match=r"ftof: conversions into bf16 take rounding<nearest_even>"):
+        b.value("ftof", x, rounding_mode="negative_inf",          # not in NVIDIA's 13.4 table
+                result_types=[h.type.with_elem(BF16)])
     i = const(b, I32, (4,))
     with pytest.raises(TileTypeError, match="negative_inf rounding is not valid with unsigned"):
         b.value("divi", i, i, signedness="unsigned", rounding="negative_inf")

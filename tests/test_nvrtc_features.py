@@ -12,12 +12,19 @@ from tilepy.launch import nvrtc, toolchain
 from tilepy.tools import sass_stats
 
 
+NEITHER = ["-DTP_DIRECTED=0", "-DTP_ORDERED=0"]    # no directed rounding, no ordered access
+
+
 def test_features_follow_the_types_the_source_spells():
-    assert nvrtc.features("float* p") == ["-DTP_BF16=0", "-DTP_FP16=0"]
-    assert nvrtc.features("tp::ptr<__half> a") == ["-DTP_BF16=0"]
-    assert nvrtc.features("tp::cvt<__nv_bfloat16>(x)") == []          # bf16 keeps fp16 too
+    assert nvrtc.features("float* p") == ["-DTP_BF16=0", "-DTP_FP16=0", *NEITHER]
+    assert nvrtc.features("tp::ptr<__half> a") == ["-DTP_BF16=0", *NEITHER]
+    assert nvrtc.features("tp::cvt<__nv_bfloat16>(x)") == NEITHER     # bf16 keeps fp16 too
     assert nvrtc.options("sm_90") == ["-arch=sm_90", *nvrtc.BASE_OPTIONS]
-    assert nvrtc.options("sm_90", "float x;")[-2:] == ["-DTP_BF16=0", "-DTP_FP16=0"]
+    assert nvrtc.options("sm_90", "float x;")[-4:] == ["-DTP_BF16=0", "-DTP_FP16=0", *NEITHER]
+    assert nvrtc.features("tp::__half y = tp::op::addf_dir<1>{}(a, b);") == [
+        "-DTP_BF16=0", "-DTP_ORDERED=0"]
+    assert nvrtc.features("tp::store_ptr_strong(p, v); float x;") == [
+        "-DTP_BF16=0", "-DTP_FP16=0", "-DTP_DIRECTED=0"]
 
 
 def _sass(source: str, opts: list[str], tmp_path) -> list[str]:

@@ -284,25 +284,26 @@ def test_torch_stays_optional():
 
 def test_fake_launch_checks_what_the_launch_compiler_compiles():
     """On CUDA tensors a kernel that launches through tileiras is checked as tileiras gets it (its
-    Tile IR, traced and verified), not through the C++ emitter, which refuses system-scope
-    atomics; an NVRTC kernel still meets the emitter's located refusal while tracing."""
+    Tile IR, traced and verified), not through the C++ emitter, which refuses a transpose whose
+    scratch needs more shared memory than a GPU gives a block; an NVRTC kernel still meets the
+    emitter's located refusal while tracing."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    def total(compiler):
+    def flipped(compiler):
         @ct.kernel(compiler=compiler)
-        def add_all(a, out):
-            t, i = ct.load(a, index=(0,), shape=(4,)), ct.arange(4, dtype=ct.int32)
-            ct.atomic_add(out, i, t, memory_scope=ct.MemoryScope.SYS)   # SYSTEM
+        def flip(a, out):
+            t = ct.load(a, index=(0, 0), shape=(256, 256))
+            ct.store(out, (0, 0), ct.transpose(t))   # SCRATCH
 
         def body(a: torch.Tensor) -> torch.Tensor:
-            out = a.new_zeros(4)
-            tpt.launch(None, (1,), add_all, (a, out))
+            out = torch.empty_like(a)
+            tpt.launch(None, (1,), flip, (a, out))
             return out
-        return tpt.op(f"tilepy_test::add_all_{compiler}", body)
+        return tpt.op(f"tilepy_test::flip_{compiler}", body)
 
     with FakeTensorMode():
-        a = torch.empty(4, device="cuda")
-        assert total("tileiras")(a).shape == (4,)
-        with pytest.raises(ct.TileUnsupportedFeatureError, match="system scope") as e:
-            total("nvrtc")(a)
-    assert_located(e.value, "SYSTEM", "ct.atomic_add", __file__)
+        a = torch.empty(256, 256, device="cuda")
+        assert flipped("tileiras")(a).shape == (256, 256)
+        with pytest.raises(ct.TileUnsupportedFeatureError, match="of shared memory") as e:
+            flipped("nvrtc")(a)
+    assert_located(e.value, "SCRATCH", "ct.transpose", __file__)

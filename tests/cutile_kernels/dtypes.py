@@ -79,3 +79,12 @@ def bf16_histogram(x, out, TILE: ConstInt):
     """out[j] += every x[i] with i % TILE % len(out) == j: a bfloat16 atomic add (sm_90 on)."""
     t = ct.load(x, (ct.bid(0),), (TILE,))
     ct.atomic_add(out, ct.arange(TILE, dtype=ct.int32) % out.shape[0], t)  # BF16ADD
+
+
+@ct.kernel
+def relu_tf32(X, Y, TILE: ct.Constant[int]):
+    """relu on tf32 values: where() picks between tf32 tiles (cuTile allows tf32 conversions,
+    where and mma; arithmetic on them is a type error)."""
+    x = ct.load(X, (ct.bid(0),), (TILE,))
+    t = ct.where(x > 0, x.astype(ct.tfloat32), 0.0)
+    ct.store(Y, (ct.bid(0),), t.astype(ct.float32))

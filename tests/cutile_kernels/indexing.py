@@ -45,3 +45,35 @@ def locked_accumulate(x, acc, locks, GROUPS: ct.Constant[int], TILE: ct.Constant
     cur = ct.load(acc, (g, 0), (1, TILE))
     ct.store(acc, (g, 0), cur + t)
     ct.atomic_xchg(locks, g, 0, memory_order=ct.MemoryOrder.RELEASE)
+
+
+@ct.kernel
+def system_counters(x, total, halves, count, last, TILE: ct.Constant[int]):
+    """Counters another agent (the host, a peer GPU) may watch: system-scope atomics. Each block
+    adds its tile into total (int32) and halves (float16), counts itself (acq_rel) and leaves its
+    id in last if it is the largest so far."""
+    b = ct.bid(0)
+    t = ct.load(x, (b,), (TILE,))
+    cols = ct.arange(TILE, dtype=ct.int32)
+    sys = ct.MemoryScope.SYS
+    ct.atomic_add(total, cols, t, memory_scope=sys)
+    ct.atomic_add(halves, cols, t.astype(ct.float16), memory_scope=sys)
+    ct.atomic_add(count, 0, 1, memory_order=ct.MemoryOrder.ACQ_REL, memory_scope=sys)
+    ct.atomic_max(last, 0, b, memory_scope=sys)
+
+
+@ct.kernel
+def publish_then_read(data, flag, out, TILE: ct.Constant[int]):
+    """Message passing between blocks with ordered loads and stores: block 0 writes data and
+    then raises flag (release); every other block waits for the flag (acquire) and copies
+    data into its row of out."""
+    b = ct.bid(0)
+    if b == 0:
+        ct.store(data, (0,), ct.arange(TILE, dtype=ct.int32) * 3)
+        ct.store(flag, (0,), 1, memory_order=ct.MemoryOrder.RELEASE,
+                 memory_scope=ct.MemoryScope.DEVICE)
+    else:
+        while ct.load(flag, (0,), (), memory_order=ct.MemoryOrder.ACQUIRE,
+                      memory_scope=ct.MemoryScope.DEVICE) == 0:
+            pass
+        ct.store(out, (b - 1, 0), ct.load(data, (0,), (TILE,)).reshape((1, TILE)))

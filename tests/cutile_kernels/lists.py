@@ -35,3 +35,19 @@ def sum_of_list(xs, out, TILE: ConstInt):
     for i in range(1, len(xs)):
         acc += ct.load(xs[i], index=(bid,), shape=(TILE,), padding_mode=ct.PaddingMode.ZERO)
     ct.store(out, index=(bid,), tile=acc.astype(out.dtype))
+
+
+@ct.kernel
+def alternating_sums(As, Bs, out, n, TILE: ConstInt):
+    """out = the sum, over n steps, of the arrays of `lst`, which starts as As and alternates
+    between Bs and As: a list of arrays chosen by a runtime `if` and carried by a loop."""
+    lst = As
+    acc = ct.zeros((TILE,), ct.float32)
+    for i in range(n):
+        for j in range(len(lst)):
+            acc += ct.load(lst[j], (0,), (TILE,))
+        if i % 2 == 0:
+            lst = Bs
+        else:
+            lst = As
+    ct.store(out, (0,), acc)

@@ -39,3 +39,19 @@ def online_softmax(X, Y, TILE_M: ConstInt, TILE_N: ConstInt):
         p = ct.exp2(x - m_i, flush_to_zero=True)
         y = ct.truediv(p, l_i, flush_to_zero=True, rounding_mode=RMd.APPROX)
         ct.store(Y, (bid, j), tile=y)
+
+
+@ct.kernel
+def interval_bounds(X, Y, OUT, TILE: ConstInt):
+    """Bounds of x*y + x/y by rounding each step down and up (interval arithmetic), and x - y
+    truncated toward zero: OUT[0], OUT[1], OUT[2]."""
+    bid = ct.bid(0)
+    x = ct.load(X, (bid,), (TILE,))
+    y = ct.load(Y, (bid,), (TILE,))
+    lo = ct.add(ct.mul(x, y, rounding_mode=RMd.RM), ct.truediv(x, y, rounding_mode=RMd.RM),
+                rounding_mode=RMd.RM)
+    hi = ct.add(ct.mul(x, y, rounding_mode=RMd.RP), ct.truediv(x, y, rounding_mode=RMd.RP),
+                rounding_mode=RMd.RP)
+    ct.store(OUT, (0, bid), lo.reshape((1, TILE)))
+    ct.store(OUT, (1, bid), hi.reshape((1, TILE)))
+    ct.store(OUT, (2, bid), ct.sub(x, y, rounding_mode=RMd.RZ).reshape((1, TILE)))

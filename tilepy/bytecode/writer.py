@@ -289,6 +289,11 @@ class _Body:
                 return                      # an optional attribute, absent: its flag says so
             raise TileUnsupportedFeatureError(
                 f"bytecode: {op.name} has no '{field.name}' and the bytecode needs one")
+        if self.file.version < DIRECTED_FTOF and op.name == "ftof" and \
+                value in ("zero", "negative_inf", "positive_inf", "nearest_away") and \
+                op.result.type.elem.name != "e8m0":
+            raise _too_old_op(f"ftof rounding_mode={value} into {op.result.type.elem}",
+                              DIRECTED_FTOF, self.file.version)
         _ATTR_WRITERS[field.enc](self, op, field, value)
 
     def operands(self, op, layout: Layout) -> None:
@@ -334,6 +339,9 @@ class _Body:
 def _all_false(field: Field, value) -> bool:
     """`inbounds = [false, ...]` says what an older version's absent field says."""
     return field.enc == "inbounds" and not any(value)
+
+
+DIRECTED_FTOF = (13, 4)     # ftof's other modes than nearest even but into e8m0 (cuTile's table)
 
 
 def _too_old_op(what: str, since, version) -> TileUnsupportedFeatureError:

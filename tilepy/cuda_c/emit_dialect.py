@@ -7,6 +7,11 @@ functor `tp::op::fpowi` is in runtime.h).
   threads) plus PTX `fence.proxy.alias` on the GPU (virtual aliases of the same memory).
 - atomic_red_view_tko through a partition view: `tp::atomic_red`, each element's owner thread
   updates it with atomic_rmw's per-element atomics.
+- alloca: block-private memory, a buffer of its own in the kernel's shared memory (counted in
+  its size; on the CPU the worker's, one block at a time), aligned at run time where the
+  alignment asks for more than the 128 bytes every buffer starts at. One buffer per op: an alloca
+  that runs again (in a loop) finds the last allocation's contents, which Tile IR leaves
+  unspecified. `global` (memory other tile blocks may reach) is refused at its line.
 - gdc_wait_tko / gdc_launch_dependents_tko: nothing. tilepy launches kernels without
   programmatic dependent launch, where both are no-ops: a kernel starts after its stream
   predecessor completed (wait has nothing to wait for) and no dependent grid can start early.
@@ -17,6 +22,8 @@ from ..errors import TileUnsupportedFeatureError
 from .emit_control import emit_nothing
 from .emit_ops import _MODE, _ORDER, _SCOPE, _one
 from .emitter import EMIT, _bytes, _view_args, barrier, shape_t
+
+BUFFER_ALIGN = 128          # every shared-memory buffer's offset is a multiple of this
 
 
 def emit_insert(ctx, op):
@@ -44,5 +51,23 @@ def emit_atomic_red(ctx, op):
                op.loc)
 
 
-EMIT.update({"atomic_red_view_tko": emit_atomic_red, "insert": emit_insert, "memory_fence_alias_tko": emit_fence_alias,
+def emit_alloca(ctx, op):
+    if op.attrs.get("global"):
+        raise TileUnsupportedFeatureError("alloca with `global` (memory other tile blocks may "
+                                          "reach) is not supported by the CUDA C++ backend yet; "
+                                          "without it the allocation is the block's")
+    elem, align = op.result.type.elem.pointee, op.attrs["alignment"]
+    extra = -(-max(0, align - BUFFER_ALIGN) // elem.storage_bytes)     # to align at run time
+    buf = ctx.fresh("tp_alloca")
+    ctx.buffer(buf, elem, max(1, op.attrs["num_elem"]) + extra,
+               f"the alloca of {op.attrs['num_elem']} x {elem}", op.loc)
+    ptr = ctx.ty(op.result)
+    init = buf if align <= BUFFER_ALIGN else (
+        f"reinterpret_cast<{ptr}>((reinterpret_cast<unsigned long long>({buf}) + {align - 1}ull) "
+        f"& ~{align - 1}ull)")
+    ctx.w.line(f"{ptr} const {ctx.define(op.result)} = {init};", op.loc)
+
+
+EMIT.update({"alloca": emit_alloca, "atomic_red_view_tko": emit_atomic_red, "insert": emit_insert,
+             "memory_fence_alias_tko": emit_fence_alias,
              "gdc_wait_tko": emit_nothing, "gdc_launch_dependents_tko": emit_nothing})

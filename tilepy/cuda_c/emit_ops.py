@@ -10,15 +10,12 @@ import json
 
 import numpy as np
 
-from ..errors import TileUnsupportedFeatureError
 from ..interpret.printf import elem_name, format_print, storage
 from ..types import TileType
 from .emit_control import _assign_results, _enclosing_loop
-from .emitter import (EMIT, EmitContext, _bytes, _lambda, barrier, ctype, elem_ctype, emit_op,
-                      emit_reduce, fold_scratch, literal, shape_t)
+from .emitter import (EMIT, _ORDER, _SCOPE, EmitContext, _bytes, _lambda, barrier, ctype,
+                      elem_ctype, emit_op, emit_reduce, fold_scratch, literal, ordering, shape_t)
 
-_ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
-_SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
 _MODE = {"and": 0, "or": 1, "xor": 2, "add": 3, "addf": 4, "max": 5, "min": 6, "umax": 7,
          "umin": 8, "xchg": 9}
 
@@ -28,11 +25,6 @@ def _one(ctx, v) -> str:
     return f"tp::splat<1>({ctx(v)})" if v.type.numel == 1 else ctx(v)
 
 
-def _check_order(op):
-    if op.memory_ordering_semantics != "weak":
-        raise TileUnsupportedFeatureError(f"{op.name} with memory ordering "
-                                          f"{op.memory_ordering_semantics} is not supported by the "
-                                          f"CUDA C++ backend yet")
 
 
 # ----------------------------------------------------------------------------- pointers
@@ -41,25 +33,27 @@ def emit_assume(ctx: EmitContext, op):
 
 
 def emit_load_ptr(ctx, op):
-    _check_order(op)
     barrier(ctx, op)
     args = ", ".join(ctx(v) for v in [op.source, op.mask, op.paddingValue] if v is not None)
     r = op.results[0]
-    ctx.w.line(f"const {ctx.ty(r)} {ctx.define(r)} = tp::ew(tp::op::load_ptr{{}}, {args});",
+    order = ordering(op)
+    fn = "load_ptr" if order is None else "load_ptr_strong"
+    ctx.w.line(f"const {ctx.ty(r)} {ctx.define(r)} = tp::ew(tp::op::{fn}{{}}, {args});",
                op.loc)
+    if order is not None:
+        ctx.w.line(f"tp::acquire_fence<{order[0]}, {order[1]}>();", op.loc)
 
 
 def emit_store_ptr(ctx, op):
-    _check_order(op)
     barrier(ctx, op)
     args = ", ".join(ctx(v) for v in [op.destination, op.value, op.mask] if v is not None)
-    ctx.w.line(f"tp::store_ptr({args});", op.loc)
+    order = ordering(op)
+    if order is not None:
+        ctx.w.line(f"tp::release_fence<{order[0]}, {order[1]}>();", op.loc)
+    ctx.w.line(f"tp::store_ptr{'' if order is None else '_strong'}({args});", op.loc)
 
 
 def emit_atomic(ctx, op):
-    if op.memory_scope == "sys":
-        raise TileUnsupportedFeatureError(f"{op.name} with system scope is not supported by the CUDA "
-                                          f"C++ backend yet (use MemoryScope.DEVICE)")
     barrier(ctx, op)
     order, scope = _ORDER[op.memory_ordering_semantics], _SCOPE[op.memory_scope]
     r = op.results[0]

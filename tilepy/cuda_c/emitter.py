@@ -248,17 +248,26 @@ def _functor(op: Operation) -> str:
     return f"tp::op::{n}<{', '.join(args)}>{{}}" if args else f"tp::op::{n}{{}}"
 
 
+_DIRECTED = ("zero", "negative_inf", "positive_inf")     # M of directed.h's functors
 # Rounding modes with a functor of their own (modifiers.h; into e8m0: fp8.h): (op, mode) -> functor.
 _ROUNDED = {("divf", "approx"): "divf_approx", ("divf", "full"): "divf_full",
             ("ftof", "zero"): "to_e8m0<false>", ("ftof", "positive_inf"): "to_e8m0<true>",
             ("sqrt", "approx"): "sqrt_approx", ("tanh", "approx"): "tanh_approx",
             ("tanh", "full"): "tanh", ("exp", "approx"): "exp_approx", ("exp", "full"): "exp"}
+# The directed modes (directed.h): <op>_dir<M>, M numbered as the `rounding` attribute above.
+_ROUNDED.update({(n, m): f"{n}_dir<{i}>" for n in ("addf", "subf", "mulf", "divf", "fma", "sqrt")
+                 for i, m in enumerate(_DIRECTED)})
 
 
 def _modified(op: Operation, functor: str) -> str:
     """The functor with the op's float modifiers applied: a rounding mode's own functor, then
     flush_to_zero around it."""
     mode = op.attrs.get("rounding_mode")
+    rt = op.results[0].type.elem
+    if op.name == "ftof" and mode in _DIRECTED + ("nearest_away",) and str(rt) != "e8m0":
+        m = (*_DIRECTED, "nearest_away").index(mode)                      # NVIDIA's 13.4
+        return f"tp::op::to_tf32_dir<{m}>{{}}" if str(rt) == "tf32" else \
+            f"tp::op::ftof_dir<{CPP_TYPE[rt]}, {m}>{{}}"
     if mode not in (None, "nearest_even"):
         name = _ROUNDED.get((op.name, mode))
         if name is None:
@@ -278,9 +287,12 @@ _TF32_PEERS = {"f32", "f16", "bf16"}
 def emit_elementwise(ctx: EmitContext, op: Operation):
     names = {str(getattr(v.type, "elem", "")) for v in [*op.operands, op.result]}
     tf32_cvt = op.name == "ftof" and "tf32" in names and (
-        names - {"tf32"} <= _TF32_PEERS or str(op.result.type.elem) == "f64")
+        names - {"tf32"} <= _TF32_PEERS or str(op.result.type.elem) == "f64" or
+        op.attrs.get("rounding_mode") in _DIRECTED)        # f64 -> f32 -> tf32, one mode
+    # tf32 tiles take conversions and select (cuTile's where; their arithmetic is an IR error)
     if op.name in ("ftof", "itof") and op.result.type.elem not in CPP_TYPE or \
-            ("tf32" in names and not tf32_cvt) or ({"e4m3", "e5m2"} <= names):
+            ("tf32" in names and not (tf32_cvt or op.name == "select")) or \
+            ({"e4m3", "e5m2"} <= names):
         raise TileUnsupportedFeatureError(f"{op.name} on {' and '.join(sorted(names))} is not "
                                           f"supported by the CUDA C++ backend yet")
     args = ", ".join(ctx(v) for v in op.operands)
@@ -363,11 +375,15 @@ def _view_args(ctx, op, swap: bool = False):
             idx)
 
 
-def _check_weak(op):
-    if op.attrs.get("memory_ordering_semantics") != "weak":
-        raise TileUnsupportedFeatureError(f"{op.name} with memory ordering "
-                                          f"{op.memory_ordering_semantics} is not supported by the "
-                                          f"CUDA C++ backend yet")
+_ORDER = {"relaxed": 0, "acquire": 1, "release": 2, "acq_rel": 3}
+_SCOPE = {"tl_blk": 0, "device": 1, "sys": 2}
+
+
+def ordering(op) -> tuple[int, int] | None:
+    """(order, scope) of a load or store ordered other than weak (ordered.h's numbers: the
+    scope device where the op names none), else None."""
+    o = op.attrs.get("memory_ordering_semantics")
+    return None if o == "weak" else (_ORDER[o], _SCOPE.get(op.attrs.get("memory_scope"), 1))
 
 
 def pad_value(ctx, load) -> str:
@@ -388,12 +404,16 @@ def has_undetermined_load(module) -> bool:
 
 
 def emit_load_view(ctx, op):
-    _check_weak(op)
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
     pad = pad_value(ctx, op)
     barrier(ctx, op)
-    if t.numel == 1:
+    order = ordering(op)
+    if order is not None:        # relaxed / acquire (ordered.h)
+        o = f"{order[0]}, {order[1]}"
+        fn = f"load_scalar_ordered<{targs}, {o}>" if t.numel == 1 else \
+            f"load_ordered<{targs}, {ctx.lay(op.tile)}, {o}>"
+    elif t.numel == 1:
         fn = f"load_scalar<{targs}>"
     else:
         fn = f"load<{targs}, {ctx.lay(op.tile)}, {_vec(op.view, t)}>"
@@ -402,11 +422,15 @@ def emit_load_view(ctx, op):
 
 
 def emit_store_view(ctx, op):
-    _check_weak(op)
     barrier(ctx, op)
     targs, view, idx = _view_args(ctx, op)
     t = op.tile.type
-    fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
+    order = ordering(op)
+    if order is not None:        # relaxed / release (ordered.h)
+        o = f"{order[0]}, {order[1]}"
+        fn = f"store_scalar_ordered<{targs}, {o}>" if t.numel == 1 else f"store_ordered<{targs}, {o}>"
+    else:
+        fn = f"store_scalar<{targs}>" if t.numel == 1 else f"store<{targs}, {_vec(op.view, t)}>"
     ctx.w.line(f"tp::{fn}({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)
     if ctx.poison_checks:     # faithful mode: stored poison is an error; elsewhere nothing
         ctx.w.line(f"tp::check_stored<{targs}>({view}, {{{idx}}}, {ctx(op.tile)});", op.loc)

@@ -1,11 +1,11 @@
 """Values made of other values, as control flow sees them (cuTile's aggregates): a tuple (its
-items), a tiled view (its array) and a def/lambda of the kernel (the values it captures and its
-defaults). An `if` merges two aggregates of one kind part by part (control_flow.Merge) and a loop
-carries an aggregate as its parts (loops.py); arrays, whose parts are IR values, are in
-array_list.py.
+items), a list of arrays (its arrays; its length is part of the specialization), a tiled view
+(its array) and a def/lambda of the kernel (the values it captures and its defaults). An `if`
+merges two aggregates of one kind part by part (control_flow.Merge) and a loop carries an
+aggregate as its parts (loops.py); arrays, whose parts are IR values, are in array_list.py.
 
 `split(v)` gives `(kind, parts)`: two aggregates can meet only when their kinds are equal (the
-same tuple length, the same tile shape, padding and steps of a view, the same `def`), and
+same tuple or list length, the same tile shape, padding and steps of a view, the same `def`), and
 `join(v, parts)` rebuilds one like `v` from new parts.
 """
 from __future__ import annotations
@@ -14,13 +14,15 @@ import ast
 import dataclasses
 
 from .names import LocalFunction
-from .values import TiledView
+from .values import ArrayList, TiledView
 
 
 def split(v):
     """(kind, parts) of an aggregate, None for any other value."""
     if type(v) is tuple:
         return ("tuple", len(v)), list(v)
+    if isinstance(v, ArrayList):
+        return ("list", len(v)), list(v)
     if isinstance(v, TiledView):
         return ("view", v.tile_shape, v.padding_mode, v.traversal_steps), [v.array]
     if isinstance(v, LocalFunction):
@@ -34,6 +36,8 @@ def join(v, parts):
     """An aggregate like `v` made of `parts` (in `split`'s order)."""
     if type(v) is tuple:
         return tuple(parts)
+    if isinstance(v, ArrayList):
+        return ArrayList(parts)
     if isinstance(v, TiledView):
         return dataclasses.replace(v, array=parts[0])
     names = captured_names(v)
@@ -49,6 +53,8 @@ def kind_name(v, other=None) -> str:
     """How an aggregate's kind is named when it does not match `other`'s."""
     if type(v) is tuple:
         return f"a tuple of length {len(v)}"
+    if isinstance(v, ArrayList):
+        return f"a list of {len(v)} arrays"
     if isinstance(v, TiledView):
         same = isinstance(other, TiledView) and repr(other) == repr(v)
         return f"{v!r} (steps {v.traversal_steps}, padding {v.padding_mode.name})" if same \

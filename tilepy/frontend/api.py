@@ -31,6 +31,7 @@ class RoundingMode(enum.Enum):
     RZ = "zero"
     RM = "negative_inf"
     RP = "positive_inf"
+    RA = "nearest_away"
     FULL = "full"
     APPROX = "approx"
     RZI = "nearest_int_to_zero"

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import TileSyntaxError, TileTypeError, TileUnsupportedFeatureError, at
+from ..errors import TileSyntaxError, TileTypeError, at
 from ..ir import Block, Region, Value
 from ..types import dtype as D
 from .builtins.semantics import broadcast, constant, convert, is_number
 from .aggregates import join, kind_name, split
 from .promotion import literal_dtype
-from .values import Array, Tile, type_name
+from .values import Array, Tile, constant_type, type_name
 
 TOKEN = "$token"
 MISSING = object()
@@ -269,11 +269,9 @@ class Merge:
         if other and len({type_name(v) for v in vals}) > 1:     # two types: cuTile's type error
             self._differ(what, type_name(vals[0]), next(type_name(v) for v in vals[1:]
                                                         if type_name(v) != type_name(vals[0])))
-        for v in vals:
-            if not (isinstance(v, (Tile, Value)) or is_number(v)):
-                raise TileUnsupportedFeatureError(
-                    f"{what} is {type_name(v)} in one branch of a runtime `if` and differs in the "
-                    f"other; only tiles and numbers can differ between the branches")
+        for v in vals:                # two compile-time values (dtypes, strings): cuTile's
+            if not (isinstance(v, (Tile, Value)) or is_number(v)):      # type error
+                self._differ(what, constant_type(vals[0]), constant_type(vals[1]))
         tiles = [v for v in vals if isinstance(v, Tile)]
         if any(isinstance(v, Value) for v in vals):
             return vals

@@ -34,7 +34,7 @@ from . import api
 from .builtins.semantics import as_tile, broadcast, constant, convert, emit, is_number
 from .control_flow import TOKEN, get_state, ir_value, returns_inside, scalar_bool, set_state, wrap
 from .promotion import can_cast_implicitly, literal_dtype, promote
-from .values import Array, ArrayList, Tile, type_name
+from .values import Array, ArrayList, Tile, constant_type, type_name
 
 MAX_RETRACES = 8
 
@@ -488,12 +488,10 @@ def leaves_of(ctx, c: Carry, v, name: str, flat: dict, overrides) -> dict:
     from .aggregates import kind_name, split
     if c.kind == "leaf":
         return {c.key: v}
-    if c.kind == "fixed":
-        if not _same(v, c.value):
-            raise TileUnsupportedFeatureError(
-                f"variable '{name}' holds a {type_name(c.value)} and is reassigned in a loop to "
-                f"another value; only tiles, numbers, arrays and their tuples, views and closures "
-                f"can change across iterations")
+    if c.kind == "fixed":             # a compile-time value (a dtype, a string, ...): cuTile's
+        if not _same(v, c.value):     # phi of two of them is a type error
+            raise TileTypeError(f"Type of `{name}` depends on path taken: {constant_type(v)} "
+                                f"after an iteration vs. {constant_type(c.value)} before the loop")
         return {}
     if c.kind == "aggregate":
         sp, was = split(v), split(c.value)

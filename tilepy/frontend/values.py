@@ -129,3 +129,14 @@ def type_name(v) -> str:
     if isinstance(v, float):
         return "float constant"
     return type(v).__name__
+
+
+def constant_type(v) -> str:
+    """A compile-time value as cuTile types it when its value is part of its type (a dtype, a
+    string: `DType float16`, `str 'a'`), else its type's name."""
+    from ..types import DType
+    if isinstance(v, DType):
+        return f"DType {v.name}"
+    if isinstance(v, str):
+        return f"str {v!r}"
+    return type_name(v)

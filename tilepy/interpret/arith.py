@@ -91,9 +91,16 @@ def _sqrt_exact(a: Fraction) -> Fraction:
     return (Fraction(r) + (0 if exact else Fraction(1, 2))) / (d * (1 << (scale // 2)))
 
 
-def _add_zero_sign_rd(*xs) -> bool:
-    """IEEE 754 6.3: an exact zero sum is -0 when rounding toward -inf (unless x + x, x = +0)."""
-    return not all(x == 0 and not np.signbit(x) for x in xs)
+def _sum_zero_sign_rd(x, y) -> bool:
+    """IEEE 754 6.3: an exact zero sum x + y is -0 when rounding toward -inf unless both
+    addends are +0 (x + x keeps x's sign)."""
+    return not (x == 0 and y == 0 and not np.signbit(x) and not np.signbit(y))
+
+
+_ZERO_SIGN_RD = {   # the addends of each op whose exact zero result follows 6.3
+    "addf": lambda a, b: _sum_zero_sign_rd(a, b), "subf": lambda a, b: _sum_zero_sign_rd(a, -b),
+    "fma": lambda a, b, c: _sum_zero_sign_rd(a * b, c),
+}
 
 
 def _float_compute(op, elem, xs, fn):
@@ -108,8 +115,7 @@ def _float_compute(op, elem, xs, fn):
         elif op.name == "sqrt":
             r = F.exact_elementwise(_sqrt_exact, xs, elem, mode)
         else:
-            zs = _add_zero_sign_rd if (mode == "negative_inf" and op.name != "mulf"
-                                       and op.name != "divf") else None
+            zs = _ZERO_SIGN_RD.get(op.name) if mode == "negative_inf" else None
             r = F.exact_elementwise(_EXACT[op.name], xs, elem, mode, zero_sign=zs)
     r = F.round_f64(r, elem)
     if ftz:
@@ -389,8 +395,12 @@ def ftof(ex, op, args):
     elem = _elem(op)
     if elem == E.E8M0:                    # rounding<zero> or <positive_inf> (verifier)
         return [F.encode(F.round_e8m0(F.to_f64(args[0]), op.attrs["rounding_mode"]), elem)]
-    _no_rounding_but(op, "nearest_even")
-    return [F.encode(F.round_f64(F.to_f64(args[0]), elem), elem)]
+    mode = op.attrs.get("rounding_mode") or "nearest_even"
+    _no_rounding_but(op, "nearest_even", "zero", "negative_inf", "positive_inf", "nearest_away")
+    x = F.to_f64(args[0])
+    if mode == "nearest_even":
+        return [F.encode(F.round_f64(x, elem), elem)]
+    return [F.encode(F.exact_elementwise(lambda v: v, [x], elem, mode), elem)]
 
 
 @handler("itof")

@@ -134,7 +134,8 @@ def _overflow(neg, fmt: Fmt, mode: str, sat: bool):
     """Magnitudes of overflowing results (IEEE 754 7.4, or saturation)."""
     if sat or not fmt.has_inf:
         return np.full(neg.shape, fmt.max)
-    to_inf = {"nearest_even": np.ones_like(neg), "zero": np.zeros_like(neg),
+    to_inf = {"nearest_even": np.ones_like(neg), "nearest_away": np.ones_like(neg),
+              "zero": np.zeros_like(neg),
               "positive_inf": ~neg, "negative_inf": neg}[mode]
     return np.where(to_inf, np.inf, fmt.max)
 
@@ -195,6 +196,8 @@ def round_fraction(q: Fraction, elem, mode: str = "nearest_even", neg_zero: bool
         up = frac > 0 and not neg
     elif mode == "negative_inf":
         up = frac > 0 and neg
+    elif mode == "nearest_away":
+        up = frac >= Fraction(1, 2)
     else:
         raise ValueError(mode)
     r += int(up)
@@ -226,7 +229,11 @@ def exact_elementwise(fn, arrays, elem, mode: str, zero_sign=None) -> np.ndarray
         if not all(np.isfinite(xs)):
             out[i] = approx
             continue
-        r = fn(*[fraction(x) for x in xs])
+        try:
+            r = fn(*[fraction(x) for x in xs])
+        except ZeroDivisionError:          # x / 0: an infinity or NaN, exact in every mode
+            out[i] = approx
+            continue
         if r == 0:
             neg = zero_sign(*xs) if zero_sign is not None else bool(np.signbit(approx))
             out[i] = -0.0 if neg else 0.0

@@ -35,7 +35,7 @@ class EnumKind:
 
 
 ROUNDING = EnumKind("RoundingMode", ("nearest_even", "zero", "negative_inf", "positive_inf",
-                                     "approx", "full", "nearest_int_to_zero"))
+                                     "approx", "full", "nearest_int_to_zero", "nearest_away"))
 CMP_PREDICATE = EnumKind("ComparisonPredicate", ("equal", "not_equal", "less_than",
                                                  "less_than_or_equal", "greater_than",
                                                  "greater_than_or_equal"))

@@ -7,7 +7,8 @@ flush_to_zero is f32-only wherever the spec allows it at all.
 """
 from __future__ import annotations
 
-from ..types import (ARITH_FLOAT_TYPES, E8M0, F32, FLOAT_TYPES, I1, I64, INT_TYPES, PtrType, TileType)
+from ..types import (ARITH_FLOAT_TYPES, BF16, E5M3, E8M0, F16, F32, F64, FLOAT_TYPES, I1, I64,
+                     INT_TYPES, TF32, PtrType, TileType)
 from .constraints import all_tiles, elem_in, elem_is_ptr, same_elem, same_shape, same_type
 from .opdef import (CMP_ORDERING, CMP_PREDICATE, OVERFLOW, ROUNDING, SIGNEDNESS, A, O, OpDef, R,
                     op, rule, same_as)
@@ -208,12 +209,31 @@ _convert("trunci", INT_TYPES, INT_TYPES, (A("overflow", OVERFLOW),), "?( overflo
 _E8M0_MODES = ("zero", "positive_inf")
 
 
+
+
+def directed_ftof(mode: str, src, dst) -> bool:
+    """Whether NVIDIA's 13.4 dialect takes ftof from src into dst (not e8m0) rounding in a mode
+    other than nearest even (cuTile's table): toward zero into f64, f32, tf32, f16 and bf16;
+    toward -inf or +inf into f64, into f32 but from e8m0, into f16 from bf16 and the 8- and
+    4-bit floats but e8m0 and e5m3; to nearest with ties away into f64, into f32 and tf32 but
+    from f64 and e8m0, into f16 as the directed ones."""
+    to_f16 = dst == F16 and src not in (F64, F32, TF32, E8M0, E5M3)
+    if mode == "zero":
+        return dst in (F64, F32, TF32, F16, BF16)
+    if mode == "nearest_away":
+        return dst == F64 or (dst in (F32, TF32) and src not in (F64, E8M0)) or to_f16
+    return dst == F64 or (dst == F32 and src != E8M0) or to_f16
+
+
 @rule("ftof_rounding", "take rounding<")
 def _ftof_rounding(op):
-    m, r = op.attrs.get("rounding_mode") or "nearest_even", op.result.type.elem
-    if (r == E8M0) != (m in _E8M0_MODES):
-        want = "rounding<zero> or rounding<positive_inf>" if r == E8M0 else "rounding<nearest_even>"
-        return f"conversions into {r} take {want} (got rounding<{m}>)"
+    m, s, r = op.attrs.get("rounding_mode") or "nearest_even", op.source.type.elem, \
+        op.result.type.elem
+    if r == E8M0 and m not in _E8M0_MODES:
+        return f"conversions into {r} take rounding<zero> or rounding<positive_inf> (got rounding<{m}>)"
+    if r != E8M0 and m != "nearest_even" and not directed_ftof(m, s, r):
+        return (f"conversions into {r} take rounding<nearest_even> (got rounding<{m}>; from "
+                f"{s} NVIDIA's 13.4 dialect also takes the directed modes its table lists)")
 
 
 @rule("itof_e8m0", "integer to e8m0 conversion is not supported")
@@ -223,7 +243,8 @@ def _itof_e8m0(op):
 
 
 _convert("ftof", FLOAT_TYPES, FLOAT_TYPES,
-         (A("rounding_mode", ROUNDING, allowed=("nearest_even",) + _E8M0_MODES),),
+         (A("rounding_mode", ROUNDING, allowed=("nearest_even", "zero", "negative_inf",
+                                                "positive_inf", "nearest_away")),),
          "?( rounding<$rounding_mode> )?", (_different, _ftof_rounding))
 _convert("ftoi", FLOAT_TYPES, INT_TYPES,       # saturating: NVIDIA 13.4 (Inf clamps too)
          (_SIGN, A("rounding_mode", ROUNDING, allowed=("nearest_int_to_zero",)),

@@ -96,11 +96,17 @@ def features(source: str) -> list[str]:
     """-D options leaving out the runtime header's support of the half types a kernel does not
     use: CUDA's cuda_fp16.h and cuda_bf16.h are a fifth of what NVRTC parses for a small
     kernel, and a kernel spells every element type it uses (`__half`, `__nv_bfloat16`), so its
-    text tells. Nothing else depends on them: the code generated is the same."""
+    text tells; and the directed roundings and ordered loads/stores (directed.h, ordered.h) of a
+    kernel without them. Nothing else depends on them: the code generated is the same."""
     bf16 = "bfloat16" in source
     out = [] if bf16 else ["-DTP_BF16=0"]
     if not bf16 and "half" not in source:
         out.append("-DTP_FP16=0")
+    # directed.h and ordered.h likewise: their functors and templates are spelled by name
+    if "_dir<" not in source:
+        out.append("-DTP_DIRECTED=0")
+    if not any(w in source for w in ("_ordered<", "_strong", "_fence<")):
+        out.append("-DTP_ORDERED=0")
     return out
 
 

@@ -63,10 +63,26 @@ BINARY = {
 
 # The builtins a strictly typed constant folds through (`n + ct.int16(2)` is the int16 constant
 # 7, as in cuTile): numpy computes them in the operands' dtype as the GPU does (integers wrap,
-# floats round to nearest even), integer // and % as Python's. Not folded (a run-time value):
-# shifts, NaN in min/max, bool arithmetic, float division, a zero divisor, the ops with modifiers.
+# floats round to nearest even; / of integers in float32), integer // and % as Python's, shifts
+# as Python's wrapped to the dtype (cuTile's rule: `ct.int16(1) << 20` is 0). Not folded (a
+# run-time value): NaN in min/max, bool arithmetic, a zero divisor, the ops with modifiers.
 TYPED_FOLD = {api.add, api.sub, api.mul, api.maximum, api.minimum, api.bitwise_and,
-              api.bitwise_or, api.bitwise_xor, api.floordiv, api.mod}
+              api.bitwise_or, api.bitwise_xor, api.floordiv, api.mod, api.truediv,
+              api.bitwise_lshift, api.bitwise_rshift}
+_SHIFTS = (api.bitwise_lshift, api.bitwise_rshift)
+
+
+def wrapped(v: int, d) -> int:
+    """The integer v in d's range, wrapped around (two's complement)."""
+    v &= (1 << d.bits) - 1
+    return v - (1 << d.bits) if d.signed and v >> (d.bits - 1) else v
+
+
+def typed_value(t: Tile):
+    """The number a strictly typed constant holds (an unsigned one's value, not its signless
+    storage), else None."""
+    v = constant_scalar(t)
+    return wrapped(int(v), t.dtype) if v is not None and t.dtype.is_int else v
 
 
 def fold_typed(ctx, stub, fold, x, y, result=None):
@@ -75,7 +91,7 @@ def fold_typed(ctx, stub, fold, x, y, result=None):
     has that dtype (or `result`). None when they are not, or the op is not folded."""
     if not any(isinstance(v, Tile) for v in (x, y)):
         return None
-    vals = [v if is_number(v) else constant_scalar(v) for v in (x, y)]
+    vals = [v if is_number(v) else typed_value(v) for v in (x, y)]
     if any(v is None for v in vals):
         return None
     d = common_dtype([x, y])
@@ -86,6 +102,17 @@ def fold_typed(ctx, stub, fold, x, y, result=None):
         return None
     if stub in (api.floordiv, api.mod) and (not d.is_int or vals[1] == 0):
         return None
+    if stub is api.truediv:
+        if vals[1] == 0:
+            return None
+        d = d if d.is_float else D.float32
+    if stub in _SHIFTS:
+        if not d.is_int:
+            return None
+        if vals[1] < 0:
+            raise TileValueError(f"negative shift count {vals[1]} in a constant "
+                                 f"{'<<' if stub is api.bitwise_lshift else '>>'}")
+        return constant(ctx, wrapped(fold(int(vals[0]), int(vals[1])), d), d)
     try:
         with np.errstate(all="ignore"):
             r = fold(*(np.asarray(v, d.numpy) for v in vals))
@@ -126,6 +153,10 @@ for _stub, _row in BINARY.items():
 def truediv(ctx, x, y, *, rounding_mode=None, flush_to_zero=False):
     if is_number(x) and is_number(y):
         return x / y
+    if rounding_mode is None and not flush_to_zero:
+        folded = fold_typed(ctx, api.truediv, operator.truediv, x, y)
+        if folded is not None:
+            return folded
     (a, b), d = operands(ctx, x, y)
     if not d.is_float:
         d = D.float32
@@ -290,12 +321,35 @@ UNARY_MATH = {
 }
 
 
+def fold_unary(ctx, fold, t: Tile):
+    """fold(t) as a constant when t is a strictly typed constant, as cuTile folds them: the
+    function of Python's math on the value, rounded once into t's dtype if a float, else
+    float32 (an integer or bool argument is converted first, as the function does). None where
+    t is no constant, or the function has no finite real value there (log(0), sqrt(-1),
+    exp(1000): the run-time value, -inf, NaN or inf; cuTile raises TileValueError or
+    OverflowError)."""
+    v = typed_value(t)
+    if v is None:
+        return None
+    try:
+        r = fold(v)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
+    d = t.dtype if t.dtype.is_float else D.float32
+    with np.errstate(over="ignore"):
+        return constant(ctx, np.float64(r).astype(d.numpy).item(), d)
+
+
 def _make_unary(stub, fold, opname):
     def fn(ctx, x, *, rounding_mode=None, flush_to_zero=False):
         if is_number(x):
             return fold(x)
         if opname in ("floor", "ceil") and isinstance(x, Tile) and not x.dtype.is_float:
             raise TileTypeError(f"{stub.__name__} needs a floating-point tile (got {x.dtype.name})")
+        if rounding_mode is None and not flush_to_zero and isinstance(x, Tile):
+            folded = fold_unary(ctx, fold, x)
+            if folded is not None:
+                return folded
         t = _float_operand(ctx, x)
         rm = _mode(rounding_mode)
         attrs = {}
@@ -316,10 +370,23 @@ for _stub, (_fold, _op) in UNARY_MATH.items():
     impl(_stub)(_make_unary(_stub, _fold, _op))
 
 
+def fold_same(ctx, fold, t: Tile):
+    """fold(t) in t's own dtype (integers wrap) when t is a strictly typed constant that is not
+    a bool (-, abs, ~ of a constant, as cuTile folds them), else None."""
+    v = typed_value(t) if isinstance(t, Tile) and not t.dtype.is_bool else None
+    if v is None:
+        return None
+    r = fold(v)
+    return constant(ctx, wrapped(r, t.dtype) if t.dtype.is_int else r, t.dtype)
+
+
 @impl(api.negative)
 def negative(ctx, x):
     if is_number(x):
         return -x
+    folded = fold_same(ctx, operator.neg, x)
+    if folded is not None:
+        return folded
     t = as_tile(ctx, x)
     if t.dtype.is_bool:
         t = convert(ctx, t, D.int32)
@@ -332,6 +399,9 @@ def negative(ctx, x):
 def abs_(ctx, x):
     if is_number(x):
         return abs(x)
+    folded = fold_same(ctx, abs, x)
+    if folded is not None:
+        return folded
     t = as_tile(ctx, x)
     if t.dtype.is_float:
         return emit(ctx, "absf", t, dtype=t.dtype)
@@ -344,6 +414,9 @@ def abs_(ctx, x):
 def bitwise_not(ctx, x):
     if is_number(x):
         return (not x) if isinstance(x, bool) else ~x
+    folded = fold_same(ctx, operator.invert, x) if isinstance(x, Tile) and x.dtype.is_int else None
+    if folded is not None:
+        return folded
     t = as_tile(ctx, x)
     if t.dtype.is_float:
         raise TileTypeError(f"~ needs an integer or bool tile (got {t.dtype.name})")

@@ -75,3 +75,6 @@ TP_APPROX(exp_approx, exp, ptx_exp_approx)
 }  // namespace op
 
 }  // namespace tp
+
+// The directed rounding modes of + - * / fma sqrt (toward zero, -inf, +inf).
+#include "tilepy/directed.h"

@@ -1275,9 +1275,11 @@ template <class T> TP_DEV void store_ptr(T* p, T v, bool m TP_AT) {
 // ------------------------------------------------------------------------------ atomics
 // Modes (atomic_rmw_tko): 0 and, 1 or, 2 xor, 3 add, 4 addf, 5 max, 6 min, 7 umax, 8 umin, 9 xchg.
 // Orders: 0 relaxed, 1 acquire, 2 release, 3 acq_rel. Scopes: 0 tile block, 1 device (device-scope
-// atomics serve both: they are at least as strong as block scope; the emitter rejects system scope).
-// On the GPU an ordering is the relaxed atomic plus __threadfence() before (release) / after
-// (acquire), the PTX memory model's fence-based release and acquire patterns.
+// atomics serve both: they are at least as strong as block scope), 2 system (atomic*_system, atom
+// .sys: atomic also against the host and peer GPUs; the CPU backend's atomics are process-wide).
+// On the GPU an ordering is the relaxed atomic plus a fence of the scope (__threadfence or
+// __threadfence_system) before (release) / after (acquire), the PTX memory model's fence-based
+// release and acquire patterns.
 template <int S> struct bits_of;
 template <> struct bits_of<2> { typedef uint16_t type; };
 template <> struct bits_of<4> { typedef uint32_t type; };
@@ -1305,57 +1307,76 @@ template <int Mode, class T> TP_DEV T rmw_apply(T x, T v) {
 }
 
 #ifdef TP_GPU
-template <int Order> TP_DEV void fence_before() { if (Order == 2 || Order == 3) __threadfence(); }
-template <int Order> TP_DEV void fence_after() { if (Order == 1 || Order == 3) __threadfence(); }
+template <int Scope> TP_DEV void fence() { if (Scope == 2) __threadfence_system(); else __threadfence(); }
+template <int Order, int Scope> TP_DEV void fence_before() { if (Order == 2 || Order == 3) fence<Scope>(); }
+template <int Order, int Scope> TP_DEV void fence_after() { if (Order == 1 || Order == 3) fence<Scope>(); }
 
-template <int Mode, class T> TP_DEV T gpu_rmw(T* p, T v) {
+// F(args), or F_system(args) at system scope
+#define TP_ATOM(F, ...) (Scope == 2 ? F##_system(__VA_ARGS__) : F(__VA_ARGS__))
+// f16/bf16 add at system scope (CUDA has no atomicAdd_system for them): PTX atom.sys
+template <class T> TP_DEV T atom_add_sys(T* p, T v) {
+  unsigned short r, b = *(unsigned short*)&v;
+  if constexpr (same<T, __half>::value)
+    asm volatile("atom.sys.add.noftz.f16 %0, [%1], %2;" : "=h"(r) : "l"(p), "h"(b) : "memory");
+  else
+    asm volatile("atom.sys.add.noftz.bf16 %0, [%1], %2;" : "=h"(r) : "l"(p), "h"(b) : "memory");
+  return *(T*)&r;
+}
+
+template <int Mode, int Scope, class T> TP_DEV T gpu_rmw(T* p, T v) {
   typedef unsigned long long ull;
   if constexpr (same<T, int32_t>::value) {
     unsigned* u = (unsigned*)p;
     switch (Mode) {
-      case 0: return atomicAnd(p, v);
-      case 1: return atomicOr(p, v);
-      case 2: return atomicXor(p, v);
-      case 3: return atomicAdd(p, v);
-      case 5: return atomicMax(p, v);
-      case 6: return atomicMin(p, v);
-      case 7: return (T)atomicMax(u, (unsigned)v);
-      case 8: return (T)atomicMin(u, (unsigned)v);
-      default: return atomicExch(p, v);
+      case 0: return TP_ATOM(atomicAnd, p, v);
+      case 1: return TP_ATOM(atomicOr, p, v);
+      case 2: return TP_ATOM(atomicXor, p, v);
+      case 3: return TP_ATOM(atomicAdd, p, v);
+      case 5: return TP_ATOM(atomicMax, p, v);
+      case 6: return TP_ATOM(atomicMin, p, v);
+      case 7: return (T)TP_ATOM(atomicMax, u, (unsigned)v);
+      case 8: return (T)TP_ATOM(atomicMin, u, (unsigned)v);
+      default: return TP_ATOM(atomicExch, p, v);
     }
   } else if constexpr (same<T, int64_t>::value) {
     ull* u = (ull*)p;
     switch (Mode) {
-      case 0: return (T)atomicAnd(u, (ull)v);
-      case 1: return (T)atomicOr(u, (ull)v);
-      case 2: return (T)atomicXor(u, (ull)v);
-      case 3: return (T)atomicAdd(u, (ull)v);
-      case 5: return (T)atomicMax((long long*)p, (long long)v);
-      case 6: return (T)atomicMin((long long*)p, (long long)v);
-      case 7: return (T)atomicMax(u, (ull)v);
-      case 8: return (T)atomicMin(u, (ull)v);
-      default: return (T)atomicExch(u, (ull)v);
+      case 0: return (T)TP_ATOM(atomicAnd, u, (ull)v);
+      case 1: return (T)TP_ATOM(atomicOr, u, (ull)v);
+      case 2: return (T)TP_ATOM(atomicXor, u, (ull)v);
+      case 3: return (T)TP_ATOM(atomicAdd, u, (ull)v);
+      case 5: return (T)TP_ATOM(atomicMax, (long long*)p, (long long)v);
+      case 6: return (T)TP_ATOM(atomicMin, (long long*)p, (long long)v);
+      case 7: return (T)TP_ATOM(atomicMax, u, (ull)v);
+      case 8: return (T)TP_ATOM(atomicMin, u, (ull)v);
+      default: return (T)TP_ATOM(atomicExch, u, (ull)v);
     }
   } else if constexpr (same<T, double>::value) {
-    if constexpr (Mode == 4) return atomicAdd(p, v);
-    else return __longlong_as_double((long long)atomicExch((ull*)p, (ull)__double_as_longlong(v)));
-  } else {
+    if constexpr (Mode == 4) return TP_ATOM(atomicAdd, p, v);
+    else return __longlong_as_double((long long)TP_ATOM(atomicExch, (ull*)p,
+                                                        (ull)__double_as_longlong(v)));
+  } else if constexpr (same<T, float>::value) {
     static_assert(Mode == 4 || Mode == 9, "atomic mode not supported for this type");
-    if constexpr (Mode == 4) return atomicAdd(p, v);      // float, __half
-    else return atomicExch(p, v);                           // float
+    if constexpr (Mode == 4) return TP_ATOM(atomicAdd, p, v);
+    else return TP_ATOM(atomicExch, p, v);
+  } else {
+    static_assert(Mode == 4, "atomic mode not supported for this type");
+    if constexpr (Scope == 2) return atom_add_sys(p, v);
+    else return atomicAdd(p, v);                          // __half, __nv_bfloat16
   }
 }
 
-template <class T> TP_DEV T gpu_cas(T* p, T cmp, T val) {
+template <int Scope, class T> TP_DEV T gpu_cas(T* p, T cmp, T val) {
   typedef unsigned long long ull;
-  if constexpr (same<T, int32_t>::value) return atomicCAS(p, cmp, val);
-  else if constexpr (same<T, int64_t>::value) return (T)atomicCAS((ull*)p, (ull)cmp, (ull)val);
+  if constexpr (same<T, int32_t>::value) return TP_ATOM(atomicCAS, p, cmp, val);
+  else if constexpr (same<T, int64_t>::value) return (T)TP_ATOM(atomicCAS, (ull*)p, (ull)cmp, (ull)val);
   else if constexpr (same<T, float>::value)
-    return __int_as_float(atomicCAS((int*)p, __float_as_int(cmp), __float_as_int(val)));
+    return __int_as_float(TP_ATOM(atomicCAS, (int*)p, __float_as_int(cmp), __float_as_int(val)));
   else
-    return __longlong_as_double((long long)atomicCAS((ull*)p, (ull)__double_as_longlong(cmp),
-                                                     (ull)__double_as_longlong(val)));
+    return __longlong_as_double((long long)TP_ATOM(atomicCAS, (ull*)p, (ull)__double_as_longlong(cmp),
+                                                   (ull)__double_as_longlong(val)));
 }
+#undef TP_ATOM
 #else
 constexpr int cpu_order(int o) {
   return o == 1 ? __ATOMIC_ACQUIRE : o == 2 ? __ATOMIC_RELEASE : o == 3 ? __ATOMIC_ACQ_REL
@@ -1394,9 +1415,9 @@ template <int Mode, int Order, class T> inline T cpu_rmw(T* p, T v) {
 
 template <int Mode, int Order, int Scope, class T> TP_DEV T atomic_rmw1(T* p, T v) {
 #ifdef TP_GPU
-  fence_before<Order>();
-  const T r = gpu_rmw<Mode>(p, v);
-  fence_after<Order>();
+  fence_before<Order, Scope>();
+  const T r = gpu_rmw<Mode, Scope>(p, v);
+  fence_after<Order, Scope>();
   return r;
 #else
   return cpu_rmw<Mode, Order>(p, v);
@@ -1420,9 +1441,9 @@ TP_DEV void atomic_red(const View<T, R>& v, const int64_t (&idx)[R], const Tile<
 
 template <int Order, int Scope, class T> TP_DEV T atomic_cas1(T* p, T cmp, T val) {
 #ifdef TP_GPU
-  fence_before<Order>();
-  const T r = gpu_cas(p, cmp, val);
-  fence_after<Order>();
+  fence_before<Order, Scope>();
+  const T r = gpu_cas<Scope>(p, cmp, val);
+  fence_after<Order, Scope>();
   return r;
 #else
   return cpu_cas<Order>(p, cmp, val);
@@ -1654,6 +1675,8 @@ TP_DEV void tile_assert(bool c, const char* msg) {
 
 // Float op modifiers: flush_to_zero, approx/full rounding.
 #include "tilepy/modifiers.h"
+// Loads and stores ordered relaxed, acquire or release.
+#include "tilepy/ordered.h"
 // Warp-level building blocks (shuffles, ldmatrix, mma.sync, cp.async) behind tp:: wrappers.
 #include "tilepy/warp.h"
 // sm_90a's wgmma, its descriptors and fences, and the async-proxy fence.
