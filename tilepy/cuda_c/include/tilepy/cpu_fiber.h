@@ -18,7 +18,9 @@
 // lane calling a shuffle with a mask without itself) end the launch with a message for Python.
 #pragma once
 #include <algorithm>
+#if TP_SUPPORT_BODY   // (cpu_shim.h: no std::string in a split kernel's translation unit)
 #include <string>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -85,21 +87,13 @@ constexpr size_t kFiberStack = 256 * 1024;
 TP_REPORT TP_SUPPORT std::string dim_str(dim3 d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
-#else
-TP_REPORT TP_SUPPORT std::string dim_str(dim3 d);
-#endif
 
-#if TP_SUPPORT_BODY
 TP_REPORT TP_SUPPORT std::string where_str(const Worker& w) {
   return "kernel '" + std::string(w.kernel) + "', block " + dim_str(index3(w.block, grid_dim));
 }
-#else
-TP_REPORT TP_SUPPORT std::string where_str(const Worker& w);
-#endif
 
 // End the launch: detected undefined behavior or a deadlock. Called on a fiber's stack, it
 // jumps back to the scheduler, which abandons the block.
-#if TP_SUPPORT_BODY
 [[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0}) {
   Worker* w = worker;
   set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg, at.file, at.line);
@@ -107,8 +101,6 @@ TP_REPORT TP_SUPPORT std::string where_str(const Worker& w);
   context_switch(cur->fiber->context, w->scheduler);   // never resumed
   __builtin_unreachable();
 }
-#else
-[[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0});
 #endif
 
 // ---------------------------------------------------------------------------- global memory
@@ -146,8 +138,6 @@ TP_REPORT TP_SUPPORT std::string hex(uint32_t x) {
   std::snprintf(buf, sizeof buf, "0x%08x", x);
   return buf;
 }
-#else
-TP_REPORT TP_SUPPORT std::string hex(uint32_t x);
 #endif
 
 inline void suspend() { context_switch(cur->fiber->context, worker->scheduler); }
@@ -226,13 +216,13 @@ TP_SUPPORT void warp_collective(uint32_t kind, const char* name, uint32_t mask, 
                             CompleteFn complete);
 #endif
 
-inline void tma_check_exit();                     // cpu_tma.h
-TP_REPORT inline std::string mbar_wait_report(const Ctx& c);
-
 // The scheduler and the launch: only launch_blocks runs them, so a split kernel's translation unit
 // does not see them (their std::string and std::vector code was instantiated again at the end
 // of every faithful kernel's compile).
 #if TP_SUPPORT_BODY
+inline void tma_check_exit();                     // cpu_tma.h
+TP_REPORT inline std::string mbar_wait_report(const Ctx& c);
+
 // A lane exits: operations that waited only for lanes still running may now complete.
 inline void lane_exit(Fiber* f) {
   Worker& w = *worker;

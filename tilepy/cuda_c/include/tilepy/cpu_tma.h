@@ -45,6 +45,28 @@ struct TensorMap { uint64_t opaque[16]; };
 
 namespace tp { namespace cpu {
 
+// What tma.h calls. The emulation is the launch machinery's (cpu_shim.h TP_SUPPORT): a split
+// kernel's translation unit sees these declarations only (its std::string and std::vector code
+// was instantiated at the end of every kernel's compile).
+TP_SUPPORT void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what,
+                            const Caller& at);
+TP_SUPPORT void mbar_init(uint64_t* bar, int count, const Caller& at);
+inline void mbar_inval(uint64_t* bar) { *bar = 0; }
+TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at);
+TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar,
+                          const int32_t* c, int rank, const Caller& at);
+TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c,
+                           int rank, const Caller& at);
+TP_SUPPORT void bulk_commit();
+TP_SUPPORT void bulk_wait_read(int n, const Caller& at);
+#if defined(TP_FAITHFUL)
+TP_SUPPORT void smem_written(void* dst, int bytes, const Caller& at);
+#endif
+}}  // namespace tp::cpu
+
+#if TP_SUPPORT_BODY
+namespace tp { namespace cpu {
+
 inline int map_elem_bytes(int dtype) {
   static const int size[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
   return dtype >= 0 && dtype < 13 ? size[dtype] : 0;
@@ -85,7 +107,7 @@ inline uint64_t mbar_state(const uint64_t* bar, const char* what, const Caller& 
 inline void mbar_phase_done(uint64_t* bar);   // below: wakes the threads waiting for the phase
 
 // Arrivals and transactions: the phase completes when both are in.
-inline void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what, const Caller& at) {
+TP_SUPPORT void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what, const Caller& at) {
   const uint64_t s = mbar_state(bar, what, at);
   if (!mbar_valid(s)) return;
   const int pending = mbar_pending(s) - arrivals;
@@ -103,14 +125,13 @@ inline void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* wha
   }
 }
 
-inline void mbar_init(uint64_t* bar, int count, const Caller& at) {
+TP_SUPPORT void mbar_init(uint64_t* bar, int count, const Caller& at) {
   if ((uintptr_t)bar % 8 || count < 1 || count > 4095)
     tma_fail("mbarrier.init with arrival count " + std::to_string(count) + " or an address that "
              "is not 8-byte aligned", at);
   else
     *bar = mbar_word(0, count, count, 0);
 }
-inline void mbar_inval(uint64_t* bar) { *bar = 0; }
 
 // ---------------------------------------------------------------------------- the copy
 
@@ -271,7 +292,7 @@ inline void mbar_phase_done(uint64_t* bar) {
   }
 }
 
-inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
+TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
                       int rank, const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, dst, bar, c, rank, cur->lin, at);
   bulk_copy_check(k, rank, at);
@@ -292,7 +313,7 @@ inline void check_landed(uint32_t off, const char* which, const Caller& at) {
        "on the wrong parity passes at once: the phase of a stage's n-th fill has parity n % 2)", at);
 }
 
-inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
+TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   if ((mbar_phase(mbar_state(bar, "mbarrier.try_wait.parity", at)) & 1) != (int)parity) return;
   bulk_complete(bar);                           // as late as allowed: now or never
   if ((mbar_phase(*bar) & 1) != (int)parity) return;
@@ -317,7 +338,7 @@ TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
 
 // A TMA store: its shared memory must hold no thread's write that the writer has not fenced
 // for the async proxy; it runs at the wait that retires its group.
-inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
+TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
                        const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, const_cast<unsigned char*>(src), nullptr, c, rank, cur->lin, at);
   bulk_copy_check(k, rank, at);
@@ -339,7 +360,7 @@ inline void bulk_store(const TensorMap& map, const unsigned char* src, const int
 }
 
 // cp.async.bulk.commit_group: the thread's stores not yet in a group make its next one.
-inline void bulk_commit() {
+TP_SUPPORT void bulk_commit() {
   int next = 0;
   for (const BulkCopy& k : inflight())
     if (!k.bar && k.thread == cur->lin && k.group >= next) next = k.group + 1;
@@ -348,7 +369,7 @@ inline void bulk_commit() {
 }
 
 // cp.async.bulk.wait_group.read n: all but the thread's newest n groups run now, in issue order.
-inline void bulk_wait_read(int n, const Caller&) {
+TP_SUPPORT void bulk_wait_read(int n, const Caller&) {
   auto& v = inflight();
   int newest = -1;
   for (const BulkCopy& k : v)
@@ -365,7 +386,7 @@ inline void bulk_wait_read(int n, const Caller&) {
 }
 
 // A thread writes shared memory that the async proxy reads next (tma.h smem_write).
-inline void smem_written(void* dst, int bytes, const Caller& at) {
+TP_SUPPORT void smem_written(void* dst, int bytes, const Caller& at) {
   check_store_read((unsigned char*)dst - dynamic_smem(), bytes, "a thread writes", at);
   proxy_landed(dst, bytes);
 }
@@ -391,7 +412,7 @@ TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) {
 }
 inline void mbar_phase_done(uint64_t*) {}
 
-inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
+TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
                       int rank, const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, dst, bar, c, rank, 0, at);
   if (!bulk_copy_check(k, rank, at)) return;
@@ -400,15 +421,15 @@ inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, c
 }
 
 // A TMA store runs when issued (one thread: nothing reads or writes its memory meanwhile).
-inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
+TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
                        const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, const_cast<unsigned char*>(src), nullptr, c, rank, 0, at);
   if (bulk_copy_check(k, rank, at)) bulk_copy_run(k);
 }
-inline void bulk_commit() {}
-inline void bulk_wait_read(int, const Caller&) {}
+TP_SUPPORT void bulk_commit() {}
+TP_SUPPORT void bulk_wait_read(int, const Caller&) {}
 
-inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
+TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   const uint64_t s = mbar_state(bar, "mbarrier.try_wait.parity", at);
   if ((mbar_phase(s) & 1) == (int)parity)
     tma_fail("deadlock: the wait on " + mbar_name(bar) + " for phase parity " +
@@ -419,3 +440,4 @@ inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
 
 }}  // namespace tp::cpu
 #endif
+#endif  // TP_SUPPORT_BODY

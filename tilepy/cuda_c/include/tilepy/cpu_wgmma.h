@@ -53,12 +53,30 @@ TP_FAST_ONLY_ERROR void wgmma_wrote_a();
 #undef TP_FAST_ONLY_ERROR
 #else
 
+inline void wgmma_fence() { cur->wg_fenced = true; cur->wg_wrote_a = false; }
+
+// The thread wrote registers a later MMA reads as its A fragment: a wgmma.fence must come between.
+inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
+
+// The rest is the launch machinery's (cpu_shim.h TP_SUPPORT): a split kernel's translation unit
+// sees these declarations only (its std::vector code was instantiated at the end of every
+// faithful kernel's compile).
+TP_SUPPORT void proxy_landed(void* dst, int bytes);
+TP_SUPPORT void proxy_fence();
+TP_SUPPORT void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc);
+TP_SUPPORT void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
+                               uint64_t b, int acc);
+TP_SUPPORT void wgmma_commit();
+TP_SUPPORT void wgmma_wait(int n, const Caller& at);
+TP_SUPPORT void wgmma_read(const void* p, size_t bytes, const Caller& at);
+
+#if TP_SUPPORT_BODY
 constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
 inline void check_landed(uint32_t off, const char* which, const Caller& at);   // cpu_tma.h: TMA copies in flight
 
 // A cp.async copy landed (cpu_warp.h, in the sm_90a class): its bytes are the thread's until
 // it passes a fence.proxy.async.
-inline void proxy_landed(void* dst, int bytes) {
+TP_SUPPORT void proxy_landed(void* dst, int bytes) {
   const long off = (unsigned char*)dst - dynamic_smem();
   if (off < 0 || off + bytes > (long)kMaxDynamicSmem) return;   // not dynamic shared memory
   auto& own = worker->proxy_owner;
@@ -67,17 +85,12 @@ inline void proxy_landed(void* dst, int bytes) {
   cur->unfenced.push_back((uint32_t)off);
 }
 
-inline void proxy_fence() {
+TP_SUPPORT void proxy_fence() {
   auto& own = worker->proxy_owner;
   for (uint32_t off : cur->unfenced)
     if (own[off / kProxyChunk] == cur->lin) own[off / kProxyChunk] = -1;
   cur->unfenced.clear();
 }
-
-inline void wgmma_fence() { cur->wg_fenced = true; cur->wg_wrote_a = false; }
-
-// The thread wrote registers a later MMA reads as its A fragment: a wgmma.fence must come between.
-inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
 
 // The shared-memory offset of element (mn, k) of a descriptor's matrix (mn: its row of A or
 // column of B; k < 16); MN-major: the matrix is stored with mn contiguous.
@@ -158,7 +171,7 @@ inline void wgmma_issue(WgmmaOp& op) {
   cur->wg_pending.push_back(op);
 }
 
-inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
+TP_SUPPORT void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
   WgmmaOp op{a, b, d, n, kind, trans_b, acc != 0, false, {}};
   wgmma_issue(op);
 }
@@ -181,8 +194,8 @@ inline void wgmma_a_complete(Warp& W, uint32_t) {
   }
 }
 
-inline void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a, uint64_t b,
-                           int acc) {
+TP_SUPPORT void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
+                               uint64_t b, int acc) {
   WgmmaOp op{0, b, d, n, kind, trans_b, acc != 0, false, {}};
   op.a_regs = a;
   std::memcpy(op.a_held, a, sizeof op.a_held);
@@ -195,13 +208,13 @@ inline void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_
   wgmma_issue(op);
 }
 
-inline void wgmma_commit() {
+TP_SUPPORT void wgmma_commit() {
   cur->wg_groups.push_back(std::move(cur->wg_pending));
   cur->wg_pending.clear();
 }
 
 // Wait until at most n committed groups are in flight: the older ones run now, in issue order.
-inline void wgmma_wait(int n, const Caller& at) {
+TP_SUPPORT void wgmma_wait(int n, const Caller& at) {
   auto& g = cur->wg_groups;
   const size_t done = g.size() > (size_t)n ? g.size() - (size_t)n : 0;
   for (size_t i = 0; i < done; ++i)
@@ -211,7 +224,7 @@ inline void wgmma_wait(int n, const Caller& at) {
 }
 
 // The thread reads registers [p, p + bytes): none may be an accumulator an MMA in flight writes.
-inline void wgmma_read(const void* p, size_t bytes, const Caller& at) {
+TP_SUPPORT void wgmma_read(const void* p, size_t bytes, const Caller& at) {
   const char *lo = (const char*)p, *hi = lo + bytes;
   auto writes = [&](const WgmmaOp& o) {
     const char* d = (const char*)o.d;
@@ -235,6 +248,7 @@ inline void wgmma_check_exit() {
     fail("the thread exits with wgmma.mma_async operations in flight (no wgmma.wait_group "
          "retired them)");
 }
+#endif  // TP_SUPPORT_BODY
 #endif  // TP_FAITHFUL
 
 }}  // namespace tp::cpu
