@@ -18,7 +18,7 @@
 // lane calling a shuffle with a mask without itself) end the launch with a message for Python.
 #pragma once
 #include <algorithm>
-#if TP_SUPPORT_BODY   // (cpu_shim.h: no std::string in a split kernel's translation unit)
+#if TP_SUPPORT_BODY || TP_WGMMA   // (cpu_shim.h: std::string in a split kernel's code)
 #include <string>
 #endif
 #include <sys/mman.h>
@@ -101,6 +101,8 @@ TP_REPORT TP_SUPPORT std::string where_str(const Worker& w) {
   context_switch(cur->fiber->context, w->scheduler);   // never resumed
   __builtin_unreachable();
 }
+#elif TP_WGMMA
+[[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0});
 #endif
 
 // ---------------------------------------------------------------------------- global memory

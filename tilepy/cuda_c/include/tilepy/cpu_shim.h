@@ -88,10 +88,13 @@
 // kernel's translation unit neither sees them nor parses their headers (with the precompiled
 // header, <mutex>'s and <chrono>'s templates were instantiated again at the end of every
 // kernel's compile; <string>'s inline functions, std::stoi and the like, 0.04-0.05 CPU-s of
-// every kernel's: no std::string reaches a split kernel's code, its error texts are built here).
+// every kernel's: a split kernel's code builds no std::string, its error texts are built here,
+// but for the sm_90a class's emulation, cpu_tma.h and cpu_wgmma.h).
 #if TP_SUPPORT_BODY
 #include <chrono>
 #include <mutex>
+#endif
+#if TP_SUPPORT_BODY || TP_WGMMA
 #include <string>
 #endif
 
@@ -214,6 +217,8 @@ inline void clear_error() {
   error_file.clear();
   error_line = 0;
 }
+#elif TP_WGMMA
+TP_REPORT TP_SUPPORT void set_error(const std::string& msg, const char* file = "", int line = 0);
 #endif
 
 // ---------------------------------------------------------------------------- element addresses

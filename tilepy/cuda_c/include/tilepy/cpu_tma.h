@@ -45,28 +45,6 @@ struct TensorMap { uint64_t opaque[16]; };
 
 namespace tp { namespace cpu {
 
-// What tma.h calls. The emulation is the launch machinery's (cpu_shim.h TP_SUPPORT): a split
-// kernel's translation unit sees these declarations only (its std::string and std::vector code
-// was instantiated at the end of every kernel's compile).
-TP_SUPPORT void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what,
-                            const Caller& at);
-TP_SUPPORT void mbar_init(uint64_t* bar, int count, const Caller& at);
-inline void mbar_inval(uint64_t* bar) { *bar = 0; }
-TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at);
-TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar,
-                          const int32_t* c, int rank, const Caller& at);
-TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c,
-                           int rank, const Caller& at);
-TP_SUPPORT void bulk_commit();
-TP_SUPPORT void bulk_wait_read(int n, const Caller& at);
-#if defined(TP_FAITHFUL)
-TP_SUPPORT void smem_written(void* dst, int bytes, const Caller& at);
-#endif
-}}  // namespace tp::cpu
-
-#if TP_SUPPORT_BODY
-namespace tp { namespace cpu {
-
 inline int map_elem_bytes(int dtype) {
   static const int size[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
   return dtype >= 0 && dtype < 13 ? size[dtype] : 0;
@@ -84,6 +62,7 @@ inline uint64_t mbar_word(int32_t tx, int pending, int expected, int phase) {
          (uint64_t)(phase & 0xff) << 45 | kMbarTag << 53;
 }
 
+#if TP_SUPPORT_BODY || TP_WGMMA
 TP_REPORT inline std::string mbar_name(const uint64_t* bar) {
   const long off = (const unsigned char*)bar - dynamic_smem();
   return off >= 0 && off < (long)kMaxDynamicSmem
@@ -91,7 +70,30 @@ TP_REPORT inline std::string mbar_name(const uint64_t* bar) {
              : "the mbarrier at " + std::to_string((uintptr_t)bar % 4096) + " (mod 4096) of static "
                "shared memory";
 }
+#endif
 
+#if defined(TP_SPLIT) && !TP_WGMMA
+// A split kernel's translation unit of another class (and the support object) has no use for
+// the emulation: it is not compiled there (its std::string and std::vector code was instantiated
+// at the end of every kernel's compile). The sm_90a class (TP_WGMMA) and libraries built whole
+// have it below.
+#define TP_SM90A_ONLY_ERROR                                                                      \
+  __attribute__((error("TMA and mbarriers on the CPU need the sm_90a class: define TP_WGMMA 1 "  \
+                       "before including tilepy/runtime.h")))
+TP_SM90A_ONLY_ERROR void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what,
+                                     const Caller& at);
+TP_SM90A_ONLY_ERROR void mbar_init(uint64_t* bar, int count, const Caller& at);
+TP_SM90A_ONLY_ERROR void mbar_inval(uint64_t* bar);
+TP_SM90A_ONLY_ERROR void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at);
+TP_SM90A_ONLY_ERROR void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar,
+                                   const int32_t* c, int rank, const Caller& at);
+TP_SM90A_ONLY_ERROR void bulk_store(const TensorMap& map, const unsigned char* src,
+                                    const int32_t* c, int rank, const Caller& at);
+TP_SM90A_ONLY_ERROR void bulk_commit();
+TP_SM90A_ONLY_ERROR void bulk_wait_read(int n, const Caller& at);
+TP_SM90A_ONLY_ERROR void smem_written(void* dst, int bytes, const Caller& at);
+#undef TP_SM90A_ONLY_ERROR
+#else
 // An error of the emulation, at the user's line: the faithful mode ends the block (never
 // returns); the fast mode records it and returns false (the caller skips the operation).
 TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at);
@@ -107,7 +109,7 @@ inline uint64_t mbar_state(const uint64_t* bar, const char* what, const Caller& 
 inline void mbar_phase_done(uint64_t* bar);   // below: wakes the threads waiting for the phase
 
 // Arrivals and transactions: the phase completes when both are in.
-TP_SUPPORT void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what, const Caller& at) {
+inline void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what, const Caller& at) {
   const uint64_t s = mbar_state(bar, what, at);
   if (!mbar_valid(s)) return;
   const int pending = mbar_pending(s) - arrivals;
@@ -125,13 +127,14 @@ TP_SUPPORT void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char*
   }
 }
 
-TP_SUPPORT void mbar_init(uint64_t* bar, int count, const Caller& at) {
+inline void mbar_init(uint64_t* bar, int count, const Caller& at) {
   if ((uintptr_t)bar % 8 || count < 1 || count > 4095)
     tma_fail("mbarrier.init with arrival count " + std::to_string(count) + " or an address that "
              "is not 8-byte aligned", at);
   else
     *bar = mbar_word(0, count, count, 0);
 }
+inline void mbar_inval(uint64_t* bar) { *bar = 0; }
 
 // ---------------------------------------------------------------------------- the copy
 
@@ -218,15 +221,44 @@ inline BulkCopy bulk_copy_of(const TensorMap& map, unsigned char* dst, uint64_t*
   k.bytes = box_bytes(k.m);
   return k;
 }
+#endif  // TP_SPLIT && !TP_WGMMA
 
 }}  // namespace tp::cpu
 
 #if defined(TP_FAITHFUL)
 namespace tp { namespace cpu {
 
-TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) { fail(msg, at); }
-
+#if TP_SUPPORT_BODY || TP_WGMMA
 inline std::vector<BulkCopy>& inflight() { return worker->tma_inflight; }
+#endif
+
+#if TP_SUPPORT_BODY
+// What the scheduler reports (cpu_fiber.h: deadlock_report, lane_exit).
+TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
+  const uint64_t s = *c.mbar;
+  std::string out = "wait on " + mbar_name(c.mbar) + " for phase parity " +
+                    std::to_string(c.mbar_parity);
+  if (c.mbar_line) out += " (line " + std::to_string(c.mbar_line) + ")";
+  if (!mbar_valid(s)) return out + ", no longer an mbarrier";
+  return out + "; its phase " + std::to_string(mbar_phase(s)) + " awaits " +
+         std::to_string(mbar_pending(s)) + " arrival(s) and " + std::to_string(mbar_tx(s)) +
+         " transaction byte(s)";
+}
+
+inline void tma_check_exit() {
+  for (const BulkCopy& k : inflight())
+    if (k.thread == cur->lin && !k.bar)
+      fail("the thread exits with a TMA store (cp.async.bulk.tensor from shared memory) in "
+           "flight: no cp.async.bulk.wait_group.read retired its bulk group, and the block's "
+           "shared memory ends with it", k.at);
+    else if (k.thread == cur->lin)
+      fail("the thread exits with a cp.async.bulk.tensor into shared memory in flight (no "
+           "thread waited on " + mbar_name(k.bar) + " for it)", k.at);
+}
+#endif
+
+#if !defined(TP_SPLIT) || TP_WGMMA
+TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) { fail(msg, at); }
 
 // The mark of shared-memory chunks that a TMA store in flight reads.
 inline const uint64_t* store_mark() {
@@ -292,7 +324,7 @@ inline void mbar_phase_done(uint64_t* bar) {
   }
 }
 
-TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
+inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
                       int rank, const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, dst, bar, c, rank, cur->lin, at);
   bulk_copy_check(k, rank, at);
@@ -313,7 +345,7 @@ inline void check_landed(uint32_t off, const char* which, const Caller& at) {
        "on the wrong parity passes at once: the phase of a stage's n-th fill has parity n % 2)", at);
 }
 
-TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
+inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   if ((mbar_phase(mbar_state(bar, "mbarrier.try_wait.parity", at)) & 1) != (int)parity) return;
   bulk_complete(bar);                           // as late as allowed: now or never
   if ((mbar_phase(*bar) & 1) != (int)parity) return;
@@ -325,20 +357,9 @@ TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   cur->mbar = nullptr;
 }
 
-TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
-  const uint64_t s = *c.mbar;
-  std::string out = "wait on " + mbar_name(c.mbar) + " for phase parity " +
-                    std::to_string(c.mbar_parity);
-  if (c.mbar_line) out += " (line " + std::to_string(c.mbar_line) + ")";
-  if (!mbar_valid(s)) return out + ", no longer an mbarrier";
-  return out + "; its phase " + std::to_string(mbar_phase(s)) + " awaits " +
-         std::to_string(mbar_pending(s)) + " arrival(s) and " + std::to_string(mbar_tx(s)) +
-         " transaction byte(s)";
-}
-
 // A TMA store: its shared memory must hold no thread's write that the writer has not fenced
 // for the async proxy; it runs at the wait that retires its group.
-TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
+inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
                        const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, const_cast<unsigned char*>(src), nullptr, c, rank, cur->lin, at);
   bulk_copy_check(k, rank, at);
@@ -360,7 +381,7 @@ TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const
 }
 
 // cp.async.bulk.commit_group: the thread's stores not yet in a group make its next one.
-TP_SUPPORT void bulk_commit() {
+inline void bulk_commit() {
   int next = 0;
   for (const BulkCopy& k : inflight())
     if (!k.bar && k.thread == cur->lin && k.group >= next) next = k.group + 1;
@@ -369,7 +390,7 @@ TP_SUPPORT void bulk_commit() {
 }
 
 // cp.async.bulk.wait_group.read n: all but the thread's newest n groups run now, in issue order.
-TP_SUPPORT void bulk_wait_read(int n, const Caller&) {
+inline void bulk_wait_read(int n, const Caller&) {
   auto& v = inflight();
   int newest = -1;
   for (const BulkCopy& k : v)
@@ -386,24 +407,14 @@ TP_SUPPORT void bulk_wait_read(int n, const Caller&) {
 }
 
 // A thread writes shared memory that the async proxy reads next (tma.h smem_write).
-TP_SUPPORT void smem_written(void* dst, int bytes, const Caller& at) {
+inline void smem_written(void* dst, int bytes, const Caller& at) {
   check_store_read((unsigned char*)dst - dynamic_smem(), bytes, "a thread writes", at);
   proxy_landed(dst, bytes);
 }
-
-inline void tma_check_exit() {
-  for (const BulkCopy& k : inflight())
-    if (k.thread == cur->lin && !k.bar)
-      fail("the thread exits with a TMA store (cp.async.bulk.tensor from shared memory) in "
-           "flight: no cp.async.bulk.wait_group.read retired its bulk group, and the block's "
-           "shared memory ends with it", k.at);
-    else if (k.thread == cur->lin)
-      fail("the thread exits with a cp.async.bulk.tensor into shared memory in flight (no "
-           "thread waited on " + mbar_name(k.bar) + " for it)", k.at);
-}
+#endif  // !TP_SPLIT || TP_WGMMA
 
 }}  // namespace tp::cpu
-#else
+#elif !defined(TP_SPLIT) || TP_WGMMA
 namespace tp { namespace cpu {
 
 TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) {
@@ -412,7 +423,7 @@ TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) {
 }
 inline void mbar_phase_done(uint64_t*) {}
 
-TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
+inline void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar, const int32_t* c,
                       int rank, const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, dst, bar, c, rank, 0, at);
   if (!bulk_copy_check(k, rank, at)) return;
@@ -421,15 +432,15 @@ TP_SUPPORT void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* ba
 }
 
 // A TMA store runs when issued (one thread: nothing reads or writes its memory meanwhile).
-TP_SUPPORT void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
+inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
                        const Caller& at) {
   const BulkCopy k = bulk_copy_of(map, const_cast<unsigned char*>(src), nullptr, c, rank, 0, at);
   if (bulk_copy_check(k, rank, at)) bulk_copy_run(k);
 }
-TP_SUPPORT void bulk_commit() {}
-TP_SUPPORT void bulk_wait_read(int, const Caller&) {}
+inline void bulk_commit() {}
+inline void bulk_wait_read(int, const Caller&) {}
 
-TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
+inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   const uint64_t s = mbar_state(bar, "mbarrier.try_wait.parity", at);
   if ((mbar_phase(s) & 1) == (int)parity)
     tma_fail("deadlock: the wait on " + mbar_name(bar) + " for phase parity " +
@@ -440,4 +451,3 @@ TP_SUPPORT void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
 
 }}  // namespace tp::cpu
 #endif
-#endif  // TP_SUPPORT_BODY

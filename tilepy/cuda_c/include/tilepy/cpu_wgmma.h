@@ -58,25 +58,31 @@ inline void wgmma_fence() { cur->wg_fenced = true; cur->wg_wrote_a = false; }
 // The thread wrote registers a later MMA reads as its A fragment: a wgmma.fence must come between.
 inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
 
-// The rest is the launch machinery's (cpu_shim.h TP_SUPPORT): a split kernel's translation unit
-// sees these declarations only (its std::vector code was instantiated at the end of every
-// faithful kernel's compile).
-TP_SUPPORT void proxy_landed(void* dst, int bytes);
-TP_SUPPORT void proxy_fence();
-TP_SUPPORT void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc);
-TP_SUPPORT void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
-                               uint64_t b, int acc);
-TP_SUPPORT void wgmma_commit();
-TP_SUPPORT void wgmma_wait(int n, const Caller& at);
-TP_SUPPORT void wgmma_read(const void* p, size_t bytes, const Caller& at);
+#if defined(TP_SPLIT) && !TP_WGMMA
+// A split kernel's translation unit of another class (and the support object) has no use for
+// the emulation: it is not compiled there (its std::vector code was instantiated at the end of
+// every faithful kernel's compile, 0.1 CPU-s). The sm_90a class (TP_WGMMA) and libraries built
+// whole have it below.
+#define TP_SM90A_ONLY_ERROR                                                                      \
+  __attribute__((error("warpgroup MMA on the CPU needs the sm_90a class: define TP_WGMMA 1 "     \
+                       "before including tilepy/runtime.h")))
+TP_SM90A_ONLY_ERROR void wgmma_commit();
+TP_SM90A_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
+TP_SM90A_ONLY_ERROR void wgmma_read(const void* p, size_t bytes, const Caller& at);
+TP_SM90A_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
+                                     int acc);
+TP_SM90A_ONLY_ERROR void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
+                                        uint64_t b, int acc);
+TP_SM90A_ONLY_ERROR void proxy_fence();
+#undef TP_SM90A_ONLY_ERROR
+#else
 
-#if TP_SUPPORT_BODY
 constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
 inline void check_landed(uint32_t off, const char* which, const Caller& at);   // cpu_tma.h: TMA copies in flight
 
 // A cp.async copy landed (cpu_warp.h, in the sm_90a class): its bytes are the thread's until
 // it passes a fence.proxy.async.
-TP_SUPPORT void proxy_landed(void* dst, int bytes) {
+inline void proxy_landed(void* dst, int bytes) {
   const long off = (unsigned char*)dst - dynamic_smem();
   if (off < 0 || off + bytes > (long)kMaxDynamicSmem) return;   // not dynamic shared memory
   auto& own = worker->proxy_owner;
@@ -85,7 +91,7 @@ TP_SUPPORT void proxy_landed(void* dst, int bytes) {
   cur->unfenced.push_back((uint32_t)off);
 }
 
-TP_SUPPORT void proxy_fence() {
+inline void proxy_fence() {
   auto& own = worker->proxy_owner;
   for (uint32_t off : cur->unfenced)
     if (own[off / kProxyChunk] == cur->lin) own[off / kProxyChunk] = -1;
@@ -171,7 +177,7 @@ inline void wgmma_issue(WgmmaOp& op) {
   cur->wg_pending.push_back(op);
 }
 
-TP_SUPPORT void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
+inline void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc) {
   WgmmaOp op{a, b, d, n, kind, trans_b, acc != 0, false, {}};
   wgmma_issue(op);
 }
@@ -194,8 +200,8 @@ inline void wgmma_a_complete(Warp& W, uint32_t) {
   }
 }
 
-TP_SUPPORT void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
-                               uint64_t b, int acc) {
+inline void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a, uint64_t b,
+                           int acc) {
   WgmmaOp op{0, b, d, n, kind, trans_b, acc != 0, false, {}};
   op.a_regs = a;
   std::memcpy(op.a_held, a, sizeof op.a_held);
@@ -208,13 +214,13 @@ TP_SUPPORT void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uin
   wgmma_issue(op);
 }
 
-TP_SUPPORT void wgmma_commit() {
+inline void wgmma_commit() {
   cur->wg_groups.push_back(std::move(cur->wg_pending));
   cur->wg_pending.clear();
 }
 
 // Wait until at most n committed groups are in flight: the older ones run now, in issue order.
-TP_SUPPORT void wgmma_wait(int n, const Caller& at) {
+inline void wgmma_wait(int n, const Caller& at) {
   auto& g = cur->wg_groups;
   const size_t done = g.size() > (size_t)n ? g.size() - (size_t)n : 0;
   for (size_t i = 0; i < done; ++i)
@@ -224,7 +230,7 @@ TP_SUPPORT void wgmma_wait(int n, const Caller& at) {
 }
 
 // The thread reads registers [p, p + bytes): none may be an accumulator an MMA in flight writes.
-TP_SUPPORT void wgmma_read(const void* p, size_t bytes, const Caller& at) {
+inline void wgmma_read(const void* p, size_t bytes, const Caller& at) {
   const char *lo = (const char*)p, *hi = lo + bytes;
   auto writes = [&](const WgmmaOp& o) {
     const char* d = (const char*)o.d;
@@ -248,7 +254,7 @@ inline void wgmma_check_exit() {
     fail("the thread exits with wgmma.mma_async operations in flight (no wgmma.wait_group "
          "retired them)");
 }
-#endif  // TP_SUPPORT_BODY
+#endif  // TP_SPLIT && !TP_WGMMA
 #endif  // TP_FAITHFUL
 
 }}  // namespace tp::cpu
