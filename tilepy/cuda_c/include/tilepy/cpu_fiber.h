@@ -64,8 +64,8 @@ struct Worker {
   void (*entry)(const void*) = nullptr;
   const void* closure = nullptr;
   int nthreads = TP_NT, nwarps = (TP_NT + 31) / 32;
-  std::unique_ptr<Fiber[]> fibers{new Fiber[TP_NT]};
-  std::unique_ptr<Warp[]> warps{new Warp[(TP_NT + 31) / 32]};
+  std::unique_ptr<Fiber[]> fibers;   // TP_NT and (TP_NT + 31) / 32 (launch_blocks: their
+  std::unique_ptr<Warp[]> warps;     // construction is the machinery's, not every kernel's)
   char* stacks = nullptr;
   size_t stack_bytes = 0, stride = 0;
   Context scheduler;
@@ -432,6 +432,8 @@ TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t sme
   std::atomic<long> next{0};
   auto body = [&] {
     Worker w;
+    w.fibers.reset(new Fiber[TP_NT]);
+    w.warps.reset(new Warp[(TP_NT + 31) / 32]);
     w.kernel = name;
     w.closure = kernel;
     w.entry = entry;
