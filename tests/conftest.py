@@ -17,6 +17,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(ROOT, "tutorials"))     # definitions.load: a tutorial's kernels
 import cache_seed                    # noqa: E402 (from HERE) a test's own cache, given the helpers
+import cpu_account                   # noqa: E402 (from HERE) a test's CPU time in a process that outlives it
 pytest_plugins = ["gpu_machine"]      # the driver seams: no_driver, --as-gpu-machine, their check
 
 
@@ -155,7 +156,7 @@ def pytest_collection_modifyitems(session, config, items):
 def pytest_runtest_protocol(item, nextitem):
     start, wall = _cpu_seconds(), time.perf_counter()
     yield
-    used = _cpu_seconds() - start
+    used = _cpu_seconds() - start + cpu_account.take()
     log = os.environ.get("TILEPY_TEST_CPU_LOG")
     if log:
         with open(log, "a") as f:                      # one short write: workers append whole lines

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kernels_util import record_compiler_commands
-from tilepy.errors import TileLaunchError
+from tilepy.errors import TileCompileError, TileLaunchError
 from tilepy.launch import cache, cpu
 
 # A __syncthreads() that half the block never reaches (p[0] == 0), a write past the dynamic
@@ -109,3 +109,25 @@ def test_a_source_that_defines_runtime_macros_first_is_built_whole():
     assert not cpu.splittable("#define TP_FIBER_UCONTEXT 1\n" + BROKEN)
     assert not cpu.splittable("  # undef TP_FAITHFUL\n" + BROKEN)
     assert cpu.splittable(BROKEN + "#define TP_FIBER_UCONTEXT 1\n")   # after: read by nothing
+
+
+def test_a_split_kernel_outside_the_sm90a_class_builds_no_error_texts(commands):
+    """A split kernel's translation unit builds no std::string (the support object builds the
+    machinery's error texts: <string>'s inline functions cost every compile 0.04 CPU-s) and
+    compiles no sm_90a emulation (cpu_tma.h, cpu_wgmma.h: its std::vector code 0.1 CPU-s of every
+    faithful one), unless the kernel is of that class (TP_WGMMA); there, as on a GPU, its TMA
+    operations are refused, by name, at compile time."""
+    import subprocess
+    cxx = cpu.host_compiler()
+    for mode, nt in (("fast", 1), ("faithful", 128)):
+        for wgmma in ("0", "1"):
+            flags = [f for f in cpu.flags(mode, nt) if f != "-shared"] + ["-DTP_SPLIT"]
+            deps = subprocess.run([cxx, *flags, f"-DTP_WGMMA={wgmma}", "-M", "-x", "c++", "-"],
+                                  input='#include "tilepy/runtime.h"\n', capture_output=True,
+                                  text=True, check=True).stdout
+            assert ("basic_string.h" in deps) == (wgmma == "1"), (mode, wgmma)
+    mbar = ('#include "tilepy/runtime.h"\nextern "C" __global__ void k(uint64_t* b) '
+            '{\n  tp::mbar_init(b, 1);\n}\n')
+    with pytest.raises(TileCompileError, match="need the sm_90a class: define TP_WGMMA 1"):
+        cpu.CpuKernel(mbar, "k", threads=1, mode="fast")
+    assert [_split(c) for c in _kernel_commands(commands)] == [True]

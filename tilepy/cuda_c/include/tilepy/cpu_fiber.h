@@ -18,7 +18,9 @@
 // lane calling a shuffle with a mask without itself) end the launch with a message for Python.
 #pragma once
 #include <algorithm>
+#if TP_SUPPORT_BODY || TP_WGMMA   // (cpu_shim.h: std::string in a split kernel's code)
 #include <string>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -62,8 +64,8 @@ struct Worker {
   void (*entry)(const void*) = nullptr;
   const void* closure = nullptr;
   int nthreads = TP_NT, nwarps = (TP_NT + 31) / 32;
-  std::unique_ptr<Fiber[]> fibers{new Fiber[TP_NT]};
-  std::unique_ptr<Warp[]> warps{new Warp[(TP_NT + 31) / 32]};
+  std::unique_ptr<Fiber[]> fibers;   // TP_NT and (TP_NT + 31) / 32 (launch_blocks: their
+  std::unique_ptr<Warp[]> warps;     // construction is the machinery's, not every kernel's)
   char* stacks = nullptr;
   size_t stack_bytes = 0, stride = 0;
   Context scheduler;
@@ -85,21 +87,13 @@ constexpr size_t kFiberStack = 256 * 1024;
 TP_REPORT TP_SUPPORT std::string dim_str(dim3 d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
-#else
-TP_REPORT TP_SUPPORT std::string dim_str(dim3 d);
-#endif
 
-#if TP_SUPPORT_BODY
 TP_REPORT TP_SUPPORT std::string where_str(const Worker& w) {
   return "kernel '" + std::string(w.kernel) + "', block " + dim_str(index3(w.block, grid_dim));
 }
-#else
-TP_REPORT TP_SUPPORT std::string where_str(const Worker& w);
-#endif
 
 // End the launch: detected undefined behavior or a deadlock. Called on a fiber's stack, it
 // jumps back to the scheduler, which abandons the block.
-#if TP_SUPPORT_BODY
 [[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0}) {
   Worker* w = worker;
   set_error(where_str(*w) + ", thread " + dim_str(cur->tid) + ": " + msg, at.file, at.line);
@@ -107,7 +101,7 @@ TP_REPORT TP_SUPPORT std::string where_str(const Worker& w);
   context_switch(cur->fiber->context, w->scheduler);   // never resumed
   __builtin_unreachable();
 }
-#else
+#elif TP_WGMMA
 [[noreturn]] TP_REPORT TP_SUPPORT void fail(const std::string& msg, const Caller& at = {"", 0});
 #endif
 
@@ -146,8 +140,6 @@ TP_REPORT TP_SUPPORT std::string hex(uint32_t x) {
   std::snprintf(buf, sizeof buf, "0x%08x", x);
   return buf;
 }
-#else
-TP_REPORT TP_SUPPORT std::string hex(uint32_t x);
 #endif
 
 inline void suspend() { context_switch(cur->fiber->context, worker->scheduler); }
@@ -226,13 +218,13 @@ TP_SUPPORT void warp_collective(uint32_t kind, const char* name, uint32_t mask, 
                             CompleteFn complete);
 #endif
 
-inline void tma_check_exit();                     // cpu_tma.h
-TP_REPORT inline std::string mbar_wait_report(const Ctx& c);
-
 // The scheduler and the launch: only launch_blocks runs them, so a split kernel's translation unit
 // does not see them (their std::string and std::vector code was instantiated again at the end
 // of every faithful kernel's compile).
 #if TP_SUPPORT_BODY
+inline void tma_check_exit();                     // cpu_tma.h
+TP_REPORT inline std::string mbar_wait_report(const Ctx& c);
+
 // A lane exits: operations that waited only for lanes still running may now complete.
 inline void lane_exit(Fiber* f) {
   Worker& w = *worker;
@@ -440,6 +432,8 @@ TP_SUPPORT int launch_blocks(const char* name, dim3 grid, dim3 block, size_t sme
   std::atomic<long> next{0};
   auto body = [&] {
     Worker w;
+    w.fibers.reset(new Fiber[TP_NT]);
+    w.warps.reset(new Warp[(TP_NT + 31) / 32]);
     w.kernel = name;
     w.closure = kernel;
     w.entry = entry;

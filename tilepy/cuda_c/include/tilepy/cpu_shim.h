@@ -50,7 +50,6 @@
 #include <initializer_list>
 #include <memory>
 #include <new>
-#include <string>
 #include <vector>
 
 // TP_VAR(declaration, initializer): a launch-state variable of this library (above);
@@ -88,10 +87,15 @@
 // The launch lock and the error text are the machinery's alone (LaunchScope, set_error): a split
 // kernel's translation unit neither sees them nor parses their headers (with the precompiled
 // header, <mutex>'s and <chrono>'s templates were instantiated again at the end of every
-// kernel's compile).
+// kernel's compile; <string>'s inline functions, std::stoi and the like, 0.04-0.05 CPU-s of
+// every kernel's: a split kernel's code builds no std::string, its error texts are built here,
+// but for the sm_90a class's emulation, cpu_tma.h and cpu_wgmma.h).
 #if TP_SUPPORT_BODY
 #include <chrono>
 #include <mutex>
+#endif
+#if TP_SUPPORT_BODY || TP_WGMMA
+#include <string>
 #endif
 
 #include "tilepy/cpu_pool.h"
@@ -213,7 +217,7 @@ inline void clear_error() {
   error_file.clear();
   error_line = 0;
 }
-#else
+#elif TP_WGMMA
 TP_REPORT TP_SUPPORT void set_error(const std::string& msg, const char* file = "", int line = 0);
 #endif
 

@@ -62,6 +62,7 @@ inline uint64_t mbar_word(int32_t tx, int pending, int expected, int phase) {
          (uint64_t)(phase & 0xff) << 45 | kMbarTag << 53;
 }
 
+#if TP_SUPPORT_BODY || TP_WGMMA
 TP_REPORT inline std::string mbar_name(const uint64_t* bar) {
   const long off = (const unsigned char*)bar - dynamic_smem();
   return off >= 0 && off < (long)kMaxDynamicSmem
@@ -69,7 +70,30 @@ TP_REPORT inline std::string mbar_name(const uint64_t* bar) {
              : "the mbarrier at " + std::to_string((uintptr_t)bar % 4096) + " (mod 4096) of static "
                "shared memory";
 }
+#endif
 
+#if defined(TP_SPLIT) && !TP_WGMMA
+// A split kernel's translation unit of another class (and the support object) has no use for
+// the emulation: it is not compiled there (its std::string and std::vector code was instantiated
+// at the end of every kernel's compile). The sm_90a class (TP_WGMMA) and libraries built whole
+// have it below.
+#define TP_SM90A_ONLY_ERROR                                                                      \
+  __attribute__((error("TMA and mbarriers on the CPU need the sm_90a class: define TP_WGMMA 1 "  \
+                       "before including tilepy/runtime.h")))
+TP_SM90A_ONLY_ERROR void mbar_update(uint64_t* bar, int arrivals, int32_t tx, const char* what,
+                                     const Caller& at);
+TP_SM90A_ONLY_ERROR void mbar_init(uint64_t* bar, int count, const Caller& at);
+TP_SM90A_ONLY_ERROR void mbar_inval(uint64_t* bar);
+TP_SM90A_ONLY_ERROR void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at);
+TP_SM90A_ONLY_ERROR void bulk_copy(const TensorMap& map, unsigned char* dst, uint64_t* bar,
+                                   const int32_t* c, int rank, const Caller& at);
+TP_SM90A_ONLY_ERROR void bulk_store(const TensorMap& map, const unsigned char* src,
+                                    const int32_t* c, int rank, const Caller& at);
+TP_SM90A_ONLY_ERROR void bulk_commit();
+TP_SM90A_ONLY_ERROR void bulk_wait_read(int n, const Caller& at);
+TP_SM90A_ONLY_ERROR void smem_written(void* dst, int bytes, const Caller& at);
+#undef TP_SM90A_ONLY_ERROR
+#else
 // An error of the emulation, at the user's line: the faithful mode ends the block (never
 // returns); the fast mode records it and returns false (the caller skips the operation).
 TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at);
@@ -197,15 +221,44 @@ inline BulkCopy bulk_copy_of(const TensorMap& map, unsigned char* dst, uint64_t*
   k.bytes = box_bytes(k.m);
   return k;
 }
+#endif  // TP_SPLIT && !TP_WGMMA
 
 }}  // namespace tp::cpu
 
 #if defined(TP_FAITHFUL)
 namespace tp { namespace cpu {
 
-TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) { fail(msg, at); }
-
+#if TP_SUPPORT_BODY || TP_WGMMA
 inline std::vector<BulkCopy>& inflight() { return worker->tma_inflight; }
+#endif
+
+#if TP_SUPPORT_BODY
+// What the scheduler reports (cpu_fiber.h: deadlock_report, lane_exit).
+TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
+  const uint64_t s = *c.mbar;
+  std::string out = "wait on " + mbar_name(c.mbar) + " for phase parity " +
+                    std::to_string(c.mbar_parity);
+  if (c.mbar_line) out += " (line " + std::to_string(c.mbar_line) + ")";
+  if (!mbar_valid(s)) return out + ", no longer an mbarrier";
+  return out + "; its phase " + std::to_string(mbar_phase(s)) + " awaits " +
+         std::to_string(mbar_pending(s)) + " arrival(s) and " + std::to_string(mbar_tx(s)) +
+         " transaction byte(s)";
+}
+
+inline void tma_check_exit() {
+  for (const BulkCopy& k : inflight())
+    if (k.thread == cur->lin && !k.bar)
+      fail("the thread exits with a TMA store (cp.async.bulk.tensor from shared memory) in "
+           "flight: no cp.async.bulk.wait_group.read retired its bulk group, and the block's "
+           "shared memory ends with it", k.at);
+    else if (k.thread == cur->lin)
+      fail("the thread exits with a cp.async.bulk.tensor into shared memory in flight (no "
+           "thread waited on " + mbar_name(k.bar) + " for it)", k.at);
+}
+#endif
+
+#if !defined(TP_SPLIT) || TP_WGMMA
+TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) { fail(msg, at); }
 
 // The mark of shared-memory chunks that a TMA store in flight reads.
 inline const uint64_t* store_mark() {
@@ -304,17 +357,6 @@ inline void mbar_wait(uint64_t* bar, uint32_t parity, const Caller& at) {
   cur->mbar = nullptr;
 }
 
-TP_REPORT inline std::string mbar_wait_report(const Ctx& c) {
-  const uint64_t s = *c.mbar;
-  std::string out = "wait on " + mbar_name(c.mbar) + " for phase parity " +
-                    std::to_string(c.mbar_parity);
-  if (c.mbar_line) out += " (line " + std::to_string(c.mbar_line) + ")";
-  if (!mbar_valid(s)) return out + ", no longer an mbarrier";
-  return out + "; its phase " + std::to_string(mbar_phase(s)) + " awaits " +
-         std::to_string(mbar_pending(s)) + " arrival(s) and " + std::to_string(mbar_tx(s)) +
-         " transaction byte(s)";
-}
-
 // A TMA store: its shared memory must hold no thread's write that the writer has not fenced
 // for the async proxy; it runs at the wait that retires its group.
 inline void bulk_store(const TensorMap& map, const unsigned char* src, const int32_t* c, int rank,
@@ -369,20 +411,10 @@ inline void smem_written(void* dst, int bytes, const Caller& at) {
   check_store_read((unsigned char*)dst - dynamic_smem(), bytes, "a thread writes", at);
   proxy_landed(dst, bytes);
 }
-
-inline void tma_check_exit() {
-  for (const BulkCopy& k : inflight())
-    if (k.thread == cur->lin && !k.bar)
-      fail("the thread exits with a TMA store (cp.async.bulk.tensor from shared memory) in "
-           "flight: no cp.async.bulk.wait_group.read retired its bulk group, and the block's "
-           "shared memory ends with it", k.at);
-    else if (k.thread == cur->lin)
-      fail("the thread exits with a cp.async.bulk.tensor into shared memory in flight (no "
-           "thread waited on " + mbar_name(k.bar) + " for it)", k.at);
-}
+#endif  // !TP_SPLIT || TP_WGMMA
 
 }}  // namespace tp::cpu
-#else
+#elif !defined(TP_SPLIT) || TP_WGMMA
 namespace tp { namespace cpu {
 
 TP_REPORT inline bool tma_fail(const std::string& msg, const Caller& at) {

@@ -106,7 +106,9 @@ TP_FAST_ONLY_ERROR void cp_async_wait(int n);
 #undef TP_FAST_ONLY_ERROR
 #else
 
+#if TP_WGMMA
 inline void proxy_landed(void* dst, int bytes);   // cpu_wgmma.h
+#endif
 
 enum : uint32_t { kShfl = 1, kSyncwarp = 8, kBallot = 9, kLdmatrix = 16, kMma = 64 };
 
@@ -267,27 +269,41 @@ TP_SUPPORT void cp_async(void* dst, const void* src, int bytes, int src_bytes) {
   std::memset(dst, 0xff, bytes);   // undefined until the wait: poison
   cur->cp_pending.push_back(CpAsync{dst, src, bytes, src_bytes});
 }
-#else
-TP_SUPPORT void cp_async(void* dst, const void* src, int bytes, int src_bytes);
-#endif
-inline void cp_async_commit() {
+TP_SUPPORT void cp_async_commit() {
   cur->cp_groups.push_back(std::move(cur->cp_pending));
   cur->cp_pending.clear();
 }
-// Wait until at most n committed groups are pending: the older ones land now.
-inline void cp_async_wait(int n) {
+// Wait until at most n committed groups are pending: the older ones land now, each told to
+// `landed` (the sm_90a class's proxy_landed) when there is one.
+TP_SUPPORT void cp_async_land(int n, void (*landed)(void* dst, int bytes)) {
   auto& g = cur->cp_groups;
   size_t done = g.size() > (size_t)n ? g.size() - (size_t)n : 0;
   for (size_t i = 0; i < done; ++i)
     for (const CpAsync& c : g[i]) {
       std::memcpy(c.dst, c.src, (size_t)c.src_bytes);
       std::memset((char*)c.dst + c.src_bytes, 0, (size_t)(c.bytes - c.src_bytes));
-#if TP_WGMMA
-      proxy_landed(c.dst, c.bytes);   // cpu_wgmma.h: wgmma sees it after a fence.proxy.async
-#endif
+      if (landed) landed(c.dst, c.bytes);
     }
   g.erase(g.begin(), g.begin() + (long)done);
 }
+
+// A shuffle's width that is not a power of two in [1, 32] (warp.h).
+[[noreturn]] TP_REPORT TP_SUPPORT void bad_shuffle_width(int width) {
+  fail("shuffle width " + std::to_string(width) + " is not a power of two in [1, 32]");
+}
+#else
+TP_SUPPORT void cp_async(void* dst, const void* src, int bytes, int src_bytes);
+TP_SUPPORT void cp_async_commit();
+TP_SUPPORT void cp_async_land(int n, void (*landed)(void* dst, int bytes));
+[[noreturn]] TP_REPORT TP_SUPPORT void bad_shuffle_width(int width);
+#endif
+#if TP_WGMMA
+inline void cp_async_wait(int n) {   // cpu_wgmma.h: wgmma sees a copy after a fence.proxy.async
+  cp_async_land(n, proxy_landed);
+}
+#else
+inline void cp_async_wait(int n) { cp_async_land(n, nullptr); }
+#endif
 #endif  // TP_FAITHFUL
 
 }}  // namespace tp::cpu

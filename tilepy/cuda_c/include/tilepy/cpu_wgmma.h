@@ -53,6 +53,30 @@ TP_FAST_ONLY_ERROR void wgmma_wrote_a();
 #undef TP_FAST_ONLY_ERROR
 #else
 
+inline void wgmma_fence() { cur->wg_fenced = true; cur->wg_wrote_a = false; }
+
+// The thread wrote registers a later MMA reads as its A fragment: a wgmma.fence must come between.
+inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
+
+#if defined(TP_SPLIT) && !TP_WGMMA
+// A split kernel's translation unit of another class (and the support object) has no use for
+// the emulation: it is not compiled there (its std::vector code was instantiated at the end of
+// every faithful kernel's compile, 0.1 CPU-s). The sm_90a class (TP_WGMMA) and libraries built
+// whole have it below.
+#define TP_SM90A_ONLY_ERROR                                                                      \
+  __attribute__((error("warpgroup MMA on the CPU needs the sm_90a class: define TP_WGMMA 1 "     \
+                       "before including tilepy/runtime.h")))
+TP_SM90A_ONLY_ERROR void wgmma_commit();
+TP_SM90A_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
+TP_SM90A_ONLY_ERROR void wgmma_read(const void* p, size_t bytes, const Caller& at);
+TP_SM90A_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
+                                     int acc);
+TP_SM90A_ONLY_ERROR void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
+                                        uint64_t b, int acc);
+TP_SM90A_ONLY_ERROR void proxy_fence();
+#undef TP_SM90A_ONLY_ERROR
+#else
+
 constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
 inline void check_landed(uint32_t off, const char* which, const Caller& at);   // cpu_tma.h: TMA copies in flight
 
@@ -73,11 +97,6 @@ inline void proxy_fence() {
     if (own[off / kProxyChunk] == cur->lin) own[off / kProxyChunk] = -1;
   cur->unfenced.clear();
 }
-
-inline void wgmma_fence() { cur->wg_fenced = true; cur->wg_wrote_a = false; }
-
-// The thread wrote registers a later MMA reads as its A fragment: a wgmma.fence must come between.
-inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
 
 // The shared-memory offset of element (mn, k) of a descriptor's matrix (mn: its row of A or
 // column of B; k < 16); MN-major: the matrix is stored with mn contiguous.
@@ -235,6 +254,7 @@ inline void wgmma_check_exit() {
     fail("the thread exits with wgmma.mma_async operations in flight (no wgmma.wait_group "
          "retired them)");
 }
+#endif  // TP_SPLIT && !TP_WGMMA
 #endif  // TP_FAITHFUL
 
 }}  // namespace tp::cpu

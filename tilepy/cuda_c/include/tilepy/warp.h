@@ -141,7 +141,7 @@ template <int Mode, class T> TP_DEV T shfl_any(unsigned mask, T v, int b, int wi
 #else
 #if defined(TP_FAITHFUL)
   if (width < 1 || width > 32 || (width & (width - 1)))
-    cpu::fail("shuffle width " + std::to_string(width) + " is not a power of two in [1, 32]");
+    cpu::bad_shuffle_width(width);
 #endif
   const int c = (32 - width) << 8 | (Mode == 1 ? 0 : 31);
   bits = cpu::shfl(Mode, mask, bits, b, c);
