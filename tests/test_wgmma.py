@@ -35,10 +35,10 @@ def _sass(dtype, tiles, arch, tmp_path=None, k=4096):
 
 @needs_sass
 @pytest.mark.parametrize("dtype,tiles,hgmma,per_hgmma,utmaldg", [
-    (np.float16, (128, 128, 32), 4, 21, 3),          # 1 warpgroup: 2 m64 blocks x 2 k16 steps
-    (ml_dtypes.bfloat16, (128, 128, 64), 8, 12, 3),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
-    (np.float16, (128, 256, 64), 4, 29, 5),          # m64n256k16
-    (np.float16, (256, 128, 32), 4, 26, 3),          # 2 warpgroups, 2 m64 blocks each
+    (np.float16, (128, 128, 32), 4, 16.5, 3),         # 1 warpgroup: 2 m64 blocks x 2 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 8, 9.5, 3),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
+    (np.float16, (128, 256, 64), 4, 23.25, 5),        # m64n256k16
+    (np.float16, (256, 128, 32), 4, 21.5, 3),         # 2 warpgroups, 2 m64 blocks each
 ])
 def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp_path):
     r = _sass(dtype, tiles, "sm_90a", tmp_path)
@@ -55,11 +55,12 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp
     assert warpgroup == {"WARPGROUP.ARRIVE": 1, "WARPGROUP.DEPBAR.LE": 1}, warpgroup
     assert "serialized" not in r["log"], r["log"]
     assert sum("WARPGROUP.DEPBAR.LE gsb0, 0x1" in line for line in r["text"]) == 1
-    # each UTMALDG issued once by the elected lane: no ELECT / BRA.U.ANY loop around each copy
-    assert loop["ops"].get("ELECT", 0) == 1 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
-    # the static hot loop as NVRTC 13.5 gives it (245, 285, 203, 312 instructions two stops
-    # ago; 115, 146, 127, 197 with A in 16-row copies and every TMA coordinate worked out in the
-    # loop; now 81, 92, 115, 104: issue 29)
+    # each UTMALDG issued once by the lane elected before the loop: no ELECT / BRA.U.ANY loop
+    # over the warp's lanes around each copy
+    assert loop["ops"].get("ELECT", 0) == 0 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
+    # the static hot loop as NVRTC 13.5 gives it, instructions per HGMMA (20.0, 11.1, 26.5, 25.0
+    # last stop; now 16.5, 9.5, 23.25, 21.5 with the moving coordinates' extent tests, the
+    # elected lane and the stage refilled worked out before the loop: issue 29)
     assert loop["per_mma"] <= per_hgmma, loop
 
 
@@ -125,9 +126,10 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
-@pytest.mark.parametrize("dtype,shape,tiles", [("bfloat16", (256, 256, 128), (128, 128, 64)),  # tutorial-sized
-                                               ("bfloat16", (200, 136, 112), (128, 64, 32)),   # ragged
-                                               ("float16", (256, 256, 128), (128, 128, 32))])
+@pytest.mark.parametrize("dtype,shape,tiles", [
+    ("bfloat16", (256, 256, 128), (128, 128, 64)),  # tutorial-sized
+    ("bfloat16", (200, 136, 240), (128, 64, 32)),   # ragged; 8 K steps: the 4 stages twice
+    ("float16", (256, 256, 128), (128, 128, 32))])
 def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
     """bf16 and f16 (torch tensors as the fake GPU's): both operands by TMA, one MMA group in
     flight across iterations (wgmma_acc), maps built once per array and reused by the warm launch
@@ -394,8 +396,8 @@ def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
 
 @needs_sass
 @pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma,blocks", [
-    (64, 128, 16, 2, 43, 3),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
-    (128, 64, 12, 4, 37, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
+    (64, 128, 16, 2, 41.5, 3),   # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
+    (128, 64, 12, 4, 36, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
 ])
 def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, blocks):
     """The tutorial's attention at `python -m tilepy doctor --gpu`'s tiles (BN 64): S = Q K^T
@@ -415,7 +417,8 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     # each MMA's group is retired in its step (the softmax reads S, O is rescaled)
     warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
     assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
-    # (NVRTC 13.5: 42.1 and 36.6; mma.sync's loops on sm_90 are 851 and 719 instructions)
+    # (NVRTC 13.5: 41.3 and 35.7, 42.1 and 36.6 last stop; mma.sync's loops on sm_90 are 851
+    # and 719 instructions)
     assert loop["per_mma"] <= per_hgmma, loop
     # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared
     # memory (228 KiB an SM, 1 KiB of it reserved per block)
@@ -537,10 +540,41 @@ __device__ void staged(unsigned char* smem, float* c) {
 """
 
 
-SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded", "staged")
+# The K loop's TMA coordinates (tp::TmaAxis, made once before the loop) against tma_at's for tile
+# indices at and around every boundary: INT32_MIN, the extent, an extent past INT32_MAX tiles,
+# no elements (c[0]: how many differ; c[1]: how many were compared).
+AXIS = r"""
+template <class S, int D> __device__ int axis_mismatches(int64_t e, int& n) {
+  const tp::View<float, 2> v{nullptr, {e, e}, {1, 1}};
+  const auto ax = tp::tma_axis<S, D>(v);
+  const int64_t td = S::dims[D], lim = (e + td - 1) / td;
+  const int64_t ks[] = {INT32_MIN, INT32_MIN / td - 1, INT32_MIN / td, INT32_MIN / td + 1, -1, 0, 1,
+                        lim - 1, lim, lim + 1, INT32_MAX / td, INT32_MAX / td + 1, INT32_MAX - 1, INT32_MAX};
+  int bad = 0;
+  for (int64_t k : ks) {
+    if (k < INT32_MIN || k > INT32_MAX) continue;
+    bad += ax.at((int32_t)k) != tp::tma_at<S, D>(v, k);
+    ++n;
+  }
+  return bad;
+}
+__device__ void axis(float* c) {
+  if (threadIdx.x) return;
+  const int64_t es[] = {-3, 0, 1, 31, 32, 33, 4096, 5000, INT32_MAX, (int64_t)INT32_MAX * 48 + 5};
+  int bad = 0, n = 0;
+  for (int64_t e : es)
+    bad += axis_mismatches<tp::Shape<32, 48>, 0>(e, n) + axis_mismatches<tp::Shape<32, 48>, 1>(e, n) +
+           axis_mismatches<tp::Shape<1, 3>, 1>(e, n) + axis_mismatches<tp::Shape<1, 3>, 0>(e, n);
+  c[0] = bad;
+  c[1] = n;
+}
+"""
+
+
+SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded", "staged", "axis")
 WGMMA_KERNELS = r"""#define TP_WGMMA 1
 #include "tilepy/runtime.h"
-""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + STAGED + r"""
+""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + STAGED + AXIS + r"""
 extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float* c, int kernel,
                                          int seed, const __grid_constant__ tp::TensorMap ma,
                                          const __grid_constant__ tp::TensorMap mb) {
@@ -549,7 +583,8 @@ extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float
   else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
   else if (kernel == 2) reg_a(smem, a, b, c, seed);
   else if (kernel == 3) tma_store_seeded(smem, seed, ma);
-  else staged(smem, c);
+  else if (kernel == 4) staged(smem, c);
+  else axis(c);
 }
 """
 NO_MAP = bytes(128)      # the tensor-map parameters of a kernel that reads none
@@ -620,3 +655,11 @@ def test_staged_store_without_a_tensor_map(wgmma_kernels):
     tile = np.arange(128 * 64).reshape(128, 64) + 0.5
     np.testing.assert_array_equal(c[:, 64:], tile[:100, :8])
     assert not c[:, :64].any()
+
+
+def test_k_loop_tma_coordinates_are_tma_at(wgmma_kernels):
+    """tp::TmaAxis (the coordinates of the K loop's int32 tile indices, the extent's tests done
+    before the loop) gives tma_at's coordinate for indices at and around every boundary."""
+    c = np.zeros(2, np.float32)
+    wgmma_kernels((1,), 0, 0, c, SEEDED_KERNELS.index("axis"), 0, NO_MAP, NO_MAP, smem=0)
+    assert c[0] == 0 and c[1] > 400, c
