@@ -21,15 +21,15 @@ matmul = load("03_matmul").matmul
 needs_sass = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
 
-def _sass(dtype, tiles, arch, tmp_path=None, k=4096):
+def _sass(dtype, tiles, arch, k=4096):
+    """NVRTC's cubin of the tutorial GEMM: its statistics, ptxas' report and the SASS text (one
+    disassembly: nvdisasm takes 0.7 CPU-s on it)."""
     a, b = np.zeros((4096, k), dtype), np.zeros((k, 4096), dtype)
     ck = compile_for_args(matmul, (a, b, np.zeros((4096, 4096), np.float32), *tiles))
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
-    r["log"] = cb.log
-    if tmp_path is not None:     # the SASS text too
-        (tmp_path / "k.cubin").write_bytes(cb.data)
-        (r["text"],) = sass_stats.disassemble(str(tmp_path / "k.cubin")).values()
+    res, text = sass_stats.stats_and_text(cb.data, cb.log)
+    ((name, r),) = res.items()
+    r["log"], r["text"] = cb.log, text[name]
     return r
 
 
@@ -40,8 +40,8 @@ def _sass(dtype, tiles, arch, tmp_path=None, k=4096):
     (np.float16, (128, 256, 64), 4, 23.25, 5),        # m64n256k16
     (np.float16, (256, 128, 32), 4, 21.5, 3),         # 2 warpgroups, 2 m64 blocks each
 ])
-def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp_path):
-    r = _sass(dtype, tiles, "sm_90a", tmp_path)
+def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg):
+    r = _sass(dtype, tiles, "sm_90a")
     loop = r["hot_loop"]
     assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
     # both operands by TMA (4096^3: every view a tensor map describes), no cp.async; A as one
@@ -65,10 +65,10 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp
 
 
 @needs_sass
-def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight(tmp_path):
+def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight():
     """A's rows of 4090 f16 are not 16-byte aligned: no tensor map, cp.async brings A (TMA
     still B), and the MMAs still keep one group in flight, not serialized by ptxas."""
-    r = _sass(np.float16, (128, 128, 32), "sm_90a", tmp_path, k=4090)
+    r = _sass(np.float16, (128, 128, 32), "sm_90a", k=4090)
     loop = r["hot_loop"]
     assert loop["ops"].get("HGMMA") == 4 and loop["ops"].get("LDGSTS", 0) > 0, loop
     warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
