@@ -405,8 +405,10 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     mma.sync left, no spills, the MMAs not serialized by ptxas; as many blocks per SM as the
     registers ptxas gave allow (d=64: 3 stages, 65 KiB, not 4 and 81 KiB: the class's register
     estimate, lowering/plan.py WG_REGS_OVERHEAD), the launch passing the class's own size."""
+    # (four arrays, as a call has them: the specialization and so the source of
+    # test_sm90a_attention_on_the_cpu's cases at these tiles, whose NVRTC build is this one)
     q = np.zeros((32, 4096, d), np.float16)
-    ck = compile_for_args(attention.attention, (q, q, q, q.copy(), 0.125, bm, 64, d))
+    ck = compile_for_args(attention.attention, (q, q.copy(), q.copy(), q.copy(), 0.125, bm, 64, d))
     cb = compile_cubin(ck.compile_source(), "sm_90a", ck.name)
     (r,) = sass_stats.stats(cb.data, cb.log).values()
     loop = r["hot_loop"]
@@ -432,8 +434,8 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     ("fast", 2, 200, 64, 64, 32),
     ("faithful", 2, 136, 128, 64, 64),   # K and V of two 128-byte panels, n128 for O
     ("faithful", 2, 200, 64, 128, 64),   # two m64 blocks per warp
-])   # (2 heads: the source of test_sm90a_attention_kv_loop_is_hgmma, whose NVRTC build the
-     # fake driver's compile reads from the cache; one head is a specialization of its own)
+])   # (the last two: the sources of test_sm90a_attention_kv_loop_is_hgmma, whose NVRTC builds
+     # the fake driver's compiles read from the cache)
 def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
     """The tutorial's attention in the sm_90a class (fake sm_90 device, TILEPY_SM90A) against
     float64 numpy: both mmas are warpgroup MMAs, the second with P from registers."""
