@@ -501,14 +501,21 @@ __device__ void reg_a(unsigned char* smem, const __half* a, const __half* b, flo
 # layout (two 128-byte-swizzled panels, as the staged epilogue does) and one thread stores it by
 # TMA at (0, 0) of a smaller array (the box clipped); `seed` seeds one mistake: 1 no
 # fence.proxy.async after the threads' writes, 2 the tile written again before the store's read
-# completed (no wait_group.read), 3 the block exits with the store in flight.
+# completed (no wait_group.read), 3 the block exits with the store in flight, 4 a cp.async of
+# thread 1 into the tile still to land when the store is issued, 5 one landing there (waited
+# for) while the store is in flight.
 TMA_STORE = r"""
-__device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::TensorMap& mc) {
+__device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::TensorMap& mc,
+                                 const float* g) {
   const tp::WgOp<float, 64, 64> S{(float*)smem};
   const int t = threadIdx.x;
   for (int e = 2 * t; e < 4096; e += 256) {
     const float v[2] = {e + 0.5f, e + 1.5f};
     tp::smem_write<2>(&S.at(0, e / 64, e % 64), v);
+  }
+  if (seed == 4 && t == 1) {
+    tp::cp_async<16>(S.p + 64, g);
+    tp::cp_async_commit();
   }
   if (seed != 1) tp::fence_proxy_async();
   __syncthreads();
@@ -521,6 +528,15 @@ __device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::Tensor
   if (seed == 2) {
     const float z[2] = {0.0f, 0.0f};
     tp::smem_write<2>(&S.at(0, t / 32, t % 32 * 2), z);
+  }
+  if (seed >= 4) {
+    if (seed == 5 && t == 1) {
+      tp::cp_async<16>(S.p + 64, g);
+      tp::cp_async_commit();
+    }
+    if (t == 1) tp::cp_async_wait<0>();
+    __syncthreads();
+    if (tp::tma_issuer()) tp::bulk_wait_read<0>();
   }
 }
 """
@@ -584,7 +600,7 @@ extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float
   if (kernel == 0) seeded(smem, a, b, c, seed);
   else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
   else if (kernel == 2) reg_a(smem, a, b, c, seed);
-  else if (kernel == 3) tma_store_seeded(smem, seed, ma);
+  else if (kernel == 3) tma_store_seeded(smem, seed, ma, c);
   else if (kernel == 4) staged(smem, c);
   else axis(c);
 }
@@ -642,6 +658,10 @@ def test_tma_store_writes_the_box_clipped(wgmma_kernels):
     (2, r"a thread writes shared-memory bytes at offset \d+ that a TMA store \(cp\.async\.bulk\.tensor, "
         r"line \d+\) still reads: no cp\.async\.bulk\.wait_group\.read"),
     (3, r"exits with a TMA store \(cp\.async\.bulk\.tensor from shared memory\) in flight"),
+    (4, r"a TMA store \(cp\.async\.bulk\.tensor\) reads shared-memory bytes at offset 256 that a "
+        r"cp\.async of thread 1 has not written yet: no cp\.async\.wait_group of that thread"),
+    (5, r"a cp\.async of thread 1 lands in shared-memory bytes at offset 256 that this TMA store "
+        r"\(cp\.async\.bulk\.tensor\) still reads: no cp\.async\.bulk\.wait_group\.read"),
 ])
 def test_tma_store_mistakes_are_errors(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message) as e:
