@@ -111,7 +111,7 @@ def _coord(c, inner: EmitContext) -> str | None:
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
     hoisted = _hoisted_coords(ctx, pipe) if bars is not None else {}
     if bars is not None:   # the elected lane, once (ptxas still issues each copy once, no loop
-        # over the warp's lanes; in the loop, its shuffle and elect.sync were 3 instructions)
+        # over the warp's lanes; in the loop, its shuffle and elect.sync were 4 instructions)
         issuer = ctx.fresh("tp_issuer")
         ctx.w.line(f"const bool {issuer} = tp::tma_issuer();  // the lane that issues the TMA "
                    f"copies", pipe.loop.loc)
