@@ -54,9 +54,8 @@ landed and were fenced before any warpgroup's MMAs read them), and the commit fo
     }
     if (tp_it0 > 0) { tp::wgmma_drain(acc); }
 
-Such a loop whose operands TMA brings every one is unrolled by its stages (`_emit_unrolled`: the
-stage a compile-time constant in each copy of the body) where its body holds no `return` and no
-inner `continue`; the others carry the stage and parity (TMA) or work them out from tp_it0.
+A loop whose operands TMA brings every one carries the stage, the stage refilled and the parity;
+the others work them out from tp_it0.
 """
 from __future__ import annotations
 
@@ -229,10 +228,7 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
     ctx.w.line(f"int {count} = 0;", op.loc)
-    if pipe.wg_mmas and not copies and deferred and _unrollable(op):
-        _emit_unrolled(ctx, op, pipe, fetch, bars, count, stage)
-    else:
-        _emit_rolled(ctx, op, pipe, fetch, bars, count, stage, copies)
+    _emit_rolled(ctx, op, pipe, fetch, bars, count, stage, copies)
     if deferred:   # the last group, before anything reads the accumulator; not where the loop
         # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
         # MMAs), and before the copies' last wait (after it, ptxas serializes them too)
@@ -245,21 +241,6 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
         ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
         ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)
-
-
-def _unrollable(op) -> bool:
-    """The loop body holds no `return` and no `continue` of this loop but its last op (the
-    unrolled loop's body is a lambda: those would leave the lambda, not the loop)."""
-    last = op.body.block.ops[-1]
-    return not any(o.name == "return" or (o.name == "continue" and o is not last and
-                                          _loop_of(o) is op) for o in op.walk() if o is not op)
-
-
-def _loop_of(o):
-    p = o.parent.parent_op
-    while p.name not in ("for", "loop"):
-        p = p.parent.parent_op
-    return p
 
 
 def _emit_rolled(ctx: EmitContext, op, pipe: Pipeline, fetch: str, bars: str | None, count: str,
@@ -301,47 +282,6 @@ def _emit_rolled(ctx: EmitContext, op, pipe: Pipeline, fetch: str, bars: str | N
             ctx.w.line(refill)
             if copies:
                 ctx.w.line("tp::pipe_commit();")
-
-
-def _emit_unrolled(ctx: EmitContext, op, pipe: Pipeline, fetch: str, bars: str, count: str,
-                   stage: str):
-    """The K loop whose operands TMA brings and whose warpgroup MMAs keep a group in flight,
-    unrolled by its stage count: the body is a lambda called once per stage with the stage a
-    compile-time constant (wgmma_ops.h TP_STAGE; one int on the CPU), so the operands'
-    descriptors, mbarrier and buffer addresses are constants plus the buffers' base (ptxas
-    recomputed them from a stage index in every iteration), and the parity flips once per round:
-
-      auto tp_body = [&](const int32_t k, auto tp_stc) {
-        const int tp_stage = tp::stage_of(tp_stc);
-        tp::mbar_wait(tp_full + tp_stage, tp_phase);  ... the body ...;  __syncthreads();
-        if (k + (S - 1) * step < ub) tp_fetch(k + (S - 1) * step, (tp_stage + S - 1) % S);
-      };
-      for (int32_t k = lb; k < ub; tp_phase ^= 1u) {
-        tp_body(k, TP_STAGE(0)); ++tp_it; k += step; if (!(k < ub)) break;
-        ...
-        tp_body(k, TP_STAGE(S - 1)); k += step;
-      }"""
-    blk, S = op.body.block, pipe.stages
-    ivn, it = ctx(blk.args[0]), CPP_TYPE[blk.args[0].type.elem]
-    lb, ub, step = ctx(op.lowerBound), ctx(op.upperBound), ctx(op.step)
-    par, body = ctx.fresh("tp_phase"), ctx.fresh("tp_body")
-    ctx.w.line(f"uint32_t {par} = 0;  // the parity of the stages' current fill", op.loc)
-    with ctx.w.indent(f"auto {body} = [&](const {it} {ivn}, auto tp_stc) {{", closer="};",
-                      loc=op.loc):
-        ctx.w.line(f"const int {stage} = tp::stage_of(tp_stc);")
-        ctx.w.line(f"tp::mbar_wait({bars} + {stage}, {par});  // its TMA copies landed")
-        for o in blk.ops:
-            emit_op(ctx, o)
-        ctx.w.line("__syncthreads();  // the previous iteration's MMAs, which read the stage "
-                   "refilled next, are retired in every warpgroup")
-        ahead = f"{ivn} + {S - 1} * {step}"
-        ctx.w.line(f"if ({ahead} < {ub}) {fetch}({ahead}, ({stage} + {S - 1}) % {S});")
-    with ctx.w.indent(f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {par} ^= 1u) {{  // unrolled by "
-                      f"the {S} stages", loc=op.loc):
-        for st in range(S):
-            tail = f" {ivn} += {step}; if (!({ivn} < {ub})) break;" if st < S - 1 else \
-                f" {ivn} += {step};"
-            ctx.w.line(f"{body}({ivn}, TP_STAGE({st}));{f' ++{count};' if st == 0 else ''}{tail}")
 
 
 __all__ = ["emit_pipelined_for", "shape_t", "smem_op"]

@@ -211,20 +211,15 @@ def mma_loop(lines: list[str]) -> dict | None:
     `full_ops`: with them, "LDS.U8"), or None.
 
     A loop is the address range from a backward branch's target to the branch; the innermost
-    one holding an HMMA/IMMA/HGMMA is the shortest such range that holds no unconditional EXIT
-    (ptxas places cold paths, an mbarrier wait's retry, after the kernel's end and branches back
-    into the loop from there: such a range is the loop's tail plus the epilogue, not a loop).
-    `instructions` counts what it holds (NOPs and @!PT instructions apart, cold paths inside the
-    range included: a static count), `mma` its mma instructions, `per_mma` their ratio: the
-    issue's "instructions per mma in the hot loop"."""
+    one holding an HMMA/IMMA/HGMMA is the shortest such range. `instructions` counts what it
+    holds (NOPs and @!PT instructions apart, cold paths inside the range included: a static
+    count), `mma` its mma instructions, `per_mma` their ratio: the issue's "instructions per mma
+    in the hot loop"."""
     insns, labels, branches = _listing(lines)
-    exits = [int(a.group("addr"), 16) for line in lines
-             if (m := _INSN.match(line)) and m.group("op") == "EXIT" and not m.group("pred")
-             and (a := _ADDR.match(line))]
     best = None
     for end, target in branches:
         start = labels.get(target) if isinstance(target, str) else target
-        if start is None or start > end or any(start <= x <= end for x in exits):
+        if start is None or start > end:
             continue
         full = [op for addr, op in insns if start <= addr <= end and op != "NOP"]
         body = [op.split(".")[0] for op in full]

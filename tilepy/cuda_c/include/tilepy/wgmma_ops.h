@@ -9,7 +9,6 @@
 //   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
 //                                   in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
-//   TP_STAGE(n), stage_of(st)       the stage of a K loop unrolled by its stages
 //   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's, or
 //                                   a TmaAxis's `at` for the K loop's int32 indices)
 //   tma_store<S, PR, BR>(map, pos, x, stage)   the staged epilogue: tile x (an accumulator's
@@ -367,21 +366,6 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
   if constexpr (ra) wgmma_regs(*(uint32_t(*)[FM * (K / 16) * 4])af);
 #endif
 }
-
-// The stage of a K loop unrolled by its stages (emit_pipeline.py): the body, a lambda, is called
-// with TP_STAGE(0), TP_STAGE(1), ... and reads stage_of(its argument). On the GPU each is a
-// type, the stage a compile-time constant in each copy of the body (its operands' descriptors
-// and addresses constants); on the CPU one int: the same body instantiated once, not once per
-// stage (g++'s work on the sm_90a GEMM's fast-mode library, about 1.4 CPU-s, grew 0.2 with types).
-template <int N> struct Stage {};
-struct StageIndex { int value; };
-template <int N> TP_DEV constexpr int stage_of(Stage<N>) { return N; }
-TP_DEV constexpr int stage_of(StageIndex s) { return s.value; }
-#if defined(TP_GPU)
-#define TP_STAGE(n) tp::Stage<n>{}
-#else
-#define TP_STAGE(n) tp::StageIndex{n}
-#endif
 
 // The wait that retires every group in flight before the accumulator is read (after a K loop
 // whose wgmma_acc left one group running): wgmma.wait_group 0, the registers then the thread's.
