@@ -21,27 +21,27 @@ matmul = load("03_matmul").matmul
 needs_sass = pytest.mark.skipif(not sass_stats.available(), reason="nvdisasm/cuobjdump not installed")
 
 
-def _sass(dtype, tiles, arch, tmp_path=None, k=4096):
+def _sass(dtype, tiles, arch, k=4096):
+    """NVRTC's cubin of the tutorial GEMM: its statistics, ptxas' report and the SASS text (one
+    disassembly: nvdisasm takes 0.7 CPU-s on it)."""
     a, b = np.zeros((4096, k), dtype), np.zeros((k, 4096), dtype)
     ck = compile_for_args(matmul, (a, b, np.zeros((4096, 4096), np.float32), *tiles))
     cb = compile_cubin(ck.compile_source(), arch, ck.name)
-    (r,) = sass_stats.stats(cb.data, cb.log).values()
-    r["log"] = cb.log
-    if tmp_path is not None:     # the SASS text too
-        (tmp_path / "k.cubin").write_bytes(cb.data)
-        (r["text"],) = sass_stats.disassemble(str(tmp_path / "k.cubin")).values()
+    res, text = sass_stats.stats_and_text(cb.data, cb.log)
+    ((name, r),) = res.items()
+    r["log"], r["text"] = cb.log, text[name]
     return r
 
 
 @needs_sass
 @pytest.mark.parametrize("dtype,tiles,hgmma,per_hgmma,utmaldg", [
-    (np.float16, (128, 128, 32), 4, 21, 3),          # 1 warpgroup: 2 m64 blocks x 2 k16 steps
-    (ml_dtypes.bfloat16, (128, 128, 64), 8, 12, 3),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
-    (np.float16, (128, 256, 64), 4, 29, 5),          # m64n256k16
-    (np.float16, (256, 128, 32), 4, 26, 3),          # 2 warpgroups, 2 m64 blocks each
+    (np.float16, (128, 128, 32), 4, 16.5, 3),         # 1 warpgroup: 2 m64 blocks x 2 k16 steps
+    (ml_dtypes.bfloat16, (128, 128, 64), 8, 9.5, 3),  # 1 warpgroup (4 warps: plan.threads_for): 2 x 4
+    (np.float16, (128, 256, 64), 4, 23.25, 5),        # m64n256k16
+    (np.float16, (256, 128, 32), 4, 21.5, 3),         # 2 warpgroups, 2 m64 blocks each
 ])
-def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp_path):
-    r = _sass(dtype, tiles, "sm_90a", tmp_path)
+def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg):
+    r = _sass(dtype, tiles, "sm_90a")
     loop = r["hot_loop"]
     assert loop is not None and loop["ops"].get("HGMMA") == hgmma, loop
     # both operands by TMA (4096^3: every view a tensor map describes), no cp.async; A as one
@@ -55,19 +55,20 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg, tmp
     assert warpgroup == {"WARPGROUP.ARRIVE": 1, "WARPGROUP.DEPBAR.LE": 1}, warpgroup
     assert "serialized" not in r["log"], r["log"]
     assert sum("WARPGROUP.DEPBAR.LE gsb0, 0x1" in line for line in r["text"]) == 1
-    # each UTMALDG issued once by the elected lane: no ELECT / BRA.U.ANY loop around each copy
-    assert loop["ops"].get("ELECT", 0) == 1 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
-    # the static hot loop as NVRTC 13.5 gives it (245, 285, 203, 312 instructions two stops
-    # ago; 115, 146, 127, 197 with A in 16-row copies and every TMA coordinate worked out in the
-    # loop; now 81, 92, 115, 104: issue 29)
+    # each UTMALDG issued once by the lane elected before the loop: no ELECT / BRA.U.ANY loop
+    # over the warp's lanes around each copy
+    assert loop["ops"].get("ELECT", 0) == 0 and "BRA.U.ANY" not in loop["full_ops"], loop["full_ops"]
+    # the static hot loop as NVRTC 13.5 gives it, instructions per HGMMA (20.0, 11.1, 26.5, 25.0
+    # last stop; now 16.5, 9.5, 23.25, 21.5 with the moving coordinates' extent tests, the
+    # elected lane and the stage refilled worked out before the loop: issue 29)
     assert loop["per_mma"] <= per_hgmma, loop
 
 
 @needs_sass
-def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight(tmp_path):
+def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight():
     """A's rows of 4090 f16 are not 16-byte aligned: no tensor map, cp.async brings A (TMA
     still B), and the MMAs still keep one group in flight, not serialized by ptxas."""
-    r = _sass(np.float16, (128, 128, 32), "sm_90a", tmp_path, k=4090)
+    r = _sass(np.float16, (128, 128, 32), "sm_90a", k=4090)
     loop = r["hot_loop"]
     assert loop["ops"].get("HGMMA") == 4 and loop["ops"].get("LDGSTS", 0) > 0, loop
     warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
@@ -125,9 +126,10 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
-@pytest.mark.parametrize("dtype,shape,tiles", [("bfloat16", (256, 256, 128), (128, 128, 64)),  # tutorial-sized
-                                               ("bfloat16", (200, 136, 112), (128, 64, 32)),   # ragged
-                                               ("float16", (256, 256, 128), (128, 128, 32))])
+@pytest.mark.parametrize("dtype,shape,tiles", [
+    ("bfloat16", (256, 256, 128), (128, 128, 64)),  # tutorial-sized
+    ("bfloat16", (200, 136, 240), (128, 64, 32)),   # ragged; 8 K steps: the 4 stages twice
+    ("float16", (256, 256, 128), (128, 128, 32))])
 def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
     """bf16 and f16 (torch tensors as the fake GPU's): both operands by TMA, one MMA group in
     flight across iterations (wgmma_acc), maps built once per array and reused by the warm launch
@@ -394,8 +396,8 @@ def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
 
 @needs_sass
 @pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma,blocks", [
-    (64, 128, 16, 2, 43, 3),     # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
-    (128, 64, 12, 4, 37, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
+    (64, 128, 16, 2, 41.5, 3),   # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
+    (128, 64, 12, 4, 36, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
 ])
 def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, blocks):
     """The tutorial's attention at `python -m tilepy doctor --gpu`'s tiles (BN 64): S = Q K^T
@@ -403,8 +405,10 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     mma.sync left, no spills, the MMAs not serialized by ptxas; as many blocks per SM as the
     registers ptxas gave allow (d=64: 3 stages, 65 KiB, not 4 and 81 KiB: the class's register
     estimate, lowering/plan.py WG_REGS_OVERHEAD), the launch passing the class's own size."""
+    # (four arrays, as a call has them: the specialization and so the source of
+    # test_sm90a_attention_on_the_cpu's cases at these tiles, whose NVRTC build is this one)
     q = np.zeros((32, 4096, d), np.float16)
-    ck = compile_for_args(attention.attention, (q, q, q, q.copy(), 0.125, bm, 64, d))
+    ck = compile_for_args(attention.attention, (q, q.copy(), q.copy(), q.copy(), 0.125, bm, 64, d))
     cb = compile_cubin(ck.compile_source(), "sm_90a", ck.name)
     (r,) = sass_stats.stats(cb.data, cb.log).values()
     loop = r["hot_loop"]
@@ -415,7 +419,8 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     # each MMA's group is retired in its step (the softmax reads S, O is rescaled)
     warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
     assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
-    # (NVRTC 13.5: 42.1 and 36.6; mma.sync's loops on sm_90 are 851 and 719 instructions)
+    # (NVRTC 13.5: 41.3 and 35.7, 42.1 and 36.6 last stop; mma.sync's loops on sm_90 are 851
+    # and 719 instructions)
     assert loop["per_mma"] <= per_hgmma, loop
     # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared
     # memory (228 KiB an SM, 1 KiB of it reserved per block)
@@ -429,8 +434,8 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     ("fast", 2, 200, 64, 64, 32),
     ("faithful", 2, 136, 128, 64, 64),   # K and V of two 128-byte panels, n128 for O
     ("faithful", 2, 200, 64, 128, 64),   # two m64 blocks per warp
-])   # (2 heads: the source of test_sm90a_attention_kv_loop_is_hgmma, whose NVRTC build the
-     # fake driver's compile reads from the cache; one head is a specialization of its own)
+])   # (the last two: the sources of test_sm90a_attention_kv_loop_is_hgmma, whose NVRTC builds
+     # the fake driver's compiles read from the cache)
 def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
     """The tutorial's attention in the sm_90a class (fake sm_90 device, TILEPY_SM90A) against
     float64 numpy: both mmas are warpgroup MMAs, the second with P from registers."""
@@ -496,14 +501,21 @@ __device__ void reg_a(unsigned char* smem, const __half* a, const __half* b, flo
 # layout (two 128-byte-swizzled panels, as the staged epilogue does) and one thread stores it by
 # TMA at (0, 0) of a smaller array (the box clipped); `seed` seeds one mistake: 1 no
 # fence.proxy.async after the threads' writes, 2 the tile written again before the store's read
-# completed (no wait_group.read), 3 the block exits with the store in flight.
+# completed (no wait_group.read), 3 the block exits with the store in flight, 4 a cp.async of
+# thread 1 into the tile still to land when the store is issued, 5 one landing there (waited
+# for) while the store is in flight.
 TMA_STORE = r"""
-__device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::TensorMap& mc) {
+__device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::TensorMap& mc,
+                                 const float* g) {
   const tp::WgOp<float, 64, 64> S{(float*)smem};
   const int t = threadIdx.x;
   for (int e = 2 * t; e < 4096; e += 256) {
     const float v[2] = {e + 0.5f, e + 1.5f};
     tp::smem_write<2>(&S.at(0, e / 64, e % 64), v);
+  }
+  if (seed == 4 && t == 1) {
+    tp::cp_async<16>(S.p + 64, g);
+    tp::cp_async_commit();
   }
   if (seed != 1) tp::fence_proxy_async();
   __syncthreads();
@@ -516,6 +528,15 @@ __device__ void tma_store_seeded(unsigned char* smem, int seed, const tp::Tensor
   if (seed == 2) {
     const float z[2] = {0.0f, 0.0f};
     tp::smem_write<2>(&S.at(0, t / 32, t % 32 * 2), z);
+  }
+  if (seed >= 4) {
+    if (seed == 5 && t == 1) {
+      tp::cp_async<16>(S.p + 64, g);
+      tp::cp_async_commit();
+    }
+    if (t == 1) tp::cp_async_wait<0>();
+    __syncthreads();
+    if (tp::tma_issuer()) tp::bulk_wait_read<0>();
   }
 }
 """
@@ -537,10 +558,41 @@ __device__ void staged(unsigned char* smem, float* c) {
 """
 
 
-SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded", "staged")
+# The K loop's TMA coordinates (tp::TmaAxis, made once before the loop) against tma_at's for tile
+# indices at and around every boundary: INT32_MIN, the extent, an extent past INT32_MAX tiles,
+# no elements (c[0]: how many differ; c[1]: how many were compared).
+AXIS = r"""
+template <class S, int D> __device__ int axis_mismatches(int64_t e, int& n) {
+  const tp::View<float, 2> v{nullptr, {e, e}, {1, 1}};
+  const auto ax = tp::tma_axis<S, D>(v);
+  const int64_t td = S::dims[D], lim = (e + td - 1) / td;
+  const int64_t ks[] = {INT32_MIN, INT32_MIN / td - 1, INT32_MIN / td, INT32_MIN / td + 1, -1, 0, 1,
+                        lim - 1, lim, lim + 1, INT32_MAX / td, INT32_MAX / td + 1, INT32_MAX - 1, INT32_MAX};
+  int bad = 0;
+  for (int64_t k : ks) {
+    if (k < INT32_MIN || k > INT32_MAX) continue;
+    bad += ax.at((int32_t)k) != tp::tma_at<S, D>(v, k);
+    ++n;
+  }
+  return bad;
+}
+__device__ void axis(float* c) {
+  if (threadIdx.x) return;
+  const int64_t es[] = {-3, 0, 1, 31, 32, 33, 4096, 5000, INT32_MAX, (int64_t)INT32_MAX * 48 + 5};
+  int bad = 0, n = 0;
+  for (int64_t e : es)
+    bad += axis_mismatches<tp::Shape<32, 48>, 0>(e, n) + axis_mismatches<tp::Shape<32, 48>, 1>(e, n) +
+           axis_mismatches<tp::Shape<1, 3>, 1>(e, n) + axis_mismatches<tp::Shape<1, 3>, 0>(e, n);
+  c[0] = bad;
+  c[1] = n;
+}
+"""
+
+
+SEEDED_KERNELS = ("seeded", "tma_seeded", "reg_a", "tma_store_seeded", "staged", "axis")
 WGMMA_KERNELS = r"""#define TP_WGMMA 1
 #include "tilepy/runtime.h"
-""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + STAGED + r"""
+""" + SEEDED + TMA_SEEDED + REG_A + TMA_STORE + STAGED + AXIS + r"""
 extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float* c, int kernel,
                                          int seed, const __grid_constant__ tp::TensorMap ma,
                                          const __grid_constant__ tp::TensorMap mb) {
@@ -548,8 +600,9 @@ extern "C" __global__ void wgmma_kernels(const __half* a, const __half* b, float
   if (kernel == 0) seeded(smem, a, b, c, seed);
   else if (kernel == 1) tma_seeded(smem, c, seed, ma, mb);
   else if (kernel == 2) reg_a(smem, a, b, c, seed);
-  else if (kernel == 3) tma_store_seeded(smem, seed, ma);
-  else staged(smem, c);
+  else if (kernel == 3) tma_store_seeded(smem, seed, ma, c);
+  else if (kernel == 4) staged(smem, c);
+  else axis(c);
 }
 """
 NO_MAP = bytes(128)      # the tensor-map parameters of a kernel that reads none
@@ -605,6 +658,10 @@ def test_tma_store_writes_the_box_clipped(wgmma_kernels):
     (2, r"a thread writes shared-memory bytes at offset \d+ that a TMA store \(cp\.async\.bulk\.tensor, "
         r"line \d+\) still reads: no cp\.async\.bulk\.wait_group\.read"),
     (3, r"exits with a TMA store \(cp\.async\.bulk\.tensor from shared memory\) in flight"),
+    (4, r"a TMA store \(cp\.async\.bulk\.tensor\) reads shared-memory bytes at offset 256 that a "
+        r"cp\.async of thread 1 has not written yet: no cp\.async\.wait_group of that thread"),
+    (5, r"a cp\.async of thread 1 lands in shared-memory bytes at offset 256 that this TMA store "
+        r"\(cp\.async\.bulk\.tensor\) still reads: no cp\.async\.bulk\.wait_group\.read"),
 ])
 def test_tma_store_mistakes_are_errors(wgmma_kernels, seed, message):
     with pytest.raises(ct.TileLaunchError, match=message) as e:
@@ -620,3 +677,11 @@ def test_staged_store_without_a_tensor_map(wgmma_kernels):
     tile = np.arange(128 * 64).reshape(128, 64) + 0.5
     np.testing.assert_array_equal(c[:, 64:], tile[:100, :8])
     assert not c[:, :64].any()
+
+
+def test_k_loop_tma_coordinates_are_tma_at(wgmma_kernels):
+    """tp::TmaAxis (the coordinates of the K loop's int32 tile indices, the extent's tests done
+    before the loop) gives tma_at's coordinate for indices at and around every boundary."""
+    c = np.zeros(2, np.float32)
+    wgmma_kernels((1,), 0, 0, c, SEEDED_KERNELS.index("axis"), 0, NO_MAP, NO_MAP, smem=0)
+    assert c[0] == 0 and c[1] > 400, c

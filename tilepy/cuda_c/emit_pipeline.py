@@ -20,15 +20,16 @@ the prologue, and the per-iteration wait / barrier / prefetch before the body.
 
 In the sm_90a class, operands a tensor map describes (lowering/wgmma.py `TmaBox`) are brought by
 TMA instead: the stages get an mbarrier each (`tp_full0`, a 1 KiB buffer of the dynamic shared
-memory, initialized before the prologue), the fetch lambda's one issuing thread (an elected lane
-of warp 0) issues the stage's copies, which complete on the stage's mbarrier, and arrives on it
-(the coordinates of indices the loop does not change, `tp_at0 = tp::tma_at<...>(A_view, bm)`,
-worked out before the lambda);
+memory, initialized before the prologue), the fetch lambda's one issuing thread (a lane of warp 0
+elected before the loop, `tp_issuer`) issues the stage's copies, which complete on the stage's
+mbarrier, and arrives on it (the coordinates of indices the loop does not change,
+`tp_at0 = tp::tma_at<...>(A_view, bm)`, worked out before the lambda, and for the int32 indices it
+changes a `tp::TmaAxis` made there);
 each iteration waits for the phase of its stage's fill (the n-th fill of a stage completes its phase n,
 parity n % 2) before the barrier:
 
-      if (tp::tma_issuer()) {   // one thread issues the stage's TMA copies
-        tp::tma_load<tp::Shape<128, 32>, 128>(tp_tmap0, {tp_at0, tp::tma_at<tp::Shape<128, 32>, 1>(A_view, tp_k)},
+      if (tp_issuer) {   // one thread issues the stage's TMA copies
+        tp::tma_load<tp::Shape<128, 32>, 128>(tp_tmap0, {tp_at0, tp_axis1.at(tp_k)},
                                               tp::WgOp<...>{...}, tp_full0 + tp_st);
         tp::mbar_arrive(tp_full0 + tp_st);
       }
@@ -52,13 +53,16 @@ landed and were fenced before any warpgroup's MMAs read them), and the commit fo
       tp::pipe_commit();                           // (operands by cp.async)
     }
     if (tp_it0 > 0) { tp::wgmma_drain(acc); }
+
+A loop whose operands TMA brings every one carries the stage, the stage refilled and the parity;
+the others work them out from tp_it0.
 """
 from __future__ import annotations
 
 from ..errors import TileInternalError
 from ..lowering.memfacts import unit_extent_divisible
 from ..lowering.pipeline import Operand, Pipeline
-from ..types import CPP_TYPE, I64, TileType
+from ..types import CPP_TYPE, I32, I64, TileType
 from .emit_wgmma import tma_map
 from .emitter import EmitContext, _view_args, emit_op, pad_value, shape_t
 
@@ -77,9 +81,11 @@ def _tile(o: Operand) -> str:
 
 
 def _hoisted_coords(ctx: EmitContext, pipe: Pipeline) -> dict:
-    """The TMA coordinates (tp::tma_at) of the tile indices that the K loop does not change, each
-    worked out once before the loop (ptxas leaves them in the fetch's branches otherwise: 16 of
-    the 97 instructions of the f16 128x128x32 loop): (load, dimension) -> its C++ name."""
+    """The TMA coordinates of the K loop's copies, worked out before the loop where they can be
+    (ptxas leaves them in the fetch's branches otherwise): (load, dimension) -> a C++ expression.
+    A tile index the loop does not change gets its coordinate (tp::tma_at) once (16 of the 97
+    instructions of the f16 128x128x32 loop); one it changes, an int32, a tp::TmaAxis whose
+    `at` takes it in the fetch (the extent's tests done once: 8 of its 80)."""
     blk, out = pipe.loop.body.block, {}
     for s in pipe.loads:
         if s.tma is None or id(s.load.view) not in ctx.names:    # (a view the body makes)
@@ -90,11 +96,25 @@ def _hoisted_coords(ctx: EmitContext, pipe: Pipeline) -> dict:
                 out[(id(s), d)] = name = ctx.fresh("tp_at")
                 ctx.w.line(f"const uint32_t {name} = tp::tma_at<{shape}, {d}>({ctx(s.load.view)}, "
                            f"(int64_t){ctx(x)});  // a TMA coordinate the loop keeps", s.load.loc)
+            elif x.type.elem == I32:
+                name = ctx.fresh("tp_axis")
+                out[(id(s), d)] = lambda inner, x=x, name=name: f"{name}.at({inner(x)})"
+                ctx.w.line(f"const auto {name} = tp::tma_axis<{shape}, {d}>({ctx(s.load.view)});  "
+                           f"// the TMA coordinates of the loop's tile indices", s.load.loc)
     return out
+
+
+def _coord(c, inner: EmitContext) -> str | None:
+    return c(inner) if callable(c) else c
 
 
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
     hoisted = _hoisted_coords(ctx, pipe) if bars is not None else {}
+    if bars is not None:   # the elected lane, once (ptxas still issues each copy once, no loop
+        # over the warp's lanes; in the loop, its shuffle and elect.sync were 4 instructions)
+        issuer = ctx.fresh("tp_issuer")
+        ctx.w.line(f"const bool {issuer} = tp::tma_issuer();  // the lane that issues the TMA "
+                   f"copies", pipe.loop.loc)
     inner = ctx.nested()
     inner.define(iv, "tp_k")
     for o in pipe.index_ops:
@@ -113,12 +133,12 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
         inner.w.line(f"tp::load_async<{targs}, {vec}, {'true' if whole else 'false'}>"
                      f"({view}, {{{idx}}}, {pad}, {dst});", s.load.loc)
     if bars is not None:
-        with inner.w.indent("if (tp::tma_issuer()) {  // one thread issues the stage's TMA copies"):
+        with inner.w.indent(f"if ({issuer}) {{  // one thread issues the stage's TMA copies"):
             for s in pipe.loads:
                 if s.tma is not None:
                     dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
                     shape = shape_t(s.load.view.type.tile_shape)
-                    at = ", ".join(hoisted.get((id(s), d)) or
+                    at = ", ".join(_coord(hoisted.get((id(s), d)), inner) or
                                    f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"
                                    for d, x in enumerate(s.load.index))
                     inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
@@ -208,14 +228,36 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
     ctx.w.line(f"int {count} = 0;", op.loc)
+    _emit_rolled(ctx, op, pipe, fetch, bars, count, stage, copies)
+    if deferred:   # the last group, before anything reads the accumulator; not where the loop
+        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
+        # MMAs), and before the copies' last wait (after it, ptxas serializes them too)
+        results = [op.results[blk.args.index(o.acc) - 1] for o in deferred]
+        ctx.wg_in_flight.update(id(r) for r in results)
+        drains = " ".join(f"tp::wgmma_drain({ctx.names[id(r)]});" for r in results)
+        ctx.w.line(f"if ({count} > 0) {{ {drains} }}  // retires the last MMA group", op.loc)
+    if copies:
+        ctx.w.line("tp::pipe_wait<0>();", op.loc)
+    if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
+        ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
+        ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)
+
+
+def _emit_rolled(ctx: EmitContext, op, pipe: Pipeline, fetch: str, bars: str | None, count: str,
+                 stage: str, copies: bool):
+    blk, S, deferred = op.body.block, pipe.stages, pipe.wg_deferred
+    ivn, it = ctx(blk.args[0]), CPP_TYPE[blk.args[0].type.elem]
+    lb, ub, step = ctx(op.lowerBound), ctx(op.upperBound), ctx(op.step)
     step_it = f"++{count}"
     at, phase, ahead_st = f"{count} % {S}", f"{count} / {S} % 2", f"({count} + {S - 1}) % {S}"
     if pipe.wg_mmas and not copies:   # TMA in the sm_90a class: the stage and parity carried
-        ring, par = ctx.fresh("tp_ring"), ctx.fresh("tp_phase")
+        ring, par, prev = ctx.fresh("tp_ring"), ctx.fresh("tp_phase"), ctx.fresh("tp_prev")
         ctx.w.line(f"int {ring} = 0;  // {count} % {S}, and {par}: {count} / {S} % 2", op.loc)
         ctx.w.line(f"uint32_t {par} = 0;", op.loc)
-        step_it += f", {ring} = {ring} + 1 == {S} ? ({par} ^= 1u, 0) : {ring} + 1"
-        at, phase, ahead_st = ring, par, f"{ring} == 0 ? {S - 1} : {ring} - 1"
+        ctx.w.line(f"int {prev} = {S - 1};  // ({count} + {S - 1}) % {S}: the stage refilled",
+                   op.loc)
+        step_it += f", {prev} = {ring}, {ring} = {ring} + 1 == {S} ? ({par} ^= 1u, 0) : {ring} + 1"
+        at, phase, ahead_st = ring, par, prev
     header = f"for ({it} {ivn} = {lb}; {ivn} < {ub}; {ivn} += {step}, {step_it}) {{"
     with ctx.w.indent(header, loc=op.loc):
         if copies:
@@ -240,18 +282,6 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
             ctx.w.line(refill)
             if copies:
                 ctx.w.line("tp::pipe_commit();")
-    if deferred:   # the last group, before anything reads the accumulator; not where the loop
-        # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
-        # MMAs), and before the copies' last wait (after it, ptxas serializes them too)
-        results = [op.results[blk.args.index(o.acc) - 1] for o in deferred]
-        ctx.wg_in_flight.update(id(r) for r in results)
-        drains = " ".join(f"tp::wgmma_drain({ctx.names[id(r)]});" for r in results)
-        ctx.w.line(f"if ({count} > 0) {{ {drains} }}  // retires the last MMA group", op.loc)
-    if copies:
-        ctx.w.line("tp::pipe_wait<0>();", op.loc)
-    if bars is not None and _in_loop(op):   # initialized again by the next run of the loop
-        ctx.w.line("__syncthreads();  // every thread's last wait is done", op.loc)
-        ctx.w.line(f"tp::mbar_inval({bars}, {S});", op.loc)
 
 
 __all__ = ["emit_pipelined_for", "shape_t", "smem_op"]

@@ -257,6 +257,11 @@ def local_bytes(path: str) -> dict[str, int]:
 
 
 def stats(data: bytes, log: str = "") -> dict:
+    return stats_and_text(data, log)[0]
+
+
+def stats_and_text(data: bytes, log: str = "") -> tuple[dict, dict[str, list[str]]]:
+    """`stats` and the SASS text of each kernel (`disassemble`'s) from one disassembly."""
     res = elf_resources(data)
     spills = spill_bytes(log)
     with _cubin_file(data) as path:
@@ -269,7 +274,7 @@ def stats(data: bytes, log: str = "") -> dict:
         r["hot_loop"] = mma_loop(text.get(fn, []))
         c = collections.Counter(k for k in map(classify, r["ops"]) if k)
         r["counts"] = {k: c.get(k, 0) for k in CLASSES}
-    return res
+    return res, text
 
 
 def main(argv=None):

@@ -35,7 +35,9 @@
 // cp.async.bulk.wait_group.read of its thread that retires its group; until then its source
 // chunks are marked, and a thread's write of them (smem_write) or a TMA load into them is
 // reported, as is its issue while a chunk holds a thread's write not yet behind that thread's
-// fence.proxy.async (cpu_wgmma.h's tracking of cp.async), and a thread exiting with one in flight.
+// fence.proxy.async (cpu_wgmma.h's tracking of cp.async), a cp.async of any thread still to land
+// in its chunks when it is issued or runs, or landing there while it is in flight, and a thread
+// exiting with one in flight.
 // Fast mode: a store runs when issued.
 #pragma once
 
@@ -276,13 +278,57 @@ inline void mark_inflight(const BulkCopy& k, bool on) {
     own[c] = !on ? nullptr : k.bar ? k.bar : store_mark();
 }
 
-// The line of the TMA store in flight that reads shared-memory chunk c.
-inline int store_line(long c) {
+// The TMA store in flight that reads shared-memory chunk c (there is one where it is marked).
+inline const BulkCopy* store_of(long c) {
   for (const BulkCopy& k : inflight()) {
     const long off = k.dst - dynamic_smem();
-    if (!k.bar && c >= off / 16 && c <= (off + (long)k.bytes - 1) / 16) return k.at.line;
+    if (!k.bar && c >= off / 16 && c <= (off + (long)k.bytes - 1) / 16) return &k;
   }
-  return 0;
+  return nullptr;
+}
+inline int store_line(long c) { const BulkCopy* k = store_of(c); return k ? k->at.line : 0; }
+
+// A cp.async of any thread that has not landed (its group not waited for) into [off, off +
+// bytes) of shared memory: its thread and shared-memory offset, or thread -1.
+inline int cp_async_pending_in(long off, long bytes, long& where) {
+  unsigned char* const smem = dynamic_smem();
+  for (int t = 0; t < worker->nthreads; ++t) {
+    const Ctx& c = worker->fibers[t].ctx;
+    auto in = [&](const CpAsync& k) {
+      where = (unsigned char*)k.dst - smem;
+      return where < off + bytes && off < where + k.bytes;
+    };
+    for (const CpAsync& k : c.cp_pending)
+      if (in(k)) return t;
+    for (const auto& g : c.cp_groups)
+      for (const CpAsync& k : g)
+        if (in(k)) return t;
+  }
+  return -1;
+}
+
+// TMA store k reads its shared memory (issued, or run at its wait_group.read): no cp.async may
+// still write it.
+inline void check_store_source(const BulkCopy& k, const char* when, const Caller& at) {
+  long where = 0;
+  const int t = cp_async_pending_in(k.dst - dynamic_smem(), k.bytes, where);
+  if (t >= 0)
+    fail(std::string("a TMA store (cp.async.bulk.tensor") + when + ") reads shared-memory bytes "
+         "at offset " + std::to_string(where) + " that a cp.async of thread " + std::to_string(t) +
+         " has not written yet: no cp.async.wait_group of that thread landed it first", at);
+}
+
+// A cp.async lands in [off, off + bytes) (cpu_warp.h cp_async_wait, through proxy_landed): no
+// TMA store may still read it (reported at the store's line: the wait names none).
+inline void check_cp_async_landing(long off, int bytes) {
+  const auto& own = worker->tma_owner;
+  if (own.empty()) return;
+  for (long c = off / 16; c <= (off + bytes - 1) / 16; ++c)
+    if (own[c] == store_mark())
+      fail("a cp.async of thread " + std::to_string(cur->lin) + " lands in shared-memory bytes "
+           "at offset " + std::to_string(c * 16) + " that this TMA store (cp.async.bulk.tensor) "
+           "still reads: no cp.async.bulk.wait_group.read has retired its bulk group",
+           store_of(c)->at);
 }
 
 // [off, off + bytes) of shared memory is written (by `what`): no TMA store may still read it.
@@ -376,6 +422,7 @@ inline void bulk_store(const TensorMap& map, const unsigned char* src, const int
       fail("a TMA store (cp.async.bulk.tensor) reads shared-memory bytes at offset " +
            std::to_string(ch * 16) + " that a cp.async.bulk.tensor load has not written yet", at);
   }
+  check_store_source(k, "", at);
   inflight().push_back(k);
   mark_inflight(k, true);
 }
@@ -390,7 +437,7 @@ inline void bulk_commit() {
 }
 
 // cp.async.bulk.wait_group.read n: all but the thread's newest n groups run now, in issue order.
-inline void bulk_wait_read(int n, const Caller&) {
+inline void bulk_wait_read(int n, const Caller& at) {
   auto& v = inflight();
   int newest = -1;
   for (const BulkCopy& k : v)
@@ -398,6 +445,7 @@ inline void bulk_wait_read(int n, const Caller&) {
   for (size_t i = 0; i < v.size();) {
     const BulkCopy k = v[i];
     if (k.bar || k.thread != cur->lin || k.group < 0 || k.group > newest - n) { ++i; continue; }
+    check_store_source(k, ", run at this wait", at);
     v.erase(v.begin() + (long)i);
     mark_inflight(k, false);
     for (const BulkCopy& o : v)   // (another store in flight reading the same chunks keeps them)

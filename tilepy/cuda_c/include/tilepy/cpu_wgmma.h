@@ -79,12 +79,14 @@ TP_SM90A_ONLY_ERROR void proxy_fence();
 
 constexpr int kProxyChunk = 16;   // the async proxy's visibility is tracked per 16 bytes
 inline void check_landed(uint32_t off, const char* which, const Caller& at);   // cpu_tma.h: TMA copies in flight
+inline void check_cp_async_landing(long off, int bytes);   // cpu_tma.h: TMA stores in flight
 
 // A cp.async copy landed (cpu_warp.h, in the sm_90a class): its bytes are the thread's until
 // it passes a fence.proxy.async.
 inline void proxy_landed(void* dst, int bytes) {
   const long off = (unsigned char*)dst - dynamic_smem();
   if (off < 0 || off + bytes > (long)kMaxDynamicSmem) return;   // not dynamic shared memory
+  check_cp_async_landing(off, bytes);
   auto& own = worker->proxy_owner;
   if (own.empty()) own.assign(kMaxDynamicSmem / kProxyChunk, -1);
   for (long c = off / kProxyChunk; c <= (off + bytes - 1) / kProxyChunk; ++c) own[c] = cur->lin;

@@ -9,7 +9,8 @@
 //   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
 //                                   in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
-//   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's)
+//   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's, or
+//                                   a TmaAxis's `at` for the K loop's int32 indices)
 //   tma_store<S, PR, BR>(map, pos, x, stage)   the staged epilogue: tile x (an accumulator's
 //                                   layout) through shared memory at `stage` in passes of PR
 //                                   rows, each written out by TMA stores of BR-row boxes
@@ -128,6 +129,28 @@ TP_DEV uint32_t tma_coord(int64_t x, int64_t extent) {
 template <class S, int D, class T, int R> TP_DEV uint32_t tma_at(const View<T, R>& v, int64_t x) {
   static_assert(S::rank == R && D >= 0 && D < R, "a TMA tile has the view's dimensions");
   return tma_coord(x * S::dims[D], v.shape[D]);
+}
+// tma_at's coordinates along view dimension D for the K loop's int32 tile indices (the emitter
+// makes one before the loop): the extent's tests worked out once, each coordinate then two
+// compares and a multiply in 32 bits (tma_coord's 64-bit ones in each copy were 13 of the f16
+// 128x128x32 loop's 80 instructions). `lim`: the first tile index whose coordinate is at or past
+// the extent (INT32_MIN: a view with no elements), `fill`: tma_coord's value there; below `lo`
+// a tile index times TD is below INT32_MIN. Equal to tma_at for every int32 index: where no
+// int32 index reaches the extent, lim is INT32_MAX and fill that index's own coordinate.
+template <int TD> struct TmaAxis {
+  int32_t lim;
+  uint32_t fill;
+  TP_DEV uint32_t at(int32_t k) const {
+    constexpr int32_t lo = (int32_t)-(2147483648ll / TD);
+    return k >= lim ? fill : k < lo ? 0x80000000u : (uint32_t)k * (uint32_t)TD;
+  }
+};
+template <class S, int D, class T, int R> TP_DEV TmaAxis<S::dims[D]> tma_axis(const View<T, R>& v) {
+  constexpr int64_t TD = S::dims[D];
+  const int64_t e = v.shape[D], lim = (e + TD - 1) / TD;
+  if (e <= 0) return {-2147483647 - 1, 1u};
+  if (lim > 2147483647) return {2147483647, (uint32_t)(2147483647 * TD)};
+  return {(int32_t)lim, (uint32_t)e};
 }
 template <class S, int BR, int R, class E, int R2, int C2, bool Tr>
 TP_DEV void tma_load(const TensorMap& map, const uint32_t (&pos)[R], const WgOp<E, R2, C2, Tr>& d,
