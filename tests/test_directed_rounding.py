@@ -158,6 +158,16 @@ def case(elems: tuple):
 
 
 # ---------------------------------------------------------------------------- the kernel
+def pointer_param(v: str, elem: str, n: int, load: bool) -> list[str]:
+    """Entry parameter v (a pointer to elem) offset to a tile of n pointers `{v}p`, and with
+    `load` its elements `{v}v`."""
+    t, pt = f"tile<{n}x{elem}>", f"tile<{n}xptr<{elem}>>"
+    lines = [f"{v}1 = reshape {v} : tile<ptr<{elem}>> -> tile<1xptr<{elem}>>",
+             f"{v}b = broadcast {v}1 : tile<1xptr<{elem}>> -> {pt}",
+             f"{v}p = offset {v}b, %offs : {pt}, tile<{n}xi32> -> {pt}"]
+    return lines + [f"{v}v, {v}k = load_ptr_tko weak {v}p : {pt} -> {t}, token"] * load
+
+
 def module_text(elems, n=N) -> str:
     """One entry: for each element type, operands a, b, c (n elements) and an output o of
     OUTS * n: o[k*n:(k+1)*n] is (op, mode) number k of OPS x MODES (sqrt of |a|)."""
@@ -165,13 +175,8 @@ def module_text(elems, n=N) -> str:
     for elem in elems:
         t, pt = f"tile<{n}x{elem}>", f"tile<{n}xptr<{elem}>>"
         for p in "abco":
-            v = f"%{p}_{elem}"
-            params.append(f"{v}: tile<ptr<{elem}>>")
-            lines += [f"{v}1 = reshape {v} : tile<ptr<{elem}>> -> tile<1xptr<{elem}>>",
-                      f"{v}b = broadcast {v}1 : tile<1xptr<{elem}>> -> {pt}",
-                      f"{v}p = offset {v}b, %offs : {pt}, tile<{n}xi32> -> {pt}"]
-            if p != "o":
-                lines.append(f"{v}v, {v}k = load_ptr_tko weak {v}p : {pt} -> {t}, token")
+            params.append(f"%{p}_{elem}: tile<ptr<{elem}>>")
+            lines += pointer_param(f"%{p}_{elem}", elem, n, load=p != "o")
         lines.append(f"%abs_{elem} = absf %a_{elem}v : {t}")
         k = 0
         for name, arity in OPS:
@@ -259,13 +264,8 @@ def conversion_text(n: int) -> str:
     lines, params = [f"%offs = iota : tile<{n}xi32>"], []
     for elem in (*SOURCES, "o"):
         e = "f64" if elem == "o" else elem
-        t, pt, v = f"tile<{n}x{e}>", f"tile<{n}xptr<{e}>>", f"%{elem}"
-        params.append(f"{v}: tile<ptr<{e}>>")
-        lines += [f"{v}1 = reshape {v} : tile<ptr<{e}>> -> tile<1xptr<{e}>>",
-                  f"{v}b = broadcast {v}1 : tile<1xptr<{e}>> -> {pt}",
-                  f"{v}p = offset {v}b, %offs : {pt}, tile<{n}xi32> -> {pt}"]
-        if elem != "o":
-            lines.append(f"{v}v, {v}k = load_ptr_tko weak {v}p : {pt} -> {t}, token")
+        params.append(f"%{elem}: tile<ptr<{e}>>")
+        lines += pointer_param(f"%{elem}", e, n, load=elem != "o")
     k, pt = 0, f"tile<{n}xptr<f64>>"
     for src, dst, modes in CONVERSIONS:
         for mode in modes:
