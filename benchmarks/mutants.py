@@ -12,8 +12,9 @@ from dataclasses import dataclass
 # v2: v1's bugs, texts moved with issue 19's restructuring; v3: rt-load-pad runs the ragged
 # test (it survived v2's subset: that padded load was not vectorized);
 # v4: v3 with anchors moved to the merged code (selects in minmaxf, location_free keys);
-# v5: pack_args's anchors moved (int64 index parameters)
-MUTANT_SET_VERSION = 5
+# v5: pack_args's anchors moved (int64 index parameters); v6: lo-div16's anchor moved (the C++
+# path's specialization keys the 16-byte facts its code reads)
+MUTANT_SET_VERSION = 6
 
 RT = "tilepy/cuda_c/include/tilepy/runtime.h"
 EMIT = "tilepy/cuda_c/emitter.py"
@@ -144,7 +145,7 @@ MUTANTS = (
       HAZ, 'a.pattern[0] in ("tile", "thread0"))', 'a.pattern[0] in ("tile", "thread0", "any"))',
       HAZARDS),
     m("lo-div16", "lowering", "every extent specialized as a multiple of 16 bytes", SPEC,
-      "tuple(_pow2(d, cap) for d in info.shape)", "tuple(cap for d in info.shape)", RAGGED),
+      "tuple(fact(d, cap) for d in info.shape)", "tuple(cap for d in info.shape)", RAGGED),
     # --------------------------------------------------------------------- cache keys
     Mutant("key-headers", "cache keys", "runtime headers dropped from the CPU and NVRTC keys",
            ((CPU, "compiler_id(cxx), fl, _headers(), location_free(full))",
