@@ -513,8 +513,8 @@ def test_strictly_typed_constants_fold_in_their_dtype(check):
 def test_typed_constants_fold_through_division_shifts_and_math_functions(check):
     """cuTile folds these too: / in the float dtype (integers: float32), shifts as Python's
     wrapped to the dtype, math functions of the value rounded once into the dtype (an integer
-    argument: float32), and -, abs, ~; a function without a finite value there (log(0)) stays a
-    run-time op; a negative constant shift count is cuTile's TileValueError."""
+    argument: float32), and -, abs, ~; a negative constant shift count is cuTile's
+    TileValueError."""
     @ct.kernel
     def k(x):
         q, r = ct.float32(1) / 3, ct.int16(7) / ct.int16(2)
@@ -525,7 +525,7 @@ def test_typed_constants_fold_through_division_shifts_and_math_functions(check):
         ct.static_assert(e == np.float32(np.e) and h == 4.0 and f == 2)
         n = -ct.int16(-32768), abs(ct.int8(-5)), ~ct.uint8(1)
         ct.static_assert(n[0] == -32768 and n[1] == 5 and n[2] == 254)
-        ct.store(x, (0,), ct.full((16,), ct.log(ct.float32(0.0)) + h, ct.float32))
+        ct.store(x, (0,), ct.full((16,), ct.log(ct.bid(0) + ct.float32(0.0)) + h, ct.float32))
     check(k.mlir(V32), """
 # CHECK: %q = constant <f32: 0.333333343>
 # CHECK: %r = constant <f32: 3.500000e+00>
@@ -540,6 +540,54 @@ def test_typed_constants_fold_through_division_shifts_and_math_functions(check):
     with pytest.raises(ct.TileValueError, match="negative shift count -1") as e:
         negative_count.mlir(V32)
     assert e.value.loc.line == negative_count.__wrapped__.__code__.co_firstlineno + 2
+
+
+@pytest.mark.parametrize("expr, error", [
+    ("ct.int16(1) // ct.int16(0)", "ZeroDivisionError: integer division or modulo by zero"),
+    ("ct.uint8(7) % 0", "ZeroDivisionError: integer modulo by zero"),
+    ("ct.int16(3) / ct.int16(0)", "ZeroDivisionError: division by zero"),
+    ("ct.float32(1) / 0.0", "ZeroDivisionError: float division by zero"),
+    ("ct.float16(1) // 0", "ZeroDivisionError: float floor division by zero"),
+    ("ct.log(ct.float32(0))", "ValueError: math domain error"),
+    ("ct.sqrt(ct.int16(-1))", "ValueError: math domain error"),
+    ("ct.rsqrt(ct.float32(0))", "ValueError: math domain error"),
+    ("ct.exp(ct.float32(1000))", "OverflowError: math range error"),
+    ("ct.log(0.0)", "ValueError: math domain error"),
+    ("ct.truediv(1, 0)", "ZeroDivisionError: division by zero"),
+])
+def test_a_constant_without_a_finite_value_is_an_error_at_its_line(expr, error):
+    """cuTile folds a constant expression in Python and raises where Python does: a zero divisor
+    or a math function without a finite value there is a TileValueError at the user's line
+    (cuTile's class for an overflow is TileInternalError); the same expressions on run-time
+    values, or with a rounding mode, are run-time ops."""
+    filename = f"<constant {expr}>"
+    src = f"@ct.kernel\ndef k(x):\n    ct.store(x, (0,), ct.full((16,), {expr}, ct.float32))\n"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    try:
+        ns = {"ct": ct}
+        exec(compile(src, filename, "exec"), ns)
+        with pytest.raises(ct.TileValueError, match=re.escape(error)) as e:
+            ns["k"].mlir(V32)
+        assert (e.value.loc.file, e.value.loc.line) == (filename, 3)
+    finally:
+        del linecache.cache[filename]
+
+
+def test_an_op_with_a_rounding_mode_on_constants_runs_at_run_time(check):
+    """Not folded (cuTile folds it ignoring the mode): the run time's value honours the mode."""
+    @ct.kernel
+    def k(x):
+        one, tiny = ct.float32(1.0), ct.float32(2.0 ** -24 * 1.5)
+        near, zero = one + tiny, ct.add(one, tiny, rounding_mode=ct.RoundingMode.RZ)
+        ct.store(x, (0,), ct.full((16,), near, ct.float32))
+        ct.store(x, (1,), ct.full((16,), zero, ct.float32))
+    check(k.mlir(V32), """
+# CHECK: %near = constant <f32: 1.00000012>
+# CHECK: addf {{.*}} rounding<zero>
+""")
+    x = np.zeros(32, np.float32)
+    ct.launch(None, (1,), k, (x,), backend="interpret")
+    assert (x[:16] == np.float32(1 + 2.0 ** -23)).all() and (x[16:] == 1).all()
 
 
 def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():

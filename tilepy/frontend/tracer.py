@@ -26,7 +26,8 @@ from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefine
 from .source import ParsedFunction, parse_function
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
-from .values import Array, ArrayList, RawArrayMemory, Tile, TiledView, type_name, value_type
+from .values import (Array, ArrayList, RawArrayMemory, Tile, TiledView, python_value, type_name,
+                     value_type)
 from .with_stmt import ExitWith
 
 BINOPS = {ast.Add: api.add, ast.Sub: api.sub, ast.Mult: api.mul, ast.Div: api.truediv,
@@ -52,18 +53,6 @@ _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDi
             ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 _PYCMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
           ast.Gt: operator.gt, ast.GtE: operator.ge}
-
-
-def _fold(fn, a, b):
-    """A Python operator on two compile-time values (numbers, enum members, ...): what Python
-    refuses is the user's error, at the expression (an ordering of plain Enum members, as cuTile:
-    a TypeError becomes TileTypeError; a ZeroDivisionError and the like, TileValueError)."""
-    try:
-        return fn(a, b)
-    except TypeError as e:
-        raise TileTypeError(str(e)) from None
-    except Exception as e:
-        raise TileValueError(f"{type(e).__name__}: {e}") from None
 
 
 # How calls are traced: calls.py, which builds tracers for the functions it inlines, fills this
@@ -424,7 +413,7 @@ class FunctionTracer:
                 raise TileTypeError(f"unsupported operand types for an operator: {type_name(a)} "
                                     f"and {type_name(b)} (load a tile from the array first)")
             try:
-                return _fold(_PYOPS[type(op)], a, b)
+                return python_value(_PYOPS[type(op)], a, b)
             except TileTypeError:              # cuTile's words, its names of the types
                 raise TileTypeError(f"Unsupported operand types for {_SYMBOLS[type(op)]}: "
                                     f"{value_type(a)} and {value_type(b)}") from None
@@ -468,9 +457,9 @@ class FunctionTracer:
                     raise TileTypeError(f"Operator '{word}' expects one of the operands to be None "
                                         f"(it cannot compare tiles; use ==)")
                 raise TileTypeError(f"'{word}' cannot be applied to tiles")
-            return _fold(PY_CMPOPS[op], left, right)
+            return python_value(PY_CMPOPS[op], left, right)
         if not isinstance(left, Tile) and not isinstance(right, Tile) and not _numeric(left, right):
-            return _fold(_PYCMP[op], left, right)
+            return python_value(_PYCMP[op], left, right)
         return call_builtin(self.ctx, CMPOPS[op], [left, right], {})
 
     def _and(self, a, b):

@@ -118,6 +118,19 @@ def value_type(v) -> str:
     return str(v) if str_of is not object.__str__ and not isinstance(v, str) else type_name(v)
 
 
+def python_value(fn, *args):
+    """fn(*args) on compile-time values (numbers, enum members, ...), as cuTile folds them: what
+    Python refuses is the user's error, at the expression being traced (an ordering of plain
+    Enum members: TileTypeError; a zero divisor, `log(0)`, `exp(1000)`: TileValueError)."""
+    from ..errors import TileTypeError, TileValueError
+    try:
+        return fn(*args)
+    except TypeError as e:
+        raise TileTypeError(str(e)) from None
+    except Exception as e:
+        raise TileValueError(f"{type(e).__name__}: {e}") from None
+
+
 def type_name(v) -> str:
     """How a value's type is named in error messages."""
     if isinstance(v, (Tile, Array, ArrayList, TiledView, RawArrayMemory)):

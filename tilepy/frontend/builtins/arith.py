@@ -16,7 +16,7 @@ from ...ir import OPS
 from ...types import ARITH_FLOAT_TYPES, DType
 from ...types import dtype as D
 from .. import api
-from ..values import Tile, type_name
+from ..values import Tile, python_value, type_name
 from .registry import impl
 from .semantics import (as_tile, broadcast, broadcast_shapes, check_dtype, common_dtype, constant,
                         constant_scalar, convert, emit, is_number, operands, signedness)
@@ -65,7 +65,8 @@ BINARY = {
 # 7, as in cuTile): numpy computes them in the operands' dtype as the GPU does (integers wrap,
 # floats round to nearest even; / of integers in float32), integer // and % as Python's, shifts
 # as Python's wrapped to the dtype (cuTile's rule: `ct.int16(1) << 20` is 0). Not folded (a
-# run-time value): NaN in min/max, bool arithmetic, a zero divisor, the ops with modifiers.
+# run-time value): NaN in min/max, bool arithmetic, float // and %, the ops with modifiers (a
+# directed rounding mode is the run time's). A zero divisor is cuTile's error: TileValueError.
 TYPED_FOLD = {api.add, api.sub, api.mul, api.maximum, api.minimum, api.bitwise_and,
               api.bitwise_or, api.bitwise_xor, api.floordiv, api.mod, api.truediv,
               api.bitwise_lshift, api.bitwise_rshift}
@@ -100,11 +101,12 @@ def fold_typed(ctx, stub, fold, x, y, result=None):
         return None
     if d.is_float and stub in (api.maximum, api.minimum) and any(math.isnan(v) for v in vals):
         return None
-    if stub in (api.floordiv, api.mod) and (not d.is_int or vals[1] == 0):
+    if stub in (api.floordiv, api.mod, api.truediv) and vals[1] == 0:
+        num = int if d.is_int else float          # Python's error for the operands' kind
+        python_value(fold, num(vals[0]), num(vals[1]))
+    if stub in (api.floordiv, api.mod) and not d.is_int:
         return None
     if stub is api.truediv:
-        if vals[1] == 0:
-            return None
         d = d if d.is_float else D.float32
     if stub in _SHIFTS:
         if not d.is_int:
@@ -124,7 +126,7 @@ def fold_typed(ctx, stub, fold, x, y, result=None):
 def _make_binary(stub, fold, fop, iop, signed):
     def fn(ctx, x, y, *, rounding_mode=None, flush_to_zero=False, propagate_nan=False):
         if is_number(x) and is_number(y):
-            return fold(x, y)
+            return python_value(fold, x, y)
         if stub in TYPED_FOLD and rounding_mode is None and not flush_to_zero:
             folded = fold_typed(ctx, stub, fold, x, y)
             if folded is not None:
@@ -152,7 +154,7 @@ for _stub, _row in BINARY.items():
 @impl(api.truediv)
 def truediv(ctx, x, y, *, rounding_mode=None, flush_to_zero=False):
     if is_number(x) and is_number(y):
-        return x / y
+        return python_value(operator.truediv, x, y)
     if rounding_mode is None and not flush_to_zero:
         folded = fold_typed(ctx, api.truediv, operator.truediv, x, y)
         if folded is not None:
@@ -168,7 +170,7 @@ def truediv(ctx, x, y, *, rounding_mode=None, flush_to_zero=False):
 @impl(api.floordiv)
 def floordiv(ctx, x, y):
     if is_number(x) and is_number(y):
-        return x // y
+        return python_value(operator.floordiv, x, y)
     folded = fold_typed(ctx, api.floordiv, operator.floordiv, x, y)
     if folded is not None:
         return folded
@@ -185,7 +187,7 @@ def floordiv(ctx, x, y):
 def mod(ctx, x, y):
     """Python's modulo: the result has the sign of the divisor."""
     if is_number(x) and is_number(y):
-        return x % y
+        return python_value(operator.mod, x, y)
     folded = fold_typed(ctx, api.mod, operator.mod, x, y)
     if folded is not None:
         return folded
@@ -314,7 +316,7 @@ def _float_operand(ctx, x) -> Tile:
 UNARY_MATH = {
     api.exp: (math.exp, "exp"), api.exp2: (lambda v: 2.0 ** v, "exp2"), api.log: (math.log, "log"),
     api.log2: (math.log2, "log2"), api.sqrt: (math.sqrt, "sqrt"),
-    api.rsqrt: (lambda v: 1 / math.sqrt(v), "rsqrt"),
+    api.rsqrt: (lambda v: math.pow(v, -0.5), "rsqrt"),
     api.sin: (math.sin, "sin"), api.cos: (math.cos, "cos"), api.tan: (math.tan, "tan"),
     api.sinh: (math.sinh, "sinh"), api.cosh: (math.cosh, "cosh"), api.tanh: (math.tanh, "tanh"),
     api.floor: (math.floor, "floor"), api.ceil: (math.ceil, "ceil"),
@@ -325,16 +327,13 @@ def fold_unary(ctx, fold, t: Tile):
     """fold(t) as a constant when t is a strictly typed constant, as cuTile folds them: the
     function of Python's math on the value, rounded once into t's dtype if a float, else
     float32 (an integer or bool argument is converted first, as the function does). None where
-    t is no constant, or the function has no finite real value there (log(0), sqrt(-1),
-    exp(1000): the run-time value, -inf, NaN or inf; cuTile raises TileValueError or
-    OverflowError)."""
+    t is no constant. Where Python's function has no finite real value (log(0), sqrt(-1),
+    exp(1000)) cuTile raises, and so does this: TileValueError (cuTile's class for an overflow
+    is TileInternalError)."""
     v = typed_value(t)
     if v is None:
         return None
-    try:
-        r = fold(v)
-    except (ValueError, OverflowError, ZeroDivisionError):
-        return None
+    r = python_value(fold, v)
     d = t.dtype if t.dtype.is_float else D.float32
     with np.errstate(over="ignore"):
         return constant(ctx, np.float64(r).astype(d.numpy).item(), d)
@@ -343,7 +342,7 @@ def fold_unary(ctx, fold, t: Tile):
 def _make_unary(stub, fold, opname):
     def fn(ctx, x, *, rounding_mode=None, flush_to_zero=False):
         if is_number(x):
-            return fold(x)
+            return python_value(fold, x)
         if opname in ("floor", "ceil") and isinstance(x, Tile) and not x.dtype.is_float:
             raise TileTypeError(f"{stub.__name__} needs a floating-point tile (got {x.dtype.name})")
         if rounding_mode is None and not flush_to_zero and isinstance(x, Tile):
