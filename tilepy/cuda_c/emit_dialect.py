@@ -11,14 +11,16 @@ functor `tp::op::fpowi` is in runtime.h).
   its size; on the CPU the worker's, one block at a time), aligned at run time where the
   alignment asks for more than the 128 bytes every buffer starts at. One buffer per op: an alloca
   that runs again (in a loop) finds the last allocation's contents, which Tile IR leaves
-  unspecified. `global` (memory other tile blocks may reach) is refused at its line.
+  unspecified. With `global` (memory other tile blocks may reach): heap memory of the block's
+  (runtime.h GlobalAlloca: device malloc on a GPU), taken where the op runs and freed when the
+  C++ scope of its Tile IR block ends; shared memory holds only the pointer thread 0 hands out.
 - gdc_wait_tko / gdc_launch_dependents_tko: nothing. tilepy launches kernels without
   programmatic dependent launch, where both are no-ops: a kernel starts after its stream
   predecessor completed (wait has nothing to wait for) and no dependent grid can start early.
 """
 from __future__ import annotations
 
-from ..errors import TileUnsupportedFeatureError
+from ..types import CPP_TYPE, I64
 from .emit_control import emit_nothing
 from .emit_ops import _MODE, _ORDER, _SCOPE, _one
 from .emitter import EMIT, _bytes, _view_args, barrier, shape_t
@@ -52,11 +54,16 @@ def emit_atomic_red(ctx, op):
 
 
 def emit_alloca(ctx, op):
-    if op.attrs.get("global"):
-        raise TileUnsupportedFeatureError("alloca with `global` (memory other tile blocks may "
-                                          "reach) is not supported by the CUDA C++ backend yet; "
-                                          "without it the allocation is the block's")
     elem, align = op.result.type.elem.pointee, op.attrs["alignment"]
+    if op.attrs.get("global"):
+        slot, ptr = ctx.fresh("tp_alloca_slot"), ctx.ty(op.result)
+        ctx.buffer(slot, I64, 1, "the pointer of a global alloca", op.loc)
+        guard = ctx.fresh("tp_galloca")
+        ctx.w.line(f"tp::GlobalAlloca<{CPP_TYPE[elem]}> {guard}("
+                   f"{op.attrs['num_elem'] * elem.storage_bytes}ull, {align}ull, "
+                   f"reinterpret_cast<void**>({slot}));", op.loc)
+        ctx.w.line(f"{ptr} const {ctx.define(op.result)} = {guard}.ptr;", op.loc)
+        return
     extra = -(-max(0, align - BUFFER_ALIGN) // elem.storage_bytes)     # to align at run time
     buf = ctx.fresh("tp_alloca")
     ctx.buffer(buf, elem, max(1, op.attrs["num_elem"]) + extra,

@@ -352,6 +352,17 @@ TP_REPORT TP_SUPPORT void bad_address(const void* p, size_t n, const Caller& at)
 TP_REPORT TP_SUPPORT void bad_address(const void* p, size_t n, const Caller& at);
 #endif
 
+#if TP_SUPPORT_BODY
+TP_REPORT TP_SUPPORT void alloca_failed(size_t bytes, const Caller& at) {
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "alloca ... global of %zu bytes: the allocation cannot be made "
+                "(out of memory; on a GPU the kernel traps here)", bytes);
+  set_error(msg, at.file, at.line);
+}
+#else
+TP_REPORT TP_SUPPORT void alloca_failed(size_t bytes, const Caller& at);
+#endif
+
 inline bool check_address(const void* p, size_t n, const Caller& at) {
   if (__builtin_expect(address_ok(p, n), 1)) return true;
   bad_address(p, n, at);

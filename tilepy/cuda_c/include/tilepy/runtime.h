@@ -1235,6 +1235,37 @@ template <class T> TP_DEV void st(T* p, T v) {
 #define TP_OK(p) cpu::check_address(p, sizeof(*(p)), at)
 #endif
 
+// Tile IR's `alloca ... global`: `bytes` of device memory any tile block may reach, aligned to
+// `align`, alive until the end of the Tile IR block the alloca is in (this object's C++ scope,
+// left by every thread of the block together). Thread 0 takes it from the heap (device malloc
+// on a GPU) and hands it to the block through a shared-memory `slot`; a request the heap cannot
+// meet traps (the dialect's rule; on the CPU an error at the user's line, the pointer null).
+template <class T> struct GlobalAlloca {
+  void* raw;
+  T* ptr;
+  TP_DEV GlobalAlloca(unsigned long long bytes, unsigned long long align, void** slot TP_AT) {
+    if (tid() == 0) {
+      void* r = malloc(bytes + align);
+#ifdef TP_GPU
+      if (r == nullptr) __trap();
+#else
+      if (r == nullptr) cpu::alloca_failed(bytes, at);
+#endif
+      *slot = r;
+    }
+    __syncthreads();
+    raw = *slot;  // the op runs again (a loop) only after the destructor's barrier
+    const unsigned long long a = reinterpret_cast<unsigned long long>(raw) + align - 1;
+    ptr = raw == nullptr ? nullptr : reinterpret_cast<T*>(a & ~(align - 1));
+  }
+  TP_DEV ~GlobalAlloca() {
+    __syncthreads();  // every thread of the block is done with it
+    if (tid() == 0) free(raw);
+  }
+  GlobalAlloca(const GlobalAlloca&) = delete;
+  GlobalAlloca& operator=(const GlobalAlloca&) = delete;
+};
+
 namespace op {
 struct offset {  // ptr + offset elements (the CPU tracks the array it came from: cpu_shim.h)
 #ifdef TP_GPU
