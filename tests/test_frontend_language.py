@@ -558,8 +558,7 @@ def test_typed_constants_fold_through_division_shifts_and_math_functions(check):
 def test_a_constant_without_a_finite_value_is_an_error_at_its_line(expr, error):
     """cuTile folds a constant expression in Python and raises where Python does: a zero divisor
     or a math function without a finite value there is a TileValueError at the user's line
-    (cuTile's class for an overflow is TileInternalError); the same expressions on run-time
-    values, or with a rounding mode, are run-time ops."""
+    (cuTile's class for an overflow is TileInternalError)."""
     filename = f"<constant {expr}>"
     src = f"@ct.kernel\ndef k(x):\n    ct.store(x, (0,), ct.full((16,), {expr}, ct.float32))\n"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
