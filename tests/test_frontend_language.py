@@ -589,6 +589,17 @@ def test_an_op_with_a_rounding_mode_on_constants_runs_at_run_time(check):
     assert (x[:16] == np.float32(1 + 2.0 ** -23)).all() and (x[16:] == 1).all()
 
 
+def test_float_floor_division_of_constants_is_the_run_times():
+    """Not folded: Python's float // (cuTile's fold) is the exact quotient's floor, 9 here, the
+    run time's the floor of the rounded quotient (1 / 0.1f rounds to 10.0f)."""
+    @ct.kernel
+    def k(x):
+        ct.store(x, (0,), ct.full((16,), ct.float32(1) // ct.float32(0.1), ct.float32))
+    x = np.zeros(16, np.float32)
+    ct.launch(None, (1,), k, (x,), backend="interpret")
+    assert (x == 10).all() and 1.0 // float(np.float32(0.1)) == 9
+
+
 def test_a_number_every_way_out_of_a_loop_gives_stays_a_constant():
     """cuTile's rule: a variable that leaves a loop with one number on every path (each break of
     a `while True`, each iteration of a `for` and its zero-trip entry) is that constant after
