@@ -412,7 +412,7 @@ def main(argv=None):
     if args.replay:
         with open(args.replay) as f:
             for r in json.load(f):
-                if r["status"] not in ("PASS", "SKIP", "MEMORY", "TIMEOUT"):
+                if r["status"] not in ("PASS", "SKIP", "MEMORY", "TIMEOUT", "LIFTED"):
                     # a collection error's detail is pytest's line ("E   ImportError: ...")
                     name, _, text = re.sub(r"^E\s+", "", r["detail"]).partition(": ")
                     r["status"] = status_of(name, text) if text else r["status"]
