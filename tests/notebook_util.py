@@ -89,12 +89,15 @@ def notebook(*cells: str):
 def text_of(cell) -> str:
     """Everything a code cell printed: streams, results and error tracebacks (ANSI colors removed)."""
     import re
-    out = []
+    out, stream = [], None
     for o in cell.get("outputs", []):
-        if o["output_type"] == "stream":
+        if o["output_type"] == "stream" and o.get("name") == stream:
+            out[-1] += o["text"]            # one print can reach the notebook in two messages
+        elif o["output_type"] == "stream":
             out.append(o["text"])
         elif o["output_type"] in ("execute_result", "display_data"):
             out.append(o["data"].get("text/plain", ""))
         elif o["output_type"] == "error":
             out.append("\n".join(o["traceback"]))
+        stream = o.get("name") if o["output_type"] == "stream" else None
     return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out))
