@@ -168,12 +168,26 @@ def pointer_param(v: str, elem: str, n: int, load: bool) -> list[str]:
     return lines + [f"{v}v, {v}k = load_ptr_tko weak {v}p : {pt} -> {t}, token"] * load
 
 
+def store_at(r: str, value: str, k: int, n: int, out: str, elem: str) -> list[str]:
+    """Store tile `value` (n elements of elem) at out[k*n:(k+1)*n] (`out`: a tile of n pointers
+    from pointer_param); `r` names the ops."""
+    t, pt = f"tile<{n}x{elem}>", f"tile<{n}xptr<{elem}>>"
+    return [f"{r}n = constant <i32: {k * n}> : tile<{n}xi32>",
+            f"{r}p = offset {out}, {r}n : {pt}, tile<{n}xi32> -> {pt}",
+            f"{r}s = store_ptr_tko weak {r}p, {value} : {pt}, {t} -> token"]
+
+
+def module(entry: str, params: list[str], lines: list[str]) -> str:
+    return (f"cuda_tile.module @m {{\nentry @{entry}(" + ", ".join(params) + ") {\n"
+            + "\n".join(lines) + "\nreturn\n}\n}\n")
+
+
 def module_text(elems, n=N) -> str:
     """One entry: for each element type, operands a, b, c (n elements) and an output o of
     OUTS * n: o[k*n:(k+1)*n] is (op, mode) number k of OPS x MODES (sqrt of |a|)."""
     lines, params = [f"%offs = iota : tile<{n}xi32>"], []
     for elem in elems:
-        t, pt = f"tile<{n}x{elem}>", f"tile<{n}xptr<{elem}>>"
+        t = f"tile<{n}x{elem}>"
         for p in "abco":
             params.append(f"%{p}_{elem}: tile<ptr<{elem}>>")
             lines += pointer_param(f"%{p}_{elem}", elem, n, load=p != "o")
@@ -185,12 +199,9 @@ def module_text(elems, n=N) -> str:
             for mode in MODES:
                 r = f"%r{k}_{elem}"
                 lines += [f"{r} = {name} {args} rounding<{mode}> : {t}",
-                          f"{r}n = constant <i32: {k * n}> : tile<{n}xi32>",
-                          f"{r}p = offset %o_{elem}p, {r}n : {pt}, tile<{n}xi32> -> {pt}",
-                          f"{r}w = store_ptr_tko weak {r}p, {r} : {pt}, {t} -> token"]
+                          *store_at(r, r, k, n, f"%o_{elem}p", elem)]
                 k += 1
-    return ("cuda_tile.module @m {\nentry @directed(" + ", ".join(params) + ") {\n"
-            + "\n".join(lines) + "\nreturn\n}\n}\n")
+    return module("directed", params, lines)
 
 
 ELEMS = ("f16", "bf16", "f32", "f64")
@@ -266,18 +277,15 @@ def conversion_text(n: int) -> str:
         e = "f64" if elem == "o" else elem
         params.append(f"%{elem}: tile<ptr<{e}>>")
         lines += pointer_param(f"%{elem}", e, n, load=elem != "o")
-    k, pt = 0, f"tile<{n}xptr<f64>>"
+    k = 0
     for src, dst, modes in CONVERSIONS:
         for mode in modes:
             r = f"%c{k}"
             lines += [f"{r} = ftof %{src}v rounding<{mode}> : tile<{n}x{src}> -> tile<{n}x{dst}>",
                       f"{r}w = ftof {r} : tile<{n}x{dst}> -> tile<{n}xf64>",
-                      f"{r}n = constant <i32: {k * n}> : tile<{n}xi32>",
-                      f"{r}p = offset %op, {r}n : {pt}, tile<{n}xi32> -> {pt}",
-                      f"{r}s = store_ptr_tko weak {r}p, {r}w : {pt}, tile<{n}xf64> -> token"]
+                      *store_at(r, f"{r}w", k, n, "%op", "f64")]
             k += 1
-    return ("cuda_tile.module @m {\nentry @convert(" + ", ".join(params) + ") {\n"
-            + "\n".join(lines) + "\nreturn\n}\n}\n")
+    return module("convert", params, lines)
 
 
 def _convert_reference(x: float, dst: str, mode: str) -> float:
