@@ -231,7 +231,7 @@ def _out_of_memory(e) -> str | None:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
             return (f"the test asked for {asked} with {peak:.1f} GiB in use at the peak; this "
                     f"run's limit is {MEMORY['limit'] / 2**30:.1f} GiB, with "
-                    f"{MEMORY['free'] / 2**30:.1f} GiB free on this machine at its start")
+                    f"{MEMORY['free'] / 2**30:.1f} GiB available on this machine at its start")
         e = e.__cause__ or e.__context__
     return None
 
@@ -274,13 +274,25 @@ def _emulate_in_subprocesses(capability, sms):
                                                if p)
 
 
+def _available_memory():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
 def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
     import resource
-    # a test's tensors past this fail (MemoryError: the MEMORY status) here: 90% of the memory
-    # free at the start, at least 8 GB (test_array's int64_index test needs 16 GiB: two 4 GiB
-    # tensors, torch's x + 1 and the bool tensor of its comparison; test_list's 20 GiB)
-    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    limit = max(8 << 30, free * 9 // 10)
+    # a test's tensors past this fail (MemoryError: the MEMORY status) here: the memory available
+    # at the start (free, and the page cache the kernel gives back) less 1 GiB, at least 8 GB
+    # (test_array's int64_index test needs 16 GiB: two 4 GiB tensors, torch's x + 1 and the bool
+    # tensor of its comparison; test_list's 20 GiB)
+    free = _available_memory()
+    limit = max(8 << 30, free - (1 << 30))
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     MEMORY.update(limit=limit, free=free)
     launches = emulate(capability, sms)
