@@ -23,7 +23,7 @@ def test_features_follow_the_types_the_source_spells():
     assert nvrtc.options("sm_90", "float x;")[-4:] == ["-DTP_BF16=0", "-DTP_FP16=0", *NEITHER]
     assert nvrtc.features("tp::__half y = tp::op::addf_dir<1>{}(a, b);") == [
         "-DTP_BF16=0", "-DTP_ORDERED=0"]
-    assert nvrtc.features("tp::store_ptr_strong(p, v); float x;") == [
+    assert nvrtc.features("tp::store_ptr<tp::strong_access>(p, v); float x;") == [
         "-DTP_BF16=0", "-DTP_FP16=0", "-DTP_DIRECTED=0"]
 
 

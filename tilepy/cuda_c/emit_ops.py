@@ -50,7 +50,8 @@ def emit_store_ptr(ctx, op):
     order = ordering(op)
     if order is not None:
         ctx.w.line(f"tp::release_fence<{order[0]}, {order[1]}>();", op.loc)
-    ctx.w.line(f"tp::store_ptr{'' if order is None else '_strong'}({args});", op.loc)
+    access = "" if order is None else "<tp::strong_access>"
+    ctx.w.line(f"tp::store_ptr{access}({args});", op.loc)
 
 
 def emit_atomic(ctx, op):

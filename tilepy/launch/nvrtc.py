@@ -105,7 +105,7 @@ def features(source: str) -> list[str]:
     # directed.h and ordered.h likewise: their functors and templates are spelled by name
     if "_dir<" not in source:
         out.append("-DTP_DIRECTED=0")
-    if not any(w in source for w in ("_ordered<", "_strong", "_fence<")):
+    if not any(w in source for w in ("_ordered<", "_strong", "strong_access", "_fence<")):
         out.append("-DTP_ORDERED=0")
     return out
 

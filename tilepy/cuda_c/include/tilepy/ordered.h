@@ -115,39 +115,12 @@ TP_DEV void store_scalar_ordered(const View<T, R>& v, const int64_t (&idx)[R], T
   if (off >= 0) strong_store(TP_VADDR(v, off, 1, "a store"), x);
 }
 
-// through pointer tiles: load_ptr's and store_ptr's (runtime.h) with strong accesses
-namespace op {
-struct load_ptr_strong {
-  TP_AT_MEMBER
-  template <class T> TP_DEV T operator()(T* p) const { return TP_OK(p) ? strong_load(p) : T(); }
-  template <class T> TP_DEV T operator()(T* p, bool m) const {
-    return m && TP_OK(p) ? strong_load(p) : T();
-  }
-  template <class T> TP_DEV T operator()(T* p, bool m, T pad) const {
-    return !m ? pad : TP_OK(p) ? strong_load(p) : T();
-  }
+// through pointer tiles: runtime.h's load_ptr and store_ptr with strong accesses
+struct strong_access {
+  template <class T> static TP_DEV T load(const T* p) { return strong_load(p); }
+  template <class T> static TP_DEV void store(T* p, T v) { strong_store(p, v); }
 };
-}  // namespace op
-
-template <class T, int N, class L>
-TP_DEV void store_ptr_strong(const Tile<T*, N, L>& p, const Tile<T, N, L>& v TP_AT) {
-  TP_UNROLL
-  for (int s = 0; s < L::K; ++s)
-    if (L::owner(s) && TP_OK(p.v[s])) strong_store(p.v[s], v.v[s]);
-}
-template <class T, int N, class L>
-TP_DEV void store_ptr_strong(const Tile<T*, N, L>& p, const Tile<T, N, L>& v,
-                             const Tile<bool, N, L>& m TP_AT) {
-  TP_UNROLL
-  for (int s = 0; s < L::K; ++s)
-    if (L::owner(s) && m.v[s] && TP_OK(p.v[s])) strong_store(p.v[s], v.v[s]);
-}
-template <class T> TP_DEV void store_ptr_strong(T* p, T v TP_AT) {
-  if (tid() == 0 && TP_OK(p)) strong_store(p, v);
-}
-template <class T> TP_DEV void store_ptr_strong(T* p, T v, bool m TP_AT) {
-  if (tid() == 0 && m && TP_OK(p)) strong_store(p, v);
-}
+namespace op { typedef load_ptr_as<strong_access> load_ptr_strong; }
 
 }  // namespace tp
 #endif  // TP_ORDERED

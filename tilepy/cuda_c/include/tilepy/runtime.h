@@ -1274,33 +1274,45 @@ struct offset {  // ptr + offset elements (the CPU tracks the array it came from
   template <class P, class I> P operator()(P p, I o) const { return cpu::offset_ptr(p, (int64_t)o); }
 #endif
 };
-struct load_ptr {  // masked-off elements take the padding value
+// load_ptr_as / store_ptr<A>: A is the access, plain_access here (ld, st); ordered.h's
+// strong_access makes the same loads and stores strong (load_ptr_strong, store_ptr<strong_access>)
+template <class A> struct load_ptr_as {  // masked-off elements take the padding value
   TP_AT_MEMBER
-  template <class T> TP_DEV T operator()(T* p) const { return TP_OK(p) ? ld(p) : T(); }
-  template <class T> TP_DEV T operator()(T* p, bool m) const { return m && TP_OK(p) ? ld(p) : T(); }
+  template <class T> TP_DEV T operator()(T* p) const { return TP_OK(p) ? A::load(p) : T(); }
+  template <class T> TP_DEV T operator()(T* p, bool m) const {
+    return m && TP_OK(p) ? A::load(p) : T();
+  }
   template <class T> TP_DEV T operator()(T* p, bool m, T pad) const {
-    return !m ? pad : TP_OK(p) ? ld(p) : T();
+    return !m ? pad : TP_OK(p) ? A::load(p) : T();
   }
 };
 }  // namespace op
 
+struct plain_access {
+  template <class T> static TP_DEV T load(const T* p) { return ld(p); }
+  template <class T> static TP_DEV void store(T* p, T v) { st(p, v); }
+};
+namespace op { typedef load_ptr_as<plain_access> load_ptr; }
+
 // store_ptr: each thread stores its own elements; a one-element tile is stored by thread 0.
-template <class T, int N, class L>
+template <class A = plain_access, class T, int N, class L>
 TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v TP_AT) {
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::owner(s) && TP_OK(p.v[s])) st(p.v[s], v.v[s]);
+    if (L::owner(s) && TP_OK(p.v[s])) A::store(p.v[s], v.v[s]);
 }
-template <class T, int N, class L>
+template <class A = plain_access, class T, int N, class L>
 TP_DEV void store_ptr(const Tile<T*, N, L>& p, const Tile<T, N, L>& v,
                       const Tile<bool, N, L>& m TP_AT) {
   TP_UNROLL
   for (int s = 0; s < L::K; ++s)
-    if (L::owner(s) && m.v[s] && TP_OK(p.v[s])) st(p.v[s], v.v[s]);
+    if (L::owner(s) && m.v[s] && TP_OK(p.v[s])) A::store(p.v[s], v.v[s]);
 }
-template <class T> TP_DEV void store_ptr(T* p, T v TP_AT) { if (tid() == 0 && TP_OK(p)) st(p, v); }
-template <class T> TP_DEV void store_ptr(T* p, T v, bool m TP_AT) {
-  if (tid() == 0 && m && TP_OK(p)) st(p, v);
+template <class A = plain_access, class T> TP_DEV void store_ptr(T* p, T v TP_AT) {
+  if (tid() == 0 && TP_OK(p)) A::store(p, v);
+}
+template <class A = plain_access, class T> TP_DEV void store_ptr(T* p, T v, bool m TP_AT) {
+  if (tid() == 0 && m && TP_OK(p)) A::store(p, v);
 }
 
 // ------------------------------------------------------------------------------ atomics
