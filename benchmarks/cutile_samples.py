@@ -339,6 +339,8 @@ class _CompileModule(types.ModuleType):
         if name == "compile_cubin":
             from tilepy.api import device_compile
             return device_compile.compile_cubin
+        if "__getattr__" in vars(self):         # a fallback cutile_internals.py installs
+            return vars(self)["__getattr__"](name)
         raise AttributeError(f"module 'cuda.tile._compile' has no attribute '{name}'")
 
     def __setattr__(self, name, value):

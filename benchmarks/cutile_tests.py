@@ -192,6 +192,8 @@ def status_of(name: str, text: str) -> str:
     --replay applies to a saved run's details)."""
     if name == "TileUnsupportedFeatureError":
         return "UNSUPPORTED"
+    if name == "CuTileInternalsUsed":       # a placeholder of cutile_internals.py was used
+        return "INTERNALS"
     if name in ("ImportError", "ModuleNotFoundError", "AttributeError") and \
             any(m in text for m in INTERNAL_MODULES):
         return "INTERNALS"
@@ -257,6 +259,8 @@ def emulate(capability, sms) -> Launches:
     samples._emulate_cuda(capability, sms)
     samples._cuda_tile(launches, capability)
     _internals(capability)
+    import cutile_internals
+    cutile_internals.install()
     return launches
 
 
@@ -295,8 +299,12 @@ def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
     limit = max(8 << 30, free - (1 << 30))
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     MEMORY.update(limit=limit, free=free)
+    fd, used = tempfile.mkstemp(prefix="cutile-internals-")     # placeholder uses, per test
+    os.close(fd)
+    os.environ["CUTILE_INTERNALS_LOG"] = used
     launches = emulate(capability, sms)
     _emulate_in_subprocesses(capability, sms)
+    import cutile_internals
     import pytest
     out = open(out_path, "a")
 
@@ -315,6 +323,9 @@ def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
         def pytest_addhooks(self, pluginmanager):
             pluginmanager.add_hookspecs(BenchmarkHooks)
 
+        def pytest_runtest_logstart(self, nodeid, location):
+            cutile_internals.clear()
+
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_makereport(self, item, call):
             outcome = yield
@@ -322,7 +333,10 @@ def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
             row = None
             if call.when == "setup":
                 launches.names.clear()
-            if rep.skipped and call.when in ("setup", "call"):
+            internal = cutile_internals.uses()
+            if internal and (rep.failed or call.when == "call"):
+                row = ("INTERNALS", internal[0])    # whatever the test made of the error
+            elif rep.skipped and call.when in ("setup", "call"):
                 reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
                 row = ("SKIP", reason)
             elif rep.failed:
@@ -366,6 +380,7 @@ def run_child(test_paths, out_path, capability, sms, per_test=0, select=None):
                  "--continue-on-collection-errors", *(["-k", select] if select else [])],
                 plugins=[Collector()])
     out.close()
+    os.unlink(used)
 
 
 # ---- the parent: every test file in a child process -----------------------------------------

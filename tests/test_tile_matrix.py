@@ -157,7 +157,7 @@ def test_options_are_entry_hints_and_num_ctas_is_a_no_op_in_cpp():
 
 
 def test_by_target_names_an_architecture():
-    with pytest.raises(ct.TileValueError, match="invalid GPU architecture name 'hopper'"):
+    with pytest.raises(ValueError, match="Invalid GPU architecture name: hopper, expected sm_"):
         cases.matmul.matmul.replace_hints(occupancy=ct.ByTarget(hopper=2))
 
 

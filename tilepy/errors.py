@@ -279,6 +279,11 @@ class TileAnnotationError(TileValueError, ValueError):
     a ValueError too, as cuTile raises."""
 
 
+class TileOptionError(TileValueError, ValueError):
+    """A kernel option's value out of its range, or a ByTarget key that is no GPU architecture
+    name: a ValueError too, as cuTile raises."""
+
+
 class TileGridError(TileValueError, ValueError):
     """A launch grid that is not 0 to 3 extents in [0, 2^24 - 1]: a ValueError too, as cuTile
     raises."""

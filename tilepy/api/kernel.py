@@ -96,7 +96,7 @@ class kernel(metaclass=_KernelDecorator):
     entry's optimization hints (tileiras honors them): `occupancy` (1-32): the blocks per SM to
     plan registers for, `__launch_bounds__(threads, occupancy)` in the C++; `num_ctas` (1-16, a
     power of 2): cuTile's blocks per cluster, a no-op in the C++ backend (its blocks share no
-    data: cuda_c/kernel_options.py); `num_worker_warps` (1-32, a power of 2): the
+    data: cuda_c/kernel_options.py); `num_worker_warps` (4 or 8, as cuTile): the
     `num_worker_warps_per_cta` hint of tileiras 13.3+ (dropped with cuTile's warning from older
     bytecode), no effect in the C++ backend; `opt_level` (0-3): accepted, no effect.
     tilepy's `compiler` ("nvrtc" or "tileiras"): the GPU compiler of launches."""

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 import typing
 
+from ..errors import TileOptionError
 from .stubs import stub
 
 
@@ -525,6 +527,10 @@ class ByTarget:
     """A kernel option that depends on the GPU architecture: `ByTarget(sm_90=2, default=1)`."""
 
     def __init__(self, *, default=None, **value_by_target):
+        for target in value_by_target:
+            if not re.fullmatch(r"sm_\d+[a-z]?", target):
+                raise TileOptionError(f"Invalid GPU architecture name: {target}, expected "
+                                      f"sm_<major><minor>")
         self.default = default
         self.values = value_by_target
 

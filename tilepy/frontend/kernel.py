@@ -10,45 +10,54 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 
-from ..errors import TileArgumentCountError, TileSyntaxError, TileTypeError, TileValueError
+from ..errors import (TileArgumentCountError, TileOptionError, TileSyntaxError, TileTypeError,
+                      TileValueError)
 from ..settings import GPU_COMPILERS, settings
 from .annotations import Leaf, parameter_nodes
 from .api import ByTarget
 from .specialize import argument_param, key_of, log_recompile, mark_disjoint
 
-# cuTile's kernel options and their valid values (ValueError otherwise, as in cuTile).
+# cuTile's kernel options: each value's rule, as the message said when a value breaks it (a
+# TileOptionError, a ValueError as cuTile raises, with cuTile's words), None when it keeps it.
+def _in_range(name, low, high, powers_of_two=False):
+    def rule(v):
+        if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
+            return f"{name} should be [{low}, {high}], got {v!r}"
+        if powers_of_two and v & (v - 1):
+            return f"{name} should be power of 2, got {v!r}"
+        return None
+    return rule
+
+
 OPTIONS = {
-    "num_ctas": lambda v: v in (1, 2, 4, 8, 16),
-    "occupancy": lambda v: isinstance(v, int) and 1 <= v <= 32,
-    "opt_level": lambda v: v in (0, 1, 2, 3),
-    "num_worker_warps": lambda v: v in (1, 2, 4, 8, 16, 32),
+    "num_ctas": _in_range("num_ctas", 1, 16, powers_of_two=True),
+    "occupancy": _in_range("occupancy", 1, 32),
+    "opt_level": _in_range("opt_level", 0, 3),
+    "num_worker_warps": lambda v: None if v in (4, 8) and not isinstance(v, bool) else
+    f"num_worker_warps should be either 4 or 8, got {v!r}",
     # tilepy's: the GPU compiler of launches ("nvrtc" or "tileiras"; TILEPY_GPU_COMPILER else)
-    "compiler": lambda v: v in GPU_COMPILERS,
+    "compiler": lambda v: None if v in GPU_COMPILERS else
+    f"invalid value {v!r} for kernel option 'compiler' (expected one of "
+    f"{', '.join(GPU_COMPILERS)})",
 }
 ONE_VALUE = frozenset({"compiler"})      # options that cannot differ by target (no ByTarget)
-EXPECTED = {"compiler": f"one of {', '.join(GPU_COMPILERS)}"}     # said when a value is refused
 
 
 def _check_options(options: dict):
     for name, value in options.items():
-        ok = OPTIONS.get(name)
-        if ok is None:
+        rule = OPTIONS.get(name)
+        if rule is None:
             raise TileValueError(f"unknown kernel option '{name}' (known: {', '.join(OPTIONS)})")
         if name in ONE_VALUE and isinstance(value, ByTarget):
             raise TileValueError(f"kernel option '{name}' takes one value for every target "
                                  f"(got {value!r})")
-        for target in value.values if isinstance(value, ByTarget) else ():
-            if not re.fullmatch(r"sm_\d+[a-z]?", target):
-                raise TileValueError(f"kernel option '{name}': invalid GPU architecture name "
-                                     f"'{target}' in ByTarget (expected sm_<major><minor>)")
         values = [value] if not isinstance(value, ByTarget) else \
             [v for v in [value.default, *value.values.values()] if v is not None]
         for v in values:
-            if v is not None and not ok(v):
-                expected = f" (expected {EXPECTED[name]})" if name in EXPECTED else ""
-                raise TileValueError(f"invalid value {v!r} for kernel option '{name}'{expected}")
+            broken = None if v is None else rule(v)
+            if broken:
+                raise TileOptionError(broken)
 
 
 # The options that are entry optimization hints in Tile IR (cuTile's names there).
