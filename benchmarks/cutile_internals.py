@@ -27,7 +27,9 @@ import traceback
 import types
 
 LOG = "CUTILE_INTERNALS_LOG"
-PRIVATE = ("cuda.tile._", "cuda.tile.compilation._", "cuda.tile_internal", "cutile_cache")
+# cuTile's private modules, and its cache tool; not `cuda.tile_internal`, which cuTile does not
+# ship either (its tests `importorskip` it: they skip, as with a public cuTile)
+PRIVATE = ("cuda.tile._", "cuda.tile.compilation._", "cutile_cache")
 
 
 class CuTileInternalsUsed(Exception):

@@ -274,8 +274,10 @@ def _emulate_in_subprocesses(capability, sms):
     with open(os.path.join(folder, "sitecustomize.py"), "w") as f:
         f.write(f"import sys\nsys.path.insert(0, {HERE!r})\nimport cutile_tests\n"
                 f"cutile_tests.emulate({tuple(capability)!r}, {sms!r})\n")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH"))
-                                               if p)
+    # (absolute: the child runs in the test folder, where a relative entry names nothing)
+    inherited = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                 if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([folder, *inherited])
 
 
 def _available_memory():

@@ -326,6 +326,25 @@ def tf32_where():
         lambda: np.testing.assert_array_equal(Y, np.maximum(_tf32(X), 0))
 
 
+@case
+def tf32_of_f64_rounds_once():
+    """f64 -> tf32 rounds the double once: values just past a tf32 halfway (which f32 would
+    round onto it, and then to even), tf32's subnormals, past its largest (to Inf), NaN."""
+    e = 2.0 ** -40
+    X = np.array([1 + 2**-11 + e, -(1 + 2**-11 + e), 1 + 3 * 2**-11 - e, 3.0 * 2**-12 + e,
+                  2**-130 * (1 + 2**-7 + e), 2**-140 * 1.5, 2**-126 * (1 - 2**-11), 2**-137,
+                  2.0**128 - 2.0**115, -(2.0**128 - 2.0**117), 1e300, np.nan, np.inf, 0.0,
+                  -0.0, 1 / 3] * 2)
+    m, ex = np.frexp(X)
+    q = np.maximum(ex - 11, -136)                    # the exponent of one ulp: 10 bits, or 2^-136
+    with np.errstate(invalid="ignore"):
+        want = np.ldexp(np.rint(np.ldexp(X, -q)), q)
+        want = np.where(np.abs(want) >= 2.0**128, np.copysign(np.inf, X), want)
+    want = np.where(np.isfinite(X), want, X)
+    Y = np.zeros_like(X)
+    return dtypes.tf32_of_f64, (2,), (X, Y, 16), lambda: np.testing.assert_array_equal(Y, want)
+
+
 # Features of the front end (dtype objects, 0-d loads, tuples of arrays): what they add is in the
 # trace; the C++ they lower to (plain loads, stores, reductions) runs in both CPU modes elsewhere,
 @case

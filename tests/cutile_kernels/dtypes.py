@@ -58,6 +58,13 @@ def expert_rows(W, expert_ids, X, Out, TILE: ConstInt):
 
 
 @ct.kernel
+def tf32_of_f64(X, Y, TILE: ct.Constant[int]):
+    """Y = X (float64) rounded to tf32 once, back in float64 (cuTile's astype f64 -> tf32)."""
+    x = ct.load(X, (ct.bid(0),), (TILE,))
+    ct.store(Y, (ct.bid(0),), x.astype(ct.tfloat32).astype(ct.float64))
+
+
+@ct.kernel
 def middle_times_length(x, out, TILE: ConstInt):
     """out[b] = (x's middle element of tile b + 5) * len(x): 0-d extract and num_tiles."""
     b = ct.bid(0)

@@ -292,8 +292,12 @@ class _Body:
         if self.file.version < DIRECTED_FTOF and op.name == "ftof" and \
                 value in ("zero", "negative_inf", "positive_inf", "nearest_away") and \
                 op.result.type.elem.name != "e8m0":
-            raise _too_old_op(f"ftof rounding_mode={value} into {op.result.type.elem}",
-                              DIRECTED_FTOF, self.file.version)
+            v = self.file.version
+            raise TileUnsupportedFeatureError(         # (the sentence is cuTile's)
+                f"bytecode: ftof rounding_mode={value} into {op.result.type.elem} needs bytecode "
+                f"{DIRECTED_FTOF[0]}.{DIRECTED_FTOF[1]} or later (writing {v[0]}.{v[1]}): The "
+                f"requested conversion and rounding_mode require tileiras {DIRECTED_FTOF[0]}."
+                f"{DIRECTED_FTOF[1]} or later. Current version is {v[0]}.{v[1]}.")
         _ATTR_WRITERS[field.enc](self, op, field, value)
 
     def operands(self, op, layout: Layout) -> None:

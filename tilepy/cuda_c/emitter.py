@@ -280,8 +280,8 @@ def _modified(op: Operation, functor: str) -> str:
 
 
 # tf32 values live in a float: conversions from these round once (to_tf32 of the exact float
-# value), conversions to them and to f64 are the float's; f64 -> tf32 would round twice
-_TF32_PEERS = {"f32", "f16", "bf16"}
+# value, or of the double for f64), conversions to them and to f64 are the float's
+_TF32_PEERS = {"f32", "f16", "bf16", "f64"}
 
 
 def emit_elementwise(ctx: EmitContext, op: Operation):

@@ -225,13 +225,25 @@ def directed_ftof(mode: str, src, dst) -> bool:
     return dst == F64 or (dst == F32 and src != E8M0) or to_f16
 
 
+FTOF_MODES = ("nearest_even", "zero", "negative_inf", "positive_inf", "nearest_away")
+
+
+def ftof_modes(src, dst) -> tuple[str, ...]:
+    """The rounding modes of ftof from src into dst (element types), in RoundingMode's order."""
+    if dst == E8M0:
+        return _E8M0_MODES
+    return tuple(m for m in FTOF_MODES if m == "nearest_even" or directed_ftof(m, src, dst))
+
+
 @rule("ftof_rounding", "take rounding<")
 def _ftof_rounding(op):
     m, s, r = op.attrs.get("rounding_mode") or "nearest_even", op.source.type.elem, \
         op.result.type.elem
-    if r == E8M0 and m not in _E8M0_MODES:
+    if m in ftof_modes(s, r):
+        return None
+    if r == E8M0:
         return f"conversions into {r} take rounding<zero> or rounding<positive_inf> (got rounding<{m}>)"
-    if r != E8M0 and m != "nearest_even" and not directed_ftof(m, s, r):
+    if m != "nearest_even":
         return (f"conversions into {r} take rounding<nearest_even> (got rounding<{m}>; from "
                 f"{s} NVIDIA's 13.4 dialect also takes the directed modes its table lists)")
 

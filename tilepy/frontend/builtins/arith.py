@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import TileTypeError, TileUnsupportedFeatureError, TileValueError
 from ...ir import OPS
+from ...ir.ops_arith import ftof_modes
 from ...types import ARITH_FLOAT_TYPES, DType
 from ...types import dtype as D
 from .. import api
@@ -440,7 +441,23 @@ def isnan(ctx, x):
 def astype(ctx, x, dtype, *, rounding_mode=None):
     dtype = check_dtype(ctx, dtype, "astype() dtype")
     t = as_tile(ctx, x, dtype)
+    if rounding_mode is not None:
+        _check_rounding(t.dtype, dtype, rounding_mode)
     return convert(ctx, t, dtype, _mode(rounding_mode))
+
+
+def _check_rounding(src: DType, dst: DType, rounding_mode) -> None:
+    """cuTile's astype rules: a rounding mode for float-to-float conversions only, one that
+    ftof from src into dst takes (the IR's table, ir/ops_arith.py)."""
+    mode = _mode(rounding_mode)
+    if not (src.is_float and dst.is_float):
+        raise TileTypeError("rounding_mode is only valid for float to float conversions")
+    modes = ftof_modes(src.elem, dst.elem)
+    if src != dst and mode not in modes:
+        names = tuple(str(api.RoundingMode(m)) for m in modes)
+        raise TileTypeError(f"rounding_mode={rounding_mode} is not supported for conversion from "
+                            f"{src} to {dst}, supported rounding modes for this conversion are "
+                            f"{names}")
 
 
 @impl(api.where)

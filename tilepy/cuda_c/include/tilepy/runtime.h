@@ -1175,8 +1175,23 @@ template <class To> struct trunci {
   }
 };
 // f32/f16/bf16 -> tf32 (kept in a float): round to nearest even to 10 mantissa bits (f16 and
-// bf16 values are exact in a float); NaN stays NaN.
+// bf16 values are exact in a float); NaN stays NaN. f64 -> tf32 rounds once, from the double:
+// to 10 mantissa bits where tf32 is normal, to multiples of 2^-136 below 2^-126 (its subnormals:
+// adding and taking back 1.5 * 2^-84, whose ulp that is); a result past tf32's range is +-Inf.
 struct to_tf32 {
+  TP_DEV float operator()(double a) const {
+    if (is_nan(a)) return (float)a;
+    if (a < 0x1p-126 && a > -0x1p-126) {
+      const double magic = 0x1.8p-84;
+      return (float)((a + magic) - magic);
+    }
+    uint64_t u;
+    memcpy(&u, &a, 8);
+    u = (u + 0x1ffffffffffull + ((u >> 42) & 1u)) & ~0x3ffffffffffull;
+    double r;
+    memcpy(&r, &u, 8);
+    return (float)r;
+  }
   template <class T> TP_DEV float operator()(T a_) const {
     const float a = wide(a_);
     uint32_t u;
