@@ -262,6 +262,42 @@ def _compiler_options():
     return module
 
 
+def _datatype():
+    """cuda.tile._datatype: tilepy's dtypes, and the dtype classification cuTile's tests read:
+    the categories of tilepy's promotion (frontend/promotion.py: bool, integer, arithmetic float;
+    a float outside it is restricted: tf32, fp8, fp4), and the dtypes of promotion's table."""
+    import enum
+    import tilepy
+    from tilepy.frontend import promotion
+    from tilepy.types import dtype as dtypes
+    module = types.ModuleType("cuda.tile._datatype")
+    module.__dict__.update({k: v for k, v in vars(dtypes).items() if not k.startswith("__")})
+
+    class NumericDTypeCategory(enum.IntEnum):
+        Boolean = 0
+        Integral = 1
+        Float = 2
+        RestrictedFloat = 3
+
+    def numeric_dtype_category(t):
+        return NumericDTypeCategory(promotion.CATEGORY.get(t, NumericDTypeCategory.RestrictedFloat))
+
+    class _DTypePromotionImpl:
+        _order = [tilepy.bool_, tilepy.uint8, tilepy.uint16, tilepy.uint32, tilepy.uint64,
+                  tilepy.int8, tilepy.int16, tilepy.int32, tilepy.int64, tilepy.float16,
+                  tilepy.float32, tilepy.float64, tilepy.bfloat16, tilepy.tfloat32,
+                  tilepy.float8_e4m3fn, tilepy.float8_e5m2, tilepy.float8_e8m0fnu,
+                  tilepy.float4_e2m1fn]
+        promote_dtypes = staticmethod(promotion.promote)
+    module.NumericDTypeCategory, module.numeric_dtype_category = NumericDTypeCategory, \
+        numeric_dtype_category
+    module._DTypePromotionImpl = _DTypePromotionImpl
+    module.is_float = lambda t: t.is_float
+    module.is_integral = lambda t: t.is_int and not t.is_bool
+    module.is_boolean = lambda t: t.is_bool
+    return module
+
+
 def install() -> None:
     """After cutile_tests' `_internals`: the meanings above, and placeholders for the rest."""
     import tilepy.tune._tune_utils as tune_utils
@@ -274,9 +310,7 @@ def install() -> None:
     cext = sys.modules["cuda.tile._cext"]
     cext.launch = sys.modules["cuda.tile"].launch           # cuTile's ct.launch is _cext.launch
     cext._benchmark = tune_utils._benchmark
-    datatype = types.ModuleType("cuda.tile._datatype")        # tilepy's dtypes under cuTile's
-    datatype.__dict__.update({k: v for k, v in vars(sys.modules["cuda.tile._datatype"]).items()
-                              if not k.startswith("__")})
+    datatype = _datatype()
     sys.modules.update({"cuda.tile._bytecode.float": float_module,
                         "cuda.tile._compiler_options": options,
                         "cuda.tile._datatype": datatype})

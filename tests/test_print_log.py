@@ -139,3 +139,17 @@ def test_ahead_of_time_compiled_kernels_print_through_their_log(capfd, arch):
         with FakeDriver():                  # (it runs the cubins NVRTC made while installed)
             rows.compile(x, arch=arch).launch(None, (4,), (cuda_array(x),))
     assert sorted(capfd.readouterr().out.splitlines()) == want
+
+
+@ct.kernel
+def hex_floats(x):
+    t = ct.load(x, (0,), (2,))
+    ct.printf("%a %A %.1a %+012.2a|%-9a|%#.0a\n", t, 1.5, 1.96875, -0.1, 0.0, 8.0)
+
+
+@pytest.mark.parametrize("where", ["interpret", "fast"])
+def test_hex_float_conversions_print_as_c_printf_does(capfd, where):
+    """%a / %A (C99's hex floats, which Python's % lacks): glibc's text, the shortest digits or
+    a precision's, rounded to nearest even (1.96875 = 0x1.f8p+0 to one digit: 0x2.0p+0)."""
+    out = _out(capfd, hex_floats, (1,), (np.array([8.0, -0.375], np.float32),), where).out
+    assert out == "[0x1p+3, -0x1.8p-2] 0X1.8P+0 0x2.0p+0 -0x001.9ap-4|0x0p+0   |0x1.p+3\n"

@@ -31,7 +31,38 @@ def _one(conv: str, flags: str, width, prec, value, elem) -> str:
     f = float(np.asarray(value).astype(np.float64))
     if conv in "diouxXc":
         return (spec + "d") % int(f) if np.isfinite(f) else str(f)
+    if conv in "aA":
+        return _hex_float(f, conv, flags, width, prec)
     return (spec + conv) % f
+
+
+def _hex_float(f: float, conv: str, flags: str, width, prec) -> str:
+    """C's %a / %A (Python's % has no hex floats): [-]0xh.hhhp+d, the shortest digits, or
+    `prec` of them rounded to nearest even; glibc's spelling (0x0p+0, inf, nan)."""
+    sign = "-" if np.signbit(f) else "+" if "+" in flags else " " if " " in flags else ""
+    width = int(width or 0)
+    if not np.isfinite(f):
+        body, prefix = ("nan" if np.isnan(f) else "inf"), ""
+    else:
+        lead, rest = abs(f).hex()[2:].split(".")       # "1.8000000000000p+0" -> "1", "8...p+0"
+        digits, exp = rest.split("p")
+        p = None if prec is None else int(prec)
+        if p is None:
+            digits = digits.rstrip("0")
+        elif p >= 13:
+            digits = digits.ljust(p, "0")
+        else:                                   # round the 52 fraction bits to 4 * p
+            m, drop = int(lead) << 52 | int(digits, 16), 52 - 4 * p
+            low, half = m & ((1 << drop) - 1), 1 << (drop - 1)
+            m = (m >> drop) + (low > half or (low == half and (m >> drop) & 1))
+            lead, digits = str(m >> 4 * p), f"{m & ((1 << 4 * p) - 1):0{p}x}" if p else ""
+        dot = "." if digits or "#" in flags else ""
+        body, prefix = f"{lead}{dot}{digits}p{exp}", "0x"
+    if "0" in flags and "-" not in flags and np.isfinite(f):
+        body = body.rjust(width - len(sign) - len(prefix), "0")
+    text = sign + prefix + body
+    text = text.ljust(width) if "-" in flags else text.rjust(width)
+    return text.upper() if conv == "A" else text
 
 
 def _tile(conv, flags, width, prec, value, elem) -> str:
