@@ -172,11 +172,11 @@ def for_over_tuple(x):
 @ct.kernel
 def branch_type_differs(x, y, n):
     t = ct.load(x, (0,), (16,))
-    if n > 0:  # E25
+    if n > 0:  # (cuTile's rule: no error here, t may be unused)
         t = t.astype(ct.float16)
     else:
         t = t * 2
-    ct.store(y, (0,), t)
+    ct.store(y, (0,), t)  # E25
 
 
 @ct.kernel
@@ -358,7 +358,7 @@ CASES = [
     (return_in_loop, (V32, 4), ct.TileSyntaxError, "E22", "return", "Returning from a for loop"),
     (break_in_static_iter, (V32,), ct.TileSyntaxError, "E23", "break", "static_iter"),
     (for_over_tuple, (V32,), ct.TileTypeError, "E24", "(1, 2, 3)", "range"),
-    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "if", "depends on path taken"),
+    (branch_type_differs, (V32, V32, 1), ct.TileTypeError, "E25", "t)", "depends on path taken"),
     (tile_item_assignment, (V32,), ct.TileTypeError, "E26", "t[0]", "immutable"),
     (gather_index_count, (V32,), ct.TileTypeError, "E27", "(i, i)", "2 index tile"),
     (atomic_on_float, (V32,), ct.TileTypeError, "E28", "ct.atomic_and", "float32"),

@@ -187,6 +187,54 @@ def test_bool_tiles_reduce_and_scan_as_int32():
     assert y[:2].tolist() == [4, 1] and y[8:].tolist() == np.cumsum(x > 0).tolist()
 
 
+def test_a_variable_of_two_types_is_an_error_only_where_it_is_read():
+    """cuTile's rule: after an `if` whose branches give `t` two types, `t` is undefined; only
+    reading it is the type error (at the read), in a loop's body too."""
+    @ct.kernel
+    def unused(x, y):
+        for i in range(2):
+            if ct.bid(0) == 0:
+                t = ct.gather(x, i)
+                ct.scatter(x, i, t + 1)
+            else:
+                t = ct.gather(y, i)
+                ct.scatter(y, i, t + 3.0)
+    x, y = np.array([10, 20], np.int32), np.array([10.0, 20.0], np.float32)
+    ct.launch(None, (2,), unused, (x, y), backend="interpret")
+    assert x.tolist() == [11, 21] and y.tolist() == [13.0, 23.0]
+
+    def read(x):
+        if ct.bid(0) == 0:
+            a = 1
+        else:
+            a = 2.0
+        ct.store(x, (0,), a)
+    assert _refused_in_body(read, ct.TileTypeError, "Type of `a` depends on path taken: variable "
+                            "'a' has another type on each path through the `if` at line", 5) == 5
+
+
+def _bool_arithmetic(op):
+    def fn(x):
+        b = ct.load(x, (0,), (16,)) > 0
+        op(b, b)
+    fn.__name__ = op.__name__
+    return fn
+
+
+@pytest.mark.parametrize("op", [ct.add, ct.sub, ct.mul, ct.maximum, ct.minimum],
+                         ids=lambda op: op.__name__)
+def test_bool_tile_arithmetic_is_cuTiles_type_error(op):
+    """i1 arithmetic would wrap (True + True is False): cuTile refuses it; bitwise ops take
+    bools, and bool with int promotes to the int."""
+    _refused_in_body(_bool_arithmetic(op), ct.TileTypeError,
+                     f"Binary arithmetic op `{op.__name__}` does not support bool", 3)
+
+    def mixed(x):
+        b = ct.load(x, (0,), (16,)) > 0
+        ct.store(x, (0,), ((b | b) + ct.int32(1)).astype(ct.float32))
+    ct.kernel(mixed).mlir(V32)
+
+
 def _builtin_misuses():
     def fp8_sum(x):
         ct.sum(ct.load(x, (0,), (16,)).astype(ct.float8_e4m3fn))
@@ -476,8 +524,8 @@ def test_carried_aggregates_keep_their_structure_and_errors_name_the_line():
                      "tuple of length 1 before the loop, a tuple of length 2", 4)
     _refused_in_body(view_of_another_shape, ct.TileTypeError, "the type of 'tv' changes in the "
                      "loop: TiledView[float32,(16,)] before the loop, TiledView[float32,(8,)]", 4)
-    _refused_in_body(two_defs, ct.TileTypeError, "Type of variable 'f' depends on path taken: "
-                     "the function 'lambda' of line", 5)
+    _refused_in_body(two_defs, ct.TileTypeError, "Type of `f` depends on path taken: variable "
+                     "'f' has another type on each path through the `if` at line", 5)
     _refused_in_body(returns_in_a_for, ct.TileSyntaxError, "Returning from a for loop", 3)
 
 

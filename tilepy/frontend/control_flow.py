@@ -226,6 +226,23 @@ class Merge:
         self.yields = [[] for _ in blocks]
 
     def add(self, what, vals, before):
+        """`what`: "variable 'x'" for a name, whose values of two types make it undefined after
+        the `if` (cuTile's rule: an error where it is read, none if it never is); any other
+        flowing value of two types is the error here."""
+        from .names import Undefined
+        if not what.startswith("variable '") or what.startswith("variable '$"):
+            return self._add(what, vals, before)
+        marks = [len(ys) for ys in self.yields]
+        try:
+            return self._add(what, vals, before)
+        except _PathTypes as e:
+            for ys, n in zip(self.yields, marks):
+                del ys[n:]
+            why = Undefined(f"has another type on each path through the `if` at line "
+                            f"{self.tr.loc(self.node).line}: {e.types}", path=True)
+            return lambda results: why
+
+    def _add(self, what, vals, before):
         from .names import Undefined
         first = vals[0]
         if all(v is first for v in vals) and (len(vals) > 1 or first is before):
@@ -241,7 +258,7 @@ class Merge:
                     self._differ(what, kind_name(first, v), kind_name(v, first))
             old = split(before)
             old = old[1] if old is not None and old[0] == splits[0][0] else None
-            parts = [self.add(f"{what}[{k}]", [sp[1][k] for sp in splits],
+            parts = [self._add(f"{what}[{k}]", [sp[1][k] for sp in splits],
                               old[k] if old is not None else MISSING)
                      for k in range(len(splits[0][1]))]
             return lambda results: join(first, [p(results) for p in parts])
@@ -310,8 +327,16 @@ class Merge:
                                               vals, vals[0].name)
 
     def _differ(self, what, first, other):
-        raise TileTypeError(f"Type of {what} depends on path taken: {first} in the `if` branch, "
-                            f"{other} in the `else` branch; convert one with astype()")
+        raise _PathTypes(what, f"{first} in the `if` branch, {other} in the `else` branch; "
+                               f"convert one with astype()")
+
+
+class _PathTypes(TileTypeError):
+    """A value of another type on each path through an `if`."""
+
+    def __init__(self, what, types):
+        super().__init__(f"Type of {what} depends on path taken: {types}")
+        self.types = types
 
 
 def _all_equal(vals) -> bool:

@@ -61,6 +61,10 @@ BINARY = {
     api.atan2: (math.atan2, "atan2", None, False),
 }
 
+# Arithmetic that bool tiles do not take (cuTile's rule: i1 arithmetic would wrap, True + True
+# is False): a TileTypeError; the bitwise ops take them.
+NO_BOOL = {api.add, api.sub, api.mul, api.maximum, api.minimum}
+
 
 # The builtins a strictly typed constant folds through (`n + ct.int16(2)` is the int16 constant
 # 7, as in cuTile): numpy computes them in the operands' dtype as the GPU does (integers wrap,
@@ -133,6 +137,9 @@ def _make_binary(stub, fold, fop, iop, signed):
             if folded is not None:
                 return folded
         (a, b), d = operands(ctx, x, y)
+        if d.is_bool and stub in NO_BOOL:
+            raise TileTypeError(f"Binary arithmetic op `{stub.__name__}` does not support bool, "
+                                f"please cast bool to int")
         if d.is_float:
             if fop is None:
                 raise TileTypeError(f"{stub.__name__} needs integer or bool operands (got {d.name})")
