@@ -213,6 +213,30 @@ def test_a_variable_of_two_types_is_an_error_only_where_it_is_read():
                             "'a' has another type on each path through the `if` at line", 5) == 5
 
 
+def test_an_integer_constant_past_every_integer_type_is_cuTiles_value_error():
+    def too_big(x):
+        t = 18446744073709551616        # 2**64: no int64, no uint64
+        for i in range(2):
+            t += 1
+        ct.scatter(x, 0, t)
+    _refused_in_body(too_big, ct.TileValueError,
+                     "Integer constant 18446744073709551616 is out of range of any supported "
+                     "integer type", 3)
+
+
+NP_SCALAR = np.int16(4)
+
+
+def test_a_numpy_scalars_dtype_is_a_tilepy_dtype():
+    """cuTile types a numpy scalar as its dtype: in a kernel its `.dtype` is tilepy's."""
+    @ct.kernel
+    def k(x):
+        d = NP_SCALAR.dtype
+        ct.static_assert(d == ct.int16)
+        ct.store(x, (0,), ct.full((16,), 1, dtype=d).astype(ct.float32))
+    k.mlir(V32)
+
+
 def _bool_arithmetic(op):
     def fn(x):
         b = ct.load(x, (0,), (16,)) > 0

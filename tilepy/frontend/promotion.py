@@ -7,7 +7,7 @@ any restricted float (tf32, fp8) with anything else have no bound: that is a Til
 """
 from __future__ import annotations
 
-from ..errors import TileTypeError
+from ..errors import TileTypeError, TileValueError
 from ..types import DType
 from ..types import dtype as D
 
@@ -73,6 +73,9 @@ def literal_dtype(value, other: DType | None) -> DType:
     if isinstance(value, bool):
         cat, default = 0, D.bool_
     elif isinstance(value, int):
+        if not -2**63 <= value < 2**64 and (other is None or CATEGORY.get(other, 2) < 1):
+            raise TileValueError(f"Integer constant {value} is out of range of any supported "
+                                 f"integer type")
         cat, default = 1, D.int32 if -2**31 <= value < 2**31 else (
             D.int64 if -2**63 <= value < 2**63 else D.uint64)
     elif isinstance(value, float):

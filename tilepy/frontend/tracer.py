@@ -17,8 +17,11 @@ import operator
 import types
 from typing import Callable
 
+import numpy as np
+
 from ..errors import (TileError, TileRecursionError, TileSyntaxError, TileTypeError,
                       TileValueError, StaticException, at, did_you_mean, internal_errors)
+from ..types.dtype import from_numpy
 from . import api
 from .builtins import call_builtin
 from .context import KernelContext
@@ -348,6 +351,8 @@ class FunctionTracer:
                                 f"{did_you_mean(name, known)}")
         if type(obj) in (bool, int, float) and name in TILE_METHODS:
             return BoundBuiltin(TILE_METHODS[name], obj)     # a constant is a 0-d tile: `n.astype`
+        if isinstance(obj, (np.number, np.bool_)) and name == "dtype":
+            return from_numpy(obj.dtype)        # a numpy scalar's dtype is tilepy's (as cuTile)
         try:
             v = getattr(obj, name)
         except AttributeError as e:
