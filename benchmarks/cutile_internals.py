@@ -99,34 +99,60 @@ def _raiser(how):
     return lambda self, *a, **k: self._use(how)
 
 
+def _equality(self, other):
+    if sys._getframe(1).f_globals.get("__name__") == "typing":
+        return NotImplemented       # an annotation (`-> List[Loop]`): typing's check, no use
+    self._use("comparison")
+
+
 for _method, _how in (("__call__", "call"), ("__iter__", "iteration"), ("__len__", "len"),
                       ("__bool__", "truth"), ("__getitem__", "subscript"),
                       ("__contains__", "'in'"), ("__instancecheck__", "isinstance"),
                       ("__subclasscheck__", "issubclass"), ("__mro_entries__", "base class"),
                       ("__setattr__", "attribute assignment"), ("__or__", "'|'"),
                       ("__ror__", "'|'"), *((f"__{op}__", "comparison") for op in
-                                            ("eq", "ne", "lt", "le", "gt", "ge"))):
+                                            ("lt", "le", "gt", "ge"))):
     setattr(Internal, _method, _raiser(_how))
+Internal.__eq__ = Internal.__ne__ = _equality
 
 
 class _Private(types.ModuleType):
-    """A private module of cuTile the harness has nothing of: each name is a placeholder."""
+    """A private module of cuTile the harness has nothing of: each name is a placeholder, a
+    lowercase one a module of the same kind (`from cuda.tile._ir import ir`; called, it is a
+    function: a use)."""
 
     def __init__(self, name):
         super().__init__(name)
         self.__path__ = []                      # a package: its submodules import too
 
     def __getattr__(self, attr):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        return Internal(f"{self.__name__}.{attr}")
+        return _placeholder(self.__name__, attr)
+
+    def __call__(self, *args, **kwargs):
+        Internal(self.__name__)._use("call")
+
+
+def _placeholder(module: str, attr: str):
+    if attr.startswith("__") and attr.endswith("__"):
+        raise AttributeError(attr)
+    name = f"{module}.{attr}"
+    if not attr[:1].islower():
+        return Internal(name)
+    if name not in sys.modules:
+        sys.modules[name] = _Private(name)
+    return sys.modules[name]
 
 
 def _fallback(module):
     """`module` (an emulated private module) gives a placeholder for a name it lacks."""
-    module.__getattr__ = lambda attr: _Private.__getattr__(module, attr)
+    module.__getattr__ = lambda attr: _placeholder(module.__name__, attr)
     if not hasattr(module, "__path__"):
         module.__path__ = []
+
+
+def refuse(name: str, how: str):
+    """A use of cuTile internal `name` the harness gives no meaning (recorded, raised)."""
+    Internal(name)._use(how)
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -310,6 +336,17 @@ def install() -> None:
     cext = sys.modules["cuda.tile._cext"]
     cext.launch = sys.modules["cuda.tile"].launch           # cuTile's ct.launch is _cext.launch
     cext._benchmark = tune_utils._benchmark
+    compile_ = sys.modules["cuda.tile._compile"]
+    counted = compile_.compile_tile
+
+    def compile_tile(kernel, *args, **options):
+        """The harness's (tilepy compiles a specialization); with cuTile's own arguments (the
+        Python function, signatures, `return_final_ir`, ...) it is cuTile's compiler: its IR."""
+        from tilepy.frontend.kernel import KernelFunction
+        if options or not isinstance(kernel, KernelFunction):
+            refuse("cuda.tile._compile.compile_tile", "cuTile's compile, for its IR or bytecode")
+        return counted(kernel, *args)
+    compile_.compile_tile = compile_tile
     datatype = _datatype()
     sys.modules.update({"cuda.tile._bytecode.float": float_module,
                         "cuda.tile._compiler_options": options,

@@ -260,6 +260,12 @@ def test_bool_tile_arithmetic_is_cuTiles_type_error(op):
 
 
 def _builtin_misuses():
+    def int_mask(x):
+        ct.gather(x, ct.arange(16, dtype=ct.int32), mask=ct.arange(16, dtype=ct.int32))
+
+    def short_mask(x):
+        ct.gather(x, ct.arange(16, dtype=ct.int32), mask=ct.arange(4, dtype=ct.int32) > 0)
+
     def fp8_sum(x):
         ct.sum(ct.load(x, (0,), (16,)).astype(ct.float8_e4m3fn))
 
@@ -431,7 +437,10 @@ def _builtin_misuses():
             (dtype_of_word, T, "float32() cannot read 'much' as a number"),
             (two_minus_ones, T, "reshape(): Only one dimension can be -1 (got (-1, -1))"),
             (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
-                              "float8_e5m2), got float16")]
+                              "float8_e5m2), got float16"),
+            (int_mask, T, "gather(): mask must be a boolean tile"),
+            (short_mask, T, "Custom mask shape (4,) is not broadcastable to the index shape "
+                            "(16,)")]
 
 
 @pytest.mark.parametrize("fn, error, phrase", _builtin_misuses(),

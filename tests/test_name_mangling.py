@@ -68,3 +68,14 @@ def test_strings_escape_all_but_letters_and_digits(text, mangled):
 def test_what_is_not_a_mangled_name(symbol, message):
     with pytest.raises(ValueError, match=message):
         demangle_kernel_name(symbol)
+
+
+def test_parameter_constraint_is_a_type_alias_as_cuTiles():
+    """cuTile's ParameterConstraint is the union of the constraint classes: an annotation may
+    subscript it, and isinstance takes it."""
+    from typing import Sequence
+
+    from tilepy.compilation import ParameterConstraint, ScalarConstraint
+    assert Sequence[ParameterConstraint].__args__ == (ParameterConstraint,)
+    assert isinstance(ScalarConstraint(ct.int32), ParameterConstraint)
+    assert not isinstance((1, 2), ParameterConstraint)

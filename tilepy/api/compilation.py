@@ -550,3 +550,9 @@ def _opened(target):
             yield f
     else:
         yield target
+
+
+# cuTile's ParameterConstraint is a type alias, the union of the constraint classes: it
+# subscripts (`Sequence[ParameterConstraint]`, an annotation cuTile's tests write) and isinstance
+# takes it, as it takes the tuple above
+ParameterConstraint = typing.Union[ParameterConstraint]

@@ -8,13 +8,14 @@ scatter and an atomic skip them. Accesses are ordered on the memory token like l
 """
 from __future__ import annotations
 
-from ...errors import TileError, TileTypeError
+from ...errors import TileTypeError
 from ...types import dtype as D
 from .. import api
 from ..promotion import can_cast_implicitly
 from ..values import Array, RawArrayMemory, Tile, type_name
 from .registry import impl
-from .semantics import as_tile, broadcast, broadcast_shapes, constant, convert, emit
+from .semantics import (as_tile, broadcast, broadcast_shapes, broadcasts_to, constant, convert,
+                        emit)
 
 
 def _array(x, fn: str) -> Array:
@@ -42,8 +43,16 @@ def _mask(ctx, mask, fn: str) -> Tile | None:
         return None
     m = as_tile(ctx, mask)
     if not m.dtype.is_bool:
-        raise TileTypeError(f"{fn}(): mask must be a bool tile (got {m})")
+        raise TileTypeError(f"{fn}(): mask must be a boolean tile (got {m})")
     return m
+
+
+def _mask_fits(ctx, m: Tile | None, shape) -> None:
+    """cuTile's rule: a mask broadcasts to the elements' shape, it does not widen it."""
+    if m is not None and not broadcasts_to(m.shape, shape):
+        with ctx.arg("mask"):
+            raise TileTypeError(f"Custom mask shape {m.shape} is not broadcastable to the index "
+                                f"shape {tuple(shape)}")
 
 
 def _value(ctx, a: Array, value, fn: str, what: str, exact: bool = False) -> Tile:
@@ -113,7 +122,8 @@ def gather(ctx, array, indices, *, mask=None, padding_value=0, check_bounds=True
         idx = _indices(ctx, a, indices, "gather")
     with ctx.arg("mask"):
         m = _mask(ctx, mask, "gather")
-    shape = broadcast_shapes(*(t.shape for t in idx), *((m.shape,) if m is not None else ()))
+    shape = broadcast_shapes(*(t.shape for t in idx))
+    _mask_fits(ctx, m, shape)
     ptrs, m = element_pointers(ctx, a, idx, shape, bool(check_bounds), m)
     pad = None
     if m is not None:
@@ -138,8 +148,8 @@ def scatter(ctx, array, indices, value, *, mask=None, check_bounds=True, latency
         m = _mask(ctx, mask, "scatter")
     with ctx.arg("value"):
         v = _value(ctx, a, value, "scatter", "value")
-    shape = broadcast_shapes(*(t.shape for t in idx), v.shape,
-                             *((m.shape,) if m is not None else ()))
+    shape = broadcast_shapes(*(t.shape for t in idx), v.shape)
+    _mask_fits(ctx, m, shape)
     ptrs, m = element_pointers(ctx, a, idx, shape, bool(check_bounds), m)
     v = broadcast(ctx, v, shape)
     op = ctx.b.create("store_ptr_tko", ptrs, v.value, m.value if m is not None else None,
@@ -263,11 +273,7 @@ def _raw(mem, fn: str) -> Array:
 
 def _fit(ctx, t: Tile, shape, fn: str, what: str) -> Tile:
     """`t` broadcast to the offset's shape (never the other way)."""
-    try:
-        fits = broadcast_shapes(t.shape, shape) == tuple(shape)
-    except TileError:
-        fits = False
-    if not fits:
+    if not broadcasts_to(t.shape, shape):
         raise TileTypeError(f"{fn}(): the {what}'s shape {t.shape} is not broadcastable to the "
                             f"offset's shape {tuple(shape)}")
     return broadcast(ctx, t, shape)

@@ -144,6 +144,14 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
     return tuple(out)
 
 
+def broadcasts_to(src, shape) -> bool:
+    """Does a tile of shape `src` broadcast to `shape` (numpy's rule, never widening it)?"""
+    try:
+        return len(src) <= len(shape) and broadcast_shapes(src, shape) == tuple(shape)
+    except TileTypeError:
+        return False
+
+
 def reshape(ctx, t: Tile, shape) -> Tile:
     shape = tuple(shape)
     if t.shape == shape:
@@ -157,8 +165,8 @@ def broadcast(ctx, t: Tile, shape) -> Tile:
     shape = tuple(shape)
     if t.shape == shape:
         return t
-    if len(t.shape) > len(shape) or broadcast_shapes(t.shape, shape) != shape:
-        raise TileTypeError(f"cannot broadcast a tile of shape {t.shape} to shape {shape}")
+    if not broadcasts_to(t.shape, shape):
+        raise TileTypeError(f"Shape {t.shape} is not broadcastable to {shape}")
     t = reshape(ctx, t, (1,) * (len(shape) - len(t.shape)) + t.shape)
     if t.shape == shape:
         return t
