@@ -67,11 +67,12 @@ CASES = [
     (mma_scaled_bad_scale_shape, lambda: (_f8("float8_e4m3fn", (16, 64)), _f8("float8_e8m0fnu", (16, 4)),
                                           _f8("float8_e4m3fn", (64, 16)), _f8("float8_e8m0fnu", (2, 16)),
                                           np.zeros((16, 16), np.float32)),
-     ct.TileTypeError, "F4", "ct.mma_scaled", r"expected \(16, 2\)"),
+     ct.TileTypeError, "F4", "ct.mma_scaled", r"scaling block size B = K // K_s in \{32\}, got "
+                                               r"x\.shape\[1\] = 64 and x_scale\.shape\[1\] = 4"),
     (mma_scaled_mixed_fp8, lambda: (_f8("float8_e4m3fn", (16, 32)), _f8("float8_e8m0fnu", (16, 1)),
                                     _f8("float8_e5m2", (32, 16)), _f8("float8_e8m0fnu", (1, 16)),
                                     np.zeros((16, 16), np.float32)),
-     ct.TileTypeError, "F6", "ct.mma_scaled", "of one dtype"),
+     ct.TileTypeError, "F6", "ct.mma_scaled", "x and y must have the same dtype"),
     (fp8_add, lambda: (_f8("float8_e5m2", 32), _f8("float8_e5m2", 32)), ct.TileTypeError, "F5", "t + t",
      "e5m2"),
 ]

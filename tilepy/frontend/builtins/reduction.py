@@ -115,7 +115,8 @@ def _mm_tile(x, what, min_rank=2) -> Tile:
     if not isinstance(x, Tile):
         raise TileTypeError(f"mma(): {what} must be a tile (got {type_name(x)})")
     if not min_rank <= x.ndim <= 3:
-        raise TileTypeError(f"mma(): {what} must be a 2-d or 3-d (batched) tile (got shape {x.shape})")
+        ranks = "2D or 3D" if min_rank == 2 else f"{min_rank}D to 3D"
+        raise TileTypeError(f"Expect shape of `{what}` to be {ranks}, got {x.shape}")
     return x
 
 
@@ -186,37 +187,43 @@ def mma_scaled(ctx, x, x_scale, y, y_scale, acc):
     a, b, c = _mm_tile(x, "x"), _mm_tile(y, "y"), _mm_tile(acc, "acc")
     sa, sb = _mm_tile(x_scale, "x_scale"), _mm_tile(y_scale, "y_scale")
     if b.dtype != a.dtype:
-        raise TileTypeError(f"mma_scaled(): x and y must be tiles of one dtype (got "
-                            f"{a.dtype.name} and {b.dtype.name})")
+        raise TileTypeError(f"x and y must have the same dtype, got {a.dtype} and {b.dtype}")
     if sb.dtype != sa.dtype:
-        raise TileTypeError(f"mma_scaled(): x_scale and y_scale must have the same dtype (got "
-                            f"{sa.dtype.name} and {sb.dtype.name})")
+        raise TileTypeError(f"x_scale and y_scale must have the same dtype, got {sa.dtype} and "
+                            f"{sb.dtype}")
     kinds = SCALED_KINDS.get(a.dtype.elem)
     if kinds is None:
-        raise TileTypeError(f"mma_scaled(): unsupported input dtype {a.dtype.name} (supported: "
-                            f"float8_e4m3fn, float8_e5m2, float4_e2m1fn)")
+        names = ", ".join(str(D.default_signed(e)) for e in SCALED_KINDS)
+        raise TileTypeError(f"Unsupported input dtype {a.dtype} for mma_scaled, supported input "
+                            f"dtypes are {names}")
     blocks = kinds.get(sa.dtype.elem)
     if blocks is None:
-        names = ", ".join(D.default_signed(e).name for e in kinds)
-        raise TileTypeError(f"mma_scaled(): {a.dtype.name} inputs take {names} scales (got "
-                            f"{sa.dtype.name})")
+        names = ", ".join(str(D.default_signed(e)) for e in kinds)
+        raise TileTypeError(f"Unsupported scale dtype {sa.dtype} for input dtype {a.dtype}, "
+                            f"supported scale dtypes are {names}")
     if c.dtype != D.float32:
-        raise TileTypeError(f"mma_scaled(): the accumulator must be float32 (got {c.dtype.name})")
-    k = a.shape[-1]
-    block = scale_block(k, sa.shape[-1]) if len(sa.shape) == len(a.shape) else None
-    if block not in blocks:
-        want = " or ".join(str(a.shape[:-1] + (k // bs,)) for bs in blocks)
-        raise TileTypeError(f"mma_scaled(): x_scale shape {sa.shape} does not match x shape "
-                            f"{a.shape}: expected {want} (one {sa.dtype.name} scale per "
-                            f"{' or '.join(map(str, blocks))} elements along K for "
-                            f"{a.dtype.name} inputs)")
+        raise TileTypeError(f"Unsupported acc dtype {c.dtype} for mma_scaled, expected "
+                            f"{D.float32}")
+    block = None
     for t, s, ax, name in ((a, sa, -1, "x"), (b, sb, -2, "y")):
-        want = list(t.shape)
-        want[ax] //= block
-        if s.shape != tuple(want):
-            raise TileTypeError(f"mma_scaled(): {name}_scale shape {s.shape} does not match {name} "
-                                f"shape {t.shape}: expected {tuple(want)} (one scale per "
-                                f"{block} elements along K)")
+        k_axis = ax % len(t.shape)
+        if len(s.shape) != len(t.shape) or \
+                any(i != k_axis and m != n for i, (m, n) in enumerate(zip(t.shape, s.shape))):
+            raise TileTypeError(f"{name}_scale shape {s.shape} is not compatible with {name} "
+                                f"shape {t.shape}. All dimensions except K axis {k_axis} must "
+                                f"match")
+        size = scale_block(t.shape[k_axis], s.shape[k_axis])
+        if size not in blocks or block not in (None, size):
+            sizes = blocks if block is None else (block,)
+            want = " or ".join(str(t.shape[:k_axis] + (t.shape[k_axis] // bs,) +
+                                   t.shape[k_axis + 1:]) for bs in sizes)
+            raise TileTypeError(
+                f"For mma_scaled with dtype={a.dtype}, scale_dtype={sa.dtype}: {name}.shape"
+                f"[{k_axis}] must be an exact multiple of {name}_scale.shape[{k_axis}] with "
+                f"scaling block size B = K // K_s in {set(sizes)}, got {name}.shape[{k_axis}] "
+                f"= {t.shape[k_axis]} and {name}_scale.shape[{k_axis}] = {s.shape[k_axis]} "
+                f"(expected {name}_scale shape {want})")
+        block = size
     a, b, _ = _mm_operands(ctx, a, b, c.shape)
     batch = a.shape[:-2]
     sa, sb = broadcast(ctx, sa, batch + sa.shape[-2:]), broadcast(ctx, sb, batch + sb.shape[-2:])
