@@ -337,7 +337,7 @@ CASES = [
     (wrong_index_count, (F32,), ct.TileTypeError, "E4", "(16,)", "2 dimensions|has 1 dimensions|but the array has 2"),
     (store_narrowing, (V32, V16), ct.TileTypeError, "E5", "ct.load(x, (0,), (16,))", "cannot be implicitly cast"),
     (incompatible_dtypes, (V16, V16, V16), ct.TileTypeError, "E6", "ct.load(a, (0,), (16,)) + ct.load(b, (0,), (16,)).astype(ct.bfloat16)", "promotion of float16 and bfloat16"),
-    (mma_rank, (V16, V32), ct.TileTypeError, "E7", "ct.mma(t, t, ct.zeros((16,), ct.float32))", "2-d or 3-d"),
+    (mma_rank, (V16, V32), ct.TileTypeError, "E7", "ct.mma(t, t, ct.zeros((16,), ct.float32))", "to be 2D or 3D"),
     (nonconstant_shape, (V32, 16), ct.TileTypeError, "E8", "(n,)", "compile-time constant"),
     (tile_condition, (V32,), ct.TileTypeError, "E9", "t > 0", "must be a scalar"),
     (list_literal, (V32,), ct.TileSyntaxError, "E10", "[16]", "list literal"),

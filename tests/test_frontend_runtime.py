@@ -225,7 +225,7 @@ def test_printf_print_and_fstrings(capfd):
     run(printing, (1,), x, 7)
     out = capfd.readouterr().out.splitlines()
     assert out == ["n=7 first=28.00", "tile: [[0, 1, 2, 3], [4, 5, 6, 7]]",
-                   "scaled=[[0.0, 0.5, 1.0, 1.5], [2.0, 2.5, 3.0, 3.5]] n=7 const=tilepy.int32"]
+                   "scaled=[[0.0, 0.5, 1.0, 1.5], [2.0, 2.5, 3.0, 3.5]] n=7 const=int32"]
 
 
 @ct.kernel

@@ -112,3 +112,11 @@ def test_structural_equality_of_every_type():
 def test_invalid_types_are_rejected(make, match):
     with pytest.raises(ct.TileTypeError, match=match):
         make()
+
+
+def test_dtypes_print_as_cuTiles():
+    """str() and __name__ are the bare name (cuTile's); repr names the package."""
+    import tilepy
+    assert [str(d) for d in (tilepy.float16, tilepy.bool_, tilepy.tfloat32)] == \
+        ["float16", "bool_", "tfloat32"]
+    assert tilepy.uint64.__name__ == "uint64" and repr(tilepy.int8) == "tilepy.int8"

@@ -22,7 +22,12 @@ class DType:
     def __repr__(self) -> str:
         return f"tilepy.{self.name}"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return self.name                 # cuTile's: str(ct.float32) is "float32"
+
+    @property
+    def __name__(self) -> str:           # cuTile's DType has one: its name
+        return self.name
 
     @property
     def is_float(self) -> bool:
