@@ -57,6 +57,10 @@ LIFTED = {
         "cuTile stages a list's table in a stream buffer that later launches reuse, so it refuses "
         "lists under graph capture; tilepy passes each item's pointer, extents and strides as "
         "kernel parameters, which the capture copies (tests/test_fake_driver.py replays one)",
+    ("test_print.py", "test_ct_print_error_dynamic_format_spec"):
+        "cuTile refuses a format spec an f-string computes ({tx:{width}}); tilepy evaluates it "
+        "when it is a constant (width = 5 here) and prints with it (tests/test_print_log.py's "
+        "tuples kernel)",
 }
 MEMORY: dict = {}           # the child's memory limit and the memory free when it started
 

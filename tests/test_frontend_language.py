@@ -260,6 +260,12 @@ def test_bool_tile_arithmetic_is_cuTiles_type_error(op):
 
 
 def _builtin_misuses():
+    def tile_repr(x):
+        ct.print(f"{ct.load(x, (0,), (16,))!r}")
+
+    def shape_spec(x):
+        ct.print(f"{x.shape:10}")
+
     def int_mask(x):
         ct.gather(x, ct.arange(16, dtype=ct.int32), mask=ct.arange(16, dtype=ct.int32))
 
@@ -439,6 +445,8 @@ def _builtin_misuses():
             (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
                               "float8_e5m2), got float16"),
             (int_mask, T, "gather(): mask must be a boolean tile"),
+            (tile_repr, S, "f-string conversions (!r, !s, !a) are not supported for tile"),
+            (shape_spec, T, "cannot apply format spec to a value of type tuple"),
             (short_mask, T, "Custom mask shape (4,) is not broadcastable to the index shape "
                             "(16,)")]
 

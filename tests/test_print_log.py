@@ -153,3 +153,26 @@ def test_hex_float_conversions_print_as_c_printf_does(capfd, where):
     a precision's, rounded to nearest even (1.96875 = 0x1.f8p+0 to one digit: 0x2.0p+0)."""
     out = _out(capfd, hex_floats, (1,), (np.array([8.0, -0.375], np.float32),), where).out
     assert out == "[0x1p+3, -0x1.8p-2] 0X1.8P+0 0x2.0p+0 -0x001.9ap-4|0x0p+0   |0x1.p+3\n"
+
+
+@ct.kernel
+def tuples(x):
+    t = ct.load(x, (0,), (2,))
+    msg = f"it's {ct.bid(0)}"
+    ct.print(x.shape, (t,), f"shape = {x.shape}")
+    ct.print((msg, ct.bid(0)), f"nested: {((x.shape, '%d'), 0)}")
+    print(f"A({t})" + f"B({ct.bid(0) + 3})")
+    w = 6
+    ct.print(f"[{ct.bid(0):{w}}]")
+
+
+@pytest.mark.parametrize("where", ["interpret", "fast"])
+def test_tuples_print_as_python_shows_them(capfd, where):
+    """A tuple prints as Python's str of it, its runtime values by value (an array's shape,
+    a tile), strings quoted as repr quotes them; f-strings concatenate; a format spec may be a
+    constant the f-string computes (cuTile refuses that)."""
+    out = _out(capfd, tuples, (1,), (np.array([8.0, -0.375], np.float32),), where).out
+    assert out.splitlines() == [
+        "(2,) ([8.000000, -0.375000],) shape = (2,)",
+        "(\"it's 0\", 0) nested: (((2,), '%d'), 0)",
+        "A([8.000000, -0.375000])B(3)", "[     0]"]

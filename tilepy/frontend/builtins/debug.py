@@ -31,6 +31,35 @@ class FormatString:
     """An f-string with runtime values: literal text and (conversion, tile) parts."""
     parts: list            # str | (conversion such as "%.3f" or None, Tile)
 
+    def __add__(self, other):           # f"a{t}" + f"b{u}", or + "text": one string
+        if isinstance(other, FormatString):
+            return FormatString(self.parts + other.parts)
+        return FormatString(self.parts + [other]) if isinstance(other, str) else NotImplemented
+
+    def __radd__(self, other):
+        return FormatString([other] + self.parts) if isinstance(other, str) else NotImplemented
+
+
+def _repr_parts(x) -> list:
+    """The parts of `x` as Python shows it inside a tuple (its repr): strings quoted, tiles by
+    value, tuples nested."""
+    if isinstance(x, Tile):
+        return [(None, x)]
+    if isinstance(x, Array):
+        raise TileTypeError("print(): arrays cannot be printed; load a tile first")
+    if isinstance(x, tuple):
+        out = ["("]
+        for i, v in enumerate(x):
+            out += ([", "] if i else []) + _repr_parts(v)
+        return out + [",)" if len(x) == 1 else ")"]
+    if isinstance(x, FormatString):     # Python's choice of quote, from the literal text
+        text = "".join(p for p in x.parts if isinstance(p, str))
+        q = '"' if "'" in text and '"' not in text else "'"
+        esc = [p.replace("\\", "\\\\").replace(q, "\\" + q).replace("\n", "\\n")
+               if isinstance(p, str) else p for p in x.parts]
+        return [q, *esc, q]
+    return [repr(x)]
+
 
 def _split(fmt: str):
     """Literal text and conversion matches of a printf format."""
@@ -117,12 +146,7 @@ def _print_parts(ctx, x, out: list, tiles: list):
         out.append(s)
         tiles.append(t)
     elif isinstance(x, tuple):
-        out.append("(")
-        for i, v in enumerate(x):
-            if i:
-                out.append(", ")
-            _print_parts(ctx, v, out, tiles)
-        out.append(",)" if len(x) == 1 else ")")
+        _print_parts(ctx, FormatString(_repr_parts(x)), out, tiles)
     elif isinstance(x, Array):
         raise TileTypeError("print(): arrays cannot be printed; load a tile first")
     else:
@@ -168,10 +192,19 @@ def joined_string(tr, node: ast.JoinedStr):
         spec = tr.expr(v.format_spec) if v.format_spec is not None else ""
         if isinstance(spec, FormatString):
             raise TileTypeError("format specs of f-strings must be constants")
+        runtime = isinstance(x, (Tile, FormatString)) or \
+            (isinstance(x, tuple) and any(not isinstance(p, str) for p in _repr_parts(x)))
+        if runtime and v.conversion != -1:
+            raise TileSyntaxError("f-string conversions (!r, !s, !a) are not supported for tile "
+                                  "values")
+        if isinstance(x, tuple) and spec:
+            raise TileTypeError(f"cannot apply format spec to a value of type tuple ('{spec}')")
         if isinstance(x, Tile):
             parts.append((_printf_spec(spec, x), x))
         elif isinstance(x, FormatString):
             parts.extend(x.parts)
+        elif runtime:                   # a tuple holding tiles: as Python's str of a tuple
+            parts.extend(_repr_parts(x))
         elif isinstance(x, Array):
             raise TileTypeError("f-strings cannot format arrays; load a tile first")
         else:
