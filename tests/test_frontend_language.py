@@ -260,6 +260,15 @@ def test_bool_tile_arithmetic_is_cuTiles_type_error(op):
 
 
 def _builtin_misuses():
+    def zero_extent(x):
+        ct.full((0, 4), 1, dtype=ct.int32)
+
+    def load_rank(x):
+        ct.load(x, (0,), shape=(2, 2))
+
+    def view_index(x):
+        x.tiled_view((16,)).load((0, 0))
+
     def tile_repr(x):
         ct.print(f"{ct.load(x, (0,), (16,))!r}")
 
@@ -445,6 +454,11 @@ def _builtin_misuses():
             (fast_acc_f16, T, "use_fast_acc is only supported for fp8 input dtypes (float8_e4m3fn, "
                               "float8_e5m2), got float16"),
             (int_mask, T, "gather(): mask must be a boolean tile"),
+            (zero_extent, T, 'Invalid argument "shape" of full(): Dimension #0 of shape (0, 4) '
+                             'is not positive'),
+            (load_rank, T, 'Invalid argument "shape" of load(): Expected shape length to be 1, '
+                           'got 2'),
+            (view_index, T, "load(): Index size 2 does not match the tiled view rank 1"),
             (tile_repr, S, "f-string conversions (!r, !s, !a) are not supported for tile"),
             (shape_spec, T, "cannot apply format spec to a value of type tuple"),
             (short_mask, T, "Custom mask shape (4,) is not broadcastable to the index shape "

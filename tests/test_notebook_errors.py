@@ -31,7 +31,8 @@ def test_errors_in_a_jupyter_kernel_read_like_ipython(tmp_path):
                  {"TILEPY_CACHE_DIR": str(tmp_path / "cache")}, allow_errors=True)
     shape, arg, unknown = (text_of(c) for c in nb.cells[1:])
     # the kernel's line, in the cell that defined it (executed first: In[1])
-    assert "TileTypeError: load() shape (3,) is not a valid tile shape" in shape, shape
+    assert "TileTypeError: Invalid argument \"shape\" of load(): Dimension #0 of shape (3,) is " \
+        "not a power of two (load() shape (3,) is not a valid tile shape" in shape, shape
     assert "--> Cell In[1], line 6" in shape, shape
     src = "     t = ct.load(a, index=(0,), shape=(3,))"
     lines = shape.splitlines()

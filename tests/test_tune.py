@@ -63,8 +63,9 @@ def test_no_valid_config_raises(cache_dir):
         tuned.tune_scaled_copy(X, Y, 2.0, tiles=(48, 24), quiet=True)
     assert "all 4 failed" in str(e.value)   # every config's failure, not the first one's
     for tile in (48, 24):
-        assert f"namespace(TILE={tile}, occupancy=2)\n    TileTypeError: load() shape " \
-            f"({tile},) is not a valid tile shape" in str(e.value), str(e.value)
+        assert f"namespace(TILE={tile}, occupancy=2)\n    TileTypeError: Invalid argument " \
+            f"\"shape\" of load(): Dimension #0 of shape ({tile},) is not a power of two" \
+            in str(e.value), str(e.value)
     with pytest.raises(ValueError, match="empty"):
         tune.exhaustive_search([], None, None, tuned.scaled_copy, None)
 

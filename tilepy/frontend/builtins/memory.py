@@ -74,19 +74,25 @@ def _shape_for(array: Array, shape, fn: str, allow_0d: bool = False) -> tuple[in
     if allow_0d and shape == ():         # one element: a (1, ..., 1) tile read as a 0-d tile
         return (1,) * array.ndim
     if len(shape) != array.ndim:
-        raise TileTypeError(f"{fn}(): shape {shape} has {len(shape)} dimensions but the array has "
-                            f"{array.ndim}")
+        raise TileTypeError(f'Invalid argument "shape" of {fn}(): Expected shape length to be '
+                            f'{array.ndim}, got {len(shape)} (shape {shape} has {len(shape)} '
+                            f'dimensions but the array has {array.ndim})')
     return shape
 
 
-def _index(ctx, index, ndim: int, fn: str, dt=D.int32) -> list:
+def index_of_rank(index, ndim: int, fn: str, what: str = "array") -> tuple:
+    """A load/store index as a tuple of `ndim` entries (of an array, a tiled view)."""
+    index = index if isinstance(index, tuple) else (index,)
+    if len(index) != ndim:
+        raise TileTypeError(f"{fn}(): Index size {len(index)} does not match the {what} rank "
+                            f"{ndim}")
+    return index
+
+
+def _index(ctx, index, ndim: int, fn: str, dt=D.int32, what: str = "array") -> list:
     """The tile-space index of a load/store: integer scalars, widened to `dt` (int32; an
     IndexedWithInt64 array's int64, as cuTile: tile index * tile size stays exact)."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    if len(index) != ndim:
-        raise TileTypeError(f"{fn}(): index has {len(index)} element(s) but the array has {ndim} "
-                            f"dimension(s)")
+    index = index_of_rank(index, ndim, fn, what)
     out = []
     for i in index:
         t = as_tile(ctx, i, dt)

@@ -254,22 +254,30 @@ def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:
     return x
 
 
+def invalid_argument(what: str) -> str:
+    """cuTile's lead naming a builtin's argument, 'Invalid argument "shape" of full(): ', for
+    `what` = "full() shape"; "" for another description."""
+    fn, sep, param = what.partition("() ")
+    return f'Invalid argument "{param}" of {fn}(): ' if sep else ""
+
+
 def _not_constant(what: str, runtime: bool) -> str:
     """cuTile's lead for a shape that is a run-time value ('Invalid argument "shape" of full():
     Expected a constant integer tuple, ...'); "" for other kinds of bad shapes."""
-    fn, sep, param = what.partition("() ")
-    if not runtime or not sep:
+    if not runtime or not invalid_argument(what):
         return ""
-    return (f'Invalid argument "{param}" of {fn}(): Expected a constant integer tuple, but given '
-            f'value is not constant: ')
+    return f"{invalid_argument(what)}Expected a constant integer tuple, but given value is not " \
+           f"constant: "
 
 
 def tile_shape(x, what: str = "shape") -> tuple[int, ...]:
-    """A constant shape for a tile: ints, powers of two."""
+    """A constant shape for a tile: ints, powers of two (cuTile's words, then tilepy's)."""
     shape = shape_tuple(x, what)
-    bad = [d for d in shape if d <= 0 or d & (d - 1)]
-    if bad:
-        raise TileTypeError(f"{what} {shape} is not a valid tile shape: every dimension must be a "
-                            f"power of two (got {bad[0]}; Result tile shape must be power of 2)")
+    for i, d in enumerate(shape):
+        if d <= 0 or d & (d - 1):
+            rule = "positive" if d <= 0 else "a power of two"
+            raise TileTypeError(f"{invalid_argument(what)}Dimension #{i} of shape {shape} is not "
+                                f"{rule} ({what} {shape} is not a valid tile shape: Result tile "
+                                f"shape must be power of 2)")
     return shape
 

@@ -19,10 +19,10 @@ from ...types import dtype as D
 from .. import api
 from ..promotion import can_cast_implicitly
 from ..values import Array, Tile, TiledView, type_name
-from .memory import _array, _check_latency, _index, cdiv
+from .memory import _array, _check_latency, _index, cdiv, index_of_rank
 from .pointer import ATOMIC_MODES, BITWISE, FLOAT_TYPES, _value
 from .registry import call_builtin, impl, require_constant
-from .semantics import as_tile, broadcast, broadcast_shapes, constant, convert, emit, reshape
+from .semantics import as_tile, broadcast, broadcasts_to, constant, convert, emit, reshape
 
 
 def _const_dims(x, what: str) -> tuple[int, ...]:
@@ -89,6 +89,8 @@ def _view(v, fn: str) -> TiledView:
 @impl(api._tiled_view_load)
 def tiled_view_load(ctx, view, index, *, check_bounds, latency, allow_tma):
     v = _view(view, "load")
+    with ctx.arg("index"):
+        index = index_of_rank(index, v.array.ndim, "load", "tiled view")
     if _partition(v):
         return call_builtin(ctx, api.load, [v.array, index, v.tile_shape],
                             {"padding_mode": v.padding_mode, "check_bounds": check_bounds,
@@ -103,15 +105,6 @@ def tiled_view_load(ctx, view, index, *, check_bounds, latency, allow_tma):
     return reshape(ctx, t, ()) if v.tile_shape == () else t
 
 
-def _broadcastable(src, dst) -> bool:
-    if len(src) > len(dst):
-        return False
-    try:
-        return broadcast_shapes(src, dst) == tuple(dst)
-    except TileTypeError:
-        return False
-
-
 @impl(api._tiled_view_store)
 def tiled_view_store(ctx, view, index, tile, *, check_bounds, latency, allow_tma):
     v = _view(view, "store")
@@ -124,7 +117,7 @@ def tiled_view_store(ctx, view, index, tile, *, check_bounds, latency, allow_tma
                                     f"implicitly cast to the array's dtype {a.dtype.name}; use "
                                     f".astype(tilepy.{a.dtype.name})")
             t = convert(ctx, t, a.dtype)
-        if not _broadcastable(t.shape, shape):
+        if not broadcasts_to(t.shape, shape):
             raise TileTypeError(f"Tile shape {t.shape} is not broadcastable to the tiled view's "
                                 f"tile shape {v.tile_shape}")
         t = broadcast(ctx, t, shape)
@@ -157,7 +150,7 @@ def _make_tv_atomic(stub, modes):
             raise TileTypeError(f"{fn}(): Unsupported tiled view dtype: {d.name}")
         with ctx.arg("update"):
             t = _value(ctx, a, update, fn, "update", modes[0] in BITWISE)
-            if not _broadcastable(t.shape, shape):
+            if not broadcasts_to(t.shape, shape):
                 raise TileTypeError(f"{fn}(): Update shape {t.shape} is not broadcastable to the "
                                     f"tiled view's tile shape {v.tile_shape}")
             t = broadcast(ctx, t, shape)
