@@ -266,6 +266,12 @@ def _builtin_misuses():
     def load_rank(x):
         ct.load(x, (0,), shape=(2, 2))
 
+    def order_letter(x):
+        ct.load(x, (0,), shape=(16,), order="A")
+
+    def order_axis(x):
+        ct.load(x, (0,), shape=(16,), order=(3,))
+
     def view_index(x):
         x.tiled_view((16,)).load((0, 0))
 
@@ -459,6 +465,10 @@ def _builtin_misuses():
             (load_rank, T, 'Invalid argument "shape" of load(): Expected shape length to be 1, '
                            'got 2'),
             (view_index, T, "load(): Index size 2 does not match the tiled view rank 1"),
+            (order_letter, T, "Invalid argument \"order\" of load(): Expected 'C' or 'F', "
+                              "got 'A'"),
+            (order_axis, T, 'Invalid argument "order" of load(): Axis 3 is out of range for '
+                            'rank 1'),
             (tile_repr, S, "f-string conversions (!r, !s, !a) are not supported for tile"),
             (shape_spec, T, "cannot apply format spec to a value of type tuple"),
             (short_mask, T, "Custom mask shape (4,) is not broadcastable to the index shape "

@@ -60,13 +60,18 @@ def _order(order, ndim: int, fn: str) -> tuple[int, ...] | None:
         return tuple(reversed(range(ndim)))
     if isinstance(order, tuple) and sorted(order) == list(range(ndim)):
         return None if order == tuple(range(ndim)) else order
+    lead = f'Invalid argument "order" of {fn}(): '         # cuTile's words, then tilepy's
+    rule = f"(order must be 'C', 'F' or a permutation of {tuple(range(ndim))}, got {order!r})"
     if isinstance(order, tuple):
         twice = [a for i, a in enumerate(order) if a in order[:i]]
         if twice:
             raise TileTypeError(f"{fn}(): Axis order must be a permutation, but axis {twice[0]} is "
                                 f"used at least twice (got {order!r})")
-    raise TileValueError(f"{fn}(): order must be 'C', 'F' or a permutation of "
-                         f"{tuple(range(ndim))} (got {order!r})")
+        out = [a for a in order if not (isinstance(a, int) and -ndim <= a < ndim)]
+        if out:
+            raise TileTypeError(f"{lead}Axis {out[0]} is out of range for rank {ndim} {rule}")
+        raise TileTypeError(f"{lead}Expected a permutation of {tuple(range(ndim))} {rule}")
+    raise TileTypeError(f"{lead}Expected 'C' or 'F', got {order!r} {rule}")
 
 
 def _shape_for(array: Array, shape, fn: str, allow_0d: bool = False) -> tuple[int, ...]:
