@@ -266,6 +266,15 @@ def _builtin_misuses():
     def load_rank(x):
         ct.load(x, (0,), shape=(2, 2))
 
+    def runtime_keepdims(x):
+        ct.sum(ct.load(x, (0,), (16,)), 0, keepdims=ct.bid(0) == 0)
+
+    def runtime_format(x):
+        ct.printf(ct.load(x, (0,), (16,)))
+
+    def string_fill(x):
+        ct.full((4,), "foo", dtype=ct.int32)
+
     def order_letter(x):
         ct.load(x, (0,), shape=(16,), order="A")
 
@@ -465,6 +474,11 @@ def _builtin_misuses():
             (load_rank, T, 'Invalid argument "shape" of load(): Expected shape length to be 1, '
                            'got 2'),
             (view_index, T, "load(): Index size 2 does not match the tiled view rank 1"),
+            (runtime_keepdims, T, 'Invalid argument "keepdims" of sum(): Expected a boolean '
+                                  'constant, but given value is not constant'),
+            (runtime_format, T, 'Invalid argument "format" of printf(): Expected a string '
+                                'constant, but given value is not constant'),
+            (string_fill, T, 'Invalid argument "fill_value" of full(): Expected a scalar'),
             (order_letter, T, "Invalid argument \"order\" of load(): Expected 'C' or 'F', "
                               "got 'A'"),
             (order_axis, T, 'Invalid argument "order" of load(): Axis 3 is out of range for '

@@ -17,7 +17,7 @@ from ...ir import AssumePredicate
 from ...types import dtype as D
 from .. import api
 from ..values import Array, Tile, type_name
-from .registry import impl
+from .registry import impl, require_constant
 from .semantics import as_tile, convert, is_number
 
 # %[flags][width][.precision][length]conversion
@@ -103,8 +103,7 @@ def emit_print(ctx, fmt: str, args: list):
 
 @impl(api.printf)
 def printf(ctx, format, *args):
-    if not isinstance(format, str):
-        raise TileTypeError(f"printf(): the format must be a constant string (got {type_name(format)})")
+    require_constant(format, "printf() format", (str,))
     out, tiles = [], []
     specs = [m for _, m in _split(format) if m is not None and m["conv"] != "%"]
     if len(specs) != len(args):

@@ -46,7 +46,8 @@ def _axes(axis, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def reduce_axes(ctx, x, axis, keepdims, combine, identity_of) -> Tile:
+def reduce_axes(ctx, x, axis, keepdims, combine, identity_of, fn: str = "reduction") -> Tile:
+    require_constant(keepdims, f"{fn}() keepdims", (bool,))
     t = as_tile(ctx, x)
     shape = t.shape
     axes = _axes(axis, t.ndim)
@@ -74,7 +75,7 @@ def sum_(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero
             return emit(ctx, "addf", a, b, dtype=a.dtype,
                         **_float_modifiers("addf", a.dtype, rounding_mode, flush_to_zero))
         return emit(ctx, "addi", a, b, dtype=a.dtype)
-    return reduce_axes(ctx, t, axis, keepdims, add, lambda d: 0)
+    return reduce_axes(ctx, t, axis, keepdims, add, lambda d: 0, "sum")
 
 
 @impl(api.prod)
@@ -85,7 +86,7 @@ def prod(ctx, x, axis=None, *, keepdims=False, rounding_mode=None, flush_to_zero
             return emit(ctx, "mulf", a, b, dtype=a.dtype,
                         **_float_modifiers("mulf", a.dtype, rounding_mode, flush_to_zero))
         return emit(ctx, "muli", a, b, dtype=a.dtype)
-    return reduce_axes(ctx, t, axis, keepdims, mul, lambda d: 1)
+    return reduce_axes(ctx, t, axis, keepdims, mul, lambda d: 1, "prod")
 
 
 def _minmax(ctx, x, axis, keepdims, flush_to_zero, propagate_nan, largest):
@@ -97,7 +98,8 @@ def _minmax(ctx, x, axis, keepdims, flush_to_zero, propagate_nan, largest):
                 fop, a.dtype, None, flush_to_zero, propagate_nan))
         return emit(ctx, iop, a, b, dtype=a.dtype,
                     signedness="signed" if a.dtype.signed else "unsigned")
-    return reduce_axes(ctx, t, axis, keepdims, comb, lambda d: _extreme(d, not largest))
+    return reduce_axes(ctx, t, axis, keepdims, comb, lambda d: _extreme(d, not largest),
+                       "max" if largest else "min")
 
 
 @impl(api.max)

@@ -45,13 +45,27 @@ def call_builtin(ctx, stub, args: list, kwargs: dict):
     return fn(ctx, *bound.args, **bound.kwargs)
 
 
+def invalid_argument(what: str) -> str:
+    """cuTile's lead naming a builtin's argument, 'Invalid argument "shape" of full(): ', for
+    `what` = "full() shape"; "" for another description."""
+    fn, sep, param = what.partition("() ")
+    return f'Invalid argument "{param}" of {fn}(): ' if sep else ""
+
+
+CONSTANT_KINDS = {(bool,): "a boolean", (str,): "a string"}     # cuTile's words for them
+
+
 def require_constant(value, what: str, types=(int,)):
-    """A parameter that must be known at compile time (shapes, axes, dtypes)."""
+    """A parameter that must be known at compile time (shapes, axes, dtypes, flags, formats)."""
     from ..values import Tile
     if (isinstance(value, Tile) or not isinstance(value, types)
             or isinstance(value, bool) and bool not in types):
         kind = "a runtime tile" if isinstance(value, Tile) else \
             "None" if value is None else type(value).__name__
+        if types in CONSTANT_KINDS:
+            given = "is not constant" if isinstance(value, Tile) else f"has type {kind}"
+            raise TileTypeError(f"{invalid_argument(what) or what + ': '}Expected "
+                                f"{CONSTANT_KINDS[types]} constant, but given value {given}")
         if types == (int,):           # cuTile's words, which code catching its errors matches
             given = "is not constant" if isinstance(value, Tile) else f"has type {kind}"
             raise TileTypeError(f"{what} must be a compile-time constant int: Expected an integer "

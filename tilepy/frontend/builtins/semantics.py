@@ -14,6 +14,7 @@ from ...types.convert import has_encoded_bits, round_float
 from ...types.dtype import foreign, int32 as _INT32
 from ..promotion import literal_dtype, promote
 from ..values import Tile, type_name
+from .registry import invalid_argument
 
 Number = (bool, int, float, np.number, np.bool_)
 
@@ -252,13 +253,6 @@ def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:
                                 f"{what} must be a compile-time constant tuple of ints (element "
                                 f"{i} is {kind})")
     return x
-
-
-def invalid_argument(what: str) -> str:
-    """cuTile's lead naming a builtin's argument, 'Invalid argument "shape" of full(): ', for
-    `what` = "full() shape"; "" for another description."""
-    fn, sep, param = what.partition("() ")
-    return f'Invalid argument "{param}" of {fn}(): ' if sep else ""
 
 
 def _not_constant(what: str, runtime: bool) -> str:

@@ -21,7 +21,8 @@ def _filled(ctx, fn: str, shape, value, dtype) -> Tile:
     if isinstance(value, Tile):
         return broadcast(ctx, convert(ctx, value, dtype), shp)
     if not is_number(value):
-        raise TileTypeError(f"fill_value must be a number or a scalar tile (got {type_name(value)})")
+        raise TileTypeError(f'Invalid argument "fill_value" of {fn}(): Expected a scalar '
+                            f'(fill_value must be a number or a scalar tile, got {type_name(value)})')
     return broadcast(ctx, constant(ctx, value, dtype), shp)
 
 
