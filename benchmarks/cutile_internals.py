@@ -5,13 +5,17 @@ A name with a true meaning on tilepy is given it here, from tilepy's own facts:
 cuTile's names), `_bytecode.float.float_to_bits`/`float_from_bits` (a value's bit pattern in one
 of those types: tilepy's rounding, types/convert.py, and storage), `_compiler_options.
 CompilerOptions` (cuTile's kernel options as a frozen dataclass, validated by tilepy's option
-rules), `_cext.launch` (what `ct.launch` is) and `_cext._benchmark` (tilepy.tune's timed launch).
+rules), `_cext.launch` (what `ct.launch` is) and `_cext._benchmark` (tilepy.tune's timed launch),
+`_datatype`'s dtype categories (tilepy's promotion table), `_exception.UnsupportedCallError` (a
+class tilepy never raises: it has no such refusal).
 
 Any other private name (`cuda.tile._ir.ops.Loop`, `_bytecode.basic.StringTable`, the cache tool
 `cutile_cache`, ...) is a *placeholder*: importing it works, so a test file that imports it is
 collected, but any use of it (a call, an attribute, isinstance/issubclass, iteration, a
 comparison, truth, being a base class) raises `CuTileInternalsUsed` naming it and the test's
-line, and is recorded: the harness counts a test that used one INTERNALS whatever happened next
+line, and is recorded (a lowercase name is a placeholder module, whose names are placeholders
+and whose call is a use; typing's `==` of an annotation, `-> List[Loop]`, is no use);
+`_compile.compile_tile` called with cuTile's own arguments (for its IR) is a use too: the harness counts a test that used one INTERNALS whatever happened next
 (a test that catches the error still never passes because of a placeholder). Uses are recorded in
 a file named by $CUTILE_INTERNALS_LOG, so a Python process a test starts (test_concurrent_launch
 runs its kernels in one) reports its uses to the test too.
@@ -73,7 +77,7 @@ class Internal:
     def __init__(self, name):
         object.__setattr__(self, "_name", name)
 
-    def _use(self, how, *args, **kwargs):
+    def _use(self, how):
         name = object.__getattribute__(self, "_name")
         text = (f"{name} ({how}) at {_where()}: a cuTile internal that tilepy's harness has no "
                 f"meaning for")
@@ -345,11 +349,11 @@ def install() -> None:
     compile_ = sys.modules["cuda.tile._compile"]
     counted = compile_.compile_tile
 
-    def compile_tile(kernel, *args, **options):
+    def compile_tile(kernel, *args, **kwargs):
         """The harness's (tilepy compiles a specialization); with cuTile's own arguments (the
         Python function, signatures, `return_final_ir`, ...) it is cuTile's compiler: its IR."""
         from tilepy.frontend.kernel import KernelFunction
-        if options or not isinstance(kernel, KernelFunction):
+        if kwargs or not isinstance(kernel, KernelFunction):
             refuse("cuda.tile._compile.compile_tile", "cuTile's compile, for its IR or bytecode")
         return counted(kernel, *args)
     compile_.compile_tile = compile_tile
