@@ -15,8 +15,9 @@ collected, but any use of it (a call, an attribute, isinstance/issubclass, itera
 comparison, truth, being a base class) raises `CuTileInternalsUsed` naming it and the test's
 line, and is recorded (a lowercase name is a placeholder module, whose names are placeholders
 and whose call is a use; typing's `==` of an annotation, `-> List[Loop]`, is no use);
-`_compile.compile_tile` called with cuTile's own arguments (for its IR) is a use too: the harness counts a test that used one INTERNALS whatever happened next
-(a test that catches the error still never passes because of a placeholder). Uses are recorded in
+`_compile.compile_tile` called with cuTile's own arguments (for its IR) is a use too. The
+harness counts a test that used one INTERNALS whatever happened next (a test that catches the
+error still never passes because of a placeholder). Uses are recorded in
 a file named by $CUTILE_INTERNALS_LOG, so a Python process a test starts (test_concurrent_launch
 runs its kernels in one) reports its uses to the test too.
 """
