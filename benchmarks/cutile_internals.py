@@ -12,7 +12,7 @@ class tilepy never raises: it has no such refusal).
 Any other private name (`cuda.tile._ir.ops.Loop`, `_bytecode.basic.StringTable`, the cache tool
 `cutile_cache`, ...) is a *placeholder*: importing it works, so a test file that imports it is
 collected, but any use of it (a call, an attribute, isinstance/issubclass, iteration, a
-comparison, truth, being a base class) raises `CuTileInternalsUsed` naming it and the test's
+comparison, truth, an instance of a class over it) raises `CuTileInternalsUsed` naming it and the test's
 line, and is recorded (a lowercase name is a placeholder module, whose names are placeholders
 and whose call is a use; typing's `==` of an annotation, `-> List[Loop]`, is no use);
 `_compile.compile_tile` called with cuTile's own arguments (for its IR) is a use too. The
@@ -113,12 +113,25 @@ def _equality(self, other):
 for _method, _how in (("__call__", "call"), ("__iter__", "iteration"), ("__len__", "len"),
                       ("__bool__", "truth"), ("__getitem__", "subscript"),
                       ("__contains__", "'in'"), ("__instancecheck__", "isinstance"),
-                      ("__subclasscheck__", "issubclass"), ("__mro_entries__", "base class"),
+                      ("__subclasscheck__", "issubclass"),
                       ("__setattr__", "attribute assignment"), ("__or__", "'|'"),
                       ("__ror__", "'|'"), *((f"__{op}__", "comparison") for op in
                                             ("lt", "le", "gt", "ge"))):
     setattr(Internal, _method, _raiser(_how))
 Internal.__eq__ = Internal.__ne__ = _equality
+
+
+def _base(self, bases):
+    """A test file's class over a placeholder (`class K(_cext.TileDispatcher)`) is defined; making
+    an instance of it is the use."""
+    name = object.__getattribute__(self, "_name")
+
+    def new(cls, *args, **kwargs):
+        Internal(name)._use(f"an instance of {cls.__name__}, a subclass")
+    return (type(name.rsplit(".", 1)[-1], (), {"__new__": new}),)
+
+
+Internal.__mro_entries__ = _base
 
 
 class _Private(types.ModuleType):
