@@ -16,11 +16,7 @@ import dataclasses
 import inspect
 
 from ..errors import TileTypeError
-
-
-def is_record(v) -> bool:
-    """An object of a dataclass (not the class itself)."""
-    return dataclasses.is_dataclass(v) and not isinstance(v, type)
+from ..host.intake import is_record  # noqa: F401  (an object of a user's dataclass)
 
 
 def check_class(cls) -> None:

@@ -288,10 +288,17 @@ class ArgRecord(ArgTuple):
         return self
 
 
+def is_record(obj) -> bool:
+    """An object of a user's dataclass (not a class; not tilepy's own dataclasses, such as a
+    DType or an ArraySpec, which are values)."""
+    return dataclasses.is_dataclass(obj) and not isinstance(obj, type) and \
+        not type(obj).__module__.startswith("tilepy.")
+
+
 def record_fields(obj) -> list[tuple[str, object]] | None:
-    """(name, value) of each field of a dataclass object, in declaration order; None for
-    anything else (a dataclass class included)."""
-    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+    """(name, value) of each field of a user's dataclass object, in declaration order; None for
+    anything else."""
+    if not is_record(obj):
         return None
     return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
 
