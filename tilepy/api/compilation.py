@@ -9,9 +9,12 @@ What tilepy does with each constraint field:
     constant shapes and strides) where they make 16 bytes, `alias_groups=()` (overlaps no other
     array). tilepy never assumes more than these, so the other fields (lower bounds, other
     constant values, internal aliasing) are accepted, validated and not relied on.
-  - `ScalarConstraint`: the scalar's dtype. `ConstantConstraint`: the Constant's value.
+  - `ScalarConstraint`: the scalar's dtype. `ConstantConstraint`: the Constant's value (a
+    bool, int, float, dtype, None, string or Enum member); only for a `Constant` parameter.
   - `TupleConstraint`: a tuple parameter, one constraint per item (of constants: a constant
     tuple).
+  - `DataclassConstraint` (calling convention 3): a frozen dataclass parameter, one constraint
+    per field; its kernel parameters are its fields', in declaration order.
   - `ListConstraint`: refused (TileUnsupportedFeatureError): a list's length is part of tilepy's
     specialization, and a constraint does not give it.
   - `index_dtype=int64`: 64-bit extents and strides (cuTile's IndexedWithInt64), whatever the
