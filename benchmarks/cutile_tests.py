@@ -172,6 +172,7 @@ def _internals(capability):
     mangling._demangle_kernel_name = _demangle_kernel_name
     signature = types.ModuleType("cuda.tile.compilation._signature")
     signature.DataclassConstraint = DataclassConstraint
+    tilepy.compilation._signature = signature      # read as `ct.compilation._signature.X` too
     sys.modules.update({"cuda.tile._exception": exception,
                         "cuda.tile.compilation._name_mangling": mangling,
                         "cuda.tile.compilation._signature": signature,

@@ -182,6 +182,11 @@ def _thaws(a):
 
 
 @ct.kernel
+def _static_thaws(a):
+    t = ct.static_eval(Thawed(3))  # STATIC
+
+
+@ct.kernel
 def _inits(a):
     c = CustomInit()  # INIT
 
@@ -204,13 +209,16 @@ def _calls(a):
     (_replaces, "REPLACE", "dataclasses.replace", ct.TileTypeError,
      "Dataclass 'Holder' has no such field 'm'"),
     (_thaws, "THAW", "Thawed", ct.TileTypeError, "Only frozen dataclasses are supported"),
+    (_static_thaws, "STATIC", "ct.static_eval", ct.TileTypeError,
+     "Only frozen dataclasses are supported"),
     (_inits, "INIT", "CustomInit", ct.TileTypeError,
      "Dataclass instance creation is only supported for dataclasses with a default generated "
      "__init__() method"),
     (_factory, "FACTORY", "Factory", ct.TileTypeError,
      "Dataclasses with default_factory fields are not supported"),
     (_calls, "CALL", "h", ct.TileTypeError, "Cannot call an object of type Holder"),
-], ids=["assign-field", "missing-attribute", "replace-no-field", "not-frozen", "custom-init",
+], ids=["assign-field", "missing-attribute", "replace-no-field", "not-frozen",
+        "static-eval-not-frozen", "custom-init",
         "default-factory", "not-callable"])
 def test_cutile_errors_inside_a_kernel_are_located(kernel, marker, snippet, cls, message):
     with pytest.raises(cls, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
