@@ -95,6 +95,7 @@ def test_the_class_and_each_field_specialize_the_kernel():
     np.testing.assert_allclose(out, X.reshape(-1) + Y.astype(np.float32), rtol=1e-6)
     ct.launch(None, (3,), k, (job, Other(16)))
     assert len(k.cache) == 2
+    assert len(k._tp_plans.table) == 2      # the launch plans of the call path, per class
     key, params = k.specialize(ct.api.compiler.infos_for((job, K.Tiling(8, 1))))
     assert (("cfg", "class", K.Tiling) in key[1] and ("cfg_0", "constant value", 8) in key[1])
     job_p, cfg_p = params

@@ -3,7 +3,8 @@
 A launch that went through the full path (intake, specialization, compile, checks) leaves a
 plan behind, filed under the *call signature* of its arguments: per array its dtype, shape,
 strides, writability (numpy) or device (torch, cupy) and negation bit (torch), and pointer
-alignment (mod 16); per scalar its type; per Constant its value. Which arrays overlap is not in
+alignment (mod 16); per scalar its type; per Constant its value; per dataclass object its
+class and its fields' as a tuple's items. Which arrays overlap is not in
 the signature (it needs the pointers): the plan checks it (`Overlap`: sorted extents, O(n log
 n), and pointer tuples already checked are a set lookup). Everything a specialization or an
 argument check can depend on is in the signature except the array pointers and scalar values,
@@ -147,20 +148,40 @@ def signature(args, consts):
                 return None
             add(("tuple", found[0]))
             vals += found[1]
-        elif c:
-            if t in _CONST_TYPES:
-                add((t, a))
-            elif t is float:
-                add((t, a.hex()))     # 0.0 and -0.0 are equal but not the same constant
-            else:
-                return None
+        elif c and t in _CONST_TYPES:
+            add((t, a))
             keep(None)
-        elif t in _SCALAR_SET:
+        elif c and t is float:
+            add((t, a.hex()))         # 0.0 and -0.0 are equal but not the same constant
+            keep(None)
+        elif not c and t in _SCALAR_SET:
             add(t)
             keep(a)
-        else:
-            return None
+        else:                         # a dataclass object: its class, its fields as a tuple's
+            names = record_names(t) if type(c) is bool else None
+            found = None if names is None else \
+                signature(tuple([getattr(a, n) for n in names]), (c,) * len(names))
+            if found is None:
+                return None
+            add((t, found[0]))
+            vals += found[1]
     return tuple(sig), vals
+
+
+_RECORDS: dict = {}
+
+
+def record_names(cls):
+    """The field names of a user's dataclass `cls` (host/intake.is_record's), else None."""
+    try:
+        return _RECORDS[cls]
+    except KeyError:
+        import dataclasses
+        names = tuple(f.name for f in dataclasses.fields(cls)) \
+            if dataclasses.is_dataclass(cls) and not cls.__module__.startswith("tilepy.") else None
+        if len(_RECORDS) < 4096:
+            _RECORDS[cls] = names
+        return names
 
 
 def grid3(grid) -> tuple[int, int, int] | None:

@@ -311,8 +311,11 @@ def adopt(kp, args, plan):
     if table is None:
         table = kp.ctable = m.Table(tuple(int(c) if type(c) is bool else 2
                                           for c in kp.consts))   # 2: a tuple annotation
-    if not m.store(table, args, native) and any(type(c) is not bool for c in kp.consts):
-        plan.native = False         # (the Python path serves that parameter's calls)
+    if not m.store(table, args, native) and (
+            any(type(c) is not bool for c in kp.consts) or
+            any(dispatch.record_names(type(a)) for a in args)):
+        plan.native = False         # (the Python path serves a tuple annotation's or a
+                                    # dataclass's calls: its signature has them every time)
 
 
 _KIND = {ctypes.c_bool: "K_BOOL", ctypes.c_int8: "K_I8", ctypes.c_uint8: "K_U8",
