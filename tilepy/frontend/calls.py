@@ -28,7 +28,7 @@ from .builtins.semantics import constant_scalar
 from .static import SPECIAL_FORMS, check_direct
 from . import records
 from .names import NO_DEFAULT, BoundBuiltin, Captured, LocalFunction
-from .records import class_attr, is_record
+from .records import class_attr, is_record, is_record_class
 from .tracer import CALLS, FunctionTracer, bind_args
 from .tuples import starred
 from .values import Array, Tile, type_name
@@ -109,7 +109,7 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
         if dunder is None:
             raise TileTypeError(f"Cannot call an object of type {type(fn).__name__}")
         fn, args = dunder, [fn, *args]
-    if dataclasses.is_dataclass(fn) and isinstance(fn, type):
+    if isinstance(fn, type) and is_record_class(fn):
         return records.construct(fn, args, kwargs,
                                  lambda f, a: inline_function(tr.ctx, f, a, {}))
     if fn is dataclasses.replace:

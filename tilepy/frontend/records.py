@@ -16,7 +16,7 @@ import dataclasses
 import inspect
 
 from ..errors import TileTypeError
-from ..host.intake import is_record  # noqa: F401  (an object of a user's dataclass)
+from ..host.intake import is_record, is_record_class  # noqa: F401  (a user's dataclass)
 
 
 def check_class(cls) -> None:

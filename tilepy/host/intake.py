@@ -288,11 +288,15 @@ class ArgRecord(ArgTuple):
         return self
 
 
+def is_record_class(cls) -> bool:
+    """A user's dataclass (not tilepy's own dataclasses, such as DType or ArraySpec, whose
+    objects are values)."""
+    return dataclasses.is_dataclass(cls) and not cls.__module__.startswith("tilepy.")
+
+
 def is_record(obj) -> bool:
-    """An object of a user's dataclass (not a class; not tilepy's own dataclasses, such as a
-    DType or an ArraySpec, which are values)."""
-    return dataclasses.is_dataclass(obj) and not isinstance(obj, type) and \
-        not type(obj).__module__.startswith("tilepy.")
+    """An object of a user's dataclass (not the class itself)."""
+    return not isinstance(obj, type) and is_record_class(type(obj))
 
 
 def record_fields(obj) -> list[tuple[str, object]] | None:

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host import driver as gpu_driver
 from ..host.grid import GRID_LIMIT
-from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
+from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, is_record_class, numpy_ptr
 from ..frontend.specialize import ALIGN
 from ..types import DType
 from ..settings import cpu_mode_requested, gpu_compiler_requested
@@ -172,13 +172,12 @@ _RECORDS: dict = {}
 
 
 def record_names(cls):
-    """The field names of a user's dataclass `cls` (host/intake.is_record's), else None."""
+    """The field names of a user's dataclass `cls`, else None."""
     try:
         return _RECORDS[cls]
     except KeyError:
         import dataclasses
-        names = tuple(f.name for f in dataclasses.fields(cls)) \
-            if dataclasses.is_dataclass(cls) and not cls.__module__.startswith("tilepy.") else None
+        names = tuple(f.name for f in dataclasses.fields(cls)) if is_record_class(cls) else None
         if len(_RECORDS) < 4096:
             _RECORDS[cls] = names
         return names
