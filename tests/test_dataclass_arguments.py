@@ -80,6 +80,17 @@ def test_fields_are_the_kernel_parameters_in_ir_and_bytecode():
     assert len(module.entry().regions[0].block.args) == len(names)
 
 
+def test_compiles_ahead_of_time_from_example_dataclasses():
+    """kernel.compile with a dataclass of ArraySpecs and dtypes (tilepy.aot): the cubin's
+    parameters are the fields', in order; a Constant dataclass is its values."""
+    ops = K.Operands("float32[:, ::1]", "float16[::1]", ct.float32, (ct.int32, ct.float32))
+    compiled = K.axpy_rows.compile(K.Job(ops, "float32[::1]"), K.Tiling(16, 1), arch="sm_90")
+    assert compiled.kind == "cubin" and compiled.data[:4] == b"\x7fELF"
+    assert [n for _, n in compiled.c_params] == [
+        "job_0_0", "job_0_0_shape_0", "job_0_0_shape_1", "job_0_0_stride_0", "job_0_1",
+        "job_0_1_shape_0", "job_0_2", "job_0_3_0", "job_0_3_1", "job_1", "job_1_shape_0"]
+
+
 def test_the_class_and_each_field_specialize_the_kernel():
     @dataclass(frozen=True)
     class Other:          # the same fields as Tiling: another class, another kernel
