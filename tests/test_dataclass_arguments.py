@@ -2,7 +2,8 @@
 each kernel of tests/cutile_kernels/dataclass_args.py runs in the interpreter and both CPU
 modes and matches numpy, and compiles with NVRTC; a dataclass argument is its fields' kernel
 parameters (Tile IR text and bytecode); the class and every field's facts specialize the
-kernel; cuTile's errors, located; `tilepy.compilation.DataclassConstraint`."""
+kernel; cuTile's errors, located; `tilepy.compilation.DataclassConstraint`; the other
+arguments of calling convention 3 (dtype objects and strings as constants)."""
 import dataclasses
 import io
 from dataclasses import dataclass
@@ -293,3 +294,26 @@ def test_mangling_from_kernel_args_and_export():
                                         "ConstantConstraint is only valid for parameters "
                                         "annotated as Constant."):
         export_kernel(scaled, [bad], io.BytesIO(), output_format="tileir_bytecode")
+
+
+# ------------------------------------------------- calling convention 3's other constants
+@ct.kernel
+def _dtype_is(c: ct.Constant, out):
+    ct.scatter(out, 0, c == ct.float32)
+    ct.scatter(out, 1, c == ct.int32)
+
+
+def test_a_numpy_or_torch_dtype_constant_is_the_tilepy_dtype():
+    for c, want in ((np.dtype("float32"), [1, 0]), (ct.int32, [0, 1])):
+        out = np.full(2, -1, np.int32)
+        ct.launch(None, (1,), _dtype_is, (c, out))
+        assert out.tolist() == want, c
+
+
+def test_a_string_needs_a_constant_parameter():
+    with pytest.raises(TypeError, match="Invalid kernel argument #1: Objects of type 'str' are "
+                                        "only accepted for parameters annotated as Constant.") \
+            as info:
+        ct.launch(None, (1,), K.running_stats, (np.zeros(4, np.float32), "out", 1))  # STR
+    assert isinstance(info.value, ct.TileTypeError)
+    assert_located(info.value, "STR", "ct.launch", __file__)

@@ -143,6 +143,9 @@ def argument_param(name: str, info, node, position: int, path: tuple[int, ...] =
     if not node.constant and isinstance(info, tuple) and not isinstance(info, ArrayInfoList):
         raise TileArgumentTypeError(f"Invalid {_what(position, path)}: '{type(info).__name__}' "
                                     f"is a subclass of 'tuple'. Only plain tuples are accepted.")
+    if not node.constant and isinstance(info, str):         # cuTile's rule
+        raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Objects of type 'str' are "
+                                    f"only accepted for parameters annotated as Constant.")
     if path and not node.constant and not _is_leaf_value(info):
         raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Objects of type "
                                     f"'{type(info).__name__}' are not supported")
@@ -251,7 +254,12 @@ def _array_list(name: str, infos, index_dtype=None, annotation=None,
 
 def _plain_constant(value):
     """A numpy scalar given for a Constant is the Python value it holds (np.int32(16) is 16),
-    so it specializes, prints and hashes as that value."""
+    so it specializes, prints and hashes as that value; a torch or numpy dtype object is the
+    tilepy dtype it stands for (as in cuTile: `c == ct.float32` holds for `torch.float32`)."""
+    if isinstance(value, np.dtype) or type(value).__name__ == "dtype":
+        dt = D.foreign(value)
+        if dt is not None:
+            return dt
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, np.integer):

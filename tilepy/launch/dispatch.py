@@ -148,24 +148,38 @@ def signature(args, consts):
                 return None
             add(("tuple", found[0]))
             vals += found[1]
-        elif c and t in _CONST_TYPES:
-            add((t, a))
+        elif c:
+            if t in _CONST_TYPES:
+                add((t, a))
+            elif t is float:
+                add((t, a.hex()))     # 0.0 and -0.0 are equal but not the same constant
+            else:
+                found = _record(a, t, c)
+                if found is None:
+                    return None
+                add(found[0])
+                vals += found[1]
+                continue
             keep(None)
-        elif c and t is float:
-            add((t, a.hex()))         # 0.0 and -0.0 are equal but not the same constant
-            keep(None)
-        elif not c and t in _SCALAR_SET:
+        elif t in _SCALAR_SET:
             add(t)
             keep(a)
-        else:                         # a dataclass object: its class, its fields as a tuple's
-            names = record_names(t) if type(c) is bool else None
-            found = None if names is None else \
-                signature(tuple([getattr(a, n) for n in names]), (c,) * len(names))
+        else:
+            found = _record(a, t, c)
             if found is None:
                 return None
-            add((t, found[0]))
+            add(found[0])
             vals += found[1]
     return tuple(sig), vals
+
+
+def _record(a, t, c):
+    """`signature`'s entry and values of a dataclass object `a` of class `t` (its class, then
+    its fields as a tuple's items, each under the parameter's code `c`), or None."""
+    names = record_names(t) if type(c) is bool else None
+    found = None if names is None else \
+        signature(tuple([getattr(a, n) for n in names]), (c,) * len(names))
+    return None if found is None else ((t, found[0]), found[1])
 
 
 _RECORDS: dict = {}
