@@ -12,7 +12,9 @@ conftest/util import private modules of cuTile (`cuda.tile._compile`, `_cext`, `
 facts those imports are read for: the emulated device's capability and bytecode version, the
 exception classes, torch dtype -> DType, and the implicit-cast and promotion rules (tilepy's,
 which follow cuTile's table: tests that compute an expectation from them check tilepy against
-its own rule). A test that needs more of cuTile's internals (its IR classes, its bytecode
+its own rule); `cconv_v3_enabled()` is True (calling convention 3, which cuTile's releases keep
+to development builds: dataclass parameters and dtype/None/string/Enum constants, which tilepy
+has), so the tests it guards run. A test that needs more of cuTile's internals (its IR classes, its bytecode
 writer, its cache tool) cannot run on another implementation and is counted INTERNALS.
 
 Per test: PASS; WRONG (an assertion failed: a value, or an expected error that did not come,
