@@ -59,7 +59,12 @@ def built_in_the_kernel_carried_and_merged():
         lambda: np.testing.assert_allclose(out, ref, rtol=1e-6)
 
 
-test_kernel_matches_numpy, _ = case_tests(CASES)
+# every case in the interpreter and fast mode; faithful mode (the same C++, a slower build) for
+# the nested arguments
+test_kernel_matches_numpy, _ = case_tests(CASES, [(n, m) for n in CASES for m in ("interpret",
+                                                                                   "fast")] +
+                                          [("nested_dataclass_and_constant_dataclass",
+                                            "faithful")])
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
@@ -98,14 +103,14 @@ def test_the_class_and_each_field_specialize_the_kernel():
         tile: int
         repeat: int = 1
 
-    k = ct.kernel(K.axpy_rows.func)
+    k = ct.kernel(K.axpy_rows.func)       # (the C++ of the case above: its binary is cached)
     job, X, Y, out = _job()
-    ct.launch(None, (3,), k, (job, K.Tiling(16)))
+    ct.launch(None, (3,), k, (job, K.Tiling(16, 2)))
     ct.launch(None, (3,), k, (dataclasses.replace(job, ops=dataclasses.replace(
-        job.ops, alpha=1.0, offset=(1, 0.0))), K.Tiling(16)))      # run-time fields: same kernel
+        job.ops, alpha=1.0, offset=(1, 0.0))), K.Tiling(16, 2)))   # run-time fields: same kernel
     assert len(k.cache) == 1
-    np.testing.assert_allclose(out, X.reshape(-1) + Y.astype(np.float32), rtol=1e-6)
-    ct.launch(None, (3,), k, (job, Other(16)))
+    np.testing.assert_allclose(out, 2 * (X.reshape(-1) + Y.astype(np.float32)), rtol=1e-6)
+    ct.launch(None, (3,), k, (job, Other(16, 2)))
     assert len(k.cache) == 2
     assert len(k._tp_plans.table) == 2      # the launch plans of the call path, per class
     key, params = k.specialize(ct.api.compiler.infos_for((job, K.Tiling(8, 1))))
