@@ -70,6 +70,18 @@ class _Other:
     n: object
 
 
+def _keys_agree_with_signatures(m, table, layout, values, consts):
+    """The C path's key of every (value, constant) call is equal to another's exactly where
+    the Python path's signature is."""
+    calls = [(v, c) for v in values for c in consts]
+    found = [(dispatch.signature(a, layout)[0], m.key(a, table)) for a in calls]
+    assert all(key is not None for _, key in found)
+    for i in range(len(calls)):
+        for j in range(i):
+            assert (found[i][1] == found[j][1]) == (found[i][0] == found[j][0]), (calls[i],
+                                                                                calls[j])
+
+
 def test_dataclass_keys_partition_calls_as_the_python_signature(m):
     """Dataclass arguments (calling convention 3), of a value parameter and of a Constant one:
     equal C keys <=> equal Python signatures (the class, each field's facts, nested ones, each
@@ -84,13 +96,7 @@ def test_dataclass_keys_partition_calls_as_the_python_signature(m):
     table = m.Table(layout)
     for cls in (_Pair, _Other):
         assert m.record(cls, dispatch.record_names(cls))
-    calls = [(v, c) for v in values for c in consts]
-    found = [(dispatch.signature(a, layout)[0], m.key(a, table)) for a in calls]
-    assert all(key is not None for _, key in found)
-    for i in range(len(calls)):
-        for j in range(i):
-            assert (found[i][1] == found[j][1]) == (found[i][0] == found[j][0]), (calls[i],
-                                                                                calls[j])
+    _keys_agree_with_signatures(m, table, layout, values, consts)
 
     @ct.kernel
     def scaled(p, out, c: ct.Constant):
@@ -183,13 +189,7 @@ def test_tuple_keys_partition_calls_as_the_python_signature(m):
     consts = [(16,), (32,), (16, 16), ((16,), 8), ("rows", None), (16.0,)]
     layout = (False, True)
     table = m.Table(layout)
-    calls = [(v, c) for v in values for c in consts]
-    found = [(dispatch.signature(a, layout)[0], m.key(a, table)) for a in calls]
-    assert all(key is not None for _, key in found)
-    for i in range(len(calls)):
-        for j in range(i):
-            assert (found[i][1] == found[j][1]) == (found[i][0] == found[j][0]), (calls[i],
-                                                                                calls[j])
+    _keys_agree_with_signatures(m, table, layout, values, consts)
     assert m.key(((1, 2), (16,)), m.Table((2, True))) is None      # a tuple annotation
 
     @ct.kernel
