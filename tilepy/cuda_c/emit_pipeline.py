@@ -165,6 +165,27 @@ def _define_view(inner: EmitContext, v) -> None:
     emit_op(inner, o)
 
 
+def _descriptor_words(ctx: EmitContext, op, pipe: Pipeline, stage: str) -> None:
+    """The low words of the loop's warpgroup-MMA operands' descriptors (start address and leading
+    byte offset, wgmma_ops.h `wg_lo_once`), worked out once before the loop: a staged operand's
+    of stage 0, a stage's being that plus the stage's offset in 16-byte units, and a hoisted
+    operand's (ptxas recomputed each from its buffer's address in every iteration: 4 of the f16
+    128x128x32 loop's 66 instructions). `ctx.wg_lo`: (operand, role B) -> its C++ expression."""
+    staged = {id(s.operand.value): s.operand for s in pipe.loads if s.operand.wg}
+    hoisted = {id(h.value): h for h in pipe.hoisted if h.wg}
+    for mma in pipe.wg_mmas:
+        for v, b in ((mma.lhs, False), (mma.rhs, True)):
+            o = staged.get(id(v)) or hoisted.get(id(v))
+            if o is None or (id(v), b) in ctx.wg_lo:
+                continue
+            name = ctx.fresh("tp_wd")
+            ctx.w.line(f"const uint32_t {name} = tp::wg_lo_once<{'true' if b else 'false'}>("
+                       f"{smem_op(o)});  // {'B' if b else 'A'}'s descriptors' low word", op.loc)
+            units = o.elems * o.elem.storage_bytes // 16
+            ctx.wg_lo[(id(v), b)] = name if id(v) in hoisted else \
+                f"{name} + (uint32_t){stage} * {units}u"
+
+
 def _in_loop(op) -> bool:
     o = op.parent.parent_op
     while o is not None and o.name != "entry":
@@ -227,6 +248,7 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
     _fetch_lambda(ctx, pipe, fetch, iv, bars)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
+    _descriptor_words(ctx, op, pipe, stage)
     ctx.w.line(f"int {count} = 0;", op.loc)
     _emit_rolled(ctx, op, pipe, fetch, bars, count, stage, copies)
     if deferred:   # the last group, before anything reads the accumulator; not where the loop
