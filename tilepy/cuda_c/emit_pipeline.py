@@ -108,8 +108,25 @@ def _coord(c, inner: EmitContext) -> str | None:
     return c(inner) if callable(c) else c
 
 
+def _kept_maps(ctx: EmitContext, pipe: Pipeline) -> dict:
+    """The tensor maps of the K loop's TMA copies, each made a reference before the loop by
+    tp::tma_kept (its address worked out once, where ptxas recomputed it at every copy): id(load)
+    -> its C++ name."""
+    out, kept = {}, {}
+    for s in pipe.loads:
+        if s.tma is not None:
+            param = tma_map(ctx, s.tma, s.operand.elem)
+            if param not in kept:
+                kept[param] = ctx.fresh("tp_map")
+                ctx.w.line(f"const tp::TensorMap& {kept[param]} = tp::tma_kept({param});  // its "
+                           f"address kept for the loop's copies", s.load.loc)
+            out[id(s)] = kept[param]
+    return out
+
+
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
     hoisted = _hoisted_coords(ctx, pipe) if bars is not None else {}
+    maps = _kept_maps(ctx, pipe)
     if bars is not None:   # the elected lane, once (ptxas still issues each copy once, no loop
         # over the warp's lanes; in the loop, its shuffle and elect.sync were 4 instructions)
         issuer = ctx.fresh("tp_issuer")
@@ -142,7 +159,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
                                    f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"
                                    for d, x in enumerate(s.load.index))
                     inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
-                                 f"{tma_map(ctx, s.tma, s.operand.elem)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
+                                 f"{maps[id(s)]}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
             inner.w.line(f"tp::mbar_arrive({bars} + tp_st);  // the stage's one arrival")
     ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]
