@@ -118,8 +118,8 @@ def _kept_maps(ctx: EmitContext, pipe: Pipeline) -> dict:
             param = tma_map(ctx, s.tma, s.operand.elem)
             if param not in kept:
                 kept[param] = ctx.fresh("tp_map")
-                ctx.w.line(f"const tp::TensorMap& {kept[param]} = tp::tma_kept({param});  // its "
-                           f"address kept for the loop's copies", s.load.loc)
+                ctx.w.line(f"const tp::TensorMap& {kept[param]} = *tp::tma_kept(&{param});  // "
+                           f"its address kept for the loop's copies", s.load.loc)
             out[id(s)] = kept[param]
     return out
 
@@ -262,12 +262,16 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         ctx.w.line(f"tp::mbar_init({bars}, {S});  // the stages' mbarriers: their TMA copies "
                    f"complete on them", op.loc)
         ctx.w.line("__syncthreads();  // the mbarriers are initialized", op.loc)
-    _fetch_lambda(ctx, pipe, fetch, iv, bars)
+        kept = ctx.fresh("tp_bars")
+        ctx.w.line(f"uint64_t* const {kept} = tp::tma_kept({bars});  // their address kept for "
+                   f"the loop", op.loc)
+    uses = kept if bars is not None else None   # (init and inval: bars)
+    _fetch_lambda(ctx, pipe, fetch, iv, uses)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
     _descriptor_words(ctx, op, pipe, stage)
     ctx.w.line(f"int {count} = 0;", op.loc)
-    _emit_rolled(ctx, op, pipe, fetch, bars, count, stage, copies)
+    _emit_rolled(ctx, op, pipe, fetch, uses, count, stage, copies)
     if deferred:   # the last group, before anything reads the accumulator; not where the loop
         # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
         # MMAs), and before the copies' last wait (after it, ptxas serializes them too)
