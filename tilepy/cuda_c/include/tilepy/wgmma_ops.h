@@ -316,15 +316,33 @@ template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
   return wg_base_b(b) + wg_b_units<Op>(k0);
 }
 
-// The K loop's descriptors (emit_pipeline.py): an operand's wg_lo in stage 0 (or where it is
-// staged once before the loop) worked out before the loop by wg_lo_once, a stage's low word that
-// plus the stage's offset in 16-byte units (one instruction per operand in the loop: ptxas
-// recomputed the shared-memory address's shift and `|` from the buffer's address in every
-// iteration, NVVM taking it for a constant). WgLo carries A's and B's into the MMAs (A's unused
-// where A is in registers).
+// The thread's warpgroup as a value ptxas knows the warp shares (a shuffle from lane 0, as
+// tma_issuer's warp index), so that what depends on it lives in uniform registers: A's
+// descriptors, computed per thread and moved to uniform registers (R2UR) for every MMA otherwise.
+TP_DEV int warpgroup_of() {
+#if defined(TP_GPU)
+  return NT == 128 ? 0 : __shfl_sync(0xffffffffu, warp_of() / 4, 0);
+#else
+  return NT == 128 ? 0 : warp_of() / 4;
+#endif
+}
+// A's low word at the first row of the thread's warpgroup's 64-row blocks (warpgroup g's are
+// g * FM.., FM the blocks per warpgroup: its rows / the warpgroups).
+template <class Op> TP_DEV uint32_t wg_lo_rows(const Op& a) {
+  return wg_lo<false>(a) + (uint32_t)k_major_units<Op>(warpgroup_of() * (Op::rows / (NT / 128)), 0);
+}
+
+// The K loop's descriptors (emit_pipeline.py): an operand's low word (A's: wg_lo_rows) in stage
+// 0 (or where it is staged once before the loop) worked out before the loop by wg_lo_once, a
+// stage's low word that plus the stage's offset in 16-byte units (one instruction per operand
+// in the loop: ptxas recomputed the shared-memory address's shift and `|` from the buffer's
+// address in every iteration, NVVM taking it for a constant). WgLo carries A's and B's into the
+// MMAs (A's unused where A is in registers).
 struct WgLo { uint32_t a, b; };
 template <bool B, class Op> TP_DEV uint32_t wg_lo_once(const Op& x) {
-  uint32_t lo = wg_lo<B>(x);
+  uint32_t lo;
+  if constexpr (B) lo = wg_lo<true>(x);
+  else lo = wg_lo_rows(x);
 #if defined(TP_GPU) && TP_WGMMA
   asm("mov.b32 %0, %0;" : "+r"(lo));   // (opaque to NVVM: not sunk into the loop)
 #endif
@@ -333,7 +351,7 @@ template <bool B, class Op> TP_DEV uint32_t wg_lo_once(const Op& x) {
 template <class OA, class OB> TP_DEV WgLo wg_lo_of(const OA& a, const OB& b) {
   if constexpr (TP_CPU_FAST) return {0u, 0u};   // (mma_compute's operands: no descriptors)
   else if constexpr (a_in_regs<OA>::value) return {0u, wg_lo<true>(b)};
-  else return {wg_lo<false>(a), wg_lo<true>(b)};
+  else return {wg_lo_rows(a), wg_lo<true>(b)};
 }
 
 // The MMAs of acc += a @ b issued as one group, on acc's registers in place: wgmma.fence, every
@@ -355,7 +373,6 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, WgLo lo, Tile<TC, M * N, LC>& ac
   constexpr bool ra = a_in_regs<OA>::value;
   static_assert(!ra || (a_in_regs<OA>::fm == FM && a_in_regs<OA>::wg && Wait == 0),
                 "a register A in the accumulator's layout, retired in its own step");
-  const int g = NT == 128 ? 0 : warp_of() / 4;      // the warpgroup: its 64-row blocks of A
   const uint64_t db = wg_hi<OB>() | lo.b;
   uint64_t da = 0;
   uint32_t af[ra ? FM : 1][ra ? K / 16 : 1][4];     // A's fragments, where A is in registers
@@ -368,7 +385,8 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, WgLo lo, Tile<TC, M * N, LC>& ac
     wgmma_wrote_a();
     wgmma_regs(*(uint32_t(*)[FM * (K / 16) * 4])af);
   } else {
-    da = (wg_hi<OA>() | lo.a) + k_major_units<OA>(g * FM * 64, 0);
+    static_assert(OA::rows == M && M == FM * 64 * (NT / 128), "A: the warpgroups' 64-row blocks");
+    da = wg_hi<OA>() | lo.a;       // (at the warpgroup's first row: wg_lo_rows)
   }
   wgmma_regs(acc.v);
   wgmma_fence();
