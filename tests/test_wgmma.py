@@ -174,7 +174,7 @@ def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
 # serves them all: the `wgmma_kernels` fixture). `seeded`: one warpgroup multiplies a 64 x 32 A
 # (64-byte swizzle, K-major) by a 32 x 64 B (128-byte swizzle, N-major) staged by cp.async;
 # `seed` leaves out one step or breaks the descriptor (5: the same bytes as bf16; 6: reads the
-# accumulator while a wait_group 1 leaves an MMA running).
+# accumulator while a wait_group 1 leaves an MMA running; 7: B's start address 16 bytes off).
 SEEDED = r"""
 __device__ void seeded(unsigned char* smem, const __half* a, const __half* b, float* c, int seed) {
   const tp::WgOp<__half, 64, 32> A{(__half*)smem};
@@ -193,6 +193,9 @@ __device__ void seeded(unsigned char* smem, const __half* a, const __half* b, fl
   for (int k0 = 0; k0 < 32; k0 += 16) {
     uint64_t db = tp::wg_desc_b(B, k0);
     if (seed == 3) db = (db & ~(3ull << 62)) | 2ull << 62;   // 64-byte swizzle, not 128
+    if (seed == 7)   // as a K loop makes it (its low word worked out once), 16 bytes off
+      db = (tp::wg_hi<tp::WgOp<__half, 32, 64>>() | (tp::wg_lo_once<true>(B) + 1u)) +
+           tp::wg_b_units<tp::WgOp<__half, 32, 64>>(k0);
     if (seed == 5) tp::wgmma_async<64, 2, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);   // bf16 bits
     else tp::wgmma_async<64, 1, 1>(d, tp::wg_desc_a(A, 0, k0), db, 1);
     if (seed == 6) tp::wgmma_commit();     // a group per k16 step
@@ -299,6 +302,7 @@ def test_wgmma_emulation_matches_numpy(request, copy, seed, dtype):
 
 @pytest.mark.parametrize("copy,seed,kw", [
     ("cp.async", 3, {}),               # B's descriptor says a 64-byte swizzle, B has 128
+    ("cp.async", 7, {}),               # B's low word (start address) one 16-byte unit off
     ("tma", 0, {"b_swizzle": 0}),      # B's tensor map lands it unswizzled; its descriptor: 128
 ])
 def test_wrong_swizzle_gives_wrong_values(request, copy, seed, kw):
