@@ -55,7 +55,10 @@ landed and were fenced before any warpgroup's MMAs read them), and the commit fo
     if (tp_it0 > 0) { tp::wgmma_drain(acc); }
 
 A loop whose operands TMA brings every one carries the stage, the stage refilled and the parity;
-the others work them out from tp_it0.
+the others work them out from tp_it0. What ptxas would otherwise recompute at every use in the
+loop is worked out before it: the tensor maps' and mbarriers' addresses (`tp::tma_kept`) and the
+warpgroup MMAs' descriptors' low words (`tp_wd0 = tp::wg_lo_once<B>(stage 0's WgOp)`; the MMA
+takes `tp::WgLo{tp_wd0 + tp_stage0 * units, ...}`, units: a stage's 16-byte units).
 """
 from __future__ import annotations
 

@@ -4,10 +4,12 @@
 //   WgOp<T, R, C, Tr>               an R x C mma operand in shared memory (as SmemOp: stored R x C,
 //                                   or C x R when Tr) in wgmma's canonical swizzled layout
 //   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
-//   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, b a WgOp, a a WgOp
-//                                   or a 16-bit tile in acc's layout (wgmma's register A)
-//   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
-//                                   in flight (1: the K loop's last group runs on)
+//   wgmma_tc<M, N, K, Kind>(a, b, [lo,] acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, b a WgOp,
+//                                   a a WgOp or a 16-bit tile in acc's layout (wgmma's register
+//                                   A); lo (WgLo): the descriptors' low words a K loop worked
+//                                   out (wg_lo_once), else they are worked out from a and b
+//   wgmma_acc<M, N, K, Kind, Wait>(a, b, [lo,] acc)   acc += a @ b in place, leaving `Wait`
+//                                   groups in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
 //   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's, or
 //                                   a TmaAxis's `at` for the K loop's int32 indices)
