@@ -430,8 +430,8 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     # each MMA's group is retired in its step (the softmax reads S, O is rescaled)
     warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
     assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
-    # (NVRTC 13.5: 40.44 and 34.92 with the descriptors' words, maps and mbarriers worked out
-    # before the loop; 41.3 and 35.7, 42.1 and 36.6 before; mma.sync's loops on sm_90 are 851
+    # (NVRTC 13.5: 40.5 and 34.92 with the descriptors' low words worked out before the loop
+    # (164 and 127 registers); 41.3 and 35.7, 42.1 and 36.6 before; mma.sync's loops on sm_90 are 851
     # and 719 instructions)
     assert loop["per_mma"] <= per_hgmma, loop
     # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared

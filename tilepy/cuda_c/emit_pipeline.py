@@ -111,19 +111,29 @@ def _coord(c, inner: EmitContext) -> str | None:
     return c(inner) if callable(c) else c
 
 
+def _keeps(pipe: Pipeline) -> bool:
+    """Whether the loop keeps its tensor maps' and mbarriers' addresses (tp::tma_kept): where
+    every warpgroup MMA of it leaves its group in flight (a GEMM's K loop: 5 of the f16
+    128x128x32 loop's 62 instructions). Not where the MMAs wait in their own step (attention:
+    more uniform values live across the body, ptxas keeps the addresses in per-thread registers
+    and moves them to uniform ones at every copy: no instruction saved, 4 registers more at
+    d=128)."""
+    return bool(pipe.wg_mmas) and len(pipe.wg_deferred) == len(pipe.wg_mmas)
+
+
 def _kept_maps(ctx: EmitContext, pipe: Pipeline) -> dict:
     """The tensor maps of the K loop's TMA copies, each made a reference before the loop by
-    tp::tma_kept (its address worked out once, where ptxas recomputed it at every copy): id(load)
-    -> its C++ name."""
+    tp::tma_kept where the loop `_keeps` them (its address worked out once, where ptxas
+    recomputed it at every copy): id(load) -> its C++ name."""
     out, kept = {}, {}
     for s in pipe.loads:
         if s.tma is not None:
             param = tma_map(ctx, s.tma, s.operand.elem)
-            if param not in kept:
+            if param not in kept and _keeps(pipe):
                 kept[param] = ctx.fresh("tp_map")
                 ctx.w.line(f"const tp::TensorMap& {kept[param]} = *tp::tma_kept(&{param});  // "
                            f"its address kept for the loop's copies", s.load.loc)
-            out[id(s)] = kept[param]
+            out[id(s)] = kept.get(param, param)
     return out
 
 
@@ -265,10 +275,11 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         ctx.w.line(f"tp::mbar_init({bars}, {S});  // the stages' mbarriers: their TMA copies "
                    f"complete on them", op.loc)
         ctx.w.line("__syncthreads();  // the mbarriers are initialized", op.loc)
-        kept = ctx.fresh("tp_bars")
-        ctx.w.line(f"uint64_t* const {kept} = tp::tma_kept({bars});  // their address kept for "
+    uses = bars   # (init and inval: bars)
+    if bars is not None and _keeps(pipe):
+        uses = ctx.fresh("tp_bars")
+        ctx.w.line(f"uint64_t* const {uses} = tp::tma_kept({bars});  // their address kept for "
                    f"the loop", op.loc)
-    uses = kept if bars is not None else None   # (init and inval: bars)
     _fetch_lambda(ctx, pipe, fetch, iv, uses)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
