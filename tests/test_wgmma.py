@@ -128,8 +128,9 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
 
 
 @pytest.mark.parametrize("mode,dtype,shape,tiles", [
-    *((mode, "bfloat16", (256, 256, 128), (128, 128, 64)) for mode in ("faithful", "fast")),  # tutorial-sized
-    *((mode, "bfloat16", (200, 136, 240), (128, 64, 32)) for mode in ("faithful", "fast")),   # ragged; 8 K steps: the 4 stages twice
+    *((m, "bfloat16", (256, 256, 128), (128, 128, 64)) for m in ("faithful", "fast")),  # tutorial-sized
+    # ragged; 8 K steps: the 4 stages twice
+    *((m, "bfloat16", (200, 136, 240), (128, 64, 32)) for m in ("faithful", "fast")),
     ("fast", "float16", (256, 256, 128), (128, 128, 32)),
     # two warpgroups (256 threads), each multiplying its own 64-row blocks of A: its descriptors
     # start at the warpgroup's rows (wgmma_ops.h wg_lo_rows), worked out before the K loop
@@ -137,7 +138,9 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
 def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
     """bf16 and f16 (torch tensors as the fake GPU's): both operands by TMA, one MMA group in
     flight across iterations (wgmma_acc), maps built once per array and reused by the warm launch
-    (one dict lookup; no encode call), both CPU modes. (f16 ragged: test_sm90a_class_runs_on_the_cpu.)"""
+    (one dict lookup; no encode call); bf16 in both CPU modes, f16 at 128x128 tiles in the fast
+    one and at 256x128 (two warpgroups) in the faithful one. (f16 ragged:
+    test_sm90a_class_runs_on_the_cpu.)"""
     torch = pytest.importorskip("torch")
     from fake_driver import FakeDriver, torch_on_the_fake_gpu
     monkeypatch.setenv("TILEPY_SM90A", "1")
@@ -431,8 +434,8 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     warpgroup = {op: n for op, n in loop["full_ops"].items() if op.startswith("WARPGROUP")}
     assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
     # (NVRTC 13.5: 40.5 and 34.92 with the descriptors' low words worked out before the loop
-    # (164 and 127 registers); 41.3 and 35.7, 42.1 and 36.6 before; mma.sync's loops on sm_90 are 851
-    # and 719 instructions)
+    # (164 and 127 registers); 41.3 and 35.7, 42.1 and 36.6 before; mma.sync's loops on sm_90
+    # are 851 and 719 instructions)
     assert loop["per_mma"] <= per_hgmma, loop
     # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared
     # memory (228 KiB an SM, 1 KiB of it reserved per block)
