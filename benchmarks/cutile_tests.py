@@ -12,12 +12,14 @@ conftest/util import private modules of cuTile (`cuda.tile._compile`, `_cext`, `
 facts those imports are read for: the emulated device's capability and bytecode version, the
 exception classes, torch dtype -> DType, and the implicit-cast and promotion rules (tilepy's,
 which follow cuTile's table: tests that compute an expectation from them check tilepy against
-its own rule); cutile_internals.py gives more (the bytecode's SimpleType and float encodings,
-CompilerOptions, the dtype categories). Any other private name a test file imports (cuTile's IR
-classes, its bytecode writer, its cache tool) is a placeholder: the file is collected and its
-tests run; a test that *uses* one (calls it, reads an attribute, isinstance, iterates, compares)
-cannot run on another implementation and is counted INTERNALS, that test only, whatever it made
-of the error (a placeholder never lets a test pass).
+its own rule); `cconv_v3_enabled()` is True (calling convention 3, which cuTile's releases keep
+to development builds: dataclass parameters and dtype/None/string/Enum constants, which tilepy
+has), so the tests it guards run; cutile_internals.py gives more (the bytecode's SimpleType and
+float encodings, CompilerOptions, the dtype categories). Any other private name a test file
+imports (cuTile's IR classes, its bytecode writer, its cache tool) is a placeholder: the file is
+collected and its tests run; a test that *uses* one (calls it, reads an attribute, isinstance,
+iterates, compares) cannot run on another implementation and is counted INTERNALS, that test
+only, whatever it made of the error (a placeholder never lets a test pass).
 
 Per test: PASS; WRONG (an assertion failed: a value, or an expected error that did not come,
 or came with another message); REFUSED (tilepy raised a located error, TileTypeError/
@@ -153,7 +155,7 @@ def _internals(capability):
     tilepy.Kernel._pyfunc = property(lambda k: k.func)     # cuTile's kernel's Python function
     cext = sys.modules["cuda.tile._cext"]
     cext.CallingConvention = CallingConvention
-    cext.cconv_v3_enabled = lambda: False
+    cext.cconv_v3_enabled = lambda: True      # dataclass parameters: tilepy has them
     exception = types.ModuleType("cuda.tile._exception")
     for name in dir(errors):
         if name.startswith("Tile"):
@@ -179,22 +181,20 @@ def _internals(capability):
     ops_utils = types.ModuleType("cuda.tile._ir.ops_utils")
     ops_utils.promote_dtypes = promotion.promote
     ir.cast_ops, ir.ops_utils = cast_ops, ops_utils
-    # cuTile's private mangling helpers its test imports: tilepy's (api/name_mangling.py); no
-    # dataclass parameters (calling convention 3, off here as `cconv_v3_enabled` says)
+    # cuTile's private mangling and signature names its tests import: tilepy's
+    # (api/name_mangling.py, api/compilation.py), with calling convention 3's dataclasses
     import tilepy.api.name_mangling as names
+    from tilepy.compilation import DataclassConstraint
     mangling = types.ModuleType("cuda.tile.compilation._name_mangling")
     mangling._mangle_string, mangling._demangle_string = names.mangle_string, names.demangle_string
     mangling._Cursor = names.Cursor
 
     def _demangle_kernel_name(symbol, alias_group_names, allowed_dataclasses, allowed_enums):
-        return names._demangle(symbol, alias_group_names)
+        return names._demangle(symbol, alias_group_names, allowed_dataclasses, allowed_enums)
     mangling._demangle_kernel_name = _demangle_kernel_name
     signature = types.ModuleType("cuda.tile.compilation._signature")
-
-    class DataclassConstraint:
-        def __init__(self, *a, **k):
-            raise NotImplementedError("tilepy has no dataclass parameters (calling convention 3)")
     signature.DataclassConstraint = DataclassConstraint
+    tilepy.compilation._signature = signature      # read as `ct.compilation._signature.X` too
     sys.modules.update({"cuda.tile._exception": exception,
                         "cuda.tile.compilation._name_mangling": mangling,
                         "cuda.tile.compilation._signature": signature,

@@ -10,6 +10,7 @@ random sequence of aliasing and non-aliasing calls on both paths, which must com
 compute the same. The per-test seam (`warm_path`, tests/conftest.py) runs the launch tests of
 test_launch, test_fake_driver and test_specialization_facts both ways."""
 import contextlib
+import dataclasses
 import random
 
 import numpy as np
@@ -55,6 +56,58 @@ def _families() -> list:
 def _scalars_and_constants():
     return [1, 7, 1.5, -0.0, 0.0, True, np.int64(3), np.float32(2.0), np.uint8(5)], \
         [16, 32, True, False, None, 0.0, -0.0, 2.5, "rows", "cols", ct.float32, ct.float16]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Pair:
+    x: object
+    n: object
+
+
+@dataclasses.dataclass(frozen=True)
+class _Other:
+    x: object
+    n: object
+
+
+def _keys_agree_with_signatures(m, table, layout, values, consts):
+    """The C path's key of every (value, constant) call is equal to another's exactly where
+    the Python path's signature is."""
+    calls = [(v, c) for v in values for c in consts]
+    found = [(dispatch.signature(a, layout)[0], m.key(a, table)) for a in calls]
+    assert all(key is not None for _, key in found)
+    for i in range(len(calls)):
+        for j in range(i):
+            assert (found[i][1] == found[j][1]) == (found[i][0] == found[j][0]), (calls[i],
+                                                                                calls[j])
+
+
+def test_dataclass_keys_partition_calls_as_the_python_signature(m):
+    """Dataclass arguments (calling convention 3), of a value parameter and of a Constant one:
+    equal C keys <=> equal Python signatures (the class, each field's facts, nested ones, each
+    constant's value); a launch with new field values is served by the C path and computes
+    with them."""
+    buf = np.zeros(64, np.float32)
+    values = [_Pair(buf[:16], 1), _Other(buf[:16], 1), _Pair(buf[1:17], 1), _Pair(buf[:16], 1.5),
+              _Pair(buf[:16], (1, 2)), _Pair(_Pair(buf[:16], 1), 2), _Pair(buf[:32:2], 1),
+              (_Pair(buf[:16], 1), 1)]
+    consts = [_Pair(16, 1), _Pair(16, 2), _Other(16, 1), _Pair(16, (1.0, None)), 16]
+    layout = (False, True)
+    table = m.Table(layout)
+    for cls in (_Pair, _Other):
+        assert m.record(cls, dispatch.record_names(cls))
+    _keys_agree_with_signatures(m, table, layout, values, consts)
+
+    @ct.kernel
+    def scaled(p, out, c: ct.Constant):
+        ct.store(out, (0,), ct.load(p.x, (0,), (c.x,)) * p.n + c.n)
+    a, out = np.ones(16, np.float32), np.zeros(16, np.float32)
+    ct.launch(None, (1,), scaled, (_Pair(a, 1.0), out, _Pair(16, 0.5)))
+    before = m.served()
+    for k in range(4):
+        ct.launch(None, (1,), scaled, (_Pair(a, float(k)), out, _Pair(16, 0.5)))
+        np.testing.assert_array_equal(out, k + 0.5)
+    assert m.served() - before >= 2
 
 
 def test_keys_partition_calls_as_the_python_signature(m):
@@ -136,13 +189,7 @@ def test_tuple_keys_partition_calls_as_the_python_signature(m):
     consts = [(16,), (32,), (16, 16), ((16,), 8), ("rows", None), (16.0,)]
     layout = (False, True)
     table = m.Table(layout)
-    calls = [(v, c) for v in values for c in consts]
-    found = [(dispatch.signature(a, layout)[0], m.key(a, table)) for a in calls]
-    assert all(key is not None for _, key in found)
-    for i in range(len(calls)):
-        for j in range(i):
-            assert (found[i][1] == found[j][1]) == (found[i][0] == found[j][0]), (calls[i],
-                                                                                calls[j])
+    _keys_agree_with_signatures(m, table, layout, values, consts)
     assert m.key(((1, 2), (16,)), m.Table((2, True))) is None      # a tuple annotation
 
     @ct.kernel

@@ -360,8 +360,12 @@ def _tileiras(module, arch: str, specs) -> Compiled:
 
 def _info_for(a, constant: bool, index: int = 0):
     """What the specializer takes for example argument `a` (an ArraySpec, a dtype, a value, an
-    array; a tuple of them); `index`: the example's own memory, when disjoint."""
-    from ..host.intake import ArgTuple, intake
+    array; a tuple or a dataclass object of them); `index`: the example's own memory, when disjoint."""
+    from ..host.intake import ArgRecord, ArgTuple, intake, record_fields
+    fields = record_fields(a)
+    if fields is not None:       # a dataclass: its fields' (a Constant's are constants)
+        return ArgRecord(type(a), [_info_for(x, constant, index * 64 + i + 1)
+                                   for i, (_, x) in enumerate(fields)])
     if constant:
         return a
     if type(a) is tuple:

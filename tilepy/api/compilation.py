@@ -9,9 +9,12 @@ What tilepy does with each constraint field:
     constant shapes and strides) where they make 16 bytes, `alias_groups=()` (overlaps no other
     array). tilepy never assumes more than these, so the other fields (lower bounds, other
     constant values, internal aliasing) are accepted, validated and not relied on.
-  - `ScalarConstraint`: the scalar's dtype. `ConstantConstraint`: the Constant's value.
+  - `ScalarConstraint`: the scalar's dtype. `ConstantConstraint`: the Constant's value (a
+    bool, int, float, dtype, None, string or Enum member); only for a `Constant` parameter.
   - `TupleConstraint`: a tuple parameter, one constraint per item (of constants: a constant
     tuple).
+  - `DataclassConstraint` (calling convention 3): a frozen dataclass parameter, one constraint
+    per field; its kernel parameters are its fields', in declaration order.
   - `ListConstraint`: refused (TileUnsupportedFeatureError): a list's length is part of tilepy's
     specialization, and a constraint does not give it.
   - `index_dtype=int64`: 64-bit extents and strides (cuTile's IndexedWithInt64), whatever the
@@ -24,6 +27,7 @@ symbol is honored for Tile IR bytecode and tileiras cubins, and refused for NVRT
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import struct
 import typing
@@ -36,8 +40,9 @@ from ..types import dtype as D
 
 
 class CallingConvention:
-    """How a compiled kernel takes its parameters: `cutile_python_v1()` or `cutile_python_v2()`
-    (v2 adds constant shapes and tuple parameters); `code` is "t1"/"t2"."""
+    """How a compiled kernel takes its parameters: `cutile_python_v1()`, `cutile_python_v2()`
+    (adds constant shapes and tuple parameters) or `cutile_python_v3()` (adds dataclass
+    parameters, flattened as tuples of their fields); `code` is "t1"/"t2"/"t3"."""
     _made: dict = {}
 
     def __init__(self, version: int):
@@ -52,6 +57,10 @@ class CallingConvention:
         return CallingConvention._of(2)
 
     @staticmethod
+    def cutile_python_v3() -> "CallingConvention":
+        return CallingConvention._of(3)
+
+    @staticmethod
     def _of(version: int) -> "CallingConvention":
         made = CallingConvention._made
         if version not in made:
@@ -60,7 +69,7 @@ class CallingConvention:
 
     @staticmethod
     def from_code(code: str, /) -> "CallingConvention":
-        if isinstance(code, str) and code in ("t1", "t2"):
+        if isinstance(code, str) and code in ("t1", "t2", "t3"):
             return CallingConvention._of(int(code[1]))
         raise ValueError(f"Unknown calling convention code '{code}'")
 
@@ -238,8 +247,45 @@ class TupleConstraint:
         object.__setattr__(self, "items", tuple(_to_constraint(x) for x in items))
 
 
+@dataclass(frozen=True, init=False)
+class DataclassConstraint:
+    """A dataclass parameter (calling convention 3): the class and one constraint per field, in
+    declaration order; its kernel parameters are its fields', as a tuple's items. cuTile keeps
+    it to its development builds; tilepy enables it."""
+    cls: type
+    fields: tuple
+
+    def __init__(self, cls: type, fields):
+        if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
+            raise TypeError("DataclassConstraint.cls must be a dataclass type")
+        fields = tuple(_to_constraint(f) for f in fields)
+        count = len(dataclasses.fields(cls))
+        if len(fields) != count:
+            raise TypeError(f"Number of fields in DataclassConstraint doesn't match the number "
+                            f"of fields of dataclass '{cls.__qualname__}' ({len(fields)} vs "
+                            f"{count})")
+        object.__setattr__(self, "cls", cls)
+        object.__setattr__(self, "fields", fields)
+
+    @staticmethod
+    def create(cls: type, /, **fields) -> "DataclassConstraint":
+        """The constraint of `cls` with its fields' constraints by name."""
+        if not isinstance(cls, type) or not dataclasses.is_dataclass(cls):
+            raise TypeError("`cls` must be a dataclass type")
+        items = []
+        for f in dataclasses.fields(cls):
+            if f.name not in fields:
+                raise TypeError(f"Missing field '{f.name}' of dataclass '{cls.__qualname__}'")
+            items.append(fields.pop(f.name))
+        if fields:
+            raise TypeError(f"No such field '{next(iter(fields))}' in dataclass "
+                            f"'{cls.__qualname__}'")
+        return DataclassConstraint(cls, items)
+
+
 def _is_constant_value(v) -> bool:
-    return isinstance(v, (bool, int, float)) or isinstance(v, DType)
+    """cuTile's constants: bool, int, float, a dtype, None, a string, an Enum member."""
+    return isinstance(v, (bool, int, float, str, enum.Enum, DType)) or v is None
 
 
 @dataclass(eq=False)
@@ -267,7 +313,7 @@ class ConstantConstraint:
 
 
 ParameterConstraint = (ScalarConstraint, ArrayConstraint, ListConstraint, TupleConstraint,
-                       ConstantConstraint)
+                       DataclassConstraint, ConstantConstraint)
 
 
 def _to_constraint(c):
@@ -277,6 +323,8 @@ def _to_constraint(c):
         return ConstantConstraint(c)
     if isinstance(c, tuple):
         return TupleConstraint(c)
+    if dataclasses.is_dataclass(c) and not isinstance(c, type):
+        return DataclassConstraint(type(c), [getattr(c, f.name) for f in dataclasses.fields(c)])
     raise TypeError(f"Can't interpret {c!r} as a parameter constraint")
 
 
@@ -288,6 +336,8 @@ def _alias_uses(constraints):
             yield from _alias_uses([c.element])
         elif isinstance(c, TupleConstraint):
             yield from _alias_uses(c.items)
+        elif isinstance(c, DataclassConstraint):
+            yield from _alias_uses(c.fields)
 
 
 def _check_alias_groups(constraints):
@@ -317,12 +367,14 @@ def _check_convention(c, cconv: CallingConvention):
                          f"{cconv.name}; version >= 2 is required")
     if isinstance(c, ListConstraint):
         _check_convention(c.element, cconv)
-    if isinstance(c, TupleConstraint):
-        if cconv.version < 2:
-            raise ValueError(f"Tuple parameters are not supported by calling convention "
-                             f"{cconv.name}; version >= 2 is required")
-        for x in c.items:
-            _check_convention(x, cconv)
+    for kind, cls, version, items in (("Tuple", TupleConstraint, 2, "items"),
+                                      ("Dataclass", DataclassConstraint, 3, "fields")):
+        if isinstance(c, cls):
+            if cconv.version < version:
+                raise ValueError(f"{kind} parameters are not supported by calling convention "
+                                 f"{cconv.name}; version >= {version} is required")
+            for x in getattr(c, items):
+                _check_convention(x, cconv)
 
 
 @dataclass(frozen=True, init=False)
@@ -375,12 +427,14 @@ class KernelSignature:
 def _constraint_of(p, aliased: bool, cconv: CallingConvention, info):
     """The constraint of one specialized parameter (`aliased`: some arrays may overlap; `info`:
     its argument's, None for a list's arrays)."""
-    from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam
+    from ..host.params import (ArrayListParam, ArrayParam, ConstParam, DataclassParam,
+                               ScalarParam, TupleParam)
     if isinstance(p, ArrayParam):
         return _array_constraint(p, aliased, cconv, getattr(info, "shape", (None,) * p.ndim))
     if isinstance(p, TupleParam):
-        return TupleConstraint([_constraint_of(q, aliased, cconv, i)
-                                for q, i in zip(p.items, info)])
+        items = [_constraint_of(q, aliased, cconv, i) for q, i in zip(p.items, info)]
+        return DataclassConstraint(p.cls, items) if isinstance(p, DataclassParam) else \
+            TupleConstraint(items)
     if isinstance(p, ArrayListParam):
         if not p.items:
             raise TileUnsupportedFeatureError(
@@ -421,7 +475,7 @@ def _array_constraint(p, aliased: bool, cconv: CallingConvention, extents) -> Ar
 
 
 # ------------------------------------------------------------------------------- export
-def _spec(name: str, c: ArrayConstraint):
+def _spec(c: ArrayConstraint):
     """The AOT ArraySpec of an ArrayConstraint: the facts tilepy specializes on."""
     from .aot import ArraySpec
 
@@ -437,24 +491,33 @@ def _spec(name: str, c: ArrayConstraint):
                      not c.alias_groups, D.int64 if c.index_dtype is D.int64 else None)
 
 
-def _example(name: str, c, constant: bool):
-    """The example argument `kernel.compile` takes for constraint `c` of parameter `name`."""
+def _example(what: str, c, constant: bool):
+    """The example argument `kernel.compile` takes for constraint `c` of a parameter (`what`:
+    cuTile's words for it, "field 'add' of kernel parameter 'args'"); a Constant's (`constant`)
+    must be constants, a dataclass's fields under the parameter's annotation (cuTile's rules)."""
+    if isinstance(c, DataclassConstraint):
+        from ..frontend.records import make
+        return make(c.cls, [_example(f"field '{f.name}' of {what}", x, constant)
+                            for f, x in zip(dataclasses.fields(c.cls), c.fields)])
     if isinstance(c, ConstantConstraint):
+        if not constant:
+            raise TypeError(f"Invalid {what}: ConstantConstraint is only valid for parameters "
+                            f"annotated as Constant.")
         return c.value
-    if isinstance(c, TupleConstraint) and all(isinstance(x, ConstantConstraint) for x in c.items):
-        return tuple(x.value for x in c.items)
+    if isinstance(c, TupleConstraint) and constant:
+        return tuple(_example(f"item #{i} of {what}", x, True) for i, x in enumerate(c.items))
     if constant:
-        raise TypeError(f"parameter '{name}' is a Constant: its constraint must be a "
-                        f"ConstantConstraint (or a tuple of them), got {c}")
+        raise TypeError(f"Invalid {what}: Expected a scalar/tuple/dataclass constant, as implied "
+                        f"by the Constant annotation.")
     if isinstance(c, ScalarConstraint):
         return c.dtype
     if isinstance(c, ArrayConstraint):
-        return _spec(name, c)
+        return _spec(c)
     if isinstance(c, TupleConstraint):
-        return tuple(_example(f"{name}[{i}]", x, False) for i, x in enumerate(c.items))
+        return tuple(_example(f"item #{i} of {what}", x, False) for i, x in enumerate(c.items))
     raise TileUnsupportedFeatureError(
-        f"parameter '{name}': a {type(c).__name__} cannot be exported by tilepy yet (a list's "
-        f"length is part of tilepy's specialization)")
+        f"{what}: a {type(c).__name__} cannot be exported by tilepy yet (a list's length is part "
+        f"of tilepy's specialization)")
 
 
 def signature_args(kernel, signature: KernelSignature) -> list:
@@ -464,7 +527,8 @@ def signature_args(kernel, signature: KernelSignature) -> list:
         raise TypeError(f"kernel '{kernel.name}' takes {len(names)} parameter(s) "
                         f"({', '.join(names)}) but the signature has "
                         f"{len(signature.parameters)} constraint(s)")
-    return [_example(n, c, n in kernel.constants) for n, c in zip(names, signature.parameters)]
+    return [_example(f"kernel parameter '{n}'", c, n in kernel.constants)
+            for n, c in zip(names, signature.parameters)]
 
 
 def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[str] = None,

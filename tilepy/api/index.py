@@ -26,13 +26,16 @@ MAX_VARIANTS = 8
 
 def slot_key(kernel, params) -> str | None:
     """The slot of `kernel` specialized as `params`; None when it cannot be fingerprinted
-    (a Constant value or option tilepy cannot fingerprint, a function without a source file)."""
+    (a Constant value or option tilepy cannot fingerprint, a function without a source file, a
+    dataclass parameter)."""
     if cache.cache_dir() is None:
         return None
     from ..frontend.identity import fingerprint, tilepy_build
-    from ..host.params import ConstParam
+    from ..host.params import ConstParam, DataclassParam
     parts = [fingerprint(kernel.func), fingerprint(kernel.options)]
     for p in params:
+        if _holds(p, DataclassParam):     # a user's class: its methods are not fingerprinted
+            return None
         if isinstance(p, ConstParam):
             f = fingerprint(p.value)
             parts.append(None if f is None else f"{p.name}=const:{f}")
@@ -41,6 +44,11 @@ def slot_key(kernel, params) -> str | None:
     if None in parts:
         return None
     return cache.key_of(KIND, tilepy_build(), *parts)
+
+
+def _holds(p, kind) -> bool:
+    """Whether parameter `p` is or holds (a tuple's item, recursively) a `kind`."""
+    return isinstance(p, kind) or any(_holds(q, kind) for q in getattr(p, "items", ()))
 
 
 def _variants(slot: str) -> list[dict]:

@@ -11,21 +11,28 @@ a kernel's symbol that spells its signature, so one binary can hold a kernel per
   `_` + `p<base address divisor>`, `g<hex alias group id>`..., `i` (may alias internally), `u`
   (uint32 indices) or `w` (int64 indices);
 - `L` a list: `g<id>`... of the list, `i` when its elements may alias, its element's `A...`;
-- `T<count>` a tuple, then its items' constraints without separators.
+- `T<count>` a tuple, then its items' constraints without separators;
+- `D<module><qualname><count>` a dataclass (calling convention 3): its class's module and
+  qualified name as strings, its field count, then its fields' constraints;
+- `Cn_` None, `Cs_<string>` a string, `Ce_<module><qualname><member name>` an Enum member
+  constants (calling convention 3's).
 Alias groups are numbered by first appearance (a list's own before its element's). Strings
 (`mangle_string`) keep ASCII letters and digits but `K` (so `_K` only ever separates the name)
 and escape the rest: `__`, `_k`, `_<2 hex>`, `_u<4 hex>`, `_w<8 hex>`, ending with `_z`.
-A mangled name always demangles back to its signature (checked when it is made).
+A mangled name always demangles back to its signature (checked when it is made). Demangling a
+dataclass or an Enum needs its class: `demangle_kernel_name(symbol, allowed_dataclasses=...,
+allowed_enums=...)` (classes, or a function `(module, qualname) -> class`), as cuTile's.
 """
 from __future__ import annotations
 
+import enum
 import re
 import struct
 
 from ..types import dtype as D
 from .compilation import (ArrayConstraint, CallingConvention, ConstantConstraint,
-                          KernelSignature, ListConstraint, ScalarConstraint, TupleConstraint,
-                          _alias_uses)
+                          DataclassConstraint, KernelSignature, ListConstraint, ScalarConstraint,
+                          TupleConstraint, _alias_uses)
 
 DTYPE_CODES = {D.bool_: "b8", D.uint8: "u8", D.uint16: "u16", D.uint32: "u32", D.uint64: "u64",
                D.int8: "i8", D.int16: "i16", D.int32: "i32", D.int64: "i64",
@@ -46,26 +53,36 @@ def mangle_kernel_name(function_name: str, kernel_signature: KernelSignature) ->
     for _, names in _alias_uses(kernel_signature.parameters):
         for g in names:
             groups.setdefault(g, len(groups))
+    seen: set = set()                 # the dataclasses and Enum classes it names
     out = f"{function_name}_K{kernel_signature.calling_convention.code}" + "".join(
-        "_" + _constraint(c, groups) for c in kernel_signature.parameters)
-    name, back = _demangle(out, list(groups))
+        "_" + _constraint(c, groups, seen) for c in kernel_signature.parameters)
+    name, back = _demangle(out, list(groups), seen, seen)
     if name != function_name or back.parameters != kernel_signature.parameters:
         raise ValueError(f"the mangled name {out!r} does not demangle to its signature")
     return out
 
 
-def _constraint(c, groups: dict) -> str:
+def _constraint(c, groups: dict, seen: set) -> str:
     if isinstance(c, ScalarConstraint):
         return "S" + dtype_code(c.dtype)
     if isinstance(c, ArrayConstraint):
         return "A" + _array(c, groups)
     if isinstance(c, ListConstraint):
         return "L" + _group_ids(c.alias_groups, groups) + ("i" if c.elements_may_alias else "") \
-            + _constraint(c.element, groups)
+            + _constraint(c.element, groups, seen)
     if isinstance(c, TupleConstraint):
-        return f"T{len(c.items)}" + "".join(_constraint(x, groups) for x in c.items)
+        return f"T{len(c.items)}" + "".join(_constraint(x, groups, seen) for x in c.items)
+    if isinstance(c, DataclassConstraint):
+        return "D" + _global(c.cls, seen) + str(len(c.fields)) + "".join(
+            _constraint(x, groups, seen) for x in c.fields)
     if isinstance(c, ConstantConstraint):
         v = c.value
+        if v is None:
+            return "Cn_"
+        if isinstance(v, str):
+            return "Cs_" + mangle_string(v)
+        if isinstance(v, enum.Enum):
+            return "Ce_" + _global(type(v), seen) + mangle_string(v.name)
         if isinstance(v, bool):
             return f"B{int(v)}"
         if isinstance(v, int):
@@ -92,6 +109,12 @@ def _array(a: ArrayConstraint, groups: dict) -> str:
         + _group_ids(a.alias_groups, groups) + ("i" if a.may_alias_internally else "") \
         + {D.uint32: "u", D.int64: "w"}.get(a.index_dtype, "")
     return out + ("_" + extras if extras else "")
+
+
+def _global(cls, seen: set) -> str:
+    """A class as its module and qualified name (`seen` collects it for the round trip)."""
+    seen.add(cls)
+    return mangle_string(cls.__module__) + mangle_string(cls.__qualname__)
 
 
 def _group_ids(names, groups: dict) -> str:
@@ -153,9 +176,12 @@ class Cursor:
         return got
 
 
-def demangle_kernel_name(symbol: str) -> tuple[str, KernelSignature]:
-    """(function name, signature) of a mangled kernel name; alias groups are named `group<i>`."""
-    return _demangle(symbol, None)
+def demangle_kernel_name(symbol: str, *, allowed_dataclasses=(), allowed_enums=()
+                         ) -> tuple[str, KernelSignature]:
+    """(function name, signature) of a mangled kernel name; alias groups are named `group<i>`.
+    A dataclass or Enum class it names must be one of `allowed_dataclasses` / `allowed_enums`
+    (classes, or a function `(module, qualname)` giving the class)."""
+    return _demangle(symbol, None, allowed_dataclasses, allowed_enums)
 
 
 def demangle_string(cursor: Cursor) -> str:
@@ -179,14 +205,17 @@ def demangle_string(cursor: Cursor) -> str:
             out.append(chr(int(digits, 16)))
 
 
-def _demangle(symbol: str, group_names) -> tuple[str, KernelSignature]:
+def _demangle(symbol: str, group_names, allowed_dataclasses=(), allowed_enums=()
+              ) -> tuple[str, KernelSignature]:
     at = symbol.rfind("_K")
     if at < 0:
         raise ValueError(f"`{symbol}` is not a mangled kernel name")
     cursor = Cursor(symbol, symbol[at + 2:], at + 2)
     code = cursor.expect("[^_]+", "Expected a calling convention code after _K")
     cconv = CallingConvention.from_code(code)
-    groups = _Groups(group_names)
+    groups = _Groups(group_names, {
+        "dataclasses": _provider(allowed_dataclasses, "allowed_dataclasses"),
+        "enums": _provider(allowed_enums, "allowed_enums")})
     params = []
     while cursor.remaining:
         cursor.expect("_", "Expected an underscore")
@@ -194,12 +223,32 @@ def _demangle(symbol: str, group_names) -> tuple[str, KernelSignature]:
     return symbol[:at], KernelSignature(params, cconv, symbol)
 
 
+def _provider(allowed, list_name: str):
+    """`(module, qualname) -> class` over a list of classes (or the caller's function)."""
+    if callable(allowed):
+        return allowed
+    allowed = tuple(allowed)
+
+    def find(module: str, qualname: str):
+        for c in allowed:
+            if c.__module__ == module and c.__qualname__ == qualname:
+                return c
+        raise ValueError(f"Global '{module}.{qualname}' not found in the '{list_name}' list; "
+                         f"refusing to demangle the name.")
+    return find
+
+
+def _read_global(cursor: Cursor, groups: "_Groups", kind: str):
+    module = demangle_string(cursor)
+    return groups.classes[kind](module, demangle_string(cursor))
+
+
 class _Groups:
     """Alias group ids as they are read: each new one the next number, increasing within a
-    constraint."""
+    constraint; `classes`: per kind of class a name may hold, how it is found."""
 
-    def __init__(self, names):
-        self.names, self.last = names, -1
+    def __init__(self, names, classes: dict):
+        self.names, self.last, self.classes = names, -1, classes
 
     def read(self, cursor: Cursor) -> list[str]:
         out, prev = [], None
@@ -245,8 +294,19 @@ def _read_constraint(cursor: Cursor, groups: _Groups):
     if kind == "F":
         bits = cursor.expect("[0-9a-f]{16}", "Expected 16 hex digits")
         return ConstantConstraint(struct.unpack(">d", bytes.fromhex(bits))[0])
+    if kind == "D":
+        cls = _read_global(cursor, groups, "dataclasses")
+        count = int(cursor.expect("[1-9][0-9]*", "Expected field count"))
+        return DataclassConstraint(cls, [_read_constraint(cursor, groups) for _ in range(count)])
     if kind == "Cd_":
         return ConstantConstraint(_read_dtype(cursor))
+    if kind == "Cn_":
+        return ConstantConstraint(None)
+    if kind == "Cs_":
+        return ConstantConstraint(demangle_string(cursor))
+    if kind == "Ce_":
+        cls = _read_global(cursor, groups, "enums")
+        return ConstantConstraint(cls.__members__[demangle_string(cursor)])
     raise start.error(f"Unexpected constraint code '{kind}'")
 
 

@@ -1,11 +1,13 @@
 """Values made of other values, as control flow sees them (cuTile's aggregates): a tuple (its
 items), a list of arrays (its arrays; its length is part of the specialization), a tiled view
-(its array) and a def/lambda of the kernel (the values it captures and its defaults). An `if`
-merges two aggregates of one kind part by part (control_flow.Merge) and a loop carries an
-aggregate as its parts (loops.py); arrays, whose parts are IR values, are in array_list.py.
+(its array), a dataclass object (its fields: records.py) and a def/lambda of the kernel (the
+values it captures and its defaults). An `if` merges two aggregates of one kind part by part
+(control_flow.Merge) and a loop carries an aggregate as its parts (loops.py); arrays, whose
+parts are IR values, are in array_list.py.
 
 `split(v)` gives `(kind, parts)`: two aggregates can meet only when their kinds are equal (the
-same tuple or list length, the same tile shape, padding and steps of a view, the same `def`), and
+same tuple or list length, the same tile shape, padding and steps of a view, the same dataclass,
+the same `def`), and
 `join(v, parts)` rebuilds one like `v` from new parts.
 """
 from __future__ import annotations
@@ -14,6 +16,8 @@ import ast
 import dataclasses
 
 from .names import LocalFunction
+from .records import fields_of, is_record
+from .records import make as make_record
 from .values import ArrayList, TiledView
 
 
@@ -25,6 +29,8 @@ def split(v):
         return ("list", len(v)), list(v)
     if isinstance(v, TiledView):
         return ("view", v.tile_shape, v.padding_mode, v.traversal_steps), [v.array]
+    if is_record(v):
+        return ("dataclass", type(v)), fields_of(v)
     if isinstance(v, LocalFunction):
         names = captured_names(v)
         return ("function", id(v.node), names, len(v.defaults), len(v.kw_defaults)), \
@@ -40,6 +46,8 @@ def join(v, parts):
         return ArrayList(parts)
     if isinstance(v, TiledView):
         return dataclasses.replace(v, array=parts[0])
+    if is_record(v):
+        return make_record(type(v), parts)
     names = captured_names(v)
     f = LocalFunction.__new__(LocalFunction)
     f.node, f.tracer = v.node, v.tracer
@@ -59,6 +67,8 @@ def kind_name(v, other=None) -> str:
         same = isinstance(other, TiledView) and repr(other) == repr(v)
         return f"{v!r} (steps {v.traversal_steps}, padding {v.padding_mode.name})" if same \
             else repr(v)
+    if is_record(v):
+        return f"a dataclass {type(v).__qualname__}"
     return f"the function '{getattr(v.node, 'name', 'lambda')}' of line {v.node.lineno}"
 
 

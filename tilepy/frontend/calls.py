@@ -4,8 +4,9 @@ A call's callee decides what it means:
 - a tilepy builtin (a stub of api.py): its implementation runs with the bound arguments;
 - a keyword-like builtin (`static_eval`, `static_assert`): its argument is plain Python (static.py);
 - a Python function or a `def`/`lambda` of the kernel: its body is traced in place (inlined);
-- a dataclass: an object of it is built (its fields may hold tiles and arrays), and its methods
-  are inlined with it as `self`;
+- a dataclass: an object of it is built (its fields may hold tiles and arrays; records.py), and
+  its methods (`__call__` when the object is called) are inlined with it as `self`;
+  `dataclasses.replace` makes a new one;
 - a Python builtin or `operator` function: mapped to the matching tile builtin on tiles;
 - anything else on compile-time constants: called at compile time.
 """
@@ -25,7 +26,9 @@ from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
 from .builtins.semantics import constant_scalar
 from .static import SPECIAL_FORMS, check_direct
+from . import records
 from .names import NO_DEFAULT, BoundBuiltin, Captured, LocalFunction
+from .records import class_attr, is_record, is_record_class
 from .tracer import CALLS, FunctionTracer, bind_args
 from .tuples import starred
 from .values import Array, Tile, type_name
@@ -99,10 +102,21 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     py = _py_builtin(fn)
     if py is not None:
         return py(tr, args, kwargs)
-    if inspect.ismethod(fn) and _is_record(fn.__self__):     # obj.method(...): self is obj
+    if inspect.ismethod(fn) and is_record(fn.__self__):      # obj.method(...): self is obj
         fn, args = fn.__func__, [fn.__self__, *args]
-    if _is_record(fn, cls=True):
-        return _make_record(fn, args, kwargs)
+    if is_record(fn):                                        # obj(...): its class's __call__
+        dunder = class_attr(type(fn), "__call__")
+        if dunder is None:
+            raise TileTypeError(f"Cannot call an object of type {type(fn).__name__}")
+        fn, args = dunder, [fn, *args]
+    if isinstance(fn, type) and is_record_class(fn):
+        return records.construct(fn, args, kwargs,
+                                 lambda f, a: inline_function(tr.ctx, f, a, {}))
+    if fn is dataclasses.replace:
+        if len(args) != 1:
+            raise TileTypeError(f"dataclasses.replace() takes one positional argument, the "
+                                f"object ({len(args)} given)")
+        return records.replace(args[0], kwargs)
     if inspect.isfunction(fn):
         from .with_stmt import context_manager_call
         mgr = context_manager_call(fn, args, kwargs)
@@ -121,20 +135,6 @@ def call(tr: FunctionTracer, fn, args, kwargs, arg_nodes=(), kw_nodes=None):
     except Exception as e:
         raise TileValueError(f"calling {getattr(fn, '__name__', fn)!s} at compile time "
                              f"raised {type(e).__name__}: {e}") from None
-
-
-def _is_record(v, cls=False) -> bool:
-    """A dataclass (`cls`) or one of its objects: a record of values a kernel may build."""
-    return dataclasses.is_dataclass(v) and isinstance(v, type) == cls
-
-
-def _make_record(cls, args, kwargs):
-    """`cls(...)` of a dataclass inside a kernel: its fields may hold tiles and arrays (cuTile's
-    rule); its methods are inlined with the object as `self`."""
-    try:
-        return cls(*args, **kwargs)
-    except TypeError as e:
-        raise TileTypeError(f"{cls.__name__}(): {e}") from None
 
 
 def _has_runtime(v, kinds=(Tile, Array)) -> bool:
@@ -280,4 +280,4 @@ def _py_builtin(fn):
     return None
 
 
-CALLS.update(expr=expr_call, combiner=call_combiner)
+CALLS.update(expr=expr_call, combiner=call_combiner, function=inline_function)

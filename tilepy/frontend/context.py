@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from ..errors import Loc, TileSyntaxError, at
 from ..ir import AssumePredicate, Block, Builder, Module, Region, Value, make_op
 from ..types import PartitionViewType, TensorViewType
-from ..host.params import (ArrayListParam, ArrayParam, ConstParam, ScalarParam,  # noqa: F401
-                           TupleParam)
+from ..host.params import (ArrayListParam, ArrayParam, ConstParam, DataclassParam,  # noqa: F401
+                           ScalarParam, TupleParam)
+from .records import make as make_record
 from .values import Array, ArrayList, Tile
 
 
@@ -68,11 +69,14 @@ class KernelContext:
     def _bind(self, p, args):
         """The value parameter `p` is inside the kernel, from its entry arguments `args`: a
         tuple's is a tuple of its items' (an ArrayList when they are arrays of one dtype, rank
-        and index dtype, so that a runtime index selects among them as in a list)."""
+        and index dtype, so that a runtime index selects among them as in a list); a
+        dataclass's, an object of its class holding its fields'."""
         if isinstance(p, ArrayParam):
             return self._array(p, args)
         if isinstance(p, ArrayListParam):
             return ArrayList(self._array(q, args) for q in p.items)
+        if isinstance(p, DataclassParam):          # an object of the user's class (records.py)
+            return make_record(p.cls, [self._bind(q, args) for q in p.items])
         if isinstance(p, TupleParam):
             items = tuple(self._bind(q, args) for q in p.items)
             kinds = {(a.dtype, a.ndim, a.index_dtype) if isinstance(a, Array) else None

@@ -27,7 +27,8 @@ from ..errors import (TileAnnotationError, TileArgumentTypeError, TileIndexOverf
                       TileTypeError, TileValueError)
 from ..types import DType
 from ..types import dtype as D
-from ..host.params import ArrayListParam, ArrayParam, ConstParam, ScalarParam, TupleParam, flat
+from ..host.params import (ArrayListParam, ArrayParam, ConstParam, DataclassParam, ScalarParam,
+                           TupleParam, flat)
 
 ALIGN = 16          # bytes: the widest vector access; no fact is specialized beyond it
 
@@ -116,8 +117,10 @@ def argument_param(name: str, info, node, position: int, path: tuple[int, ...] =
     whose items are named `<name>_<i>`, each under its item's annotation (a leaf annotation
     applies to every item); every other value, param_for's. `position`: the argument's index in
     the call, for cuTile's "item #i of kernel argument #k" in errors."""
-    from ..host.intake import ArgTuple, ArrayInfo, ArrayInfoList
+    from ..host.intake import ArgRecord, ArgTuple, ArrayInfo, ArrayInfoList
     from .annotations import EachItem, Items, Leaf
+    if isinstance(info, ArgRecord):
+        return _record_param(name, info, node, position, path, exact)
     if isinstance(info, ArgTuple):
         if isinstance(node, Items) and len(node.items) != len(info):
             raise TileArgumentTypeError(
@@ -140,15 +143,47 @@ def argument_param(name: str, info, node, position: int, path: tuple[int, ...] =
     if not node.constant and isinstance(info, tuple) and not isinstance(info, ArrayInfoList):
         raise TileArgumentTypeError(f"Invalid {_what(position, path)}: '{type(info).__name__}' "
                                     f"is a subclass of 'tuple'. Only plain tuples are accepted.")
+    if not node.constant and isinstance(info, str):         # cuTile's rule
+        raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Objects of type 'str' are "
+                                    f"only accepted for parameters annotated as Constant.")
+    if path and not node.constant and not _is_leaf_value(info):
+        raise TileArgumentTypeError(f"Invalid {_what(position, path)}: Objects of type "
+                                    f"'{type(info).__name__}' are not supported")
     return param_for(name, info, node.constant,
                      node.scalar.dtype if node.scalar is not None else None, node.index_dtype,
                      node.array_annotation, exact)
 
 
-def _what(position: int, path: tuple[int, ...]) -> str:
-    """cuTile's name of an argument or of one of its tuple's items: "item #1 of item #0 of
-    kernel argument #2"."""
-    return "".join(f"item #{i} of " for i in reversed(path)) + f"kernel argument #{position}"
+def _is_leaf_value(info) -> bool:
+    """What param_for takes as a value that is not a Constant (an item's or a field's)."""
+    from ..host.intake import ArrayInfo, ArrayInfoList
+    return isinstance(info, (ArrayInfo, ArrayInfoList, bool, int, float, np.number, np.bool_,
+                             DType, str, type(None)))
+
+
+def _record_param(name: str, info, node, position: int, path: tuple, exact: bool):
+    """A dataclass object's parameter: its fields' under the parameter's annotation (a leaf's
+    applies to every field, as cuTile's: a Constant makes every field a constant)."""
+    from .annotations import Leaf
+    from .records import check_class, field_names
+    what = _what(position, path)
+    if not isinstance(node, Leaf):
+        raise TileArgumentTypeError(f"Invalid {what}: Received a dataclass object "
+                                    f"({info.cls.__name__}) for a parameter annotated as a tuple")
+    try:
+        check_class(info.cls)
+    except TileTypeError as e:
+        raise TileArgumentTypeError(f"Invalid {what}: {e}") from None
+    return DataclassParam(name, tuple(
+        argument_param(f"{name}_{i}", x, node, position, (*path, f), exact)
+        for i, (f, x) in enumerate(zip(field_names(info.cls), info))), info.cls)
+
+
+def _what(position: int, path: tuple) -> str:
+    """cuTile's name of an argument or of one of its tuple's items or dataclass's fields:
+    "item #1 of field 'xs' of kernel argument #2"."""
+    return "".join(f"field '{i}' of " if isinstance(i, str) else f"item #{i} of "
+                   for i in reversed(path)) + f"kernel argument #{position}"
 
 
 def _annotated_scalar(name: str, info, constant: bool, dtype: DType) -> ScalarParam:
@@ -219,7 +254,12 @@ def _array_list(name: str, infos, index_dtype=None, annotation=None,
 
 def _plain_constant(value):
     """A numpy scalar given for a Constant is the Python value it holds (np.int32(16) is 16),
-    so it specializes, prints and hashes as that value."""
+    so it specializes, prints and hashes as that value; a torch or numpy dtype object is the
+    tilepy dtype it stands for (as in cuTile: `c == ct.float32` holds for `torch.float32`)."""
+    if isinstance(value, np.dtype) or type(value).__name__ == "dtype":
+        dt = D.foreign(value)
+        if dt is not None:
+            return dt
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, np.integer):
@@ -261,6 +301,9 @@ def _divs(divs) -> str:
 def param_key(p) -> tuple:
     """The specialization key of one parameter: (name, property, value) triples (a tuple's
     and a list's items' follow theirs)."""
+    if isinstance(p, DataclassParam):
+        return ((p.name, "kind", "dataclass"), (p.name, "class", p.cls),
+                *(t for q in p.items for t in param_key(q)))
     if isinstance(p, TupleParam):
         return ((p.name, "kind", "tuple"), (p.name, "length", len(p.items)),
                 *(t for q in p.items for t in param_key(q)))

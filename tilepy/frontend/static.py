@@ -16,7 +16,8 @@ import numpy as np
 
 from ..errors import TileError, TileStaticAssertionError, TileStaticEvalError, TileSyntaxError, \
     TileTypeError
-from . import api
+from . import api, records
+from .records import is_record
 from .stubs import set_static_evaluation, static_evaluation
 from .values import Array, Tile
 
@@ -200,6 +201,9 @@ def resolve(tr, v):
                             {k: resolve(tr, a) for k, a in v.kwargs.items()})
     if isinstance(v, tuple):
         return tuple(resolve(tr, x) for x in v)
+    if is_record(v):                   # a dataclass object: cuTile's rules, fields resolved
+        records.check_class(type(v))
+        return records.make(type(v), [resolve(tr, x) for x in records.fields_of(v)])
     if isinstance(v, (list, dict, set)):
         raise TileTypeError(f"Cannot create constant from value of type {type(v).__name__}. "
                             f"Kernels can only use tuples (convert with tuple())")

@@ -26,6 +26,7 @@ from . import api
 from .builtins import call_builtin
 from .context import KernelContext
 from .names import BoundBuiltin, Captured, LocalFunction, ReturnSignal, Undefined, truth
+from .records import class_attr, field_names, is_record
 from .source import ParsedFunction, parse_function
 from . import tuples
 from .methods import ARRAY_METHODS, RAW_MEMORY_METHODS, TILE_METHODS, TILED_VIEW_METHODS
@@ -199,7 +200,16 @@ class FunctionTracer:
                 if isinstance(obj, Tile):
                     raise TileTypeError("Tiles are immutable: item assignment is not supported "
                                         "(build a new tile, e.g. with tilepy.where())")
+                if is_record(obj):
+                    fn = self._record_dunder(obj, "__setitem__", "item-assignable")
+                    self.call_method(fn, [obj, self.expr(target.slice), value])
+                    return
                 raise TileTypeError(f"{type_name(obj)} does not support item assignment")
+            elif isinstance(target, ast.Attribute) and is_record(obj := self.expr(target.value)):
+                raise TileSyntaxError(f"cannot assign to field '{target.attr}' of a "
+                                      f"{type(obj).__name__}: dataclasses in kernels are frozen "
+                                      f"(build a new one: dataclasses.replace(obj, "
+                                      f"{target.attr}=...))")
             else:
                 raise TileSyntaxError(f"assignment to {describe(target)} is not supported")
 
@@ -353,6 +363,8 @@ class FunctionTracer:
             return BoundBuiltin(TILE_METHODS[name], obj)     # a constant is a 0-d tile: `n.astype`
         if isinstance(obj, (np.number, np.bool_)) and name == "dtype":
             return from_numpy(obj.dtype)        # a numpy scalar's dtype is tilepy's (as cuTile)
+        if is_record(obj):
+            return self._record_attr(obj, name)
         try:
             v = getattr(obj, name)
         except AttributeError as e:
@@ -364,6 +376,31 @@ class FunctionTracer:
         if self.ctx.deps is not None:
             self.ctx.deps.attr(obj, name, v)
         return v
+
+    def _record_attr(self, obj, name: str):
+        """A field of a dataclass object, or what its class gives (a property is traced)."""
+        cls = type(obj)
+        if name in field_names(cls):
+            return getattr(obj, name)
+        prop = class_attr(cls, name)
+        if isinstance(prop, property) and prop.fget is not None:
+            return self.call_method(prop.fget, [obj])
+        try:
+            v = getattr(obj, name)
+        except AttributeError:
+            raise TileTypeError(f"'{cls.__name__}' object has no attribute '{name}'"
+                                f"{did_you_mean(name, field_names(cls))}") from None
+        if self.ctx.deps is not None:
+            self.ctx.deps.attr(obj, name, v)
+        return v
+
+    def _record_dunder(self, obj, name: str, what: str):
+        """The method `name` of a dataclass object's class (what `obj[i]`, `obj[i] = v` and
+        `obj(...)` call), or cuTile's error."""
+        fn = class_attr(type(obj), name)
+        if fn is None:
+            raise TileTypeError(f"'{type(obj).__name__}' object is not {what}")
+        return fn
 
     def _tile_attr(self, t: Tile, name: str):
         if name in ("dtype", "shape", "ndim"):
@@ -391,6 +428,9 @@ class FunctionTracer:
             return select_array(self.ctx, obj, index)
         if isinstance(obj, tuple):
             return tuples.getitem(obj, index)
+        if is_record(obj):
+            return self.call_method(self._record_dunder(obj, "__getitem__", "subscriptable"),
+                                    [obj, index])
         if isinstance(index, Tile):
             raise TileTypeError(f"a {type_name(obj)} cannot be indexed with a runtime tile")
         try:
@@ -511,6 +551,10 @@ class FunctionTracer:
     def call_combiner(self, fn, args, what: str):
         """Call the combiner function of reduce()/scan() (builtins/combine.py)."""
         return CALLS["combiner"](self.ctx, fn, args, what)
+
+    def call_method(self, fn, args):
+        """Trace a Python function (a dataclass's method or property) with `args`, inlined."""
+        return CALLS["function"](self.ctx, fn, args, {})
 
     def seal(self):
         """End the current loop-body block if a branch left the loop (control_flow.py)."""

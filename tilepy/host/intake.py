@@ -16,6 +16,7 @@ stores to (launcher.py), where it would make blocks race on one element.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import sys
 from dataclasses import dataclass
 
@@ -277,6 +278,35 @@ class ArgTuple(tuple):
     constants or lists) is to the specializer: each item's `intake_arg`."""
 
 
+class ArgRecord(ArgTuple):
+    """What a dataclass object given as an argument is to the specializer: its fields'
+    `intake_arg`s in declaration order (flattened as a tuple's items), and its class `cls`."""
+
+    def __new__(cls, record_cls, items):
+        self = super().__new__(cls, items)
+        self.cls = record_cls
+        return self
+
+
+def is_record_class(cls) -> bool:
+    """A user's dataclass (not tilepy's own dataclasses, such as DType or ArraySpec, whose
+    objects are values)."""
+    return dataclasses.is_dataclass(cls) and not cls.__module__.startswith("tilepy.")
+
+
+def is_record(obj) -> bool:
+    """An object of a user's dataclass (not the class itself)."""
+    return not isinstance(obj, type) and is_record_class(type(obj))
+
+
+def record_fields(obj) -> list[tuple[str, object]] | None:
+    """(name, value) of each field of a user's dataclass object, in declaration order; None for
+    anything else."""
+    if not is_record(obj):
+        return None
+    return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+
+
 def intake_arg(obj, name: str = "", consumer=None):
     """What a kernel argument is to the specializer: an ArrayInfo, an ArgTuple for a tuple, an
     ArrayInfoList for a non-empty list whose items are all arrays, else the value itself."""
@@ -285,6 +315,9 @@ def intake_arg(obj, name: str = "", consumer=None):
         return info
     if type(obj) is tuple:
         return ArgTuple(intake_arg(x, f"{name}[{i}]", consumer) for i, x in enumerate(obj))
+    fields = record_fields(obj)
+    if fields is not None:
+        return ArgRecord(type(obj), [intake_arg(x, f"{name}.{n}", consumer) for n, x in fields])
     if isinstance(obj, list) and obj:
         items = [intake(x, f"{name}[{i}]", consumer) for i, x in enumerate(obj)]
         if all(i is not None for i in items):
@@ -294,9 +327,12 @@ def intake_arg(obj, name: str = "", consumer=None):
 
 def array_leaves(info, name: str = ""):
     """(name, ArrayInfo) for every array of an argument's info: itself, a list's items, a
-    tuple's (recursively); `name[i]` names an item."""
+    tuple's or a dataclass's (recursively); `name[i]` names an item."""
     if isinstance(info, ArrayInfo):
         yield name, info
+    elif isinstance(info, ArgRecord):
+        for f, x in zip(dataclasses.fields(info.cls), info):
+            yield from array_leaves(x, f"{name}.{f.name}")
     elif isinstance(info, (ArgTuple, ArrayInfoList)):
         for i, x in enumerate(info):
             yield from array_leaves(x, f"{name}[{i}]")

@@ -63,6 +63,14 @@ class TupleParam:
         return [c for p in self.items for c in p.c_params()]
 
 
+@dataclass(frozen=True)
+class DataclassParam(TupleParam):
+    """A dataclass object as an argument (cuTile's calling convention 3): a tuple of its fields
+    in declaration order (items named `<name>_<i>`), and its class, part of the specialization
+    with every field's facts."""
+    cls: type = object
+
+
 _GROUPS = (ArrayListParam, TupleParam)
 
 

@@ -3,7 +3,8 @@
 A launch that went through the full path (intake, specialization, compile, checks) leaves a
 plan behind, filed under the *call signature* of its arguments: per array its dtype, shape,
 strides, writability (numpy) or device (torch, cupy) and negation bit (torch), and pointer
-alignment (mod 16); per scalar its type; per Constant its value. Which arrays overlap is not in
+alignment (mod 16); per scalar its type; per Constant its value; per dataclass object its
+class and its fields' as a tuple's items. Which arrays overlap is not in
 the signature (it needs the pointers): the plan checks it (`Overlap`: sorted extents, O(n log
 n), and pointer tuples already checked are a set lookup). Everything a specialization or an
 argument check can depend on is in the signature except the array pointers and scalar values,
@@ -31,7 +32,7 @@ import numpy as np
 from ..errors import TileLaunchError, TileUnsupportedFeatureError
 from ..host import driver as gpu_driver
 from ..host.grid import GRID_LIMIT
-from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, numpy_ptr
+from ..host.intake import _DATA_OFFSET, _cupy_array, _torch_tensor, is_record_class, numpy_ptr
 from ..frontend.specialize import ALIGN
 from ..types import DType
 from ..settings import cpu_mode_requested, gpu_compiler_requested
@@ -153,14 +154,47 @@ def signature(args, consts):
             elif t is float:
                 add((t, a.hex()))     # 0.0 and -0.0 are equal but not the same constant
             else:
-                return None
+                found = _record(a, t, c)
+                if found is None:
+                    return None
+                add(found[0])
+                vals += found[1]
+                continue
             keep(None)
         elif t in _SCALAR_SET:
             add(t)
             keep(a)
         else:
-            return None
+            found = _record(a, t, c)
+            if found is None:
+                return None
+            add(found[0])
+            vals += found[1]
     return tuple(sig), vals
+
+
+def _record(a, t, c):
+    """`signature`'s entry and values of a dataclass object `a` of class `t` (its class, then
+    its fields as a tuple's items, each under the parameter's code `c`), or None."""
+    names = record_names(t) if type(c) is bool else None
+    found = None if names is None else \
+        signature(tuple([getattr(a, n) for n in names]), (c,) * len(names))
+    return None if found is None else ((t, found[0]), found[1])
+
+
+_RECORDS: dict = {}
+
+
+def record_names(cls):
+    """The field names of a user's dataclass `cls`, else None."""
+    try:
+        return _RECORDS[cls]
+    except KeyError:
+        import dataclasses
+        names = tuple(f.name for f in dataclasses.fields(cls)) if is_record_class(cls) else None
+        if len(_RECORDS) < 4096:
+            _RECORDS[cls] = names
+        return names
 
 
 def grid3(grid) -> tuple[int, int, int] | None:

@@ -49,7 +49,7 @@ typedef int (*Entry)(void **, unsigned, unsigned, unsigned, unsigned, unsigned, 
 
 // Argument kinds in the key (a word's low byte).
 enum Tag : uint64_t { T_NUMPY = 1, T_TORCH, T_CUPY, T_SCALAR, T_CONST_INT, T_CONST_BOOL,
-                      T_CONST_NONE, T_CONST_FLOAT, T_CONST_STR, T_CONST_OBJ, T_TUPLE };
+                      T_CONST_NONE, T_CONST_FLOAT, T_CONST_STR, T_CONST_OBJ, T_TUPLE, T_RECORD };
 
 // A registry: objects known by identity (dtype objects, scalar types), each with a small code.
 // Registered objects are kept alive, so a code never names another object.
@@ -68,6 +68,10 @@ struct State {
     PyObject *torch_tensor = nullptr;  // torch.Tensor, once intake has seen one
     PyObject *cupy_array = nullptr;    // cupy.ndarray, once intake has seen one
     Registry np_dtypes{}, torch_dtypes{}, scalar_types{}, const_objs{};
+    // Dataclasses (record(cls, names)): a class, and its field names (a tuple of str) at the
+    // same index; both kept alive, so a code never names another class.
+    Registry records{};
+    PyObject *record_names[MAX_REG];
     PyObject *env = nullptr;           // os.environ._data (bytes -> bytes)
     PyObject *k_interpret = nullptr, *v_off = nullptr;   // TILEPY_INTERPRET, b"0"
     PyObject *k_mode = nullptr, *modes = nullptr;        // TILEPY_CPU_MODE, {b"fast": "fast", ..}
@@ -311,21 +315,46 @@ __attribute__((always_inline)) inline bool put_leaf(Call &c, PyObject *a, PyObje
     return code >= 0 && c.put(T_SCALAR | (uint64_t)code << 8);
 }
 
+bool put_item(Call &c, PyObject *a, bool constant, int &k, int depth);
+
 // The items of a tuple argument (an exact tuple, recursively), in host/params.flat's order,
 // into slots k, k+1, ...
 bool put_tuple(Call &c, PyObject *tup, bool constant, int &k, int depth) {
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
     if (depth > 8 || !c.put(T_TUPLE | (uint64_t)n << 8)) return false;
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (!put_item(c, PyTuple_GET_ITEM(tup, j), constant, k, depth + 1)) return false;
+    return true;
+}
+
+// The fields of a dataclass object of registered class `code`, as a tuple's items (its class
+// in the key). A field's value is held by the object, so the slot's reference is borrowed.
+bool put_record(Call &c, PyObject *a, int code, bool constant, int &k, int depth) {
+    PyObject *names = S.record_names[code];
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    if (depth > 8 || !c.put(T_RECORD | (uint64_t)code << 8 | (uint64_t)n << 32)) return false;
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *a = PyTuple_GET_ITEM(tup, j);
-        PyObject *t = (PyObject *)Py_TYPE(a);
-        if (t == (PyObject *)&PyTuple_Type) {
-            if (!put_tuple(c, a, constant, k, depth + 1)) return false;
-        } else if (k >= MAX_ARGS || !put_leaf(c, a, t, constant, k++)) {
+        PyObject *v = PyObject_GetAttr(a, PyTuple_GET_ITEM(names, j));
+        if (!v) {
+            PyErr_Clear();
             return false;
         }
+        bool ok = put_item(c, v, constant, k, depth + 1);
+        Py_DECREF(v);
+        if (!ok) return false;
     }
     return true;
+}
+
+// One argument, or an item of a tuple or a field of a dataclass, at `depth`.
+bool put_item(Call &c, PyObject *a, bool constant, int &k, int depth) {
+    PyObject *t = (PyObject *)Py_TYPE(a);
+    if (t == (PyObject *)&PyTuple_Type) return put_tuple(c, a, constant, k, depth);
+    if (S.records.n) {
+        int code = S.records.find(t);
+        if (code >= 0) return put_record(c, a, code, constant, k, depth);
+    }
+    return k < MAX_ARGS && put_leaf(c, a, t, constant, k++);
 }
 
 // The key of a call, or false: the Python path decides (`consts`: per parameter 0 a value, 1 a
@@ -338,14 +367,8 @@ bool make_key(Call &c, PyObject *args, const char *consts, int nconsts) {
     if (n != nconsts || n > MAX_ARGS) return false;
     int k = 0;
     for (int i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
-        PyObject *t = (PyObject *)Py_TYPE(a);
-        if (consts[i] > 1) return false;
-        if (t == (PyObject *)&PyTuple_Type) {
-            if (!put_tuple(c, a, consts[i], k, 0)) return false;
-        } else if (k >= MAX_ARGS || !put_leaf(c, a, t, consts[i], k++)) {
+        if (consts[i] > 1 || !put_item(c, PyTuple_GET_ITEM(args, i), consts[i], k, 0))
             return false;
-        }
     }
     c.nargs = k;
     return true;
@@ -1534,6 +1557,21 @@ PyObject *py_adopt(PyObject *, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+// record(cls, names): key objects of dataclass `cls` by their fields `names` (a tuple of str,
+// host/params.DataclassParam's order); false when the registry is full.
+PyObject *py_record(PyObject *, PyObject *args) {
+    PyObject *cls, *names;
+    if (!PyArg_ParseTuple(args, "OO!", &cls, &PyTuple_Type, &names)) return nullptr;
+    Registry &r = S.records;
+    if (r.find(cls) >= 0) Py_RETURN_TRUE;
+    if (r.n >= MAX_REG) Py_RETURN_FALSE;
+    Py_INCREF(cls);
+    Py_INCREF(names);
+    S.record_names[r.n] = names;
+    r.obj[r.n++] = cls;
+    Py_RETURN_TRUE;
+}
+
 PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))py_launch, METH_FASTCALL,
      "launch(kernel, args, grid, stream): the warm launch, or the MISS sentinel"},
@@ -1553,6 +1591,7 @@ PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))py_configure, METH_VARARGS | METH_KEYWORDS,
      "configure(...): the objects the module compares and reads"},
     {"adopt", (PyCFunction)py_adopt, METH_VARARGS, "adopt(tensor_type, dtypes, cupy_type)"},
+    {"record", (PyCFunction)py_record, METH_VARARGS, "record(cls, names): key a dataclass"},
     {"probe_torch", (PyCFunction)py_probe_torch, METH_O,
      "probe_torch(tensor): what the torch reader reads of a tensor, or None"},
     {"torch_reader", (PyCFunction)py_torch_reader, METH_VARARGS,

@@ -311,8 +311,24 @@ def adopt(kp, args, plan):
     if table is None:
         table = kp.ctable = m.Table(tuple(int(c) if type(c) is bool else 2
                                           for c in kp.consts))   # 2: a tuple annotation
+    if not all(m.record(cls, names) for cls, names in _records(args)):
+        plan.native = False         # the registry of dataclasses is full: the Python path
+        return
     if not m.store(table, args, native) and any(type(c) is not bool for c in kp.consts):
         plan.native = False         # (the Python path serves that parameter's calls)
+
+
+def _records(args):
+    """(class, field names) of each dataclass object in `args`, in tuples and fields too."""
+    for a in args:
+        t = type(a)
+        if t is tuple:
+            yield from _records(a)
+            continue
+        names = dispatch.record_names(t)
+        if names is not None:
+            yield t, names
+            yield from _records([getattr(a, n) for n in names])
 
 
 _KIND = {ctypes.c_bool: "K_BOOL", ctypes.c_int8: "K_I8", ctypes.c_uint8: "K_U8",
