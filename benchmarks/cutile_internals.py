@@ -339,6 +339,10 @@ def _datatype():
     module.is_float = lambda t: t.is_float
     module.is_integral = lambda t: t.is_int and not t.is_bool
     module.is_boolean = lambda t: t.is_bool
+    module.is_signed = lambda t: t.is_float or (t.is_int and not t.is_bool and t.signed)
+    module.is_unrestricted_float = lambda t: numeric_dtype_category(t) == NumericDTypeCategory.Float
+    module.is_restricted_float = \
+        lambda t: numeric_dtype_category(t) == NumericDTypeCategory.RestrictedFloat
     return module
 
 

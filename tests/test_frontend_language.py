@@ -272,6 +272,9 @@ def _builtin_misuses():
     def runtime_format(x):
         ct.printf(ct.load(x, (0,), (16,)))
 
+    def string_dtype(x):
+        ct.full((4,), 1, dtype="foo")
+
     def string_fill(x):
         ct.full((4,), "foo", dtype=ct.int32)
 
@@ -479,6 +482,8 @@ def _builtin_misuses():
             (runtime_format, T, 'Invalid argument "format" of printf(): Expected a string '
                                 'constant, but given value is not constant'),
             (string_fill, T, 'Invalid argument "fill_value" of full(): Expected a scalar'),
+            (string_dtype, T, 'Invalid argument "dtype" of full(): Expected a dtype constant: '
+                              'full() dtype must be a dtype such as'),
             (order_letter, T, "Invalid argument \"order\" of load(): Expected 'C' or 'F', "
                               "got 'A'"),
             (order_axis, T, 'Invalid argument "order" of load(): Axis 3 is out of range for '

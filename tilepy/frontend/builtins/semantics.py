@@ -233,8 +233,10 @@ def check_dtype(ctx, x, what: str) -> DType:
     d = foreign(x)
     if d is None:
         with ctx.arg("dtype"):
-            raise TileTypeError(f"{what} must be a dtype such as tilepy.float32, np.float32 or "
-                                f"torch.float32 (got {_what_dtype(x)})")
+            lead = f"{invalid_argument(what)}Expected a dtype constant: " \
+                if invalid_argument(what) else ""
+            raise TileTypeError(f"{lead}{what} must be a dtype such as tilepy.float32, np.float32 "
+                                f"or torch.float32 (got {_what_dtype(x)})")
     return d
 
 

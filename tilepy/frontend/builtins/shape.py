@@ -17,7 +17,7 @@ from .semantics import (as_tile, broadcast, check_dtype, constant, convert, is_n
 def _filled(ctx, fn: str, shape, value, dtype) -> Tile:
     with ctx.arg("shape"):
         shp = tile_shape(shape, f"{fn}() shape")
-    dtype = check_dtype(ctx, dtype, "dtype")
+    dtype = check_dtype(ctx, dtype, f"{fn}() dtype")
     if isinstance(value, Tile):
         return broadcast(ctx, convert(ctx, value, dtype), shp)
     if not is_number(value):
