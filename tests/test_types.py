@@ -115,8 +115,13 @@ def test_invalid_types_are_rejected(make, match):
 
 
 def test_dtypes_print_as_cuTiles():
-    """str() and __name__ are the bare name (cuTile's); repr names the package."""
+    """str() and __name__ are the bare name (cuTile's); repr names the package; a dtype pickles
+    and copies as itself."""
     import tilepy
     assert [str(d) for d in (tilepy.float16, tilepy.bool_, tilepy.tfloat32)] == \
         ["float16", "bool_", "tfloat32"]
     assert tilepy.uint64.__name__ == "uint64" and repr(tilepy.int8) == "tilepy.int8"
+    import copy
+    import pickle
+    assert pickle.loads(pickle.dumps(tilepy.float16)) is tilepy.float16
+    assert copy.deepcopy(tilepy.bool_) is tilepy.bool_ and copy.copy(tilepy.int8) is tilepy.int8

@@ -29,6 +29,12 @@ class DType:
     def __name__(self) -> str:           # cuTile's DType has one: its name
         return self.name
 
+    def __reduce__(self):
+        """A dtype pickles (and copies) as the one of its name, as cuTile's: `is` holds."""
+        if globals().get(self.name) == self:
+            return (_named, (self.name,))
+        return (DType, (self.name, self.elem, self.signed))
+
     @property
     def is_float(self) -> bool:
         return self.elem.is_float
@@ -54,6 +60,10 @@ class DType:
     @property
     def itemsize(self) -> int:
         return self.elem.storage_bytes
+
+
+def _named(name: str) -> DType:
+    return globals()[name]
 
 
 bool_ = DType("bool_", E.I1, signed=False)
