@@ -259,7 +259,7 @@ class Merge:
             old = split(before)
             old = old[1] if old is not None and old[0] == splits[0][0] else None
             parts = [self._add(f"{what}[{k}]", [sp[1][k] for sp in splits],
-                              old[k] if old is not None else MISSING)
+                               old[k] if old is not None else MISSING)
                      for k in range(len(splits[0][1]))]
             return lambda results: join(first, [p(results) for p in parts])
         if len(vals) > 1 and all(isinstance(v, Array) for v in vals) and \
