@@ -218,7 +218,7 @@ def test_signature_from_launch_arguments_and_export():
     assert isinstance(x_c, ArrayConstraint) and x_c.dtype is ct.float32 and x_c.ndim == 2
     assert x_c.stride_constant == (None, 1) and x_c.alias_groups == ()
     assert tm == ConstantConstraint(4) and tm != ConstantConstraint(4.0)
-    assert sig.symbol == "tp_kernel_tiled_copy_plus_one"
+    assert sig.symbol == "tiled_copy_plus_one_Kt1_A2f32_2t1_p16_A2f32_2t1_p16_I4_I4"  # cuTile's
     buf = io.BytesIO()
     export_kernel(kernel, [sig], buf, gpu_code="sm_80", output_format="cubin")
     assert buf.getvalue()[:4] == b"\x7fELF"
