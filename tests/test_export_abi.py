@@ -110,6 +110,9 @@ def test_v1_symbol_parameters_and_numerics():
         cubin = export(stamp, STAMP)
         check_layout(cubin, symbol, args)
         run(drv, cubin, symbol, args)
+        # a SIMT kernel: on a GPU, a tile kernel's launch (block (1, 1, 1)) fails its assertion
+        assert f"kernel '{symbol}' (NVRTC) must be launched with block (128, 1, 1)" in \
+            drv.source_of(cubin)
     ref_a, ref_b = np.zeros_like(a), np.zeros((6, 6, 6), np.float32).transpose(2, 0, 1)
     for i in range(4):
         ref_a[i, 2 * i] = 7 * 100 + 3 * 10 + i + 1

@@ -680,11 +680,21 @@ class ExportedKernel:
         return self._ck.module
 
     @property
+    def entry(self) -> tuple:
+        """EmittedKernel.source's `entry`: the symbol, the parameters, and a first check: the
+        kernel is a SIMT kernel of TP_NT threads, so a launch with another block (a tile
+        kernel's (1, 1, 1), as cuTile launches tileiras' cubins) fails its device assertion."""
+        nt = self.emitted.nt
+        check = (f"  if (blockDim.x * blockDim.y * blockDim.z != TP_NT) tp::assert_fail(\"kernel "
+                 f"'{self.symbol}' (NVRTC) must be launched with block ({nt}, 1, 1)\", 0);")
+        return self.symbol, self.params, ("#ifdef TP_GPU", check, "#endif")
+
+    @property
     def cuda_source(self) -> str:
-        return self.emitted.source(False, (self.symbol, self.params, ()))
+        return self.emitted.source(False, self.entry)
 
     def compile_source(self) -> str:
-        return self.emitted.source(True, (self.symbol, self.params, ()))
+        return self.emitted.source(True, self.entry)
 
 
 def _check_c_symbol(symbol: str):
