@@ -55,7 +55,10 @@ landed and were fenced before any warpgroup's MMAs read them), and the commit fo
     if (tp_it0 > 0) { tp::wgmma_drain(acc); }
 
 A loop whose operands TMA brings every one carries the stage, the stage refilled and the parity;
-the others work them out from tp_it0.
+the others work them out from tp_it0. What ptxas would otherwise recompute at every use in the
+loop is worked out before it: the tensor maps' and mbarriers' addresses (`tp::tma_kept`) and the
+warpgroup MMAs' descriptors' low words (`tp_wd0 = tp::wg_lo_once<B>(stage 0's WgOp)`; the MMA
+takes `tp::WgLo{tp_wd0 + tp_stage0 * units, ...}`, units: a stage's 16-byte units).
 """
 from __future__ import annotations
 
@@ -108,8 +111,35 @@ def _coord(c, inner: EmitContext) -> str | None:
     return c(inner) if callable(c) else c
 
 
+def _keeps(pipe: Pipeline) -> bool:
+    """Whether the loop keeps its tensor maps' and mbarriers' addresses (tp::tma_kept): where
+    every warpgroup MMA of it leaves its group in flight (a GEMM's K loop: 5 of the f16
+    128x128x32 loop's 62 instructions). Not where the MMAs wait in their own step (attention:
+    more uniform values live across the body, ptxas keeps the addresses in per-thread registers
+    and moves them to uniform ones at every copy: no instruction saved, 4 registers more at
+    d=128)."""
+    return bool(pipe.wg_mmas) and len(pipe.wg_deferred) == len(pipe.wg_mmas)
+
+
+def _kept_maps(ctx: EmitContext, pipe: Pipeline) -> dict:
+    """The tensor maps of the K loop's TMA copies, each made a reference before the loop by
+    tp::tma_kept where the loop `_keeps` them (its address worked out once, where ptxas
+    recomputed it at every copy): id(load) -> its C++ name."""
+    out, kept = {}, {}
+    for s in pipe.loads:
+        if s.tma is not None:
+            param = tma_map(ctx, s.tma, s.operand.elem)
+            if param not in kept and _keeps(pipe):
+                kept[param] = ctx.fresh("tp_map")
+                ctx.w.line(f"const tp::TensorMap& {kept[param]} = *tp::tma_kept(&{param});  // "
+                           f"its address kept for the loop's copies", s.load.loc)
+            out[id(s)] = kept.get(param, param)
+    return out
+
+
 def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | None):
     hoisted = _hoisted_coords(ctx, pipe) if bars is not None else {}
+    maps = _kept_maps(ctx, pipe)
     if bars is not None:   # the elected lane, once (ptxas still issues each copy once, no loop
         # over the warp's lanes; in the loop, its shuffle and elect.sync were 4 instructions)
         issuer = ctx.fresh("tp_issuer")
@@ -142,7 +172,7 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
                                    f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"
                                    for d, x in enumerate(s.load.index))
                     inner.w.line(f"tp::tma_load<{shape}, {s.tma.rows}>("
-                                 f"{tma_map(ctx, s.tma, s.operand.elem)}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
+                                 f"{maps[id(s)]}, {{{at}}}, {dst}, {bars} + tp_st);", s.load.loc)
             inner.w.line(f"tp::mbar_arrive({bars} + tp_st);  // the stage's one arrival")
     ctx.counter, ctx.undetermined = inner.counter, inner.undetermined
     it = CPP_TYPE[iv.type.elem]
@@ -163,6 +193,27 @@ def _define_view(inner: EmitContext, v) -> None:
     for x in o.operands:
         _define_view(inner, x)
     emit_op(inner, o)
+
+
+def _descriptor_words(ctx: EmitContext, op, pipe: Pipeline, stage: str) -> None:
+    """The low words of the loop's warpgroup-MMA operands' descriptors (start address and leading
+    byte offset, wgmma_ops.h `wg_lo_once`), worked out once before the loop: a staged operand's
+    of stage 0, a stage's being that plus the stage's offset in 16-byte units, and a hoisted
+    operand's (ptxas recomputed each from its buffer's address in every iteration: 4 of the f16
+    128x128x32 loop's 66 instructions). `ctx.wg_lo`: (operand, role B) -> its C++ expression."""
+    staged = {id(s.operand.value): s.operand for s in pipe.loads if s.operand.wg}
+    hoisted = {id(h.value): h for h in pipe.hoisted if h.wg}
+    for mma in pipe.wg_mmas:
+        for v, b in ((mma.lhs, False), (mma.rhs, True)):
+            o = staged.get(id(v)) or hoisted.get(id(v))
+            if o is None or (id(v), b) in ctx.wg_lo:
+                continue
+            name = ctx.fresh("tp_wd")
+            ctx.w.line(f"const uint32_t {name} = tp::wg_lo_once<{'true' if b else 'false'}>("
+                       f"{smem_op(o)});  // {'B' if b else 'A'}'s descriptors' low word", op.loc)
+            units = o.elems * o.elem.storage_bytes // 16
+            ctx.wg_lo[(id(v), b)] = name if id(v) in hoisted else \
+                f"{name} + (uint32_t){stage} * {units}u"
 
 
 def _in_loop(op) -> bool:
@@ -224,11 +275,17 @@ def emit_pipelined_for(ctx: EmitContext, op, pipe: Pipeline):
         ctx.w.line(f"tp::mbar_init({bars}, {S});  // the stages' mbarriers: their TMA copies "
                    f"complete on them", op.loc)
         ctx.w.line("__syncthreads();  // the mbarriers are initialized", op.loc)
-    _fetch_lambda(ctx, pipe, fetch, iv, bars)
+    uses = bars   # (init and inval: bars)
+    if bars is not None and _keeps(pipe):
+        uses = ctx.fresh("tp_bars")
+        ctx.w.line(f"uint64_t* const {uses} = tp::tma_kept({bars});  // their address kept for "
+                   f"the loop", op.loc)
+    _fetch_lambda(ctx, pipe, fetch, iv, uses)
     ctx.w.line(f"for (int tp_s = 0; tp_s < {S - 1}; ++tp_s) {{ if ({lb} + tp_s * {step} < {ub}) "
                f"{fetch}({lb} + tp_s * {step}, tp_s);{commit} }}", op.loc)
+    _descriptor_words(ctx, op, pipe, stage)
     ctx.w.line(f"int {count} = 0;", op.loc)
-    _emit_rolled(ctx, op, pipe, fetch, bars, count, stage, copies)
+    _emit_rolled(ctx, op, pipe, fetch, uses, count, stage, copies)
     if deferred:   # the last group, before anything reads the accumulator; not where the loop
         # ran no iteration (the initial values reach the wait otherwise: ptxas serializes the
         # MMAs), and before the copies' last wait (after it, ptxas serializes them too)

@@ -91,15 +91,25 @@ def emit_store(ctx: EmitContext, op):
 EMIT["store_view_tko"] = emit_store
 
 
+def _descriptor_words(ctx: EmitContext, op) -> str:
+    """`tp::WgLo{A's, B's}, `: the descriptors' low words the K loop worked out before it
+    (emit_pipeline.py), A's 0 where A is in registers; "" where it has none (wgmma_ops.h then
+    works them out from the operands)."""
+    lo_b = ctx.wg_lo.get((id(op.rhs), True))
+    lo_a = ctx.wg_lo.get((id(op.lhs), False)) or ("0u" if id(op.lhs) not in ctx.staged else None)
+    return f"tp::WgLo{{{lo_a}, {lo_b}}}, " if lo_a and lo_b else ""
+
+
 def emit_wgmma(ctx: EmitContext, op, kind: int):
     (m, k), n = op.lhs.type.shape[-2:], op.rhs.type.shape[-1]
     (ea, _), (eb, _) = ctx.operand(op.lhs), ctx.operand(op.rhs)
+    lo = _descriptor_words(ctx, op)
     if id(op) in ctx.wg_deferred:
         ctx.alias(op.result, op.acc)
         ctx.wg_in_flight.update((id(op.acc), id(op.result)))
-        ctx.w.line(f"tp::wgmma_acc<{m}, {n}, {k}, {kind}>({ea}, {eb}, {ctx.names[id(op.acc)]});  "
-                   f"// its group stays in flight", op.loc)
+        ctx.w.line(f"tp::wgmma_acc<{m}, {n}, {k}, {kind}>({ea}, {eb}, {lo}"
+                   f"{ctx.names[id(op.acc)]});  // its group stays in flight", op.loc)
         return
     name = ctx.define(op.result)
     ctx.w.line(f"const {ctx.ty(op.result)} {name} = tp::wgmma_tc<{m}, {n}, {k}, {kind}>({ea}, {eb}, "
-               f"{ctx(op.acc)});", op.loc)
+               f"{lo}{ctx(op.acc)});", op.loc)

@@ -43,6 +43,7 @@ class EmitContext:
     plan: LayoutPlan = field(default_factory=lambda: LayoutPlan(128))
     staged: dict[int, tuple[str, int]] = field(default_factory=dict)   # mma operands in smem
     wg_staged: set[int] = field(default_factory=set)   # those in wgmma's layout (tp::WgOp)
+    wg_lo: dict = field(default_factory=dict)   # (id(operand), role B) -> its descriptors' low word (C++)
     tma_maps: list = field(default_factory=list)   # (TmaBox, elem): the tensor-map parameters
     tma_stores: dict = field(default_factory=dict)   # id(store) -> StagedStore: staged epilogues (sm_90a)
     wg_deferred: set[int] = field(default_factory=set)   # wgmma ops leaving their group in flight

@@ -3,6 +3,7 @@
 //   TensorMap                    a CUtensorMap (128 bytes, 64-byte aligned): a kernel parameter
 //                                `const __grid_constant__ tp::TensorMap`, encoded on the host at
 //                                launch (launch/tensor_map.py: cuTensorMapEncodeTiled)
+//   tma_kept(p)                  p, its address worked out once (a K loop's maps and mbarriers)
 //   tma_leader()                 thread 0: it initializes and invalidates the mbarriers
 //   tma_issuer()                 the thread that issues a stage's copies: one lane of warp 0
 //                                (elect.sync), thread 0 on the CPU
@@ -63,6 +64,23 @@ TP_DEV bool tma_issuer() {
   return (__shfl_sync(0xffffffffu, (int)(threadIdx.x / 32), 0) == 0) & elect_one();
 #else
   return tma_leader();
+#endif
+}
+
+// p, its address worked out once (emit_pipeline.py keeps a K loop's tensor maps and mbarriers
+// before the loop): p plus an opaque zero, bit 31 of %ctaid.z (a grid has at most 65535 blocks
+// along z), which ptxas cannot work out. Without it ptxas recomputes the address next to every
+// use in the loop: a parameter's (a tensor map's) generic address is the parameter space's base
+// plus an offset, a 64-bit add (4 of the f16 128x128x32 loop's 62 instructions for its two
+// maps), the mbarriers' the dynamic shared memory's base plus their offset. (One asm per
+// pointer: with a shared zero NVVM makes one map's address from the other's.)
+template <class T> TP_DEV T* tma_kept(T* p) {
+#if defined(TP_GPU) && TP_WGMMA
+  uint32_t zero;
+  asm volatile("{\n.reg .u32 z;\nmov.u32 z, %%ctaid.z;\nand.b32 %0, z, 0x80000000;\n}" : "=r"(zero));
+  return reinterpret_cast<T*>(reinterpret_cast<unsigned long long>(p) + zero);
+#else
+  return p;
 #endif
 }
 

@@ -12,7 +12,8 @@
 //                                side of the asynchronous MMAs
 //   wgmma_read(x)                x, where an MMA may still be writing it (faithful CPU: checked)
 //   wgmma_desc(p, lbo, sbo, swizzle_bytes)   the 64-bit matrix descriptor of shared memory at p
-//                                (PTX ISA "Matrix Descriptor Format"; swizzle 128/64/32, 0 none)
+//                                (PTX ISA "Matrix Descriptor Format"; swizzle 128/64/32, 0 none):
+//                                wgmma_desc_lo(p, lbo) | wgmma_desc_hi(sbo, swizzle_bytes)
 //   wgmma_async<N, Kind, TransB>(d, a, desc_b, accumulate)
 //                                wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}
 //                                (Kind 1 / 2): A K-major by its descriptor, or from registers
@@ -174,12 +175,18 @@ template <class T> TP_DEV const T& wgmma_read(const T& x TP_AT_CALLER) {
 constexpr uint64_t wgmma_swizzle_mode(int bytes) {
   return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : 0;
 }
+// A descriptor's low word (start address and leading byte offset) and its high word's bits
+// (stride byte offset, swizzle mode): wgmma_desc is their `|`.
 // (The start address needs no mask: a shared-memory offset is below 228 KiB < 2^18, its 14-bit
 // field's reach; one instruction fewer per operand and stage in the K loop.)
+TP_DEV uint32_t wgmma_desc_lo(const void* p, uint32_t lbo) {
+  return wg_smem_addr(p) >> 4 | ((lbo & 0x3ffffu) >> 4) << 16;
+}
+constexpr uint64_t wgmma_desc_hi(uint32_t sbo, int swizzle_bytes) {
+  return (uint64_t)((sbo & 0x3ffffu) >> 4) << 32 | wgmma_swizzle_mode(swizzle_bytes) << 62;
+}
 TP_DEV uint64_t wgmma_desc(const void* p, uint32_t lbo, uint32_t sbo, int swizzle_bytes) {
-  const uint64_t enc = wg_smem_addr(p) >> 4;
-  return enc | (uint64_t)((lbo & 0x3ffffu) >> 4) << 16 | (uint64_t)((sbo & 0x3ffffu) >> 4) << 32 |
-         wgmma_swizzle_mode(swizzle_bytes) << 62;
+  return wgmma_desc_lo(p, lbo) | wgmma_desc_hi(sbo, swizzle_bytes);
 }
 
 // A: the descriptor of A in shared memory (uint64_t), or the thread's A fragment in registers

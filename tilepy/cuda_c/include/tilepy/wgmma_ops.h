@@ -4,10 +4,12 @@
 //   WgOp<T, R, C, Tr>               an R x C mma operand in shared memory (as SmemOp: stored R x C,
 //                                   or C x R when Tr) in wgmma's canonical swizzled layout
 //   load_async<S, DM, Vec>(v, idx, pad, op)   the cp.async copy of a tile into a WgOp
-//   wgmma_tc<M, N, K, Kind>(a, b, acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, b a WgOp, a a WgOp
-//                                   or a 16-bit tile in acc's layout (wgmma's register A)
-//   wgmma_acc<M, N, K, Kind, Wait>(a, b, acc)   acc += a @ b in place, leaving `Wait` groups
-//                                   in flight (1: the K loop's last group runs on)
+//   wgmma_tc<M, N, K, Kind>(a, b, [lo,] acc)  acc (MmaAcc<1, M, N, NW, 1>) + a @ b, b a WgOp,
+//                                   a a WgOp or a 16-bit tile in acc's layout (wgmma's register
+//                                   A); lo (WgLo): the descriptors' low words a K loop worked
+//                                   out (wg_lo_once), else they are worked out from a and b
+//   wgmma_acc<M, N, K, Kind, Wait>(a, b, [lo,] acc)   acc += a @ b in place, leaving `Wait`
+//                                   groups in flight (1: the K loop's last group runs on)
 //   wgmma_drain(acc)                wait_group 0: acc is the thread's again
 //   tma_load<S, BR>(map, pos, op, bar)   the TMA copy of a tile into a WgOp (pos: tma_at's, or
 //                                   a TmaAxis's `at` for the K loop's int32 indices)
@@ -292,7 +294,9 @@ TP_DEV void staged_store(const View<T, R>& v, const int64_t (&idx)[R], const Til
 // stored N x K (Tr), else N-major: rows k0..k0+15 of every panel (LBO: the panel stride). Each
 // is its operand's base descriptor plus the start address's offset in 16-byte units (`*_units`,
 // compile-time constants but for the warpgroup's rows): the address field is the shared-memory
-// offset / 16 in 14 bits, which dynamic shared memory (< 256 KiB) never carries out of.
+// offset / 16 in 14 bits, which dynamic shared memory (< 256 KiB) never carries out of. The base
+// is a high word the same for all of an operand's descriptors (wg_hi) and a low word, wg_lo:
+// the start address and LBO, which role B (true) or A gives.
 template <class Op> constexpr uint64_t k_major_units(int row, int k0) {
   return (uint64_t)(((k0 / Op::PW) * Op::SR * Op::PW + row * Op::PW + k0 % Op::PW) *
                     (int)sizeof(typename Op::elem_t) / 16);
@@ -300,18 +304,56 @@ template <class Op> constexpr uint64_t k_major_units(int row, int k0) {
 template <class Op> constexpr uint64_t wg_b_units(int k0) {
   return Op::tr ? k_major_units<Op>(0, k0) : (uint64_t)(k0 * Op::SWB / 16);
 }
-template <class Op> TP_DEV uint64_t wg_base_a(const Op& a) {
-  static_assert(!Op::tr, "wgmma's A here is K-major");
-  return wgmma_desc(a.p, 16, 8 * Op::SWB, Op::SWB);
+template <class Op> constexpr uint64_t wg_hi() { return wgmma_desc_hi(8 * Op::SWB, Op::SWB); }
+template <bool B, class Op> TP_DEV uint32_t wg_lo(const Op& x) {
+  static_assert(B || !Op::tr, "wgmma's A here is K-major");
+  return wgmma_desc_lo(x.p, B && !Op::tr ? Op::SR * Op::SWB : 16);
 }
-template <class Op> TP_DEV uint64_t wg_base_b(const Op& b) {
-  return wgmma_desc(b.p, Op::tr ? 16 : Op::SR * Op::SWB, 8 * Op::SWB, Op::SWB);
-}
+template <class Op> TP_DEV uint64_t wg_base_a(const Op& a) { return wg_hi<Op>() | wg_lo<false>(a); }
+template <class Op> TP_DEV uint64_t wg_base_b(const Op& b) { return wg_hi<Op>() | wg_lo<true>(b); }
 template <class Op> TP_DEV uint64_t wg_desc_a(const Op& a, int blk, int k0) {
   return wg_base_a(a) + k_major_units<Op>(blk * 64, k0);
 }
 template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
   return wg_base_b(b) + wg_b_units<Op>(k0);
+}
+
+// The thread's warpgroup as a value ptxas knows the warp shares (a shuffle from lane 0, as
+// tma_issuer's warp index), so that what depends on it lives in uniform registers: A's
+// descriptors, computed per thread and moved to uniform registers (R2UR) for every MMA otherwise.
+TP_DEV int warpgroup_of() {
+#if defined(TP_GPU)
+  return NT == 128 ? 0 : __shfl_sync(0xffffffffu, warp_of() / 4, 0);
+#else
+  return NT == 128 ? 0 : warp_of() / 4;
+#endif
+}
+// A's low word at the first row of the thread's warpgroup's 64-row blocks (warpgroup g's are
+// g * FM.., FM the blocks per warpgroup: its rows / the warpgroups).
+template <class Op> TP_DEV uint32_t wg_lo_rows(const Op& a) {
+  return wg_lo<false>(a) + (uint32_t)k_major_units<Op>(warpgroup_of() * (Op::rows / (NT / 128)), 0);
+}
+
+// The K loop's descriptors (emit_pipeline.py): an operand's low word (A's: wg_lo_rows) in stage
+// 0 (or where it is staged once before the loop) worked out before the loop by wg_lo_once, a
+// stage's low word that plus the stage's offset in 16-byte units (one instruction per operand
+// in the loop: ptxas recomputed the shared-memory address's shift and `|` from the buffer's
+// address in every iteration, NVVM taking it for a constant). WgLo carries A's and B's into the
+// MMAs (A's unused where A is in registers).
+struct WgLo { uint32_t a, b; };
+template <bool B, class Op> TP_DEV uint32_t wg_lo_once(const Op& x) {
+  uint32_t lo;
+  if constexpr (B) lo = wg_lo<true>(x);
+  else lo = wg_lo_rows(x);
+#if defined(TP_GPU) && TP_WGMMA
+  asm("mov.b32 %0, %0;" : "+r"(lo));   // (opaque to NVVM: not sunk into the loop)
+#endif
+  return lo;
+}
+template <class OA, class OB> TP_DEV WgLo wg_lo_of(const OA& a, const OB& b) {
+  if constexpr (TP_CPU_FAST) return {0u, 0u};   // (mma_compute's operands: no descriptors)
+  else if constexpr (a_in_regs<OA>::value) return {0u, wg_lo<true>(b)};
+  else return {wg_lo_rows(a), wg_lo<true>(b)};
 }
 
 // The MMAs of acc += a @ b issued as one group, on acc's registers in place: wgmma.fence, every
@@ -323,7 +365,7 @@ template <class Op> TP_DEV uint64_t wg_desc_b(const Op& b, int k0) {
 // fragment, which is wgmma's register A per warp), packed before the fence; they are read
 // until the wait, so that form waits in its own step (Wait 0).
 template <int M, int N, int K, int Kind, int Wait = 1, class TC, class LC, class OA, class OB>
-TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_CALLER) {
+TP_DEV void wgmma_acc(const OA& a, const OB& b, WgLo lo, Tile<TC, M * N, LC>& acc TP_AT_CALLER) {
 #if TP_CPU_FAST
   acc = mma_compute<1, M, N, K, Kind, 0>(a, b, acc);
 #else
@@ -333,8 +375,7 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
   constexpr bool ra = a_in_regs<OA>::value;
   static_assert(!ra || (a_in_regs<OA>::fm == FM && a_in_regs<OA>::wg && Wait == 0),
                 "a register A in the accumulator's layout, retired in its own step");
-  const int g = NT == 128 ? 0 : warp_of() / 4;      // the warpgroup: its 64-row blocks of A
-  const uint64_t db = wg_base_b(b);
+  const uint64_t db = wg_hi<OB>() | lo.b;
   uint64_t da = 0;
   uint32_t af[ra ? FM : 1][ra ? K / 16 : 1][4];     // A's fragments, where A is in registers
   if constexpr (ra) {
@@ -346,7 +387,8 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
     wgmma_wrote_a();
     wgmma_regs(*(uint32_t(*)[FM * (K / 16) * 4])af);
   } else {
-    da = wg_base_a(a) + k_major_units<OA>(g * FM * 64, 0);
+    static_assert(OA::rows == M && M == FM * 64 * (NT / 128), "A: the warpgroups' 64-row blocks");
+    da = wg_hi<OA>() | lo.a;       // (at the warpgroup's first row: wg_lo_rows)
   }
   wgmma_regs(acc.v);
   wgmma_fence();
@@ -366,6 +408,10 @@ TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_C
   if constexpr (ra) wgmma_regs(*(uint32_t(*)[FM * (K / 16) * 4])af);
 #endif
 }
+template <int M, int N, int K, int Kind, int Wait = 1, class TC, class LC, class OA, class OB>
+TP_DEV void wgmma_acc(const OA& a, const OB& b, Tile<TC, M * N, LC>& acc TP_AT_CALLER) {
+  wgmma_acc<M, N, K, Kind, Wait>(a, b, wg_lo_of(a, b), acc TP_PASS_CALLER);
+}
 
 // The wait that retires every group in flight before the accumulator is read (after a K loop
 // whose wgmma_acc left one group running): wgmma.wait_group 0, the registers then the thread's.
@@ -377,11 +423,16 @@ template <class TC, int NE, class LC> TP_DEV void wgmma_drain(Tile<TC, NE, LC>& 
 }
 
 template <int M, int N, int K, int Kind, class TC, class LC, class OA, class OB>
+TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, WgLo lo,
+                                    const Tile<TC, M * N, LC>& c TP_AT_CALLER) {
+  Tile<TC, M * N, LC> r = c;
+  wgmma_acc<M, N, K, Kind, 0>(a, b, lo, r TP_PASS_CALLER);
+  return r;
+}
+template <int M, int N, int K, int Kind, class TC, class LC, class OA, class OB>
 TP_DEV Tile<TC, M * N, LC> wgmma_tc(const OA& a, const OB& b, const Tile<TC, M * N, LC>& c
                                     TP_AT_CALLER) {
-  Tile<TC, M * N, LC> r = c;
-  wgmma_acc<M, N, K, Kind, 0>(a, b, r TP_PASS_CALLER);
-  return r;
+  return wgmma_tc<M, N, K, Kind>(a, b, wg_lo_of(a, b), c TP_PASS_CALLER);
 }
 
 }  // namespace tp
