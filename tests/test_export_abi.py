@@ -124,11 +124,18 @@ def test_v1_symbol_parameters_and_numerics():
 @pytest.mark.skipif(tileiras.unusable() is not None, reason=str(tileiras.unusable()))
 def test_tileiras_cubin_takes_the_same_parameters():
     """tileiras' cubin of the same signature: the same symbol and parameter table (its Tile IR
-    entry gets the unit stride tilepy folded, unused)."""
+    entry gets the unit stride tilepy folded, unused), and the same results (the fake driver
+    runs the CPU build of the bytecode tileiras was given, on the cubin's REQNTID block)."""
     symbol = mangle_kernel_name("stamp", STAMP)
     a, b = np.zeros((8, 12), np.int32), np.zeros((6, 6, 6), np.float32)
-    cubin = export(ct.kernel(stamp.func, compiler="tileiras"), STAMP, "sm_90")
-    check_layout(cubin, symbol, cutile_args((3, True, 1.5, a, b)))
+    args = cutile_args((3, False, -2.0, a, b))
+    with FakeDriver() as drv:
+        cubin = export(ct.kernel(stamp.func, compiler="tileiras"), STAMP, "sm_90")
+        check_layout(cubin, symbol, args)
+        run(drv, cubin, symbol, args)
+    i = np.arange(4)
+    assert a[i, 2 * i].tolist() == [730, 731, 732, 733] and np.count_nonzero(a) == 4
+    assert b[i, i + 1, 3 - i].tolist() == [-4.0, -3.0, -2.0, -1.0] and np.count_nonzero(b) == 4
 
 
 # ------------------------------------------------------------------ v2: constant shapes, tuples
