@@ -77,9 +77,9 @@ def run(drv, cubin: bytes, symbol: str, args: list):
     drv.core.Device(0).set_current()
     kern = FakeObjectCode.from_cubin(cubin).get_kernel(symbol)
     block = kern.info.req_threads or kern.info.max_threads
-    packed = [a.value if isinstance(a, ctypes.c_void_p) else a for a in args]   # (cuda.core's
-    fake_launch(drv.core.LEGACY_DEFAULT_STREAM, FakeLaunchConfig((1, 1, 1), block), kern,  # int:
-                *packed)                                                             # a pointer)
+    packed = [a.value if isinstance(a, ctypes.c_void_p) else a for a in args]  # cuda.core
+    fake_launch(drv.core.LEGACY_DEFAULT_STREAM, FakeLaunchConfig((1, 1, 1), block), kern,
+                *packed)                       # packs a pointer given as a Python int
     drv.core.LEGACY_DEFAULT_STREAM.sync()
 
 
