@@ -20,9 +20,19 @@ What tilepy does with each constraint field:
   - `index_dtype=int64`: 64-bit extents and strides (cuTile's IndexedWithInt64), whatever the
     parameter's annotation says, as in cuTile (the constraint decides); `from_kernel_args`
     says int64 for `IndexedWithInt64` parameters.
-Symbols: tilepy's kernels are named `tp_kernel_<name>` (cuda_c/names.kernel_symbol); that is
-what `with_mangled_symbol`/`from_kernel_args` give (not cuTile's mangling scheme). Another
-symbol is honored for Tile IR bytecode and tileiras cubins, and refused for NVRTC cubins.
+The exported kernel is cuTile's: its symbol is the signature's, else (as cuTile) cuTile's
+mangling of the function's name and the signature (`with_mangled_symbol`,
+api/name_mangling.py; for an NVRTC cubin it must be a C identifier), and its parameters are
+cuTile's for the signature, in every calling convention alike (cuTile's `_create_parameter`
+and `ArrayTy`'s flattening: v2 and v3 admit more constraints, the layout is the same): per
+non-constant leaf of a parameter, tuple items and dataclass fields in order, an array is its
+base pointer, every extent, then every stride, in its index dtype (constant extents and unit
+strides included: they are passed, and the code relies on the constant), a scalar is itself
+(its dtype's size), a constant is nothing. tilepy's entry has no parameter for a unit stride
+it specialized on: the exported entry takes one there, unused (`cutile_layout`). NVRTC's cubin
+is tilepy's kernel body under that entry; tileiras' cubin and the bytecode are tilepy's Tile IR
+with that entry. A list (cuTile: a pointer to the arrays' descriptors and an int32 length) is
+refused.
 """
 from __future__ import annotations
 
@@ -377,11 +387,16 @@ def _check_convention(c, cconv: CallingConvention):
                 _check_convention(x, cconv)
 
 
+# cuTile's mangling: api/name_mangling.py (which imports this module) puts its
+# `mangle_kernel_name` here; tilepy.compilation loads both.
+_MANGLE: list = []
+
+
 @dataclass(frozen=True, init=False)
 class KernelSignature:
     """One constraint per parameter of the kernel's Python function (a plain constant value or
     tuple stands for a ConstantConstraint / TupleConstraint), the calling convention, and the
-    exported symbol (None: tilepy's own, `tp_kernel_<name>`)."""
+    exported symbol (None: cuTile's mangled name of the kernel for this signature)."""
     parameters: tuple
     calling_convention: CallingConvention
     symbol: typing.Optional[str]
@@ -404,9 +419,8 @@ class KernelSignature:
         return dataclasses.replace(self, symbol=symbol)
 
     def with_mangled_symbol(self, function_name: str) -> "KernelSignature":
-        """This signature with tilepy's symbol for `function_name` (`tp_kernel_<name>`)."""
-        from ..cuda_c.names import kernel_symbol
-        return self.with_symbol(kernel_symbol(function_name))
+        """This signature with cuTile's symbol for `function_name` (`mangle_kernel_name`)."""
+        return self.with_symbol(_MANGLE[0](function_name, self))
 
     @staticmethod
     def from_kernel_args(kernel, kernel_args, calling_convention: CallingConvention, *,
@@ -516,8 +530,9 @@ def _example(what: str, c, constant: bool):
     if isinstance(c, TupleConstraint):
         return tuple(_example(f"item #{i} of {what}", x, False) for i, x in enumerate(c.items))
     raise TileUnsupportedFeatureError(
-        f"{what}: a {type(c).__name__} cannot be exported by tilepy yet (a list's length is part "
-        f"of tilepy's specialization)")
+        f"{what}: a {type(c).__name__} cannot be exported by tilepy: cuTile's kernel takes a list "
+        f"as a pointer to its arrays' descriptors and an int32 length, and tilepy's kernel is "
+        f"specialized on the length (a tuple of arrays, or an array per parameter, can be)")
 
 
 def signature_args(kernel, signature: KernelSignature) -> list:
@@ -537,7 +552,9 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     a binary file object): `output_format="cubin"` (`gpu_code` such as "sm_90" required; the
     kernel's `compiler` option picks NVRTC or tileiras) or `"tileir_bytecode"` (NVIDIA's Tile IR
     bytecode, `bytecode_version` "13.1".."13.5", default tilepy's; without `gpu_code`, the
-    architecture-independent bytecode of 13.3 or later). A cubin with a `bytecode_version` is
+    architecture-independent bytecode of 13.3 or later). The kernel is cuTile's: the
+    signature's symbol (or cuTile's mangled name) and cuTile's parameters (module docstring).
+    A cubin with a `bytecode_version` is
     checked to be that version's Tile IR (what an older version lacks is refused by name, as
     cuTile's tileiras would), whichever compiler makes it, and bytecode or such a cubin for a
     `gpu_code` holds only element types tileiras compiles for it (fp8 from sm_90, fp4 and
@@ -556,35 +573,70 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
             f"file (call it once per signature)")
     sig = signatures[0]
     args = signature_args(kernel, sig)
+    symbol = (sig if sig.symbol is not None else sig.with_mangled_symbol(kernel.name)).symbol
+    from .aot import _info_for
+    infos = [_info_for(a, n in kernel.constants, i)
+             for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
+    spec = kernel.specialize(infos)
     if output_format == "tileir_bytecode":
-        data = _bytecode(kernel, args, sig.symbol, bytecode_version, gpu_code)
+        data = _bytecode(kernel, spec, symbol, bytecode_version, gpu_code)
     else:
         if bytecode_version is not None:        # the kernel must be that version's Tile IR
-            _bytecode(kernel, args, None, bytecode_version, gpu_code)
-        data = _cubin(kernel, args, sig.symbol, gpu_code)
+            _bytecode(kernel, spec, symbol, bytecode_version, gpu_code)
+        data = _cubin(kernel, spec, symbol, gpu_code)
     with _opened(output_file) as f:
         f.write(data)
 
 
-def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
+def cutile_layout(params) -> list[tuple]:
+    """cuTile's kernel parameters for specialization `params` (module docstring), each as
+    (index of tilepy's entry parameter it is, None), or (None, index of its array's first
+    extent) for a unit stride tilepy's entry has no parameter for."""
+    from ..host.params import ArrayParam, ScalarParam, expand
+    out, i = [], 0
+    for p in expand(params):
+        if isinstance(p, ArrayParam):
+            out += [(i + k, None) for k in range(1 + p.ndim)]
+            first, i = i + 1, i + 1 + p.ndim
+            for unit in p.unit_stride:
+                out.append((None, first) if unit else (i, None))
+                i += not unit
+        elif isinstance(p, ScalarParam):
+            out.append((i, None))
+            i += 1
+    return out
+
+
+def _entry_module(kernel, spec, symbol: str):
+    """The specialization's Tile IR with cuTile's entry: named `symbol`, cuTile's parameters
+    (an unused one, `tp_unit_stride_<k>`, where tilepy's entry has none)."""
+    import copy
+
+    from ..ir.core import BlockArg
+    from .compiler import tile_ir
+    module = copy.deepcopy(tile_ir(kernel, *spec))      # the cached one keeps its entry
+    entry = module.entry()
+    entry.attrs["sym_name"] = symbol
+    block = entry.regions[0].block
+    own = block.args
+    block.args = [own[j] if j is not None else BlockArg(own[like].type, block, 0,
+                                                          f"tp_unit_stride_{k}")
+                  for k, (j, like) in enumerate(cutile_layout(spec[1]))]
+    for k, a in enumerate(block.args):
+        a.index = k
+    return module
+
+
+def _bytecode(kernel, spec, symbol, version, gpu_code) -> bytes:
     from ..bytecode import DEFAULT_VERSION, write_module
     from ..bytecode.targets import check_target
     from ..bytecode.writer import as_version
     from ..cuda_c.targets import arch_number
-    from .aot import _info_for
-    from .compiler import tile_ir
     version = as_version(version or DEFAULT_VERSION)
-    infos = [_info_for(a, n in kernel.constants, i)
-             for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
-    module = tile_ir(kernel, *kernel.specialize(infos))
+    module = _entry_module(kernel, spec, symbol)
     sm = arch_number(gpu_code) if gpu_code is not None else None
     if sm is not None:                # what tileiras compiles for the target, at the user's line
         check_target(module, gpu_code, sm)
-    if symbol is not None and symbol != module.entry().sym_name:
-        from ..ir.printer import print_module
-        from ..ir.parser import parse_module
-        module = parse_module(print_module(module))       # a copy: the cached one keeps its name
-        module.entry().attrs["sym_name"] = symbol
     data = write_module(module, version)     # first: what the kernel needs of the version
     if gpu_code is None and version < (13, 3):
         raise TileUnsupportedFeatureError(
@@ -594,17 +646,70 @@ def _bytecode(kernel, args, symbol, version, gpu_code) -> bytes:
     return data
 
 
-def _cubin(kernel, args, symbol, arch: str) -> bytes:
-    from .aot import compile_kernel
+def _cubin(kernel, spec, symbol: str, arch: str) -> bytes:
     compiler = kernel.options.get("compiler", "nvrtc") if hasattr(kernel, "options") else "nvrtc"
-    compiled = compile_kernel(kernel, args, arch, compiler or "nvrtc")
-    if compiled.kind != "cubin":
+    if not arch.startswith("sm_"):
         raise ValueError(f"gpu_code must name a GPU (sm_XX) for a cubin, got {arch!r}")
-    if symbol is not None and symbol != compiled.symbol:
+    if compiler == "tileiras":
+        from .tileiras_kernel import TileirasKernel
+        return TileirasKernel(_entry_module(kernel, spec, symbol)).gpu_code(arch).data
+    _check_c_symbol(symbol)
+    from ..cuda_c.targets import check_fits, check_target_ops
+    from .compiler import compile_specialization
+    from .device_compile import build
+    ck = ExportedKernel(compile_specialization(kernel, *spec), symbol, spec[1])
+    check_target_ops(ck.emitted.needs, arch)
+    check_fits(ck.emitted, arch)
+    return build(ck, arch).data
+
+
+class ExportedKernel:
+    """A compiled kernel (api/compiler.CompiledKernel) under cuTile's entry, for NVRTC: the same
+    body, the entry named `symbol` with cuTile's parameters (tilepy's own names where tilepy
+    has the parameter, `tp_unit_stride_<k>` for a unit stride it folded)."""
+    compiler = "nvrtc"
+
+    def __init__(self, ck, symbol: str, params):
+        own = ck.emitted.params
+        self._ck, self.name, self.symbol, self.emitted = ck, ck.name, symbol, ck.emitted
+        self.params = [own[j] if j is not None else (own[like][0], f"tp_unit_stride_{k}")
+                       for k, (j, like) in enumerate(cutile_layout(params))]
+
+    @property
+    def module(self):
+        return self._ck.module
+
+    @property
+    def entry(self) -> tuple:
+        """EmittedKernel.source's `entry`: the symbol, the parameters, and a first check: the
+        kernel is a SIMT kernel of TP_NT threads, so a launch with another block (a tile
+        kernel's (1, 1, 1), as cuTile launches tileiras' cubins) fails its device assertion."""
+        nt = self.emitted.nt
+        check = (f"  if (blockDim.x * blockDim.y * blockDim.z != TP_NT) tp::assert_fail(\"kernel "
+                 f"'{self.symbol}' (NVRTC) must be launched with block ({nt}, 1, 1)\", 0);")
+        return self.symbol, self.params, ("#ifdef TP_GPU", check, "#endif")
+
+    @property
+    def cuda_source(self) -> str:
+        return self.emitted.source(False, self.entry)
+
+    def compile_source(self) -> str:
+        return self.emitted.source(True, self.entry)
+
+
+def _check_c_symbol(symbol: str):
+    """An NVRTC cubin's kernel is a C++ `extern "C"` function: `symbol` must be a C identifier
+    that neither the language, the implementation (`__x`, `_X`) nor tilepy's code (`tp_...`
+    but `tp_kernel_...`, names.EMITTED) spells."""
+    import re
+
+    from ..cuda_c.names import EMITTED, KEYWORDS
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", symbol) or symbol in KEYWORDS or \
+            symbol in EMITTED or re.match(r"__|_[A-Z]|(tp_|TP_)(?!kernel_)", symbol):
         raise TileUnsupportedFeatureError(
-            f"export_kernel: the cubin's kernel is '{compiled.symbol}'; tilepy cannot name it "
-            f"'{symbol}' (use KernelSignature(..., symbol=None) or with_mangled_symbol)")
-    return compiled.data
+            f"export_kernel: an NVRTC cubin cannot name its kernel {symbol!r}: the symbol must "
+            f"be a C identifier that is not a C++ keyword, not reserved ('__...', '_X...') and "
+            f"not tilepy's ('tp_...'); tileiras' cubins and the bytecode take any symbol")
 
 
 @contextmanager

@@ -30,7 +30,7 @@ import re
 import struct
 
 from ..types import dtype as D
-from .compilation import (ArrayConstraint, CallingConvention, ConstantConstraint,
+from .compilation import (_MANGLE, ArrayConstraint, CallingConvention, ConstantConstraint,
                           DataclassConstraint, KernelSignature, ListConstraint, ScalarConstraint,
                           TupleConstraint, _alias_uses)
 
@@ -60,6 +60,9 @@ def mangle_kernel_name(function_name: str, kernel_signature: KernelSignature) ->
     if name != function_name or back.parameters != kernel_signature.parameters:
         raise ValueError(f"the mangled name {out!r} does not demangle to its signature")
     return out
+
+
+_MANGLE[:] = [mangle_kernel_name]       # KernelSignature.with_mangled_symbol's
 
 
 def _constraint(c, groups: dict, seen: set) -> str:

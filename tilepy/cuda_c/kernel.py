@@ -55,30 +55,35 @@ class EmittedKernel(SmemSizes):
     sm90a: Variant | None = None       # the sm_90a class's body (warpgroup MMA), if it has one
     needs: tuple = ()                  # what its ops need of a GPU target (targets.target_needs)
 
-    def source(self, line_directives: bool = False) -> str:
+    def source(self, line_directives: bool = False, entry: tuple | None = None) -> str:
+        """The kernel's C++. `entry`: (symbol, parameters, prologue lines) of an exported
+        kernel's entry in place of tilepy's (api/compilation.py: cuTile's parameters, named as
+        tilepy's where tilepy has them), around the same body; the sm_90a class is kept only
+        when it takes no tensor maps (cuTile's parameters carry none)."""
         head = [f"// tilepy kernel '{kernel_name(self.name)}': one tile block = {self.nt} threads "
                 f"(TP_NT)",
                 "#ifndef TP_NT", f"#define TP_NT {self.nt}", "#endif"]
-        if self.sm90a is None:
-            return "\n".join(head + [RUNTIME_INCLUDE, ""] + self._classes(line_directives))
         v = self.sm90a
+        if v is None or (entry is not None and v.maps):
+            return "\n".join(head + [RUNTIME_INCLUDE, ""] + self._classes(line_directives, entry))
         maps = [(TMA_PARAM, f"tp_tmap{i}") for i in range(len(v.maps))]
         return "\n".join(head + WGMMA_MACRO + [RUNTIME_INCLUDE, "",
                           f"#if TP_WGMMA  // sm_90a: warpgroup MMA; {kib(v.smem_bytes)} of shared memory"]
-                         + self._kernel(v.tables, v.body, line_directives, maps) + ["#else"]
-                         + self._classes(line_directives) + ["#endif"])
+                         + self._kernel(v.tables, v.body, line_directives, maps, entry) + ["#else"]
+                         + self._classes(line_directives, entry) + ["#endif"])
 
-    def _classes(self, line_directives: bool) -> list[str]:
+    def _classes(self, line_directives: bool, entry: tuple | None = None) -> list[str]:
         """The kernel of each shared-memory class (one when they do not differ)."""
         if not self.variants:
-            return self._kernel(self.tables, self.body, line_directives)
+            return self._kernel(self.tables, self.body, line_directives, entry=entry)
         out = class_macro()
         for i, v in enumerate(self.variants):
             cond = " || ".join(f"TP_SMEM_KIB == {c // KIB}" for c in v.classes)
             out += [f"#{'elif' if i else 'if'} {cond}  // {kib(v.smem_bytes)} of shared memory"]
-            out += self._kernel(v.tables, v.body, line_directives)
+            out += self._kernel(v.tables, v.body, line_directives, entry=entry)
         out += [f"#else  // {kib(self.smem_bytes)} of shared memory"]
-        return out + self._kernel(self.tables, self.body, line_directives) + ["#endif"]
+        return out + self._kernel(self.tables, self.body, line_directives, entry=entry) + \
+            ["#endif"]
 
     @property
     def tma(self) -> tuple:
@@ -88,10 +93,11 @@ class EmittedKernel(SmemSizes):
             if self.sm90a is not None else ()
 
     def _kernel(self, tables: list[str], body: Writer, line_directives: bool,
-                extra: list = ()) -> list[str]:
-        params = ", ".join(f"{t} {n}" for t, n in [*self.params, *extra])
+                extra: list = (), entry: tuple | None = None) -> list[str]:
+        name, own, prologue = entry or (self.name, self.params, ())
+        params = ", ".join(f"{t} {n}" for t, n in [*own, *extra])
         return tables + ([""] if tables else []) + list(self.bounds[0]) + [
-            f'extern "C" __global__ void {self.bounds[1]} {self.name}({params}) {{',
+            f'extern "C" __global__ void {self.bounds[1]} {name}({params}) {{', *prologue,
             body.render(line_directives)]
 
 
