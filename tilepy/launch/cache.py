@@ -43,9 +43,30 @@ def key_of(*parts) -> str:
     """Hash of the parts (bytes, str, or anything with a stable str); 40 hex digits."""
     h = hashlib.sha256()
     for p in parts:
-        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(p if isinstance(p, bytes) else p.key_bytes() if isinstance(p, _KeyOnce)
+                 else str(p).encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
+
+
+class _KeyOnce:
+    """A large key part that does not change (the runtime headers' texts, 340 KB, in every
+    kernel's key): its str(), which key_of hashes, is made once (it took 4-10 ms a key). The
+    same text as the plain tuple's or dict's: the same keys."""
+
+    def key_bytes(self) -> bytes:
+        found = self.__dict__.get("_key_bytes")
+        if found is None:
+            found = self.__dict__["_key_bytes"] = super().__str__().encode()
+        return found
+
+
+class KeyTexts(_KeyOnce, tuple):
+    """A tuple of texts that key_of reads once."""
+
+
+class KeyTextMap(_KeyOnce, dict):
+    """A dict of texts that key_of reads once (not to be changed after its first key)."""
 
 
 @dataclass
