@@ -63,7 +63,6 @@ _ABI_SEEN: dict = {}
 def pytest_configure(config):
     global _ABI
     _use_test_cache(config)
-    _use_bytecode_cache(config)
     from abi_coverage import Recorder
     _ABI = Recorder()
     _ABI.install()
@@ -116,29 +115,8 @@ def _use_test_cache(config):
 
 
 def pytest_unconfigure(config):
-    for d in (_SESSION_CACHE, _BYTECODE):
-        if d is not None:
-            shutil.rmtree(d, ignore_errors=True)
-
-
-# ----------------------------------------------------------------------------- Python's bytecode
-# With PYTHONDONTWRITEBYTECODE set, every Python process the suite starts (the xdist workers, the
-# children of test_index.py, test_cache_safety.py, the doctor, the Jupyter kernels, ...) compiled
-# tilepy's and the tests' sources afresh: 0.45 of the 0.8 CPU-s a child that traces one kernel
-# took. Then the session keeps the bytecode in a private temporary folder of its own
-# (PYTHONPYCACHEPREFIX, removed at the end: nothing is written beside the sources, as the
-# setting asks), which the workers and the other processes inherit through the environment.
-_BYTECODE: str | None = None
-
-
-def _use_bytecode_cache(config):
-    global _BYTECODE
-    if hasattr(config, "workerinput") or not os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        return
-    _BYTECODE = tempfile.mkdtemp(prefix="tilepy-test-bytecode-")
-    del os.environ["PYTHONDONTWRITEBYTECODE"]
-    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _BYTECODE
-    sys.dont_write_bytecode = False
+    if _SESSION_CACHE is not None:
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- time budget

@@ -3,7 +3,6 @@ reuses a trace only when nothing it read has changed. Each case writes a kernel 
 dir, compiles it in a child process, edits one thing, and compiles again: the child reports
 whether it traced (tilepy's tracer module loaded) and what C++ it got."""
 import enum
-import importlib.util
 import json
 import math
 import os
@@ -67,9 +66,6 @@ def write(moddir, text, name="kmod.py"):
     for d in moddir.rglob("__pycache__"):
         for f in d.iterdir():
             f.unlink()
-    stale = importlib.util.cache_from_source(str(path))    # under PYTHONPYCACHEPREFIX, when set
-    if os.path.exists(stale):
-        os.unlink(stale)
 
 
 def kernel_module(moddir, expr, extra=""):
