@@ -295,6 +295,30 @@ def test_size_cap_evicts_least_recently_used(cache_dir, monkeypatch):
     assert sum(os.path.getsize(p) for p in left) <= 35000
 
 
+def test_a_put_lists_the_cache_only_when_it_may_be_over_its_cap(cache_dir, monkeypatch):
+    """Listing is a stat of every entry: a put evicts when what this process listed plus what
+    it put since passes the cap, or when its listing is RELIST_SECONDS old."""
+    monkeypatch.setenv("TILEPY_CACHE_SIZE", "45000")
+    listings = []
+    real = cache.listing
+    monkeypatch.setattr(cache, "listing", lambda *a: listings.append(1) or real(*a))
+    first = cache.put("ptx", "01" * 20, b"x" * 10_000, {})
+    os.utime(first, (1, 1))                                    # the least recently used
+    for i in range(2, 5):
+        cache.put("ptx", f"{i:02d}" * 20, b"x" * 10_000, {})
+    assert len(listings) == 1 and len(entry_files(cache_dir, "ptx")) == 4     # 40 KB: under
+    cache.put("ptx", "05" * 20, b"x" * 10_000, {})            # 50 KB: listed, the first evicted
+    assert len(listings) == 2 and not os.path.exists(first)
+    (cache_dir / "ptx" / "01").mkdir(exist_ok=True)
+    (cache_dir / "ptx" / "01" / ("01" * 20)).write_bytes(cache.encode(b"y" * 20_000, {}))
+    cache.put("ptx", "06" * 20, b"x" * 10, {})               # another process's entry: unseen
+    assert len(listings) == 2
+    for seen in cache._LISTED.values():                       # the listing is old now
+        seen[1] -= cache.RELIST_SECONDS
+    cache.put("ptx", "07" * 20, b"x" * 10, {})
+    assert len(listings) == 3 and sum(p.stat().st_size for p in entry_files(cache_dir, "ptx")) <= 45000
+
+
 def test_stale_temporary_files_are_removed(cache_dir):
     cache.put("ptx", "aa" * 20, b"x", {})
     stale = cache_dir / "ptx" / "aa" / (cache.TMP_PREFIX + "dead")

@@ -88,10 +88,24 @@ def test_a_later_kernel_uses_it_and_its_library_is_the_same(built, fresh, monkey
     assert _library(12) == with_pch and [_uses_pch(c) for c in fresh] == [True, False]
 
 
-def _library(value: int) -> bytes:
-    """The library cpu._compile makes of kernel `value` (no cache lookup), split as
-    compile_kernel builds it (the PCH the fixture built is for those flags)."""
-    full = SRC % value + cpu.host_entry("k", ["int*"])
+def test_a_source_that_includes_the_runtime_again_uses_it(built, fresh, monkeypatch):
+    """GCC takes a PCH for a source's first include only; a hand-written source that includes
+    runtime.h again later (tests/test_faithful_broken.py's libraries) compiles with the PCH
+    (it failed, was rerun plainly and removed the PCH), and its library is the plain one."""
+    d, _ = built
+    monkeypatch.setenv("TILEPY_CACHE_DIR", str(d))
+    monkeypatch.setattr(cpu_pch, "BUILD_AT", 1000)          # not rebuilt here
+    again = SRC % 14 + '#include "tilepy/runtime.h"\n'
+    with_pch = _library(again)
+    assert [_uses_pch(c) for c in fresh] == [True] and len(_pch_files(d)) == 1
+    monkeypatch.setenv("TILEPY_CPU_PCH", "0")
+    assert _library(again) == with_pch and [_uses_pch(c) for c in fresh] == [True, False]
+
+
+def _library(value) -> bytes:
+    """The library cpu._compile makes of kernel `value` (or of that source; no cache lookup),
+    split as compile_kernel builds it (the PCH the fixture built is for those flags)."""
+    full = (SRC % value if isinstance(value, int) else value) + cpu.host_entry("k", ["int*"])
     return cpu._compile(cpu.host_compiler(), cpu.flags("fast"), full, "k", cpu.flags("fast"))[0]
 
 

@@ -133,15 +133,18 @@ class OpDef:
         return not (self.pure or self.regions or self.terminator)
 
     def member_kind(self, name: str) -> str | None:
-        if any(o.name == name for o in self.operands):
-            return "operand"
-        if any(a.name == name for a in self.attrs):
-            return "attr"
-        if any(r.name == name for r in self.results):
-            return "result"
-        if name in self.regions:
-            return "region"
-        return None
+        """"operand", "attr", "result", "region" or None: what `name` is in this op (asked for
+        every named operand an op's constraints, printer or writer read: from a table made at
+        the first question)."""
+        kinds = self.__dict__.get("_kinds")
+        if kinds is None:
+            kinds = {}
+            for kind, names in (("region", self.regions), ("result", [r.name for r in self.results]),
+                                ("attr", [a.name for a in self.attrs]),
+                                ("operand", [o.name for o in self.operands])):
+                kinds.update(dict.fromkeys(names, kind))   # operands over attrs over results
+            self.__dict__["_kinds"] = kinds
+        return kinds.get(name)
 
     def operand_spec(self, name: str) -> OperandSpec:
         return next(o for o in self.operands if o.name == name)

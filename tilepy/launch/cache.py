@@ -43,9 +43,30 @@ def key_of(*parts) -> str:
     """Hash of the parts (bytes, str, or anything with a stable str); 40 hex digits."""
     h = hashlib.sha256()
     for p in parts:
-        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(p if isinstance(p, bytes) else p.key_bytes() if isinstance(p, _KeyOnce)
+                 else str(p).encode())
         h.update(b"\0")
     return h.hexdigest()[:40]
+
+
+class _KeyOnce:
+    """A large key part that does not change (the runtime headers' texts, 340 KB, in every
+    kernel's key): its str(), which key_of hashes, is made once (it took 4-10 ms a key). The
+    same text as the plain tuple's or dict's: the same keys."""
+
+    def key_bytes(self) -> bytes:
+        found = self.__dict__.get("_key_bytes")
+        if found is None:
+            found = self.__dict__["_key_bytes"] = super().__str__().encode()
+        return found
+
+
+class KeyTexts(_KeyOnce, tuple):
+    """A tuple of texts that key_of reads once."""
+
+
+class KeyTextMap(_KeyOnce, dict):
+    """A dict of texts that key_of reads once (not to be changed after its first key)."""
 
 
 @dataclass
@@ -129,8 +150,26 @@ def put(kind: str, key: str, payload: bytes, meta: dict, suffix: str = "") -> st
         return None
     cap = settings().cache_size
     if cap is not None:
-        evict(cap, keep=path)
+        _evict_when_due(cap, path, len(data))
     return path
+
+
+# Evicting lists the cache (a stat of every entry: 20 ms at 1,000 entries, which every new kernel
+# paid), so a put lists it again only when the total this process last listed plus what it has
+# put since passes the cap, or when that listing is RELIST_SECONDS old: the cache may pass its
+# cap by what other processes stored meanwhile (each of them counts its own puts).
+RELIST_SECONDS = 10.0
+_LISTED: dict = {}        # (folder, cap) -> [bytes listed + bytes put since, time of the listing]
+
+
+def _evict_when_due(cap: int, path: str, size: int):
+    d = os.path.dirname(os.path.dirname(os.path.dirname(path)))     # <folder>/<kind>/<xx>/<entry>
+    seen = _LISTED.get((d, cap))
+    if seen is not None and time.monotonic() - seen[1] < RELIST_SECONDS:
+        seen[0] += size
+        if seen[0] <= cap:
+            return
+    evict(cap, keep=path, root_dir=d)
 
 
 def read_memo(name: str) -> bytes | None:
@@ -192,6 +231,7 @@ def evict(cap: int, keep: str | None = None, root_dir: str | None = None) -> lis
         st = _lstat(t)
         if st is not None and now - st.st_mtime > STALE_TMP_SECONDS and fs.unlink(t.path):
             removed.append(t.path)
+    listed_at = time.monotonic()
     entries = listing(d)
     total = sum(e.size for e in entries)
     for e in entries:
@@ -202,6 +242,7 @@ def evict(cap: int, keep: str | None = None, root_dir: str | None = None) -> lis
         if fs.unlink(e.path):
             removed.append(e.path)
         total -= e.size
+    _LISTED[(d, cap)] = [total, listed_at]
     return removed
 
 

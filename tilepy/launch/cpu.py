@@ -546,8 +546,8 @@ def shown(symbol: str) -> str:
 def _headers() -> tuple[str, ...]:
     """Every tilepy header (the shim and the runtime include each other's neighbours)."""
     d = os.path.join(INCLUDE_DIR, "tilepy")
-    return tuple(f"{h}\n" + _text(os.path.join(d, h)) for h in sorted(os.listdir(d))
-                 if h.endswith(".h"))
+    return cache.KeyTexts(f"{h}\n" + _text(os.path.join(d, h)) for h in sorted(os.listdir(d))
+                          if h.endswith(".h"))
 
 
 def _text(path: str) -> str:

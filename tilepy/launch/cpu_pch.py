@@ -110,6 +110,12 @@ def include_flags(cxx: str, compiler_id: str, opts: list[str], headers, include_
     try:
         os.makedirs(os.path.join(inc, os.path.dirname(HEADER)), exist_ok=True)
         os.symlink(path, os.path.join(inc, HEADER + ".gch"))
+        # GCC takes the PCH only for a source's first include; a later include of the header
+        # (a hand-written source that includes it again, `#pragma once` makes that a no-op)
+        # finds the .gch here, may not use it and then wants the header beside it: without
+        # this link that compile failed, was rerun plainly and removed the PCH (rebuilt at the
+        # next compile with these flags)
+        os.symlink(os.path.join(include_dir, HEADER), os.path.join(inc, HEADER))
     except OSError:
         return []
     return [f"-I{inc}"]

@@ -54,7 +54,7 @@ def _headers() -> dict[str, str]:
     """tilepy's headers by include name ("tilepy/runtime.h", ...), given to NVRTC from memory
     (the CPU-only ones are harmless: nothing includes them under NVRTC)."""
     d = os.path.join(INCLUDE_DIR, "tilepy")
-    out = {}
+    out = cache.KeyTextMap()
     for name in sorted(os.listdir(d)):
         if name.endswith(".h"):
             with open(os.path.join(d, name)) as f:
