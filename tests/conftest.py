@@ -105,6 +105,7 @@ def _use_test_cache(config):
     if hasattr(config, "workerinput"):              # an xdist worker: the controller chose it
         cache_seed.SESSION = os.environ["TILEPY_CACHE_DIR"]
         return
+    _compile_tilepy_once()
     keep = os.environ.get("TILEPY_TEST_CACHE_DIR")
     if keep:
         os.makedirs(keep, mode=0o700, exist_ok=True)
@@ -112,6 +113,21 @@ def _use_test_cache(config):
         return
     _SESSION_CACHE = tempfile.mkdtemp(prefix="tilepy-test-cache-")
     os.environ["TILEPY_CACHE_DIR"] = cache_seed.SESSION = _SESSION_CACHE
+
+
+def _compile_tilepy_once():
+    """Where PYTHONDONTWRITEBYTECODE is set (these machines set it), every Python process the
+    tests start (workers, children, notebook kernels: about a hundred) compiled tilepy's sources
+    afresh, 0.4 CPU-s each. The first process compiles them once into their __pycache__ folders
+    (ignored by git), which the others read: the variable stops writing bytecode, not reading it.
+    Python checks each file's bytecode against its source, so an edit is never run stale."""
+    if not sys.flags.dont_write_bytecode:
+        return
+    import compileall
+    import importlib.util
+    spec = importlib.util.find_spec("tilepy")         # (found, not imported)
+    if spec is not None and spec.origin:
+        compileall.compile_dir(os.path.dirname(spec.origin), quiet=2)
 
 
 def pytest_unconfigure(config):
