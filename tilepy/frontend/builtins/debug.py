@@ -24,8 +24,8 @@ from .semantics import as_tile, convert, is_number
 
 # %[flags][width][.precision][length]conversion
 SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?P<prec>\.\d+|\.\*)?"
-                  r"(?P<length>hh|h|ll|l|L|z|j|t|q)?(?P<conv>[diouxXeEfFgGaAcsp%])")
-INT_CONV, FLOAT_CONV = set("diouxXc"), set("eEfFgGaA")
+                  r"(?P<length>hh|h|ll|l|L|z|j|t|q)?(?P<conv>[diouxXeEfFgGaAcspn%])")
+INT_CONV, FLOAT_CONV = set("diouxX"), set("eEfFgGaA")
 
 
 @dataclass
@@ -119,24 +119,38 @@ def _traced_text(ctx, obj, method, name: str) -> list:
 
 
 def _split(fmt: str):
-    """Literal text and conversion matches of a printf format."""
-    pos = 0
-    for m in SPEC.finditer(fmt):
-        yield fmt[pos:m.start()], m
-        pos = m.end()
-    yield fmt[pos:], None
+    """Literal text and conversion matches of a printf format; a '%' that starts none is
+    refused (cuTile's words first)."""
+    pos = start = 0
+    while (pos := fmt.find("%", pos)) >= 0:
+        m = SPEC.match(fmt, pos)
+        if m is None:
+            raise TileTypeError(f"Invalid format string: {fmt[pos:pos + 6]!r} (at offset {pos} "
+                                f"of {fmt!r}) starts no printf conversion; write %% for a "
+                                f"percent sign")
+        yield fmt[start:pos], m
+        pos = start = m.end()
+    yield fmt[start:], None
 
 
-def _arg_for(ctx, spec: re.Match, x) -> tuple[str, Tile]:
-    """The normalized conversion and the (converted) tile for one printf argument."""
+def _arg_for(ctx, spec: re.Match, x, index: int | None = None) -> tuple[str, Tile]:
+    """The normalized conversion and the (converted) tile for one printf argument (its
+    `index`, for printf(), where a conversion of the other kind is refused as cuTile does; an
+    f-string's `{n:f}` converts)."""
     conv = spec["conv"]
     if spec["width"] == "*" or spec["prec"] == ".*":
         raise TileTypeError("printf(): '*' widths and precisions are not supported")
-    if conv in "sp":
-        raise TileTypeError(f"printf(): %{conv} is not supported; tiles print with %d, %f, ...")
+    if conv in "cspn":
+        raise TileTypeError(f"Specifier {conv} in {spec[0]} is not supported: printf() prints "
+                            f"tiles and numbers with %d, %u, %x, %f, %e, %g, %a and their kin")
     if isinstance(x, Array) or not (isinstance(x, Tile) or is_number(x)):
         raise TileTypeError(f"printf() prints tiles and numbers (got {type_name(x)})")
     t = as_tile(ctx, x)
+    if index is not None and t.dtype.is_float != (conv in FLOAT_CONV):
+        want = "%f or %e" if t.dtype.is_float else "%d or %u"
+        raise TileTypeError(f"Format {spec[0]} for arg #{index} got unexpected type of "
+                            f"{type_name(t)}: printf() takes {want} for it, or convert it "
+                            f"with astype()")
     if conv in INT_CONV:
         if t.dtype.is_float:
             raise TileTypeError(f"printf(): %{conv} needs an integer argument (got {t.dtype.name}); "
@@ -164,8 +178,9 @@ def printf(ctx, format, *args):
     out, tiles = [], []
     specs = [m for _, m in _split(format) if m is not None and m["conv"] != "%"]
     if len(specs) != len(args):
-        raise TileTypeError(f"printf(): the format has {len(specs)} conversion(s) but "
-                            f"{len(args)} argument(s) were given")
+        lead = "Not enough" if len(specs) > len(args) else "Too many"
+        raise TileTypeError(f"{lead} arguments for format string: printf()'s format has "
+                            f"{len(specs)} conversion(s) but {len(args)} argument(s) were given")
     it = iter(args)
     for text, m in _split(format):
         out.append(text)
@@ -174,7 +189,7 @@ def printf(ctx, format, *args):
         if m["conv"] == "%":
             out.append("%%")
             continue
-        spec, t = _arg_for(ctx, m, next(it))
+        spec, t = _arg_for(ctx, m, next(it), len(tiles))
         out.append(spec)
         tiles.append(t)
     emit_print(ctx, "".join(out), tiles)
