@@ -4,7 +4,10 @@ compile-time builtins (`ensure_constant`, `static_exception`, `assume_divisible_
 Prints become one `print_tko` op whose format has one C conversion per tile argument; the
 conversions are normalized here to what the runtime passes to printf (ints of 32 bits or fewer
 print as int, 64-bit ints with `ll`, floats as double). A tile prints like cuTile's:
-`[1, 2, 3]`, nested for higher ranks, each element with the argument's conversion.
+`[1, 2, 3]`, nested for higher ranks, each element with the argument's conversion. What
+print(), str() and f-strings show of other values is Python's text for them with the tiles left
+as parts (`str_parts`, `repr_parts`): a tuple as its repr, a dataclass object as cuTile shows it
+(its generated repr, or its own `__str__`/`__repr__` traced).
 """
 from __future__ import annotations
 
@@ -256,7 +259,7 @@ def joined_string(tr, node: ast.JoinedStr):
             parts.extend(_record_format(tr.ctx, x, spec, v.conversion))
             continue
         runtime = isinstance(x, (Tile, FormatString)) or \
-            (isinstance(x, tuple) and _has_tiles(x))
+            (isinstance(x, tuple) and _shows_runtime(x))
         if runtime and v.conversion != -1:
             raise TileSyntaxError("f-string conversions (!r, !s, !a) are not supported for tile "
                                   "values")
@@ -283,9 +286,9 @@ def joined(parts: list):
     return FormatString(parts)
 
 
-def _has_tiles(x) -> bool:
+def _shows_runtime(x) -> bool:
     """Whether a tuple shows run-time values (tiles, runtime strings, dataclass objects)."""
-    return any(_has_tiles(v) if isinstance(v, tuple) else
+    return any(_shows_runtime(v) if isinstance(v, tuple) else
                isinstance(v, (Tile, FormatString)) or is_record(v) for v in x)
 
 
