@@ -1,6 +1,8 @@
 """Located errors of the issue-18 features: a dtype object tilepy has no dtype for, lists of
 arrays that cannot be one parameter, e8m0 conversions without their rounding, mma_scaled shapes,
-fp8 arithmetic (not allowed, as in cuTile)."""
+fp8 arithmetic (not allowed, as in cuTile); and refusals that lead with cuTile's words (issue 31:
+printf's checks, a sub-byte dtype called, a non-tile where a tile goes, a float in a shape, an
+enum variable of two values after an `if`)."""
 import numpy as np
 import pytest
 
@@ -53,6 +55,45 @@ def fp8_add(x, y):
     ct.store(y, (0,), t + t)   # F5
 
 
+@ct.kernel
+def printf_int_as_float():
+    ct.printf("%d %f", 1, 2)   # F7
+
+
+@ct.kernel
+def printf_bad_format():
+    ct.printf("100%!")   # F8
+
+
+@ct.kernel
+def printf_too_few():
+    ct.printf("%d, %d", 1)   # F9
+
+
+@ct.kernel
+def fp4_constructor():
+    ct.float4_e2m1fn(2.0)   # F10
+
+
+@ct.kernel
+def permute_array(x):
+    ct.permute(x, (1, 0))   # F11
+
+
+@ct.kernel
+def float_in_shape(x):
+    ct.load(x, (0, 0), shape=(2, 2.0))   # F12
+
+
+@ct.kernel
+def enum_by_branch():
+    if ct.bid(0) == 1:
+        val = ct.MemoryOrder.RELAXED
+    else:
+        val = ct.MemoryOrder.ACQUIRE
+    print(val == ct.MemoryOrder.WEAK)   # F13
+
+
 def _f8(name, shape):
     import ml_dtypes
     return np.zeros(shape, getattr(ml_dtypes, name))
@@ -75,6 +116,23 @@ CASES = [
      ct.TileTypeError, "F6", "ct.mma_scaled", "x and y must have the same dtype"),
     (fp8_add, lambda: (_f8("float8_e5m2", 32), _f8("float8_e5m2", 32)), ct.TileTypeError, "F5", "t + t",
      "e5m2"),
+    (printf_int_as_float, lambda: (), ct.TileTypeError, "F7", "ct.printf",
+     r"^Format %f for arg #1 got unexpected type of Tile\[int32,\(\)\]"),
+    (printf_bad_format, lambda: (), ct.TileTypeError, "F8", "ct.printf",
+     r"^Invalid format string: '%!' \(at offset 3"),
+    (printf_too_few, lambda: (), ct.TileTypeError, "F9", "ct.printf",
+     r"^Not enough arguments for format string: .* 2 conversion\(s\) but 1"),
+    (fp4_constructor, lambda: (), ct.TileTypeError, "F10", "ct.float4_e2m1fn(2.0)",
+     r"^Cannot call an object of type DTypeSpec\(dtype=<DType 'float4_e2m1fn'>\)"),
+    (permute_array, lambda: (np.zeros((4, 4), np.float32),), ct.TileTypeError, "F11", "ct.permute",
+     r"^Invalid argument #1 of permute\(\): Expected a tile, but given value has type "
+     r"Array\[float32,\(\?,\?\):\(\?,\?\)\]; load a tile"),
+    (float_in_shape, lambda: (np.zeros((4, 4), np.float32),), ct.TileTypeError, "F12", "(2, 2.0)",
+     r'^Invalid argument "shape" of load\(\): Expected a tuple of integers, but element #1 has '
+     r"type Tile\[float32,\(\)\]"),
+    (enum_by_branch, lambda: (), ct.TileTypeError, "F13", "val ==",
+     r"^Type of `val` depends on path taken: <enum constant MemoryOrder.ACQUIRE> \(the `else` "
+     r"branch\) vs. <enum constant MemoryOrder.RELAXED> \(the `if` branch\)"),
 ]
 
 

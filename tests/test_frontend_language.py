@@ -209,8 +209,9 @@ def test_a_variable_of_two_types_is_an_error_only_where_it_is_read():
         else:
             a = 2.0
         ct.store(x, (0,), a)
-    assert _refused_in_body(read, ct.TileTypeError, "Type of `a` depends on path taken: variable "
-                            "'a' has another type on each path through the `if` at line", 5) == 5
+    assert _refused_in_body(read, ct.TileTypeError, "Type of `a` depends on path taken: float32 "
+                            "(the `else` branch) vs. int32 (the `if` branch); variable 'a' has "
+                            "another type on each path through the `if` at line", 5) == 5
 
 
 def test_an_integer_constant_past_every_integer_type_is_cuTiles_value_error():
@@ -608,8 +609,8 @@ def test_carried_aggregates_keep_their_structure_and_errors_name_the_line():
                      "tuple of length 1 before the loop, a tuple of length 2", 4)
     _refused_in_body(view_of_another_shape, ct.TileTypeError, "the type of 'tv' changes in the "
                      "loop: TiledView[float32,(16,)] before the loop, TiledView[float32,(8,)]", 4)
-    _refused_in_body(two_defs, ct.TileTypeError, "Type of `f` depends on path taken: variable "
-                     "'f' has another type on each path through the `if` at line", 5)
+    _refused_in_body(two_defs, ct.TileTypeError, "(the `if` branch); variable 'f' has another "
+                     "type on each path through the `if` at line", 5)
     _refused_in_body(returns_in_a_for, ct.TileSyntaxError, "Returning from a for loop", 3)
 
 

@@ -4,6 +4,7 @@ CPU (runtime.h: print_record), and formatted after the launch by the host with t
 formatter. Here the GPU path runs on the fake driver (tests/fake_driver.py): NVRTC's cubin
 defines the log, the CPU build of the same source writes the records, GpuPlan reads them
 through the driver seam. The outputs are compared with the CPU backend's and the interpreter's."""
+import dataclasses
 import struct
 
 import numpy as np
@@ -176,3 +177,62 @@ def test_tuples_print_as_python_shows_them(capfd, where):
         "(2,) ([8.000000, -0.375000],) shape = (2,)",
         "(\"it's 0\", 0) nested: (((2,), '%d'), 0)",
         "A([8.000000, -0.375000])B(3)", "[     0]"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plain:
+    x: object
+    hidden: object = dataclasses.field(repr=False)
+    name: object = "p"
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    x: object
+
+    def __str__(self):
+        return f"S<{self.x}>"
+
+    def __repr__(self):
+        return f"R<{self.x + 1}>"
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Hidden:
+    x: object
+
+    def __format__(self, spec):
+        return "never"
+
+
+@ct.kernel
+def records(x):
+    t = ct.load(x, (0,), (2,))
+    p = Plain(t, t, "hi")
+    print(p, (p,))
+    ct.print(Shown(t), (Shown(t),), f"[{Shown(t)}|{Shown(t)!r}]", str(Shown(t)) + repr(Shown(t)))
+    print(Hidden(t), (Hidden(t), Plain((t, 2), 0)))
+
+
+@pytest.mark.parametrize("where", ["interpret", "fast"])
+def test_dataclass_objects_print_as_python_shows_them(capfd, where):
+    """A dataclass object prints as cuTile (and Python) shows it: the generated repr with its
+    tiles by value (fields with repr=False left out, strings quoted), a class's own __str__ and
+    __repr__ traced (str for print() and f-strings, repr inside tuples and for !r), and a class
+    with repr=False and no __repr__ as `<Name object>` (its __format__ not used by print)."""
+    out = _out(capfd, records, (1,), (np.array([3, -4], np.int32),), where).out
+    assert out.splitlines() == [
+        "Plain(x=[3, -4], name='hi') (Plain(x=[3, -4], name='hi'),)",
+        "S<[3, -4]> (R<[4, -3]>,) [S<[3, -4]>|R<[4, -3]>] S<[3, -4]>R<[4, -3]>",
+        "<Hidden object> (<Hidden object>, Plain(x=([3, -4], 2), name='p'))"]
+
+
+def test_a_dataclass_with_its_own_format_is_refused_in_an_f_string():
+    @ct.kernel
+    def formatted(x):
+        s = f"{Hidden(ct.load(x, (0,), (2,)))}"
+        ct.print(s)
+
+    with pytest.raises(ct.TileTypeError, match=r"Formatting dataclass values with custom "
+                       r"__format__\(\) is not supported[\s\S]*s = f"):
+        launch((1,), formatted, (np.zeros(2, np.int32),), "fast")

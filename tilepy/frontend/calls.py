@@ -24,6 +24,7 @@ from ..types.dtype import foreign
 from . import api
 from .builtins import call_builtin, is_builtin
 from .builtins.arith import dtype_call
+from .builtins.debug import joined, repr_parts, str_parts
 from .builtins.semantics import constant_scalar
 from .static import SPECIAL_FORMS, check_direct
 from . import records
@@ -244,6 +245,18 @@ def _py_convert(pytype, dtype_name):
     return fn
 
 
+def _py_text(which):
+    """`str(x)` / `repr(x)`: of a value with run-time parts (a tile, a tuple of them, a
+    dataclass object: its `__str__`/`__repr__` traced), a string print() and f-strings take;
+    of a constant, Python's."""
+    def fn(tr, args, kwargs):
+        if len(args) != 1 or kwargs:
+            return (str if which == "str" else repr)(*args, **kwargs)
+        parts = (str_parts if which == "str" else repr_parts)(tr.ctx, args[0])
+        return joined(parts)
+    return fn
+
+
 def _as_stub(stub):
     """A Python function that means a tile builtin when one of its arguments is a tile."""
     def fn(tr, args, kwargs):
@@ -255,7 +268,7 @@ _PY_BUILTINS = {
     len: _py_len, min: _py_minmax(api.minimum, min), max: _py_minmax(api.maximum, max),
     abs: _as_stub(api.abs), int: _py_convert(int, "int32"), float: _py_convert(float, "float32"),
     bool: _py_convert(bool, "bool_"), divmod: _as_stub(api.divmod), print: _as_stub(api.print),
-    pow: _as_stub(api.pow),
+    pow: _as_stub(api.pow), str: _py_text("str"), repr: _py_text("repr"),
 }
 _OPERATORS = {
     operator.add: api.add, operator.sub: api.sub, operator.mul: api.mul,

@@ -105,7 +105,7 @@ class KernelContext:
         strides = tuple(v if _at(p.static_strides, i, None) is None else p.static_strides[i]
                         for i, v in enumerate(strides))
         return Array(p.name, p.dtype, p.ndim, base, shape, strides, view,
-                     index_dtype=p.index_dtype)
+                     index_dtype=p.index_dtype, static_strides=tuple(p.static_strides or ()))
 
     def _extent(self, v: Value, div: int) -> Value:
         """An extent or stride argument with the specialization's facts: divisible by `div`

@@ -239,7 +239,7 @@ class Merge:
             for ys, n in zip(self.yields, marks):
                 del ys[n:]
             why = Undefined(f"has another type on each path through the `if` at line "
-                            f"{self.tr.loc(self.node).line}: {e.types}", path=True)
+                            f"{self.tr.loc(self.node).line}", path=True, lead=e.lead)
             return lambda results: why
 
     def _add(self, what, vals, before):
@@ -327,16 +327,18 @@ class Merge:
                                               vals, vals[0].name)
 
     def _differ(self, what, first, other):
-        raise _PathTypes(what, f"{first} in the `if` branch, {other} in the `else` branch; "
-                               f"convert one with astype()")
+        raise _PathTypes(what, first, other)
 
 
 class _PathTypes(TileTypeError):
-    """A value of another type on each path through an `if`."""
+    """A value of another type on each path through an `if`; `lead`: cuTile's words for a
+    variable's (the `else` branch's type, then the `if` branch's)."""
 
-    def __init__(self, what, types):
-        super().__init__(f"Type of {what} depends on path taken: {types}")
-        self.types = types
+    def __init__(self, what, first, other):
+        self.lead = f"{other} (the `else` branch) vs. {first} (the `if` branch)"
+        self.types = f"{first} in the `if` branch, {other} in the `else` branch; convert one " \
+                     f"with astype()"
+        super().__init__(f"Type of {what} depends on path taken: {self.types}")
 
 
 def _all_equal(vals) -> bool:

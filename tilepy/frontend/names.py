@@ -11,14 +11,15 @@ class Undefined:
     paths (an `if`, a loop) and not others, which cuTile calls a type error (the name's type
     depends on the path taken)."""
 
-    def __init__(self, why: str, path: bool = False):
-        self.why, self.path = why, path
+    def __init__(self, why: str, path: bool = False, lead: str = ""):
+        self.why, self.path, self.lead = why, path, lead     # lead: cuTile's "A vs. B"
 
     def error(self, name: str):
         """The error of reading the name here."""
         if self.path:
-            return TileTypeError(f"Type of `{name}` depends on path taken: variable '{name}' "
-                                 f"{self.why}")
+            lead = f"{self.lead}; " if self.lead else ""
+            return TileTypeError(f"Type of `{name}` depends on path taken: {lead}variable "
+                                 f"'{name}' {self.why}")
         return TileSyntaxError(f"variable '{name}' {self.why}")
 
 

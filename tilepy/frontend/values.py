@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from ..ir import Value
@@ -54,9 +55,20 @@ class Array:
     local: bool = False                   # view made in the body (an ArrayList item chosen at
                                           # run time): its partition views are made there too
     index_dtype: DType = int32            # of its extents and strides (IndexedWithInt64: int64)
+    static_strides: tuple = ()            # the strides an annotation declares (None: run time)
 
     def __repr__(self) -> str:
         return f"Array[{self.dtype.name},{self.ndim}d]"
+
+    def cutile_type(self) -> str:
+        """The array's type as cuTile names it, `Array[float32,(?,?):(?,?)]`: its extents and
+        strides, `?` where the kernel's type leaves them to run time (tilepy's specialization
+        of a unit stride is not part of the type; a declared static one is)."""
+        shape = ",".join(str(v) if isinstance(v, int) else "?" for v in self.shape)
+        declared = (*self.static_strides, *(None,) * self.ndim)[:self.ndim]
+        strides = ",".join("?" if d is None else str(d) for d in declared)
+        index = "" if self.index_dtype == int32 else f",index_dtype={self.index_dtype.name}"
+        return f"Array[{self.dtype.name},({shape}):({strides}){index}]"
 
     def index(self, v) -> "Tile | int":
         """An extent or stride of this array as kernel code sees it: a static int stays one, a
@@ -114,6 +126,8 @@ def value_type(v) -> str:
         kind = "bool_" if isinstance(v, bool) else "float32" if isinstance(v, float) else \
             "int32" if -2**31 <= v < 2**31 else "int64"
         return f"Tile[{kind},()]"
+    if isinstance(v, Array):
+        return v.cutile_type()
     str_of = type(v).__str__
     return str(v) if str_of is not object.__str__ and not isinstance(v, str) else type_name(v)
 
@@ -152,4 +166,6 @@ def constant_type(v) -> str:
         return f"DType {v.name}"
     if isinstance(v, str):
         return f"str {v!r}"
+    if isinstance(v, enum.Enum):
+        return f"<enum constant {type(v).__name__}.{v.name}>"
     return type_name(v)

@@ -481,7 +481,11 @@ def where(ctx, cond, x, y):
 def dtype_call(ctx, dtype: DType, value):
     """`tilepy.int16(5)`: a strictly typed constant (or a conversion of a tile); an integer is
     truncated to an integer dtype (`uint32(-3)` is 0xfffffffd) and any number is a truth value
-    for bool_, as cuTile."""
+    for bool_, as cuTile. A sub-byte float (float4_e2m1fn) is no constructor (cuTile's rule)."""
+    if dtype.bits % 8 and not dtype.is_bool:
+        raise TileTypeError(f"Cannot call an object of type DTypeSpec(dtype=<DType "
+                            f"'{dtype.name}'>): a sub-byte dtype is not a constructor; make a "
+                            f"tile of it with full(..., dtype={dtype.name}) or astype()")
     if isinstance(value, Tile):
         return convert(ctx, value, dtype)
     if isinstance(value, str):                 # ct.float32("-inf"), as numpy reads it

@@ -13,7 +13,7 @@ from ...types import DType, TileType
 from ...types.convert import has_encoded_bits, round_float
 from ...types.dtype import foreign, int32 as _INT32
 from ..promotion import literal_dtype, promote
-from ..values import Tile, type_name
+from ..values import Tile, type_name, value_type
 from .registry import invalid_argument
 
 Number = (bool, int, float, np.number, np.bool_)
@@ -251,7 +251,10 @@ def shape_tuple(x, what: str = "shape") -> tuple[int, ...]:
     for i, d in enumerate(x):
         if not isinstance(d, int) or isinstance(d, bool):
             kind = "a runtime tile" if isinstance(d, Tile) else f"{d!r} ({type_name(d)})"
-            raise TileTypeError(_not_constant(what, isinstance(d, Tile)) +
+            lead = _not_constant(what, True) if isinstance(d, Tile) else \
+                f"{invalid_argument(what)}Expected a tuple of integers, but element #{i} has " \
+                f"type {value_type(d)}: " if invalid_argument(what) else ""
+            raise TileTypeError(lead +
                                 f"{what} must be a compile-time constant tuple of ints (element "
                                 f"{i} is {kind})")
     return x

@@ -8,7 +8,7 @@ from ...errors import TileTypeError, TileValueError
 from ...types import TileType
 from ...types import dtype as D
 from .. import api
-from ..values import Tile, type_name
+from ..values import Array, Tile, type_name, value_type
 from .registry import call_builtin, impl, require_constant
 from .semantics import (as_tile, broadcast, check_dtype, constant, convert, is_number,
                         reshape as reshape_to, shape_tuple, tile_shape)
@@ -57,11 +57,17 @@ def arange(ctx, size, *, dtype, start=0, step=1):
     return it
 
 
-def _tile(ctx, x, fn) -> Tile:
+def _tile(ctx, x, fn, arg: int | None = 1) -> Tile:
+    """`x` as a tile (a number is a 0-d one); anything else refused, for argument #`arg` in
+    cuTile's words first."""
     if not isinstance(x, Tile):
         if is_number(x):
             return as_tile(ctx, x)
-        raise TileTypeError(f"{fn}() expects a tile (got {type_name(x)})")
+        lead = f"Invalid argument #{arg} of {fn}(): Expected a tile, but given value has type " \
+               f"{value_type(x)}: " if arg is not None else ""
+        if lead and isinstance(x, Array):
+            raise TileTypeError(f"{lead[:-2]}; load a tile from the array first")
+        raise TileTypeError(f"{lead}{fn}() expects a tile (got {type_name(x)})")
     return x
 
 
@@ -205,7 +211,7 @@ def cat(ctx, tiles, axis):
     if len(tiles) > 2:
         raise TileTypeError(f"cat() supports at most 2 tiles, got {len(tiles)} (Tile IR's cat "
                             f"joins two; nest the calls)")
-    ts = [_tile(ctx, x, "cat") for x in tiles]
+    ts = [_tile(ctx, x, "cat", None) for x in tiles]
     a = ts[0]
     if a.ndim == 0:
         raise TileTypeError("cat() needs tiles of rank >= 1")
