@@ -13,8 +13,9 @@ from dataclasses import dataclass
 # test (it survived v2's subset: that padded load was not vectorized);
 # v4: v3 with anchors moved to the merged code (selects in minmaxf, location_free keys);
 # v5: pack_args's anchors moved (int64 index parameters); v6: lo-div16's anchor moved (the C++
-# path's specialization keys the 16-byte facts its code reads)
-MUTANT_SET_VERSION = 6
+# path's specialization keys the 16-byte facts its code reads); v7: the reductions' identity
+# anchors moved (reduce_axes takes the op's name for cuTile's messages)
+MUTANT_SET_VERSION = 7
 
 RT = "tilepy/cuda_c/include/tilepy/runtime.h"
 EMIT = "tilepy/cuda_c/emitter.py"
@@ -107,10 +108,10 @@ MUTANTS = (
       "nan"),
     # -------------------------------------------------------------------- frontend builtins
     m("fe-minmax-identity", "frontend", "identity of ct.max/ct.min is 0", RED,
-      "comb, lambda d: _extreme(d, not largest))", "comb, lambda d: 0)", REDUCTIONS,
+      "comb, lambda d: _extreme(d, not largest),", "comb, lambda d: 0,", REDUCTIONS,
       named=True),
     m("fe-sum-identity", "frontend", "identity of ct.sum is 1", RED,
-      "add, lambda d: 0)", "add, lambda d: 1)", REDUCTIONS, "-k", "sum"),
+      'add, lambda d: 0, "sum")', 'add, lambda d: 1, "sum")', REDUCTIONS, "-k", "sum"),
     m("fe-mod-sign", "frontend", "% takes the dividend's sign", ARITH,
       'c("less_than", r, zero), c("less_than", b, zero)',
       'c("less_than", r, zero), c("less_than", a, zero)', NUMPY, "-k", "mod"),

@@ -61,7 +61,7 @@ BAD_LAUNCHES = [
     ("wrong rank", (np.zeros((4, 4), np.float32), f32, f32, 16), (1,), "rank|dim|index|shape"),
     ("0-d array", (np.float32(1.0) * np.ones(()), f32, f32, 16), (1,), "rank|0-d|index|dim|array"),
     ("tile not a power of two", (f32, f32, f32, 12), (1,), "power of two|power-of-two"),
-    ("tile of 0", (f32, f32, f32, 0), (1,), "power of two|power-of-two"),
+    ("tile of 0", (f32, f32, f32, 0), (1,), "is not positive"),
     ("negative strides", (f32[::-1], f32, f32, 16), (1,), "negative strides"),
     ("unaligned strides", (np.ndarray((7,), np.float32, np.zeros(64, np.uint8), 1, (6,)),
                            f32, f32, 16), (1,), "stride"),
