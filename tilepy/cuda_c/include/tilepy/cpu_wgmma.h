@@ -37,18 +37,21 @@
 
 namespace tp { namespace cpu {
 
+// The MMA's entry points, declared with attribute ATTR where they cannot be compiled (below).
+#define TP_WGMMA_DECLARE(ATTR)                                                                  \
+  ATTR void wgmma_commit();                                                                     \
+  ATTR void wgmma_wait(int n, const Caller& at);                                                \
+  ATTR void wgmma_read(const void* p, size_t bytes, const Caller& at);                          \
+  ATTR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b, int acc); \
+  ATTR void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a, uint64_t b, \
+                           int acc);
+
 #if !defined(TP_FAITHFUL)
 #define TP_FAST_ONLY_ERROR                                                                       \
   __attribute__((error("warpgroup MMA needs the faithful CPU mode (TILEPY_CPU_MODE=faithful); the " \
                        "fast mode runs one thread per block")))
+TP_WGMMA_DECLARE(TP_FAST_ONLY_ERROR)
 TP_FAST_ONLY_ERROR void wgmma_fence();
-TP_FAST_ONLY_ERROR void wgmma_commit();
-TP_FAST_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
-TP_FAST_ONLY_ERROR void wgmma_read(const void* p, size_t bytes, const Caller& at);
-TP_FAST_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
-                                    int acc);
-TP_FAST_ONLY_ERROR void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
-                                       uint64_t b, int acc);
 TP_FAST_ONLY_ERROR void wgmma_wrote_a();
 #undef TP_FAST_ONLY_ERROR
 #else
@@ -66,13 +69,7 @@ inline void wgmma_wrote_a() { cur->wg_fenced = false; cur->wg_wrote_a = true; }
 #define TP_SM90A_ONLY_ERROR                                                                      \
   __attribute__((error("warpgroup MMA on the CPU needs the sm_90a class: define TP_WGMMA 1 "     \
                        "before including tilepy/runtime.h")))
-TP_SM90A_ONLY_ERROR void wgmma_commit();
-TP_SM90A_ONLY_ERROR void wgmma_wait(int n, const Caller& at);
-TP_SM90A_ONLY_ERROR void wgmma_read(const void* p, size_t bytes, const Caller& at);
-TP_SM90A_ONLY_ERROR void wgmma_async(float* d, int n, int kind, int trans_b, uint64_t a, uint64_t b,
-                                     int acc);
-TP_SM90A_ONLY_ERROR void wgmma_async_ra(float* d, int n, int kind, int trans_b, const uint32_t* a,
-                                        uint64_t b, int acc);
+TP_WGMMA_DECLARE(TP_SM90A_ONLY_ERROR)
 TP_SM90A_ONLY_ERROR void proxy_fence();
 #undef TP_SM90A_ONLY_ERROR
 #else
@@ -258,5 +255,6 @@ inline void wgmma_check_exit() {
 }
 #endif  // TP_SPLIT && !TP_WGMMA
 #endif  // TP_FAITHFUL
+#undef TP_WGMMA_DECLARE
 
 }}  // namespace tp::cpu
