@@ -302,6 +302,13 @@ def _check_specialization(c: Compiled, infos):
 COMPILERS = ("nvrtc", "tileiras")
 
 
+def specialization(kernel, args) -> tuple:
+    """`kernel.specialize` of example arguments (ArraySpecs, dtypes, constants, tuples and
+    dataclasses of them), one per kernel parameter: the (key, params) they compile to."""
+    return kernel.specialize([_info_for(a, n in kernel.constants, i)
+                              for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))])
+
+
 def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -> Compiled:
     """`kernel.compile(*args, arch=..., compiler=...)`: "nvrtc" compiles tilepy's CUDA C++,
     "tileiras" gives tilepy's Tile IR (as bytecode) to NVIDIA's Tile IR compiler. A tuple
@@ -315,8 +322,7 @@ def compile_kernel(kernel, args, arch: str = "sm_90", compiler: str = "nvrtc") -
                             f"({', '.join(names)}) but {len(args)} were given")
     if compiler not in COMPILERS:
         raise TileValueError(f"compiler must be one of {', '.join(COMPILERS)} (got {compiler!r})")
-    infos = [_info_for(a, n in kernel.constants, i) for i, (a, n) in enumerate(zip(args, names))]
-    key, params = kernel.specialize(infos)
+    key, params = specialization(kernel, args)
     specs = []
     for p in expand(params):          # a tuple's items: parameters of their own (`<name>_<i>`)
         if isinstance(p, ArrayParam):

@@ -574,10 +574,8 @@ def export_kernel(kernel, signatures, output_file, *, gpu_code: typing.Optional[
     sig = signatures[0]
     args = signature_args(kernel, sig)
     symbol = (sig if sig.symbol is not None else sig.with_mangled_symbol(kernel.name)).symbol
-    from .aot import _info_for
-    infos = [_info_for(a, n in kernel.constants, i)
-             for i, (a, n) in enumerate(zip(args, kernel.signature.parameters))]
-    spec = kernel.specialize(infos)
+    from .aot import specialization
+    spec = specialization(kernel, args)
     if output_format == "tileir_bytecode":
         data = _bytecode(kernel, spec, symbol, bytecode_version, gpu_code)
     else:
@@ -654,13 +652,8 @@ def _cubin(kernel, spec, symbol: str, arch: str) -> bytes:
         from .tileiras_kernel import TileirasKernel
         return TileirasKernel(_entry_module(kernel, spec, symbol)).gpu_code(arch).data
     _check_c_symbol(symbol)
-    from ..cuda_c.targets import check_fits, check_target_ops
     from .compiler import compile_specialization
-    from .device_compile import build
-    ck = ExportedKernel(compile_specialization(kernel, *spec), symbol, spec[1])
-    check_target_ops(ck.emitted.needs, arch)
-    check_fits(ck.emitted, arch)
-    return build(ck, arch).data
+    return ExportedKernel(compile_specialization(kernel, *spec), symbol, spec[1]).binary(arch).data
 
 
 class ExportedKernel:
@@ -695,6 +688,11 @@ class ExportedKernel:
 
     def compile_source(self) -> str:
         return self.emitted.source(True, self.entry)
+
+    def binary(self, target: str):
+        """The GPU code for `target`, checked and built as a CompiledKernel's."""
+        from .compiler import CompiledKernel
+        return CompiledKernel.binary(self, target)
 
 
 def _check_c_symbol(symbol: str):
