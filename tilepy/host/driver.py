@@ -205,23 +205,21 @@ class CoreDriver:
         (launch/tensor_map.py EncodeArgs), through cuda.core, whose launch takes a 128-byte
         `__grid_constant__` parameter only as its TensorMapDescriptor (StridedMemoryView's
         `as_tensor_map` encodes one with the driver's cuTensorMapEncodeTiled). The device's
-        context must be current."""
+        context must be current. What cuda.core refuses before the driver is asked (its own
+        checks raise ValueError) is raised as the driver's refusals are (`errors`)."""
         import ml_dtypes
         from cuda.core._tensor_map import (TensorMapL2Promotion, TensorMapOOBFill,
                                            TensorMapSwizzle)
         from cuda.core.utils import StridedMemoryView
-        typestr = {0: "|u1", 1: "<u2", 3: "<i4", 5: "<i8", 6: "<f2", 7: "<f4", 8: "<f8",
-                   9: "<u2"}[a.dtype]
-        itemsize = int(typestr[2:])
-        array = type("TmaArray", (), {"__cuda_array_interface__": {
-            "shape": a.dims[::-1], "strides": (*a.strides[::-1], itemsize), "typestr": typestr,
-            "data": (a.base, True), "version": 3}})()
-        view = StridedMemoryView.from_cuda_array_interface(array, None)
-        return view.as_tensor_map(a.box[::-1], element_strides=a.estrides[::-1],
-                                  data_type=ml_dtypes.bfloat16 if a.dtype == 9 else None,
-                                  swizzle=TensorMapSwizzle(a.swizzle),
-                                  l2_promotion=TensorMapL2Promotion(a.l2),
-                                  oob_fill=TensorMapOOBFill.NONE)
+        view = StridedMemoryView.from_cuda_array_interface(tma_array(a), TMA_VIEW_STREAM)
+        try:
+            return view.as_tensor_map(a.box[::-1], element_strides=a.estrides[::-1],
+                                      data_type=ml_dtypes.bfloat16 if a.dtype == 9 else None,
+                                      swizzle=TensorMapSwizzle(a.swizzle),
+                                      l2_promotion=TensorMapL2Promotion(a.l2),
+                                      oob_fill=TensorMapOOBFill.NONE)
+        except ValueError as e:
+            raise self.errors[0](f"cuTensorMapEncodeTiled (cuda.core): {e}") from None
 
     def view(self, obj, source: str, stream_ptr: int):
         """cuda.core's StridedMemoryView of a CUDA array; `stream_ptr` is the consumer stream
@@ -230,6 +228,25 @@ class CoreDriver:
         if source == "dlpack":
             return StridedMemoryView.from_dlpack(obj, stream_ptr)
         return StridedMemoryView.from_cuda_array_interface(obj, stream_ptr)
+
+
+# The stream argument of the view a tensor map is encoded from: -1, no stream order (encoding
+# reads the array's geometry, not its data); cuda.core refuses None ("stream=None is ambiguous
+# with view()", BufferError) for CUDA memory.
+TMA_VIEW_STREAM = -1
+_TMA_TYPESTR = {0: "|u1", 1: "<u2", 3: "<i4", 5: "<i8", 6: "<f2", 7: "<f4", 8: "<f8", 9: "<u2"}
+
+
+def tma_array(a):
+    """An object whose `__cuda_array_interface__` is the array of tensor map `a`
+    (launch/tensor_map.py EncodeArgs, innermost dimension first): the shape and byte strides in
+    the row-major order cuda.core takes, the innermost stride the element's size (cuTensorMap's
+    dimension 0 is contiguous: its stride is implicit); bf16 as 16-bit words (as_tensor_map's
+    data_type names it)."""
+    typestr = _TMA_TYPESTR[a.dtype]
+    cai = {"shape": a.dims[::-1], "strides": (*a.strides[::-1], int(typestr[2:])),
+           "typestr": typestr, "data": (a.base, True), "version": 3}
+    return type("TmaArray", (), {"__cuda_array_interface__": cai})()
 
 
 _REAL = CoreDriver()

@@ -119,9 +119,9 @@ inline uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, const ch
   const auto& own = worker->proxy_owner;
   if (!own.empty() && own[a / kProxyChunk] >= 0)
     fail(std::string("wgmma.mma_async reads ") + which + " operand bytes at shared-memory offset " +
-         std::to_string(a) + " that thread " + std::to_string(own[a / kProxyChunk]) + "'s cp.async "
-         "wrote, and that thread has not executed fence.proxy.async since (the async proxy may "
-         "not see them)", at);
+         std::to_string(a) + " that thread " + std::to_string(own[a / kProxyChunk]) + " wrote (a "
+         "cp.async that landed, or a store), and that thread has not executed fence.proxy.async "
+         "since (the async proxy may not see them)", at);
   check_landed(a, which, at);
   return a;
 }

@@ -62,6 +62,11 @@ TP_DEV T elem_at(const SmemOp<T, Bt, R2, C2, Tr>& x, int b, int r, int c) { retu
 template <int R, int C, class T, int N, class L>
 TP_DEV T elem_at(const Tile<T, N, L>& x, int b, int r, int c) { return x.v[(b * R + r) * C + c]; }
 
+// A thread's store into operand d that tp::stage makes: nothing here; for an operand warpgroup
+// MMA reads through the async proxy (wgmma_ops.h's WgOp overload) the faithful CPU mode tracks
+// it, so that a wgmma reading it before the thread's fence.proxy.async is reported.
+template <class Op> TP_DEV void staged_write(const Op&, const void*, int) {}
+
 template <class Op, class T, int N, class L> TP_DEV void stage(const Tile<T, N, L>& x, const Op& d) {
   static_assert(N == Op::elems, "operand of another size");
   constexpr int W = L::vec < Op::EPC ? L::vec : Op::EPC;   // slots per vector store
@@ -70,14 +75,18 @@ template <class Op, class T, int N, class L> TP_DEV void stage(const Tile<T, N, 
     for (int s = 0; s < L::K; s += W) {
       if (!L::valid(s)) continue;
       const int e = L::elem(s);
-      vstore<W>(d.srow(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols), &x.v[s]);
+      T* const p = d.srow(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols);
+      vstore<W>(p, &x.v[s]);
+      staged_write(d, p, W * (int)sizeof(T));
     }
   } else {
     TP_UNROLL
     for (int s = 0; s < L::K; ++s) {
       if (!L::owner(s)) continue;
       const int e = L::elem(s);
-      d.at(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols) = x.v[s];
+      T& r = d.at(e / (Op::rows * Op::cols), (e / Op::cols) % Op::rows, e % Op::cols);
+      r = x.v[s];
+      staged_write(d, &r, (int)sizeof(T));
     }
   }
 }

@@ -67,6 +67,19 @@ template <class T, int R, int C, bool Tr = false> struct WgOp {
 template <int R, int C, class T, int R2, int C2, bool Tr>
 TP_DEV T elem_at(const WgOp<T, R2, C2, Tr>& x, int b, int r, int c) { return x.at(b, r, c); }
 
+// tp::stage's stores into a WgOp (a loop-invariant A staged by the threads): wgmma reads them
+// through the async proxy, so the faithful CPU mode tracks them until the thread's
+// fence.proxy.async (PTX ISA, wgmma.mma_async: writes to the shared-memory matrices by the
+// generic proxy need an async-proxy fence before the MMA reads them).
+template <class T, int R, int C, bool Tr>
+TP_DEV void staged_write(const WgOp<T, R, C, Tr>&, const void* dst, int bytes) {
+#if !defined(TP_GPU) && defined(TP_FAITHFUL)
+  cpu::smem_written(const_cast<void*>(dst), bytes, cpu::caller());
+#else
+  (void)dst, (void)bytes;
+#endif
+}
+
 // The copy into a WgOp. Where NT threads cover whole storage rows (CPR chunks each, RS rows per
 // step), thread t copies chunk column t % CPR of rows t / CPR + k * RS: in wgmma's layout the
 // destination of row r0 + k * RS is row r0's plus an offset of k alone (`wg_rows_form` checks it
