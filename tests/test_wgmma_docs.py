@@ -391,7 +391,7 @@ def test_cuda_core_takes_the_tensor_maps_array():
     a = encode_args(("x", "bf16", (1, 64, 64), 128), 0x10000, (3, 500, 300), (160000, 320, 1), 2)
     cai = tma_array(a).__cuda_array_interface__
     assert cai["shape"] == (3, 500, 300) and cai["strides"] == (320000, 640, 2)
-    assert cai["typestr"] == "<u2" and cai["data"] == (0x10000, True)
+    assert cai["typestr"] == "<u2" and cai["data"] == (0x10000, False)
     with pytest.raises(BufferError, match="stream=None is ambiguous"):
         StridedMemoryView.from_cuda_array_interface(tma_array(a), None)
     try:

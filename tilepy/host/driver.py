@@ -245,7 +245,7 @@ def tma_array(a):
     data_type names it)."""
     typestr = _TMA_TYPESTR[a.dtype]
     cai = {"shape": a.dims[::-1], "strides": (*a.strides[::-1], int(typestr[2:])),
-           "typestr": typestr, "data": (a.base, True), "version": 3}
+           "typestr": typestr, "data": (a.base, False), "version": 3}   # (TMA stores write it)
     return type("TmaArray", (), {"__cuda_array_interface__": cai})()
 
 
