@@ -202,15 +202,10 @@ def canonical(d: dict, mn: int, k: int, mn_major: bool, eb: int = 2) -> int:
 
 
 # ----------------------------------------------------------------------------- what tilepy emits
-@pytest.mark.parametrize("which", range(len(LAYOUTS)))
-def test_emitted_layouts_and_descriptors_are_the_canonical_ones(docs_kernels, which):
-    """tp::WgOp's element addresses, read through the descriptors tilepy makes for it (decoded
-    by the documented bit fields), are the canonical layout's: every element of every k16 step.
-    Also the fields' documented constraints: base offset 0 (every buffer starts 1024-aligned,
-    where all three patterns repeat), and the start address where the swizzle needs it."""
+def _check_layout(which: int, out) -> None:
+    """Mode 0's dump of LAYOUTS[which] (element addresses, then descriptors) against the
+    canonical layouts, read through the descriptors decoded by the documented fields."""
     dtype, rows, cols, role, tr = LAYOUTS[which]
-    out = np.zeros(rows * cols + 64, np.int64)
-    docs_kernels((1,), 0, 0, 0, out, 0, which, 0, NO_MAP, smem=SMEM)
     addr = out[:rows * cols].reshape(rows, cols)
     descs = [int(x) for x in out[rows * cols:] if x]
     eb = np.dtype(dtype).itemsize
@@ -230,6 +225,18 @@ def test_emitted_layouts_and_descriptors_are_the_canonical_ones(docs_kernels, wh
                 assert got == want, (which, blk, k0, mn, k, d)
 
 
+@pytest.mark.parametrize("which", range(len(LAYOUTS)))
+def test_emitted_layouts_and_descriptors_are_the_canonical_ones(docs_kernels, which):
+    """tp::WgOp's element addresses, read through the descriptors tilepy makes for it (decoded
+    by the documented bit fields), are the canonical layout's: every element of every k16 step.
+    Also the fields' documented constraints: base offset 0 (every buffer starts 1024-aligned,
+    where all three patterns repeat), and the start address where the swizzle needs it."""
+    _, rows, cols, _, _ = LAYOUTS[which]
+    out = np.zeros(rows * cols + 64, np.int64)
+    docs_kernels((1,), 0, 0, 0, out, 0, which, 0, NO_MAP, smem=SMEM)
+    _check_layout(which, out)
+
+
 def test_emitted_transpose_and_scale_immediates(docs_kernels):
     """wgmma.mma_async's operands as NVIDIA orders them: d, a-desc, b-desc, scale-d, imm-scale-a,
     imm-scale-b, imm-trans-a, imm-trans-b (A from registers: no imm-trans-a). Transposes exist for
@@ -241,7 +248,8 @@ def test_emitted_transpose_and_scale_immediates(docs_kernels):
     with open(tilepy.__path__[0] + "/cuda_c/include/tilepy/wgmma.h") as f:
         src = f.read()
     for n in (16, 32, 64, 128, 256):
-        desc_form = re.search(rf'#define TP_WG_ASM_{n} TP_WG_D_{n} ", %(\d+), %(\d+), p, 1, 1, 0, %(\d+);"', src)
+        desc_form = re.search(rf'#define TP_WG_ASM_{n} TP_WG_D_{n} '
+                              rf'", %(\d+), %(\d+), p, 1, 1, 0, %(\d+);"', src)
         reg_form = re.search(rf'#define TP_WGR_ASM_{n} TP_WG_D_{n} ", \{{%(\d+), %(\d+), %(\d+), %(\d+)\}}, '
                              rf'%(\d+), p, 1, 1, %(\d+);"', src)
         assert desc_form and reg_form, n
@@ -310,6 +318,23 @@ def test_emulated_wgmma_reads_the_canonical_layouts(docs_kernels, case, dtype):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-6, atol=1e-5)
 
 
+BOX_AT = [(0, 0), (-3, -5), (92, 35)]     # inside; above and left; right and below (40 x 100)
+
+
+def _box_want(g, crd, swizzle: int):
+    """The documented box of 24 rows by one swizzle width of f16 `g` at coordinates `crd`
+    (innermost first) as shared-memory bytes."""
+    cols = swizzle // 2
+    want = np.zeros(24 * cols * 2, np.uint8)
+    for i1 in range(24):
+        for i0 in range(cols):
+            y, x = crd[1] + i1, crd[0] + i0
+            v = g[y, x] if 0 <= y < g.shape[0] and 0 <= x < g.shape[1] else np.float16(0)
+            off = swizzled((i1 * cols + i0) * 2, swizzle)
+            want[off:off + 2] = np.array([v], np.float16).view(np.uint8)
+    return want
+
+
 def _box_run(kernel, g, crd, box, swizzle):
     from tilepy.launch.tensor_map import cpu_tensor_map, encode_args
     m = cpu_tensor_map(encode_args(("g", "f16", box, swizzle), g.ctypes.data, g.shape,
@@ -328,19 +353,10 @@ def test_emulated_tma_box_is_the_documented_one(docs_kernels, swizzle):
     swizzle width, at most that); elements outside the tensor -- a negative coordinate, or past
     the extent -- are zeros (OOB fill NONE), and the transaction count the mbarrier completes on
     is the whole box's bytes, zeros included (the wait would never end otherwise)."""
-    rng = np.random.default_rng(7)
-    g = rng.standard_normal((40, 200)).astype(np.float16)[:, :100]     # row stride 200: not dense
-    cols = swizzle // 2
-    for crd in [(0, 0), (-3, -5), (100 - cols + 8, 35)]:
-        got = _box_run(docs_kernels, g, crd, (24, cols), swizzle)
-        want = np.zeros(got.size, np.uint8)
-        for i1 in range(24):
-            for i0 in range(cols):
-                y, x = crd[1] + i1, crd[0] + i0
-                v = g[y, x] if 0 <= y < 40 and 0 <= x < 100 else np.float16(0)
-                off = swizzled((i1 * cols + i0) * 2, swizzle)
-                want[off:off + 2] = np.array([v], np.float16).view(np.uint8)
-        np.testing.assert_array_equal(got, want, err_msg=str(crd))
+    g = np.random.default_rng(7).standard_normal((40, 200)).astype(np.float16)[:, :100]
+    for crd in BOX_AT:                  # (g's row stride is 200: not dense)
+        got = _box_run(docs_kernels, g, crd, (24, swizzle // 2), swizzle)
+        np.testing.assert_array_equal(got, _box_want(g, crd, swizzle), err_msg=str(crd))
 
 
 def _staged_run(kernel, seed):
@@ -450,11 +466,10 @@ def test_documented_facts_on_the_gpu():  # pragma: no cover -- runs where a GPU 
     base = np.zeros(1, np.int64)
     run(None, None, None, base, 4, 0, 0)
     assert base[0] % 1024 == 0, f"dynamic shared memory at shared address {base[0]}"
-    for which, (dtype, rows, cols, role, tr) in enumerate(LAYOUTS):   # the emitted side
+    for which, (_, rows, cols, _, _) in enumerate(LAYOUTS):           # the emitted side
         out = np.zeros(rows * cols + 64, np.int64)
         run(None, None, None, out, 0, which, 0)
-        descs = [decode(int(x)) for x in out[rows * cols:] if x]
-        assert all(d["base"] == 0 for d in descs)
+        _check_layout(which, out)
     for case, (al, bl, mn_major) in RAW.items():                      # wgmma itself
         rng = np.random.default_rng(29)
         a = rng.standard_normal((64, 32)).astype(np.float16)
@@ -464,24 +479,16 @@ def test_documented_facts_on_the_gpu():  # pragma: no cover -- runs where a GPU 
         run(img, desc, c, None, 1, img.size, 2 + mn_major)
         np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-3,
                                    atol=1e-2, err_msg=case)
-    rng = np.random.default_rng(7)
+    host = np.random.default_rng(7).standard_normal((40, 200)).astype(np.float16)
+    gp2 = drv.alloc(host.nbytes)
+    drv.to_device(gp2, host)
     for swizzle in (128, 64, 32):                                     # TMA through cuda.core
-        host = rng.standard_normal((40, 200)).astype(np.float16)
-        gp2 = drv.alloc(host.nbytes)
-        drv.to_device(gp2, host)
-        cols = swizzle // 2
-        m = drv.tensor_map(encode_args(("g", "f16", (24, cols), swizzle), gp2, (40, 100), (200, 1), 2))
-        for crd in [(0, 0), (-3, -5), (100 - cols + 8, 35)]:
-            out = np.zeros(24 * cols * 2 // 4, np.float32)
-            run(None, np.array(crd, np.int64), out, None, 2, 24 * cols * 2, 0, m)
-            got = out.view(np.uint8)
-            want = np.zeros(got.size, np.uint8)
-            for i1 in range(24):
-                for i0 in range(cols):
-                    y, x = crd[1] + i1, crd[0] + i0
-                    v = host[y, x] if 0 <= y < 40 and 0 <= x < 100 else np.float16(0)
-                    off = swizzled((i1 * cols + i0) * 2, swizzle)
-                    want[off:off + 2] = np.array([v], np.float16).view(np.uint8)
-            np.testing.assert_array_equal(got, want, err_msg=f"{swizzle} {crd}")
-        drv.free(gp2)
+        box = (24, swizzle // 2)
+        m = drv.tensor_map(encode_args(("g", "f16", box, swizzle), gp2, (40, 100), (200, 1), 2))
+        for crd in BOX_AT:
+            out = np.zeros(box[0] * box[1] // 2, np.float32)
+            run(None, np.array(crd, np.int64), out, None, 2, box[0] * box[1] * 2, 0, m)
+            np.testing.assert_array_equal(out.view(np.uint8), _box_want(host[:, :100], crd, swizzle),
+                                          err_msg=f"{swizzle} {crd}")
+    drv.free(gp2)
     drv.free(gp)
