@@ -351,6 +351,9 @@ class FakeDriver:
         checks it; logged with its arguments (`drv.tensor_maps`)."""
         self.log("cuTensorMapEncodeTiled", a)
         from tilepy.launch.tensor_map import cpu_tensor_map
+        if not a.base:   # (the real path's cuda.core asks the driver about the pointer first)
+            raise FakeCUDAError("CUDA_ERROR_INVALID_VALUE: a tensor map over pointer 0, not "
+                                "device memory")
         try:
             m = FakeTensorMap(cpu_tensor_map(a), a)
         except ValueError as e:

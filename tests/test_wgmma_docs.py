@@ -13,6 +13,8 @@ cuTensorMapEncodeTiled, and CUTLASS's cute GMMA descriptor (`make_gmma_desc`), w
 same canonical layouts as CuTe layouts. The `gpu` test at the end runs the same kernel on an
 H100/H200, where the hardware settles what the documents leave open.
 """
+from dataclasses import replace
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -416,6 +418,28 @@ def test_cuda_core_takes_the_tensor_maps_array():
         pytest.fail(f"cuda.core refuses the tensor map's view: {e}")
     except Exception:               # no driver (or no such pointer): past the stream's check
         pass
+
+
+def test_an_empty_arrays_map_points_at_device_memory():
+    """A map over an array with no elements (the kernel's copies then lie outside it) still
+    needs a pointer the driver knows: cuda.core asks the driver about the view's pointer before
+    encoding, and an empty CUDA array's is often 0 (refused; the fake driver refuses it too).
+    tilepy points such maps at 16 bytes of the device it allocates once per plan."""
+    from types import SimpleNamespace
+
+    from fake_driver import FakeCUDAError, FakeDriver
+    from tilepy.launch.tensor_map import TmaArgs
+    info = SimpleNamespace(shape=(128, 0), strides=(0, 1), dtype=SimpleNamespace(
+        elem=SimpleNamespace(storage_bytes=2)))
+    maps = TmaArgs([("a", "f16", (128, 64), 128)], ["a"], [info])
+    with FakeDriver() as drv:
+        maps.maps([0], drv)
+        maps.maps([0x100], drv)          # (another empty array: the same 16 bytes)
+        first, second = (m.args for m in drv.tensor_maps)
+        assert first.base == second.base == maps.scratch and maps.scratch % 16 == 0
+        assert first.dims == (1, 1) and first.strides == (16,)
+        with pytest.raises(FakeCUDAError, match="pointer 0"):
+            drv.tensor_map(replace(first, base=0))
 
 
 # ----------------------------------------------------------------------------- on a GPU

@@ -102,7 +102,7 @@ class TmaArgs:
     """A plan's tensor maps: per map, the index of its array among the call's values and the
     geometry the plan fixes; `maps(vals, drv)` gives the call's map arguments, built through the
     driver on a pointer not seen before (the device's context current), else from the cache."""
-    __slots__ = ("items", "cache")
+    __slots__ = ("items", "cache", "scratch")
 
     def __init__(self, specs, names: list[str], infos):
         self.items = []
@@ -115,6 +115,7 @@ class TmaArgs:
             self.items.append((k, spec, tuple(info.shape), tuple(info.strides),
                                info.dtype.elem.storage_bytes))
         self.cache: dict = {}
+        self.scratch = 0        # 16 device bytes the maps of empty arrays point at (_build)
 
     def maps(self, vals, drv) -> list:
         out = []
@@ -128,11 +129,14 @@ class TmaArgs:
             out.append(m)
         return out
 
-    @staticmethod
-    def _build(drv, spec, ptr, shape, strides, itemsize):
-        if 0 in shape:     # the kernel writes the tiles' zeros itself: any valid map will do
+    def _build(self, drv, spec, ptr, shape, strides, itemsize):
+        if 0 in shape:     # the kernel's copies lie outside the map: any valid map will do,
+            # over memory the driver knows (cuda.core asks it about the map's pointer, and an
+            # empty array's is often 0): 16 bytes of the plan's device, allocated once
             shape, strides = (1,) * len(shape), (16 // itemsize,) * len(shape)
-            ptr -= ptr % 16
+            if not self.scratch:
+                self.scratch = drv.alloc(16)
+            ptr = self.scratch
         a = encode_args(spec, ptr, shape, strides, itemsize)
         try:
             return drv.tensor_map(a)
