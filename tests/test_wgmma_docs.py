@@ -320,7 +320,7 @@ def test_emulated_wgmma_reads_the_canonical_layouts(docs_kernels, case, dtype):
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-6, atol=1e-5)
 
 
-BOX_AT = [(0, 0), (-3, -5), (92, 35)]     # inside; above and left; right and below (40 x 100)
+BOX_AT = [(0, 0), (-3, -5), (92, 35), (100, 40)]   # in; above, left; right, below; all outside
 
 
 def _box_want(g, crd, swizzle: int):
@@ -516,3 +516,54 @@ def test_documented_facts_on_the_gpu():  # pragma: no cover -- runs where a GPU 
                                           err_msg=f"{swizzle} {crd}")
     drv.free(gp2)
     drv.free(gp)
+
+
+@pytest.mark.gpu
+@needs_real_gpu()
+@pytest.mark.parametrize("dtype,shape,tiles", [
+    ("float16", (256, 256, 128), (128, 128, 64)),     # 128-byte swizzles, whole tiles
+    ("bfloat16", (200, 136, 240), (128, 64, 32)),     # ragged: TMA's zero fill, clipped stores
+    ("float16", (256, 256, 128), (256, 128, 32)),     # two warpgroups, 64-byte swizzle of A
+    ("bfloat16", (128, 128, 0), (128, 128, 64)),      # K = 0: empty operands (pointer 0)
+])
+def test_sm90a_gemm_on_the_gpu(dtype, shape, tiles, monkeypatch):  # pragma: no cover -- GPU
+    """The tutorial GEMM in the sm_90a class (TILEPY_SM90A=1) on an sm_90 GPU against float64:
+    wgmma, TMA loads through maps encoded by cuda.core, the staged epilogue's TMA stores."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs torch with an sm_90 GPU")
+    from definitions import load
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    M, N, K = shape
+    g = torch.Generator().manual_seed(29)
+    a = torch.randn(M, K, generator=g).to(getattr(torch, dtype))
+    b = torch.randn(K, N, generator=g).to(getattr(torch, dtype))
+    c = torch.full((M, N), float("nan"), device="cuda")
+    ct.launch(None, (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1])), load("03_matmul").matmul,
+              (a.cuda(), b.cuda(), c) + tiles)
+    torch.cuda.synchronize()
+    ref = a.double().numpy() @ b.double().numpy()
+    np.testing.assert_allclose(c.cpu().numpy(), ref, rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.gpu
+@needs_real_gpu()
+@pytest.mark.parametrize("d,bm,bn", [(64, 128, 64), (128, 64, 64)])
+def test_sm90a_attention_on_the_gpu(d, bm, bn, monkeypatch):  # pragma: no cover -- GPU
+    """The tutorial's attention in the sm_90a class on an sm_90 GPU (register-A wgmma for P V,
+    the hoisted Q staged by the threads and fenced for the async proxy), 200 keys: ragged."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs torch with an sm_90 GPU")
+    from definitions import load
+    attention = load("05_attention")
+    monkeypatch.setenv("TILEPY_SM90A", "1")
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((2, 200, d)).astype(np.float16) for _ in range(3))
+    out = torch.zeros((2, 200, d), dtype=torch.float16, device="cuda")
+    scale = d ** -0.5
+    ct.launch(None, (ct.cdiv(200, bm), 2), attention.attention,
+              tuple(torch.from_numpy(x).cuda() for x in (q, k, v)) + (out, scale, bm, bn, d))
+    torch.cuda.synchronize()
+    ref, _ = attention.reference(q, k, v, scale)
+    np.testing.assert_allclose(out.cpu().numpy().astype(np.float64), ref, atol=2e-3, rtol=1e-2)
