@@ -1,31 +1,36 @@
 """A lent GPU's fifteen minutes in one prepared command (issues 28 and 29).
 
-    python benchmarks/gpu_kit.py pack [--cutile] [--nvrtc] [--nvjitlink]   # here, with network
-    python benchmarks/gpu_kit.py run [--budget 540]                         # there, the one command
+    python benchmarks/gpu_kit.py pack [--cutile] [--import-linter] [--tileirdisasm] [--nvrtc]
+                                      [--nvjitlink] [--no-tileiras]   # here, with network
+    python benchmarks/gpu_kit.py run [--budget 540]   # there: the device tool's one command
 
 The device machine (/work/.library/device/: README.md, KINDS.md) has torch, Triton, cuda-core,
 cuda-bindings, NVRTC 13.0, pytest, pytest-xdist, pytest-timeout and hypothesis; it cannot
 download anything, and what travels with a call (the working tree and the carried paths) is at
-most 64 MiB. `pack` builds `.gpukit/` in the repository root (ignored by git, named in the call's
-`carry`):
-- wheels/: CPython 3.12 manylinux x86-64 wheels of the tests' tools the device lacks (filecheck,
-  jupytext, nbclient, ipykernel, import-linter) and of everything they need that it lacks, at the
-  versions installed here (`pip download --no-deps`, the device README's recipe);
-- files/: the tileiras release's binaries (tileiras, tileirdisasm, its own ptxas and libnvvm, of
-  the version of the nvidia-cuda-tileiras wheel installed here), each xz-compressed (LZMA2 preset
-  9e after the x86 branch filter), with `manifest.json` giving each file's size and SHA-256;
+most 64 MiB. `pack` builds `.gpukit/` in the repository root (ignored by git, the call's
+`carry`), every file xz-compressed under files/ with its size and SHA-256 in manifest.json:
+- the tileiras release's binaries: tileiras with the ptxas and libnvvm of its release (the
+  version of the nvidia-cuda-tileiras wheel installed here), out of those wheels (LZMA2 preset
+  9e after the x86 branch filter: `xz -9e --x86`), 59 MB of the 64 MiB;
+- CPython 3.12 manylinux x86-64 wheels (the device README's `pip download --no-deps` recipe),
+  at the versions installed here, of the tests' tools the device lacks (filecheck, jupytext,
+  nbclient, ipykernel) and of all they need that it lacks; each rewritten uncompressed, then xz
+  (7.8 MB of wheels carried in 5.2);
 - side_by_side.py: a copy of ../shared/gpu/side_by_side.py (BASELINE.md's script), which lives
-  outside the repository and would not travel;
-- behind flags, sizes reported: --cutile (NVIDIA's cuda-tile wheel: the cuTile columns), --nvrtc
-  (NVRTC 13.5 and its headers, the version this repository's SASS tests are tuned on),
-  --nvjitlink (tileiras' nvJitLink of its release; without it `run` links the device's own: the
-  tutorial kernels' tileiras compiles never load it, seen with strace here).
+  outside the repository and would not travel.
+Behind flags, their sizes reported: --cutile (NVIDIA's cuda-tile: the cuTile columns),
+--import-linter (with grimp: tests/test_layers.py), --tileirdisasm (tests/test_bytecode.py's
+NVIDIA verifier), --nvrtc (NVRTC of the version installed
+here, 13.5, and its headers: the version the SASS tests are tuned on; the device has 13.0),
+--nvjitlink (tileiras' own nvJitLink; without it `run` links the device's: the tutorial kernels'
+tileiras compiles never load it, seen with strace here); --no-tileiras drops the binaries.
 `pack` refuses a kit that would not travel beside the working tree, naming what to drop, and
 prints the device call: its command (at most 2,000 characters), carry and timeout_s.
 
-`run` (there; benchmarks/gpu_kit_steps.py) restores the kit, says what the machine is, then runs
-the measurements in priority order, each under its own cap, inside `--budget` seconds, and writes
-$OUT/summary.md and $OUT/logs.tar.xz after every step. Developer tool: tilepy never imports it.
+`run` (there; the steps are benchmarks/gpu_kit_steps.py) restores the kit, says what the machine
+is, then runs the measurements in priority order, each under its own cap, inside `--budget`
+seconds, and writes $OUT/summary.md and $OUT/logs.tar.xz after every step. A developer tool:
+tilepy never imports it.
 """
 from __future__ import annotations
 
@@ -67,8 +72,10 @@ TOOLS = {
     "jupytext": "the tutorials opened as notebooks",
     "nbclient": "the tutorials run as notebooks",
     "ipykernel": "the Jupyter kernel nbclient starts",
-    "import-linter": "tests/test_layers.py's contracts",
 }
+# --import-linter: tests/test_layers.py's contracts, which read source only (the same answer on
+# any machine), and grimp, its Rust engine: 2.1 MB after xz, more than the default kit has left.
+LINTER = "import-linter"
 # Left out although a tool names it: why, in one line (`run` says so).
 LEAVE_OUT = {"debugpy": "ipykernel's debugger only (4 MB); kernels start without it",
              "jedi": "IPython's completions only (4.9 MB, parso too); IPython runs without it"}
@@ -85,11 +92,14 @@ class Part:
 
 
 PARTS = {
-    "tileiras": Part("tileiras, its disassembler, and the ptxas and libnvvm of its release",
-                     "nvidia-cuda-tileiras",
-                     {"nvidia-cuda-tileiras": ["nvidia/cu13/bin/tileiras", "nvidia/cu13/bin/tileirdisasm"],
+    "tileiras": Part("tileiras with the ptxas and libnvvm of its release", "nvidia-cuda-tileiras",
+                     {"nvidia-cuda-tileiras": ["nvidia/cu13/bin/tileiras"],
                       "nvidia-cuda-nvcc": ["nvidia/cu13/bin/ptxas"],
                       "nvidia-nvvm": ["nvidia/cu13/lib/libnvvm.so.4"]}, "--no-tileiras"),
+    "tileirdisasm": Part("tileirdisasm, NVIDIA's bytecode reader (tests/test_bytecode.py: static, "
+                         "the same answer on any machine)", "nvidia-cuda-tileiras",
+                         {"nvidia-cuda-tileiras": ["nvidia/cu13/bin/tileirdisasm"]}, "--tileirdisasm",
+                         "tileiras"),
     "nvjitlink": Part("the nvJitLink of tileiras' release (else the device's is linked)",
                       "nvidia-cuda-tileiras",
                       {"nvidia-nvjitlink": ["nvidia/cu13/lib/libnvJitLink.so.13"]}, "--nvjitlink",
@@ -235,9 +245,9 @@ def device_packages(record: Path = DEVICE_RECORD) -> set[str]:
     return {canonicalize_name(p.strip(" .")) for p in m.group(1).split(",")}
 
 
-def tool_closure(device_has: set[str]) -> dict[str, str]:
-    """name -> version (as installed here) of TOOLS and of what they need on CPython 3.12
-    Linux x86-64, less what the device has and LEAVE_OUT."""
+def tool_closure(device_has: set[str], roots) -> dict[str, str]:
+    """name -> version (as installed here) of the packages `roots` and of what they need on
+    CPython 3.12 Linux x86-64, less what the device has and LEAVE_OUT."""
     from importlib import metadata
 
     from packaging.markers import default_environment
@@ -245,7 +255,7 @@ def tool_closure(device_has: set[str]) -> dict[str, str]:
     from packaging.utils import canonicalize_name
     env = {**default_environment(), "python_version": PYTHON[0], "python_full_version": PYTHON[0] + ".3",
            "sys_platform": "linux", "platform_machine": "x86_64", "extra": ""}
-    todo, carry = list(TOOLS), {}
+    todo, carry = list(roots), {}
     while todo:
         name = canonicalize_name(todo.pop())
         if name in carry or name in device_has or name in LEAVE_OUT:
@@ -295,9 +305,9 @@ def pack_part(name: str, part: Part, downloads: Path, kit: Path, old: dict) -> l
                 t0 = time.monotonic()
                 entries.append(store(src, kit, name, info.filename, old.get((name, info.filename)),
                                      part.root))
-                e = entries[-1]
+                e, took = entries[-1], time.monotonic() - t0
                 print(f"  {name}: {info.filename} {mb(e['size'])} -> {mb(e['stored_size'])} "
-                      f"({time.monotonic() - t0:.0f} s)", flush=True)
+                      + (f"({took:.0f} s)" if took > 1 else "(stored before)"), flush=True)
     return [{**e, "version": version} for e in entries]
 
 
@@ -305,10 +315,15 @@ def pack(args) -> int:
     kit = KIT
     kit.mkdir(exist_ok=True)
     old_manifest = read_manifest(kit)
-    old = {(e["part"], e["path"]): e
+    old = {(e["part"], e.get("path")): e
            for e in old_manifest.get("files", []) + old_manifest.get("wheels", [])}
-    closure = tool_closure(device_packages(Path(args.device_record)))
+    device_has = device_packages(Path(args.device_record))
+    closure = tool_closure(device_has, TOOLS)
     wheel_specs = {"tools": [f"{n}=={v}" for n, v in closure.items()]}
+    if args.import_linter:
+        linter = tool_closure(device_has | set(closure), [LINTER])
+        wheel_specs[LINTER] = [f"{n}=={v}" for n, v in linter.items()]
+        closure.update(linter)
     if args.cutile:
         wheel_specs["cutile"] = [CUTILE]
     wheels, files = [], []
@@ -324,10 +339,13 @@ def pack(args) -> int:
             if getattr(args, part.flag[2:].replace("-", "_")) == part.flag.startswith("--no-"):
                 continue
             files += pack_part(name, part, Path(downloads), kit, old)
-    kept = {e["stored"] for e in files + wheels}
-    for stale in (kit / "files").rglob("*.xz"):
-        if str(stale.relative_to(kit)) not in kept:
+    kept = {e["stored"] for e in files + wheels} | {"manifest.json", "side_by_side.py"}
+    for stale in [p for p in kit.rglob("*") if not p.is_dir()]:
+        if str(stale.relative_to(kit)) not in kept:         # what an earlier pack left
             stale.unlink()
+    for folder in sorted((p for p in kit.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
     src = Path(args.side_by_side)
     shutil.copy2(src, kit / "side_by_side.py")
     manifest = {"made": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit(),
@@ -352,7 +370,7 @@ def report_pack(kit: Path, manifest: dict, closure: dict, side_by_side: Path) ->
           f"({len(pure)} pure-Python wheels, {len(manifest['wheels']) - len(pure)} built for "
           f"CPython {PYTHON[0]} or abi3)")
     for w in manifest["wheels"]:
-        print(f"  {w['path']:<76} {mb(w['download_size']):>8} -> {mb(w['stored_size']):>8}  "
+        print(f"  {w['path']:<76} {w['download_size'] / 1e6:5.2f} -> {w['stored_size'] / 1e6:5.2f} MB  "
               f"{'pure' if w['pure'] else 'binary'}")
     print(f"  side_by_side.py copied from {side_by_side}")
     print("\n| part | bytes carried |\n|---|---:|")
@@ -361,7 +379,8 @@ def report_pack(kit: Path, manifest: dict, closure: dict, side_by_side: Path) ->
     tree = tree_bytes()
     print(f"| (working tree) | {mb(tree)} |\n| total | {mb(sum(parts.values()) + tree)} "
           f"of {mb(LIMIT)} |")
-    flags = {**{p: PARTS[p].flag for p in PARTS}, "cutile wheels": "--cutile"}
+    flags = {**{p: PARTS[p].flag for p in PARTS}, "cutile wheels": "--cutile",
+             f"{LINTER} wheels": f"--{LINTER}"}
     refused = over_limit(parts, flags, tree)
     if refused:
         print(f"\nrefused: {refused}", file=sys.stderr)
@@ -403,8 +422,11 @@ def cli(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pack", help="build .gpukit/ here (network)")
     p.add_argument("--cutile", action="store_true", help=f"add {CUTILE} (the cuTile columns)")
+    p.add_argument(f"--{LINTER}", action="store_true", help="add import-linter and grimp "
+                                                            "(tests/test_layers.py)")
     p.add_argument("--nvrtc", action="store_true", help=PARTS["nvrtc"].why)
     p.add_argument("--nvjitlink", action="store_true", help=PARTS["nvjitlink"].why)
+    p.add_argument("--tileirdisasm", action="store_true", help=PARTS["tileirdisasm"].why)
     p.add_argument("--no-tileiras", action="store_true", help="leave out " + PARTS["tileiras"].why)
     p.add_argument("--device-record", default=str(DEVICE_RECORD),
                    help="the file listing the device image's packages")

@@ -205,7 +205,7 @@ def steps(args, logs: Path) -> list[Step]:
              digest=table_digest("doctor-gpu.md")),
         Step("pytest-gpu", [pytest_argv("-m", "gpu", *gpu_test_files())], 90, True, least=20,
              digest=pytest_digest),
-        Step("suite", [pytest_argv(*timeout, *args.suite.split(), workers=workers)], 240, least=30,
+        Step("suite", [pytest_argv(*timeout, *shlex.split(args.suite), workers=workers)], 240, least=30,
              digest=pytest_digest),
         Step("tileiras", [pytest_argv("tests/test_tileiras.py", "tests/test_tileiras_launch.py",
                                       "tests/test_tileiras_broken.py", workers=min(4, workers)),
@@ -226,7 +226,8 @@ def step_env(dest: Path) -> dict:
     path = [str(ROOT)] + ([str(dest / "nvrtc")] if (dest / "nvrtc").is_dir() else []) + [str(dest / "site")]
     old = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path + ([old] if old else [])),
-            "PATH": os.pathsep.join([str(dest / "bin"), os.environ.get("PATH", "")]),
+            "PATH": os.pathsep.join([str(dest / "bin"), str(dest / "site" / "bin"),   # + filecheck
+                                     os.environ.get("PATH", "")]),
             "TILEPY_CACHE_DIR": str(dest / "cache"), "PYTHONUNBUFFERED": "1"}
 
 
@@ -313,8 +314,8 @@ def describe(args) -> int:
                  "--format=csv,noheader"])
     print(f"kit: GPU: {smi or 'none (no nvidia-smi or no GPU)'}")
     print(f"kit: Python {sys.version.split()[0]} at {sys.executable}; {os.cpu_count()} CPUs")
-    for name in ("torch", "triton", "cuda.core", "cuda.bindings", "numpy", "cuda.tile"):
-        print(f"kit: {name} {version_of(name)}")
+    for name in ("numpy", "torch", "triton", "cuda.core", "cuda.bindings", "cuda.tile"):
+        print(f"kit: {name} {version_of(name)}", flush=True)
     from tilepy.launch import tileiras, toolchain
     try:
         tc = toolchain.info()
@@ -328,7 +329,10 @@ def describe(args) -> int:
     sys.stdout.flush()
     for argv in (["nvidia-smi"], [PY, "-m", "pip", "list"], [PY, "-m", "tilepy", "doctor"]):
         print(f"\n$ {shlex.join(argv)}", flush=True)
-        subprocess.run(argv)
+        try:
+            subprocess.run(argv)
+        except OSError as e:
+            print(f"not run: {e}", flush=True)
     return 0
 
 
@@ -341,9 +345,11 @@ def shell(argv: list[str]) -> str:
 
 
 def version_of(module: str) -> str:
-    r = subprocess.run([PY, "-c", f"import {module} as m; print(getattr(m, '__version__', '?'))"],
-                       capture_output=True, text=True)
-    return r.stdout.strip() or f"not importable ({(r.stderr.strip().splitlines() or ['?'])[-1][:120]})"
+    import importlib
+    try:
+        return str(getattr(importlib.import_module(module), "__version__", "?"))
+    except Exception as e:               # not installed, or no driver it accepts
+        return f"not importable ({type(e).__name__}: {str(e)[:120]})"
 
 
 # ----------------------------------------------------------------------------- run
