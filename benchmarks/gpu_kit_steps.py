@@ -154,6 +154,12 @@ def table_digest(markdown_name: str):
     return digest
 
 
+def tileiras_digest(text: str, logs: Path) -> str:
+    """The tests' result, and what `tilepy doctor` says of tileiras and of its GPU vector add."""
+    said = [ln.strip() for ln in text.splitlines() if re.match(r"\s+(tileiras|companions|GPU):", ln)]
+    return "\n".join([pytest_digest(text, logs), ""] + [f"doctor: {ln}" for ln in said])
+
+
 def side_by_side_digest(text: str, logs: Path) -> str:
     return "\n".join(ln for ln in text.splitlines() if ln.startswith("|") or "FAILED" in ln)
 
@@ -176,30 +182,36 @@ def pytest_argv(*args: str, workers: int = 0) -> list[str]:
     return [PY, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(workers), *args]
 
 
+def speed_argv(tool: str, logs: Path, tag: str, problems: str = "") -> list[str]:
+    """The speed table by benchmarks/gpu.py (a child process per problem: a fault loses one
+    row) or by BASELINE.md's side_by_side.py (one process; the kit's copy, SBS_ONLY, $OUT)."""
+    if tool == "side_by_side":
+        (logs / tag).mkdir(exist_ok=True)                  # its $OUT: side_by_side.json
+        return [PY, str(KIT / "side_by_side.py")]
+    return ([PY, "benchmarks/gpu.py", "--no-validation", "--json", str(logs / f"{tag}.json"),
+             "--markdown", str(logs / f"{tag}.md")] + (["--problems", problems] if problems else []))
+
+
 def steps(args, logs: Path) -> list[Step]:
+    """The measurements after the restore, in priority order (the module docstring)."""
     workers = min(16, os.cpu_count() or 1)
     timeout = ["--timeout=180"] if module_exists("pytest_timeout") else []
-    gpu = [PY, "benchmarks/gpu.py"]
-    speed = {"gpu": lambda tag, problems: gpu + ["--no-validation", "--json", str(logs / f"{tag}.json"),
-                                                 "--markdown", str(logs / f"{tag}.md")]
-             + (["--problems", problems] if problems else []),
-             "side_by_side": lambda tag, problems: [PY, str(KIT / "side_by_side.py")]}[args.speed_tool]
-    speed_digest = (table_digest if args.speed_tool == "gpu" else lambda _: side_by_side_digest)
-    for tag in ("speed-sm90a-0", "speed-sm90a-1"):       # side_by_side.py writes $OUT/its.json
-        (logs / tag).mkdir(exist_ok=True)
+    by_sbs = args.speed_tool == "side_by_side"
+
+    def speed(tag, sm90a, problems=""):
+        env = {"TILEPY_SM90A": sm90a, "OUT": str(logs / tag)}
+        if problems:
+            env["SBS_ONLY"] = problems
+        return Step(tag, [speed_argv(args.speed_tool, logs, tag, problems)], 180 if not problems else 150,
+                    True, env, least=30, digest=side_by_side_digest if by_sbs else table_digest(f"{tag}.md"))
     return [
         Step("environment", [[PY, "benchmarks/gpu_kit.py", "describe"]], 90, least=5,
              digest=describe_digest),
-        Step("sm90a-check", [gpu + ["--no-speed", "--fuzz-batches", "0", "--cases", SM90A_CASES,
-                                    "--json", str(logs / "sm90a-check.json"), "--markdown", ""]],
+        Step("sm90a-check", [[PY, "benchmarks/gpu.py", "--no-speed", "--fuzz-batches", "0", "--cases",
+                              SM90A_CASES, "--json", str(logs / "sm90a-check.json"), "--markdown", ""]],
              90, True, {"TILEPY_SM90A": "1"}, digest=table_digest("sm90a-check.md")),
-        Step("speed-sm90a-0", [speed("speed-sm90a-0", "")], 180, True,
-             {"TILEPY_SM90A": "0", "OUT": str(logs / "speed-sm90a-0")},
-             least=30, digest=speed_digest("speed-sm90a-0.md")),
-        Step("speed-sm90a-1", [speed("speed-sm90a-1", "matmul,attention")], 150, True,
-             {"TILEPY_SM90A": "1", "SBS_ONLY": "matmul,attention", "OUT": str(logs / "speed-sm90a-1")},
-             least=30,
-             digest=speed_digest("speed-sm90a-1.md")),
+        speed("speed-sm90a-0", "0"),
+        speed("speed-sm90a-1", "1", "matmul,attention"),
         Step("doctor-gpu", [[PY, "-m", "tilepy", "doctor", "--gpu", "--json", str(logs / "doctor-gpu.json"),
                              "--markdown", str(logs / "doctor-gpu.md")]], 200, True, least=30,
              digest=table_digest("doctor-gpu.md")),
@@ -210,7 +222,7 @@ def steps(args, logs: Path) -> list[Step]:
         Step("tileiras", [pytest_argv("tests/test_tileiras.py", "tests/test_tileiras_launch.py",
                                       "tests/test_tileiras_broken.py", workers=min(4, workers)),
                           ["env", "TILEPY_GPU_COMPILER=tileiras", PY, "-m", "tilepy", "doctor"]], 90,
-             least=15, digest=pytest_digest),
+             least=15, digest=tileiras_digest),
     ]
 
 
