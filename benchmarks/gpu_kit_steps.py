@@ -13,8 +13,9 @@ Steps (names for --only), in order:
   pytest-gpu     the tests marked gpu
   suite          the whole suite, -n 16, a per-test timeout when pytest-timeout is there
   tileiras       tileiras' test files, and a vector add through tileiras on every backend
-A GPU step on a machine without a GPU says so in one line; a step that overruns its cap is
-killed with its process group, and the next one runs. After every step $OUT/summary.md (one line
+A GPU step on a machine without a GPU says so in one line; a step that overruns its cap (or
+what is left of the budget) is killed with its process group, and the next one runs; a step is
+not started with less than its `least` seconds left, and a later, shorter one may still run. After every step $OUT/summary.md (one line
 per step, the speed tables, the failing tests) and $OUT/logs.tar.xz (every step's whole log and
 JSON) are rewritten, so a call stopped at its limit still brings back what was done.
 """

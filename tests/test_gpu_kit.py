@@ -133,3 +133,12 @@ def test_the_device_call_fits_the_tools_limits_and_carries_the_ignored_kit():
     assert f"run --budget {gpu_kit.DEFAULT_BUDGET}" in call["command"]
     ignores = (gpu_kit.ROOT / ".gitignore").read_text().splitlines()
     assert ".gpukit/" in ignores, ".gpukit/ must be ignored: it travels as carry, not in the tree"
+
+
+def test_the_speed_steps_name_their_problems_to_benchmarks_gpu():
+    import gpu
+    names = [p.name for p in gpu.problems()]
+    picked = [names[i] for i in gpu.speed_problems("matmul,attention")]
+    assert picked and all(n.startswith(("matmul", "attention")) for n in picked)
+    assert len(picked) == sum(n.startswith(("matmul", "attention")) for n in names)
+    assert gpu.speed_problems(None) is None
