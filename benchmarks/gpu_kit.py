@@ -130,13 +130,13 @@ def store(src: Path, kit: Path, part: str, path: str, old: dict | None = None,
           root: str = "", filters=XZ_X86) -> dict:
     """`src` xz-compressed into kit/files/<part>/<path>.xz; its manifest entry (restored to
     DEST/<root or part>/<path>). An entry of the previous manifest with the same content is
-    reused without compressing again."""
+    reused without compressing again (then the entry says "reused": True)."""
     entry = {"part": part, "root": root or part, "path": path, "stored": f"files/{part}/{path}.xz",
              "size": src.stat().st_size, "sha256": sha256_of(src), "mode": src.stat().st_mode & 0o777}
     target = kit / entry["stored"]
     if (old and old.get("sha256") == entry["sha256"] and target.is_file()
             and target.stat().st_size == old.get("stored_size")):
-        return {**entry, "stored_size": old["stored_size"]}
+        return {**entry, "stored_size": old["stored_size"], "reused": True}
     target.parent.mkdir(parents=True, exist_ok=True)
     compressor = lzma.LZMACompressor(format=lzma.FORMAT_XZ, filters=filters)
     with open(src, "rb") as f, open(target, "wb") as out:
@@ -305,9 +305,10 @@ def pack_part(name: str, part: Part, downloads: Path, kit: Path, old: dict) -> l
                 t0 = time.monotonic()
                 entries.append(store(src, kit, name, info.filename, old.get((name, info.filename)),
                                      part.root))
-                e, took = entries[-1], time.monotonic() - t0
+                e = entries[-1]
                 print(f"  {name}: {info.filename} {mb(e['size'])} -> {mb(e['stored_size'])} "
-                      + (f"({took:.0f} s)" if took > 1 else "(stored before)"), flush=True)
+                      + ("(stored before)" if e.pop("reused", False) else
+                         f"({time.monotonic() - t0:.0f} s)"), flush=True)
     return [{**e, "version": version} for e in entries]
 
 
@@ -333,8 +334,9 @@ def pack(args) -> int:
             pip_download(specs, folder)
             for w in sorted(folder.glob("*.whl")):
                 plain = stored_zip(w, folder / "stored" / w.name)
-                wheels.append({**store(plain, kit, part, w.name, old.get((part, w.name)), "wheels", XZ),
-                               "pure": wheel_is_pure(w.name), "download_size": w.stat().st_size})
+                entry = store(plain, kit, part, w.name, old.get((part, w.name)), "wheels", XZ)
+                entry.pop("reused", None)
+                wheels.append({**entry, "pure": wheel_is_pure(w.name), "download_size": w.stat().st_size})
         for name, part in PARTS.items():
             if getattr(args, part.flag[2:].replace("-", "_")) == part.flag.startswith("--no-"):
                 continue

@@ -88,8 +88,9 @@ def test_a_stored_file_comes_back_verified_or_is_named(tmp_path):
     back = dest / "fake" / "nvidia/cu13/bin/tool"
     assert back.read_bytes() == src.read_bytes() and back.stat().st_mode & 0o777 == 0o755
     mtime = stored.stat().st_mtime_ns
-    assert gpu_kit.store(src, kit, "fake", "nvidia/cu13/bin/tool", old=entry) == entry
-    assert stored.stat().st_mtime_ns == mtime                          # reused, not compressed again
+    again = gpu_kit.store(src, kit, "fake", "nvidia/cu13/bin/tool", old=entry)
+    assert again.pop("reused") and again == entry
+    assert stored.stat().st_mtime_ns == mtime                          # not compressed again
     stored.write_bytes(lzma.compress(b"another binary", format=lzma.FORMAT_XZ))
     [why] = gpu_kit.restore_files(kit, [entry], dest)
     assert why.startswith("nvidia/cu13/bin/tool: 14 bytes, sha256 ") and "the manifest says" in why
