@@ -106,8 +106,8 @@ PARTS = {
                       "tileiras"),
     "nvrtc": Part("NVRTC of the version installed here and its CUDA headers",
                   "nvidia-cuda-nvrtc",
-                  {"nvidia-cuda-nvrtc": ["nvidia/cu13/lib/libnvrtc.so.*", "nvidia/cu13/lib/libnvrtc-builtins.so.*",
-                                         "nvidia/cu13/include/*"],
+                  {"nvidia-cuda-nvrtc": ["nvidia/cu13/lib/libnvrtc.so.*",
+                                         "nvidia/cu13/lib/libnvrtc-builtins.so.*", "nvidia/cu13/include/*"],
                    "nvidia-cuda-runtime": ["nvidia/cu13/include/*"],
                    "nvidia-cuda-crt": ["nvidia/cu13/include/*"]}, "--nvrtc"),
 }

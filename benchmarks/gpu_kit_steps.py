@@ -15,9 +15,10 @@ Steps (names for --only), in order:
   tileiras       tileiras' test files, and a vector add through tileiras on every backend
 A GPU step on a machine without a GPU says so in one line; a step that overruns its cap (or
 what is left of the budget) is killed with its process group, and the next one runs; a step is
-not started with less than its `least` seconds left, and a later, shorter one may still run. After every step $OUT/summary.md (one line
-per step, the speed tables, the failing tests) and $OUT/logs.tar.xz (every step's whole log and
-JSON) are rewritten, so a call stopped at its limit still brings back what was done.
+not started with less than its `least` seconds left, and a later, shorter one may still run.
+After every step $OUT/summary.md (one line per step, the speed tables, the failing tests) and
+$OUT/logs.tar.xz (every step's whole log and JSON) are rewritten, so a call stopped at its limit
+still brings back what was done.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_kit import KIT, NVJITLINK, ROOT, installable_here, read_manifest, restore_files
+from gpu_kit import KIT, ROOT, installable_here, read_manifest, restore_files
 
 RESERVE = 8                  # seconds kept for the last summary and archive
 PY = sys.executable
@@ -332,7 +333,8 @@ def describe(args) -> int:
     from tilepy.launch import tileiras, toolchain
     try:
         tc = toolchain.info()
-        print(f"kit: NVRTC {tc.nvrtc_version} ({tc.nvrtc_lib}), headers {tc.runtime_version} ({tc.include_dir})")
+        print(f"kit: NVRTC {tc.nvrtc_version} ({tc.nvrtc_lib}), headers {tc.runtime_version} "
+              f"({tc.include_dir})")
     except Exception as e:
         print(f"kit: NVRTC: {type(e).__name__}: {e}")
     tool = tileiras.find_tileiras()
@@ -372,10 +374,10 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     logs = Path(tempfile.mkdtemp(prefix="gpukit-logs-"))
     dest = Path(args.dest)
-    gpu = has_gpu()
+    gpu, kit = has_gpu(), read_manifest(KIT)
     header = (f"# GPU kit run, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
               f"budget {args.budget:.0f} s; GPU: {'yes' if gpu else 'none found (nvidia-smi -L)'}; "
-              f"kit of {read_manifest(KIT).get('made', '?')}, commit {read_manifest(KIT).get('commit', '?')}\n")
+              f"kit of {kit.get('made', '?')}, commit {kit.get('commit', '?')}\n")
     restore_step = Step("restore", [[PY, "benchmarks/gpu_kit.py", "restore", "--dest", str(dest)]], 120,
                         least=5, digest=restore_digest)
     todo = [restore_step] + steps(args, logs)

@@ -106,7 +106,9 @@ def test_a_wheel_is_carried_uncompressed_inside_xz_and_stays_the_same_wheel(tmp_
         z.writestr("demo-1.0.dist-info/RECORD", "demo/__init__.py,,\n")
     plain = gpu_kit.stored_zip(wheel, tmp_path / "plain" / wheel.name)
     with zipfile.ZipFile(wheel) as a, zipfile.ZipFile(plain) as b:
-        assert [(i.filename, a.read(i)) for i in a.infolist()] == [(i.filename, b.read(i)) for i in b.infolist()]
+        def files(z):
+            return [(i.filename, z.read(i)) for i in z.infolist()]
+        assert files(a) == files(b)
         assert {i.compress_type for i in b.infolist()} == {zipfile.ZIP_STORED}
     assert gpu_kit.wheel_is_pure(wheel.name) and gpu_kit.installable_here(wheel.name)
     assert not gpu_kit.wheel_is_pure("grimp-3.20-cp312-cp312-manylinux2014_x86_64.whl")
@@ -120,8 +122,8 @@ def test_the_size_check_refuses_naming_what_to_drop():
     assert "over the 67.1 MB one device call carries: drop nvrtc (30.0 MB: pack without --nvrtc)" in why
     assert "tileiras" not in why.split("drop")[1]
     why = gpu_kit.over_limit({**fits, "tools wheels": 9 * MB}, flags, tree=4 * MB)
-    assert why.endswith("drop cutile wheels (0.5 MB: pack without --cutile), "    # what a flag added first
-                        "then tileiras (57.0 MB: pack with --no-tileiras)")       # the wheels are not optional
+    assert why.endswith("drop cutile wheels (0.5 MB: pack without --cutile), "   # what a flag added,
+                        "then tileiras (57.0 MB: pack with --no-tileiras)")      # then what one drops
     why = gpu_kit.over_limit({"tools wheels": 70 * MB}, flags, tree=0)
     assert "tools wheels (70.0 MB: pack it elsewhere, it is not optional)" in why
 
