@@ -233,11 +233,13 @@ def module_exists(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def step_env(dest: Path) -> dict:
-    """The environment every step runs in: the restored wheels, tileiras on PATH, NVRTC 13.5
-    first when the kit has it (tilepy takes the first nvidia/cu13 folder in sorted order, and
-    DEST sorts before the device's site-packages), a fresh tilepy cache shared by the steps."""
-    path = [str(ROOT)] + ([str(dest / "nvrtc")] if (dest / "nvrtc").is_dir() else []) + [str(dest / "site")]
+def step_env(dest: Path, kit: dict) -> dict:
+    """The environment every step runs in (set before the restore makes DEST): the restored
+    wheels, tileiras on PATH, the kit's NVRTC first when it has one (tilepy takes the first
+    nvidia/cu13 folder in sorted order, and /opt/gpukit sorts before the device's
+    /opt/torch/.venv), a fresh tilepy cache shared by the steps."""
+    nvrtc = [str(dest / "nvrtc")] if any(e["root"] == "nvrtc" for e in kit.get("files", [])) else []
+    path = [str(ROOT), *nvrtc, str(dest / "site")]
     old = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path + ([old] if old else [])),
             "PATH": os.pathsep.join([str(dest / "bin"), str(dest / "site" / "bin"),   # + filecheck
@@ -388,7 +390,7 @@ def run(args) -> int:
     def after(outcomes):
         write_summary(out / "summary.md", header, outcomes, time.monotonic() - start)
         archive(logs, out / "logs.tar.xz")
-    outcomes = run_steps(todo, args.budget, logs, step_env(dest), gpu, after, start)
+    outcomes = run_steps(todo, args.budget, logs, step_env(dest, kit), gpu, after, start)
     print("\n" + (out / "summary.md").read_text())
     return 0 if all(o.status in ("ok", "no GPU") for o in outcomes) else 1
 
