@@ -15,7 +15,7 @@ most 64 MiB. `pack` builds `.gpukit/` in the repository root (ignored by git, th
 - CPython 3.12 manylinux x86-64 wheels (the device README's `pip download --no-deps` recipe),
   at the versions installed here, of the tests' tools the device lacks (filecheck, jupytext,
   nbclient, ipykernel) and of all they need that it lacks; each rewritten uncompressed, then xz
-  (7.8 MB of wheels carried in 5.2);
+  (4.8 MB of wheels carried in 3.2);
 - side_by_side.py: a copy of ../shared/gpu/side_by_side.py (BASELINE.md's script), which lives
   outside the repository and would not travel.
 Behind flags, their sizes reported: --cutile (NVIDIA's cuda-tile: the cuTile columns),
@@ -324,7 +324,6 @@ def pack(args) -> int:
     if args.import_linter:
         linter = tool_closure(device_has | set(closure), [LINTER])
         wheel_specs[LINTER] = [f"{n}=={v}" for n, v in linter.items()]
-        closure.update(linter)
     if args.cutile:
         wheel_specs["cutile"] = [CUTILE]
     wheels, files = [], []
@@ -355,10 +354,10 @@ def pack(args) -> int:
                 "links": [{"root": "tileiras", "path": NVJITLINK, "from_device": NVJITLINK}]
                 if not args.no_tileiras and not args.nvjitlink else []}
     (kit / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    return report_pack(kit, manifest, closure, src)
+    return report_pack(kit, manifest, src)
 
 
-def report_pack(kit: Path, manifest: dict, closure: dict, side_by_side: Path) -> int:
+def report_pack(kit: Path, manifest: dict, side_by_side: Path) -> int:
     """The size breakdown, the size check, and (when it fits) the device call."""
     parts: dict[str, int] = {}
     for w in manifest["wheels"]:
@@ -368,9 +367,9 @@ def report_pack(kit: Path, manifest: dict, closure: dict, side_by_side: Path) ->
     parts["manifest, side_by_side.py"] = ((kit / "manifest.json").stat().st_size
                                           + (kit / "side_by_side.py").stat().st_size)
     pure = [w for w in manifest["wheels"] if w["pure"]]
-    print(f"\nkit {kit} (commit {manifest['commit'][:12]}): {len(closure)} tool packages "
-          f"({len(pure)} pure-Python wheels, {len(manifest['wheels']) - len(pure)} built for "
-          f"CPython {PYTHON[0]} or abi3)")
+    print(f"\nkit {kit} (commit {manifest['commit'][:12]}): {len(manifest['wheels'])} wheels "
+          f"({len(pure)} pure-Python, {len(manifest['wheels']) - len(pure)} built for CPython "
+          f"{PYTHON[0]} or abi3)")
     for w in manifest["wheels"]:
         print(f"  {w['path']:<76} {w['download_size'] / 1e6:5.2f} -> {w['stored_size'] / 1e6:5.2f} MB  "
               f"{'pure' if w['pure'] else 'binary'}")
