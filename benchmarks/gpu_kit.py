@@ -11,19 +11,21 @@ most 64 MiB. `pack` builds `.gpukit/` in the repository root (ignored by git, th
 `carry`), every file xz-compressed under files/ with its size and SHA-256 in manifest.json:
 - the tileiras release's binaries: tileiras with the ptxas and libnvvm of its release (the
   version of the nvidia-cuda-tileiras wheel installed here), out of those wheels (LZMA2 preset
-  9e after the x86 branch filter: `xz -9e --x86`), 59 MB of the 64 MiB;
+  9e after the x86 branch filter: `xz -9e --x86`): 58.8 MB;
 - CPython 3.12 manylinux x86-64 wheels (the device README's `pip download --no-deps` recipe),
   at the versions installed here, of the tests' tools the device lacks (filecheck, jupytext,
   nbclient, ipykernel) and of all they need that it lacks; each rewritten uncompressed, then xz
   (4.8 MB of wheels carried in 3.2);
 - side_by_side.py: a copy of ../shared/gpu/side_by_side.py (BASELINE.md's script), which lives
   outside the repository and would not travel.
-Behind flags, their sizes reported: --cutile (NVIDIA's cuda-tile: the cuTile columns),
---import-linter (with grimp: tests/test_layers.py), --tileirdisasm (tests/test_bytecode.py's
-NVIDIA verifier), --nvrtc (NVRTC of the version installed
-here, 13.5, and its headers: the version the SASS tests are tuned on; the device has 13.0),
---nvjitlink (tileiras' own nvJitLink; without it `run` links the device's: the tutorial kernels'
-tileiras compiles never load it, seen with strace here); --no-tileiras drops the binaries.
+Behind flags (sizes carried, measured 2026-11-28): --cutile (cuda-tile 1.7.0, the cuTile columns:
+0.3 MB), --import-linter (with grimp, tests/test_layers.py: 2.1 MB), --tileirdisasm
+(tests/test_bytecode.py's NVIDIA verifier: 0.9 MB), --nvrtc (NVRTC of the version installed here,
+13.5, and its headers, the version the SASS tests are tuned on; the device has 13.0: 37.6 MB),
+--nvjitlink (tileiras' own nvJitLink, 31.5 MB; without it `run` links the device's: the tileiras
+tests' compiles ran with an empty file in its place here); --no-tileiras drops the binaries
+(58.8 MB). The kit with --cutile is 62.4 MB: with a 3.7 MB working tree, 66.0 of the 67.1 MB a call
+carries; --nvrtc and --nvjitlink fit only with --no-tileiras.
 `pack` refuses a kit that would not travel beside the working tree, naming what to drop, and
 prints the device call: its command (at most 2,000 characters), carry and timeout_s.
 
