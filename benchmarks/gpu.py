@@ -146,6 +146,11 @@ def cli(argv=None) -> int:
     ap.add_argument("--scale", type=int, default=1, help="divide the speed table's sizes")
     ap.add_argument("--fuzz-batches", type=int, default=4)
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--no-validation", action="store_true", help="the speed table only")
+    ap.add_argument("--cases", help="the validation's cases, comma-separated (tutorial:NAME, "
+                                    "cutile:NAME); default: every case")
+    ap.add_argument("--problems", help="the speed problems whose names start with one of these "
+                                       "comma-separated prefixes; default: every problem")
     ap.add_argument("--workers", type=int)
     ap.add_argument("--json", default="gpu-report.json")
     ap.add_argument("--markdown", default="gpu-report.md")
@@ -153,8 +158,19 @@ def cli(argv=None) -> int:
     if args.child:
         from gpu_items import child_main
         return child_main(args.child)
-    return main(sys.stdout, args.json, args.markdown, args.scale, args.fuzz_batches,
-                not args.no_speed, workers=args.workers)
+    cases = [] if args.no_validation else args.cases.split(",") if args.cases else None
+    fuzz_batches = 0 if args.no_validation else args.fuzz_batches
+    return main(sys.stdout, args.json, args.markdown, args.scale, fuzz_batches,
+                not args.no_speed, cases=cases, workers=args.workers,
+                speed_only=speed_problems(args.problems, args.scale))
+
+
+def speed_problems(prefixes: str | None, scale: int = 1) -> list[int] | None:
+    """The indices of the speed problems named by `prefixes` ("matmul,attention"), None: all."""
+    if not prefixes:
+        return None
+    wanted = tuple(p.strip() for p in prefixes.split(",") if p.strip())
+    return [i for i, p in enumerate(problems(scale)) if p.name.startswith(wanted)]
 
 
 if __name__ == "__main__":
