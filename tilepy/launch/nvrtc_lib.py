@@ -51,8 +51,8 @@ class NVRTC:
 
     def _load_builtins(self) -> ctypes.CDLL | None:
         """NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR by name at its first compile. The 13.0
-        wheels' libnvrtc has no RPATH $ORIGIN (13.1's on have it), so unless something else
-        loaded the builtins first (cuda.pathfinder does) every compile failed with
+        wheel's libnvrtc has no RPATH $ORIGIN (13.5's has), so unless something else had loaded
+        the builtins (cuda.pathfinder does, for that wheel) every compile failed with
         NVRTC_ERROR_BUILTIN_OPERATION_FAILURE. The sibling loaded here is the one that name
         finds. None when there is no sibling (a system NVRTC: its own search applies)."""
         major, minor = self.version()
