@@ -70,7 +70,7 @@ def by_nvrtc(measured: dict):
     """The value of `measured` ({(major, minor): value}, each the number measured with that
     NVRTC) for the installed NVRTC: its own version's, else the newest measured one older than it
     (the oldest where it is older than all). A SASS threshold that is a fact of the compiler's
-    version is stated per version this way, each exact for the version it was measured with."""
+    version is stated per version this way, each the number measured with that version."""
     from tilepy.launch.nvrtc import nvrtc_version
     have = nvrtc_version()
     older = [v for v in measured if v <= have]
