@@ -66,6 +66,17 @@ def cubin_stats(data: bytes, log: str = "") -> dict:
     return copy.deepcopy(_SASS[key])
 
 
+def by_nvrtc(measured: dict):
+    """The value of `measured` ({(major, minor): value}, each the number measured with that
+    NVRTC) for the installed NVRTC: its own version's, else the newest measured one older than it
+    (the oldest where it is older than all). A SASS threshold that is a fact of the compiler's
+    version is stated per version this way, each the number measured with that version."""
+    from tilepy.launch.nvrtc import nvrtc_version
+    have = nvrtc_version()
+    older = [v for v in measured if v <= have]
+    return measured[max(older) if older else min(measured)]
+
+
 def sass_of(kernel, args, arch: str = "sm_80") -> dict:
     """The SASS statistics of `kernel` specialized for `args`, compiled by NVRTC for `arch` (a
     cubin holding that one kernel)."""

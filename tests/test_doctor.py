@@ -14,6 +14,7 @@ import pytest
 from fake_driver import FakeDriver
 from tutorial_cases import gpu_benchmark
 from tilepy.__main__ import main
+from tilepy.launch import toolchain
 
 gpu_benchmark()                       # (puts benchmarks/ on sys.path: its gpu_* modules)
 import gpu_isolate  # noqa: E402
@@ -101,7 +102,7 @@ def test_doctor_with_gpus():
     with FakeDriver(cc=(10, 3), devices=2):
         rc, text = doctor()
     assert "GPU 0:" in text and "compute capability 10.3" in text
-    assert "GPU 1 target:          sm_103: a cubin for the GPU's own arch" in text   # NVRTC 13.5
+    assert "GPU 1 target:          sm_103: a cubin for the GPU's own arch" in text   # NVRTC 13.0+
     assert "  GPU 0:                 ok" in text and "  GPU 1:                 ok" in text
     if gpu_benchmark().table_compilers(FakeDriver()) == ["nvrtc", "tileiras"]:
         # the vector add per GPU compiler present; tileiras is usable for launches
@@ -109,9 +110,10 @@ def test_doctor_with_gpus():
         assert "GPU launches of kernels with compiler=\"tileiras\"" in text
         assert "GPU launches use:      nvrtc (TILEPY_GPU_COMPILER" in text
     assert rc == 0
-    with FakeDriver(cc=(11, 5), devices=1):                    # an arch NVRTC 13.5 does not know
+    with FakeDriver(cc=(11, 5), devices=1):            # an arch NVRTC 13.0 to 13.5 does not know
         text = doctor()[1]
-    assert "sm_110: NVRTC 13.5 does not know sm_115; a cubin for sm_110 (same major" in text
+    nv = toolchain.info().nvrtc_version
+    assert f"sm_110: NVRTC {nv} does not know sm_115; a cubin for sm_110 (same major" in text
 
 
 def test_doctor_reports_problems_with_their_fixes():

@@ -61,3 +61,21 @@ def test_installed_toolchain_is_consistent():
     assert tc.major == toolchain.bindings_major()
     assert f"libnvrtc.so.{tc.major}" in tc.nvrtc_lib
     assert int(tc.runtime_version) // 1000 == tc.major
+
+
+def test_nvrtc_builtins_are_loaded_with_it():
+    """NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR by name at its first compile; the 13.0
+    wheel's libnvrtc has no RPATH $ORIGIN to find it beside itself (NVRTC_ERROR_BUILTIN_OPERATION_
+    FAILURE at every compile of a process that had not loaded it otherwise), so tilepy loads the
+    sibling with the library."""
+    import os
+    nv = toolchain.nvrtc_lib()
+    major, minor = nv.version()
+    sibling = os.path.join(os.path.dirname(os.path.realpath(toolchain.info().nvrtc_lib)),
+                           f"libnvrtc-builtins.so.{major}.{minor}")
+    if not os.path.isfile(sibling):     # a system NVRTC laid out otherwise: its own search
+        assert nv.builtins is None
+        return
+    assert nv.builtins is not None and nv.builtins._name == sibling
+    with open("/proc/self/maps") as f:
+        assert os.path.realpath(sibling) in f.read()

@@ -13,6 +13,7 @@ import pytest
 import tilepy as ct
 from definitions import load
 from faithful_util import build
+from kernels_util import by_nvrtc
 from tilepy.api.compiler import compile_for_args
 from tilepy.launch.nvrtc import compile_cubin
 from tilepy.tools import sass_stats
@@ -62,7 +63,9 @@ def test_sm90a_gemm_k_loop_is_hgmma(dtype, tiles, hgmma, per_hgmma, utmaldg):
     # two stops ago; 16.5, 9.5, 23.25, 21.5 with the moving coordinates' extent tests, the
     # elected lane and the stage refilled worked out before the loop; now 14.25, 8.38, 16.5, 14.5
     # with the descriptors' low words, the tensor maps' and mbarriers' addresses and A's
-    # warpgroup rows worked out before it too: issue 29; cuTile's f16 128x128x32 is 14.5)
+    # warpgroup rows worked out before it too: issue 29; cuTile's f16 128x128x32 is 14.5). NVRTC
+    # 13.0 gives the same (it gave 14.5, 8.5, 16.75, 14.75 while the TMA copies' stage offset
+    # was an int product: emit_pipeline.py's fetch lambda)
     assert loop["per_mma"] <= per_hgmma, loop
 
 
@@ -77,8 +80,10 @@ def test_sm90a_cp_async_k_loop_keeps_a_group_in_flight():
     assert warpgroup == {"WARPGROUP.ARRIVE": 1, "WARPGROUP.DEPBAR.LE": 1}, warpgroup
     assert sum("WARPGROUP.DEPBAR.LE gsb0, 0x1" in line for line in r["text"]) == 1
     assert "serialized" not in r["log"] and "C7517" not in r["log"], r["log"]
-    # (328 instructions; 350 when it waited for 0: A's copies, alignment unknown, are most of it)
-    assert r["spill_bytes"] == 0 and loop["per_mma"] <= 82, loop
+    # (NVRTC 13.5: 328 instructions; 350 when it waited for 0: A's copies, alignment unknown,
+    # are most of it. NVRTC 13.0: 340, its NVVM does the copies' shared-memory address arithmetic
+    # in 64 bits, 13.5's in 32; the PTX of each through the same ptxas keeps the difference)
+    assert r["spill_bytes"] == 0 and loop["per_mma"] <= by_nvrtc({(13, 0): 85, (13, 5): 82}), loop
 
 
 def test_only_kernels_with_a_warpgroup_mma_get_the_class():
@@ -410,8 +415,11 @@ def test_a_staged_operand_is_one_layout_for_all_its_readers(tn2, wgmma):
 
 @needs_sass
 @pytest.mark.parametrize("d,bm,hgmma,utmaldg,per_hgmma,blocks", [
-    (64, 128, 16, 2, 40.5, 3),   # 2 m64 blocks: S 2 x 4 k16 steps (n64), O 2 x 4 (n64)
-    (128, 64, 12, 4, 35, 2),     # 1 m64 block: S 8 k16 steps (n64), O 4 (n128); K, V two panels
+    # per_hgmma by NVRTC version (kernels_util.by_nvrtc)
+    (64, 128, 16, 2, {(13, 0): 40.56, (13, 5): 40.5}, 3),   # 2 m64 blocks: S 2 x 4 k16 steps
+                                                            # (n64), O 2 x 4 (n64)
+    (128, 64, 12, 4, {(13, 0): 35, (13, 5): 35}, 2),        # 1 m64 block: S 8 k16 steps (n64),
+                                                            # O 4 (n128); K, V two panels
 ])
 def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, blocks):
     """The tutorial's attention at `python -m tilepy doctor --gpu`'s tiles (BN 64): S = Q K^T
@@ -435,8 +443,11 @@ def test_sm90a_attention_kv_loop_is_hgmma(d, bm, hgmma, utmaldg, per_hgmma, bloc
     assert warpgroup == {"WARPGROUP.ARRIVE": 2, "WARPGROUP.DEPBAR.LE": 2}, warpgroup
     # (NVRTC 13.5: 40.5 and 34.92 with the descriptors' low words worked out before the loop
     # (164 and 127 registers); 41.3 and 35.7, 42.1 and 36.6 before; mma.sync's loops on sm_90
-    # are 851 and 719 instructions)
-    assert loop["per_mma"] <= per_hgmma, loop
+    # are 851 and 719 instructions. NVRTC 13.0: 649 and 420 instructions, 40.56 and 35.0: the
+    # wait's mbarrier address at the top of the loop takes a shift and an add where 13.5's
+    # folds the buffer's offset into the SYNCS instruction, 64-bit shared-memory pointers in
+    # 13.0's NVVM)
+    assert loop["per_mma"] <= by_nvrtc(per_hgmma), loop
     # blocks per SM: by registers (allocated per warp in units of 8 per thread) and by shared
     # memory (228 KiB an SM, 1 KiB of it reserved per block)
     by_regs = 65536 // (-(-r["registers"] // 8) * 8 * 128)

@@ -165,8 +165,10 @@ def _fetch_lambda(ctx: EmitContext, pipe: Pipeline, name: str, iv, bars: str | N
     if bars is not None:
         with inner.w.indent(f"if ({issuer}) {{  // one thread issues the stage's TMA copies"):
             for s in pipe.loads:
-                if s.tma is not None:
-                    dst = smem_op(s.operand, f" + tp_st * {s.operand.elems}")
+                if s.tma is not None:   # (the stage's offset in 64 bits: NVVM 13.0, whose
+                    # shared-memory pointers are 64-bit, made st << 12 then << 1 of the int
+                    # product, an instruction more per copy than one shift; 13.5 is unchanged)
+                    dst = smem_op(s.operand, f" + (int64_t)tp_st * {s.operand.elems}")
                     shape = shape_t(s.load.view.type.tile_shape)
                     at = ", ".join(_coord(hoisted.get((id(s), d)), inner) or
                                    f"tp::tma_at<{shape}, {d}>({inner(s.load.view)}, (int64_t){inner(x)})"

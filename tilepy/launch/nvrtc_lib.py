@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 
 from ..errors import TileCompileError
 
@@ -46,6 +47,18 @@ class NVRTC:
         lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
         lib.nvrtcGetErrorString.restype = ctypes.c_char_p
         self.lib = lib
+        self.builtins = self._load_builtins()
+
+    def _load_builtins(self) -> ctypes.CDLL | None:
+        """NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR by name at its first compile. The 13.0
+        wheel's libnvrtc has no RPATH $ORIGIN (13.5's has), so unless something else had loaded
+        the builtins (cuda.pathfinder does, for that wheel) every compile failed with
+        NVRTC_ERROR_BUILTIN_OPERATION_FAILURE. The sibling loaded here is the one that name
+        finds. None when there is no sibling (a system NVRTC: its own search applies)."""
+        major, minor = self.version()
+        sibling = os.path.join(os.path.dirname(os.path.realpath(self.path)),
+                               f"libnvrtc-builtins.so.{major}.{minor}")
+        return ctypes.CDLL(sibling) if os.path.isfile(sibling) else None
 
     def check(self, res: int, what: str, log: str = ""):
         if res != SUCCESS:
