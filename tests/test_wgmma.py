@@ -113,6 +113,7 @@ def test_sm90a_class_runs_on_the_cpu(mode, tiles, K, monkeypatch):
     with FakeDriver() as drv, ct.cpu_mode(mode):
         grid = (ct.cdiv(M, tiles[0]), ct.cdiv(N, tiles[1]))
         ct.launch(None, grid, matmul, tuple(cuda_array(x, "dlpack") for x in (a, b, c)) + tiles)
+        drv.raise_sticky()     # a faithful-mode report, as the next synchronization would
         (source,) = drv.sources.values()
     # one MMA group stays in flight (wgmma_acc), whether TMA brings every operand (K 80) or
     # cp.async brings A (K 85): then a barrier before the MMAs too, and the commit after the fetch
@@ -160,6 +161,7 @@ def test_sm90a_tma_gemm_on_the_cpu(mode, dtype, shape, tiles, monkeypatch):
         for _ in range(2):
             c.zero_()
             ct.launch(None, grid, matmul, (a, b, c) + tiles)
+        drv.raise_sticky()
         assert len(drv.tensor_maps) == 3 and len(drv.launches) == 2   # the warm launch: cached maps
         ptrs = [a.data_ptr(), b.data_ptr(), c.data_ptr()]
         (ma, mb, mc) = sorted((m.args for m in drv.tensor_maps), key=lambda m: ptrs.index(m.base))
@@ -372,6 +374,7 @@ def test_mma_sync_on_the_interleaved_layout(monkeypatch):
     c = np.zeros((M, N), np.float32)
     with FakeDriver() as drv, ct.cpu_mode("faithful"):
         ct.launch(None, (1, 1), gemm_and_a_block_mma, tuple(cuda_array(x) for x in (a, b, c)) + tiles)
+        drv.raise_sticky()     # a faithful-mode report, as the next synchronization would
         (source,) = drv.sources.values()
     start = source.index("#if TP_WGMMA")
     wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
@@ -476,6 +479,7 @@ def test_sm90a_attention_on_the_cpu(mode, bh, s, d, bm, bn, monkeypatch):
     with FakeDriver() as drv, ct.cpu_mode(mode):
         ct.launch(None, (ct.cdiv(s, bm), bh), attention.attention,
                   tuple(cuda_array(x) for x in (q, k, v, out)) + (scale, bm, bn, d))
+        drv.raise_sticky()     # a faithful-mode report, as the next synchronization would
         (source,) = drv.sources.values()
     start = source.index("#if TP_WGMMA")
     wg = source[start:source.index("\n#el", start)]         # the sm_90a class's kernel
