@@ -442,6 +442,9 @@ def cli(argv=None) -> int:
     r.add_argument("--speed-tool", choices=("gpu", "side_by_side"), default="gpu",
                    help="the speed table by benchmarks/gpu.py (a child per problem) or by "
                         "BASELINE.md's side_by_side.py (one process)")
+    r.add_argument("--rehearse", action="store_true",
+                   help="without a GPU: every GPU step on tests/fake_driver.py's sm_90 device (the "
+                        "CPU backend) at small sizes; only the GPU steps unless --only names others")
     s = sub.add_parser("restore", help="unpack and verify the kit (run's first step)")
     s.add_argument("--dest", default="/opt/gpukit")
     sub.add_parser("describe", help="the machine, the versions, tilepy's doctor (run's second step)")

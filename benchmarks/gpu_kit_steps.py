@@ -13,6 +13,11 @@ Steps (names for --only), in order:
   pytest-gpu     the tests marked gpu
   suite          the whole suite, -n 16, a per-test timeout when pytest-timeout is there
   tileiras       tileiras' test files, and a vector add through tileiras on every backend
+`--rehearse` (here, without a GPU) runs the GPU steps on tests/fake_driver.py's sm_90 device:
+a sitecustomize.py on their PYTHONPATH puts the fake in the driver seam's place in every Python
+process they start (as `pytest --as-gpu-machine` does), launches run the CPU build of the same
+C++ (TILEPY_CPU_MODE's mode), the speed tables at 1/REHEARSE_SCALE of the sizes; the tests that
+need a real driver (needs_real_gpu) skip, and torch, cuTile and Triton have no CUDA device.
 A GPU step on a machine without a GPU says so in one line; a step that overruns its cap (or
 what is left of the budget) is killed with its process group, and the next one runs; a step is
 not started with less than its `least` seconds left, and a later, shorter one may still run.
@@ -39,6 +44,20 @@ from gpu_kit import KIT, ROOT, installable_here, read_manifest, restore_files
 RESERVE = 8                  # seconds kept for the last summary and archive
 PY = sys.executable
 SM90A_CASES = "tutorial:matmul,tutorial:attention,cutile:matmul_f16,cutile:matmul_persistent"
+REHEARSE_SCALE = 32          # --rehearse: the speed tables' sizes divided by this
+# --rehearse: put first on the GPU steps' PYTHONPATH, run by every Python process they start.
+FAKE_GPU_SITE = """\
+# gpu_kit.py run --rehearse: the fake sm_90 driver of tests/fake_driver.py in the seam's place.
+import sys
+sys.path.append({tests!r})
+from fake_driver import FakeDriver, _CompileSpy
+from tilepy.host import driver as _driver
+
+_fake = FakeDriver(devices=1)
+_fake._spy = _CompileSpy(_fake)
+_fake._spy.install()
+_driver._active[0] = _fake
+"""
 
 
 @dataclass
@@ -184,14 +203,15 @@ def pytest_argv(*args: str, workers: int = 0) -> list[str]:
     return [PY, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-n", str(workers), *args]
 
 
-def speed_argv(tool: str, logs: Path, tag: str, problems: str = "") -> list[str]:
+def speed_argv(tool: str, logs: Path, tag: str, problems: str = "", scale: int = 1) -> list[str]:
     """The speed table by benchmarks/gpu.py (a child process per problem: a fault loses one
     row) or by BASELINE.md's side_by_side.py (one process; the kit's copy, SBS_ONLY, $OUT)."""
     if tool == "side_by_side":
         (logs / tag).mkdir(exist_ok=True)                  # its $OUT: side_by_side.json
         return [PY, str(KIT / "side_by_side.py")]
     return ([PY, "benchmarks/gpu.py", "--no-validation", "--json", str(logs / f"{tag}.json"),
-             "--markdown", str(logs / f"{tag}.md")] + (["--problems", problems] if problems else []))
+             "--markdown", str(logs / f"{tag}.md")] + (["--problems", problems] if problems else [])
+            + (["--scale", str(scale)] if scale != 1 else []))
 
 
 def steps(args, logs: Path) -> list[Step]:
@@ -199,12 +219,14 @@ def steps(args, logs: Path) -> list[Step]:
     workers = min(16, os.cpu_count() or 1)
     timeout = ["--timeout=180"] if module_exists("pytest_timeout") else []
     by_sbs = args.speed_tool == "side_by_side"
+    scale = REHEARSE_SCALE if getattr(args, "rehearse", False) else 1
 
     def speed(tag, sm90a, problems=""):
-        env = {"TILEPY_SM90A": sm90a, "OUT": str(logs / tag)}
+        env = {"TILEPY_SM90A": sm90a, "OUT": str(logs / tag), "SBS_SCALE": str(scale)}
         if problems:
             env["SBS_ONLY"] = problems
-        return Step(tag, [speed_argv(args.speed_tool, logs, tag, problems)], 180 if not problems else 150,
+        return Step(tag, [speed_argv(args.speed_tool, logs, tag, problems, scale)],
+                    180 if not problems else 150,
                     True, env, least=30, digest=side_by_side_digest if by_sbs else table_digest(f"{tag}.md"))
     return [
         Step("environment", [[PY, "benchmarks/gpu_kit.py", "describe"]], 90, least=5,
@@ -245,6 +267,24 @@ def step_env(dest: Path, kit: dict) -> dict:
             "PATH": os.pathsep.join([str(dest / "bin"), str(dest / "site" / "bin"),   # + filecheck
                                      os.environ.get("PATH", "")]),
             "TILEPY_CACHE_DIR": str(dest / "cache"), "PYTHONUNBUFFERED": "1"}
+
+
+def rehearsal(todo: list[Step], only: str | None, env: dict) -> tuple[list[Step], str]:
+    """--rehearse: the GPU steps (and restore, environment; the others when `only` names them)
+    with the fake driver first on their PYTHONPATH (before `env`'s); and what the summary says."""
+    site = Path(tempfile.mkdtemp(prefix="gpukit-fake-gpu-"))
+    (site / "sitecustomize.py").write_text(FAKE_GPU_SITE.format(tests=str(ROOT / "tests")))
+    path = os.pathsep.join([str(site), env["PYTHONPATH"]])
+    kept = []
+    for step in todo:
+        if step.needs_gpu:
+            step.env = {**step.env, "PYTHONPATH": path}
+            step.cap = min(step.cap, 150)
+        if step.needs_gpu or step.name in ("restore", "environment") or only:
+            kept.append(step)
+    mode = os.environ.get("TILEPY_CPU_MODE") or "the default"
+    return kept, (f"rehearsal: no GPU; the GPU steps on tests/fake_driver.py's sm_90 device (the CPU "
+                  f"backend, {mode} mode), speed sizes / {REHEARSE_SCALE}")
 
 
 def has_gpu() -> bool:
@@ -377,12 +417,17 @@ def run(args) -> int:
     logs = Path(tempfile.mkdtemp(prefix="gpukit-logs-"))
     dest = Path(args.dest)
     gpu, kit = has_gpu(), read_manifest(KIT)
-    header = (f"# GPU kit run, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
-              f"budget {args.budget:.0f} s; GPU: {'yes' if gpu else 'none found (nvidia-smi -L)'}; "
-              f"kit of {kit.get('made', '?')}, commit {kit.get('commit', '?')}\n")
+    seen = "yes" if gpu else "none found (nvidia-smi -L)"
     restore_step = Step("restore", [[PY, "benchmarks/gpu_kit.py", "restore", "--dest", str(dest)]], 120,
                         least=5, digest=restore_digest)
     todo = [restore_step] + steps(args, logs)
+    env = step_env(dest, kit)
+    if args.rehearse:
+        todo, seen = rehearsal(todo, args.only, env)
+        gpu = True
+    header = (f"# GPU kit run, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+              f"budget {args.budget:.0f} s; GPU: {seen}; "
+              f"kit of {kit.get('made', '?')}, commit {kit.get('commit', '?')}\n")
     if args.only:
         wanted = set(args.only.split(",")) | {"restore"}
         todo = [s for s in todo if s.name in wanted]
@@ -390,7 +435,7 @@ def run(args) -> int:
     def after(outcomes):
         write_summary(out / "summary.md", header, outcomes, time.monotonic() - start)
         archive(logs, out / "logs.tar.xz")
-    outcomes = run_steps(todo, args.budget, logs, step_env(dest, kit), gpu, after, start)
+    outcomes = run_steps(todo, args.budget, logs, env, gpu, after, start)
     print("\n" + (out / "summary.md").read_text())
     return 0 if all(o.status in ("ok", "no GPU") for o in outcomes) else 1
 
