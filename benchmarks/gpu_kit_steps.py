@@ -45,6 +45,15 @@ RESERVE = 8                  # seconds kept for the last summary and archive
 PY = sys.executable
 SM90A_CASES = "tutorial:matmul,tutorial:attention,cutile:matmul_f16,cutile:matmul_persistent"
 REHEARSE_SCALE = 32          # --rehearse: the speed tables' sizes divided by this
+# --rehearse: what a step cannot show on the fake driver (said beside its outcome).
+REHEARSAL_NOTES = {
+    "speed-sm90a-0": "rehearsal: torch has no CUDA, so every tool ran on CPU tensors (tilepy on its "
+                     "CPU backend, not through the fake driver); not GPU timings",
+    "speed-sm90a-1": "rehearsal: as speed-sm90a-0 (CPU tensors: TILEPY_SM90A does not apply)",
+    "doctor-gpu": "rehearsal: its speed table is at full size (doctor --gpu has no size knob), so "
+                  "the cap may end it there",
+    "pytest-gpu": "rehearsal: the tests that need a real driver (needs_real_gpu) skip",
+}
 # --rehearse: put first on the GPU steps' PYTHONPATH, run by every Python process they start.
 FAKE_GPU_SITE = """\
 # gpu_kit.py run --rehearse: the fake sm_90 driver of tests/fake_driver.py in the seam's place.
@@ -69,6 +78,7 @@ class Step:
     env: dict = field(default_factory=dict)
     least: float = 10            # not started with less time than this left
     digest: object = None        # (log text, logs folder) -> Markdown for the summary
+    note: str = ""               # said beside its outcome in the summary (--rehearse: what is fake)
 
 
 @dataclass
@@ -143,6 +153,8 @@ def run_steps(steps: list[Step], budget: float, logs: Path, env: dict, has_gpu: 
                     done.digest = step.digest(log.read_text(errors="replace"), logs)
                 except Exception as e:        # a digest never stops the run
                     done.digest = f"(no digest: {type(e).__name__}: {e})"
+        if step.note and done.status not in ("no GPU", "not run"):
+            done.note = "; ".join(filter(None, [done.note, step.note]))
         outcomes.append(done)
         print(f"[gpu_kit] {done.name}: {done.status} ({done.seconds:.0f} s) {done.note}", flush=True)
         after(outcomes)
@@ -163,15 +175,20 @@ def pytest_digest(text: str, logs: Path) -> str:
 
 
 def table_digest(markdown_name: str):
-    """The Markdown table benchmarks/gpu.py wrote, else the rows its log printed."""
+    """The Markdown table benchmarks/gpu.py wrote (else the speed rows its log printed), the rows
+    not ok, and its last line (else how many validation rows were ok before it stopped)."""
     def digest(text: str, logs: Path) -> str:
         table = logs / markdown_name
-        rows = [ln for ln in text.splitlines() if re.match(r"\s+(speed|tutorial|cutile|fuzz) ", ln)]
-        bad = [ln.strip() for ln in rows if not re.search(r"\bok\b", ln)]
-        shown = table.read_text() if table.exists() else "\n".join(r.strip() for r in rows)
-        last = [ln for ln in text.splitlines() if ln.startswith("validation:")]
-        return "\n".join([shown] + (["", "not ok:"] + [f"- {b}" for b in bad] if bad else [])
-                         + last[-1:])
+        rows = [ln.strip() for ln in text.splitlines() if re.match(r"\s+(speed|tutorial|cutile|fuzz) ", ln)]
+        bad = [ln for ln in rows if not re.search(r"\bok\b", ln)]
+        speed = [ln for ln in rows if ln.startswith("speed ")]
+        checked = [ln for ln in rows if ln not in speed]
+        shown = table.read_text() if table.exists() else "\n".join(speed)
+        last = [ln for ln in text.splitlines() if re.match(r"(validation|speed): \d+ of \d+ ", ln)]
+        end = last[-1:] or [f"(no last line) {sum(ln not in bad for ln in checked)} of {len(checked)} "
+                            f"validation rows ok before it stopped"]
+        return "\n".join(([shown] if shown else []) + (["not ok:"] + [f"- {b}" for b in bad] if bad else [])
+                         + end)
     return digest
 
 
@@ -212,6 +229,11 @@ def speed_argv(tool: str, logs: Path, tag: str, problems: str = "", scale: int =
     return ([PY, "benchmarks/gpu.py", "--no-validation", "--json", str(logs / f"{tag}.json"),
              "--markdown", str(logs / f"{tag}.md")] + (["--problems", problems] if problems else [])
             + (["--scale", str(scale)] if scale != 1 else []))
+
+
+def restore_step(dest: Path) -> Step:
+    return Step("restore", [[PY, "benchmarks/gpu_kit.py", "restore", "--dest", str(dest)]], 120, least=5,
+                digest=restore_digest)
 
 
 def steps(args, logs: Path) -> list[Step]:
@@ -275,11 +297,16 @@ def rehearsal(todo: list[Step], only: str | None, env: dict) -> tuple[list[Step]
     site = Path(tempfile.mkdtemp(prefix="gpukit-fake-gpu-"))
     (site / "sitecustomize.py").write_text(FAKE_GPU_SITE.format(tests=str(ROOT / "tests")))
     path = os.pathsep.join([str(site), env["PYTHONPATH"]])
+    env["TILEPY_CACHE_DIR"] = str(site / "cache")         # empty, as on a fresh device machine
     kept = []
     for step in todo:
         if step.needs_gpu:
-            step.env = {**step.env, "PYTHONPATH": path}
             step.cap = min(step.cap, 150)
+            step.note = REHEARSAL_NOTES.get(step.name, "")
+        if step.name == "pytest-gpu":        # the tests' own fake (their subprocesses see none)
+            step.commands = [[*argv, "--as-gpu-machine"] for argv in step.commands]
+        elif step.needs_gpu:
+            step.env = {**step.env, "PYTHONPATH": path}
         if step.needs_gpu or step.name in ("restore", "environment") or only:
             kept.append(step)
     mode = os.environ.get("TILEPY_CPU_MODE") or "the default"
@@ -418,9 +445,7 @@ def run(args) -> int:
     dest = Path(args.dest)
     gpu, kit = has_gpu(), read_manifest(KIT)
     seen = "yes" if gpu else "none found (nvidia-smi -L)"
-    restore_step = Step("restore", [[PY, "benchmarks/gpu_kit.py", "restore", "--dest", str(dest)]], 120,
-                        least=5, digest=restore_digest)
-    todo = [restore_step] + steps(args, logs)
+    todo = [restore_step(dest)] + steps(args, logs)
     env = step_env(dest, kit)
     if args.rehearse:
         todo, seen = rehearsal(todo, args.only, env)

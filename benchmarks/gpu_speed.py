@@ -281,7 +281,8 @@ def speed_item(item: str, started, row, env=None, scale: int | None = None,
                 raise
             cell = {"tool": tool, "status": "FAILED",
                     "detail": f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"}
-        yield row(item, cell.pop("status"), cell.pop("detail"), problem=problem.name, **cell)
+        yield row(item, cell.pop("status"), cell.pop("detail"), problem=problem.name,
+                  device=env.dev, **cell)
 
 
 def table_compilers(drv) -> list[str]:

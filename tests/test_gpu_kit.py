@@ -145,3 +145,93 @@ def test_the_speed_steps_name_their_problems_to_benchmarks_gpu():
     assert picked and all(n.startswith(("matmul", "attention")) for n in picked)
     assert len(picked) == sum(n.startswith(("matmul", "attention")) for n in names)
     assert gpu.speed_problems(None) is None
+
+
+class Parsed(Exception):
+    """What the patched ArgumentParser.parse_args raises once a command line parsed."""
+
+
+def test_every_step_command_line_parses_with_its_programs_own_options(tmp_path, monkeypatch):
+    """Each step's argv (with and without --rehearse) is parsed by the argparse of the program it
+    runs, stopped right after parsing: a flag a step passes that the program lacks fails here,
+    not in a lent GPU's fifteen minutes."""
+    import argparse
+
+    import gpu
+
+    import tilepy.__main__ as tilepy_main
+    programs = {"benchmarks/gpu.py": gpu.cli, "benchmarks/gpu_kit.py": gpu_kit.cli,
+                "tilepy": tilepy_main.main}
+    real = argparse.ArgumentParser.parse_args
+
+    def parse_only(self, args=None, namespace=None):
+        raise Parsed(real(self, args, namespace))
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_only)
+    parsed, tests = [], []
+    for rehearse in (False, True):
+        args = SimpleNamespace(speed_tool="gpu", suite="tests", rehearse=rehearse)
+        for step in [ks.restore_step(tmp_path)] + ks.steps(args, tmp_path):
+            for argv in step.commands:
+                argv = argv[argv.index(PY):]                       # after `env NAME=VALUE`
+                program, rest = (argv[2], argv[3:]) if argv[1] == "-m" else (argv[1], argv[2:])
+                if program == "pytest":
+                    tests += [a for a in rest if a.startswith("tests/")]
+                    continue
+                try:
+                    programs[program](rest)
+                except Parsed as e:
+                    parsed.append((step.name, program, e.args[0]))
+                except SystemExit:                                  # argparse's error, printed
+                    raise AssertionError(f"{step.name}: {program} refuses {rest}") from None
+                else:
+                    raise AssertionError(f"{step.name}: {program} {rest} was not parsed")
+    assert {p for _, p, _ in parsed} == set(programs)
+    assert tests and all((gpu_kit.ROOT / t).is_file() for t in tests)
+    got = {(name, ns.scale) for name, program, ns in parsed if name.startswith("speed")}
+    assert got == {("speed-sm90a-0", 1), ("speed-sm90a-1", 1), ("speed-sm90a-0", ks.REHEARSE_SCALE),
+                   ("speed-sm90a-1", ks.REHEARSE_SCALE)}
+    [check] = {ns.cases for name, _, ns in parsed if name == "sm90a-check"}
+    from test_cutile_suite import CASES as CUTILE
+    from tutorial_cases import CASES as TUTORIAL
+    known = {f"tutorial:{n}" for n in TUTORIAL} | {f"cutile:{n}" for n in CUTILE}
+    assert check.split(",") and set(check.split(",")) <= known, set(check.split(",")) - known
+    doctor = [ns for name, program, ns in parsed if name == "doctor-gpu"]
+    assert doctor and all(ns.gpu and ns.json.endswith(".json") for ns in doctor)
+
+
+# Lines of the logs of a rehearsal (`gpu_kit.py run --rehearse`, 2026-11-28), one row made to fail.
+VALIDATION_LOG = """\
+$ python benchmarks/gpu.py --no-speed --fuzz-batches 0 --cases tutorial:matmul,cutile:matmul_f16
+validation on Fake GPU 0 (CPU backend): each case and fuzz batch in a child process (1 at once)
+  tutorial matmul                                           ok      max relative difference GPU vs CPU 0
+  cutile   matmul_f16                                       FAILED  CUDA_ERROR_ILLEGAL_ADDRESS
+validation: 1 of 2 ok; 1 row(s) not ok
+"""
+KILLED_LOG = """\
+$ python -m tilepy doctor --gpu --json doctor-gpu.json --markdown doctor-gpu.md
+  fuzz     batch 3 of 4 (seed 15)                           ok      8 random kernels agree
+
+speed: every output checked against float64, then timed
+  speed    matmul float16 4096^3 t128x128x32 [tilepy]       ok      2246.8392 ms, 0.1 TFLOP/s, error 1.0e-07
+
+[gpu_kit] killed at the step's cap of 150 s
+"""
+PYTEST_LOG = """\
+Fssssssssssssssssssssss                                                  [100%]
+FAILED tests/test_gpu.py::test_driver_probe_is_safe_without_a_driver - Assert...
+1 failed, 22 skipped, 27 deselected in 3.72s
+"""
+
+
+def test_the_digests_of_recorded_logs(tmp_path):
+    assert ks.table_digest("sm90a-check.md")(VALIDATION_LOG, tmp_path).splitlines() == [
+        "not ok:", "- cutile   matmul_f16                                       FAILED  "
+        "CUDA_ERROR_ILLEGAL_ADDRESS", "validation: 1 of 2 ok; 1 row(s) not ok"]
+    killed = ks.table_digest("doctor-gpu.md")(KILLED_LOG, tmp_path).splitlines()
+    assert killed[0].startswith("speed    matmul float16 4096^3") and killed[0].endswith("error 1.0e-07")
+    assert killed[1:] == ["(no last line) 1 of 1 validation rows ok before it stopped"]
+    (tmp_path / "doctor-gpu.md").write_text("| problem | tilepy |\n|---|---:|\n")
+    assert ks.table_digest("doctor-gpu.md")(KILLED_LOG, tmp_path).startswith("| problem | tilepy |\n")
+    assert ks.pytest_digest(PYTEST_LOG, tmp_path).splitlines() == [
+        "pytest: 1 failed, 22 skipped, 27 deselected in 3.72s",
+        "- FAILED tests/test_gpu.py::test_driver_probe_is_safe_without_a_driver"]
