@@ -40,8 +40,7 @@ from gpu_speed import ATTENTION_TILES, MATMUL_TILES, TOOLS, problems, table_comp
 
 from tilepy.host import driver as gpu_driver  # noqa: E402
 
-NO_TORCH_CUDA = ("torch has no CUDA device here: every tool ran on CPU tensors, tilepy on its "
-                 "CPU backend, not on the GPU")
+NO_TORCH_CUDA = "torch has no CUDA device here: every tool ran on CPU tensors"
 PEAK_TC_FLOP_PER_CLK_SM = {70: 1024, 75: 1024, 80: 2048, 86: 1024, 87: 1024, 89: 1024,
                            90: 4096, 100: 8192, 103: 8192, 120: 1024, 121: 1024}
 CHILD = [sys.executable, os.path.abspath(__file__), "--child"]
@@ -118,11 +117,11 @@ def main(out=sys.stdout, json_path: str | None = "gpu-report.json",
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
     workers = workers or max(1, min(8, (os.cpu_count() or 2) // 2))
     on_row = printer(out)
-    items = validation_items(fuzz_batches, cases, per_batch)
-    if items:
+    checks = validation_items(fuzz_batches, cases, per_batch)
+    if checks:
         print(f"validation on {info['name']}: each case and fuzz batch in a child process "
               f"({workers} at once)", file=out, flush=True)
-    rows = run_parallel(child, items, on_row, workers, timeout=timeout, env=env)
+    rows = run_parallel(child, checks, on_row, workers, timeout=timeout, env=env)
     table = ""
     if speed:
         print("\nspeed: every output checked against float64, then timed", file=out, flush=True)
@@ -142,7 +141,7 @@ def main(out=sys.stdout, json_path: str | None = "gpu-report.json",
     failed = [r for r in rows if r["status"] != "ok" and r.get("tool", "tilepy").startswith("tilepy")]
     checked = [r for r in rows if r["suite"] != "speed"]
     said = (f"validation: {sum(r['status'] == 'ok' for r in checked)} of {len(checked)} ok; "
-            if items or not speed else f"speed: {sum(r['status'] == 'ok' for r in rows)} of {len(rows)} "
+            if checks or not speed else f"speed: {sum(r['status'] == 'ok' for r in rows)} of {len(rows)} "
                                        f"cells ok; ")
     print(f"{said}{len(failed)} row(s) not ok", file=out, flush=True)
     return 1 if failed else 0

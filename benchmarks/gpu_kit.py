@@ -436,7 +436,8 @@ def cli(argv=None) -> int:
     p.add_argument("--side-by-side", default=str(SIDE_BY_SIDE))
     r = sub.add_parser("run", help="on the device machine: restore, then measure")
     r.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="seconds for everything")
-    r.add_argument("--dest", default="/opt/gpukit", help="where the kit is restored")
+    r.add_argument("--dest", help="where the kit is restored (default /opt/gpukit; with --rehearse a "
+                                  "new temporary folder)")
     r.add_argument("--only", help="comma-separated step names to run (restore always runs)")
     r.add_argument("--suite", default="tests", help="what the whole-suite step gives pytest")
     r.add_argument("--speed-tool", choices=("gpu", "side_by_side"), default="gpu",

@@ -47,9 +47,9 @@ SM90A_CASES = "tutorial:matmul,tutorial:attention,cutile:matmul_f16,cutile:matmu
 REHEARSE_SCALE = 32          # --rehearse: the speed tables' sizes divided by this
 # --rehearse: what a step cannot show on the fake driver (said beside its outcome).
 REHEARSAL_NOTES = {
-    "speed-sm90a-0": "rehearsal: torch has no CUDA, so every tool ran on CPU tensors (tilepy on its "
-                     "CPU backend, not through the fake driver); not GPU timings",
-    "speed-sm90a-1": "rehearsal: as speed-sm90a-0 (CPU tensors: TILEPY_SM90A does not apply)",
+    "speed-sm90a-0": "rehearsal: torch has no CUDA: tilepy took its CPU tensors for the fake GPU's, "
+                     "torch ran on the CPU, cuTile and Triton not at all; not GPU timings",
+    "speed-sm90a-1": "rehearsal: as speed-sm90a-0",
     "doctor-gpu": "rehearsal: its speed table is at full size (doctor --gpu has no size knob), so "
                   "the cap may end it there",
     "pytest-gpu": "rehearsal: the tests that need a real driver (needs_real_gpu) skip",
@@ -57,15 +57,31 @@ REHEARSAL_NOTES = {
 # --rehearse: put first on the GPU steps' PYTHONPATH, run by every Python process they start.
 FAKE_GPU_SITE = """\
 # gpu_kit.py run --rehearse: the fake sm_90 driver of tests/fake_driver.py in the seam's place.
+import atexit
+import os
 import sys
+import types
 sys.path.append({tests!r})
-from fake_driver import FakeDriver, _CompileSpy
+from fake_driver import FakeDriver, _CompileSpy, torch_on_the_fake_gpu
 from tilepy.host import driver as _driver
 
 _fake = FakeDriver(devices=1)
 _fake._spy = _CompileSpy(_fake)
 _fake._spy.install()
 _driver._active[0] = _fake
+
+
+@atexit.register
+def _said():
+    if _fake.launches:
+        wgmma = sum("#define TP_WGMMA 1" in s for s in _fake.sources.values())
+        print(f"[fake GPU] {{len(_fake.launches)}} launches of {{len(_fake.sources)}} kernels, "
+              f"{{wgmma}} in the sm_90a (wgmma) class", file=sys.stderr, flush=True)
+
+
+if os.environ.get("GPUKIT_TORCH_ON_FAKE"):     # the speed steps: torch's CPU tensors on the fake
+    import torch
+    torch_on_the_fake_gpu(types.SimpleNamespace(setattr=setattr), torch)
 """
 
 
@@ -202,6 +218,16 @@ def side_by_side_digest(text: str, logs: Path) -> str:
     return "\n".join(ln for ln in text.splitlines() if ln.startswith("|") or "FAILED" in ln)
 
 
+def fake_gpu_digest(digest):
+    """--rehearse: `digest`, then what the fake driver's processes said they ran."""
+    def both(text: str, logs: Path) -> str:
+        said = [re.findall(r"\d+", ln) for ln in text.splitlines() if ln.startswith("[fake GPU] ")]
+        launches, kernels, wgmma = (sum(int(n[i]) for n in said) for i in range(3))
+        return (digest(text, logs) + f"\nfake GPU: {launches} launches of {kernels} kernels "
+                f"({wgmma} in the sm_90a wgmma class) in {len(said)} processes")
+    return both
+
+
 def describe_digest(text: str, logs: Path) -> str:
     return "\n".join(ln[len("kit: "):] for ln in text.splitlines() if ln.startswith("kit: "))
 
@@ -307,9 +333,12 @@ def rehearsal(todo: list[Step], only: str | None, env: dict) -> tuple[list[Step]
             step.commands = [[*argv, "--as-gpu-machine"] for argv in step.commands]
         elif step.needs_gpu:
             step.env = {**step.env, "PYTHONPATH": path}
+            step.digest = fake_gpu_digest(step.digest)
+        if step.name.startswith("speed"):
+            step.env["GPUKIT_TORCH_ON_FAKE"] = "1"
         if step.needs_gpu or step.name in ("restore", "environment") or only:
             kept.append(step)
-    mode = os.environ.get("TILEPY_CPU_MODE") or "the default"
+    mode = os.environ.get("TILEPY_CPU_MODE") or "fast (tilepy's default)"
     return kept, (f"rehearsal: no GPU; the GPU steps on tests/fake_driver.py's sm_90 device (the CPU "
                   f"backend, {mode} mode), speed sizes / {REHEARSE_SCALE}")
 
@@ -442,7 +471,7 @@ def run(args) -> int:
     out = Path(os.environ.get("OUT") or ROOT / "gpukit-out")
     out.mkdir(parents=True, exist_ok=True)
     logs = Path(tempfile.mkdtemp(prefix="gpukit-logs-"))
-    dest = Path(args.dest)
+    dest = Path(args.dest or (tempfile.mkdtemp(prefix="gpukit-dest-") if args.rehearse else "/opt/gpukit"))
     gpu, kit = has_gpu(), read_manifest(KIT)
     seen = "yes" if gpu else "none found (nvidia-smi -L)"
     todo = [restore_step(dest)] + steps(args, logs)

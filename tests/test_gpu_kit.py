@@ -232,6 +232,11 @@ def test_the_digests_of_recorded_logs(tmp_path):
     assert killed[1:] == ["(no last line) 1 of 1 validation rows ok before it stopped"]
     (tmp_path / "doctor-gpu.md").write_text("| problem | tilepy |\n|---|---:|\n")
     assert ks.table_digest("doctor-gpu.md")(KILLED_LOG, tmp_path).startswith("| problem | tilepy |\n")
+    fake = VALIDATION_LOG + ("[fake GPU] 3 launches of 1 kernels, 1 in the sm_90a (wgmma) class\n"
+                             "[fake GPU] 2 launches of 2 kernels, 0 in the sm_90a (wgmma) class\n")
+    assert ks.fake_gpu_digest(ks.table_digest("sm90a-check.md"))(fake, tmp_path).splitlines()[-2:] == [
+        "validation: 1 of 2 ok; 1 row(s) not ok",
+        "fake GPU: 5 launches of 3 kernels (1 in the sm_90a wgmma class) in 2 processes"]
     assert ks.pytest_digest(PYTEST_LOG, tmp_path).splitlines() == [
         "pytest: 1 failed, 22 skipped, 27 deselected in 3.72s",
         "- FAILED tests/test_gpu.py::test_driver_probe_is_safe_without_a_driver"]
