@@ -63,6 +63,7 @@ import sys
 import types
 sys.path.append({tests!r})
 from fake_driver import FakeDriver, _CompileSpy, torch_on_the_fake_gpu
+from tilepy.cuda_c.targets import defines_wgmma
 from tilepy.host import driver as _driver
 
 _fake = FakeDriver(devices=1)
@@ -74,7 +75,7 @@ _driver._active[0] = _fake
 @atexit.register
 def _said():
     if _fake.launches:
-        wgmma = sum("#define TP_WGMMA 1" in s for s in _fake.sources.values())
+        wgmma = sum(map(defines_wgmma, _fake.sources.values()))
         print(f"[fake GPU] {{len(_fake.launches)}} launches of {{len(_fake.sources)}} kernels, "
               f"{{wgmma}} in the sm_90a (wgmma) class", file=sys.stderr, flush=True)
 
@@ -224,7 +225,7 @@ def fake_gpu_digest(digest):
         said = [re.findall(r"\d+", ln) for ln in text.splitlines() if ln.startswith("[fake GPU] ")]
         launches, kernels, wgmma = (sum(int(n[i]) for n in said) for i in range(3))
         return (digest(text, logs) + f"\nfake GPU: {launches} launches of {kernels} kernels "
-                f"({wgmma} in the sm_90a wgmma class) in {len(said)} processes")
+                f"({wgmma} in the sm_90a wgmma class) in {len(said)} process(es)")
     return both
 
 

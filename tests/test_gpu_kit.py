@@ -236,7 +236,7 @@ def test_the_digests_of_recorded_logs(tmp_path):
                              "[fake GPU] 2 launches of 2 kernels, 0 in the sm_90a (wgmma) class\n")
     assert ks.fake_gpu_digest(ks.table_digest("sm90a-check.md"))(fake, tmp_path).splitlines()[-2:] == [
         "validation: 1 of 2 ok; 1 row(s) not ok",
-        "fake GPU: 5 launches of 3 kernels (1 in the sm_90a wgmma class) in 2 processes"]
+        "fake GPU: 5 launches of 3 kernels (1 in the sm_90a wgmma class) in 2 process(es)"]
     assert ks.pytest_digest(PYTEST_LOG, tmp_path).splitlines() == [
         "pytest: 1 failed, 22 skipped, 27 deselected in 3.72s",
         "- FAILED tests/test_gpu.py::test_driver_probe_is_safe_without_a_driver"]
