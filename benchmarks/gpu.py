@@ -140,10 +140,11 @@ def main(out=sys.stdout, json_path: str | None = "gpu-report.json",
                        "rows": rows}, f, indent=1)
     failed = [r for r in rows if r["status"] != "ok" and r.get("tool", "tilepy").startswith("tilepy")]
     checked = [r for r in rows if r["suite"] != "speed"]
-    said = (f"validation: {sum(r['status'] == 'ok' for r in checked)} of {len(checked)} ok; "
-            if checks or not speed else f"speed: {sum(r['status'] == 'ok' for r in rows)} of {len(rows)} "
-                                       f"cells ok; ")
-    print(f"{said}{len(failed)} row(s) not ok", file=out, flush=True)
+    if checks or not speed:
+        said = f"validation: {sum(r['status'] == 'ok' for r in checked)} of {len(checked)} ok"
+    else:
+        said = f"speed: {sum(r['status'] == 'ok' for r in rows)} of {len(rows)} cells ok"
+    print(f"{said}; {len(failed)} row(s) not ok", file=out, flush=True)
     return 1 if failed else 0
 
 

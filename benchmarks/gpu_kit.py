@@ -445,7 +445,8 @@ def cli(argv=None) -> int:
                         "BASELINE.md's side_by_side.py (one process)")
     r.add_argument("--rehearse", action="store_true",
                    help="without a GPU: every GPU step on tests/fake_driver.py's sm_90 device (the "
-                        "CPU backend) at small sizes; only the GPU steps unless --only names others")
+                        "CPU backend) at small sizes; restore, environment and the GPU steps unless --only "
+                        "names others")
     s = sub.add_parser("restore", help="unpack and verify the kit (run's first step)")
     s.add_argument("--dest", default="/opt/gpukit")
     sub.add_parser("describe", help="the machine, the versions, tilepy's doctor (run's second step)")
