@@ -240,3 +240,26 @@ def test_the_digests_of_recorded_logs(tmp_path):
     assert ks.pytest_digest(PYTEST_LOG, tmp_path).splitlines() == [
         "pytest: 1 failed, 22 skipped, 27 deselected in 3.72s",
         "- FAILED tests/test_gpu.py::test_driver_probe_is_safe_without_a_driver"]
+
+
+def test_a_rehearsal_puts_the_fake_gpu_before_the_steps_own_path(tmp_path):
+    """--rehearse keeps restore, environment and the GPU steps; each GPU step's processes find the
+    fake driver's sitecustomize.py first and then the restored kit's path (the first rehearsal
+    lost that path: tilepy was not importable and gpu.py said "no GPU")."""
+    args = SimpleNamespace(speed_tool="gpu", suite="tests", rehearse=True)
+    env = {"PYTHONPATH": os.pathsep.join([str(gpu_kit.ROOT), "/opt/gpukit/site"])}
+    todo = [ks.restore_step(tmp_path / "dest")] + ks.steps(args, tmp_path)
+    kept, said = ks.rehearsal(todo, None, env, tmp_path)
+    assert [s.name for s in kept] == ["restore", "environment", "sm90a-check", "speed-sm90a-0",
+                                      "speed-sm90a-1", "doctor-gpu", "pytest-gpu"]
+    assert "fake_driver.py's sm_90 device" in said and env["TILEPY_CACHE_DIR"].startswith(str(tmp_path))
+    site = tmp_path / "sitecustomize.py"
+    compile(site.read_text(), str(site), "exec")
+    by_name = {s.name: s for s in kept}
+    for name in ("sm90a-check", "speed-sm90a-0", "speed-sm90a-1", "doctor-gpu"):
+        assert by_name[name].env["PYTHONPATH"] == os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+        assert by_name[name].cap <= 150 and by_name[name].digest is not None
+    assert by_name["speed-sm90a-1"].env["GPUKIT_TORCH_ON_FAKE"] == "1"
+    assert by_name["pytest-gpu"].commands[0][-1] == "--as-gpu-machine"
+    assert "PYTHONPATH" not in by_name["pytest-gpu"].env and by_name["pytest-gpu"].note
+    assert "PYTHONPATH" not in by_name["environment"].env
