@@ -63,14 +63,10 @@ import os
 import sys
 import types
 sys.path.append({tests!r})
-from fake_driver import FakeDriver, _CompileSpy, torch_on_the_fake_gpu
+from fake_driver import FakeDriver, torch_on_the_fake_gpu
 from tilepy.cuda_c.targets import defines_wgmma
-from tilepy.host import driver as _driver
 
-_fake = FakeDriver(devices=1)
-_fake._spy = _CompileSpy(_fake)
-_fake._spy.install()
-_driver._active[0] = _fake
+_fake = FakeDriver(devices=1).__enter__()      # in place for the process's life (`with` unclosed)
 
 
 @atexit.register
@@ -346,11 +342,7 @@ def rehearsal(todo: list[Step], only: str | None, env: dict, site: Path) -> tupl
 
 
 def has_gpu() -> bool:
-    try:
-        r = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return r.returncode == 0 and "GPU " in r.stdout
+    return "GPU " in shell(["nvidia-smi", "-L"])
 
 
 # ----------------------------------------------------------------------------- restore, describe
